@@ -1,0 +1,11 @@
+/* reprise: record once, replay many. The umbrella header. */
+#ifndef REPRISE_H
+#define REPRISE_H
+
+#include "reprise/common.h"
+#include "reprise/record.h"
+#include "reprise/analyze.h"
+#include "reprise/replay.h"
+#include "reprise/kernel.h"
+
+#endif

@@ -1,0 +1,71 @@
+/* reprise: export macro, version and status codes shared by every header. */
+#ifndef REPRISE_COMMON_H
+#define REPRISE_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @defgroup rp_common Common definitions
+ * The export macro, the library version and the status codes every
+ * fallible call returns.
+ * @{ */
+
+#if defined(RP_BUILDING) && defined(__GNUC__)
+#define RP_API __attribute__((visibility("default")))
+#else
+#define RP_API
+#endif
+
+#define RP_VERSION_MAJOR 0
+#define RP_VERSION_MINOR 1
+#define RP_VERSION_PATCH 0
+#define RP_VERSION_STRING "0.1.0"
+
+/** One table generates the enum, the names and the messages. */
+#define RP_STATUS_MAP(X)                                                    \
+  X(OK, 0, "success")                                                       \
+  X(EINVAL, -1, "invalid argument")                                         \
+  X(ENOMEM, -2, "out of memory")                                            \
+  X(ECYCLE, -3, "recorded graph contains a cycle")                          \
+  X(ENODEV, -4, "backend found no usable device")                           \
+  X(ENOTSUP, -5, "backend not built into this library")                     \
+  X(ERANGE, -6, "region out of the buffer's bounds")                        \
+  X(ESTATE, -7, "call not allowed in the object's current phase")           \
+  X(EPARSE, -8, "malformed graph file")                                     \
+  X(EIO, -9, "input/output error")                                          \
+  X(EBACKEND, -10, "backend failure during replay")                         \
+  X(ENOKERNEL, -11, "kernel has no implementation for this backend")        \
+  X(ENOTFOUND, -12, "no such name")
+
+/** Status of every fallible call: 0 on success, negative on error. */
+typedef enum {
+#define RP__X(name, code, msg) RP_##name = code,
+  RP_STATUS_MAP(RP__X)
+#undef RP__X
+} rp_status;
+
+/** @brief Message for a status ("invalid argument").
+ * @param s a status. @return a static string, never NULL. */
+RP_API const char *rp_strerror(rp_status s);
+
+/** @brief Name of a status ("RP_EINVAL").
+ * @param s a status. @return a static string, never NULL. */
+RP_API const char *rp_status_name(rp_status s);
+
+/** @brief Details of the last failure of a call that returns no object to
+ * ask (rp_exec_create, rp_analyze, ...) in this thread ("" if none). */
+RP_API const char *rp_last_error(void);
+
+/** @brief The library's version string ("0.1.0"). */
+RP_API const char *rp_version(void);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

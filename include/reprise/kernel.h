@@ -1,0 +1,81 @@
+/* reprise: generic kernels, one body for the CPU and, under nvcc, CUDA. */
+#ifndef REPRISE_KERNEL_H
+#define REPRISE_KERNEL_H
+
+#include "reprise/record.h"
+
+/** @defgroup rp_kernel_macros Generic kernels
+ * Declare a kernel once:
+ * @code
+ * RP_KERNEL(saxpy, {
+ *   float *y = RP_PTR(float, 1);
+ *   const float *x = RP_PTR(const float, 0);
+ *   y[RP_X] += RP_VAL(float, 2) * x[RP_X];
+ * })
+ * static const rp_param saxpy_params[] = {
+ *   {"x", RP_IN}, {"y", RP_INOUT}, {"a", RP_SCALAR}};
+ * static const rp_kernel saxpy_k = RP_KERNEL_DESC(saxpy, saxpy_params);
+ * @endcode
+ * The body runs once per point (RP_X, RP_Y, RP_Z) of the index space
+ * (RP_NX, RP_NY, RP_NZ). Compiled by a C compiler this gives the CPU body
+ * (saxpy_rp_cpu: the box [lo, hi) in a loop); compiled by nvcc it also
+ * gives the __global__ wrapper saxpy_rp_cuda, which clips the threads
+ * outside the index space. Replace a slot of the descriptor to give a
+ * backend-specific body.
+ * @{ */
+
+#if defined(__CUDACC__)
+#define RP_HD __host__ __device__
+#define RP_KERNEL_CUDA(kname)                                               \
+  __global__ void kname##_rp_cuda(rp_kargs a) {                             \
+    uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;           \
+    uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;           \
+    uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;           \
+    if (x < a.n[0] && y < a.n[1] && z < a.n[2])                             \
+      kname##_rp_body(&a, x, y, z);                                         \
+  }
+#define RP_KERNEL_CUDA_FN(kname) ((const void *)kname##_rp_cuda)
+#else
+#define RP_HD
+#define RP_KERNEL_CUDA(kname)
+#define RP_KERNEL_CUDA_FN(kname) NULL
+#endif
+
+/** Pointer to the buffer of parameter @p i, as type T*. */
+#define RP_PTR(T, i) ((T *)rp__a->a[i].p)
+/** Value of scalar parameter @p i, of type T (8 bytes at most). */
+#define RP_VAL(T, i) (*(const T *)(const void *)&rp__a->a[i])
+/** The point of the index space. */
+#define RP_X rp__x
+#define RP_Y rp__y
+#define RP_Z rp__z
+/** The extent of the index space. */
+#define RP_NX (rp__a->n[0])
+#define RP_NY (rp__a->n[1])
+#define RP_NZ (rp__a->n[2])
+
+/** Define kernel @p kname with the body given as the remaining argument. */
+#define RP_KERNEL(kname, ...)                                               \
+  static RP_HD inline void kname##_rp_body(const rp_kargs *rp__a,           \
+                                           uint64_t rp__x, uint64_t rp__y,  \
+                                           uint64_t rp__z) {                \
+    (void)rp__a; (void)rp__x; (void)rp__y; (void)rp__z;                     \
+    __VA_ARGS__                                                             \
+  }                                                                         \
+  static void kname##_rp_cpu(const rp_kargs *a, const uint64_t lo[3],       \
+                             const uint64_t hi[3]) {                        \
+    for (uint64_t z = lo[2]; z < hi[2]; z++)                                \
+      for (uint64_t y = lo[1]; y < hi[1]; y++)                              \
+        for (uint64_t x = lo[0]; x < hi[0]; x++)                            \
+          kname##_rp_body(a, x, y, z);                                      \
+  }                                                                         \
+  RP_KERNEL_CUDA(kname)
+
+/** A descriptor for kernel @p kname with parameter array @p params
+ * (a true array, not a pointer). */
+#define RP_KERNEL_DESC(kname, params)                                       \
+  {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
+   kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0}
+
+/** @} */
+#endif

@@ -1,0 +1,429 @@
+/* reprise: recording operations over buffers into a graph. */
+#ifndef REPRISE_RECORD_H
+#define REPRISE_RECORD_H
+
+#include <stdio.h>
+#include "reprise/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @defgroup rp_types Handles, enums and descriptors
+ * A graph (::rp_graph) is the recording context: it owns its buffers
+ * (descriptions only, never the memory behind them), its operations and the
+ * edges derived between them. Buffers and operations are named by indices
+ * (::rp_buf, ::rp_node) valid while their graph lives; operation indices are
+ * program order.
+ * @{ */
+
+typedef struct rp_graph rp_graph;
+/** Index of a buffer in its graph. */
+typedef uint32_t rp_buf;
+/** Index of an operation in its graph (its place in program order). */
+typedef uint32_t rp_node;
+
+/** No node / no buffer. */
+#define RP_NONE UINT32_MAX
+/** The memory space of the host; devices are 0, 1, 2, ... */
+#define RP_SPACE_HOST (-1)
+/** Most devices a graph may name. */
+#define RP_MAX_DEVICES 62
+/** Most parameters a kernel may take. */
+#define RP_MAX_PARAMS 14
+
+/** How an operation uses a buffer region or parameter. */
+typedef enum {
+  RP_IN = 1,      /**< read */
+  RP_OUT = 2,     /**< written entirely, never read */
+  RP_INOUT = 3,   /**< read and written */
+  RP_SCALAR = 4   /**< kernel parameter passed by value (8 bytes at most) */
+} rp_mode;
+
+/** Operation types, as named in graph files. */
+typedef enum {
+  RP_OP_KERNEL = 0,   /**< "kernel": a kernel on a device */
+  RP_OP_COPY_H2D = 1, /**< "copy_h2d": host to device (MoveTo) */
+  RP_OP_COPY_D2H = 2, /**< "copy_d2h": device to host (MoveFrom) */
+  RP_OP_COPY_D2D = 3, /**< "copy_d2d": device to device (peer copy) */
+  RP_OP_HOST = 4      /**< "host": a host task */
+} rp_op_type;
+
+/** Kinds of edges. */
+typedef enum {
+  RP_EDGE_RAW = 0,   /**< read after write */
+  RP_EDGE_WAR = 1,   /**< write after read */
+  RP_EDGE_WAW = 2,   /**< write after write */
+  RP_EDGE_AFTER = 3  /**< explicit dependency given by the program */
+} rp_edge_kind;
+
+/** Region shapes. */
+typedef enum {
+  RP_REGION_WHOLE = 0, /**< the whole buffer */
+  RP_REGION_BYTES = 1, /**< a byte range [offset, offset + bytes) */
+  RP_REGION_BOX = 2    /**< an n-d box in elements, hi exclusive */
+} rp_region_kind;
+
+/** A part of one buffer. Boxes index the buffer's dims, dimension 0 the
+ * slowest (row-major: the last dimension is contiguous in memory). */
+typedef struct rp_region {
+  rp_buf buf;
+  rp_region_kind kind;
+  unsigned ndims;        /**< box rank; equals the buffer's */
+  uint64_t offset, bytes;
+  uint64_t lo[3], hi[3];
+} rp_region;
+
+/** One value slot of a kernel's argument block. */
+typedef union rp_slot {
+  void *p;
+  int64_t i64;
+  uint64_t u64;
+  double f64;
+  float f32;
+  int32_t i32;
+  uint32_t u32;
+} rp_slot;
+
+/** What a kernel body receives: the index space and one slot per parameter
+ * (a buffer parameter's slot holds the base address of the buffer's image in
+ * the kernel's memory space; a scalar's its value). Passed by value to CUDA
+ * kernels. */
+typedef struct rp_kargs {
+  uint64_t n[3];
+  rp_slot a[RP_MAX_PARAMS];
+} rp_kargs;
+
+/** A kernel parameter: its name and role. */
+typedef struct rp_param {
+  const char *name;
+  rp_mode mode;
+} rp_param;
+
+/** CPU body: runs the kernel over the index box [lo, hi) (x fastest). */
+typedef void (*rp_cpu_fn)(const rp_kargs *a, const uint64_t lo[3],
+                          const uint64_t hi[3]);
+/** Host-side CUDA wrapper: enqueues work on a cudaStream_t given as void*
+ * (a vendor library call, say). Captured into the CUDA graph. */
+typedef int (*rp_cuda_host_fn)(const rp_kargs *a, void *stream);
+
+/** A kernel descriptor: one slot per backend; NULL means "cannot run there".
+ * Fill it with RP_KERNEL_DESC() (reprise/kernel.h) or by hand. */
+typedef struct rp_kernel {
+  const char *name;
+  unsigned nparams;
+  const rp_param *params;
+  rp_cpu_fn cpu;                 /**< CPU body (OpenMP, reference) */
+  const void *cuda;              /**< __global__ fn taking (rp_kargs) */
+  rp_cuda_host_fn cuda_host;     /**< or a host wrapper enqueuing work */
+  unsigned block[3];             /**< CUDA block shape; 0s: chosen */
+  const char *xrt;               /**< kernel name inside an xclbin */
+  const unsigned *xrt_argmap;    /**< XRT arg i is param xrt_argmap[i] */
+  unsigned xrt_nargs;            /**< entries in xrt_argmap */
+} rp_kernel;
+
+/** Host task body. ptrs[i] is the base of the host image of the buffer of
+ * access i, as recorded (rebinding a buffer changes it). */
+typedef void (*rp_host_fn)(void *user, void *const *ptrs);
+
+/** Options shared by every recording call; NULL means none. */
+typedef struct rp_op_opts {
+  const char *name;       /**< copied; NULL: a name is derived */
+  double cost_us;         /**< > 0: given cost; otherwise not given */
+  const rp_node *after;   /**< explicit dependencies on earlier nodes */
+  unsigned nafter;
+} rp_op_opts;
+
+/** An access of a host task: a region and how it is used (in/out/inout). */
+typedef struct rp_access {
+  rp_region region;
+  rp_mode mode;
+} rp_access;
+
+/** One kernel argument: a region for a buffer parameter, a value for a
+ * scalar one. */
+typedef struct rp_arg {
+  rp_region region;
+  rp_slot value;
+} rp_arg;
+
+/** Index space of a kernel (x fastest); 0 counts as 1. */
+typedef struct rp_dims {
+  uint64_t x, y, z;
+} rp_dims;
+
+/** Graph creation flags. */
+enum {
+  RP_GRAPH_NO_COHERENCE = 1u << 0 /**< record copies only as given */
+};
+
+/** Description of a buffer for rp_buffer_add(). */
+typedef struct rp_buffer_desc {
+  const char *name;   /**< copied; required */
+  void *host;         /**< user memory (host image), NULL: internal */
+  uint64_t bytes;     /**< size; with dims, must be elem * prod(dims) */
+  uint64_t elem;      /**< element size, 0: 1 */
+  unsigned ndims;     /**< 0 to 3 */
+  uint64_t dims[3];
+} rp_buffer_desc;
+
+/** Read-only view of an operation. */
+typedef struct rp_node_info {
+  rp_op_type type;
+  int device;            /**< kernel / copy device; src for peer copies */
+  int dst_device;        /**< peer copies; else equal to device */
+  const char *name;
+  double cost_us;        /**< given cost, or a negative value if none */
+  int inserted;          /**< 1 if added by automatic coherence */
+  unsigned naccess;
+  const rp_kernel *kernel; /**< kernels only, may be NULL if loaded */
+  rp_dims space;
+} rp_node_info;
+
+/** One edge of the graph. */
+typedef struct rp_edge {
+  rp_node from, to;
+  rp_edge_kind kind;
+  rp_buf buf;            /**< buffer of the hazard; RP_NONE for after */
+} rp_edge;
+
+/** One access of an operation as stored (with its memory space). */
+typedef struct rp_access_info {
+  rp_region region;
+  rp_mode mode;
+  int space;             /**< RP_SPACE_HOST or a device index */
+} rp_access_info;
+
+/** @} */
+
+/** @defgroup rp_region_fn Regions
+ * Constructors for the three shapes of region.
+ * @{ */
+
+/** @brief The whole buffer @p b. */
+static inline rp_region rp_whole(rp_buf b) {
+  rp_region r = {b, RP_REGION_WHOLE, 0, 0, 0, {0, 0, 0}, {0, 0, 0}};
+  return r;
+}
+/** @brief Bytes [off, off + n) of buffer @p b. */
+static inline rp_region rp_bytes(rp_buf b, uint64_t off, uint64_t n) {
+  rp_region r = {b, RP_REGION_BYTES, 0, off, n, {0, 0, 0}, {0, 0, 0}};
+  return r;
+}
+/** @brief An n-d box of buffer @p b, in elements; hi exclusive. */
+static inline rp_region rp_box(rp_buf b, unsigned nd, const uint64_t *lo,
+                               const uint64_t *hi) {
+  rp_region r = {b, RP_REGION_BOX, nd, 0, 0, {0, 0, 0}, {0, 0, 0}};
+  for (unsigned i = 0; i < nd && i < 3; i++) {
+    r.lo[i] = lo[i];
+    r.hi[i] = hi[i];
+  }
+  return r;
+}
+/** @brief Rows [r0, r1) and columns [c0, c1) of a 2-d buffer. */
+static inline rp_region rp_box2(rp_buf b, uint64_t r0, uint64_t r1,
+                                uint64_t c0, uint64_t c1) {
+  rp_region r = {b, RP_REGION_BOX, 2, 0, 0, {r0, c0, 0}, {r1, c1, 0}};
+  return r;
+}
+/** @brief A kernel argument for a buffer parameter. */
+static inline rp_arg rp_arg_buf(rp_region r) {
+  rp_arg a;
+  a.region = r;
+  a.value.u64 = 0;
+  return a;
+}
+/** @brief A kernel argument: a float scalar. */
+static inline rp_arg rp_arg_f32(float v) {
+  rp_arg a = {rp_whole(RP_NONE), {0}};
+  a.value.f32 = v;
+  return a;
+}
+/** @brief A kernel argument: a double scalar. */
+static inline rp_arg rp_arg_f64(double v) {
+  rp_arg a = {rp_whole(RP_NONE), {0}};
+  a.value.f64 = v;
+  return a;
+}
+/** @brief A kernel argument: a 64-bit integer scalar. */
+static inline rp_arg rp_arg_i64(int64_t v) {
+  rp_arg a = {rp_whole(RP_NONE), {0}};
+  a.value.i64 = v;
+  return a;
+}
+/** @brief A kernel argument: a 32-bit integer scalar. */
+static inline rp_arg rp_arg_i32(int32_t v) {
+  rp_arg a = {rp_whole(RP_NONE), {0}};
+  a.value.i32 = v;
+  return a;
+}
+/** @brief Index space helper. */
+static inline rp_dims rp_dims3(uint64_t x, uint64_t y, uint64_t z) {
+  rp_dims d = {x, y, z};
+  return d;
+}
+
+/** @} */
+
+/** @defgroup rp_graph_fn Graph
+ * Create, finish, inspect and destroy graphs. Recording calls validate all
+ * of their input before changing anything: a failed call leaves the graph as
+ * it was, and rp_graph_error() says what was wrong.
+ * @{ */
+
+/** @brief Create an empty graph in the recording phase.
+ * @param out receives the graph. @param flags 0 or RP_GRAPH_NO_COHERENCE.
+ * @return RP_OK, RP_EINVAL (unknown flag), RP_ENOMEM. */
+RP_API rp_status rp_graph_create(rp_graph **out, unsigned flags);
+
+/** @brief Destroy a graph and everything it owns. NULL is a no-op. */
+RP_API void rp_graph_destroy(rp_graph *g);
+
+/** @brief End the recording: the graph becomes immutable and can be
+ * analysed, saved and instantiated. @return RP_OK, RP_ESTATE if ended. */
+RP_API rp_status rp_graph_end(rp_graph *g);
+
+/** @brief 1 if rp_graph_end() was called, else 0. */
+RP_API int rp_graph_ended(const rp_graph *g);
+
+/** @brief Details of the last failure of a call on @p g ("" if none). */
+RP_API const char *rp_graph_error(const rp_graph *g);
+
+/** @brief Attach a user pointer. */
+RP_API void rp_graph_set_data(rp_graph *g, void *data);
+/** @brief The user pointer (NULL if none). */
+RP_API void *rp_graph_get_data(const rp_graph *g);
+
+/** @brief Number of operations. */
+RP_API uint32_t rp_graph_num_nodes(const rp_graph *g);
+/** @brief Number of buffers. */
+RP_API uint32_t rp_graph_num_buffers(const rp_graph *g);
+/** @brief Number of edges (transitively reduced hazards plus afters). */
+RP_API uint32_t rp_graph_num_edges(const rp_graph *g);
+/** @brief Number of devices named (highest device index + 1, 0 if none). */
+RP_API unsigned rp_graph_num_devices(const rp_graph *g);
+
+/** @brief Edge @p i, edges sorted by (from, to).
+ * @return RP_OK or RP_EINVAL when out of range. */
+RP_API rp_status rp_graph_edge(const rp_graph *g, uint32_t i, rp_edge *out);
+
+/** @brief Describe operation @p n. @return RP_OK or RP_EINVAL. */
+RP_API rp_status rp_node_info_get(const rp_graph *g, rp_node n,
+                                  rp_node_info *out);
+
+/** @brief Access @p i of operation @p n. @return RP_OK or RP_EINVAL. */
+RP_API rp_status rp_node_access(const rp_graph *g, rp_node n, unsigned i,
+                                rp_access_info *out);
+
+/** @brief Set the given cost of an operation (before rp_graph_end()).
+ * @param us cost in microseconds, finite and >= 0. */
+RP_API rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us);
+
+/** @brief Look a buffer up by name. @return RP_OK or RP_ENOTFOUND. */
+RP_API rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
+                                      rp_buf *out);
+
+/** @brief Name of operation type @p t ("kernel", "copy_h2d", ...). */
+RP_API const char *rp_op_type_name(rp_op_type t);
+/** @brief Name of edge kind @p k ("raw", "war", "waw", "after"). */
+RP_API const char *rp_edge_kind_name(rp_edge_kind k);
+
+/** @} */
+
+/** @defgroup rp_buffer_fn Buffers
+ * Buffers are registered from user memory (they then have a host image)
+ * or created internal (device images only). The graph never owns the
+ * memory behind a buffer.
+ * @{ */
+
+/** @brief Add a buffer described by @p d.
+ * @return RP_OK, RP_EINVAL (no name, zero size, dims not matching bytes,
+ *   duplicate name), RP_ESTATE (graph ended), RP_ENOMEM. */
+RP_API rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d,
+                               rp_buf *out);
+
+/** @brief Register @p bytes of user memory @p host as a 1-d buffer. */
+RP_API rp_status rp_buffer_register(rp_graph *g, const char *name,
+                                    void *host, uint64_t bytes, rp_buf *out);
+
+/** @brief Register a 2-d row-major array of rows x cols elements. */
+RP_API rp_status rp_buffer_register_2d(rp_graph *g, const char *name,
+                                       void *host, uint64_t rows,
+                                       uint64_t cols, uint64_t elem,
+                                       rp_buf *out);
+
+/** @brief Describe buffer @p b (name, host, bytes, elem, dims). */
+RP_API rp_status rp_buffer_info(const rp_graph *g, rp_buf b,
+                                rp_buffer_desc *out);
+
+/** @} */
+
+/** @defgroup rp_record_fn Recording
+ * Each call appends one operation (after any copies that automatic coherence
+ * inserts before it) and returns its node. Hazard edges against every
+ * earlier operation are derived as it is recorded.
+ * @{ */
+
+/** @brief Record a kernel launch.
+ * @param k kernel descriptor (must outlive the graph).
+ * @param device device index, 0..RP_MAX_DEVICES-1.
+ * @param space logical index space.
+ * @param args k->nparams arguments (regions for buffer parameters).
+ * @param o options or NULL. @param out receives the node, may be NULL. */
+RP_API rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
+                                  rp_dims space, const rp_arg *args,
+                                  const rp_op_opts *o, rp_node *out);
+
+/** @brief Record a copy of region @p r from the host to @p device. */
+RP_API rp_status rp_record_copy_to_device(rp_graph *g, rp_region r,
+                                          int device, const rp_op_opts *o,
+                                          rp_node *out);
+
+/** @brief Record a copy of region @p r from @p device to the host. */
+RP_API rp_status rp_record_copy_to_host(rp_graph *g, rp_region r, int device,
+                                        const rp_op_opts *o, rp_node *out);
+
+/** @brief Record a peer copy of region @p r from device @p src to @p dst. */
+RP_API rp_status rp_record_copy_peer(rp_graph *g, rp_region r, int src,
+                                     int dst, const rp_op_opts *o,
+                                     rp_node *out);
+
+/** @brief Record a host task @p fn over the host images of @p acc. */
+RP_API rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
+                                const rp_access *acc, unsigned nacc,
+                                const rp_op_opts *o, rp_node *out);
+
+/** @brief Copy back to the host whatever part of @p r is stale there
+ * (last written on a device). Records nothing when the host image is
+ * valid. @param count receives the number of copies recorded, may be NULL. */
+RP_API rp_status rp_record_sync_host(rp_graph *g, rp_region r,
+                                     unsigned *count);
+
+/** @} */
+
+/** @defgroup rp_io Graph files and dot
+ * JSON graph files (format "reprise-graph", version 1) and Graphviz output.
+ * @{ */
+
+/** @brief Write @p g as JSON to @p fp. @return RP_OK or RP_EIO. */
+RP_API rp_status rp_graph_write_json(const rp_graph *g, FILE *fp);
+
+/** @brief Read a graph file. The result is ended (immutable); its edges are
+ * derived again from the accesses. On error nothing is returned and
+ * @p err (if not NULL) receives where and what, e.g.
+ * "ops[3].access[1]: region ends past buffer \"A\" (64 bytes)".
+ * @return RP_OK, RP_EPARSE, RP_EIO, RP_ENOMEM. */
+RP_API rp_status rp_graph_read_json(rp_graph **out, FILE *fp, char *err,
+                                    size_t errlen);
+
+/** @brief Write the graph in the Graphviz language: a node per operation
+ * (name, type, device), edges labelled with kind and buffer, a colour per
+ * lane. */
+RP_API rp_status rp_graph_write_dot(const rp_graph *g, FILE *fp);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,101 @@
+/* reprise: instantiating a graph for a backend and replaying it. */
+#ifndef REPRISE_REPLAY_H
+#define REPRISE_REPLAY_H
+
+#include "reprise/record.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @defgroup rp_exec_fn Backends and executable graphs
+ * A backend (openmp, cuda, xrt, and "reference", the sequential oracle)
+ * instantiates an ended graph once into an ::rp_exec, which then runs it
+ * any number of times. Device images persist across runs of one exec.
+ * @{ */
+
+typedef struct rp_backend rp_backend;
+typedef struct rp_exec rp_exec;
+
+/** Options of rp_exec_create(). Zero-initialise, then set what you need. */
+typedef struct rp_exec_opts {
+  const char *mode;      /**< backend mode: cuda "graph" (default),
+                              "streams", "serial"; openmp "parallel"
+                              (default), "serial"; NULL: default */
+  int nthreads;          /**< openmp: threads; 0: all cores given */
+  const int *cores;      /**< openmp: the cores to use; NULL: all */
+  unsigned ncores;
+  const char *xclbin;    /**< xrt: path to the xclbin */
+  const int *device_map; /**< logical device -> physical device; NULL:
+                              identity (cuda) / core subsets (openmp) */
+  unsigned ndevice_map;
+} rp_exec_opts;
+
+/** @brief Find a backend by name ("openmp", "cuda", "xrt", "reference").
+ * NULL or "auto" picks the best one present (cuda with a GPU, else openmp,
+ * else reference); the RP_BACKEND environment variable overrides "auto".
+ * @return RP_OK, RP_ENOTSUP (not built in), RP_ENODEV (auto: none
+ *   usable), RP_ENOTFOUND (no such name). */
+RP_API rp_status rp_backend_find(const char *name, const rp_backend **out);
+
+/** @brief The backend's name ("openmp"). */
+RP_API const char *rp_backend_name(const rp_backend *be);
+
+/** @brief Whether the backend can run here: RP_OK, RP_ENODEV. */
+RP_API rp_status rp_backend_probe(const rp_backend *be);
+
+/** @brief The backends built into the library, NULL-terminated. */
+RP_API const rp_backend *const *rp_backend_list(void);
+
+/** @brief Instantiate ended graph @p g for backend @p be (NULL: auto).
+ * @param o options or NULL. The graph must outlive the exec.
+ * @return RP_OK, RP_ESTATE (graph not ended), RP_ENODEV, RP_ENOKERNEL, ... */
+RP_API rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
+                                const rp_backend *be, const rp_exec_opts *o);
+
+/** @brief Run the graph @p iterations times back to back, then wait.
+ * @return RP_OK or the first failure (rp_exec_error() names the op). */
+RP_API rp_status rp_exec_run(rp_exec *x, unsigned iterations);
+
+/** @brief Start @p iterations runs without waiting (backends that cannot
+ * run asynchronously complete them before returning). */
+RP_API rp_status rp_exec_launch(rp_exec *x, unsigned iterations);
+
+/** @brief Wait for launched runs. */
+RP_API rp_status rp_exec_wait(rp_exec *x);
+
+/** @brief Wall time in microseconds of the last rp_exec_run() (all its
+ * iterations), or of the last launch + wait. */
+RP_API double rp_exec_last_us(const rp_exec *x);
+
+/** @brief Point buffer @p b's host image at @p host (same size) for the next
+ * runs, without instantiating again. */
+RP_API rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host);
+
+/** @brief Change scalar parameter @p param of kernel node @p n. */
+RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
+                                    rp_slot value);
+
+/** @brief Run once, timing every operation; @p op_us (one entry per node)
+ * receives microseconds, fit for rp_analysis_opts.measured_us. */
+RP_API rp_status rp_exec_profile(rp_exec *x, double *op_us);
+
+/** @brief The backend of @p x. */
+RP_API const rp_backend *rp_exec_backend(const rp_exec *x);
+
+/** @brief Details of the last failure ("" if none). */
+RP_API const char *rp_exec_error(const rp_exec *x);
+
+/** @brief Destroy; waits for launched runs first. NULL is a no-op. */
+RP_API void rp_exec_destroy(rp_exec *x);
+
+/** @brief Sequential reference replay: @p iterations runs of @p g, one
+ * operation at a time in program order on the host (the oracle). */
+RP_API rp_status rp_replay_reference(const rp_graph *g, unsigned iterations);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,341 @@
+/* Graphs and buffers: creation, the end of recording, inspection. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "record/graph.h"
+
+char *rp__strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d)
+    memcpy(d, s, n);
+  return d;
+}
+
+int rp__grow(void **p, uint32_t *cap, uint32_t n, size_t sz) {
+  if (n <= *cap)
+    return 0;
+  uint64_t c = *cap ? *cap : 16;
+  while (c < n)
+    c *= 2;
+  if (c > UINT32_MAX)
+    c = UINT32_MAX;
+  if (c < n)
+    return -1;
+  void *q = realloc(*p, (size_t)c * sz);
+  if (!q)
+    return -1;
+  *p = q;
+  *cap = (uint32_t)c;
+  return 0;
+}
+
+rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g->err, sizeof g->err, fmt, ap);
+  va_end(ap);
+  rp__set_last_error(g->err);
+  return s;
+}
+
+rp_status rp_graph_create(rp_graph **out, unsigned flags) {
+  if (!out)
+    return RP_EINVAL;
+  *out = NULL;
+  if (flags & ~(unsigned)RP_GRAPH_NO_COHERENCE) {
+    rp__set_last_error("rp_graph_create: unknown flags");
+    return RP_EINVAL;
+  }
+  rp_graph *g = calloc(1, sizeof *g);
+  if (!g)
+    return RP_ENOMEM;
+  g->flags = flags;
+  g->max_device = -1;
+  g->pred_off = calloc(1, sizeof *g->pred_off);
+  if (!g->pred_off) {
+    free(g);
+    return RP_ENOMEM;
+  }
+  g->cappred = 1;
+  *out = g;
+  return RP_OK;
+}
+
+void rp_graph_destroy(rp_graph *g) {
+  if (!g)
+    return;
+  rp__track_free(g);
+  for (uint32_t i = 0; i < g->nbuf; i++)
+    free(g->buf[i].name);
+  for (uint32_t i = 0; i < g->nop; i++) {
+    free(g->op[i].name);
+    free(g->op[i].kernel_name);
+  }
+  free(g->buf);
+  free(g->op);
+  free(g->acc);
+  free(g->args);
+  free(g->after);
+  free(g->edge);
+  free(g->pred_off);
+  free(g->sorted);
+  free(g->succ_off);
+  free(g->pred_off_end);
+  free(g->succ);
+  free(g->pred);
+  free(g);
+}
+
+static int edge_cmp(const void *a, const void *b) {
+  const rp_edge *x = a, *y = b;
+  if (x->from != y->from)
+    return x->from < y->from ? -1 : 1;
+  return x->to < y->to ? -1 : x->to > y->to;
+}
+
+rp_status rp_graph_end(rp_graph *g) {
+  if (!g)
+    return RP_EINVAL;
+  if (g->ended)
+    return rp__fail(g, RP_ESTATE, "graph already ended");
+  if (g->broken)
+    return rp__fail(g, RP_ENOMEM, "graph unusable after an earlier failure "
+                    "to allocate memory");
+  uint32_t n = g->nop, m = g->nedge;
+  rp_edge *sorted = malloc(((size_t)m + 1) * sizeof *sorted);
+  uint32_t *so = calloc((size_t)n + 1, sizeof *so);
+  uint32_t *po = calloc((size_t)n + 1, sizeof *po);
+  rp_node *succ = malloc(((size_t)m + 1) * sizeof *succ);
+  rp_node *pred = malloc(((size_t)m + 1) * sizeof *pred);
+  if (!sorted || !so || !po || !succ || !pred) {
+    free(sorted), free(so), free(po), free(succ), free(pred);
+    return rp__fail(g, RP_ENOMEM, "out of memory ending the graph");
+  }
+  if (m)
+    memcpy(sorted, g->edge, (size_t)m * sizeof *sorted);
+  qsort(sorted, m, sizeof *sorted, edge_cmp);
+  for (uint32_t i = 0; i < m; i++) {
+    so[sorted[i].from + 1]++;
+    po[sorted[i].to + 1]++;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    so[i + 1] += so[i];
+    po[i + 1] += po[i];
+  }
+  /* Sorted by (from, to): successors come out in order. Predecessors are
+   * the recording order (g->edge is grouped by target), sorted by source. */
+  for (uint32_t i = 0; i < m; i++)
+    succ[i] = sorted[i].to;
+  uint32_t *fill = calloc((size_t)n + 1, sizeof *fill);
+  if (!fill) {
+    free(sorted), free(so), free(po), free(succ), free(pred);
+    return rp__fail(g, RP_ENOMEM, "out of memory ending the graph");
+  }
+  for (uint32_t i = 0; i < m; i++) {
+    rp_node t = sorted[i].to;
+    pred[po[t] + fill[t]++] = sorted[i].from;
+  }
+  free(fill);
+  g->sorted = sorted;
+  g->succ_off = so;
+  g->pred_off_end = po;
+  g->succ = succ;
+  g->pred = pred;
+  rp__track_free(g);
+  g->ended = true;
+  return RP_OK;
+}
+
+int rp_graph_ended(const rp_graph *g) { return g && g->ended; }
+const char *rp_graph_error(const rp_graph *g) { return g ? g->err : ""; }
+void rp_graph_set_data(rp_graph *g, void *data) { g->data = data; }
+void *rp_graph_get_data(const rp_graph *g) { return g->data; }
+uint32_t rp_graph_num_nodes(const rp_graph *g) { return g->nop; }
+uint32_t rp_graph_num_buffers(const rp_graph *g) { return g->nbuf; }
+uint32_t rp_graph_num_edges(const rp_graph *g) { return g->nedge; }
+unsigned rp_graph_num_devices(const rp_graph *g) {
+  return (unsigned)(g->max_device + 1);
+}
+
+rp_status rp_graph_edge(const rp_graph *g, uint32_t i, rp_edge *out) {
+  if (!g || !out || i >= g->nedge)
+    return RP_EINVAL;
+  *out = g->ended ? g->sorted[i] : g->edge[i];
+  return RP_OK;
+}
+
+const rp_node *rp_graph_succs(const rp_graph *g, rp_node n, uint32_t *count) {
+  if (!g->ended || n >= g->nop) {
+    *count = 0;
+    return NULL;
+  }
+  *count = g->succ_off[n + 1] - g->succ_off[n];
+  return g->succ + g->succ_off[n];
+}
+
+const rp_node *rp_graph_preds(const rp_graph *g, rp_node n, uint32_t *count) {
+  if (!g->ended || n >= g->nop) {
+    *count = 0;
+    return NULL;
+  }
+  *count = g->pred_off_end[n + 1] - g->pred_off_end[n];
+  return g->pred + g->pred_off_end[n];
+}
+
+rp_status rp_node_info_get(const rp_graph *g, rp_node n, rp_node_info *out) {
+  if (!g || !out || n >= g->nop)
+    return RP_EINVAL;
+  const rp__op *o = &g->op[n];
+  out->type = o->type;
+  out->device = o->device;
+  out->dst_device = o->dst_device;
+  out->name = o->name;
+  out->cost_us = o->cost_us;
+  out->inserted = o->inserted;
+  out->naccess = o->nacc;
+  out->kernel = o->kernel;
+  out->space = o->space;
+  return RP_OK;
+}
+
+rp_status rp_node_access(const rp_graph *g, rp_node n, unsigned i,
+                         rp_access_info *out) {
+  if (!g || !out || n >= g->nop || i >= g->op[n].nacc)
+    return RP_EINVAL;
+  const rp__access *a = rp__op_acc(g, n) + i;
+  out->region = a->region;
+  out->mode = a->mode;
+  out->space = a->space;
+  return RP_OK;
+}
+
+rp_status rp_node_host_fn(const rp_graph *g, rp_node n, rp_host_fn *fn,
+                          void **user) {
+  if (!g || n >= g->nop || g->op[n].type != RP_OP_HOST)
+    return RP_EINVAL;
+  *fn = g->op[n].fn;
+  *user = g->op[n].user;
+  return RP_OK;
+}
+
+rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us) {
+  if (!g)
+    return RP_EINVAL;
+  if (g->ended)
+    return rp__fail(g, RP_ESTATE, "graph ended: costs are fixed");
+  if (n >= g->nop)
+    return rp__fail(g, RP_EINVAL, "no node %u", n);
+  if (!isfinite(us) || us < 0)
+    return rp__fail(g, RP_EINVAL, "cost of \"%s\" must be finite and >= 0",
+                    g->op[n].name);
+  g->op[n].cost_us = us;
+  return RP_OK;
+}
+
+rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
+                               rp_buf *out) {
+  for (uint32_t i = 0; g && name && i < g->nbuf; i++)
+    if (!strcmp(g->buf[i].name, name)) {
+      *out = i;
+      return RP_OK;
+    }
+  return RP_ENOTFOUND;
+}
+
+rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
+  if (!g || !d)
+    return RP_EINVAL;
+  if (g->ended)
+    return rp__fail(g, RP_ESTATE, "graph ended: no buffer can be added");
+  if (!d->name || !d->name[0])
+    return rp__fail(g, RP_EINVAL, "a buffer needs a name");
+  const char *nm = d->name;
+  if (d->bytes == 0)
+    return rp__fail(g, RP_EINVAL, "buffer \"%s\": size 0", nm);
+  if (d->ndims > 3)
+    return rp__fail(g, RP_EINVAL, "buffer \"%s\": %u dims (at most 3)", nm,
+                    d->ndims);
+  uint64_t elem = d->elem ? d->elem : 1;
+  if (d->bytes % elem)
+    return rp__fail(g, RP_EINVAL,
+                    "buffer \"%s\": %llu bytes is not a whole number of "
+                    "%llu-byte elements", nm, (unsigned long long)d->bytes,
+                    (unsigned long long)elem);
+  if (d->ndims) {
+    uint64_t prod = elem;
+    for (unsigned i = 0; i < d->ndims; i++) {
+      if (d->dims[i] == 0 || prod > UINT64_MAX / d->dims[i])
+        return rp__fail(g, RP_EINVAL, "buffer \"%s\": bad or overflowing "
+                        "dims", nm);
+      prod *= d->dims[i];
+    }
+    if (prod != d->bytes)
+      return rp__fail(g, RP_EINVAL,
+                      "buffer \"%s\": dims give %llu bytes, not %llu", nm,
+                      (unsigned long long)prod,
+                      (unsigned long long)d->bytes);
+  }
+  rp_buf dup;
+  if (rp_graph_find_buffer(g, nm, &dup) == RP_OK)
+    return rp__fail(g, RP_EINVAL, "buffer \"%s\" already exists", nm);
+  if (g->nbuf == RP_NONE - 1 ||
+      rp__grow((void **)&g->buf, &g->capbuf, g->nbuf + 1, sizeof *g->buf))
+    return rp__fail(g, RP_ENOMEM, "out of memory adding buffer \"%s\"", nm);
+  rp__buffer *b = &g->buf[g->nbuf];
+  memset(b, 0, sizeof *b);
+  if (!(b->name = rp__strdup(nm)))
+    return rp__fail(g, RP_ENOMEM, "out of memory adding buffer \"%s\"", nm);
+  b->host = d->host;
+  b->bytes = d->bytes;
+  b->elem = elem;
+  b->ndims = d->ndims;
+  for (unsigned i = 0; i < d->ndims; i++)
+    b->dims[i] = d->dims[i];
+  if (out)
+    *out = g->nbuf;
+  g->nbuf++;
+  return RP_OK;
+}
+
+rp_status rp_buffer_register(rp_graph *g, const char *name, void *host,
+                             uint64_t bytes, rp_buf *out) {
+  if (!host)
+    return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": NULL host pointer",
+                        name ? name : "?")
+             : RP_EINVAL;
+  rp_buffer_desc d = {name, host, bytes, 1, 0, {0, 0, 0}};
+  return rp_buffer_add(g, &d, out);
+}
+
+rp_status rp_buffer_register_2d(rp_graph *g, const char *name, void *host,
+                                uint64_t rows, uint64_t cols, uint64_t elem,
+                                rp_buf *out) {
+  if (!host)
+    return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": NULL host pointer",
+                        name ? name : "?")
+             : RP_EINVAL;
+  if (!rows || !cols || !elem || rows > UINT64_MAX / cols ||
+      rows * cols > UINT64_MAX / elem)
+    return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": bad shape",
+                        name ? name : "?")
+             : RP_EINVAL;
+  rp_buffer_desc d = {name, host, rows * cols * elem, elem, 2,
+                      {rows, cols, 0}};
+  return rp_buffer_add(g, &d, out);
+}
+
+rp_status rp_buffer_info(const rp_graph *g, rp_buf b, rp_buffer_desc *out) {
+  if (!g || !out || b >= g->nbuf)
+    return RP_EINVAL;
+  const rp__buffer *x = &g->buf[b];
+  out->name = x->name;
+  out->host = x->host;
+  out->bytes = x->bytes;
+  out->elem = x->elem;
+  out->ndims = x->ndims;
+  for (int i = 0; i < 3; i++)
+    out->dims[i] = i < (int)x->ndims ? x->dims[i] : 0;
+  return RP_OK;
+}

@@ -1,0 +1,23 @@
+/* Hazard derivation and coherence tracking (record/hazard.c). */
+#ifndef RP_HAZARD_H
+#define RP_HAZARD_H
+
+#include "record/graph.h"
+
+/* Derives the edges into node j (appended to g->edge; g->pred_off[j] must
+ * be set, the caller sets pred_off[j + 1]) and updates the hazard state. */
+rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
+                      uint32_t nacc, const rp_node *after, uint32_t nafter);
+
+/* Called for each part [off, off + len) of an access whose space holds no
+ * valid copy; mask says which spaces do (bit 0 host, bit d+1 device d). */
+typedef void (*rp__stale_fn)(void *ctx, uint64_t off, uint64_t len,
+                             uint64_t mask);
+rp_status rp__stale_each(rp_graph *g, const rp__access *a, rp__stale_fn fn,
+                         void *ctx);
+
+/* Applies an appended op's writes to the validity state. */
+rp_status rp__coherence_update(rp_graph *g, const rp__op *op,
+                               const rp__access *acc);
+
+#endif

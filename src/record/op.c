@@ -1,0 +1,399 @@
+/* Recording operations: validation, automatic coherence, appending. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "record/graph.h"
+#include "record/hazard.h"
+
+static const char *buf_name(const rp_graph *g, rp_buf b) {
+  return b < g->nbuf ? g->buf[b].name : "?";
+}
+
+static int space_valid(int space) {
+  return space >= RP_SPACE_HOST && space < RP_MAX_DEVICES;
+}
+
+/* Checks every access of an op; on success the checked copies (WHOLE
+ * resolved) are in out. */
+static rp_status check_accesses(rp_graph *g, const rp__op *p,
+                                const rp__access *acc, uint32_t nacc,
+                                rp__access *out) {
+  char what[64];
+  for (uint32_t i = 0; i < nacc; i++) {
+    snprintf(what, sizeof what, "access[%u]", i);
+    out[i] = acc[i];
+    rp_status s = rp__region_check(g, &out[i].region, what);
+    if (s != RP_OK)
+      return s;
+    if (out[i].mode != RP_IN && out[i].mode != RP_OUT &&
+        out[i].mode != RP_INOUT)
+      return rp__fail(g, RP_EINVAL, "%s: bad mode %d", what,
+                      (int)out[i].mode);
+    if (!space_valid(out[i].space))
+      return rp__fail(g, RP_EINVAL, "%s: bad memory space %d", what,
+                      out[i].space);
+    if (out[i].space == RP_SPACE_HOST && !g->buf[out[i].region.buf].host &&
+        !(g->flags & RP_GRAPH_NO_COHERENCE))
+      return rp__fail(g, RP_EINVAL, "%s: buffer \"%s\" is internal (it has "
+                      "no host image)", what, buf_name(g, out[i].region.buf));
+  }
+  (void)p;
+  return RP_OK;
+}
+
+static rp_status check_devices(rp_graph *g, const rp__op *p) {
+  if ((unsigned)p->type > RP_OP_HOST)
+    return rp__fail(g, RP_EINVAL, "bad operation type %d", (int)p->type);
+  if (p->type == RP_OP_HOST)
+    return RP_OK;
+  if (p->device < 0 || p->device >= RP_MAX_DEVICES)
+    return rp__fail(g, RP_EINVAL, "device %d out of range (0..%d)",
+                    p->device, RP_MAX_DEVICES - 1);
+  if (p->dst_device < 0 || p->dst_device >= RP_MAX_DEVICES)
+    return rp__fail(g, RP_EINVAL, "device %d out of range (0..%d)",
+                    p->dst_device, RP_MAX_DEVICES - 1);
+  if (p->type == RP_OP_COPY_D2D && p->device == p->dst_device)
+    return rp__fail(g, RP_EINVAL, "peer copy from device %d to itself",
+                    p->device);
+  return RP_OK;
+}
+
+static char *derive_name(const rp_graph *g, const rp__op *p,
+                         const rp__access *acc, const char *given) {
+  char tmp[256];
+  if (given)
+    return rp__strdup(given);
+  const char *b = p->nacc ? buf_name(g, acc[0].region.buf) : "";
+  switch (p->type) {
+  case RP_OP_KERNEL:
+    snprintf(tmp, sizeof tmp, "%s",
+             p->kernel && p->kernel->name ? p->kernel->name
+             : p->kernel_name            ? p->kernel_name
+                                         : "kernel");
+    break;
+  case RP_OP_COPY_H2D:
+    snprintf(tmp, sizeof tmp, "moveto %s", b);
+    break;
+  case RP_OP_COPY_D2H:
+    snprintf(tmp, sizeof tmp, "movefrom %s", b);
+    break;
+  case RP_OP_COPY_D2D:
+    snprintf(tmp, sizeof tmp, "peer %s %d->%d", b, p->device, p->dst_device);
+    break;
+  default:
+    snprintf(tmp, sizeof tmp, "host");
+  }
+  return rp__strdup(tmp);
+}
+
+/* ---- automatic coherence ----------------------------------------------- */
+
+typedef struct piece {
+  uint64_t off, len;
+  int src; /* source space */
+} piece;
+
+typedef struct plan {
+  piece *p;
+  uint32_t n, cap;
+  int dst;
+  int oom;
+} plan;
+
+static void plan_piece(void *ctx, uint64_t off, uint64_t len, uint64_t mask) {
+  plan *pl = ctx;
+  int src;
+  if (!mask)
+    return; /* never written anywhere: nothing to copy */
+  if (pl->dst != RP_SPACE_HOST && (mask & 1))
+    src = RP_SPACE_HOST;
+  else {
+    src = 0;
+    while (!(mask & (2ull << src)))
+      src++;
+  }
+  if (pl->n && pl->p[pl->n - 1].src == src &&
+      pl->p[pl->n - 1].off + pl->p[pl->n - 1].len == off) {
+    pl->p[pl->n - 1].len += len;
+    return;
+  }
+  if (rp__grow((void **)&pl->p, &pl->cap, pl->n + 1, sizeof *pl->p)) {
+    pl->oom = 1;
+    return;
+  }
+  pl->p[pl->n++] = (piece){off, len, src};
+}
+
+/* Records the copies that make region a->region valid in a->space. */
+static rp_status make_valid(rp_graph *g, const rp__access *a,
+                            const char *served, unsigned *count) {
+  plan pl = {NULL, 0, 0, a->space, 0};
+  rp_status s = rp__stale_each(g, a, plan_piece, &pl);
+  if (s == RP_OK && pl.oom)
+    s = rp__fail(g, RP_ENOMEM, "out of memory planning coherence copies");
+  for (uint32_t i = 0; s == RP_OK && i < pl.n; i++) {
+    const piece *pc = &pl.p[i];
+    rp__op p = {0};
+    rp__access ca[2];
+    rp_region r = rp_bytes(a->region.buf, pc->off, pc->len);
+    if (pc->off == 0 && pc->len == g->buf[a->region.buf].bytes)
+      r = rp_whole(a->region.buf);
+    ca[0] = (rp__access){r, RP_IN, pc->src};
+    ca[1] = (rp__access){r, RP_OUT, a->space};
+    char name[320];
+    const char *bn = buf_name(g, a->region.buf);
+    if (a->space == RP_SPACE_HOST) {
+      p.type = RP_OP_COPY_D2H;
+      p.device = p.dst_device = pc->src;
+      snprintf(name, sizeof name, "movefrom %s for %s", bn, served);
+    } else if (pc->src == RP_SPACE_HOST) {
+      p.type = RP_OP_COPY_H2D;
+      p.device = p.dst_device = a->space;
+      snprintf(name, sizeof name, "moveto %s for %s", bn, served);
+    } else {
+      p.type = RP_OP_COPY_D2D;
+      p.device = pc->src;
+      p.dst_device = a->space;
+      snprintf(name, sizeof name, "peer %s %d->%d for %s", bn, pc->src,
+               a->space, served);
+    }
+    p.cost_us = -1;
+    p.inserted = true;
+    rp_op_opts o = {name, 0, NULL, 0};
+    s = rp__record_op(g, &p, ca, 2, NULL, &o, NULL);
+    if (s == RP_OK && count)
+      (*count)++;
+  }
+  free(pl.p);
+  return s;
+}
+
+/* ---- appending ---------------------------------------------------------- */
+
+rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
+                        uint32_t nacc, const rp_arg *args,
+                        const rp_op_opts *o, rp_node *out) {
+  if (!g || !proto || (nacc && !acc))
+    return g ? rp__fail(g, RP_EINVAL, "NULL argument") : RP_EINVAL;
+  if (g->ended)
+    return rp__fail(g, RP_ESTATE, "graph ended: nothing more can be recorded");
+  if (g->broken)
+    return rp__fail(g, RP_ESTATE, "graph unusable after an earlier failure "
+                    "to allocate memory");
+  if (g->nop >= RP_NONE - 1)
+    return rp__fail(g, RP_ENOMEM, "too many operations");
+  rp_status s = check_devices(g, proto);
+  if (s != RP_OK)
+    return s;
+  if (o && o->nafter && !o->after)
+    return rp__fail(g, RP_EINVAL, "after: NULL list of %u nodes", o->nafter);
+  if (o && (isnan(o->cost_us) || isinf(o->cost_us)))
+    return rp__fail(g, RP_EINVAL, "cost must be finite");
+  for (unsigned i = 0; o && i < o->nafter; i++)
+    if (o->after[i] >= g->nop)
+      return rp__fail(g, RP_EINVAL, "after[%u]: node %u is not an earlier "
+                      "node (%u recorded)", i, o->after[i], g->nop);
+  rp__access *chk = malloc((nacc ? nacc : 1) * sizeof *chk);
+  if (!chk)
+    return rp__fail(g, RP_ENOMEM, "out of memory recording");
+  if ((s = check_accesses(g, proto, acc, nacc, chk)) != RP_OK)
+    goto done;
+  rp__op p = *proto;
+  p.nacc = nacc;
+  p.name = derive_name(g, &p, chk, o ? o->name : NULL);
+  if (!p.name) {
+    s = rp__fail(g, RP_ENOMEM, "out of memory recording");
+    goto done;
+  }
+  if (proto->kernel_name && !(p.kernel_name = rp__strdup(proto->kernel_name))) {
+    free(p.name);
+    s = rp__fail(g, RP_ENOMEM, "out of memory recording");
+    goto done;
+  }
+  if (o && o->cost_us > 0)
+    p.cost_us = o->cost_us;
+
+  /* Coherence copies come first, in the order of the accesses. */
+  int coherent = !(g->flags & RP_GRAPH_NO_COHERENCE) && !p.inserted &&
+                 (p.type == RP_OP_KERNEL || p.type == RP_OP_HOST);
+  for (uint32_t i = 0; coherent && i < nacc; i++)
+    if (chk[i].mode & RP_IN)
+      if ((s = make_valid(g, &chk[i], p.name, NULL)) != RP_OK) {
+        free(p.name);
+        free(p.kernel_name);
+        goto done;
+      }
+
+  uint32_t nparams = p.kernel ? p.kernel->nparams : 0;
+  uint32_t nafter = o ? o->nafter : 0;
+  if (rp__grow((void **)&g->op, &g->capop, g->nop + 1, sizeof *g->op) ||
+      rp__grow((void **)&g->acc, &g->capacc, g->nacc + nacc, sizeof *g->acc) ||
+      rp__grow((void **)&g->args, &g->capargs, g->nargs + nparams,
+               sizeof *g->args) ||
+      rp__grow((void **)&g->after, &g->capafter, g->nafter + nafter,
+               sizeof *g->after) ||
+      rp__grow((void **)&g->pred_off, &g->cappred, g->nop + 2,
+               sizeof *g->pred_off)) {
+    free(p.name);
+    free(p.kernel_name);
+    s = rp__fail(g, RP_ENOMEM, "out of memory recording");
+    goto done;
+  }
+  rp_node j = g->nop;
+  p.acc0 = g->nacc;
+  p.arg0 = g->nargs;
+  p.after0 = g->nafter;
+  p.nafter = nafter;
+  memcpy(g->acc + g->nacc, chk, nacc * sizeof *chk);
+  if (nparams)
+    memcpy(g->args + g->nargs, args, nparams * sizeof *args);
+  if (nafter)
+    memcpy(g->after + g->nafter, o->after, nafter * sizeof *g->after);
+  g->nacc += nacc;
+  g->nargs += nparams;
+  g->nafter += nafter;
+  g->op[j] = p;
+  g->nop++;
+  g->pred_off[j + 1] = g->nedge;
+  if (p.type != RP_OP_HOST) {
+    int hi = p.device > p.dst_device ? p.device : p.dst_device;
+    if (hi > g->max_device)
+      g->max_device = hi;
+  }
+  s = rp__hazards(g, j, g->acc + p.acc0, nacc, g->after + p.after0, nafter);
+  g->pred_off[j + 1] = g->nedge;
+  if (s == RP_OK && !(g->flags & RP_GRAPH_NO_COHERENCE))
+    s = rp__coherence_update(g, &p, g->acc + p.acc0);
+  if (s != RP_OK)
+    g->broken = true; /* the tracking state may be half updated */
+  else if (out)
+    *out = j;
+done:
+  free(chk);
+  return s;
+}
+
+/* ---- the public recording calls ----------------------------------------- */
+
+rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
+                           rp_dims space, const rp_arg *args,
+                           const rp_op_opts *o, rp_node *out) {
+  if (!g)
+    return RP_EINVAL;
+  if (!k)
+    return rp__fail(g, RP_EINVAL, "kernel: NULL descriptor");
+  const char *kn = k->name ? k->name : "?";
+  if (k->nparams > RP_MAX_PARAMS)
+    return rp__fail(g, RP_EINVAL, "kernel \"%s\": %u parameters (at most %d)",
+                    kn, k->nparams, RP_MAX_PARAMS);
+  if (k->nparams && (!k->params || !args))
+    return rp__fail(g, RP_EINVAL, "kernel \"%s\": NULL %s", kn,
+                    k->params ? "arguments" : "parameter list");
+  rp__access acc[RP_MAX_PARAMS];
+  uint32_t nacc = 0;
+  for (unsigned i = 0; i < k->nparams; i++) {
+    rp_mode m = k->params[i].mode;
+    if (m == RP_SCALAR)
+      continue;
+    if (m != RP_IN && m != RP_OUT && m != RP_INOUT)
+      return rp__fail(g, RP_EINVAL, "kernel \"%s\" param %u: bad mode %d",
+                      kn, i, (int)m);
+    acc[nacc++] = (rp__access){args[i].region, m, device};
+  }
+  rp__op p = {0};
+  p.type = RP_OP_KERNEL;
+  p.device = p.dst_device = device;
+  p.cost_us = -1;
+  p.kernel = k;
+  p.space.x = space.x ? space.x : 1;
+  p.space.y = space.y ? space.y : 1;
+  p.space.z = space.z ? space.z : 1;
+  rp_status s = rp__record_op(g, &p, acc, nacc, args, o, out);
+  if (s != RP_OK && !strncmp(g->err, "access[", 7)) {
+    /* Name the parameter rather than the access. */
+    unsigned ai = (unsigned)atoi(g->err + 7), pi = 0, seen = 0;
+    for (; pi < k->nparams; pi++)
+      if (k->params[pi].mode != RP_SCALAR && seen++ == ai)
+        break;
+    char *colon = strchr(g->err, ':');
+    char msg[sizeof g->err];
+    snprintf(msg, sizeof msg, "kernel \"%s\" param %u (\"%s\")%s", kn, pi,
+             pi < k->nparams && k->params[pi].name ? k->params[pi].name : "?",
+             colon ? colon : "");
+    rp__fail(g, s, "%s", msg);
+  }
+  return s;
+}
+
+static rp_status record_copy(rp_graph *g, rp_op_type t, rp_region r, int src,
+                             int dst, const rp_op_opts *o, rp_node *out) {
+  if (!g)
+    return RP_EINVAL;
+  rp__op p = {0};
+  p.type = t;
+  p.device = t == RP_OP_COPY_H2D ? dst : src;
+  p.dst_device = t == RP_OP_COPY_D2H ? src : dst;
+  p.cost_us = -1;
+  rp__access acc[2] = {{r, RP_IN, src}, {r, RP_OUT, dst}};
+  return rp__record_op(g, &p, acc, 2, NULL, o, out);
+}
+
+rp_status rp_record_copy_to_device(rp_graph *g, rp_region r, int device,
+                                   const rp_op_opts *o, rp_node *out) {
+  return record_copy(g, RP_OP_COPY_H2D, r, RP_SPACE_HOST, device, o, out);
+}
+
+rp_status rp_record_copy_to_host(rp_graph *g, rp_region r, int device,
+                                 const rp_op_opts *o, rp_node *out) {
+  return record_copy(g, RP_OP_COPY_D2H, r, device, RP_SPACE_HOST, o, out);
+}
+
+rp_status rp_record_copy_peer(rp_graph *g, rp_region r, int src, int dst,
+                              const rp_op_opts *o, rp_node *out) {
+  return record_copy(g, RP_OP_COPY_D2D, r, src, dst, o, out);
+}
+
+rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
+                         const rp_access *acc, unsigned nacc,
+                         const rp_op_opts *o, rp_node *out) {
+  if (!g)
+    return RP_EINVAL;
+  if (!fn)
+    return rp__fail(g, RP_EINVAL, "host task: NULL function");
+  if (nacc && !acc)
+    return rp__fail(g, RP_EINVAL, "host task: NULL access list");
+  rp__access *a = malloc((nacc ? nacc : 1) * sizeof *a);
+  if (!a)
+    return rp__fail(g, RP_ENOMEM, "out of memory recording");
+  for (unsigned i = 0; i < nacc; i++)
+    a[i] = (rp__access){acc[i].region, acc[i].mode, RP_SPACE_HOST};
+  rp__op p = {0};
+  p.type = RP_OP_HOST;
+  p.device = p.dst_device = 0;
+  p.cost_us = -1;
+  p.fn = fn;
+  p.user = user;
+  rp_status s = rp__record_op(g, &p, a, nacc, NULL, o, out);
+  free(a);
+  return s;
+}
+
+rp_status rp_record_sync_host(rp_graph *g, rp_region r, unsigned *count) {
+  if (!g)
+    return RP_EINVAL;
+  if (count)
+    *count = 0;
+  if (g->ended)
+    return rp__fail(g, RP_ESTATE, "graph ended: nothing more can be recorded");
+  rp__access a = {r, RP_IN, RP_SPACE_HOST};
+  rp_status s = rp__region_check(g, &a.region, "sync");
+  if (s != RP_OK)
+    return s;
+  if (!g->buf[r.buf].host)
+    return rp__fail(g, RP_EINVAL, "sync: buffer \"%s\" is internal (it has "
+                    "no host image)", g->buf[r.buf].name);
+  char served[300];
+  snprintf(served, sizeof served, "sync %s", g->buf[r.buf].name);
+  return make_valid(g, &a, served, count);
+}

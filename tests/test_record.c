@@ -1,0 +1,273 @@
+/* Recording: the API's checks, automatic coherence, the reference replay. */
+#include <criterion/criterion.h>
+#include <string.h>
+#include "util.h"
+
+TestSuite(record, .timeout = 60);
+
+Test(record, statuses_have_names_and_messages) {
+  cr_assert_str_eq(rp_status_name(RP_EINVAL), "RP_EINVAL");
+  cr_assert_str_eq(rp_strerror(RP_ENOTSUP),
+                   "backend not built into this library");
+  cr_assert_str_eq(rp_strerror((rp_status)-999), "unknown status");
+  cr_assert_str_eq(rp_version(), RP_VERSION_STRING);
+}
+
+Test(record, bad_flags_and_buffers) {
+  rp_graph *g = (rp_graph *)1;
+  cr_assert_eq(rp_graph_create(&g, 0x80), RP_EINVAL);
+  cr_assert_null(g);
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  char A[16];
+  rp_buf a;
+  cr_assert_eq(rp_buffer_register(g, "A", NULL, 16, &a), RP_EINVAL);
+  cr_assert_eq(rp_buffer_register(g, "A", A, 0, &a), RP_EINVAL);
+  cr_assert_eq(rp_buffer_register(g, NULL, A, 16, &a), RP_EINVAL);
+  TU_OK(g, rp_buffer_register(g, "A", A, 16, &a));
+  cr_assert_eq(rp_buffer_register(g, "A", A, 16, &a), RP_EINVAL);
+  cr_assert(strstr(rp_graph_error(g), "already exists"));
+  rp_buffer_desc d = {"M", NULL, 60, 4, 2, {4, 4, 0}};
+  cr_assert_eq(rp_buffer_add(g, &d, NULL), RP_EINVAL);
+  cr_assert(strstr(rp_graph_error(g), "dims give 64 bytes, not 60"),
+            "%s", rp_graph_error(g));
+  cr_assert_eq(rp_graph_num_buffers(g), 1);
+  rp_graph_destroy(g);
+}
+
+Test(record, bad_regions_leave_the_graph_unchanged) {
+  rp_graph *g;
+  char A[64];
+  rp_buf a;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", A, 64, &a));
+  rp_arg args[2] = {rp_arg_buf(rp_bytes(a, 60, 8)), rp_arg_i64(0)};
+  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
+                                NULL, NULL), RP_ERANGE);
+  cr_assert_str_eq(rp_graph_error(g), "kernel \"tu_bump_k\" param 0 (\"a\"):"
+                   " region ends past buffer \"A\" (64 bytes)");
+  cr_assert_eq(rp_graph_num_nodes(g), 0);
+  args[0] = rp_arg_buf(rp_bytes(a, UINT64_MAX - 2, 8)); /* overflow */
+  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
+                                NULL, NULL), RP_ERANGE);
+  args[0] = rp_arg_buf(rp_box2(a, 0, 1, 0, 1)); /* no dims */
+  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
+                                NULL, NULL), RP_EINVAL);
+  args[0] = rp_arg_buf(rp_whole(7)); /* unknown buffer */
+  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
+                                NULL, NULL), RP_EINVAL);
+  args[0] = rp_arg_buf(rp_whole(a));
+  cr_assert_eq(rp_record_kernel(g, &tu_bump, -1, rp_dims3(8, 1, 1), args,
+                                NULL, NULL), RP_EINVAL);
+  cr_assert_eq(rp_record_kernel(g, NULL, 0, rp_dims3(8, 1, 1), args, NULL,
+                                NULL), RP_EINVAL);
+  rp_node fwd = 3;
+  rp_op_opts o = {NULL, 0, &fwd, 1};
+  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, &o,
+                                NULL), RP_EINVAL);
+  cr_assert(strstr(rp_graph_error(g), "not an earlier node"));
+  cr_assert_eq(rp_record_copy_peer(g, rp_whole(a), 1, 1, NULL, NULL),
+               RP_EINVAL);
+  cr_assert_eq(rp_graph_num_nodes(g), 0);
+  cr_assert_eq(rp_graph_num_edges(g), 0);
+  /* The graph still records normally afterwards. */
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL,
+                            NULL));
+  cr_assert_eq(rp_graph_num_nodes(g), 2);
+  TU_OK(g, rp_graph_end(g));
+  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
+                                NULL, NULL), RP_ESTATE);
+  cr_assert_eq(rp_graph_end(g), RP_ESTATE);
+  rp_graph_destroy(g);
+}
+
+Test(record, internal_buffers_have_no_host_image) {
+  rp_graph *g;
+  rp_buf t;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  rp_buffer_desc d = {"T", NULL, 32, 1, 0, {0, 0, 0}};
+  TU_OK(g, rp_buffer_add(g, &d, &t));
+  cr_assert_eq(rp_record_copy_to_host(g, rp_whole(t), 0, NULL, NULL),
+               RP_EINVAL);
+  cr_assert(strstr(rp_graph_error(g), "internal"));
+  /* A kernel may use it: nothing valid anywhere, so nothing is copied. */
+  rp_arg args[2] = {rp_arg_buf(rp_whole(t)), rp_arg_i64(0)};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(32, 1, 1), args, NULL,
+                            NULL));
+  cr_assert_eq(rp_graph_num_nodes(g), 1);
+  rp_graph_destroy(g);
+}
+
+Test(record, coherence_inserts_what_is_stale) {
+  rp_graph *g;
+  uint8_t A[64];
+  rp_buf a;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", A, 64, &a));
+  rp_arg args[2] = {rp_arg_buf(rp_bytes(a, 0, 16)), rp_arg_i64(0)};
+  rp_op_opts ko = {"bump", 0, NULL, 0};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(16, 1, 1), args, &ko,
+                            NULL));                       /* 0 copy, 1 */
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(16, 1, 1), args, &ko,
+                            NULL));                       /* 2: no copy */
+  cr_assert_eq(rp_graph_num_nodes(g), 3);
+  /* The host reads bytes 8..24: only 8..16 is stale there. */
+  tu_host_arg h = {8, 16};
+  rp_access acc = {rp_bytes(a, 8, 16), RP_IN};
+  TU_OK(g, rp_record_host(g, tu_host_bump, &h, &acc, 1, NULL, NULL));
+  cr_assert_eq(rp_graph_num_nodes(g), 5);
+  rp_node_info in;
+  rp_access_info ai;
+  rp_node_info_get(g, 3, &in);
+  cr_assert_eq(in.type, RP_OP_COPY_D2H);
+  cr_assert(in.inserted);
+  cr_assert_str_eq(in.name, "movefrom A for host");
+  rp_node_access(g, 3, 1, &ai);
+  cr_assert_eq(ai.region.offset, 8);
+  cr_assert_eq(ai.region.bytes, 8);
+  cr_assert_eq(ai.space, RP_SPACE_HOST);
+  /* Device 1 reads bytes 0..16: the host copy is valid for 8..16 (just
+   * copied back) and for 0..8? No: 0..8 is valid only on device 0. */
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 1, rp_dims3(16, 1, 1), args, &ko,
+                            NULL));
+  rp_node_info_get(g, 5, &in);
+  cr_assert_eq(in.type, RP_OP_COPY_D2D, "%s", in.name);
+  cr_assert_eq(in.device, 0);
+  cr_assert_eq(in.dst_device, 1);
+  rp_node_access(g, 5, 1, &ai);
+  cr_assert_eq(ai.region.offset, 0);
+  cr_assert_eq(ai.region.bytes, 8);
+  rp_node_info_get(g, 6, &in);
+  cr_assert_eq(in.type, RP_OP_COPY_H2D, "%s", in.name);
+  rp_node_access(g, 6, 1, &ai);
+  cr_assert_eq(ai.region.offset, 8);
+  cr_assert_eq(ai.region.bytes, 8);
+  unsigned cnt = 9;
+  TU_OK(g, rp_record_sync_host(g, rp_whole(a), &cnt));
+  cr_assert_eq(cnt, 1); /* 0..16 from device 1 */
+  TU_OK(g, rp_record_sync_host(g, rp_whole(a), &cnt));
+  cr_assert_eq(cnt, 0);
+  rp_graph_destroy(g);
+}
+
+Test(record, no_coherence_records_only_what_is_given) {
+  rp_graph *g;
+  uint8_t A[64];
+  rp_buf a;
+  TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
+  TU_OK(g, rp_buffer_register(g, "A", A, 64, &a));
+  rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(64, 1, 1), args, NULL,
+                            NULL));
+  cr_assert_eq(rp_graph_num_nodes(g), 1);
+  rp_graph_destroy(g);
+}
+
+Test(record, reference_replays_in_program_order) {
+  uint8_t A[64], want[64];
+  for (int i = 0; i < 64; i++)
+    A[i] = want[i] = (uint8_t)i;
+  rp_graph *g;
+  rp_buf a;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", A, 64, &a));
+  rp_arg args[2] = {rp_arg_buf(rp_bytes(a, 16, 32)), rp_arg_i64(16)};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(32, 1, 1), args, NULL,
+                            NULL));
+  tu_host_arg h = {0, 24};
+  rp_access acc = {rp_bytes(a, 0, 24), RP_INOUT};
+  TU_OK(g, rp_record_host(g, tu_host_bump, &h, &acc, 1, NULL, NULL));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(a), NULL));
+  TU_OK(g, rp_graph_end(g));
+  for (int it = 0; it < 3; it++) {
+    for (int i = 16; i < 48; i++)
+      want[i] = (uint8_t)(want[i] * 5 + 7);
+    for (int i = 0; i < 24; i++)
+      want[i] = (uint8_t)(want[i] * 5 + 7);
+  }
+  TU_OK(g, rp_replay_reference(g, 3));
+  cr_assert_arr_eq(A, want, 64);
+  rp_graph_destroy(g);
+}
+
+Test(record, exec_rebind_and_scalars) {
+  uint8_t A[16] = {0}, B[16] = {0};
+  rp_graph *g;
+  rp_buf a;
+  rp_node k;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", A, 16, &a));
+  /* The kernel declares the whole buffer; its offset scalar picks which
+   * half it touches. */
+  rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL,
+                            &k));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(a), NULL));
+  TU_OK(g, rp_graph_end(g));
+  const rp_backend *be;
+  TU_OK(NULL, rp_backend_find("reference", &be));
+  rp_exec *x;
+  TU_OK(NULL, rp_exec_create(&x, g, be, NULL));
+  TU_OK(NULL, rp_exec_run(x, 1));
+  cr_assert_eq(A[0], 7);
+  cr_assert_eq(A[8], 0);
+  TU_OK(NULL, rp_exec_rebind(x, a, B));
+  rp_slot off = {0};
+  off.u64 = 8;
+  TU_OK(NULL, rp_exec_set_scalar(x, k, 1, off));
+  TU_OK(NULL, rp_exec_run(x, 1));
+  cr_assert_eq(B[8], 7);
+  cr_assert_eq(B[0], 0);
+  cr_assert_eq(A[0], 7, "the old buffer is left alone");
+  cr_assert_eq(A[8], 0, "the old buffer is left alone");
+  cr_assert_eq(rp_exec_set_scalar(x, k, 0, off), RP_EINVAL);
+  cr_assert_eq(rp_exec_rebind(x, 5, B), RP_EINVAL);
+  cr_assert_geq(rp_exec_last_us(x), 0);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+Test(record, backends_by_name) {
+  const rp_backend *be;
+  cr_assert_eq(rp_backend_find("nosuch", &be), RP_ENOTFOUND);
+  TU_OK(NULL, rp_backend_find("reference", &be));
+  cr_assert_str_eq(rp_backend_name(be), "reference");
+  TU_OK(NULL, rp_backend_find(NULL, &be));
+  int n = 0;
+  for (const rp_backend *const *b = rp_backend_list(); *b; b++)
+    n++;
+  cr_assert_geq(n, 1);
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  rp_exec *x = (rp_exec *)1;
+  cr_assert_eq(rp_exec_create(&x, g, be, NULL), RP_ESTATE);
+  cr_assert_null(x);
+  rp_graph_destroy(g);
+}
+
+Test(record, random_graphs_same_result_on_any_placement) {
+  /* Without explicit copies the random sequence differs only in where the
+   * kernels run: automatic coherence must move the data so that three
+   * devices give the bytes one device gives. */
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    tu_random r1, r2;
+    cr_assert_eq(tu_random_graph(&r1, seed, 3, 48, 60, 3, 0, 0), 0);
+    cr_assert_eq(tu_random_graph(&r2, seed, 3, 48, 60, 1, 0, 0), 0);
+    TU_OK(r1.g, rp_graph_end(r1.g));
+    TU_OK(r2.g, rp_graph_end(r2.g));
+    cr_assert_gt(rp_graph_num_devices(r1.g), 1);
+    TU_OK(NULL, rp_replay_reference(r1.g, 2));
+    TU_OK(NULL, rp_replay_reference(r2.g, 2));
+    int changed = 0;
+    for (int b = 0; b < 3; b++) {
+      cr_assert_arr_eq(r1.buf[b], r2.buf[b], 48, "seed %llu buffer %d",
+                       (unsigned long long)seed, b);
+    }
+    tu_random_reset(&r2, seed);
+    for (int b = 0; b < 3; b++)
+      changed |= memcmp(r1.buf[b], r2.buf[b], 48) != 0;
+    cr_assert(changed, "the replay computed nothing (seed %llu)",
+              (unsigned long long)seed);
+    tu_random_free(&r1);
+    tu_random_free(&r2);
+  }
+}

@@ -1,0 +1,182 @@
+/* Helpers shared by the Criterion tests. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util.h"
+
+RP_KERNEL(tu_mix_k, {
+  const uint8_t *a = RP_PTR(const uint8_t, 0);
+  uint8_t *b = RP_PTR(uint8_t, 1);
+  uint64_t oa = RP_VAL(uint64_t, 2), ob = RP_VAL(uint64_t, 3);
+  b[ob + RP_X] = (uint8_t)(3 * b[ob + RP_X] + a[oa + RP_X] + 1);
+})
+static const rp_param tu_mix_params[] = {
+    {"a", RP_IN}, {"b", RP_INOUT}, {"offa", RP_SCALAR}, {"offb", RP_SCALAR}};
+const rp_kernel tu_mix = RP_KERNEL_DESC(tu_mix_k, tu_mix_params);
+
+RP_KERNEL(tu_bump_k, {
+  uint8_t *a = RP_PTR(uint8_t, 0);
+  uint64_t o = RP_VAL(uint64_t, 1);
+  a[o + RP_X] = (uint8_t)(a[o + RP_X] * 5 + 7);
+})
+static const rp_param tu_bump_params[] = {{"a", RP_INOUT},
+                                          {"off", RP_SCALAR}};
+const rp_kernel tu_bump = RP_KERNEL_DESC(tu_bump_k, tu_bump_params);
+
+static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
+                    const uint64_t hi[3]) {
+  (void)a, (void)lo, (void)hi;
+}
+
+rp_kernel tu_nop_kernel(const char *name, unsigned n, const rp_mode *modes,
+                        rp_param *storage) {
+  for (unsigned i = 0; i < n; i++) {
+    storage[i].name = "p";
+    storage[i].mode = modes[i];
+  }
+  rp_kernel k = {name, n, storage, nop_cpu, NULL, NULL, {0, 0, 0},
+                 NULL, NULL, 0};
+  return k;
+}
+
+void tu_host_bump(void *user, void *const *ptrs) {
+  const tu_host_arg *h = user;
+  uint8_t *a = ptrs[0];
+  for (uint64_t i = 0; i < h->len; i++)
+    a[h->off + i] = (uint8_t)(a[h->off + i] * 5 + 7);
+}
+
+uint64_t tu_rand(uint64_t *s) {
+  uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
+}
+
+void tu_random_reset(tu_random *r, uint64_t seed) {
+  uint64_t s = seed * 2654435761u + 1;
+  for (unsigned b = 0; b < r->nbuf; b++)
+    for (uint64_t i = 0; i < r->bsize; i++)
+      r->buf[b][i] = (uint8_t)tu_rand(&s);
+}
+
+int tu_random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
+                    uint64_t bsize, unsigned nops, unsigned ndev,
+                    unsigned flags, int copies) {
+  memset(r, 0, sizeof *r);
+  r->nbuf = nbuf;
+  r->bsize = bsize;
+  r->buf = calloc(nbuf, sizeof *r->buf);
+  r->hargs = calloc(nops + 1, sizeof *r->hargs);
+  if (rp_graph_create(&r->g, flags) != RP_OK)
+    return -1;
+  for (unsigned b = 0; b < nbuf; b++) {
+    char name[16];
+    snprintf(name, sizeof name, "B%u", b);
+    r->buf[b] = malloc(bsize);
+    if (rp_buffer_register(r->g, name, r->buf[b], bsize, NULL) != RP_OK)
+      return -1;
+  }
+  tu_random_reset(r, seed);
+  uint64_t s = seed + 77;
+  for (unsigned i = 0; i < nops; i++) {
+    unsigned kind = (unsigned)(tu_rand(&s) % 10);
+    if (!copies && kind >= 6 && kind <= 8)
+      kind = kind == 8 ? 9 : kind - 6;
+    unsigned dev = (unsigned)(tu_rand(&s) % ndev);
+    rp_buf a = (rp_buf)(tu_rand(&s) % nbuf), b = (rp_buf)(tu_rand(&s) % nbuf);
+    uint64_t len = 1 + tu_rand(&s) % (bsize / 2);
+    uint64_t oa = tu_rand(&s) % (bsize - len + 1);
+    uint64_t ob = tu_rand(&s) % (bsize - len + 1);
+    if (a == b) { /* keep the two regions apart */
+      oa = 0;
+      ob = len + tu_rand(&s) % (bsize - 2 * len + 1);
+      if (2 * len > bsize) {
+        len = bsize / 2;
+        ob = len;
+      }
+    }
+    rp_node after[1];
+    rp_op_opts o = {NULL, (double)(1 + tu_rand(&s) % 20), after, 0};
+    uint32_t nn = rp_graph_num_nodes(r->g);
+    if (nn && tu_rand(&s) % 8 == 0) {
+      after[0] = (rp_node)(tu_rand(&s) % nn);
+      o.nafter = 1;
+    }
+    rp_status st;
+    if (kind < 4) {
+      rp_arg args[4] = {rp_arg_buf(rp_bytes(a, oa, len)),
+                        rp_arg_buf(rp_bytes(b, ob, len)), rp_arg_i64(0),
+                        rp_arg_i64(0)};
+      args[2].value.u64 = oa;
+      args[3].value.u64 = ob;
+      st = rp_record_kernel(r->g, &tu_mix, (int)dev, rp_dims3(len, 1, 1),
+                            args, &o, NULL);
+    } else if (kind < 6) {
+      rp_arg args[2] = {rp_arg_buf(rp_bytes(b, ob, len)), rp_arg_i64(0)};
+      args[1].value.u64 = ob;
+      st = rp_record_kernel(r->g, &tu_bump, (int)dev, rp_dims3(len, 1, 1),
+                            args, &o, NULL);
+    } else if (kind == 6) {
+      st = rp_record_copy_to_device(r->g, rp_bytes(a, oa, len), (int)dev, &o,
+                                    NULL);
+    } else if (kind == 7) {
+      st = rp_record_copy_to_host(r->g, rp_bytes(a, oa, len), (int)dev, &o,
+                                  NULL);
+    } else if (kind == 8 && ndev > 1) {
+      unsigned d2 = (dev + 1) % ndev;
+      st = rp_record_copy_peer(r->g, rp_bytes(a, oa, len), (int)dev,
+                               (int)d2, &o, NULL);
+    } else {
+      tu_host_arg *h = &r->hargs[i];
+      h->off = ob;
+      h->len = len;
+      rp_access acc = {rp_bytes(b, ob, len), RP_INOUT};
+      st = rp_record_host(r->g, tu_host_bump, h, &acc, 1, &o, NULL);
+    }
+    if (st != RP_OK)
+      return -1;
+  }
+  /* Bring every buffer home so the host images hold the results. */
+  if (!(flags & RP_GRAPH_NO_COHERENCE))
+    for (unsigned b = 0; b < nbuf; b++)
+      if (rp_record_sync_host(r->g, rp_whole(b), NULL) != RP_OK)
+        return -1;
+  return 0;
+}
+
+void tu_random_free(tu_random *r) {
+  rp_graph_destroy(r->g);
+  for (unsigned b = 0; r->buf && b < r->nbuf; b++)
+    free(r->buf[b]);
+  free(r->buf);
+  free(r->hargs);
+  memset(r, 0, sizeof *r);
+}
+
+int tu_has_edge(const rp_graph *g, rp_node from, rp_node to,
+                rp_edge_kind kind, rp_buf buf) {
+  for (uint32_t i = 0; i < rp_graph_num_edges(g); i++) {
+    rp_edge e;
+    rp_graph_edge(g, i, &e);
+    if (e.from == from && e.to == to && e.kind == kind && e.buf == buf)
+      return 1;
+  }
+  return 0;
+}
+
+const char *tu_edges_str(const rp_graph *g, char *buf, size_t n) {
+  size_t w = 0;
+  buf[0] = 0;
+  for (uint32_t i = 0; i < rp_graph_num_edges(g) && w < n; i++) {
+    rp_edge e;
+    rp_graph_edge(g, i, &e);
+    rp_buffer_desc d = {0};
+    if (e.buf != RP_NONE)
+      rp_buffer_info(g, e.buf, &d);
+    w += (size_t)snprintf(buf + w, n - w, "%u->%u %s %s; ", e.from, e.to,
+                          rp_edge_kind_name(e.kind), d.name ? d.name : "-");
+  }
+  return buf;
+}

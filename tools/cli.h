@@ -1,0 +1,23 @@
+/* Shared declarations of the reprise command-line tool's subcommands. */
+#ifndef RP_CLI_H
+#define RP_CLI_H
+
+#include <stdio.h>
+#include "reprise.h"
+
+/* Each subcommand gets argv[0] = its own name; returns the exit status:
+ * 0 success, 1 failure of the work, 2 bad usage. */
+int rp_cmd_dot(int argc, char **argv);
+int rp_cmd_analyze(int argc, char **argv);
+
+/* Reads a graph file ("-" is standard input); prints why on stderr and
+ * returns NULL on failure. */
+rp_graph *rp_cli_load(const char *path);
+
+/* Opens an output file ("-" or NULL is standard output); prints why on
+ * stderr and returns NULL on failure. */
+FILE *rp_cli_open_out(const char *path);
+/* Closes what rp_cli_open_out returned; returns 0 or prints and returns 1. */
+int rp_cli_close_out(FILE *fp, const char *path);
+
+#endif
