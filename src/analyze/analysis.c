@@ -1,0 +1,167 @@
+/* Analysis object: options, the passes in order, the headline figures. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analyze/analysis.h"
+
+void rp_analysis_opts_init(rp_analysis_opts *o) {
+  if (!o)
+    return;
+  memset(o, 0, sizeof *o);
+  o->copy_engines = 2;
+  o->h2d_gbps = 25;
+  o->d2h_gbps = 25;
+  o->p2p_gbps = 25;
+  o->kernel_us = 10;
+  o->host_us = 10;
+  o->measured_us = NULL;
+}
+
+static int bad_rate(double x) { return !isfinite(x) || !(x > 0); }
+static int bad_time(double x) { return !isfinite(x) || !(x >= 0); }
+
+void rp_analysis_destroy(rp_analysis *a) {
+  if (!a)
+    return;
+  free(a->lane);
+  free(a->cost);
+  free(a->source);
+  free(a->lanes);
+  free(a->bottom);
+  free(a->critical);
+  free(a->crit);
+  free(a->start);
+  free(a->slack);
+  free(a->order);
+  free(a);
+}
+
+/* Serial time, lane loads, the bound and the Amdahl form. */
+static void figures(rp_analysis *a) {
+  rp_summary *s = &a->sum;
+  double serial = 0, t = 0, c = 0;
+  for (uint32_t n = 0; n < a->nop; n++) {
+    serial += a->cost[n];
+    switch (a->g->op[n].type) {
+    case RP_OP_KERNEL:
+      t += a->cost[n];
+      break;
+    case RP_OP_COPY_H2D:
+    case RP_OP_COPY_D2H:
+    case RP_OP_COPY_D2D:
+      c += a->cost[n];
+      break;
+    default: /* host tasks count in neither */
+      break;
+    }
+  }
+  s->serial_us = serial;
+  s->max_lane_us = 0;
+  uint32_t maxl = RP_NONE;
+  for (uint32_t l = 0; l < a->nlane; l++)
+    if (maxl == RP_NONE || a->lanes[l].busy_us > s->max_lane_us) {
+      s->max_lane_us = a->lanes[l].busy_us;
+      maxl = l;
+    }
+  double lim = fmax(s->critical_path_us, s->max_lane_us);
+  s->bound = lim > 0 ? serial / lim : 1;
+  s->limited_by = (maxl == RP_NONE || s->critical_path_us >= s->max_lane_us)
+                      ? "critical_path"
+                      : a->lanes[maxl].name;
+  s->amdahl_compute_us = t;
+  s->amdahl_copy_us = c;
+  s->amdahl_speedup = fmax(t, c) > 0 ? (t + c) / fmax(t, c) : 1;
+  s->predicted_speedup =
+      s->makespan_us > 0 ? serial / s->makespan_us : 1;
+}
+
+rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
+                     rp_analysis **out) {
+  if (!out)
+    return RP_EINVAL;
+  *out = NULL;
+  if (!g)
+    return RP_EINVAL;
+  if (!g->ended)
+    return RP_ESTATE;
+  rp_analysis_opts def;
+  rp_analysis_opts_init(&def);
+  if (!o)
+    o = &def;
+  if ((o->copy_engines != 1 && o->copy_engines != 2) ||
+      bad_rate(o->h2d_gbps) || bad_rate(o->d2h_gbps) ||
+      bad_rate(o->p2p_gbps) || bad_time(o->kernel_us) ||
+      bad_time(o->host_us))
+    return RP_EINVAL;
+
+  rp_analysis *a = calloc(1, sizeof *a);
+  if (!a)
+    return RP_ENOMEM;
+  a->g = g;
+  a->opts = *o;
+  a->opts.measured_us = NULL; /* not kept: the caller owns it */
+  a->has_measured = o->measured_us != NULL;
+  uint32_t nop = a->nop = g->nop;
+  size_t m = nop ? nop : 1;
+  a->lane = malloc(sizeof *a->lane * m);
+  a->cost = malloc(sizeof *a->cost * m);
+  a->source = malloc(m);
+  a->bottom = malloc(sizeof *a->bottom * m);
+  a->critical = calloc(m, 1);
+  a->start = malloc(sizeof *a->start * m);
+  a->slack = malloc(sizeof *a->slack * m);
+  a->order = malloc(sizeof *a->order * m);
+  rp_status s = RP_ENOMEM;
+  if (!a->lane || !a->cost || !a->source || !a->bottom || !a->critical ||
+      !a->start || !a->slack || !a->order)
+    goto fail;
+  if ((s = rp__analysis_lanes(a, o->measured_us)) != RP_OK ||
+      (s = rp__analysis_critical(a)) != RP_OK ||
+      (s = rp__analysis_schedule(a)) != RP_OK)
+    goto fail;
+  figures(a);
+  *out = a;
+  return RP_OK;
+fail:
+  rp_analysis_destroy(a);
+  return s;
+}
+
+void rp_analysis_summary(const rp_analysis *a, rp_summary *out) {
+  if (!out)
+    return;
+  if (!a) {
+    memset(out, 0, sizeof *out);
+    out->limited_by = "critical_path";
+    return;
+  }
+  *out = a->sum;
+}
+
+rp_status rp_analysis_op(const rp_analysis *a, rp_node n, rp_op_sched *out) {
+  if (!a || !out || n >= a->nop)
+    return RP_EINVAL;
+  out->lane = a->lane[n];
+  out->cost_us = a->cost[n];
+  out->start_us = a->start[n];
+  out->end_us = rp__end(a, n);
+  out->slack_us = a->slack[n];
+  out->critical = a->critical[n];
+  out->source = (rp_cost_source)a->source[n];
+  return RP_OK;
+}
+
+uint32_t rp_analysis_num_lanes(const rp_analysis *a) {
+  return a ? a->nlane : 0;
+}
+
+rp_status rp_analysis_lane(const rp_analysis *a, uint32_t i,
+                           const char **name, double *busy_us) {
+  if (!a || i >= a->nlane)
+    return RP_EINVAL;
+  if (name)
+    *name = a->lanes[i].name;
+  if (busy_us)
+    *busy_us = a->lanes[i].busy_us;
+  return RP_OK;
+}

@@ -1,0 +1,85 @@
+/* Internal layout of an analysis, shared by the files of src/analyze. */
+#ifndef RP_ANALYSIS_INTERNAL_H
+#define RP_ANALYSIS_INTERNAL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "reprise/analyze.h"
+#include "record/graph.h"
+
+/* Kinds of lanes, in the order their names are built. */
+typedef enum {
+  RP__LANE_COMPUTE = 0,
+  RP__LANE_H2D,
+  RP__LANE_D2H,
+  RP__LANE_COPY,
+  RP__LANE_P2P,
+  RP__LANE_HOST,
+  RP__LANE_KINDS
+} rp__lane_kind;
+
+typedef struct rp__lane {
+  char name[16];     /* "compute:61" at most */
+  rp__lane_kind kind;
+  int device;        /* -1 for the host lane */
+  double busy_us;
+} rp__lane;
+
+/* The analysis keeps a pointer to its graph (names, edges, accesses): the
+ * graph must outlive it. Per-operation data is kept as arrays (structure of
+ * arrays) so that a 2-million-operation graph stays compact. */
+struct rp_analysis {
+  const rp_graph *g;
+  rp_analysis_opts opts;
+  int has_measured;        /* opts.measured_us was given (not kept) */
+  uint32_t nop;
+
+  /* Lanes and costs (lanes.c). */
+  uint32_t *lane;          /* per op */
+  double *cost;            /* per op */
+  uint8_t *source;         /* per op: rp_cost_source */
+  rp__lane *lanes;
+  uint32_t nlane;
+  uint32_t nsource[4];     /* operations per cost source */
+
+  /* Critical path (critical.c). */
+  double *bottom;          /* longest path from the op's start to the end */
+  uint8_t *critical;       /* per op */
+  uint32_t *crit;          /* the critical path's ops, in order */
+  uint32_t ncrit;
+
+  /* Schedule (schedule.c). */
+  double *start, *slack;   /* per op; end = start + cost */
+  uint32_t *order;         /* ops in the order the schedule started them */
+
+  rp_summary sum;
+};
+
+/* Lanes and costs of every op: fills lane, cost, source, lanes, nlane,
+ * nsource and the lane loads. */
+rp_status rp__analysis_lanes(rp_analysis *a, const double *measured);
+/* Bottom levels, the critical path and its ops. */
+rp_status rp__analysis_critical(rp_analysis *a);
+/* The list schedule: start, order, makespan and slack. */
+rp_status rp__analysis_schedule(rp_analysis *a);
+
+/* Writers' helpers (report.c). */
+/* Prints a double as the shortest of %.15g/%.16g/%.17g that reads back
+ * exactly (JSON-safe: never inf or nan, which costs are checked against). */
+void rp__put_num(FILE *fp, double v);
+/* Prints s as a JSON string literal, quotes included. */
+void rp__put_json_str(FILE *fp, const char *s);
+/* Name of op n, never NULL. */
+const char *rp__op_name(const rp_analysis *a, uint32_t n);
+/* Name of buffer b, or "" for RP_NONE. */
+const char *rp__buf_name(const rp_analysis *a, uint32_t b);
+/* Name of a cost source ("given", "measured", "modelled", "default"). */
+const char *rp__source_name(rp_cost_source s);
+/* A fill colour for a lane kind (dot and SVG agree). */
+const char *rp__lane_colour(rp__lane_kind k);
+
+static inline double rp__end(const rp_analysis *a, uint32_t n) {
+  return a->start[n] + a->cost[n];
+}
+
+#endif

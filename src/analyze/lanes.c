@@ -1,0 +1,152 @@
+/* Lanes and costs: which lane runs each operation and for how long. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "analyze/analysis.h"
+
+static const char *const kind_prefix[RP__LANE_KINDS] = {
+    "compute", "h2d", "d2h", "copy", "p2p", "host"};
+
+/* Bytes a stored region covers. Stored regions are byte ranges or boxes
+ * (WHOLE is resolved at record time); WHOLE is still handled, for safety. */
+static uint64_t region_bytes(const rp_graph *g, const rp_region *r) {
+  if (r->buf >= g->nbuf)
+    return 0;
+  const rp__buffer *b = &g->buf[r->buf];
+  switch (r->kind) {
+  case RP_REGION_BYTES:
+    return r->bytes;
+  case RP_REGION_BOX: {
+    uint64_t n = b->elem ? b->elem : 1;
+    for (unsigned d = 0; d < r->ndims && d < 3; d++)
+      n *= r->hi[d] > r->lo[d] ? r->hi[d] - r->lo[d] : 0;
+    return n;
+  }
+  default:
+    return b->bytes;
+  }
+}
+
+/* A copy moves the bytes of the access it writes (its destination). */
+static uint64_t copy_bytes(const rp_graph *g, uint32_t n) {
+  const rp__op *op = &g->op[n];
+  const rp__access *acc = rp__op_acc(g, n);
+  if (op->nacc == 0)
+    return 0;
+  for (uint32_t i = 0; i < op->nacc; i++)
+    if (acc[i].mode == RP_OUT || acc[i].mode == RP_INOUT)
+      return region_bytes(g, &acc[i].region);
+  return region_bytes(g, &acc[0].region);
+}
+
+static void lane_of(const rp__op *op, unsigned engines, rp__lane_kind *kind,
+                    int *dev) {
+  *dev = op->device;
+  switch (op->type) {
+  case RP_OP_KERNEL:
+    *kind = RP__LANE_COMPUTE;
+    break;
+  case RP_OP_COPY_H2D:
+    *kind = engines == 1 ? RP__LANE_COPY : RP__LANE_H2D;
+    break;
+  case RP_OP_COPY_D2H:
+    *kind = engines == 1 ? RP__LANE_COPY : RP__LANE_D2H;
+    break;
+  case RP_OP_COPY_D2D:
+    *kind = RP__LANE_P2P;
+    break;
+  default:
+    *kind = RP__LANE_HOST;
+    *dev = -1;
+    break;
+  }
+}
+
+/* Modelled or default cost of op n, from the options. */
+static double model_cost(const rp_analysis *a, uint32_t n,
+                         rp_cost_source *src) {
+  const rp__op *op = &a->g->op[n];
+  double gbps;
+  switch (op->type) {
+  case RP_OP_KERNEL:
+    *src = RP_COST_DEFAULT;
+    return a->opts.kernel_us;
+  case RP_OP_HOST:
+    *src = RP_COST_DEFAULT;
+    return a->opts.host_us;
+  case RP_OP_COPY_H2D:
+    gbps = a->opts.h2d_gbps;
+    break;
+  case RP_OP_COPY_D2H:
+    gbps = a->opts.d2h_gbps;
+    break;
+  default:
+    gbps = a->opts.p2p_gbps;
+    break;
+  }
+  *src = RP_COST_MODELLED;
+  /* GB/s = 1e9 B/s = 1e3 B/us. */
+  return (double)copy_bytes(a->g, n) / (gbps * 1e3);
+}
+
+rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
+  const rp_graph *g = a->g;
+  uint32_t nop = a->nop;
+  /* Lane of (kind, device): device slots 0..RP_MAX_DEVICES-1, host in 0. */
+  uint32_t *map = malloc(sizeof *map * RP__LANE_KINDS * RP_MAX_DEVICES);
+  a->lanes = calloc(RP__LANE_KINDS * RP_MAX_DEVICES, sizeof *a->lanes);
+  if (!map || !a->lanes) {
+    free(map);
+    return RP_ENOMEM;
+  }
+  for (uint32_t i = 0; i < RP__LANE_KINDS * RP_MAX_DEVICES; i++)
+    map[i] = RP_NONE;
+  a->nlane = 0;
+  double total = 0;
+  for (uint32_t n = 0; n < nop; n++) {
+    const rp__op *op = &g->op[n];
+    rp__lane_kind kind;
+    int dev;
+    lane_of(op, a->opts.copy_engines, &kind, &dev);
+    if (kind != RP__LANE_HOST && (dev < 0 || dev >= RP_MAX_DEVICES)) {
+      free(map);
+      return RP_EINVAL;
+    }
+    uint32_t *slot = &map[kind * RP_MAX_DEVICES + (dev < 0 ? 0 : dev)];
+    if (*slot == RP_NONE) {
+      rp__lane *l = &a->lanes[a->nlane];
+      l->kind = kind;
+      l->device = dev;
+      if (kind == RP__LANE_HOST)
+        snprintf(l->name, sizeof l->name, "host");
+      else
+        snprintf(l->name, sizeof l->name, "%s:%d", kind_prefix[kind], dev);
+      *slot = a->nlane++;
+    }
+    a->lane[n] = *slot;
+
+    rp_cost_source src;
+    double c;
+    if (measured && measured[n] >= 0) {
+      c = measured[n];
+      src = RP_COST_MEASURED;
+    } else if (op->cost_us >= 0) {
+      c = op->cost_us;
+      src = RP_COST_GIVEN;
+    } else {
+      c = model_cost(a, n, &src);
+    }
+    if (!isfinite(c)) {
+      free(map);
+      return RP_EINVAL;
+    }
+    a->cost[n] = c;
+    a->source[n] = (uint8_t)src;
+    a->nsource[src]++;
+    a->lanes[*slot].busy_us += c;
+    total += c;
+  }
+  free(map);
+  /* Every figure is at most the serial time: if that is finite, all are. */
+  return isfinite(total) ? RP_OK : RP_EINVAL;
+}

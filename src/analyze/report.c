@@ -1,0 +1,241 @@
+/* Reports of an analysis: the human text and the "reprise-analysis" JSON. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analyze/analysis.h"
+
+/* Most critical-path operations the text report lists one by one. */
+#define TEXT_PATH_MAX 20
+
+void rp__put_num(FILE *fp, double v) {
+  if (!isfinite(v)) {
+    fputs("null", fp);
+    return;
+  }
+  char buf[40];
+  for (int p = 15; p <= 17; p++) {
+    snprintf(buf, sizeof buf, "%.*g", p, v);
+    if (strtod(buf, NULL) == v)
+      break;
+  }
+  fputs(buf, fp);
+}
+
+void rp__put_json_str(FILE *fp, const char *s) {
+  fputc('"', fp);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      fprintf(fp, "\\%c", *p);
+    else if (*p == '\n')
+      fputs("\\n", fp);
+    else if (*p == '\t')
+      fputs("\\t", fp);
+    else if (*p < 0x20 || *p == 0x7f)
+      fprintf(fp, "\\u%04x", *p);
+    else
+      fputc(*p, fp);
+  }
+  fputc('"', fp);
+}
+
+const char *rp__op_name(const rp_analysis *a, uint32_t n) {
+  const char *s = a->g->op[n].name;
+  return s ? s : "";
+}
+
+const char *rp__buf_name(const rp_analysis *a, uint32_t b) {
+  if (b >= a->g->nbuf || !a->g->buf[b].name)
+    return "";
+  return a->g->buf[b].name;
+}
+
+const char *rp__source_name(rp_cost_source s) {
+  switch (s) {
+  case RP_COST_GIVEN:
+    return "given";
+  case RP_COST_MEASURED:
+    return "measured";
+  case RP_COST_MODELLED:
+    return "modelled";
+  default:
+    return "default";
+  }
+}
+
+const char *rp__lane_colour(rp__lane_kind k) {
+  static const char *const c[RP__LANE_KINDS] = {
+      "#8fbcde", "#f4b183", "#f8cbad", "#f4b183", "#c5e0b4", "#d9d2e9"};
+  return k < RP__LANE_KINDS ? c[k] : "#dddddd";
+}
+
+static rp_status done(FILE *fp) { return ferror(fp) ? RP_EIO : RP_OK; }
+
+static void text_costs(const rp_analysis *a, FILE *fp) {
+  uint32_t dk = 0, dh = 0;
+  for (uint32_t n = 0; n < a->nop; n++)
+    if (a->source[n] == RP_COST_DEFAULT) {
+      if (a->g->op[n].type == RP_OP_KERNEL)
+        dk++;
+      else
+        dh++;
+    }
+  fprintf(fp, "costs: %u given, %u measured, %u modelled, %u default\n",
+          a->nsource[RP_COST_GIVEN], a->nsource[RP_COST_MEASURED],
+          a->nsource[RP_COST_MODELLED], a->nsource[RP_COST_DEFAULT]);
+  if (a->nsource[RP_COST_MODELLED])
+    fprintf(fp,
+            "  modelled: %u copies as bytes / bandwidth (h2d %g GB/s, "
+            "d2h %g GB/s, p2p %g GB/s)\n",
+            a->nsource[RP_COST_MODELLED], a->opts.h2d_gbps,
+            a->opts.d2h_gbps, a->opts.p2p_gbps);
+  if (dk)
+    fprintf(fp, "  default: %u kernels without a cost at %g us each\n", dk,
+            a->opts.kernel_us);
+  if (dh)
+    fprintf(fp, "  default: %u host tasks without a cost at %g us each\n",
+            dh, a->opts.host_us);
+}
+
+rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
+  if (!a || !fp)
+    return RP_EINVAL;
+  const rp_summary *s = &a->sum;
+  double ms = s->makespan_us;
+  fprintf(fp,
+          "reprise analysis: %u operations, %u edges, %u lanes "
+          "(%u copy engine%s per device)\n",
+          a->nop, a->g->nedge, a->nlane, a->opts.copy_engines,
+          a->opts.copy_engines == 1 ? "" : "s");
+  text_costs(a, fp);
+
+  uint32_t *count = calloc(a->nlane ? a->nlane : 1, sizeof *count);
+  if (!count)
+    return RP_ENOMEM;
+  for (uint32_t n = 0; n < a->nop; n++)
+    count[a->lane[n]]++;
+  fprintf(fp, "\nlanes (busy time, %% of the makespan):\n");
+  for (uint32_t l = 0; l < a->nlane; l++)
+    fprintf(fp, "  %-12s %14.3f us %6.1f%%  %u ops\n", a->lanes[l].name,
+            a->lanes[l].busy_us,
+            ms > 0 ? 100 * a->lanes[l].busy_us / ms : 0.0, count[l]);
+  free(count);
+
+  fprintf(fp, "\ncritical path: %.3f us over %u operations\n",
+          s->critical_path_us, a->ncrit);
+  for (uint32_t i = 0; i < a->ncrit && i < TEXT_PATH_MAX; i++) {
+    uint32_t n = a->crit[i];
+    fprintf(fp, "  %s#%u %s  [%s] %.3f us (%s)\n", i ? "-> " : "   ", n,
+            rp__op_name(a, n), a->lanes[a->lane[n]].name, a->cost[n],
+            rp__source_name((rp_cost_source)a->source[n]));
+  }
+  if (a->ncrit > TEXT_PATH_MAX)
+    fprintf(fp, "  ... and %u more\n", a->ncrit - TEXT_PATH_MAX);
+
+  fprintf(fp, "\nserial          %14.3f us (one operation at a time)\n",
+          s->serial_us);
+  fprintf(fp, "critical path   %14.3f us\n", s->critical_path_us);
+  fprintf(fp, "max lane        %14.3f us\n", s->max_lane_us);
+  fprintf(fp,
+          "bound           %14.3fx serial / max(critical path, max lane), "
+          "limited by %s\n",
+          s->bound,
+          strcmp(s->limited_by, "critical_path") ? s->limited_by
+                                                 : "the critical path");
+  fprintf(fp,
+          "amdahl overlap  %14.3fx (T + C) / max(T, C): kernels T = %.3f "
+          "us, copies C = %.3f us\n",
+          s->amdahl_speedup, s->amdahl_compute_us, s->amdahl_copy_us);
+  fprintf(fp, "makespan        %14.3f us (list schedule, longest remaining "
+              "path first)\n",
+          ms);
+  fprintf(fp, "predicted       %14.3fx serial / makespan",
+          s->predicted_speedup);
+  double lim = fmax(s->critical_path_us, s->max_lane_us);
+  if (ms > lim && lim > 0)
+    fprintf(fp, " (%.1f%% above the bound's limit)\n",
+            100 * (ms - lim) / lim);
+  else
+    fprintf(fp, " (reaches the bound)\n");
+  return done(fp);
+}
+
+rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
+  if (!a || !fp)
+    return RP_EINVAL;
+  const rp_graph *g = a->g;
+  const rp_summary *s = &a->sum;
+  fprintf(fp, "{\n  \"format\": \"reprise-analysis\", \"version\": 1,\n"
+              "  \"options\": {\"copy_engines\": %u, \"h2d_gbps\": ",
+          a->opts.copy_engines);
+  rp__put_num(fp, a->opts.h2d_gbps);
+  fputs(", \"d2h_gbps\": ", fp);
+  rp__put_num(fp, a->opts.d2h_gbps);
+  fputs(", \"p2p_gbps\": ", fp);
+  rp__put_num(fp, a->opts.p2p_gbps);
+  fputs(", \"kernel_us\": ", fp);
+  rp__put_num(fp, a->opts.kernel_us);
+  fputs(", \"host_us\": ", fp);
+  rp__put_num(fp, a->opts.host_us);
+  fputs("},\n  \"edges\": [", fp);
+  for (uint32_t i = 0; i < g->nedge; i++) {
+    rp_edge e;
+    if (rp_graph_edge(g, i, &e) != RP_OK)
+      return RP_EINVAL;
+    /* As in graph files: `after` edges have no buffer. */
+    fprintf(fp, "%s\n    {\"from\": %u, \"to\": %u, \"kind\": \"%s\"",
+            i ? "," : "", e.from, e.to, rp_edge_kind_name(e.kind));
+    if (e.kind != RP_EDGE_AFTER && e.buf != RP_NONE)
+      fprintf(fp, ", \"buffer\": %u", e.buf);
+    fputc('}', fp);
+  }
+  fputs(g->nedge ? "\n  ],\n  \"ops\": [" : "],\n  \"ops\": [", fp);
+  for (uint32_t n = 0; n < a->nop; n++) {
+    fprintf(fp, "%s\n    {\"id\": %u, \"name\": ", n ? "," : "", n);
+    rp__put_json_str(fp, rp__op_name(a, n));
+    fprintf(fp, ", \"type\": \"%s\", \"lane\": \"%s\", \"cost_us\": ",
+            rp_op_type_name(g->op[n].type), a->lanes[a->lane[n]].name);
+    rp__put_num(fp, a->cost[n]);
+    fputs(", \"start_us\": ", fp);
+    rp__put_num(fp, a->start[n]);
+    fputs(", \"end_us\": ", fp);
+    rp__put_num(fp, rp__end(a, n));
+    fputs(", \"slack_us\": ", fp);
+    rp__put_num(fp, a->slack[n]);
+    fprintf(fp, ", \"critical\": %s, \"source\": \"%s\"}",
+            a->critical[n] ? "true" : "false",
+            rp__source_name((rp_cost_source)a->source[n]));
+  }
+  fputs(a->nop ? "\n  ],\n  \"lanes\": [" : "],\n  \"lanes\": [", fp);
+  for (uint32_t l = 0; l < a->nlane; l++) {
+    fprintf(fp, "%s\n    {\"name\": \"%s\", \"busy_us\": ", l ? "," : "",
+            a->lanes[l].name);
+    rp__put_num(fp, a->lanes[l].busy_us);
+    fputc('}', fp);
+  }
+  fputs(a->nlane ? "\n  ],\n" : "],\n", fp);
+  fputs("  \"critical_path\": [", fp);
+  for (uint32_t i = 0; i < a->ncrit; i++)
+    fprintf(fp, "%s%u", i ? ", " : "", a->crit[i]);
+  fputs("],\n  \"serial_us\": ", fp);
+  rp__put_num(fp, s->serial_us);
+  fputs(", \"critical_path_us\": ", fp);
+  rp__put_num(fp, s->critical_path_us);
+  fputs(", \"max_lane_us\": ", fp);
+  rp__put_num(fp, s->max_lane_us);
+  fputs(", \"makespan_us\": ", fp);
+  rp__put_num(fp, s->makespan_us);
+  fputs(",\n  \"bound\": {\"speedup\": ", fp);
+  rp__put_num(fp, s->bound);
+  fputs(", \"limited_by\": ", fp);
+  rp__put_json_str(fp, s->limited_by);
+  fputs("},\n  \"amdahl\": {\"compute_us\": ", fp);
+  rp__put_num(fp, s->amdahl_compute_us);
+  fputs(", \"copy_us\": ", fp);
+  rp__put_num(fp, s->amdahl_copy_us);
+  fputs(", \"speedup\": ", fp);
+  rp__put_num(fp, s->amdahl_speedup);
+  fputs("},\n  \"predicted_speedup\": ", fp);
+  rp__put_num(fp, s->predicted_speedup);
+  fputs("\n}\n", fp);
+  return done(fp);
+}

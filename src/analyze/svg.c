@@ -1,0 +1,91 @@
+/* SVG Gantt chart of the schedule: a row per lane, a bar per operation. */
+#include <math.h>
+#include "analyze/analysis.h"
+
+#define LEFT 110.0   /* room for the lane names */
+#define PLOT 1000.0  /* width of the time axis */
+#define ROW 26.0
+#define TOP 30.0
+
+static void put_xml_str(FILE *fp, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    switch (*p) {
+    case '&':
+      fputs("&amp;", fp);
+      break;
+    case '<':
+      fputs("&lt;", fp);
+      break;
+    case '>':
+      fputs("&gt;", fp);
+      break;
+    case '"':
+      fputs("&quot;", fp);
+      break;
+    default:
+      fputc(*p < 0x20 ? ' ' : *p, fp);
+    }
+  }
+}
+
+/* A tick step of 1, 2 or 5 times a power of ten, about 10 ticks. */
+static double tick_step(double span) {
+  double raw = span / 10, p = pow(10, floor(log10(raw)));
+  return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
+}
+
+rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp) {
+  if (!a || !fp)
+    return RP_EINVAL;
+  double ms = a->sum.makespan_us;
+  double scale = ms > 0 ? PLOT / ms : 0;
+  double h = TOP + ROW * a->nlane + 30;
+  fprintf(fp,
+          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+          "height=\"%.0f\" font-family=\"Helvetica, sans-serif\" "
+          "font-size=\"11\">\n"
+          "<text x=\"4\" y=\"16\">makespan %.3f us, serial %.3f us, "
+          "critical path %.3f us (bold)</text>\n",
+          LEFT + PLOT + 20, h, ms, a->sum.serial_us,
+          a->sum.critical_path_us);
+  for (uint32_t l = 0; l < a->nlane; l++) {
+    double y = TOP + ROW * l;
+    fprintf(fp,
+            "<rect x=\"0\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" "
+            "fill=\"%s\"/>\n<text x=\"4\" y=\"%.1f\">%s</text>\n",
+            y, LEFT + PLOT + 20, ROW, l % 2 ? "#ffffff" : "#f6f6f6",
+            y + ROW / 2 + 4, a->lanes[l].name);
+  }
+  if (ms > 0) {
+    double step = tick_step(ms), yb = TOP + ROW * a->nlane;
+    for (int k = 0; step > 0 && k <= 100; k++) {
+      double t = k * step, x = LEFT + t * scale;
+      if (t > ms * (1 + 1e-12))
+        break;
+      fprintf(fp,
+              "<line x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" "
+              "stroke=\"#cccccc\"/>\n<text x=\"%.2f\" y=\"%.1f\" "
+              "text-anchor=\"middle\">%g</text>\n",
+              x, TOP, x, yb + 4, x, yb + 16, t);
+    }
+    fprintf(fp, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">us</text>\n",
+            LEFT + PLOT + 18, yb + 28);
+  }
+  for (uint32_t n = 0; n < a->nop; n++) {
+    const rp__lane *ln = &a->lanes[a->lane[n]];
+    double x = LEFT + a->start[n] * scale, w = a->cost[n] * scale;
+    double y = TOP + ROW * a->lane[n] + 3;
+    fprintf(fp,
+            "<rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%.0f\" "
+            "fill=\"%s\" stroke=\"#000000\" stroke-width=\"%s\">"
+            "<title>#%u ",
+            x, y, w < 0.5 ? 0.5 : w, ROW - 6, rp__lane_colour(ln->kind),
+            a->critical[n] ? "2" : "0.3", n);
+    put_xml_str(fp, rp__op_name(a, n));
+    fprintf(fp, ": %.3f .. %.3f us, slack %.3f us</title></rect>\n",
+            a->start[n], rp__end(a, n), a->slack[n]);
+  }
+  fputs("</svg>\n", fp);
+  return ferror(fp) ? RP_EIO : RP_OK;
+}
