@@ -88,13 +88,6 @@ void rp_graph_destroy(rp_graph *g) {
   free(g);
 }
 
-static int edge_cmp(const void *a, const void *b) {
-  const rp_edge *x = a, *y = b;
-  if (x->from != y->from)
-    return x->from < y->from ? -1 : 1;
-  return x->to < y->to ? -1 : x->to > y->to;
-}
-
 rp_status rp_graph_end(rp_graph *g) {
   if (!g)
     return RP_EINVAL;
@@ -113,29 +106,27 @@ rp_status rp_graph_end(rp_graph *g) {
     free(sorted), free(so), free(po), free(succ), free(pred);
     return rp__fail(g, RP_ENOMEM, "out of memory ending the graph");
   }
-  if (m)
-    memcpy(sorted, g->edge, (size_t)m * sizeof *sorted);
-  qsort(sorted, m, sizeof *sorted, edge_cmp);
+  /* g->edge is grouped by target in increasing order, so a stable counting
+   * sort by source yields the (from, to) order in linear time. */
   for (uint32_t i = 0; i < m; i++) {
-    so[sorted[i].from + 1]++;
-    po[sorted[i].to + 1]++;
+    so[g->edge[i].from + 1]++;
+    po[g->edge[i].to + 1]++;
   }
   for (uint32_t i = 0; i < n; i++) {
     so[i + 1] += so[i];
     po[i + 1] += po[i];
   }
-  /* Sorted by (from, to): successors come out in order. Predecessors are
-   * the recording order (g->edge is grouped by target), sorted by source. */
-  for (uint32_t i = 0; i < m; i++)
-    succ[i] = sorted[i].to;
   uint32_t *fill = calloc((size_t)n + 1, sizeof *fill);
   if (!fill) {
     free(sorted), free(so), free(po), free(succ), free(pred);
     return rp__fail(g, RP_ENOMEM, "out of memory ending the graph");
   }
   for (uint32_t i = 0; i < m; i++) {
-    rp_node t = sorted[i].to;
-    pred[po[t] + fill[t]++] = sorted[i].from;
+    const rp_edge *e = &g->edge[i];
+    uint32_t at = so[e->from] + fill[e->from]++;
+    sorted[at] = *e;
+    succ[at] = e->to;
+    pred[i] = e->from; /* grouped by target, sources increasing */
   }
   free(fill);
   g->sorted = sorted;

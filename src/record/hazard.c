@@ -50,6 +50,9 @@ struct rp__track {
   cand *c;
   uint32_t nc, capc;
   uint32_t *stamp, capstamp, cur;
+  uint32_t *cstamp, capcstamp; /* == cur: a candidate of the current op */
+  uint32_t left;               /* candidates not reached yet */
+  uint32_t *level, caplevel; /* longest path from a source, per node */
   uint32_t *stack, capstack;
   int oom;
 };
@@ -71,6 +74,8 @@ void rp__track_free(rp_graph *g) {
   free(t->b);
   free(t->c);
   free(t->stamp);
+  free(t->cstamp);
+  free(t->level);
   free(t->stack);
   free(t);
   g->track = NULL;
@@ -240,34 +245,57 @@ static int stamp_ready(rp__track *t, uint32_t n) {
       return -1;
     memset(t->stamp + old, 0, (t->capstamp - old) * sizeof *t->stamp);
   }
+  if (n > t->capcstamp) {
+    uint32_t old = t->capcstamp;
+    if (rp__grow((void **)&t->cstamp, &t->capcstamp, n, sizeof *t->cstamp))
+      return -1;
+    memset(t->cstamp + old, 0, (t->capcstamp - old) * sizeof *t->cstamp);
+  }
   if (++t->cur == 0) {
     memset(t->stamp, 0, t->capstamp * sizeof *t->stamp);
+    memset(t->cstamp, 0, t->capcstamp * sizeof *t->cstamp);
     t->cur = 1;
   }
   return 0;
 }
 
-/* Marks every ancestor of `from` with id >= lo as reached. */
-static int mark_ancestors(rp_graph *g, rp__track *t, uint32_t from,
-                          uint32_t lo) {
+/* Search budget of one op's reduction, in edges read. The search only
+ * visits nodes between the op's oldest candidate and itself, so it is
+ * exact whenever the edges into that window number at most this many
+ * (every graph of up to RP__REDUCE_BUDGET edges, and structured graphs
+ * whose dependencies stay local).
+ * Past it the remaining candidates are kept: the graph may then hold an
+ * edge implied by others (never one too few), and recording stays
+ * near-linear on densely interleaved graphs. */
+enum { REDUCE_BUDGET = RP__REDUCE_BUDGET };
+
+/* Marks the ancestors of `from` that may still be candidates: id >= lo and
+ * level >= minlev (a node of a lower level cannot reach one). Returns the
+ * nodes visited, or -1 when out of memory. */
+static long mark_ancestors(rp_graph *g, rp__track *t, uint32_t from,
+                           uint32_t lo, uint32_t minlev, long budget) {
   uint32_t sp = 0;
+  long seen = 0;
   if (rp__grow((void **)&t->stack, &t->capstack, 1, sizeof *t->stack))
     return -1;
   t->stack[sp++] = from;
-  while (sp) {
+  while (sp && seen < budget && t->left) {
     uint32_t u = t->stack[--sp];
     for (uint32_t e = g->pred_off[u]; e < g->pred_off[u + 1]; e++) {
       uint32_t p = g->edge[e].from;
-      if (p < lo || t->stamp[p] == t->cur)
+      seen++; /* every edge read counts: it is what costs */
+      if (p < lo || t->stamp[p] == t->cur || t->level[p] < minlev)
         continue;
       t->stamp[p] = t->cur;
+      if (t->cstamp[p] == t->cur)
+        t->left--;
       if (rp__grow((void **)&t->stack, &t->capstack, sp + 1,
                    sizeof *t->stack))
         return -1;
       t->stack[sp++] = p;
     }
   }
-  return 0;
+  return seen;
 }
 
 rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
@@ -302,27 +330,60 @@ rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
 
   /* One candidate per source: latest sources first; for each source the
    * explicit one, else RAW before WAR before WAW, lowest buffer. */
-  qsort(t->c, t->nc, sizeof *t->c, cand_cmp);
+  if (t->nc > 1)
+    qsort(t->c, t->nc, sizeof *t->c, cand_cmp);
   uint32_t n = 0;
   for (uint32_t i = 0; i < t->nc; i++)
     if (!n || t->c[n - 1].from != t->c[i].from)
       t->c[n++] = t->c[i];
   if (n > 1 && stamp_ready(t, j) < 0)
     return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  uint32_t lo = n ? t->c[n - 1].from : 0;
+  if (j >= t->caplevel &&
+      rp__grow((void **)&t->level, &t->caplevel, j + 1, sizeof *t->level))
+    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
+  uint32_t lo = n ? t->c[n - 1].from : 0, lev = 0;
   if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
                sizeof *g->edge))
     return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
+  /* minlev[i]: the lowest level among candidates i..n-1; the search for
+   * the candidates after i needs no node below it. */
+  uint32_t minlev_small[16], *minlev = minlev_small;
+  if (n > 16 && !(minlev = malloc(n * sizeof *minlev)))
+    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
+  for (uint32_t i = n; i-- > 0;) {
+    uint32_t l = t->level[t->c[i].from];
+    minlev[i] = i + 1 < n && minlev[i + 1] < l ? minlev[i + 1] : l;
+  }
+  if (n > 1) {
+    for (uint32_t i = 0; i < n; i++)
+      t->cstamp[t->c[i].from] = t->cur;
+    t->left = n;
+  }
+  long budget = REDUCE_BUDGET;
   for (uint32_t i = 0; i < n; i++) {
     const cand *c = &t->c[i];
     int reached = n > 1 && t->stamp[c->from] == t->cur;
-    if (!reached || c->keep)
+    if (!reached || c->keep) {
       g->edge[g->nedge++] = (rp_edge){c->from, j, (rp_edge_kind)c->kind,
                                       c->buf};
-    if (!reached && n > 1 && i + 1 < n &&
-        mark_ancestors(g, t, c->from, lo) < 0)
-      return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
+      if (t->level[c->from] + 1 > lev)
+        lev = t->level[c->from] + 1;
+    }
+    if (n > 1 && !reached)
+      t->left--; /* decided: kept */
+    if (!reached && n > 1 && i + 1 < n && budget > 0 && t->left) {
+      long seen = mark_ancestors(g, t, c->from, lo, minlev[i + 1], budget);
+      if (seen < 0) {
+        if (minlev != minlev_small)
+          free(minlev);
+        return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
+      }
+      budget -= seen;
+    }
   }
+  if (minlev != minlev_small)
+    free(minlev);
+  t->level[j] = lev;
   /* Keep this op's edges sorted by source, as the CSR will be. */
   rp_edge *e0 = g->edge + g->pred_off[j];
   for (uint32_t a = 0, b = (uint32_t)(g->edge + g->nedge - e0); a + 1 < b;

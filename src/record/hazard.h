@@ -4,6 +4,9 @@
 
 #include "record/graph.h"
 
+/* Edges one op's transitive-reduction search may read (hazard.c). */
+#define RP__REDUCE_BUDGET 32
+
 /* Derives the edges into node j (appended to g->edge; g->pred_off[j] must
  * be set, the caller sets pred_off[j + 1]) and updates the hazard state. */
 rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,

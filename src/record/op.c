@@ -245,7 +245,8 @@ rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
   p.arg0 = g->nargs;
   p.after0 = g->nafter;
   p.nafter = nafter;
-  memcpy(g->acc + g->nacc, chk, nacc * sizeof *chk);
+  if (nacc)
+    memcpy(g->acc + g->nacc, chk, nacc * sizeof *chk);
   if (nparams)
     memcpy(g->args + g->nargs, args, nparams * sizeof *args);
   if (nafter)
