@@ -1,0 +1,476 @@
+/* Tests of the CUDA backend against the sequential reference replay. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cuda_kernels.h"
+#include "util.h"
+
+static const rp_backend *need_gpu(void) {
+  const rp_backend *be = NULL;
+  rp_status s = rp_backend_find("cuda", &be);
+  if (s != RP_OK)
+    cr_skip_test("no CUDA backend: %s", rp_strerror(s));
+  s = rp_backend_probe(be);
+  if (s != RP_OK)
+    cr_skip_test("no CUDA device: %s", rp_strerror(s));
+  return be;
+}
+
+static rp_exec *mk(const rp_graph *g, const rp_backend *be, const char *mode,
+                   const int *map, unsigned nmap) {
+  rp_exec_opts o;
+  memset(&o, 0, sizeof o);
+  o.mode = mode;
+  o.device_map = map;
+  o.ndevice_map = nmap;
+  rp_exec *x = NULL;
+  rp_status s = rp_exec_create(&x, g, be, &o);
+  cr_assert_eq(s, RP_OK, "exec (%s): %s: %s", mode ? mode : "graph",
+               rp_status_name(s), rp_last_error());
+  return x;
+}
+
+static void run_ok(rp_exec *x, unsigned it) {
+  rp_status s = rp_exec_run(x, it);
+  cr_assert_eq(s, RP_OK, "run: %s: %s", rp_status_name(s), rp_exec_error(x));
+}
+
+/* A random graph as tests/util.c builds it, over these kernels (which have
+ * CUDA bodies): kernels on ndev devices over byte ranges, explicit copies,
+ * peer copies, host tasks and after edges. */
+static void random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
+                         uint64_t bsize, unsigned nops, unsigned ndev) {
+  memset(r, 0, sizeof *r);
+  r->nbuf = nbuf;
+  r->bsize = bsize;
+  r->buf = calloc(nbuf, sizeof *r->buf);
+  r->hargs = calloc(nops + 1, sizeof *r->hargs);
+  TU_OK(NULL, rp_graph_create(&r->g, 0));
+  for (unsigned b = 0; b < nbuf; b++) {
+    char name[16];
+    snprintf(name, sizeof name, "B%u", b);
+    r->buf[b] = malloc(bsize);
+    TU_OK(r->g, rp_buffer_register(r->g, name, r->buf[b], bsize, NULL));
+  }
+  tu_random_reset(r, seed);
+  uint64_t s = seed + 77;
+  for (unsigned i = 0; i < nops; i++) {
+    unsigned kind = (unsigned)(tu_rand(&s) % 10);
+    int dev = (int)(tu_rand(&s) % ndev);
+    rp_buf a = (rp_buf)(tu_rand(&s) % nbuf), b = (rp_buf)(tu_rand(&s) % nbuf);
+    uint64_t len = 1 + tu_rand(&s) % (bsize / 2);
+    uint64_t oa = tu_rand(&s) % (bsize - len + 1);
+    uint64_t ob = tu_rand(&s) % (bsize - len + 1);
+    if (a == b) {
+      oa = 0;
+      ob = len + tu_rand(&s) % (bsize - 2 * len + 1);
+    }
+    rp_node after[1];
+    rp_op_opts o = {NULL, 0, after, 0};
+    uint32_t nn = rp_graph_num_nodes(r->g);
+    if (nn && tu_rand(&s) % 8 == 0) {
+      after[0] = (rp_node)(tu_rand(&s) % nn);
+      o.nafter = 1;
+    }
+    if (kind < 4) {
+      rp_arg args[4] = {rp_arg_buf(rp_bytes(a, oa, len)),
+                        rp_arg_buf(rp_bytes(b, ob, len)), rp_arg_i64(0),
+                        rp_arg_i64(0)};
+      args[2].value.u64 = oa;
+      args[3].value.u64 = ob;
+      TU_OK(r->g, rp_record_kernel(r->g, &tc_mix, dev, rp_dims3(len, 1, 1),
+                                   args, &o, NULL));
+    } else if (kind < 6) {
+      rp_arg args[2] = {rp_arg_buf(rp_bytes(b, ob, len)), rp_arg_i64(0)};
+      args[1].value.u64 = ob;
+      const rp_kernel *k = kind == 5 ? &tc_bump_host : &tc_bump;
+      TU_OK(r->g, rp_record_kernel(r->g, k, dev, rp_dims3(len, 1, 1), args,
+                                   &o, NULL));
+    } else if (kind == 6) {
+      TU_OK(r->g, rp_record_copy_to_device(r->g, rp_bytes(a, oa, len), dev,
+                                           &o, NULL));
+    } else if (kind == 7) {
+      TU_OK(r->g, rp_record_copy_to_host(r->g, rp_bytes(a, oa, len), dev, &o,
+                                         NULL));
+    } else if (kind == 8 && ndev > 1) {
+      TU_OK(r->g, rp_record_copy_peer(r->g, rp_bytes(a, oa, len), dev,
+                                      (dev + 1) % (int)ndev, &o, NULL));
+    } else {
+      tu_host_arg *h = &r->hargs[i];
+      h->off = ob;
+      h->len = len;
+      rp_access acc = {rp_bytes(b, ob, len), RP_INOUT};
+      TU_OK(r->g, rp_record_host(r->g, tu_host_bump, h, &acc, 1, &o, NULL));
+    }
+  }
+  for (unsigned b = 0; b < nbuf; b++)
+    TU_OK(r->g, rp_record_sync_host(r->g, rp_whole(b), NULL));
+  TU_OK(r->g, rp_graph_end(r->g));
+}
+
+/* Replays a random graph with the reference and with cuda in each mode,
+ * from the same initial contents, and compares every byte. */
+static void check_random(uint64_t seed, unsigned nops, unsigned ndev,
+                         const int *map) {
+  const rp_backend *be = need_gpu();
+  static const char *modes[] = {"graph", "streams", "serial"};
+  tu_random r;
+  random_graph(&r, seed, 4, 4096, nops, ndev);
+  uint8_t *want = malloc(r.nbuf * r.bsize);
+  TU_OK(r.g, rp_replay_reference(r.g, 3));
+  for (unsigned b = 0; b < r.nbuf; b++)
+    memcpy(want + b * r.bsize, r.buf[b], r.bsize);
+  for (unsigned m = 0; m < 3; m++) {
+    tu_random_reset(&r, seed);
+    rp_exec *x = mk(r.g, be, modes[m], map, map ? ndev : 0);
+    run_ok(x, 3);
+    for (unsigned b = 0; b < r.nbuf; b++)
+      cr_assert_eq(memcmp(want + b * r.bsize, r.buf[b], r.bsize), 0,
+                   "seed %llu, mode %s: buffer B%u differs",
+                   (unsigned long long)seed, modes[m], b);
+    rp_exec_destroy(x);
+  }
+  free(want);
+  tu_random_free(&r);
+}
+
+Test(backend_cuda, random_graphs_one_device, .timeout = 120) {
+  for (uint64_t seed = 1; seed <= 6; seed++)
+    check_random(seed, 40, 1, NULL);
+}
+
+Test(backend_cuda, random_graphs_two_logical_devices, .timeout = 120) {
+  static const int map[2] = {0, 0};
+  for (uint64_t seed = 11; seed <= 14; seed++) {
+    check_random(seed, 40, 2, NULL); /* default map: all onto GPU 0 */
+    check_random(seed, 40, 2, map);
+  }
+}
+
+Test(backend_cuda, empty_graph, .timeout = 30) {
+  const rp_backend *be = need_gpu();
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = mk(g, be, NULL, NULL, 0);
+  run_ok(x, 5);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+/* h2d, bump, d2h of one byte buffer. */
+static rp_graph *bump_graph(uint8_t *h, uint64_t n, uint64_t off,
+                            rp_node *kn) {
+  rp_graph *g;
+  rp_buf b;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", h, n, &b));
+  rp_arg args[2] = {rp_arg_buf(rp_bytes(b, off, n - off)), rp_arg_i64(0)};
+  args[1].value.u64 = off;
+  TU_OK(g, rp_record_kernel(g, &tc_bump, 0, rp_dims3(n - off, 1, 1), args,
+                            NULL, kn));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(b), NULL));
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
+Test(backend_cuda, thousand_replays, .timeout = 60) {
+  const rp_backend *be = need_gpu();
+  enum { N = 1000 };
+  uint8_t h[N], want[N];
+  for (unsigned i = 0; i < N; i++)
+    h[i] = want[i] = (uint8_t)(i * 7);
+  for (unsigned it = 0; it < 1000; it++)
+    for (unsigned i = 0; i < N; i++)
+      want[i] = (uint8_t)(want[i] * 5 + 7);
+  rp_graph *g = bump_graph(h, N, 0, NULL);
+  rp_exec *x = mk(g, be, NULL, NULL, 0);
+  run_ok(x, 1000);
+  cr_assert_eq(memcmp(h, want, N), 0, "after 1000 replays");
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+Test(backend_cuda, rebind_and_set_scalar, .timeout = 60) {
+  const rp_backend *be = need_gpu();
+  static const char *modes[] = {"graph", "streams", "serial"};
+  enum { N = 4096 };
+  for (unsigned m = 0; m < 3; m++) {
+    uint8_t *h1 = malloc(N), *h2 = malloc(N), *w = malloc(N);
+    for (unsigned i = 0; i < N; i++) {
+      h1[i] = (uint8_t)i;
+      h2[i] = (uint8_t)(i * 3 + 1);
+    }
+    rp_node kn;
+    rp_graph *g = bump_graph(h1, N, 0, &kn);
+    rp_exec *x = mk(g, be, modes[m], NULL, 0);
+    run_ok(x, 1);
+    for (unsigned i = 0; i < N; i++)
+      cr_assert_eq(h1[i], (uint8_t)((uint8_t)i * 5 + 7), "%s: h1", modes[m]);
+    memcpy(w, h1, N);
+    TU_OK(NULL, rp_exec_rebind(x, 0, h2));
+    run_ok(x, 1);
+    cr_assert_eq(memcmp(h1, w, N), 0, "%s: old image touched", modes[m]);
+    for (unsigned i = 0; i < N; i++)
+      cr_assert_eq(h2[i], (uint8_t)((uint8_t)(i * 3 + 1) * 5 + 7),
+                   "%s: h2[%u]", modes[m], i);
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+
+    /* set_scalar: a kernel over [0, N/2) with offset 0, then N/2; as a
+     * kernel node and as a captured host wrapper. */
+    const rp_kernel *ks[2] = {&tc_bump, &tc_bump_host};
+    for (unsigned k = 0; k < 2; k++) {
+      for (unsigned i = 0; i < N; i++)
+        h1[i] = (uint8_t)i;
+      rp_graph *g2;
+      rp_buf b;
+      TU_OK(NULL, rp_graph_create(&g2, 0));
+      TU_OK(g2, rp_buffer_register(g2, "A", h1, N, &b));
+      rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(0)};
+      TU_OK(g2, rp_record_kernel(g2, ks[k], 0, rp_dims3(N / 2, 1, 1), args,
+                                 NULL, &kn));
+      TU_OK(g2, rp_record_sync_host(g2, rp_whole(b), NULL));
+      TU_OK(g2, rp_graph_end(g2));
+      x = mk(g2, be, modes[m], NULL, 0);
+      rp_slot off = {.u64 = N / 2};
+      TU_OK(NULL, rp_exec_set_scalar(x, kn, 1, off));
+      run_ok(x, 1);
+      for (unsigned i = 0; i < N; i++)
+        cr_assert_eq(h1[i], i < N / 2 ? (uint8_t)i
+                                      : (uint8_t)((uint8_t)i * 5 + 7),
+                     "%s, %s: set_scalar h1[%u]", modes[m], ks[k]->name, i);
+      rp_exec_destroy(x);
+      rp_graph_destroy(g2);
+    }
+    free(h1);
+    free(h2);
+    free(w);
+  }
+}
+
+/* bump A, then the invalid kernel on B, then bump C. */
+static rp_graph *bad_graph(uint8_t *a, uint8_t *b, uint8_t *c) {
+  rp_graph *g;
+  rp_buf ba, bb, bc;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", a, 64, &ba));
+  TU_OK(g, rp_buffer_register(g, "B", b, 64, &bb));
+  TU_OK(g, rp_buffer_register(g, "C", c, 64, &bc));
+  rp_arg args[2] = {rp_arg_buf(rp_whole(ba)), rp_arg_i64(0)};
+  rp_op_opts o = {"good_a", 0, NULL, 0};
+  TU_OK(g, rp_record_kernel(g, &tc_bump, 0, rp_dims3(64, 1, 1), args, &o,
+                            NULL));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(ba), NULL));
+  args[0] = rp_arg_buf(rp_whole(bb));
+  o.name = "the_bad_launch";
+  TU_OK(g, rp_record_kernel(g, &tc_bad, 0, rp_dims3(64, 1, 1), args, &o,
+                            NULL));
+  args[0] = rp_arg_buf(rp_whole(bc));
+  o.name = "good_c";
+  TU_OK(g, rp_record_kernel(g, &tc_bump, 0, rp_dims3(64, 1, 1), args, &o,
+                            NULL));
+  for (rp_buf i = 0; i < 3; i++)
+    TU_OK(g, rp_record_sync_host(g, rp_whole(i), NULL));
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
+Test(backend_cuda, failing_launch_names_the_op, .timeout = 60) {
+  const rp_backend *be = need_gpu();
+  uint8_t a[64], b[64], c[64];
+  memset(a, 1, 64);
+  memset(b, 1, 64);
+  memset(c, 1, 64);
+  rp_graph *g = bad_graph(a, b, c);
+  /* Graph mode checks launch shapes when building the graph. */
+  rp_exec_opts o;
+  memset(&o, 0, sizeof o);
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g, be, &o), RP_EBACKEND);
+  cr_assert_null(x);
+  cr_assert_not_null(strstr(rp_last_error(), "the_bad_launch"), "%s",
+                     rp_last_error());
+  /* Serial and streams modes fail at the launch, and stop there: what
+   * came before ran, what came after did not. */
+  static const char *modes[] = {"serial", "streams"};
+  for (unsigned m = 0; m < 2; m++) {
+    memset(a, 1, 64);
+    memset(c, 1, 64);
+    x = mk(g, be, modes[m], NULL, 0);
+    cr_assert_eq(rp_exec_run(x, 1), RP_EBACKEND, "%s", modes[m]);
+    cr_assert_not_null(strstr(rp_exec_error(x), "the_bad_launch"), "%s",
+                       rp_exec_error(x));
+    cr_assert_eq(a[5], 12, "%s: A was bumped and copied back", modes[m]);
+    cr_assert_eq(c[5], 1, "%s: C was not touched", modes[m]);
+    rp_exec_destroy(x);
+  }
+  rp_graph_destroy(g);
+  /* The device is still usable. */
+  uint8_t h[256];
+  for (unsigned i = 0; i < 256; i++)
+    h[i] = (uint8_t)i;
+  g = bump_graph(h, 256, 0, NULL);
+  x = mk(g, be, NULL, NULL, 0);
+  run_ok(x, 1);
+  cr_assert_eq(h[3], 22);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+/* A 2-d buffer: a box copied in, a 2-d kernel over the whole, a box
+ * copied out, a peer copy between two logical devices on one GPU. */
+Test(backend_cuda, boxes_and_peer_copies, .timeout = 60) {
+  const rp_backend *be = need_gpu();
+  enum { R = 37, C = 53 };
+  static const char *modes[] = {"graph", "streams", "serial"};
+  static const int map[2] = {0, 0};
+  float *h = malloc(sizeof(float) * R * C), *w = malloc(sizeof(float) * R * C);
+  for (unsigned m = 0; m < 3; m++) {
+    rp_graph *g;
+    rp_buf b;
+    TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
+    TU_OK(g, rp_buffer_register_2d(g, "M", h, R, C, sizeof(float), &b));
+    TU_OK(g, rp_record_copy_to_device(g, rp_whole(b), 0, NULL, NULL));
+    rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(C)};
+    TU_OK(g, rp_record_kernel(g, &tc_grid2, 0, rp_dims3(C, R, 1), args,
+                              NULL, NULL));
+    TU_OK(g, rp_record_copy_peer(g, rp_box2(b, 3, 30, 5, 41), 0, 1, NULL,
+                                 NULL));
+    TU_OK(g, rp_record_kernel(g, &tc_grid2, 1, rp_dims3(C, R, 1), args,
+                              NULL, NULL));
+    TU_OK(g, rp_record_copy_to_host(g, rp_box2(b, 4, 29, 6, 40), 1, NULL,
+                                    NULL));
+    TU_OK(g, rp_graph_end(g));
+    for (unsigned i = 0; i < R * C; i++)
+      h[i] = (float)(i % 97);
+    TU_OK(g, rp_replay_reference(g, 2));
+    memcpy(w, h, sizeof(float) * R * C);
+    for (unsigned i = 0; i < R * C; i++)
+      h[i] = (float)(i % 97);
+    rp_exec *x = mk(g, be, modes[m], map, 2);
+    run_ok(x, 2);
+    cr_assert_eq(memcmp(h, w, sizeof(float) * R * C), 0, "mode %s",
+                 modes[m]);
+    double op_us[5] = {-1, -1, -1, -1, -1};
+    TU_OK(NULL, rp_exec_profile(x, op_us));
+    for (unsigned i = 0; i < 5; i++)
+      cr_assert(op_us[i] > 0, "op %u timed %g us", i, op_us[i]);
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+  }
+  free(h);
+  free(w);
+}
+
+Test(backend_cuda, auto_picks_cuda, .timeout = 30) {
+  need_gpu();
+  if (getenv("RP_BACKEND"))
+    cr_skip_test("RP_BACKEND is set");
+  const rp_backend *be = NULL;
+  TU_OK(NULL, rp_backend_find("auto", &be));
+  cr_assert_str_eq(rp_backend_name(be), "cuda");
+}
+
+#ifdef RP_HAVE_EXAMPLES
+#include <math.h>
+#include "examples.h"
+
+/* Replays ended graph g `it` times with the reference and with cuda in
+ * each mode, from the same data (init), and compares every host buffer as
+ * doubles. GPU code contracts a * b + c into one FMA where the CPU does
+ * not, so results agree to rounding, not bit for bit. */
+static void check_example(rp_graph *g, void (*init)(const void *),
+                          const void *ctx, unsigned it) {
+  const rp_backend *be = need_gpu();
+  static const char *modes[] = {"graph", "streams", "serial"};
+  uint32_t nb = rp_graph_num_buffers(g);
+  double **want = calloc(nb, sizeof *want);
+  init(ctx);
+  TU_OK(g, rp_replay_reference(g, it));
+  for (rp_buf b = 0; b < nb; b++) {
+    rp_buffer_desc d;
+    TU_OK(g, rp_buffer_info(g, b, &d));
+    if (!d.host)
+      continue;
+    want[b] = malloc(d.bytes);
+    memcpy(want[b], d.host, d.bytes);
+  }
+  for (unsigned m = 0; m < 3; m++) {
+    init(ctx);
+    rp_exec *x = mk(g, be, modes[m], NULL, 0);
+    run_ok(x, it);
+    for (rp_buf b = 0; b < nb; b++) {
+      rp_buffer_desc d;
+      rp_buffer_info(g, b, &d);
+      const double *got = d.host;
+      for (uint64_t i = 0; want[b] && i < d.bytes / sizeof(double); i++)
+        cr_assert(fabs(got[i] - want[b][i]) <=
+                      1e-9 * fmax(1.0, fabs(want[b][i])),
+                  "%s: %s[%llu] = %.17g, reference %.17g", modes[m], d.name,
+                  (unsigned long long)i, got[i], want[b][i]);
+    }
+    rp_exec_destroy(x);
+  }
+  for (rp_buf b = 0; b < nb; b++)
+    free(want[b]);
+  free(want);
+}
+
+static double ex_a[128 * 128], ex_b[128 * 128], ex_c[128 * 128],
+    ex_d[128 * 128], ex_e[128 * 128];
+
+static void jacobi_init(const void *p) {
+  ex_jacobi2d_init(p, ex_a, ex_b, ex_c);
+}
+Test(backend_cuda, example_jacobi2d, .timeout = 60) {
+  need_gpu();
+  ex_jacobi2d p = {96, 6, 2, 4, 0};
+  cr_assert(ex_jacobi2d_nsums(&p) <= 128 * 128);
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, ex_jacobi2d_record(g, &p, ex_a, ex_b, ex_c));
+  TU_OK(g, rp_graph_end(g));
+  check_example(g, jacobi_init, &p, 3);
+  rp_graph_destroy(g);
+}
+
+static void matpow_init(const void *p) { ex_matpow_init(p, ex_a, ex_b, ex_c); }
+Test(backend_cuda, example_matpow, .timeout = 60) {
+  need_gpu();
+  ex_matpow p = {64, 4, 4, 0};
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, ex_matpow_record(g, &p, ex_a, ex_b, ex_c));
+  TU_OK(g, rp_graph_end(g));
+  check_example(g, matpow_init, &p, 2);
+  rp_graph_destroy(g);
+}
+
+static void recurrence_init(const void *p) { ex_recurrence_init(p, ex_a); }
+Test(backend_cuda, example_recurrence, .timeout = 60) {
+  need_gpu();
+  ex_recurrence p = {100, 120, 5, 3, 8, 3.7, 0.01, 0};
+  rp_graph *g;
+  rp_node first;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, ex_recurrence_record(g, &p, ex_a, &first));
+  TU_OK(g, rp_graph_end(g));
+  check_example(g, recurrence_init, &p, 2);
+  rp_graph_destroy(g);
+}
+
+static void bs_init(const void *p) {
+  ex_blackscholes_init(p, ex_a, ex_b, ex_c);
+}
+Test(backend_cuda, example_blackscholes, .timeout = 60) {
+  need_gpu();
+  ex_blackscholes p = {10000, 8, 0.02, 0.3, 0};
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, ex_blackscholes_record(g, &p, ex_a, ex_b, ex_c, ex_d, ex_e));
+  TU_OK(g, rp_graph_end(g));
+  check_example(g, bs_init, &p, 2);
+  rp_graph_destroy(g);
+}
+#endif

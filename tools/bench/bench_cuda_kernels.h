@@ -1,0 +1,20 @@
+/* Kernels of the CUDA benchmark (tools/bench/bench_cuda.c), built by nvcc. */
+#ifndef RP_BENCH_CUDA_KERNELS_H
+#define RP_BENCH_CUDA_KERNELS_H
+
+#include "reprise.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* p[0] += v by thread 0 (params: inout p, scalar float v); space 1. */
+extern const rp_kernel bc_tiny;
+/* iters FMAs per element of p[off + x] (inout p, scalar u64 off, scalar
+ * i32 iters), as the anchor's burn kernel. */
+extern const rp_kernel bc_burn;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,13 @@
+# CUDA benchmark: its kernels are built by nvcc; bench_cuda links them and
+# the CUDA runtime. Without the CUDA backend bench_cuda is not built.
+if(TARGET bench_cuda)
+  if("cuda" IN_LIST RP_BACKENDS_BUILT)
+    add_library(rp_bench_cuda_kernels STATIC
+                ${CMAKE_CURRENT_SOURCE_DIR}/bench_cuda_kernels.cu)
+    target_link_libraries(rp_bench_cuda_kernels PUBLIC reprise_static)
+    target_link_libraries(bench_cuda PRIVATE rp_bench_cuda_kernels
+                          CUDA::cudart)
+  else()
+    set_target_properties(bench_cuda PROPERTIES EXCLUDE_FROM_ALL ON)
+  endif()
+endif()
