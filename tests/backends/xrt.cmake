@@ -1,0 +1,12 @@
+# xrt backend tests: the test reads the backend's internal header (the
+# xclbin writer, the per-compute-unit counters); the FPGA example runs as a
+# smoke test in its noop emulation.
+if(TARGET test_xrt)
+  target_include_directories(test_xrt PRIVATE
+    ${CMAKE_SOURCE_DIR}/backends/xrt)
+endif()
+if(TARGET matmul_fpga)
+  add_test(NAME example_matmul_fpga
+           COMMAND matmul_fpga -n 128 --iters 2 --delay-us 100)
+  set_tests_properties(example_matmul_fpga PROPERTIES TIMEOUT 120)
+endif()
