@@ -271,3 +271,31 @@ Test(record, random_graphs_same_result_on_any_placement) {
     tu_random_free(&r2);
   }
 }
+
+Test(record, coherence_copies_a_box_in_one_piece) {
+  /* A kernel writes the interior of an 8 x 8 grid on the device; the host
+   * then reads the whole grid. The stale rows are bridged over the border
+   * columns (valid on the device too): one copy, not one per row. */
+  double G[64];
+  rp_graph *g;
+  rp_buf a;
+  rp_mode m[] = {RP_INOUT};
+  rp_param ps[1];
+  rp_kernel k = tu_nop_kernel("interior", 1, m, ps);
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register_2d(g, "G", G, 8, 8, sizeof(double), &a));
+  rp_arg arg = rp_arg_buf(rp_box2(a, 1, 7, 1, 7));
+  TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(6, 6, 1), &arg, NULL, NULL));
+  cr_assert_eq(rp_graph_num_nodes(g), 2); /* moveto (bridged too), kernel */
+  unsigned cnt = 0;
+  TU_OK(g, rp_record_sync_host(g, rp_whole(a), &cnt));
+  cr_assert_eq(cnt, 1);
+  rp_access_info ai;
+  TU_OK(g, rp_node_access(g, 2, 1, &ai));
+  cr_assert_eq(ai.region.offset, (8 + 1) * sizeof(double));
+  cr_assert_eq(ai.region.bytes, (5 * 8 + 6) * sizeof(double));
+  TU_OK(g, rp_node_access(g, 0, 1, &ai));
+  cr_assert_eq(ai.region.offset, (8 + 1) * sizeof(double));
+  cr_assert_eq(ai.region.bytes, (5 * 8 + 6) * sizeof(double));
+  rp_graph_destroy(g);
+}

@@ -466,6 +466,18 @@ rp_status rp__stale_each(rp_graph *g, const rp__access *a, rp__stale_fn fn,
   return RP_OK;
 }
 
+int rp__valid_over(rp_graph *g, rp_buf b, uint64_t lo, uint64_t hi,
+                   int space) {
+  tbuf *tb = vbuf_get(g, b);
+  if (!tb)
+    return 0;
+  uint64_t bit = 1ull << (space + 1);
+  for (uint32_t i = vfind(tb, lo); i < tb->nv && tb->v[i].lo < hi; i++)
+    if (!(tb->v[i].mask & bit))
+      return 0;
+  return 1;
+}
+
 struct vupd {
   tbuf *tb;
   uint64_t dst, src; /* src 0: a write (mask := dst) */

@@ -95,11 +95,20 @@ typedef struct piece {
 } piece;
 
 typedef struct plan {
+  rp_graph *g;
+  rp_buf buf;
   piece *p;
   uint32_t n, cap;
   int dst;
   int oom;
 } plan;
+
+/* Two stale pieces with the same source merge into one copy across a gap
+ * the source holds valid (the gap is then copied too: where the
+ * destination was valid it gets the same bytes, where not it becomes
+ * valid). A box's rows become one copy instead of one per row. The gap
+ * may be at most this long, or as long as the copy so far. */
+enum { BRIDGE_BYTES = 64 * 1024 };
 
 static void plan_piece(void *ctx, uint64_t off, uint64_t len, uint64_t mask) {
   plan *pl = ctx;
@@ -113,10 +122,15 @@ static void plan_piece(void *ctx, uint64_t off, uint64_t len, uint64_t mask) {
     while (!(mask & (2ull << src)))
       src++;
   }
-  if (pl->n && pl->p[pl->n - 1].src == src &&
-      pl->p[pl->n - 1].off + pl->p[pl->n - 1].len == off) {
-    pl->p[pl->n - 1].len += len;
-    return;
+  if (pl->n && pl->p[pl->n - 1].src == src) {
+    piece *last = &pl->p[pl->n - 1];
+    uint64_t end = last->off + last->len;
+    if (end == off ||
+        (end < off && (off - end <= BRIDGE_BYTES || off - end <= last->len) &&
+         rp__valid_over(pl->g, pl->buf, end, off, src))) {
+      last->len = off + len - last->off;
+      return;
+    }
   }
   if (rp__grow((void **)&pl->p, &pl->cap, pl->n + 1, sizeof *pl->p)) {
     pl->oom = 1;
@@ -128,7 +142,7 @@ static void plan_piece(void *ctx, uint64_t off, uint64_t len, uint64_t mask) {
 /* Records the copies that make region a->region valid in a->space. */
 static rp_status make_valid(rp_graph *g, const rp__access *a,
                             const char *served, unsigned *count) {
-  plan pl = {NULL, 0, 0, a->space, 0};
+  plan pl = {g, a->region.buf, NULL, 0, 0, a->space, 0};
   rp_status s = rp__stale_each(g, a, plan_piece, &pl);
   if (s == RP_OK && pl.oom)
     s = rp__fail(g, RP_ENOMEM, "out of memory planning coherence copies");
