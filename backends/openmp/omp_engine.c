@@ -1,0 +1,307 @@
+/* OpenMP backend: the lean replay engine (one parallel region per launch).
+ *
+ * Successor lists and in-degrees are built once; each task resets its own
+ * counter when it runs, so a replay needs no reset pass. Ready tasks go to
+ * the ready queue of their group of threads (one group per logical device,
+ * a single group otherwise): an array of epoch-tagged slots claimed in
+ * batches with one CAS (min(queued / (2 * threads), 256) tasks), the first
+ * tickets mapping to the group's roots. A finishing task keeps one readied
+ * successor and runs it next (continuation), so chains never touch a shared
+ * line. Replays run back to back without a barrier: the thread that sees
+ * replay e complete (the per-thread done counts add up) releases e + 1.
+ * A large kernel is published to its group and idle threads run chunks of
+ * its index space. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <omp.h>
+#include "omp_internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+/* Spin politely: after a while without progress give the core away, so an
+ * oversubscribed machine (another process on "our" core) does not leave a
+ * thread spinning for a descheduled one for a whole time slice. */
+static inline void backoff(unsigned *spins) {
+  if (++*spins & 2047u)
+    cpu_relax();
+  else
+    sched_yield();
+}
+
+#define RLX memory_order_relaxed
+#define ACQ memory_order_acquire
+#define REL memory_order_release
+#define AR memory_order_acq_rel
+
+static inline uint64_t tag(uint32_t ep, uint32_t t) {
+  return ((uint64_t)ep << 32) | t;
+}
+
+static void run_chunk(const otask *t, uint32_t k, uint32_t nchunks) {
+  const rp_kargs *a = (const rp_kargs *)t->p;
+  uint64_t lo[3] = {0, 0, 0}, hi[3] = {a->n[0], a->n[1], a->n[2]};
+  uint64_t len = a->n[t->sdim];
+  lo[t->sdim] = len * k / nchunks;
+  hi[t->sdim] = len * (k + 1) / nchunks;
+  t->fn.k(a, lo, hi);
+}
+
+void rp__omp_run_task(const ostate *st, const otask *t) {
+  switch (t->kind) {
+  case OT_KERNEL: {
+    const rp_kargs *a = (const rp_kargs *)t->p;
+    uint64_t lo[3] = {0, 0, 0};
+    t->fn.k(a, lo, a->n);
+    break;
+  }
+  case OT_HOST:
+    t->fn.h(t->user, (void *const *)t->p);
+    break;
+  case OT_COPY: {
+    const ocopy *c = (const ocopy *)t->p;
+    char *src = (char *)st->img[c->buf * st->ns + (unsigned)c->src];
+    char *dst = (char *)st->img[c->buf * st->ns + (unsigned)c->dst];
+    for (uint64_t i = 0; i < c->niv; i++)
+      memcpy(dst + c->iv[2 * i], src + c->iv[2 * i], c->iv[2 * i + 1]);
+    break;
+  }
+  default:
+    break;
+  }
+}
+
+/* Claim and run chunks of a published job; returns how many ran. */
+static uint32_t help_job(ojob *j) {
+  uint32_t ran = 0;
+  for (;;) {
+    uint64_t v = atomic_fetch_add_explicit(&j->ctr, 1, AR);
+    uint64_t info = atomic_load_explicit(&j->info, ACQ);
+    if ((info >> 32) != (v >> 32) || (uint32_t)v >= (uint32_t)info)
+      return ran;
+    run_chunk(j->t, (uint32_t)v, (uint32_t)info);
+    atomic_fetch_add_explicit(&j->done, 1, REL);
+    ran++;
+  }
+}
+
+static void run_split(ostate *st, const otask *t, int me, int q) {
+  ojob *j = &st->job[me];
+  uint32_t nch = 4u * (uint32_t)st->gsize[q];
+  const rp_kargs *a = (const rp_kargs *)t->p;
+  if (nch > a->n[t->sdim])
+    nch = (uint32_t)a->n[t->sdim];
+  uint64_t gen = ++j->gen;
+  j->t = t;
+  atomic_store_explicit(&j->done, 0, RLX);
+  atomic_store_explicit(&j->info, gen << 32 | nch, REL);
+  atomic_store_explicit(&j->ctr, gen << 32, REL);
+  long none = 0;
+  bool pub = atomic_compare_exchange_strong_explicit(
+      &st->help[q].v, &none, (long)(intptr_t)j, AR, RLX);
+  help_job(j);
+  if (pub)
+    atomic_store_explicit(&st->help[q].v, 0, REL);
+  unsigned spins = 0;
+  while (atomic_load_explicit(&j->done, ACQ) < nch)
+    backoff(&spins);
+}
+
+static void reset_queues(ostate *st, long e) {
+  int par = (int)(e & 1);
+  for (int q = 0; q < st->ngroups; q++) {
+    atomic_store_explicit(&st->lhead[par][q].v, 0, RLX);
+    atomic_store_explicit(&st->ltail[par][q].v, (long)st->nroots[q], RLX);
+  }
+  for (int i = 0; i < st->nth; i++)
+    atomic_store_explicit(&st->ldone[par][i].v, 0, RLX);
+}
+
+static void pin(ostate *st, int me) {
+  if (!st->ncores || st->pinned[me] == (unsigned long)pthread_self())
+    return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(st->cores[me % st->ncores], &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0)
+    st->pinned[me] = (unsigned long)pthread_self();
+}
+
+static void worker(ostate *st, long E0, long Elast, int me) {
+  const int q = st->tgroup[me], gth = st->gsize[q], nth = st->nth;
+  const long n = st->n;
+  otask *task = st->task;
+  _Atomic uint64_t *slots = st->slots[q];
+  const uint32_t *roots = st->roots[q];
+  const long nr = st->nroots[q];
+  unsigned spins = 0;
+  pin(st, me);
+  for (long e = E0 + 1; e <= Elast; e++) {
+    const int par = (int)(e & 1);
+    const uint32_t ep = (uint32_t)e;
+    while (atomic_load_explicit(&st->cur.v, ACQ) < e)
+      backoff(&spins);
+    atomic_store_explicit(&st->at[me].v, e, REL);
+    _Atomic long *head = &st->lhead[par][q].v;
+    long mydone = 0, published = 0, bh = 0, be = 0;
+    long local = -1;
+    for (;;) {
+      uint32_t t;
+      if (local >= 0) {
+        t = (uint32_t)local;
+        local = -1;
+      } else if (bh < be) {
+        if (bh < nr) {
+          t = roots[bh];
+        } else {
+          uint64_t v;
+          while ((uint32_t)((v = atomic_load_explicit(&slots[bh], ACQ)) >>
+                            32) != ep)
+            backoff(&spins);
+          t = (uint32_t)v;
+        }
+        bh++;
+      } else {
+        long h = atomic_load_explicit(head, RLX);
+        long avail = atomic_load_explicit(&st->ltail[par][q].v, ACQ) - h;
+        if (avail > 0) {
+          long take = avail / (2 * gth);
+          take = take < 1 ? 1 : take > RP_OMP_BATCH ? RP_OMP_BATCH : take;
+          if (atomic_compare_exchange_weak_explicit(head, &h, h + take, RLX,
+                                                    RLX)) {
+            bh = h;
+            be = h + take;
+          }
+          continue;
+        }
+        long jp = atomic_load_explicit(&st->help[q].v, ACQ);
+        if (jp && help_job((ojob *)(intptr_t)jp))
+          continue;
+        if (published != mydone) {
+          atomic_store_explicit(&st->ldone[par][me].v, mydone, REL);
+          published = mydone;
+        }
+        long sum = 0;
+        for (int i = 0; i < nth; i++)
+          sum += atomic_load_explicit(&st->ldone[par][i].v, ACQ);
+        if (sum == n) {
+          long x = e;
+          if (e < Elast && atomic_compare_exchange_strong_explicit(
+                               &st->adv.v, &x, e + 1, AR, RLX)) {
+            /* everyone must have left replay e - 1 (same parity as e + 1) */
+            for (int i = 0; i < nth; i++)
+              while (atomic_load_explicit(&st->at[i].v, ACQ) < e)
+                backoff(&spins);
+            reset_queues(st, e + 1);
+            atomic_store_explicit(&st->cur.v, e + 1, REL);
+          }
+          break;
+        }
+        backoff(&spins);
+        continue;
+      }
+      otask *tr = &task[t];
+      if (tr->split && gth > 1)
+        run_split(st, tr, me, q);
+      else
+        rp__omp_run_task(st, tr);
+      atomic_store_explicit(&tr->cnt, tr->indeg0, RLX);
+      mydone++;
+      const uint32_t *sp = st->succ + tr->s0, *se = sp + tr->ns;
+      for (; sp < se; sp++) {
+        uint32_t s = *sp;
+        if (atomic_fetch_sub_explicit(&task[s].cnt, 1, AR) != 1)
+          continue;
+        int gs = task[s].group < 0 ? q : task[s].group;
+        if (gs == q && local < 0) {
+          local = s;
+        } else {
+          long p = atomic_fetch_add_explicit(&st->ltail[par][gs].v, 1, RLX);
+          atomic_store_explicit(&st->slots[gs][p], tag(ep, s), REL);
+        }
+      }
+    }
+  }
+}
+
+rp_status rp__omp_engine_init(ostate *st) {
+  int G = st->ngroups;
+  uint32_t *cap = calloc((size_t)G, sizeof *cap);
+  st->slots = calloc((size_t)G, sizeof *st->slots);
+  st->roots = calloc((size_t)G, sizeof *st->roots);
+  st->nroots = calloc((size_t)G, sizeof *st->nroots);
+  if (!cap || !st->slots || !st->roots || !st->nroots) {
+    free(cap);
+    return RP_ENOMEM;
+  }
+  uint32_t nany = 0;
+  for (uint32_t t = 0; t < st->n; t++) {
+    if (st->task[t].group < 0)
+      nany++;
+    else
+      cap[st->task[t].group]++;
+  }
+  rp_status rc = RP_OK;
+  for (int q = 0; q < G && rc == RP_OK; q++) {
+    size_t c = (size_t)cap[q] + nany + 1;
+    st->slots[q] = calloc(c, sizeof(uint64_t));
+    st->roots[q] = malloc(c * sizeof(uint32_t));
+    if (!st->slots[q] || !st->roots[q])
+      rc = RP_ENOMEM;
+  }
+  for (uint32_t t = 0; t < st->n && rc == RP_OK; t++) {
+    if (st->task[t].indeg0)
+      continue;
+    int q = st->task[t].group < 0 ? 0 : st->task[t].group;
+    st->roots[q][st->nroots[q]++] = t;
+  }
+  free(cap);
+  return rc;
+}
+
+void rp__omp_engine_run(ostate *st, unsigned iterations) {
+  if (!st->n || !iterations)
+    return;
+  const long E0 = st->lepoch, Elast = E0 + (long)iterations;
+  reset_queues(st, E0 + 1);
+  atomic_store_explicit(&st->adv.v, E0 + 1, RLX);
+  for (int i = 0; i < RP_OMP_MAXT; i++)
+    atomic_store_explicit(&st->at[i].v, E0, RLX);
+  atomic_store_explicit(&st->cur.v, E0 + 1, REL);
+  if (st->nth == 1 && !st->ncores) {
+    worker(st, E0, Elast, 0);
+  } else {
+#pragma omp parallel num_threads(st->nth)
+    {
+      /* The runtime may give fewer threads than asked for (nested inside
+       * another parallel region, a thread limit): a group without its
+       * threads would never run, so such a team replays in program order. */
+      if (omp_get_num_threads() == st->nth)
+        worker(st, E0, Elast, omp_get_thread_num());
+      else if (omp_get_thread_num() == 0)
+        for (long e = E0; e < Elast; e++)
+          for (uint32_t t = 0; t < st->n; t++)
+            rp__omp_run_task(st, &st->task[t]);
+    }
+  }
+  st->lepoch = Elast;
+}
+
+void rp__omp_engine_free(ostate *st) {
+  for (int q = 0; st->slots && q < st->ngroups; q++)
+    free((void *)st->slots[q]);
+  for (int q = 0; st->roots && q < st->ngroups; q++)
+    free(st->roots[q]);
+  free((void *)st->slots);
+  free(st->roots);
+  free(st->nroots);
+}

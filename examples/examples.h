@@ -1,0 +1,140 @@
+/* Workloads shared by the examples, the tests and the benchmarks: each
+ * records its graph into a fresh graph through the public API. */
+#ifndef RP_EXAMPLES_H
+#define RP_EXAMPLES_H
+
+#include "reprise.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Declarations are added by each example's owner, one block per
+ * examples/NAME_kernels.c. */
+
+/* ---- CPU examples (issue 4): Jacobi 2D, matrix power, recurrence,
+ * Black-Scholes. Every record function takes a fresh graph in the
+ * recording phase, registers the host arrays it is given (names below),
+ * records kernels on device p->device and leaves the graph recording (the
+ * caller calls rp_graph_end). Each ends with rp_record_sync_host on its
+ * outputs, so after a replay the host arrays hold the results. Each *_check
+ * is a plain sequential C computation of `replays` replays of the graph,
+ * bit-identical to it on the CPU. Kernels are generic (reprise/kernel.h). */
+
+/* Jacobi 2D on an n x n grid of doubles (boundary fixed). One step: copy
+ * kernels B = A over `blocks` row blocks of all rows, then 5-point stencil
+ * kernels A = avg4(B) over `blocks` row blocks of the interior. Every
+ * `every` steps (0: never) a host task sums A into sums[k] (the automatic
+ * coherence inserts the copy back). Buffers "A", "B" (n x n), "sums"
+ * (ex_jacobi2d_nsums() doubles, at least 1). */
+typedef struct ex_jacobi2d {
+  uint64_t n;
+  unsigned steps, every, blocks;
+  int device;
+} ex_jacobi2d;
+uint64_t ex_jacobi2d_nsums(const ex_jacobi2d *p);
+void ex_jacobi2d_init(const ex_jacobi2d *p, double *a, double *b,
+                      double *sums);
+rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
+                             double *b, double *sums);
+void ex_jacobi2d_check(const ex_jacobi2d *p, unsigned replays, double *a,
+                       double *b, double *sums);
+
+/* Matrix power: X <- X * M, `steps` times per replay, ping-pong between
+ * "X" and "Y" (n x n doubles; steps even so the result lands in X), each
+ * product over `blocks` row blocks of the output. Buffers "M", "X", "Y". */
+typedef struct ex_matpow {
+  uint64_t n;
+  unsigned steps, blocks;
+  int device;
+} ex_matpow;
+void ex_matpow_init(const ex_matpow *p, double *m, double *x, double *y);
+rp_status ex_matpow_record(rp_graph *g, const ex_matpow *p, double *m,
+                           double *x, double *y);
+void ex_matpow_check(const ex_matpow *p, unsigned replays, const double *m,
+                     double *x, double *y);
+
+/* Recurrence: every element of the rows x cols matrix "U" (doubles) goes
+ * through u <- r * u * (1 - u) + c, `inner` times per kernel; `rounds`
+ * rounds of `blocks` row-block kernels per replay. Scalar parameter 2 of
+ * every kernel is r (rp_exec_set_scalar changes it), 3 is c. Buffer "U". */
+typedef struct ex_recurrence {
+  uint64_t rows, cols;
+  unsigned inner, rounds, blocks;
+  double r, c;
+  int device;
+} ex_recurrence;
+void ex_recurrence_init(const ex_recurrence *p, double *u);
+rp_status ex_recurrence_record(rp_graph *g, const ex_recurrence *p,
+                               double *u, rp_node *first);
+void ex_recurrence_check(const ex_recurrence *p, unsigned replays,
+                         double *u);
+
+/* Black-Scholes: call and put prices of n options (spot "S", strike "K",
+ * years "T" in, "call", "put" out; doubles), rate r, volatility v, over
+ * `blocks` kernels. Replays recompute the same prices. */
+typedef struct ex_blackscholes {
+  uint64_t n;
+  unsigned blocks;
+  double r, v;
+  int device;
+} ex_blackscholes;
+void ex_blackscholes_init(const ex_blackscholes *p, double *s, double *k,
+                          double *t);
+rp_status ex_blackscholes_record(rp_graph *g, const ex_blackscholes *p,
+                                 double *s, double *k, double *t,
+                                 double *call, double *put);
+void ex_blackscholes_check(const ex_blackscholes *p, const double *s,
+                           const double *k, const double *t, double *call,
+                           double *put);
+
+/* The common driver of the four example programs (jacobi2d_kernels.c). */
+typedef struct ex_opts {
+  const char *backend; /* NULL: auto */
+  unsigned iters;      /* replays */
+  int threads;         /* openmp threads, 0: default */
+  const char *dot, *trace;
+} ex_opts;
+/* Consumes argv[*i] (and its value) if it is a common flag: returns 1,
+ * 0 if not, -1 on a bad value. */
+int ex_parse_common(int argc, char **argv, int *i, ex_opts *o);
+void ex_usage_common(FILE *fp);
+/* Re-initialises the host data in place. */
+typedef void (*ex_init_fn)(void *ctx);
+/* Compares, on ended graph g: o->iters replays by the reference and by the
+ * chosen backend from the same initial data (init), byte for byte over
+ * every buffer with a host image, then `check` (if not NULL: plain
+ * sequential result, 0 when equal) on the backend's result; times a serial
+ * and an overlapped replay, profiles, analyses and prints. Returns 0 when
+ * everything matched, 1 on a mismatch, 2 on an error. */
+int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
+                   int (*check)(void *ctx), void *ctx);
+
+/* ---- Blocked FPGA matmul (issue 6, matmul_fpga_kernels.c): C += A * B on
+ * n x n float matrices (n a multiple of EX_MM_BS) stored tile by tile: the
+ * 32 x 32 tile (i, j) is contiguous, row-major, at float offset
+ * (i * n/32 + j) * 1024. One kernel per tile product C_ij += A_ik * B_kj,
+ * on device p->device; automatic coherence moves the tiles; ends with
+ * rp_record_sync_host(C). Buffers "A", "B", "C". The kernel is the XRT
+ * kernel "matmul" (A, B, C, oa, ob, oc: buffers, then the tiles' offsets
+ * in floats as 64-bit scalars) with a generic CPU/CUDA body. */
+#define EX_MM_BS 32
+typedef struct ex_matmul {
+  unsigned n;
+  int device;
+} ex_matmul;
+extern const rp_kernel ex_matmul_tile;
+/* Index of element (r, c) in the tiled layout. */
+uint64_t ex_matmul_index(const ex_matmul *p, unsigned r, unsigned c);
+/* Small integer values, so every order of the sums gives the same bits. */
+void ex_matmul_init(const ex_matmul *p, float *a, float *b, float *c);
+rp_status ex_matmul_record(rp_graph *g, const ex_matmul *p, float *a,
+                           float *b, float *c);
+/* The plain triple loop, `replays` times: c += a * b. */
+void ex_matmul_check(const ex_matmul *p, unsigned replays, const float *a,
+                     const float *b, float *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,19 @@
+# Smoke tests of the CPU examples at small sizes: each replays with the
+# reference and the default backend and exits 1 on any difference.
+if(RP_BUILD_TESTS)
+  enable_testing()
+  set(rp_ex_smoke
+    "jacobi2d --n 64 --steps 4 --every 2 --blocks 4 --iters 3"
+    "matpow --n 48 --steps 4 --blocks 4 --iters 2"
+    "recurrence --rows 64 --cols 64 --inner 5 --rounds 3 --blocks 8 --iters 2"
+    "blackscholes --n 5000 --blocks 8 --iters 2")
+  foreach(cmd ${rp_ex_smoke})
+    separate_arguments(args UNIX_COMMAND "${cmd}")
+    list(GET args 0 prog)
+    list(REMOVE_AT args 0)
+    if(TARGET ${prog})
+      add_test(NAME example_${prog} COMMAND ${prog} ${args})
+      set_tests_properties(example_${prog} PROPERTIES TIMEOUT 120)
+    endif()
+  endforeach()
+endif()

@@ -1,0 +1,553 @@
+/* Per-task overhead of the openmp backend against a sequential loop, GCC
+ * OpenMP tasks with depend clauses and StarPU 1.3, measured in one run.
+ * Shapes (from ../shared/anchors/cpu): chain of 10 000 dependent tiny
+ * tasks, 10 000 independent ones, a tiny and a real Jacobi DAG of 16 row
+ * blocks x (copy, stencil) x 1000 iterations. Usage:
+ *   OMP_PROC_BIND=true bench_omp [chain] [indep] [jacobi_tiny] [jacobi_real]
+ * BENCH_REPS (default 7) and BENCH_REPS_REAL (5) set the repetitions. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "reprise.h"
+#ifdef RP_HAVE_STARPU
+#include <starpu.h>
+#endif
+
+enum { CHAIN, INDEP, JTINY, JREAL, NSHAPE };
+static const char *shape_name[NSHAPE] = {"chain", "indep", "jacobi_tiny",
+                                         "jacobi_real"};
+
+typedef struct shape {
+  int kind, N, K, iters, n, R;
+  long blk;
+  uint64_t *buf;
+  double *A, *B;
+} shape;
+
+/* ---- task bodies (not inlinable, as in the anchors) ---- */
+static int JN, JR;
+__attribute__((noinline)) static void touch_line(uint64_t *p) {
+  for (int j = 0; j < 8; j++)
+    p[j] = p[j] * 3u + 1u + (uint64_t)j;
+}
+__attribute__((noinline)) static void copy_blk(double *d, const double *s,
+                                               long len) {
+  memcpy(d, s, sizeof(double) * (size_t)len);
+}
+__attribute__((noinline)) static void sten_line(double *d, const double *p,
+                                                const double *c,
+                                                const double *n) {
+  if (!p)
+    p = c;
+  if (!n)
+    n = c;
+  for (int j = 0; j < 8; j++)
+    d[j] = (p[j] + c[j] + n[j]) * (1.0 / 3.0);
+}
+/* 5-point stencil on R rows of an n-column grid; prev/next: neighbouring
+ * blocks or NULL at the grid edge (boundary rows and columns fixed). */
+__attribute__((noinline)) static void sten_block(double *d, const double *p,
+                                                 const double *c,
+                                                 const double *nx) {
+  const int n = JN, R = JR;
+  for (int r = 0; r < R; r++) {
+    const double *up = r > 0 ? c + (long)(r - 1) * n
+                             : (p ? p + (long)(R - 1) * n : NULL);
+    const double *dn = r < R - 1 ? c + (long)(r + 1) * n : nx;
+    if (!up || !dn)
+      continue;
+    const double *cc = c + (long)r * n;
+    double *dd = d + (long)r * n;
+    for (int j = 1; j < n - 1; j++)
+      dd[j] = 0.25 * (up[j] + dn[j] + cc[j - 1] + cc[j + 1]);
+  }
+}
+
+static double *jA(const shape *s, int i) {
+  return i < 0 || i >= s->K ? NULL : s->A + s->blk * i;
+}
+static double *jB(const shape *s, int i) {
+  return i < 0 || i >= s->K ? NULL : s->B + s->blk * i;
+}
+static void do_copy(const shape *s, int i) {
+  copy_blk(jB(s, i), jA(s, i), s->blk);
+}
+static void do_sten(const shape *s, int i) {
+  if (s->kind == JREAL)
+    sten_block(jA(s, i), jB(s, i - 1), jB(s, i), jB(s, i + 1));
+  else
+    sten_line(jA(s, i), jB(s, i - 1), jB(s, i), jB(s, i + 1));
+}
+
+static int env_int(const char *n, int d) {
+  const char *v = getenv(n);
+  return v && *v ? atoi(v) : d;
+}
+
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static void shape_init(shape *s, int kind) {
+  memset(s, 0, sizeof *s);
+  s->kind = kind;
+  s->N = 10000;
+  s->K = 16;
+  s->iters = 1000;
+  size_t bytes = 64;
+  if (kind == INDEP)
+    bytes = 64 * (size_t)s->N;
+  if (kind == JTINY)
+    s->blk = 8;
+  if (kind == JREAL) {
+    s->R = env_int("JAC_N", 1216) / s->K;
+    s->n = s->R * s->K;
+    JN = s->n;
+    JR = s->R;
+    s->blk = (long)s->R * s->n;
+  }
+  if (kind <= INDEP) {
+    s->buf = aligned_alloc(64, bytes);
+  } else {
+    s->A = aligned_alloc(64, sizeof(double) * (size_t)(s->blk * s->K));
+    s->B = aligned_alloc(64, sizeof(double) * (size_t)(s->blk * s->K));
+  }
+}
+
+static void shape_reset(shape *s) {
+  if (s->kind <= INDEP) {
+    long len = s->kind == CHAIN ? 8 : 8L * s->N;
+    for (long j = 0; j < len; j++)
+      s->buf[j] = (uint64_t)j;
+    return;
+  }
+  long tot = s->blk * s->K;
+  for (long j = 0; j < tot; j++)
+    s->A[j] = (double)((j * 7919) % 1000) / 1000.0;
+  if (s->kind == JREAL)
+    for (int j = 0; j < s->n; j++)
+      s->A[j] = 1.0;
+  memcpy(s->B, s->A, sizeof(double) * (size_t)tot);
+}
+
+static uint64_t checksum(const shape *s) {
+  uint64_t h = 1469598103934665603ull, v;
+  long len = s->kind == CHAIN ? 8 : s->kind == INDEP ? 8L * s->N
+                                                     : s->blk * s->K;
+  for (long j = 0; j < len; j++) {
+    if (s->kind <= INDEP)
+      v = s->buf[j];
+    else
+      memcpy(&v, &s->A[j], 8);
+    h = (h ^ v) * 1099511628211ull;
+  }
+  return h;
+}
+
+static long tasks_per_pass(const shape *s) {
+  return s->kind <= INDEP ? s->N : 2L * s->K * s->iters;
+}
+
+/* ---- method 1: plain sequential loop ---- */
+static void seq_pass(shape *s, int passes) {
+  for (int p = 0; p < passes; p++) {
+    if (s->kind == CHAIN)
+      for (int i = 0; i < s->N; i++)
+        touch_line(s->buf);
+    else if (s->kind == INDEP)
+      for (int i = 0; i < s->N; i++)
+        touch_line(s->buf + 8L * i);
+    else
+      for (int it = 0; it < s->iters; it++) {
+        for (int i = 0; i < s->K; i++)
+          do_copy(s, i);
+        for (int i = 0; i < s->K; i++)
+          do_sten(s, i);
+      }
+  }
+}
+
+/* ---- method 2: GCC OpenMP tasks with depend, created every pass ---- */
+static int g_threads, g_tw;
+static void omp_pass(shape *s, int passes) {
+#pragma omp parallel num_threads(g_threads)
+#pragma omp single
+  for (int p = 0; p < passes; p++) {
+    if (s->kind == CHAIN) {
+      uint64_t *b = s->buf;
+      for (int i = 0; i < s->N; i++) {
+#pragma omp task depend(inout : b[0]) firstprivate(b)
+        touch_line(b);
+      }
+    } else if (s->kind == INDEP) {
+      for (int i = 0; i < s->N; i++) {
+        uint64_t *b = s->buf + 8L * i;
+#pragma omp task depend(inout : b[0]) firstprivate(b)
+        touch_line(b);
+      }
+    } else {
+      for (int it = 0; it < s->iters; it++) {
+        for (int i = 0; i < s->K; i++) {
+          double *a = jA(s, i), *b = jB(s, i);
+          (void)a, (void)b; /* GCC 12 does not count depend() as a use */
+#pragma omp task depend(in : a[0]) depend(out : b[0]) firstprivate(i)
+          do_copy(s, i);
+        }
+        for (int i = 0; i < s->K; i++) {
+          double *a = jA(s, i), *b0 = jB(s, i);
+          double *bm = i > 0 ? jB(s, i - 1) : b0;
+          double *bp = i + 1 < s->K ? jB(s, i + 1) : b0;
+          (void)a, (void)bm, (void)bp;
+#pragma omp task depend(in : bm[0], b0[0], bp[0]) depend(out : a[0]) \
+    firstprivate(i)
+          do_sten(s, i);
+        }
+        if (g_tw) {
+#pragma omp taskwait
+        }
+      }
+    }
+#pragma omp taskwait
+  }
+}
+
+/* ---- method 3: reprise, graph recorded once, replayed ---- */
+static void h_touch(void *u, void *const *p) {
+  touch_line((uint64_t *)p[0] + 8 * (uintptr_t)u);
+}
+static shape *g_shape;
+static void h_copy(void *u, void *const *p) {
+  (void)p;
+  do_copy(g_shape, (int)(uintptr_t)u);
+}
+static void h_sten(void *u, void *const *p) {
+  (void)p;
+  do_sten(g_shape, (int)(uintptr_t)u);
+}
+RP_KERNEL(k_copy, {
+  (void)RP_PTR(double, 0);
+  do_copy(g_shape, (int)RP_VAL(int64_t, 2));
+})
+RP_KERNEL(k_sten, {
+  (void)RP_PTR(double, 0);
+  do_sten(g_shape, (int)RP_VAL(int64_t, 2));
+})
+static const rp_param kc_p[] = {{"a", RP_IN}, {"b", RP_OUT}, {"i", RP_SCALAR}};
+static const rp_param ks_p[] = {{"b", RP_IN}, {"a", RP_OUT}, {"i", RP_SCALAR}};
+static const rp_kernel kc_k = RP_KERNEL_DESC(k_copy, kc_p);
+static const rp_kernel ks_k = RP_KERNEL_DESC(k_sten, ks_p);
+
+/* Host tasks (as in the anchors: a task is a function over its buffers),
+ * or, with kernels set, 1-point kernels on device 0 (Jacobi only). */
+static rp_graph *record(shape *s, int iters, int kernels) {
+  rp_graph *g;
+  rp_buf A = 0, B = 0, X = 0;
+  g_shape = s;
+  if (rp_graph_create(&g, 0))
+    return NULL;
+  if (s->kind <= INDEP) {
+    rp_buffer_register(g, "X", s->buf, s->kind == CHAIN ? 64 : 64L * s->N,
+                       &X);
+    for (int i = 0; i < s->N; i++) {
+      long k = s->kind == CHAIN ? 0 : i;
+      rp_access a = {rp_bytes(X, 64 * (uint64_t)k, 64), RP_INOUT};
+      rp_record_host(g, h_touch, (void *)(uintptr_t)k, &a, 1, NULL, NULL);
+    }
+  } else {
+    uint64_t bb = 8 * (uint64_t)s->blk;
+    rp_buffer_register(g, "A", s->A, bb * (uint64_t)s->K, &A);
+    rp_buffer_register(g, "B", s->B, bb * (uint64_t)s->K, &B);
+    for (int it = 0; it < iters; it++) {
+      for (int i = 0; i < s->K; i++) {
+        rp_access a[2] = {{rp_bytes(A, bb * i, bb), RP_IN},
+                          {rp_bytes(B, bb * i, bb), RP_OUT}};
+        rp_arg k[3] = {rp_arg_buf(a[0].region), rp_arg_buf(a[1].region),
+                       rp_arg_i64(i)};
+        if (kernels)
+          rp_record_kernel(g, &kc_k, 0, rp_dims3(1, 1, 1), k, NULL, NULL);
+        else
+          rp_record_host(g, h_copy, (void *)(uintptr_t)i, a, 2, NULL, NULL);
+      }
+      for (int i = 0; i < s->K; i++) {
+        uint64_t lo = i ? i - 1 : 0, hi = i + 2 < s->K ? i + 2 : s->K;
+        rp_access a[2] = {{rp_bytes(B, bb * lo, bb * (hi - lo)), RP_IN},
+                          {rp_bytes(A, bb * i, bb), RP_OUT}};
+        rp_arg k[3] = {rp_arg_buf(a[0].region), rp_arg_buf(a[1].region),
+                       rp_arg_i64(i)};
+        if (kernels)
+          rp_record_kernel(g, &ks_k, 0, rp_dims3(1, 1, 1), k, NULL, NULL);
+        else
+          rp_record_host(g, h_sten, (void *)(uintptr_t)i, a, 2, NULL, NULL);
+      }
+    }
+    if (kernels) {
+      rp_record_sync_host(g, rp_whole(A), NULL);
+      rp_record_sync_host(g, rp_whole(B), NULL);
+    }
+  }
+  if (rp_graph_end(g)) {
+    fprintf(stderr, "record: %s\n", rp_graph_error(g));
+    rp_graph_destroy(g);
+    return NULL;
+  }
+  return g;
+}
+
+static rp_exec *g_exec;
+static unsigned g_replays;
+static void rp_pass(shape *s, int passes) {
+  (void)s;
+  rp_exec_run(g_exec, g_replays * (unsigned)passes);
+}
+
+#ifdef RP_HAVE_STARPU
+/* ---- method 4: StarPU, implicit data dependencies ---- */
+#define SV(i) ((void *)STARPU_VECTOR_GET_PTR(d[i]))
+static void sp_touch(void *d[], void *a) { (void)a; touch_line(SV(0)); }
+static void sp_copy(void *d[], void *a) {
+  int i;
+  starpu_codelet_unpack_args(a, &i);
+  do_copy(g_shape, i);
+  (void)d;
+}
+static void sp_sten(void *d[], void *a) {
+  int i;
+  starpu_codelet_unpack_args(a, &i);
+  do_sten(g_shape, i);
+  (void)d;
+}
+static struct starpu_codelet cl_touch = {
+    .cpu_funcs = {sp_touch}, .nbuffers = 1, .modes = {STARPU_RW}};
+static struct starpu_codelet cl_copy = {
+    .cpu_funcs = {sp_copy}, .nbuffers = 2, .modes = {STARPU_R, STARPU_W}};
+static struct starpu_codelet cl_sten = {
+    .cpu_funcs = {sp_sten}, .nbuffers = 4,
+    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W}};
+static struct starpu_codelet cl_sten_edge = {
+    .cpu_funcs = {sp_sten}, .nbuffers = 3,
+    .modes = {STARPU_R, STARPU_R, STARPU_W}};
+static starpu_data_handle_t *g_h;
+static void sp_pass(shape *s, int passes) {
+  for (int p = 0; p < passes; p++) {
+    if (s->kind <= INDEP)
+      for (int i = 0; i < s->N; i++)
+        starpu_task_insert(&cl_touch, STARPU_RW,
+                           g_h[s->kind == CHAIN ? 0 : i], 0);
+    else
+      for (int it = 0; it < s->iters; it++) {
+        for (int i = 0; i < s->K; i++)
+          starpu_task_insert(&cl_copy, STARPU_R, g_h[i], STARPU_W,
+                             g_h[s->K + i], STARPU_VALUE, &i, sizeof i, 0);
+        for (int i = 0; i < s->K; i++) {
+          starpu_data_handle_t *b = g_h + s->K;
+          if (i > 0 && i + 1 < s->K)
+            starpu_task_insert(&cl_sten, STARPU_R, b[i - 1], STARPU_R, b[i],
+                               STARPU_R, b[i + 1], STARPU_W, g_h[i],
+                               STARPU_VALUE, &i, sizeof i, 0);
+          else
+            starpu_task_insert(&cl_sten_edge, STARPU_R, b[i ? i - 1 : 0],
+                               STARPU_R, b[i ? i : 1], STARPU_W, g_h[i],
+                               STARPU_VALUE, &i, sizeof i, 0);
+        }
+      }
+    starpu_task_wait_for_all();
+  }
+}
+#endif
+
+/* ---- harness ---- */
+typedef struct result {
+  char method[32];
+  int threads, shape;
+  double ns_task, ms_rep;
+  int ok;
+} result;
+static result res[256];
+static int nres;
+
+static void measure(const char *m, int thr, shape *s, uint64_t ref,
+                    void (*fn)(shape *, int), long tasks) {
+  int inner = s->kind <= INDEP ? 10 : 1;
+  int reps = s->kind == JREAL ? env_int("BENCH_REPS_REAL", 5)
+                              : env_int("BENCH_REPS", 7);
+  int warm = s->kind == JREAL ? 1 : 2;
+  shape_reset(s);
+  fn(s, 1);
+  int ok = checksum(s) == ref;
+  for (int w = 0; w < warm; w++)
+    fn(s, inner);
+  double t[64];
+  reps = reps > 64 ? 64 : reps < 1 ? 1 : reps;
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_ns();
+    fn(s, inner);
+    t[r] = now_ns() - t0;
+  }
+  for (int i = 1; i < reps; i++) /* insertion sort, then the median */
+    for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+      double x = t[j];
+      t[j] = t[j - 1];
+      t[j - 1] = x;
+    }
+  double med = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+  result *r = &res[nres++ % 256];
+  snprintf(r->method, sizeof r->method, "%s", m);
+  r->threads = thr;
+  r->shape = s->kind;
+  r->ns_task = med / (double)(tasks * inner);
+  r->ms_rep = med / 1e6;
+  r->ok = ok;
+  printf("RESULT %-16s thr=%d %-12s ns/task=%10.1f  ms/rep=%9.3f  "
+         "reps=%d check=%s\n", m, thr, shape_name[s->kind], r->ns_task,
+         r->ms_rep, reps, ok ? "ok" : "FAIL");
+  fflush(stdout);
+}
+
+static void run_reprise(shape *s, int thr, uint64_t ref, int iters,
+                        unsigned replays, int kernels, const char *name) {
+  rp_graph *g = record(s, iters, kernels);
+  int cores[2] = {0, 1};
+  rp_exec_opts o;
+  memset(&o, 0, sizeof o);
+  o.nthreads = thr;
+  o.cores = cores;
+  o.ncores = (unsigned)thr;
+  const rp_backend *be = NULL;
+  if (!g || rp_backend_find("openmp", &be) ||
+      rp_exec_create(&g_exec, g, be, &o)) {
+    fprintf(stderr, "%s: cannot instantiate\n", name);
+    rp_graph_destroy(g);
+    return;
+  }
+  g_replays = replays;
+  measure(name, thr, s, ref, rp_pass, tasks_per_pass(s));
+  rp_exec_destroy(g_exec);
+  rp_graph_destroy(g);
+}
+
+static void run_shape(int kind) {
+  shape s;
+  shape_init(&s, kind);
+  shape_reset(&s);
+  seq_pass(&s, 1);
+  uint64_t ref = checksum(&s);
+  long tpp = tasks_per_pass(&s);
+  int jac = kind >= JTINY;
+  measure("seq", 1, &s, ref, seq_pass, tpp);
+  for (int thr = 1; thr <= 2; thr++) {
+    g_threads = thr;
+    run_reprise(&s, thr, ref, s.iters, 1, 0, "reprise");
+    if (jac) {
+      run_reprise(&s, thr, ref, 1, (unsigned)s.iters, 0, "reprise/1it");
+      run_reprise(&s, thr, ref, s.iters, 1, 1, "reprise-kernels");
+    }
+    g_tw = 0;
+    /* libgomp's depend tracking is super-linear on 1000 Jacobi iterations
+     * without a taskwait (minutes): only the per-iteration variant there */
+    if (!jac)
+      measure("omp-task", thr, &s, ref, omp_pass, tpp);
+    if (jac) {
+      g_tw = 1;
+      measure("omp-task/tw", thr, &s, ref, omp_pass, tpp);
+    }
+#ifdef RP_HAVE_STARPU
+    struct starpu_conf c;
+    starpu_conf_init(&c);
+    c.ncpus = thr;
+    c.ncuda = 0;
+    c.nopencl = 0;
+    if (starpu_init(&c) == 0) {
+      int nh = kind == CHAIN ? 1 : kind == INDEP ? s.N : 2 * s.K;
+      g_h = calloc((size_t)nh, sizeof *g_h);
+      g_shape = &s;
+      for (int i = 0; i < nh; i++) {
+        void *p = kind == CHAIN ? (void *)s.buf
+                  : kind == INDEP ? (void *)(s.buf + 8L * i)
+                  : i < s.K ? (void *)jA(&s, i) : (void *)jB(&s, i - s.K);
+        long len = kind <= INDEP ? 8 : s.blk;
+        starpu_vector_data_register(&g_h[i], STARPU_MAIN_RAM, (uintptr_t)p,
+                                    (uint32_t)len, 8);
+      }
+      measure("starpu", thr, &s, ref, sp_pass, tpp);
+      for (int i = 0; i < nh; i++)
+        starpu_data_unregister(g_h[i]);
+      free(g_h);
+      starpu_shutdown();
+    }
+#endif
+  }
+  free(s.buf);
+  free(s.A);
+  free(s.B);
+}
+
+static const result *find(const char *m, int thr, int shape) {
+  for (int i = 0; i < nres && i < 256; i++)
+    if (!strcmp(res[i].method, m) && res[i].threads == thr &&
+        res[i].shape == shape)
+      return &res[i];
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  int want[NSHAPE] = {0}, any = 0;
+  for (int i = 1; i < argc; i++)
+    for (int k = 0; k < NSHAPE; k++)
+      if (!strcmp(argv[i], shape_name[k]))
+        want[k] = any = 1;
+  setenv("STARPU_SILENT", "1", 0);
+  for (int k = 0; k < NSHAPE; k++)
+    if (!any || want[k])
+      run_shape(k);
+  /* Summary: ns/task (ms per 1000-iteration pass for the real Jacobi) and
+   * how many times reprise is faster. */
+  const char *ms[] = {"seq", "reprise", "reprise/1it", "reprise-kernels",
+                      "omp-task", "omp-task/tw", "starpu"};
+  printf("\n| method | threads | chain | indep | jacobi_tiny | "
+         "jacobi_real (ms) |\n|---|---|---|---|---|---|\n");
+  for (unsigned m = 0; m < sizeof ms / sizeof *ms; m++)
+    for (int thr = 1; thr <= 2; thr++) {
+      int have = 0;
+      char line[256];
+      int len = snprintf(line, sizeof line, "| %s | %d |", ms[m], thr);
+      for (int k = 0; k < NSHAPE; k++) {
+        const result *r = find(ms[m], thr, k);
+        have |= r != NULL;
+        if (!r)
+          len += snprintf(line + len, sizeof line - (size_t)len, " - |");
+        else if (k == JREAL)
+          len += snprintf(line + len, sizeof line - (size_t)len, " %.0f%s |",
+                          r->ms_rep, r->ok ? "" : " FAIL");
+        else
+          len += snprintf(line + len, sizeof line - (size_t)len, " %.1f%s |",
+                          r->ns_task, r->ok ? "" : " FAIL");
+      }
+      if (have)
+        printf("%s\n", line);
+    }
+  printf("\nratios (other / reprise, same threads):\n");
+  for (int thr = 1; thr <= 2; thr++)
+    for (int k = 0; k < NSHAPE; k++) {
+      const result *r = find("reprise", thr, k);
+      if (!r)
+        continue;
+      printf("  thr=%d %-12s", thr, shape_name[k]);
+      for (unsigned m = 0; m < sizeof ms / sizeof *ms; m++) {
+        const result *o = find(ms[m], thr, k);
+        if (o && strcmp(ms[m], "reprise"))
+          printf("  %s %.2fx", ms[m], o->ns_task / r->ns_task);
+      }
+      const result *sq = find("seq", 1, k);
+      if (sq && k == JREAL)
+        printf("  speedup over seq %.2fx", sq->ms_rep / r->ms_rep);
+      printf("\n");
+    }
+  return 0;
+}

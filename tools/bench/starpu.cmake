@@ -1,0 +1,18 @@
+# bench_omp: OpenMP tasks need the compiler flag; StarPU 1.3 (optional,
+# benchmark only, pkg-config starpu-1.3) adds the StarPU baseline.
+if(TARGET bench_omp)
+  find_package(OpenMP COMPONENTS C)
+  if(OpenMP_C_FOUND)
+    target_link_libraries(bench_omp PRIVATE OpenMP::OpenMP_C)
+  else()
+    set_target_properties(bench_omp PROPERTIES EXCLUDE_FROM_ALL TRUE)
+  endif()
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(RP_STARPU QUIET IMPORTED_TARGET starpu-1.3)
+  endif()
+  if(RP_STARPU_FOUND)
+    target_link_libraries(bench_omp PRIVATE PkgConfig::RP_STARPU)
+    target_compile_definitions(bench_omp PRIVATE RP_HAVE_STARPU=1)
+  endif()
+endif()
