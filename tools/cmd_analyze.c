@@ -58,7 +58,8 @@ static int write_to(const char *path, writer w, const rp_analysis *a) {
   rp_status s = w(a, fp);
   int rc = rp_cli_close_out(fp, path);
   if (s != RP_OK) {
-    fprintf(stderr, "reprise analyze: %s: %s\n", path, rp_strerror(s));
+    fprintf(stderr, "reprise analyze: %s: %s\n", path ? path : "stdout",
+            rp_strerror(s));
     rc = 1;
   }
   return rc;

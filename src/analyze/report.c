@@ -152,10 +152,11 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
           s->predicted_speedup);
   double lim = fmax(s->critical_path_us, s->max_lane_us);
   if (ms > lim && lim > 0)
-    fprintf(fp, " (%.1f%% above the bound's limit)\n",
-            100 * (ms - lim) / lim);
+    fprintf(fp, " (the makespan is %.1f%% longer than max(critical path, "
+                "max lane))\n", 100 * (ms - lim) / lim);
   else
-    fprintf(fp, " (reaches the bound)\n");
+    fprintf(fp, " (the makespan reaches max(critical path, max lane): the "
+                "bound)\n");
   return done(fp);
 }
 

@@ -501,7 +501,7 @@ static rp_status as_uint(rd *r, const cJSON *j, const char *path,
 static rp_status get_uint(rd *r, const cJSON *o, const char *path,
                           const char *key, int required, uint64_t *out,
                           int *present) {
-  const cJSON *j;
+  const cJSON *j = NULL;
   rp_status s = get(r, o, path, key, required, &j);
   if (present)
     *present = j != NULL;
@@ -512,7 +512,7 @@ static rp_status get_uint(rd *r, const cJSON *o, const char *path,
 
 static rp_status get_str(rd *r, const cJSON *o, const char *path,
                          const char *key, int required, const char **out) {
-  const cJSON *j;
+  const cJSON *j = NULL;
   rp_status s = get(r, o, path, key, required, &j);
   *out = NULL;
   if (s || !j)
@@ -626,7 +626,7 @@ static rp_status load_buffer(rd *r, const cJSON *j, uint32_t i) {
   rp_buffer_desc d = {0};
   uint64_t id, elem = 1;
   int has_elem;
-  const cJSON *dims;
+  const cJSON *dims = NULL;
   rp_status s;
   if ((s = get_uint(r, j, path, "id", 1, &id, NULL)))
     return s;
@@ -685,7 +685,7 @@ static rp_status load_buffer(rd *r, const cJSON *j, uint32_t i) {
 static rp_status load_region(rd *r, const cJSON *j, const char *path,
                              rp_region *reg) {
   const rp__buffer *b = &r->g->buf[reg->buf];
-  const cJSON *off, *len, *box;
+  const cJSON *off = NULL, *len = NULL, *box = NULL;
   uint64_t o = 0, n = 0;
   rp_status s;
   if ((s = get(r, j, path, "offset", 0, &off)) ||
@@ -718,7 +718,7 @@ static rp_status load_region(rd *r, const cJSON *j, const char *path,
                json_type(box));
   if (!b->ndims)
     return bad(r, RP_EPARSE, "%s: buffer \"%s\" has no dims", bp, b->name);
-  const cJSON *lo, *hi;
+  const cJSON *lo = NULL, *hi = NULL;
   uint64_t vlo[3] = {0}, vhi[3] = {0};
   unsigned nlo, nhi;
   if ((s = get(r, box, bp, "lo", 1, &lo)) ||
@@ -901,7 +901,7 @@ static rp_status load_devices(rd *r, const cJSON *j, const char *path,
 
 static rp_status load_kernel_fields(rd *r, const cJSON *j, const char *path,
                                     rp__op *p) {
-  const cJSON *sp;
+  const cJSON *sp = NULL;
   const char *kn;
   rp_status s;
   if ((s = get_str(r, j, path, "kernel", 0, &kn)) ||
@@ -935,7 +935,7 @@ static rp_status load_op(rd *r, const cJSON *j, uint32_t i) {
   p.cost_us = -1;
   uint64_t id;
   const char *name;
-  const cJSON *cost, *ins, *acc, *after;
+  const cJSON *cost = NULL, *ins = NULL, *acc = NULL, *after = NULL;
   rp_status s;
   if ((s = get_uint(r, j, path, "id", 1, &id, NULL)))
     return s;
