@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "reprise.h"
+#include "util.h"
 
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
@@ -738,5 +739,53 @@ Test(analyze, cli_text_json_and_errors) {
   cr_assert_eq(run_tool(path, &out), 1);
   free(out);
   unlink(path);
+  rp_graph_destroy(g);
+}
+
+/* Compute units: kernels of a device with k units take k lanes in turn,
+ * so four independent 10 us kernels on 2 units need 20 us, not 40. */
+Test(analyze, compute_units_are_lanes_taken_in_turn) {
+  static char A[4][8];
+  rp_graph *g;
+  rp_mode m[] = {RP_INOUT};
+  rp_param ps[1];
+  rp_kernel k = tu_nop_kernel("k", 1, m, ps);
+  cr_assert_eq(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE), RP_OK);
+  for (int i = 0; i < 4; i++) {
+    char name[8];
+    rp_buf b;
+    snprintf(name, sizeof name, "A%d", i);
+    cr_assert_eq(rp_buffer_register(g, name, A[i], 8, &b), RP_OK);
+    rp_arg arg = rp_arg_buf(rp_whole(b));
+    rp_op_opts o = {NULL, 10, NULL, 0};
+    cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), &arg, &o,
+                                  NULL), RP_OK);
+  }
+  cr_assert_eq(rp_graph_end(g), RP_OK);
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  unsigned cu[1] = {2};
+  o.compute_units = cu;
+  o.ncompute_units = 1;
+  rp_analysis *an;
+  cr_assert_eq(rp_analyze(g, &o, &an), RP_OK);
+  rp_summary s;
+  rp_analysis_summary(an, &s);
+  cr_assert_float_eq(s.serial_us, 40, 1e-9);
+  cr_assert_float_eq(s.makespan_us, 20, 1e-9);
+  cr_assert_float_eq(s.max_lane_us, 20, 1e-9);
+  cr_assert_float_eq(s.bound, 2, 1e-9);
+  cr_assert_eq(rp_analysis_num_lanes(an), 2);
+  const char *name;
+  double busy;
+  cr_assert_eq(rp_analysis_lane(an, 1, &name, &busy), RP_OK);
+  cr_assert_str_eq(name, "compute:0.1");
+  rp_op_sched os;
+  cr_assert_eq(rp_analysis_op(an, 2, &os), RP_OK);
+  cr_assert_eq(os.lane, 0); /* ops 0 and 2 on unit 0 */
+  rp_analysis_destroy(an);
+  unsigned bad[1] = {5000};
+  o.compute_units = bad;
+  cr_assert_eq(rp_analyze(g, &o, &an), RP_EINVAL);
   rp_graph_destroy(g);
 }

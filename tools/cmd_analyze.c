@@ -8,7 +8,7 @@ static void usage(FILE *fp) {
   fprintf(fp,
           "usage: reprise analyze FILE.json [--json] [--copy-engines 1|2]\n"
           "         [--h2d-gbps X] [--d2h-gbps X] [--p2p-gbps X]\n"
-          "         [--kernel-us X] [--host-us X]\n"
+          "         [--kernel-us X] [--host-us X] [--compute-units K]\n"
           "         [--dot OUT] [--trace OUT] [--svg OUT]\n\n"
           "Analyses the graph in FILE.json (\"-\": standard input): puts "
           "every operation on\na lane (compute:N, h2d:N, d2h:N or copy:N, "
@@ -25,6 +25,9 @@ static void usage(FILE *fp) {
           "  --d2h-gbps X        device-to-host bandwidth, GB/s (default 25)\n"
           "  --p2p-gbps X        peer-copy bandwidth, GB/s (default 25)\n"
           "  --kernel-us X       cost of a kernel without one (default 10)\n"
+          "  --compute-units K   K compute lanes per device (FPGA compute "
+          "units),\n"
+          "                      kernels taken in turn (default 1)\n"
           "  --host-us X         cost of a host task without one "
           "(default 10)\n"
           "  --dot OUT           write Graphviz dot of the schedule to OUT\n"
@@ -69,6 +72,7 @@ int rp_cmd_analyze(int argc, char **argv) {
   const char *in = NULL, *dot = NULL, *trace = NULL, *svg = NULL;
   int json = 0;
   rp_analysis_opts o;
+  static unsigned units[RP_MAX_DEVICES];
   rp_analysis_opts_init(&o);
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
@@ -91,6 +95,7 @@ int rp_cmd_analyze(int argc, char **argv) {
     static const char *const valued[] = {
         "--copy-engines", "--h2d-gbps", "--d2h-gbps", "--p2p-gbps",
         "--kernel-us",    "--host-us",  "--dot",      "--trace",
+        "--compute-units",
         "--svg"};
     int known = 0;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
@@ -123,6 +128,17 @@ int rp_cmd_analyze(int argc, char **argv) {
       bad = number(arg, v, 0, &o.kernel_us);
     } else if (!strcmp(arg, "--host-us")) {
       bad = number(arg, v, 0, &o.host_us);
+    } else if (!strcmp(arg, "--compute-units")) {
+      char *end;
+      unsigned long k = strtoul(v, &end, 10);
+      if (*end || end == v || k < 1 || k > 4096) {
+        fprintf(stderr, "reprise analyze: --compute-units is 1 to 4096\n");
+        bad = 1;
+      }
+      for (unsigned d = 0; d < RP_MAX_DEVICES; d++)
+        units[d] = (unsigned)k;
+      o.compute_units = units;
+      o.ncompute_units = RP_MAX_DEVICES;
     } else if (!strcmp(arg, "--dot")) {
       dot = v;
     } else if (!strcmp(arg, "--trace")) {

@@ -27,8 +27,15 @@ typedef struct rp_analysis_opts {
   double p2p_gbps;
   double kernel_us;         /**< cost of a kernel with none given */
   double host_us;           /**< cost of a host task with none given */
-  const double *measured_us;/**< per node, from a profiled replay; NULL, or
-                                 negative entries: not measured */
+  const double *measured_us;/**< per node (one entry for each), from a
+                                 profiled replay; NULL, or negative
+                                 entries: not measured */
+  const unsigned *compute_units; /**< per device: kernels of device d run
+                                 on compute_units[d] lanes "compute:d.u",
+                                 taken in turn in program order (an FPGA's
+                                 compute units); NULL, 0 or 1: one lane
+                                 "compute:d" */
+  unsigned ncompute_units;  /**< entries in compute_units */
 } rp_analysis_opts;
 
 /** Where a cost came from. */
@@ -60,15 +67,21 @@ typedef struct rp_summary {
  * 10 us per kernel and host task without a cost. */
 RP_API void rp_analysis_opts_init(rp_analysis_opts *o);
 
-/** @brief Analyse an ended graph. @param o options or NULL for defaults.
- * @return RP_OK, RP_ESTATE (graph not ended), RP_EINVAL, RP_ENOMEM. */
+/** @brief Analyse an ended graph. The analysis keeps a pointer to the
+ * graph, which must outlive it. Slack is measured against the schedule:
+ * how late an operation can start without the makespan growing, with the
+ * order on each lane kept.
+ * @param o options or NULL for defaults.
+ * @return RP_OK, RP_ESTATE (graph not ended), RP_EINVAL (bad options, or
+ *   costs that sum past what a double holds), RP_ENOMEM. */
 RP_API rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
                             rp_analysis **out);
 
 /** @brief Destroy an analysis. NULL is a no-op. */
 RP_API void rp_analysis_destroy(rp_analysis *a);
 
-/** @brief The headline figures. */
+/** @brief The headline figures; limited_by points into the analysis and
+ * lives as long as it. */
 RP_API void rp_analysis_summary(const rp_analysis *a, rp_summary *out);
 
 /** @brief Schedule of node @p n. @return RP_OK or RP_EINVAL. */

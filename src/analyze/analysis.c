@@ -93,6 +93,12 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
       bad_rate(o->p2p_gbps) || bad_time(o->kernel_us) ||
       bad_time(o->host_us))
     return RP_EINVAL;
+  if (o->ncompute_units > RP_MAX_DEVICES ||
+      (o->ncompute_units && !o->compute_units))
+    return RP_EINVAL;
+  for (unsigned d = 0; d < o->ncompute_units; d++)
+    if (o->compute_units[d] > 4096)
+      return RP_EINVAL;
 
   rp_analysis *a = calloc(1, sizeof *a);
   if (!a)
@@ -119,6 +125,8 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
       (s = rp__analysis_critical(a)) != RP_OK ||
       (s = rp__analysis_schedule(a)) != RP_OK)
     goto fail;
+  a->opts.compute_units = NULL; /* used above; the caller owns it */
+  a->opts.ncompute_units = 0;
   figures(a);
   *out = a;
   return RP_OK;

@@ -19,7 +19,7 @@ typedef enum {
 } rp__lane_kind;
 
 typedef struct rp__lane {
-  char name[16];     /* "compute:61" at most */
+  char name[24];     /* "compute:61.4095" at most */
   rp__lane_kind kind;
   int device;        /* -1 for the host lane */
   double busy_us;

@@ -89,17 +89,32 @@ static double model_cost(const rp_analysis *a, uint32_t n,
   return (double)copy_bytes(a->g, n) / (gbps * 1e3);
 }
 
+/* Compute units of device d (1 unless the options say more). */
+static unsigned units_of(const rp_analysis *a, int d) {
+  if (!a->opts.compute_units || d < 0 || (unsigned)d >= a->opts.ncompute_units)
+    return 1;
+  unsigned k = a->opts.compute_units[d];
+  return k ? k : 1;
+}
+
 rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
   const rp_graph *g = a->g;
   uint32_t nop = a->nop;
-  /* Lane of (kind, device): device slots 0..RP_MAX_DEVICES-1, host in 0. */
-  uint32_t *map = malloc(sizeof *map * RP__LANE_KINDS * RP_MAX_DEVICES);
-  a->lanes = calloc(RP__LANE_KINDS * RP_MAX_DEVICES, sizeof *a->lanes);
+  /* Lane of (kind, device): device slots 0..RP_MAX_DEVICES-1, host in 0;
+   * then one slot per compute unit of devices with several. */
+  uint32_t units = 0, unit_base[RP_MAX_DEVICES], turn[RP_MAX_DEVICES] = {0};
+  for (int d = 0; d < RP_MAX_DEVICES; d++) {
+    unit_base[d] = RP__LANE_KINDS * RP_MAX_DEVICES + units;
+    units += units_of(a, d) > 1 ? units_of(a, d) : 0;
+  }
+  uint32_t nslot = RP__LANE_KINDS * RP_MAX_DEVICES + units;
+  uint32_t *map = malloc(sizeof *map * nslot);
+  a->lanes = calloc(nslot, sizeof *a->lanes);
   if (!map || !a->lanes) {
     free(map);
     return RP_ENOMEM;
   }
-  for (uint32_t i = 0; i < RP__LANE_KINDS * RP_MAX_DEVICES; i++)
+  for (uint32_t i = 0; i < nslot; i++)
     map[i] = RP_NONE;
   a->nlane = 0;
   double total = 0;
@@ -113,12 +128,20 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
       return RP_EINVAL;
     }
     uint32_t *slot = &map[kind * RP_MAX_DEVICES + (dev < 0 ? 0 : dev)];
+    unsigned k = kind == RP__LANE_COMPUTE ? units_of(a, dev) : 1, u = 0;
+    if (k > 1) {
+      u = turn[dev]++ % k;
+      slot = &map[unit_base[dev] + u];
+    }
     if (*slot == RP_NONE) {
       rp__lane *l = &a->lanes[a->nlane];
       l->kind = kind;
       l->device = dev;
       if (kind == RP__LANE_HOST)
         snprintf(l->name, sizeof l->name, "host");
+      else if (k > 1)
+        snprintf(l->name, sizeof l->name, "%s:%d.%u", kind_prefix[kind], dev,
+                 u);
       else
         snprintf(l->name, sizeof l->name, "%s:%d", kind_prefix[kind], dev);
       *slot = a->nlane++;
