@@ -233,24 +233,27 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
   rp_status rc = rp_exec_create(&x, g, be, &eo);
   if (rc) {
     fprintf(stderr, "%s backend: %s: %s\n", rp_backend_name(be),
-            rp_strerror(rc), x ? rp_exec_error(x) : "");
+            rp_strerror(rc), rp_last_error());
     rp_exec_destroy(x);
     return NULL;
   }
   return x;
 }
 
-/* Costs of the CPU model: a kernel the openmp backend splits over its team
- * (8192 index points or more) costs its one-thread time / threads. */
-static void cpu_model(const rp_graph *g, const ex_opts *o, double *us) {
+/* The openmp backend runs a device's kernels on its group of threads: the
+ * analysis gets one compute lane per thread (its "compute units"), kernels
+ * taken in turn. A kernel the backend splits over the team is still
+ * counted whole on one lane: the model sees concurrency between kernels,
+ * not inside one. */
+static void cpu_lanes(const rp_graph *g, const ex_opts *o,
+                      rp_analysis_opts *ao, unsigned *units) {
   long t = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
-  for (rp_node n = 0; n < rp_graph_num_nodes(g); n++) {
-    rp_node_info ni;
-    rp_node_info_get(g, n, &ni);
-    if (ni.type == RP_OP_KERNEL && t > 1 &&
-        ni.space.x * ni.space.y * ni.space.z >= 8192)
-      us[n] /= (double)t;
-  }
+  unsigned nd = rp_graph_num_devices(g) ? rp_graph_num_devices(g) : 1;
+  long per = t / (long)nd > 1 ? t / (long)nd : 1;
+  for (unsigned d = 0; d < nd; d++)
+    units[d] = (unsigned)per;
+  ao->compute_units = units;
+  ao->ncompute_units = nd;
 }
 
 int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
@@ -263,7 +266,8 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   unsigned iters = o->iters ? o->iters : 1;
   uint32_t nn = rp_graph_num_nodes(g);
   double *op_us = (double *)calloc(nn + 1, sizeof(double));
-  double t_ser = 0, t_par = 0, tot = 0;
+  double t_ser = 0, t_par = 0;
+  unsigned units[RP_MAX_DEVICES];
   const char *bad = NULL;
   int chk = 0;
   rp_analysis_opts ao;
@@ -303,12 +307,10 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     fprintf(stderr, "profile: %s\n", rp_strerror(rc));
     goto out;
   }
-  for (uint32_t n = 0; n < nn; n++)
-    tot += op_us[n];
-  if (!strcmp(rp_backend_name(be), "openmp"))
-    cpu_model(g, o, op_us);
   rp_analysis_opts_init(&ao);
   ao.measured_us = op_us;
+  if (!strcmp(rp_backend_name(be), "openmp"))
+    cpu_lanes(g, o, &ao, units);
   if ((rc = rp_analyze(g, &ao, &an))) {
     fprintf(stderr, "analysis: %s\n", rp_strerror(rc));
     goto out;
@@ -333,12 +335,8 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   printf("overlapped replay  %10.3f ms  (%s)\n", t_par / 1e3,
          rp_backend_name(be));
   printf("achieved speedup   %10.2fx\n", t_par > 0 ? t_ser / t_par : 0.0);
-  /* Against the one-thread costs: the model only shortens split kernels. */
   printf("predicted speedup  %10.2fx  bound %.2fx (limited by %s)\n",
-         sm.makespan_us > 0 ? tot / sm.makespan_us : 1.0,
-         tot / (sm.critical_path_us > sm.max_lane_us ? sm.critical_path_us
-                : sm.max_lane_us > 0 ? sm.max_lane_us : tot ? tot : 1),
-         sm.limited_by);
+         sm.predicted_speedup, sm.bound, sm.limited_by);
   ret = 0;
 out:
   rp_analysis_destroy(an);
