@@ -1,0 +1,71 @@
+/* Matmul partitioned by rows of A over several devices: kernel, recording
+ * and the plain triple loop. Valid C and C++. */
+#include <string.h>
+#include "multidev.h"
+
+RP_KERNEL(mm_rows, {
+  const double *a = RP_PTR(const double, 0);
+  const double *b = RP_PTR(const double, 1);
+  uint64_t n = (uint64_t)RP_VAL(int64_t, 3);
+  uint64_t i = (uint64_t)RP_VAL(int64_t, 4) + RP_Y, j = RP_X;
+  double s = 0;
+  for (uint64_t k = 0; k < n; k++)
+    s += a[i * n + k] * b[k * n + j];
+  RP_PTR(double, 2)[i * n + j] = s;
+})
+static const rp_param mm_params[] = {{"A", RP_IN},
+                                     {"B", RP_IN},
+                                     {"C", RP_OUT},
+                                     {"n", RP_SCALAR},
+                                     {"r0", RP_SCALAR}};
+static const rp_kernel mm_k = RP_KERNEL_DESC(mm_rows, mm_params);
+
+void ex_mmrows_init(const ex_mmrows *p, double *a, double *b, double *c) {
+  uint64_t n = p->n;
+  for (uint64_t i = 0; i < n; i++)
+    for (uint64_t j = 0; j < n; j++) {
+      a[i * n + j] = (double)((i * 3 + j * 5) % 7) - 3.0;
+      b[i * n + j] = (double)((i * 2 + j) % 5) - 2.0;
+    }
+  memset(c, 0, n * n * sizeof *c);
+}
+
+rp_status ex_mmrows_record(rp_graph *g, const ex_mmrows *p, double *a,
+                           double *b, double *c) {
+  uint64_t n = p->n;
+  unsigned nd = p->devices ? p->devices : 1;
+  rp_buf A, B, C;
+  rp_status rc;
+  if (!n || nd > n || nd > RP_MAX_DEVICES || n >= (1ull << 24))
+    return RP_EINVAL;
+  if ((rc = rp_buffer_register_2d(g, "A", a, n, n, 8, &A)) ||
+      (rc = rp_buffer_register_2d(g, "B", b, n, n, 8, &B)) ||
+      (rc = rp_buffer_register_2d(g, "C", c, n, n, 8, &C)))
+    return rc;
+  for (unsigned d = 0; d < nd; d++) {
+    uint64_t r0 = n * d / nd, r1 = n * (d + 1) / nd;
+    rp_arg args[5];
+    args[0] = rp_arg_buf(rp_box2(A, r0, r1, 0, n));
+    args[1] = rp_arg_buf(rp_whole(B));
+    args[2] = rp_arg_buf(rp_box2(C, r0, r1, 0, n));
+    args[3] = rp_arg_i64((int64_t)n);
+    args[4] = rp_arg_i64((int64_t)r0);
+    rc = rp_record_kernel(g, &mm_k, (int)d, rp_dims3(n, r1 - r0, 1), args,
+                          NULL, NULL);
+    if (rc)
+      return rc;
+  }
+  return rp_record_sync_host(g, rp_whole(C), NULL);
+}
+
+void ex_mmrows_check(const ex_mmrows *p, const double *a, const double *b,
+                     double *c) {
+  uint64_t n = p->n;
+  for (uint64_t i = 0; i < n; i++)
+    for (uint64_t j = 0; j < n; j++) {
+      double s = 0;
+      for (uint64_t k = 0; k < n; k++)
+        s += a[i * n + k] * b[k * n + j];
+      c[i * n + j] = s;
+    }
+}
