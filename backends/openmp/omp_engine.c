@@ -258,10 +258,19 @@ rp_status rp__omp_engine_init(ostate *st) {
     if (!st->slots[q] || !st->roots[q])
       rc = RP_ENOMEM;
   }
+  /* A root any group may run (an elided copy, a host task) starts in the
+   * group of its first successor that has one, else in turn: putting them
+   * all in group 0 would serialise the devices' chains behind it. */
+  int turn = 0;
   for (uint32_t t = 0; t < st->n && rc == RP_OK; t++) {
-    if (st->task[t].indeg0)
+    const otask *tk = &st->task[t];
+    if (tk->indeg0)
       continue;
-    int q = st->task[t].group < 0 ? 0 : st->task[t].group;
+    int q = tk->group;
+    for (uint32_t k = 0; q < 0 && k < tk->ns; k++)
+      q = st->task[st->succ[tk->s0 + k]].group;
+    if (q < 0)
+      q = turn++ % G;
     st->roots[q][st->nroots[q]++] = t;
   }
   free(cap);
