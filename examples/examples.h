@@ -94,7 +94,14 @@ typedef struct ex_opts {
   unsigned iters;      /* replays */
   int threads;         /* openmp threads, 0: default */
   const char *dot, *trace;
+  double rtol;         /* 0: results must be identical to the bit; else
+                          buffers of doubles may differ by this relative
+                          amount (GPU exp/log/erf round differently) */
 } ex_opts;
+/* |a - b| <= rtol * max(|a|, |b|) for every double; returns the largest
+ * relative difference seen in *worst. */
+int ex_close(const double *a, const double *b, uint64_t n, double rtol,
+             double *worst);
 /* Consumes argv[*i] (and its value) if it is a common flag: returns 1,
  * 0 if not, -1 on a bad value. */
 int ex_parse_common(int argc, char **argv, int *i, ex_opts *o);
