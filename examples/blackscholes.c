@@ -29,13 +29,6 @@ static int check(void *v) {
          !ex_close(c->put, c->cp, c->p.n, RTOL, &worst);
 }
 
-static void usage(FILE *fp) {
-  fprintf(fp, "usage: blackscholes [options]\n"
-              "  --n N           options (default 1000000)\n"
-              "  --blocks B      kernels (16)\n");
-  ex_usage_common(fp);
-}
-
 int main(int argc, char **argv) {
   ctx c;
   ex_opts o;
@@ -47,25 +40,13 @@ int main(int argc, char **argv) {
   c.p.v = 0.30;
   o.iters = 5;
   o.rtol = RTOL;
-  for (int i = 1; i < argc; i++) {
-    int r = ex_parse_common(argc, argv, &i, &o);
-    long v = i + 1 < argc ? atol(argv[i + 1]) : -1;
-    if (r == 1)
-      continue;
-    if (!strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (r == 0 && v > 0 && !strcmp(argv[i], "--n"))
-      c.p.n = (uint64_t)v;
-    else if (r == 0 && v > 0 && !strcmp(argv[i], "--blocks"))
-      c.p.blocks = (unsigned)v;
-    else {
-      usage(stderr);
-      return 2;
-    }
-    i++;
-  }
+  const ex_flag flags[] = {
+      {"--n", "N", "options (default 1000000)", &c.p.n, 1, 1, 1ull << 32},
+      {"--blocks", "B", "kernels (16)", &c.p.blocks, 0, 1, 1u << 20}};
+  int pr = ex_parse(argc, argv, "blackscholes", flags, sizeof flags / sizeof *flags,
+                    &o);
+  if (pr)
+    return pr == 1 ? 0 : 2;
   size_t bytes = c.p.n * 8;
   double **arr[7] = {&c.s, &c.k, &c.t, &c.call, &c.put, &c.cc, &c.cp};
   int nomem = 0;

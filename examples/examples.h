@@ -102,10 +102,20 @@ typedef struct ex_opts {
  * relative difference seen in *worst. */
 int ex_close(const double *a, const double *b, uint64_t n, double rtol,
              double *worst);
-/* Consumes argv[*i] (and its value) if it is a common flag: returns 1,
- * 0 if not, -1 on a bad value. */
-int ex_parse_common(int argc, char **argv, int *i, ex_opts *o);
-void ex_usage_common(FILE *fp);
+/* One option of an example: "--name ARG" (arg NULL: a switch setting the
+ * int at value to 1), stored as uint64_t (wide) or unsigned, between min
+ * and max. */
+typedef struct ex_flag {
+  const char *name, *arg, *help;
+  void *value;
+  int wide;
+  uint64_t min, max;
+} ex_flag;
+/* Parses the example's flags and the common ones (--backend, --iters,
+ * --threads, --dot, --trace, --help). Returns 0 to go on, 1 after printing
+ * the usage for --help, 2 after saying on stderr what was wrong. */
+int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
+             unsigned nf, ex_opts *o);
 /* Re-initialises the host data in place. */
 typedef void (*ex_init_fn)(void *ctx);
 /* Compares, on ended graph g: o->iters replays by the reference and by the

@@ -26,19 +26,6 @@ static int check(void *x) {
   return memcmp(c->u, c->cu, nn * 8) || memcmp(c->v, c->cv, nn * 8);
 }
 
-static void usage(FILE *fp) {
-  fprintf(fp, "usage: heat2d [options]\n"
-              "  --n N           grid of N x N doubles (default 1024)\n"
-              "  --steps S       time steps recorded in the graph (10)\n"
-              "  --devices D     logical devices, rows cut in D blocks (2)\n"
-              "  --explicit-halo record the copies and halo exchanges by\n"
-              "                  hand, automatic coherence off\n"
-              "  --scaling       time 1 device against D devices (same\n"
-              "                  problem, chosen backend, default device\n"
-              "                  map) and print the ratio\n");
-  ex_usage_common(fp);
-}
-
 /* Records and ends a graph of c->p on `devices` devices. */
 static rp_graph *record(ctx *c, unsigned devices) {
   rp_graph *g = NULL;
@@ -154,36 +141,21 @@ int main(int argc, char **argv) {
   c.p.steps = 10;
   c.p.devices = 2;
   o.iters = 10;
-  for (int i = 1; i < argc; i++) {
-    int r = ex_parse_common(argc, argv, &i, &o);
-    long v = i + 1 < argc ? atol(argv[i + 1]) : -1;
-    if (r == 1)
-      continue;
-    if (!strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (r == 0 && !strcmp(argv[i], "--explicit-halo")) {
-      c.p.explicit_halo = 1;
-      continue;
-    }
-    if (r == 0 && !strcmp(argv[i], "--scaling")) {
-      scale = 1;
-      continue;
-    }
-    if (r == 0 && v >= 0 && !strcmp(argv[i], "--n"))
-      c.p.n = (uint64_t)v;
-    else if (r == 0 && v >= 0 && !strcmp(argv[i], "--steps"))
-      c.p.steps = (unsigned)v;
-    else if (r == 0 && v > 0 && v <= RP_MAX_DEVICES &&
-             !strcmp(argv[i], "--devices"))
-      c.p.devices = (unsigned)v;
-    else {
-      usage(stderr);
-      return 2;
-    }
-    i++;
-  }
+  const ex_flag flags[] = {
+      {"--n", "N", "grid of N x N doubles (default 1024)", &c.p.n, 1, 0,
+       1u << 20},
+      {"--steps", "S", "time steps recorded in the graph (10)", &c.p.steps,
+       0, 0, 1u << 20},
+      {"--devices", "D", "logical devices, rows cut in D blocks (2)",
+       &c.p.devices, 0, 1, RP_MAX_DEVICES},
+      {"--explicit-halo", NULL, "record halo copies by hand, no coherence",
+       &c.p.explicit_halo, 0, 0, 0},
+      {"--scaling", NULL, "time 1 device against D, print the ratio", &scale,
+       0, 0, 0}};
+  int pr = ex_parse(argc, argv, "heat2d", flags, sizeof flags / sizeof *flags,
+                    &o);
+  if (pr)
+    return pr == 1 ? 0 : 2;
   c.iters = o.iters ? o.iters : 1;
   if (c.p.n < 3 || c.p.devices > c.p.n || c.p.n >= (1ull << 31)) {
     fprintf(stderr, "heat2d: need 3 <= n and devices <= n\n");

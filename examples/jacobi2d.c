@@ -26,15 +26,6 @@ static int check(void *v) {
          memcmp(c->s, c->cs, ex_jacobi2d_nsums(&c->p) * 8);
 }
 
-static void usage(FILE *fp) {
-  fprintf(fp, "usage: jacobi2d [options]\n"
-              "  --n N           grid of N x N doubles (default 1024)\n"
-              "  --steps S       Jacobi steps recorded in the graph (8)\n"
-              "  --every K       the host reads the grid every K steps (4)\n"
-              "  --blocks B      row blocks per step (8)\n");
-  ex_usage_common(fp);
-}
-
 int main(int argc, char **argv) {
   ctx c;
   ex_opts o;
@@ -45,29 +36,19 @@ int main(int argc, char **argv) {
   c.p.every = 4;
   c.p.blocks = 8;
   o.iters = 10;
-  for (int i = 1; i < argc; i++) {
-    int r = ex_parse_common(argc, argv, &i, &o);
-    long v = i + 1 < argc ? atol(argv[i + 1]) : -1;
-    if (r == 1)
-      continue;
-    if (!strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (r == 0 && v >= 0 && !strcmp(argv[i], "--n"))
-      c.p.n = (uint64_t)v;
-    else if (r == 0 && v >= 0 && !strcmp(argv[i], "--steps"))
-      c.p.steps = (unsigned)v;
-    else if (r == 0 && v >= 0 && !strcmp(argv[i], "--every"))
-      c.p.every = (unsigned)v;
-    else if (r == 0 && v >= 0 && !strcmp(argv[i], "--blocks"))
-      c.p.blocks = (unsigned)v;
-    else {
-      usage(stderr);
-      return 2;
-    }
-    i++;
-  }
+  const ex_flag flags[] = {
+      {"--n", "N", "grid of N x N doubles (default 1024)", &c.p.n, 1, 3,
+       1u << 20},
+      {"--steps", "S", "Jacobi steps recorded in the graph (8)", &c.p.steps,
+       0, 0, 1u << 20},
+      {"--every", "K", "the host reads the grid every K steps (4)",
+       &c.p.every, 0, 0, 1u << 20},
+      {"--blocks", "B", "row blocks per step (8)", &c.p.blocks, 0, 1,
+       1u << 20}};
+  int pr = ex_parse(argc, argv, "jacobi2d", flags, sizeof flags / sizeof *flags,
+                    &o);
+  if (pr)
+    return pr == 1 ? 0 : 2;
   c.iters = o.iters ? o.iters : 1;
   uint64_t nn = c.p.n * c.p.n, ns = ex_jacobi2d_nsums(&c.p);
   c.a = (double *)malloc(nn * 8);

@@ -22,13 +22,6 @@ static int check(void *x) {
   return memcmp(c->c, c->cc, c->p.n * c->p.n * 8) != 0;
 }
 
-static void usage(FILE *fp) {
-  fprintf(fp, "usage: matmul_rows [options]\n"
-              "  --n N           N x N doubles (default 512)\n"
-              "  --devices D     logical devices, rows cut in D blocks (2)\n");
-  ex_usage_common(fp);
-}
-
 int main(int argc, char **argv) {
   ctx c;
   ex_opts o;
@@ -37,26 +30,14 @@ int main(int argc, char **argv) {
   c.p.n = 512;
   c.p.devices = 2;
   o.iters = 3;
-  for (int i = 1; i < argc; i++) {
-    int r = ex_parse_common(argc, argv, &i, &o);
-    long v = i + 1 < argc ? atol(argv[i + 1]) : -1;
-    if (r == 1)
-      continue;
-    if (!strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (r == 0 && v > 0 && !strcmp(argv[i], "--n"))
-      c.p.n = (uint64_t)v;
-    else if (r == 0 && v > 0 && v <= RP_MAX_DEVICES &&
-             !strcmp(argv[i], "--devices"))
-      c.p.devices = (unsigned)v;
-    else {
-      usage(stderr);
-      return 2;
-    }
-    i++;
-  }
+  const ex_flag flags[] = {
+      {"--n", "N", "N x N doubles (default 512)", &c.p.n, 1, 1, 1u << 16},
+      {"--devices", "D", "logical devices, rows cut in D blocks (2)",
+       &c.p.devices, 0, 1, RP_MAX_DEVICES}};
+  int pr = ex_parse(argc, argv, "matmul_rows", flags, sizeof flags / sizeof *flags,
+                    &o);
+  if (pr)
+    return pr == 1 ? 0 : 2;
   if (c.p.devices > c.p.n || c.p.n >= (1ull << 24)) {
     fprintf(stderr, "matmul_rows: need devices <= n < 2^24\n");
     return 2;

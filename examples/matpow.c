@@ -29,14 +29,6 @@ static int check(void *v) {
   return memcmp(c->x, c->cx, bytes) || memcmp(c->y, c->cy, bytes);
 }
 
-static void usage(FILE *fp) {
-  fprintf(fp, "usage: matpow [options]\n"
-              "  --n N           matrices of N x N doubles (default 256)\n"
-              "  --steps S       products per graph (6)\n"
-              "  --blocks B      row blocks per product (8)\n");
-  ex_usage_common(fp);
-}
-
 int main(int argc, char **argv) {
   ctx c;
   ex_opts o;
@@ -46,27 +38,16 @@ int main(int argc, char **argv) {
   c.p.steps = 6;
   c.p.blocks = 8;
   o.iters = 2;
-  for (int i = 1; i < argc; i++) {
-    int r = ex_parse_common(argc, argv, &i, &o);
-    long v = i + 1 < argc ? atol(argv[i + 1]) : -1;
-    if (r == 1)
-      continue;
-    if (!strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (r == 0 && v > 0 && !strcmp(argv[i], "--n"))
-      c.p.n = (uint64_t)v;
-    else if (r == 0 && v >= 0 && !strcmp(argv[i], "--steps"))
-      c.p.steps = (unsigned)v;
-    else if (r == 0 && v > 0 && !strcmp(argv[i], "--blocks"))
-      c.p.blocks = (unsigned)v;
-    else {
-      usage(stderr);
-      return 2;
-    }
-    i++;
-  }
+  const ex_flag flags[] = {
+      {"--n", "N", "matrices of N x N doubles (default 256)", &c.p.n, 1, 1,
+       1u << 16},
+      {"--steps", "S", "products per graph (6)", &c.p.steps, 0, 0, 1u << 20},
+      {"--blocks", "B", "row blocks per product (8)", &c.p.blocks, 0, 1,
+       1u << 20}};
+  int pr = ex_parse(argc, argv, "matpow", flags, sizeof flags / sizeof *flags,
+                    &o);
+  if (pr)
+    return pr == 1 ? 0 : 2;
   c.iters = o.iters ? o.iters : 1;
   size_t bytes = c.p.n * c.p.n * 8;
   c.m = (double *)malloc(bytes);

@@ -24,15 +24,6 @@ static int check(void *v) {
   return memcmp(c->u, c->cu, c->p.rows * c->p.cols * 8) != 0;
 }
 
-static void usage(FILE *fp) {
-  fprintf(fp, "usage: recurrence [options]\n"
-              "  --rows R --cols C   matrix of doubles (default 512 x 512)\n"
-              "  --inner K           recurrence steps per kernel (20)\n"
-              "  --rounds N          rounds per graph (4)\n"
-              "  --blocks B          row blocks per round (16)\n");
-  ex_usage_common(fp);
-}
-
 int main(int argc, char **argv) {
   ctx c;
   ex_opts o;
@@ -45,31 +36,19 @@ int main(int argc, char **argv) {
   c.p.r = 3.7;
   c.p.c = 0.001;
   o.iters = 5;
-  for (int i = 1; i < argc; i++) {
-    int r = ex_parse_common(argc, argv, &i, &o);
-    long v = i + 1 < argc ? atol(argv[i + 1]) : -1;
-    if (r == 1)
-      continue;
-    if (!strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (r == 0 && v > 0 && !strcmp(argv[i], "--rows"))
-      c.p.rows = (uint64_t)v;
-    else if (r == 0 && v > 0 && !strcmp(argv[i], "--cols"))
-      c.p.cols = (uint64_t)v;
-    else if (r == 0 && v >= 0 && !strcmp(argv[i], "--inner"))
-      c.p.inner = (unsigned)v;
-    else if (r == 0 && v >= 0 && !strcmp(argv[i], "--rounds"))
-      c.p.rounds = (unsigned)v;
-    else if (r == 0 && v > 0 && !strcmp(argv[i], "--blocks"))
-      c.p.blocks = (unsigned)v;
-    else {
-      usage(stderr);
-      return 2;
-    }
-    i++;
-  }
+  const ex_flag flags[] = {
+      {"--rows", "R", "rows of the matrix of doubles (512)", &c.p.rows, 1, 1,
+       1u << 24},
+      {"--cols", "C", "columns (512)", &c.p.cols, 1, 1, 1u << 24},
+      {"--inner", "K", "recurrence steps per kernel (20)", &c.p.inner, 0, 0,
+       1u << 20},
+      {"--rounds", "N", "rounds per graph (4)", &c.p.rounds, 0, 0, 1u << 20},
+      {"--blocks", "B", "row blocks per round (16)", &c.p.blocks, 0, 1,
+       1u << 20}};
+  int pr = ex_parse(argc, argv, "recurrence", flags, sizeof flags / sizeof *flags,
+                    &o);
+  if (pr)
+    return pr == 1 ? 0 : 2;
   c.iters = o.iters ? o.iters : 1;
   size_t bytes = c.p.rows * c.p.cols * 8;
   c.u = (double *)malloc(bytes);

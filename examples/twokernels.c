@@ -24,14 +24,6 @@ static int check(void *v) {
   return memcmp(c->x, c->cx, c->p.n * 8) || memcmp(c->y, c->cy, c->p.n * 8);
 }
 
-static void usage(FILE *fp) {
-  fprintf(fp, "usage: twokernels [options]\n"
-              "  --n N           elements of X and of Y (default 1048576)\n"
-              "  --inner K       updates per element per kernel (200)\n"
-              "  --rounds R      kernels per device per replay (2)\n");
-  ex_usage_common(fp);
-}
-
 int main(int argc, char **argv) {
   ctx c;
   ex_opts o;
@@ -41,27 +33,17 @@ int main(int argc, char **argv) {
   c.p.inner = 200;
   c.p.rounds = 2;
   o.iters = 5;
-  for (int i = 1; i < argc; i++) {
-    int r = ex_parse_common(argc, argv, &i, &o);
-    long v = i + 1 < argc ? atol(argv[i + 1]) : -1;
-    if (r == 1)
-      continue;
-    if (!strcmp(argv[i], "--help")) {
-      usage(stdout);
-      return 0;
-    }
-    if (r == 0 && v > 0 && !strcmp(argv[i], "--n"))
-      c.p.n = (uint64_t)v;
-    else if (r == 0 && v >= 0 && !strcmp(argv[i], "--inner"))
-      c.p.inner = (unsigned)v;
-    else if (r == 0 && v >= 0 && !strcmp(argv[i], "--rounds"))
-      c.p.rounds = (unsigned)v;
-    else {
-      usage(stderr);
-      return 2;
-    }
-    i++;
-  }
+  const ex_flag flags[] = {
+      {"--n", "N", "elements of X and of Y (default 1048576)", &c.p.n, 1, 1,
+       1ull << 32},
+      {"--inner", "K", "updates per element per kernel (200)", &c.p.inner,
+       0, 0, 1u << 20},
+      {"--rounds", "R", "kernels per device per replay (2)", &c.p.rounds, 0,
+       0, 1u << 20}};
+  int pr = ex_parse(argc, argv, "twokernels", flags, sizeof flags / sizeof *flags,
+                    &o);
+  if (pr)
+    return pr == 1 ? 0 : 2;
   c.iters = o.iters ? o.iters : 1;
   c.x = (uint64_t *)malloc(c.p.n * 8);
   c.y = (uint64_t *)malloc(c.p.n * 8);

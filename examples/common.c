@@ -1,0 +1,308 @@
+/* The common driver of the example programs: options, the reference
+ * comparison, timing, analysis. Valid C and C++ (built by nvcc). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "examples.h"
+
+/* Prints "  --name ARG" padded, then the help. */
+static void put_flag(FILE *fp, const char *name, const char *arg,
+                     const char *help) {
+  char left[40];
+  snprintf(left, sizeof left, "%s%s%s", name, arg ? " " : "", arg ? arg : "");
+  fprintf(fp, "  %-17s %s\n", left, help);
+}
+
+static void usage(FILE *fp, const char *prog, const ex_flag *f,
+                  unsigned nf) {
+  fprintf(fp, "usage: %s [options]\n", prog);
+  for (unsigned k = 0; k < nf; k++)
+    put_flag(fp, f[k].name, f[k].arg, f[k].help);
+  put_flag(fp, "--backend", "NAME",
+           "openmp, cuda, xrt, reference or auto (default; RP_BACKEND)");
+  put_flag(fp, "--iters", "N", "replays of the recorded graph");
+  put_flag(fp, "--threads", "N", "openmp threads (default: all cores)");
+  put_flag(fp, "--dot", "FILE", "write the analysed graph (Graphviz)");
+  put_flag(fp, "--trace", "FILE", "write the schedule (Chrome trace JSON)");
+  put_flag(fp, "--help", NULL, "this text");
+}
+
+/* A whole decimal number in [min, max], or -1. */
+static int number(const char *v, uint64_t min, uint64_t max, uint64_t *out) {
+  char *end;
+  if (!v || !*v || *v == '-')
+    return -1;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (*end || x < min || x > max)
+    return -1;
+  *out = x;
+  return 0;
+}
+
+int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
+             unsigned nf, ex_opts *o) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    uint64_t x;
+    unsigned k = 0;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout, prog, f, nf);
+      return 1;
+    }
+    if (!strcmp(a, "--backend") || !strcmp(a, "--dot") ||
+        !strcmp(a, "--trace")) {
+      if (!v)
+        goto bad_value;
+      *(a[2] == 'b' ? &o->backend : a[2] == 'd' ? &o->dot : &o->trace) = v;
+      i++;
+      continue;
+    }
+    if (!strcmp(a, "--iters") || !strcmp(a, "--threads")) {
+      if (number(v, a[2] == 'i', 1000000, &x))
+        goto bad_value;
+      if (a[2] == 'i')
+        o->iters = (unsigned)x;
+      else
+        o->threads = (int)x;
+      i++;
+      continue;
+    }
+    while (k < nf && strcmp(a, f[k].name))
+      k++;
+    if (k == nf) {
+      fprintf(stderr, "%s: unknown option '%s'\n", prog, a);
+      usage(stderr, prog, f, nf);
+      return 2;
+    }
+    if (!f[k].arg) { /* a switch */
+      *(int *)f[k].value = 1;
+      continue;
+    }
+    if (number(v, f[k].min, f[k].max, &x))
+      goto bad_value;
+    if (f[k].wide)
+      *(uint64_t *)f[k].value = x;
+    else
+      *(unsigned *)f[k].value = (unsigned)x;
+    i++;
+    continue;
+  bad_value:
+    fprintf(stderr, "%s: %s needs %s\n", prog, a,
+            !strcmp(a, "--backend") || !strcmp(a, "--dot") ||
+                    !strcmp(a, "--trace")
+                ? "a value"
+                : "a whole number in range");
+    return 2;
+  }
+  return 0;
+}
+
+typedef struct ex_snap {
+  uint32_t nb;
+  void **host;
+  uint64_t *bytes;
+  unsigned char **copy;
+} ex_snap;
+
+static void snap_free(ex_snap *s) {
+  for (uint32_t b = 0; b < s->nb; b++)
+    free(s->copy[b]);
+  free(s->copy);
+  free(s->host);
+  free(s->bytes);
+}
+
+static int snap_init(ex_snap *s, const rp_graph *g) {
+  s->nb = rp_graph_num_buffers(g);
+  s->host = (void **)calloc(s->nb + 1, sizeof(void *));
+  s->bytes = (uint64_t *)calloc(s->nb + 1, sizeof(uint64_t));
+  s->copy = (unsigned char **)calloc(s->nb + 1, sizeof(unsigned char *));
+  if (!s->host || !s->bytes || !s->copy)
+    return -1;
+  for (uint32_t b = 0; b < s->nb; b++) {
+    rp_buffer_desc d;
+    rp_buffer_info(g, b, &d);
+    s->host[b] = d.host;
+    s->bytes[b] = d.bytes;
+    if (d.host && !(s->copy[b] = (unsigned char *)malloc(d.bytes)))
+      return -1;
+    if (d.host)
+      memcpy(s->copy[b], d.host, d.bytes);
+  }
+  return 0;
+}
+
+int ex_close(const double *a, const double *b, uint64_t n, double rtol,
+             double *worst) {
+  int ok = 1;
+  for (uint64_t i = 0; i < n; i++) {
+    double d = fabs(a[i] - b[i]), m = fmax(fabs(a[i]), fabs(b[i]));
+    double r = m > 0 ? d / m : 0;
+    if (r > *worst)
+      *worst = r;
+    if (d > rtol * m)
+      ok = 0;
+  }
+  return ok;
+}
+
+/* The first buffer that differs from the snapshot (beyond rtol, for
+ * buffers of doubles, when rtol > 0), or NULL; *worst gets the largest
+ * relative difference of doubles that are not bit-identical. */
+static const char *snap_diff(const ex_snap *s, const rp_graph *g,
+                             double rtol, double *worst) {
+  *worst = 0;
+  for (uint32_t b = 0; b < s->nb; b++) {
+    if (!s->host[b] || !memcmp(s->copy[b], s->host[b], s->bytes[b]))
+      continue;
+    if (rtol > 0 && s->bytes[b] % sizeof(double) == 0 &&
+        ex_close((const double *)s->copy[b], (const double *)s->host[b],
+                 s->bytes[b] / sizeof(double), rtol, worst))
+      continue;
+    static rp_buffer_desc d;
+    rp_buffer_info(g, b, &d);
+    return d.name;
+  }
+  return NULL;
+}
+
+static int timed_run(rp_exec *x, unsigned iters, ex_init_fn init, void *ctx,
+                     double *us) {
+  init(ctx);
+  rp_status rc = rp_exec_run(x, iters);
+  *us = rp_exec_last_us(x);
+  if (rc)
+    fprintf(stderr, "replay failed: %s: %s\n", rp_strerror(rc),
+            rp_exec_error(x));
+  return rc ? 2 : 0;
+}
+
+static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
+                          const ex_opts *o, const char *mode) {
+  rp_exec_opts eo;
+  rp_exec *x = NULL;
+  memset(&eo, 0, sizeof eo);
+  eo.mode = mode;
+  eo.nthreads = mode ? 0 : o->threads;
+  rp_status rc = rp_exec_create(&x, g, be, &eo);
+  if (rc) {
+    fprintf(stderr, "%s backend: %s: %s\n", rp_backend_name(be),
+            rp_strerror(rc), rp_last_error());
+    rp_exec_destroy(x);
+    return NULL;
+  }
+  return x;
+}
+
+/* The openmp backend runs a device's kernels on its group of threads: the
+ * analysis gets one compute lane per thread (its "compute units"), kernels
+ * taken in turn. A kernel the backend splits over the team is still
+ * counted whole on one lane: the model sees concurrency between kernels,
+ * not inside one. */
+static void cpu_lanes(const rp_graph *g, const ex_opts *o,
+                      rp_analysis_opts *ao, unsigned *units) {
+  long t = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
+  unsigned nd = rp_graph_num_devices(g) ? rp_graph_num_devices(g) : 1;
+  long per = t / (long)nd > 1 ? t / (long)nd : 1;
+  for (unsigned d = 0; d < nd; d++)
+    units[d] = (unsigned)per;
+  ao->compute_units = units;
+  ao->ncompute_units = nd;
+}
+
+int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
+                   int (*check)(void *ctx), void *ctx) {
+  const rp_backend *be = NULL, *ref = NULL;
+  rp_exec *x = NULL, *xs = NULL;
+  rp_analysis *an = NULL;
+  ex_snap snap;
+  int ret = 2;
+  unsigned iters = o->iters ? o->iters : 1;
+  uint32_t nn = rp_graph_num_nodes(g);
+  double *op_us = (double *)calloc(nn + 1, sizeof(double));
+  double t_ser = 0, t_par = 0, worst = 0;
+  unsigned units[RP_MAX_DEVICES];
+  char within[96] = "";
+  const char *bad = NULL;
+  int chk = 0;
+  rp_analysis_opts ao;
+  rp_summary sm;
+  memset(&snap, 0, sizeof snap);
+  rp_status rc = rp_backend_find(o->backend, &be);
+  if (rc || rp_backend_find("reference", &ref)) {
+    fprintf(stderr, "backend %s: %s\n", o->backend ? o->backend : "auto",
+            rp_strerror(rc));
+    goto out;
+  }
+  /* The oracle: the reference replay, snapshotted. */
+  init(ctx);
+  if ((rc = rp_replay_reference(g, iters)) || snap_init(&snap, g)) {
+    fprintf(stderr, "reference replay failed: %s\n", rp_strerror(rc));
+    goto out;
+  }
+  if (!(x = make_exec(g, be, o, NULL)) || timed_run(x, iters, init, ctx,
+                                                    &t_par))
+    goto out;
+  bad = snap_diff(&snap, g, o->rtol, &worst);
+  chk = bad || !check ? 0 : check(ctx);
+  if (!bad && worst > 0)
+    snprintf(within, sizeof within, " within %.0e (largest relative "
+             "difference %.1e)", o->rtol, worst);
+  printf("%s replay vs reference: %s%s%s%s\n", rp_backend_name(be),
+         bad ? "DIFFERENT in buffer " : "identical", bad ? bad : "", within,
+         check ? (chk ? "; plain C check: DIFFERENT" :
+                  "; plain C check: identical") : "");
+  if (bad || chk) {
+    ret = 1;
+    goto out;
+  }
+  /* Serial baseline (one thread / one stream, program order), profile. */
+  if (!(xs = make_exec(g, be, o, "serial")) ||
+      timed_run(xs, iters, init, ctx, &t_ser) ||
+      timed_run(x, iters, init, ctx, &t_par))
+    goto out;
+  if ((rc = rp_exec_profile(xs, op_us))) {
+    fprintf(stderr, "profile: %s\n", rp_strerror(rc));
+    goto out;
+  }
+  rp_analysis_opts_init(&ao);
+  ao.measured_us = op_us;
+  if (!strcmp(rp_backend_name(be), "openmp"))
+    cpu_lanes(g, o, &ao, units);
+  if ((rc = rp_analyze(g, &ao, &an))) {
+    fprintf(stderr, "analysis: %s\n", rp_strerror(rc));
+    goto out;
+  }
+  rp_analysis_write_text(an, stdout);
+  if (o->dot || o->trace) {
+    FILE *fp;
+    fp = fopen(o->dot ? o->dot : o->trace, "w");
+    if (!fp || (o->dot ? rp_analysis_write_dot(an, fp)
+                       : rp_analysis_write_trace(an, fp)))
+      fprintf(stderr, "cannot write %s\n", o->dot ? o->dot : o->trace);
+    if (fp)
+      fclose(fp);
+    if (o->dot && o->trace && (fp = fopen(o->trace, "w"))) {
+      rp_analysis_write_trace(an, fp);
+      fclose(fp);
+    }
+  }
+  rp_analysis_summary(an, &sm);
+  printf("serial replay      %10.3f ms  (%u replays, one at a time, "
+         "program order)\n", t_ser / 1e3, iters);
+  printf("overlapped replay  %10.3f ms  (%s)\n", t_par / 1e3,
+         rp_backend_name(be));
+  printf("achieved speedup   %10.2fx\n", t_par > 0 ? t_ser / t_par : 0.0);
+  printf("predicted speedup  %10.2fx  bound %.2fx (limited by %s)\n",
+         sm.predicted_speedup, sm.bound, sm.limited_by);
+  ret = 0;
+out:
+  rp_analysis_destroy(an);
+  rp_exec_destroy(x);
+  rp_exec_destroy(xs);
+  snap_free(&snap);
+  free(op_us);
+  return ret;
+}
