@@ -89,6 +89,10 @@ void ex_blackscholes_check(const ex_blackscholes *p, const double *s,
                            double *put);
 
 /* The common driver of the four example programs (jacobi2d_kernels.c). */
+/* Rows [r0, r0 + NY) of C = A * B (n x n doubles): params A in, B in,
+ * C out, n and r0 scalars (int64); index space (n, rows). */
+extern const rp_kernel ex_matmul_rows_k;
+
 typedef struct ex_opts {
   const char *backend; /* NULL: auto */
   unsigned iters;      /* replays */

@@ -1,24 +1,8 @@
-/* Matmul partitioned by rows of A over several devices: kernel, recording
- * and the plain triple loop. Valid C and C++. */
+/* Matmul partitioned by rows of A over several devices: recording and the
+ * plain triple loop; the kernel is ex_matmul_rows_k (matpow_kernels.c).
+ * Valid C and C++. */
 #include <string.h>
 #include "multidev.h"
-
-RP_KERNEL(mm_rows, {
-  const double *a = RP_PTR(const double, 0);
-  const double *b = RP_PTR(const double, 1);
-  uint64_t n = (uint64_t)RP_VAL(int64_t, 3);
-  uint64_t i = (uint64_t)RP_VAL(int64_t, 4) + RP_Y, j = RP_X;
-  double s = 0;
-  for (uint64_t k = 0; k < n; k++)
-    s += a[i * n + k] * b[k * n + j];
-  RP_PTR(double, 2)[i * n + j] = s;
-})
-static const rp_param mm_params[] = {{"A", RP_IN},
-                                     {"B", RP_IN},
-                                     {"C", RP_OUT},
-                                     {"n", RP_SCALAR},
-                                     {"r0", RP_SCALAR}};
-static const rp_kernel mm_k = RP_KERNEL_DESC(mm_rows, mm_params);
 
 void ex_mmrows_init(const ex_mmrows *p, double *a, double *b, double *c) {
   uint64_t n = p->n;
@@ -50,7 +34,7 @@ rp_status ex_mmrows_record(rp_graph *g, const ex_mmrows *p, double *a,
     args[2] = rp_arg_buf(rp_box2(C, r0, r1, 0, n));
     args[3] = rp_arg_i64((int64_t)n);
     args[4] = rp_arg_i64((int64_t)r0);
-    rc = rp_record_kernel(g, &mm_k, (int)d, rp_dims3(n, r1 - r0, 1), args,
+    rc = rp_record_kernel(g, &ex_matmul_rows_k, (int)d, rp_dims3(n, r1 - r0, 1), args,
                           NULL, NULL);
     if (rc)
       return rc;

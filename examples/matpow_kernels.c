@@ -3,21 +3,24 @@
 #include <string.h>
 #include "examples.h"
 
-RP_KERNEL(mp_mul, {
-  const double *x = RP_PTR(const double, 0), *m = RP_PTR(const double, 1);
+/* Rows [r0, r0 + NY) of C = A * B, n x n row-major doubles; one point per
+ * element of C. Shared by matpow and matmul_rows. */
+RP_KERNEL(matmul_rows, {
+  const double *a = RP_PTR(const double, 0), *b = RP_PTR(const double, 1);
   uint64_t n = (uint64_t)RP_VAL(int64_t, 3);
-  uint64_t row = (uint64_t)RP_VAL(int64_t, 4) + RP_Y;
+  uint64_t i = (uint64_t)RP_VAL(int64_t, 4) + RP_Y, j = RP_X;
   double s = 0;
   for (uint64_t k = 0; k < n; k++)
-    s += x[row * n + k] * m[k * n + RP_X];
-  RP_PTR(double, 2)[row * n + RP_X] = s;
+    s += a[i * n + k] * b[k * n + j];
+  RP_PTR(double, 2)[i * n + j] = s;
 })
-static const rp_param mp_mul_params[] = {{"x", RP_IN},
-                                         {"m", RP_IN},
-                                         {"y", RP_OUT},
-                                         {"n", RP_SCALAR},
-                                         {"r0", RP_SCALAR}};
-static const rp_kernel mp_mul_k = RP_KERNEL_DESC(mp_mul, mp_mul_params);
+static const rp_param matmul_rows_params[] = {{"A", RP_IN},
+                                              {"B", RP_IN},
+                                              {"C", RP_OUT},
+                                              {"n", RP_SCALAR},
+                                              {"r0", RP_SCALAR}};
+const rp_kernel ex_matmul_rows_k =
+    RP_KERNEL_DESC(matmul_rows, matmul_rows_params);
 
 void ex_matpow_init(const ex_matpow *p, double *m, double *x, double *y) {
   uint64_t n = p->n;
@@ -50,7 +53,7 @@ rp_status ex_matpow_record(rp_graph *g, const ex_matpow *p, double *m,
       a[2] = rp_arg_buf(rp_box2(dst, r0, r1, 0, n));
       a[3] = rp_arg_i64((int64_t)n);
       a[4] = rp_arg_i64((int64_t)r0);
-      if ((rc = rp_record_kernel(g, &mp_mul_k, p->device,
+      if ((rc = rp_record_kernel(g, &ex_matmul_rows_k, p->device,
                                  rp_dims3(n, r1 - r0, 1), a, NULL, NULL)))
         return rc;
     }

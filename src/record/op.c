@@ -208,8 +208,10 @@ rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
     if (o->after[i] >= g->nop)
       return rp__fail(g, RP_EINVAL, "after[%u]: node %u is not an earlier "
                       "node (%u recorded)", i, o->after[i], g->nop);
-  rp__access *chk = malloc((nacc ? nacc : 1) * sizeof *chk);
-  if (!chk)
+  /* Scratch for the checked accesses: on the stack for every kernel (at
+   * most RP_MAX_PARAMS) and copy, so recording allocates nothing here. */
+  rp__access small[RP_MAX_PARAMS], *chk = small;
+  if (nacc > RP_MAX_PARAMS && !(chk = malloc(nacc * sizeof *chk)))
     return rp__fail(g, RP_ENOMEM, "out of memory recording");
   if ((s = check_accesses(g, proto, acc, nacc, chk)) != RP_OK)
     goto done;
@@ -285,7 +287,8 @@ rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
   else if (out)
     *out = j;
 done:
-  free(chk);
+  if (chk != small)
+    free(chk);
   return s;
 }
 
@@ -378,8 +381,8 @@ rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
     return rp__fail(g, RP_EINVAL, "host task: NULL function");
   if (nacc && !acc)
     return rp__fail(g, RP_EINVAL, "host task: NULL access list");
-  rp__access *a = malloc((nacc ? nacc : 1) * sizeof *a);
-  if (!a)
+  rp__access small[RP_MAX_PARAMS], *a = small;
+  if (nacc > RP_MAX_PARAMS && !(a = malloc(nacc * sizeof *a)))
     return rp__fail(g, RP_ENOMEM, "out of memory recording");
   for (unsigned i = 0; i < nacc; i++)
     a[i] = (rp__access){acc[i].region, acc[i].mode, RP_SPACE_HOST};
@@ -389,8 +392,9 @@ rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
   p.cost_us = -1;
   p.fn = fn;
   p.user = user;
-  rp_status s = rp__record_op(g, &p, a, nacc, NULL, o, out);
-  free(a);
+  rp_status s = rp__record_op(g, &p, nacc ? a : NULL, nacc, NULL, o, out);
+  if (a != small)
+    free(a);
   return s;
 }
 
