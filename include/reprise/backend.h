@@ -8,69 +8,223 @@
 extern "C" {
 #endif
 
-/** @defgroup rp_backend_if Backend interface
- * A backend is one const table of function pointers. The core calls
- * instantiate once per exec, then run/wait any number of times, rebind and
- * set_scalar between runs, destroy last. A backend reads the graph through
- * the public inspection calls and the exec through the accessors below.
+/** @defgroup rp_plan_if Execution plan
+ * The plan is what a backend executes. The core builds it once per exec
+ * (rp_exec_create()) from the ended graph and the backend's description of
+ * its memory (::rp_backend.owns), before calling the backend's instantiate.
+ * It is backend-neutral and flat:
+ *
+ * - **images**: the memory a replay touches, one per (buffer, class of
+ *   spaces that share one memory). On a backend whose device spaces are
+ *   host memory (openmp, or a CPU-kind device on any backend), the spaces of
+ *   a buffer share one image when that cannot change any result over any
+ *   number of replays (checked once, by the recorder's coherence model);
+ *   otherwise each space has its own image and the copies between them move
+ *   bytes, exactly as the sequential reference does.
+ * - **nodes**: the recorded operations that do work, in program order. A
+ *   copy between two spaces of one image is no node: its ordering is kept
+ *   by contracting its edges (every predecessor gets every successor).
+ * - **edges**: successor and predecessor lists (CSR) over nodes: the
+ *   graph's hazard edges (contracted) plus the orderings that sharing an
+ *   image needs between accesses the recorder saw in different spaces.
+ * - **accesses**: per node, its resolved parameters: the image, the byte
+ *   offset and span of the region, the mode.
+ *
+ * Replay k+1 starts from exactly the state program order leaves after
+ * replay k: images persist across replays, device images start zeroed
+ * (::RP_IMAGE_ZERO) and user images hold the user's array. Because sharing
+ * is only chosen when it is invisible at every read and at the end of every
+ * replay (the user's host array must hold what the reference leaves there),
+ * nothing has to be done between replays.
  * @{ */
 
-/** Bumped when this table changes; a backend built for another value is
- * refused. */
-#define RP_BACKEND_ABI 1
+/** Image flags. */
+enum {
+  RP_IMAGE_HOST_MEMORY = 1u << 0, /**< lives in host memory */
+  RP_IMAGE_USER = 1u << 1,        /**< is the user's array of its buffer:
+                                       rp_exec_host(x)[buf] (rebindable) */
+  RP_IMAGE_ZERO = 1u << 2         /**< the backend allocates it and fills
+                                       it with zeros at instantiate */
+};
+
+/** One image: the memory of one buffer in one class of spaces. */
+typedef struct rp_plan_image {
+  rp_buf buf;
+  int space;          /**< the space it serves (RP_SPACE_HOST or a device;
+                           the smallest of its class) */
+  uint64_t spaces;    /**< the spaces it serves: bit 63 the host, bit d
+                           device d */
+  unsigned flags;     /**< RP_IMAGE_* */
+  uint64_t bytes;     /**< the buffer's size */
+} rp_plan_image;
+
+/** One resolved parameter of a node. */
+typedef struct rp_plan_access {
+  uint32_t image;     /**< index into rp_plan.image; RP_NONE for a kernel's
+                           scalar parameter (its value is in the exec's
+                           argument block, rp_exec_args()) */
+  rp_mode mode;       /**< RP_IN, RP_OUT, RP_INOUT (RP_SCALAR for scalars) */
+  int space;          /**< the space the recorder gave it */
+  uint64_t offset;    /**< first byte of the region */
+  uint64_t bytes;     /**< span of the region: last byte + 1 - offset */
+  uint32_t iv0, niv;  /**< the region as contiguous byte runs: niv pairs
+                           (offset, length) at rp_plan.iv[2 * iv0] */
+} rp_plan_access;
+
+/** Node flags. */
+enum {
+  RP_PLAN_ON_HOST = 1u << 0  /**< a kernel of a device the backend does not
+                                  run itself: run its CPU body on the host */
+};
+
+/** One node: a recorded operation that does work. */
+typedef struct rp_plan_node {
+  rp_op_type type;
+  rp_node op;           /**< the recorded operation (rp_node_info_get()) */
+  int device;           /**< kernels and copies: device; src of peer copies */
+  int dst_device;       /**< peer copies; else equal to device */
+  unsigned flags;       /**< RP_PLAN_* */
+  uint32_t acc0, nacc;  /**< accesses at rp_plan.acc[acc0 ..]: kernels one
+                             per parameter in order, host tasks one per
+                             access in order, copies [0] source [1] dest */
+  uint32_t succ0, nsucc; /**< successors at rp_plan.succ[succ0 ..] */
+  uint32_t pred0, npred; /**< predecessors at rp_plan.pred[pred0 ..] */
+} rp_plan_node;
+
+/** One device as the plan sees it. */
+typedef struct rp_plan_device {
+  rp_device_kind kind;  /**< resolved (never RP_DEVICE_DEFAULT) */
+  int native;           /**< 1: run by the backend's own engine */
+  int host_memory;      /**< 1: its space is host memory */
+} rp_plan_device;
+
+/** The execution plan. Every array is owned by the exec and valid while
+ * it lives; nodes are in program order (a topological order). */
+typedef struct rp_plan {
+  const rp_graph *graph;
+  uint32_t nnode, nacc, nimage, nedge;
+  uint64_t niv;
+  unsigned ndev;
+  const rp_plan_node *node;
+  const rp_plan_access *acc;
+  const rp_plan_image *image;
+  const uint32_t *succ, *pred;  /**< nedge entries each */
+  const uint64_t *iv;           /**< byte runs, pairs (offset, length) */
+  const rp_plan_device *dev;    /**< ndev entries */
+  /** Per recorded operation: its node, or RP_NONE when it is elided. */
+  const uint32_t *node_of;
+  /** Per buffer b: the nodes that write memory the user's array of b is
+   * (its host image and spaces sharing it), at host_writers[hw_off[b] ..
+   * hw_off[b + 1]); after they are done in a replay the array holds its
+   * final value of that replay. Empty for internal buffers. */
+  const uint32_t *hw_off, *host_writers;
+  uint32_t nelided;             /**< copies that are no node */
+} rp_plan;
+
+/** @} */
+
+/** @defgroup rp_backend_if Backend interface
+ * A backend is one const table of function pointers. The core builds the
+ * plan, calls instantiate once per exec, then launch/wait any number of
+ * times, rebind and set_scalar between runs, destroy last. A backend reads
+ * the plan, the exec through the accessors below and the graph through the
+ * public inspection calls (rp_node_info_get(), rp_buffer_info(), ...);
+ * it never includes anything but public headers.
+ * @{ */
+
+/** Bumped when this table or the plan changes; a backend built for another
+ * value is refused. */
+#define RP_BACKEND_ABI 2
+
+/** Backend flags. */
+enum {
+  /** launch runs the replays before returning: the core then calls it on a
+   * thread of its own so that rp_exec_launch() returns at once. */
+  RP_BACKEND_BLOCKING_LAUNCH = 1u << 0,
+  /** Never share an image between spaces, even in host memory: every
+   * space keeps its own and every copy moves bytes (the reference). */
+  RP_BACKEND_SEPARATE_IMAGES = 1u << 1
+};
 
 struct rp_backend {
-  unsigned abi;
+  unsigned abi;                     /**< RP_BACKEND_ABI */
   const char *name;
   int priority;                     /**< higher wins for "auto" */
+  /** The device kind this backend runs with its own engine, in memory of
+   * its own (RP_DEVICE_CUDA, RP_DEVICE_FPGA); RP_DEVICE_CPU for backends
+   * that run everything on host cores in host memory. Devices of other
+   * kinds run on the host (RP_PLAN_ON_HOST) over host memory. */
+  rp_device_kind owns;
+  unsigned flags;                   /**< RP_BACKEND_* */
   rp_status (*probe)(void);
-  rp_status (*instantiate)(rp_exec *x, void **state);
-  /** Start @p iterations runs; may return before they finish. */
+  rp_status (*instantiate)(rp_exec *x, const rp_plan *p, void **state);
+  /** Start @p iterations replays. Returns at once unless the backend sets
+   * RP_BACKEND_BLOCKING_LAUNCH. */
   rp_status (*launch)(void *state, unsigned iterations);
+  /** Wait for launched replays; returns the first failure. */
   rp_status (*wait)(void *state);
-  /** Buffer @p b's host image is now rp_exec_host(x)[b]. */
+  /** Optional: wait until the user's array of buffer @p b holds its final
+   * value of the last launched replay (rp_plan.host_writers done), while
+   * the rest may still run. May be called while launch runs on another
+   * thread. NULL: the core waits for everything. */
+  rp_status (*wait_buffer)(void *state, rp_buf b);
+  /** Buffer @p b's user array is now rp_exec_host(x)[b]. */
   rp_status (*rebind)(void *state, rp_buf b);
-  /** Kernel node @p n's argument block rp_exec_args(x, n) changed. */
-  rp_status (*set_scalar)(void *state, rp_node n, unsigned param);
-  /** One run timing each op (microseconds); NULL: timed by the core with
-   * the reference's one-at-a-time order is not possible, RP_ENOTSUP. */
-  rp_status (*profile)(void *state, double *op_us);
+  /** Plan node @p n's argument block rp_exec_args(x, op) changed. */
+  rp_status (*set_scalar)(void *state, uint32_t n, unsigned param);
+  /** One replay, one node at a time in program order, timing each
+   * (microseconds, one entry per plan node). NULL: RP_ENOTSUP. */
+  rp_status (*profile)(void *state, double *node_us);
+  /** Optional: one replay in the backend's normal overlapped mode,
+   * recording when each plan node started and ended (microseconds since
+   * the replay began). NULL: RP_ENOTSUP. */
+  rp_status (*timeline)(void *state, double *start_us, double *end_us);
   void (*destroy)(void *state);
 };
 
 /** @brief The graph being executed. */
 RP_API const rp_graph *rp_exec_graph(const rp_exec *x);
+/** @brief The exec's plan (never NULL once the backend is instantiated). */
+RP_API const rp_plan *rp_exec_plan(const rp_exec *x);
 /** @brief The options given at creation (never NULL; zeroed if none). */
 RP_API const rp_exec_opts *rp_exec_opts_get(const rp_exec *x);
-/** @brief Current host image of every buffer, indexed by rp_buf (NULL for
+/** @brief Current user array of every buffer, indexed by rp_buf (NULL for
  * internal buffers). */
 RP_API void *const *rp_exec_host(const rp_exec *x);
-/** @brief The exec's argument block template of kernel node @p n: index
- * space and scalars filled, buffer slots NULL (each backend fills them with
- * its own images). NULL for other nodes. */
-RP_API const rp_kargs *rp_exec_args(const rp_exec *x, rp_node n);
+/** @brief The exec's argument block template of recorded kernel @p op:
+ * index space and scalars filled, buffer slots NULL (each backend fills
+ * them with its own images). NULL for other operations. */
+RP_API const rp_kargs *rp_exec_args(const rp_exec *x, rp_node op);
+/** @brief The current batch: how many launches the exec has had (1 for
+ * the first), and in @p iterations (may be NULL) how many replays the last
+ * one asked for. A backend's wait_buffer compares it with the batch its
+ * engine is running, since a launch of a blocking-launch backend may not
+ * have reached the engine yet. */
+RP_API uint64_t rp_exec_batch(const rp_exec *x, unsigned *iterations);
 /** @brief Record a failure message for rp_exec_error(); printf-style. */
 RP_API void rp_exec_set_error(rp_exec *x, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/** @brief Successors of node @p n (CSR over the graph's edges).
- * @param count receives how many. @return the array (valid while g lives). */
-RP_API const rp_node *rp_graph_succs(const rp_graph *g, rp_node n,
-                                     uint32_t *count);
-/** @brief Predecessors of node @p n. */
-RP_API const rp_node *rp_graph_preds(const rp_graph *g, rp_node n,
-                                     uint32_t *count);
-/** @brief Host task of node @p n: its function and user pointer. */
+/** @brief Host task of operation @p n: its function and user pointer. */
 RP_API rp_status rp_node_host_fn(const rp_graph *g, rp_node n, rp_host_fn *fn,
                                  void **user);
-/** @brief Byte intervals an access covers, for copies and coherence: fills
- * up to @p max pairs (offset, length) in @p iv and returns how many exist
- * in total. A box on a row-major buffer gives one interval per contiguous
- * run. */
+/** @brief Successors of operation @p n in the recorded graph (CSR over
+ * the graph's edges). @param count receives how many.
+ * @return the array (valid while g lives). */
+RP_API const rp_node *rp_graph_succs(const rp_graph *g, rp_node n,
+                                     uint32_t *count);
+/** @brief Predecessors of operation @p n in the recorded graph. */
+RP_API const rp_node *rp_graph_preds(const rp_graph *g, rp_node n,
+                                     uint32_t *count);
+/** @brief Byte intervals an access covers: fills up to @p max pairs
+ * (offset, length) in @p iv and returns how many exist in total. A box on
+ * a row-major buffer gives one interval per contiguous run. */
 RP_API uint64_t rp_region_intervals(const rp_graph *g, const rp_region *r,
                                     uint64_t *iv, uint64_t max);
+/** @brief Monotonic clock in microseconds (the one rp_exec_last_us uses). */
+RP_API double rp_clock_us(void);
 
 /** @} */
 

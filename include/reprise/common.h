@@ -39,7 +39,9 @@ extern "C" {
   X(EIO, -9, "input/output error")                                          \
   X(EBACKEND, -10, "backend failure during replay")                         \
   X(ENOKERNEL, -11, "kernel has no implementation for this backend")        \
-  X(ENOTFOUND, -12, "no such name")
+  X(ENOTFOUND, -12, "no such name")                                        \
+  X(ECOHERENCE, -13, "results would depend on memory the program never "  \
+    "synchronised")
 
 /** Status of every fallible call: 0 on success, negative on error. */
 typedef enum {

@@ -49,6 +49,18 @@ typedef enum {
   RP_OP_HOST = 4      /**< "host": a host task */
 } rp_op_type;
 
+/** Kinds of devices. A graph's device index has a kind; a kernel runs with
+ * the body its device's kind calls for, on the backend that owns that kind,
+ * or on the host with its CPU body on any other backend. */
+typedef enum {
+  RP_DEVICE_DEFAULT = 0, /**< the kind the exec's backend runs itself (a
+                              GPU on cuda, an FPGA on xrt, CPU cores on
+                              openmp) */
+  RP_DEVICE_CPU = 1,     /**< host CPU cores, host memory */
+  RP_DEVICE_CUDA = 2,    /**< a CUDA GPU */
+  RP_DEVICE_FPGA = 3     /**< an FPGA run through XRT */
+} rp_device_kind;
+
 /** Kinds of edges. */
 typedef enum {
   RP_EDGE_RAW = 0,   /**< read after write */
@@ -154,7 +166,12 @@ typedef struct rp_dims {
 
 /** Graph creation flags. */
 enum {
-  RP_GRAPH_NO_COHERENCE = 1u << 0 /**< record copies only as given */
+  RP_GRAPH_NO_COHERENCE = 1u << 0, /**< record copies only as given */
+  /** rp_graph_end() fails with RP_ECOHERENCE instead of warning where the
+   * results could surprise: a device operation reads an image that nothing
+   * wrote or copied in, or the host array of a buffer never receives the
+   * value last written on a device (see rp_graph_warning()). */
+  RP_GRAPH_STRICT = 1u << 1
 };
 
 /** Description of a buffer for rp_buffer_add(). */
@@ -293,6 +310,23 @@ RP_API const char *rp_graph_error(const rp_graph *g);
 RP_API void rp_graph_set_data(rp_graph *g, void *data);
 /** @brief The user pointer (NULL if none). */
 RP_API void *rp_graph_get_data(const rp_graph *g);
+
+/** @brief Number of coherence warnings rp_graph_end() found. */
+RP_API unsigned rp_graph_num_warnings(const rp_graph *g);
+/** @brief Warning @p i: which buffer, bytes and operation, and what the
+ * replay will do ("" when out of range). */
+RP_API const char *rp_graph_warning(const rp_graph *g, unsigned i);
+
+/** @brief Give device @p device a kind (before rp_graph_end()). Devices
+ * are RP_DEVICE_DEFAULT until given one.
+ * @return RP_OK, RP_EINVAL (bad device or kind), RP_ESTATE (ended). */
+RP_API rp_status rp_graph_set_device_kind(rp_graph *g, int device,
+                                          rp_device_kind kind);
+/** @brief The kind of device @p device (RP_DEVICE_DEFAULT if not set or
+ * out of range). */
+RP_API rp_device_kind rp_graph_device_kind(const rp_graph *g, int device);
+/** @brief Name of a device kind ("default", "cpu", "cuda", "fpga"). */
+RP_API const char *rp_device_kind_name(rp_device_kind k);
 
 /** @brief Number of operations. */
 RP_API uint32_t rp_graph_num_nodes(const rp_graph *g);

@@ -57,12 +57,26 @@ RP_API rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
  * @return RP_OK or the first failure (rp_exec_error() names the op). */
 RP_API rp_status rp_exec_run(rp_exec *x, unsigned iterations);
 
-/** @brief Start @p iterations runs without waiting (backends that cannot
- * run asynchronously complete them before returning). */
+/** @brief Start @p iterations runs and return at once, on every backend
+ * (the host may work meanwhile). A launch while runs are in flight first
+ * waits for them. Don't touch the buffers' host arrays until
+ * rp_exec_wait() or rp_exec_wait_buffer() says they are ready.
+ * @return RP_OK, or a failure to start (the runs' own failures come from
+ *   rp_exec_wait()). */
 RP_API rp_status rp_exec_launch(rp_exec *x, unsigned iterations);
 
-/** @brief Wait for launched runs. */
+/** @brief Wait for launched runs.
+ * @return RP_OK or the first failure of the runs. */
 RP_API rp_status rp_exec_wait(rp_exec *x);
+
+/** @brief Wait until the host array of buffer @p b holds its final value
+ * of the last launched run, while the rest of the graph may still run:
+ * the operations that write it in that run are done. The host may then
+ * read the array (not write it: later operations may still read it) until
+ * rp_exec_wait(). Without runs in flight it returns at once.
+ * @return RP_OK, RP_EINVAL (no such buffer, or an internal one), or the
+ *   first failure of the runs. */
+RP_API rp_status rp_exec_wait_buffer(rp_exec *x, rp_buf b);
 
 /** @brief Wall time in microseconds of the last rp_exec_run() (all its
  * iterations), or of the last launch + wait. */

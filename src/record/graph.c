@@ -44,7 +44,7 @@ rp_status rp_graph_create(rp_graph **out, unsigned flags) {
   if (!out)
     return RP_EINVAL;
   *out = NULL;
-  if (flags & ~(unsigned)RP_GRAPH_NO_COHERENCE) {
+  if (flags & ~(unsigned)(RP_GRAPH_NO_COHERENCE | RP_GRAPH_STRICT)) {
     rp__set_last_error("rp_graph_create: unknown flags");
     return RP_EINVAL;
   }
@@ -67,6 +67,7 @@ void rp_graph_destroy(rp_graph *g) {
   if (!g)
     return;
   rp__track_free(g);
+  rp__warnings_free(g);
   for (uint32_t i = 0; i < g->nbuf; i++)
     free(g->buf[i].name);
   for (uint32_t i = 0; i < g->nop; i++) {
@@ -96,6 +97,9 @@ rp_status rp_graph_end(rp_graph *g) {
   if (g->broken)
     return rp__fail(g, RP_ENOMEM, "graph unusable after an earlier failure "
                     "to allocate memory");
+  rp_status cs = rp__graph_check(g);
+  if (cs != RP_OK)
+    return cs;
   uint32_t n = g->nop, m = g->nedge;
   rp_edge *sorted = malloc(((size_t)m + 1) * sizeof *sorted);
   uint32_t *so = calloc((size_t)n + 1, sizeof *so);

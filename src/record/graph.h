@@ -73,6 +73,9 @@ struct rp_graph {
   rp_node *succ, *pred;
 
   int max_device;         /* -1 if none */
+  uint8_t dev_kind[RP_MAX_DEVICES]; /* rp_device_kind per device */
+  char **warn;            /* coherence warnings found by rp_graph_end */
+  unsigned nwarn;
   rp__track *track;       /* hazard + coherence state while recording */
 };
 
@@ -89,6 +92,10 @@ rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...)
     ;
 /* Checks a region against its buffer and resolves WHOLE to BYTES. */
 rp_status rp__region_check(rp_graph *g, rp_region *r, const char *what);
+/* Coherence warnings at the end of recording (record/devices.c): fills
+ * g->warn; RP_ECOHERENCE when there are some and the graph is strict. */
+rp_status rp__graph_check(rp_graph *g);
+void rp__warnings_free(rp_graph *g);
 /* Free the recording-time tracking state. */
 void rp__track_free(rp_graph *g);
 char *rp__strdup(const char *s);

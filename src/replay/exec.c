@@ -15,6 +15,8 @@ static const rp_backend *const builtin[] = {&rp_backend_reference,
 /* Backends this project knows, built in or not. */
 static const char *const known[] = {"reference", "openmp", "cuda", "xrt"};
 
+double rp_clock_us(void) { return rp__now_us(); }
+
 double rp__now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -85,6 +87,14 @@ void rp_exec_set_error(rp_exec *x, const char *fmt, ...) {
 
 const rp_graph *rp_exec_graph(const rp_exec *x) { return x->g; }
 const rp_exec_opts *rp_exec_opts_get(const rp_exec *x) { return &x->opts; }
+uint64_t rp_exec_batch(const rp_exec *x, unsigned *iterations) {
+  if (iterations)
+    *iterations = x ? x->launched_iters : 0;
+  return x ? x->batch : 0;
+}
+const rp_plan *rp_exec_plan(const rp_exec *x) {
+  return x && x->plan ? rp__plan_view(x->plan) : NULL;
+}
 void *const *rp_exec_host(const rp_exec *x) { return x->host; }
 const rp_backend *rp_exec_backend(const rp_exec *x) { return x->be; }
 const char *rp_exec_error(const rp_exec *x) { return x ? x->err : ""; }
@@ -97,6 +107,16 @@ const rp_kargs *rp_exec_args(const rp_exec *x, rp_node n) {
 }
 
 static void exec_free(rp_exec *x) {
+  if (x->th_on) {
+    pthread_mutex_lock(&x->mu);
+    x->th_quit = 1;
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+    pthread_join(x->th, NULL);
+    pthread_mutex_destroy(&x->mu);
+    pthread_cond_destroy(&x->cv);
+  }
+  rp__plan_free(x->plan);
   free(x->host);
   free(x->kargs);
   free(x->kidx);
@@ -178,7 +198,13 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
         a->a[p] = g->args[op->arg0 + p].value;
   }
   rp__set_last_error("");
-  s = be->instantiate(x, &x->state);
+  if ((s = rp__plan_build(g, be, &x->plan, x->err, sizeof x->err)) !=
+      RP_OK) {
+    rp__set_last_error(x->err);
+    exec_free(x);
+    return s;
+  }
+  s = be->instantiate(x, rp__plan_view(x->plan), &x->state);
   if (s != RP_OK) {
     if (!x->err[0])
       rp_exec_set_error(x, "backend \"%s\": instantiate failed: %s",
@@ -191,6 +217,64 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
   return RP_OK;
 }
 
+/* The launch thread of backends whose launch blocks. */
+static void *launcher(void *arg) {
+  rp_exec *x = arg;
+  pthread_mutex_lock(&x->mu);
+  for (;;) {
+    while (!x->th_busy && !x->th_quit)
+      pthread_cond_wait(&x->cv, &x->mu);
+    if (x->th_quit)
+      break;
+    unsigned n = x->th_iters;
+    pthread_mutex_unlock(&x->mu);
+    rp_status s = x->be->launch(x->state, n);
+    pthread_mutex_lock(&x->mu);
+    x->th_status = s;
+    x->th_busy = 0;
+    pthread_cond_broadcast(&x->cv);
+  }
+  pthread_mutex_unlock(&x->mu);
+  return NULL;
+}
+
+static rp_status launch_async(rp_exec *x, unsigned iterations) {
+  if (!x->th_on) {
+    if (pthread_mutex_init(&x->mu, NULL))
+      return RP_ENOMEM;
+    if (pthread_cond_init(&x->cv, NULL)) {
+      pthread_mutex_destroy(&x->mu);
+      return RP_ENOMEM;
+    }
+    if (pthread_create(&x->th, NULL, launcher, x)) {
+      pthread_cond_destroy(&x->cv);
+      pthread_mutex_destroy(&x->mu);
+      rp_exec_set_error(x, "cannot start the launch thread");
+      return RP_ENOMEM;
+    }
+    x->th_on = 1;
+  }
+  pthread_mutex_lock(&x->mu);
+  x->th_iters = iterations;
+  x->th_status = RP_OK;
+  x->th_busy = 1;
+  pthread_cond_broadcast(&x->cv);
+  pthread_mutex_unlock(&x->mu);
+  return RP_OK;
+}
+
+/* Wait for the launch thread; its launch's status. */
+static rp_status join_async(rp_exec *x) {
+  if (!x->th_on)
+    return RP_OK;
+  pthread_mutex_lock(&x->mu);
+  while (x->th_busy)
+    pthread_cond_wait(&x->cv, &x->mu);
+  rp_status s = x->th_status;
+  pthread_mutex_unlock(&x->mu);
+  return s;
+}
+
 rp_status rp_exec_launch(rp_exec *x, unsigned iterations) {
   if (!x)
     return RP_EINVAL;
@@ -201,7 +285,13 @@ rp_status rp_exec_launch(rp_exec *x, unsigned iterations) {
   }
   x->err[0] = 0;
   x->t0 = rp__now_us();
-  rp_status s = iterations ? x->be->launch(x->state, iterations) : RP_OK;
+  if (!iterations)
+    return RP_OK;
+  x->batch++;
+  x->launched_iters = iterations;
+  rp_status s = x->be->flags & RP_BACKEND_BLOCKING_LAUNCH
+                    ? launch_async(x, iterations)
+                    : x->be->launch(x->state, iterations);
   x->launched = s == RP_OK;
   if (s != RP_OK && !x->err[0])
     rp_exec_set_error(x, "backend \"%s\": run failed: %s", x->be->name,
@@ -214,13 +304,34 @@ rp_status rp_exec_wait(rp_exec *x) {
     return RP_EINVAL;
   if (!x->launched)
     return RP_OK;
-  rp_status s = x->be->wait(x->state);
+  rp_status s = join_async(x);
+  rp_status s2 = x->be->wait(x->state);
+  if (s == RP_OK)
+    s = s2;
   x->last_us = rp__now_us() - x->t0;
   x->launched = 0;
   if (s != RP_OK && !x->err[0])
     rp_exec_set_error(x, "backend \"%s\": run failed: %s", x->be->name,
                       rp_strerror(s));
   return s;
+}
+
+rp_status rp_exec_wait_buffer(rp_exec *x, rp_buf b) {
+  if (!x)
+    return RP_EINVAL;
+  if (b >= rp_graph_num_buffers(x->g) || !x->host[b]) {
+    rp_exec_set_error(x, "wait_buffer: %s %u", b < rp_graph_num_buffers(x->g)
+                      ? "internal buffer (no host array)" : "no buffer", b);
+    return RP_EINVAL;
+  }
+  if (!x->launched)
+    return RP_OK;
+  if (!x->be->wait_buffer)
+    return rp_exec_wait(x);
+  rp_status s = x->be->wait_buffer(x->state, b);
+  if (s != RP_OK)
+    return rp_exec_wait(x);
+  return RP_OK;
 }
 
 rp_status rp_exec_run(rp_exec *x, unsigned iterations) {
@@ -275,7 +386,10 @@ rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
     return s;
   rp_slot old = x->kargs[x->kidx[n]].a[param];
   x->kargs[x->kidx[n]].a[param] = value;
-  s = x->be->set_scalar ? x->be->set_scalar(x->state, n, param) : RP_ENOTSUP;
+  s = x->be->set_scalar
+          ? x->be->set_scalar(x->state, rp__plan_view(x->plan)->node_of[n],
+                              param)
+          : RP_ENOTSUP;
   if (s != RP_OK) {
     x->kargs[x->kidx[n]].a[param] = old;
     if (!x->err[0])
@@ -296,9 +410,16 @@ rp_status rp_exec_profile(rp_exec *x, double *op_us) {
     return RP_ENOTSUP;
   }
   x->err[0] = 0;
+  const rp_plan *p = rp__plan_view(x->plan);
+  double *nus = malloc((p->nnode ? p->nnode : 1) * sizeof *nus);
+  if (!nus)
+    return RP_ENOMEM;
   double t0 = rp__now_us();
-  s = x->be->profile(x->state, op_us);
+  s = x->be->profile(x->state, nus);
   x->last_us = rp__now_us() - t0;
+  for (uint32_t n = 0; n < x->g->nop; n++)
+    op_us[n] = p->node_of[n] == RP_NONE ? 0.0 : nus[p->node_of[n]];
+  free(nus);
   return s;
 }
 

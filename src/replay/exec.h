@@ -2,7 +2,9 @@
 #ifndef RP_EXEC_H
 #define RP_EXEC_H
 
+#include <pthread.h>
 #include "record/graph.h"
+#include "replay/plan.h"
 
 struct rp_exec {
   const rp_graph *g;
@@ -14,9 +16,20 @@ struct rp_exec {
   uint32_t *kidx;     /* node -> index in kargs, RP_NONE for others */
   int *cores;         /* copy of opts.cores */
   int *device_map;    /* copy of opts.device_map */
+  rp__plan *plan;
   double last_us;
   double t0;
   int launched;
+  unsigned launched_iters;
+  uint64_t batch;     /* launches so far */
+  /* Backends with RP_BACKEND_BLOCKING_LAUNCH: their launch runs on this
+   * thread so that rp_exec_launch() returns at once. */
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int th_on, th_busy, th_quit;
+  unsigned th_iters;
+  rp_status th_status;
   char err[512];
 };
 

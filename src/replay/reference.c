@@ -1,156 +1,191 @@
 /* The sequential reference replay: one operation at a time, in program
- * order, on the host, with a separate host-side image of every memory
- * space. It is the oracle every backend is compared with. */
+ * order, on the host, with an image of its own for every memory space of
+ * every buffer (device images start zeroed). It is the oracle every
+ * backend is compared with. It reads only the plan, like every backend. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include "replay/exec.h"
+#include "reprise/backend.h"
 
 typedef struct ref {
   rp_exec *x;
-  const rp_graph *g;
-  unsigned nspace;   /* 1 + devices */
-  void **img;        /* [buffer * nspace + space + 1]; host slot unused */
+  const rp_plan *p;
+  void **img;        /* per plan image; user images are looked up live */
   void **ptrs;       /* scratch for host tasks */
-  uint32_t maxacc;
+  /* Progress, for wait_buffer: batch being run, replays of it done, nodes
+   * of the current replay done. */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint64_t batch;
+  unsigned reps_done;
+  uint32_t nodes_done;
+  int running;
 } ref;
 
-static void *image(ref *r, rp_buf b, int space) {
-  if (space == RP_SPACE_HOST)
-    return rp_exec_host(r->x)[b];
-  return r->img[(size_t)b * r->nspace + (unsigned)(space + 1)];
+static void *image(ref *r, uint32_t i) {
+  const rp_plan_image *im = &r->p->image[i];
+  return im->flags & RP_IMAGE_USER ? rp_exec_host(r->x)[im->buf] : r->img[i];
 }
 
 static void ref_destroy(void *state) {
   ref *r = state;
   if (!r)
     return;
-  for (size_t i = 0; r->img && i < (size_t)r->g->nbuf * r->nspace; i++)
+  for (uint32_t i = 0; r->img && i < r->p->nimage; i++)
     free(r->img[i]);
   free(r->img);
   free(r->ptrs);
+  pthread_mutex_destroy(&r->mu);
+  pthread_cond_destroy(&r->cv);
   free(r);
 }
 
-static rp_status ref_instantiate(rp_exec *x, void **state) {
-  const rp_graph *g = rp_exec_graph(x);
+static rp_status ref_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   ref *r = calloc(1, sizeof *r);
   if (!r)
     return RP_ENOMEM;
   r->x = x;
-  r->g = g;
-  r->nspace = 1 + rp_graph_num_devices(g);
-  r->img = calloc((size_t)g->nbuf * r->nspace + 1, sizeof *r->img);
-  if (!r->img) {
-    ref_destroy(r);
-    return RP_ENOMEM;
-  }
-  for (uint32_t i = 0; i < g->nop; i++) {
-    const rp__op *op = &g->op[i];
-    if (op->nacc > r->maxacc)
-      r->maxacc = op->nacc;
-    if (op->type == RP_OP_KERNEL && (!op->kernel || !op->kernel->cpu)) {
-      rp_exec_set_error(x, "kernel \"%s\" has no CPU body%s", op->name,
-                        op->kernel ? "" : " (graph loaded from a file)");
+  r->p = p;
+  pthread_mutex_init(&r->mu, NULL);
+  pthread_cond_init(&r->cv, NULL);
+  uint32_t maxacc = 0;
+  r->img = calloc(p->nimage + 1, sizeof *r->img);
+  if (!r->img)
+    goto nomem;
+  for (uint32_t i = 0; i < p->nimage; i++)
+    if (!(p->image[i].flags & RP_IMAGE_USER) &&
+        !(r->img[i] = calloc(1, p->image[i].bytes)))
+      goto nomem;
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    const rp_plan_node *nd = &p->node[v];
+    rp_node_info ni;
+    rp_node_info_get(p->graph, nd->op, &ni);
+    if (nd->nacc > maxacc)
+      maxacc = nd->nacc;
+    if (nd->type == RP_OP_KERNEL && (!ni.kernel || !ni.kernel->cpu)) {
+      rp_exec_set_error(x, "kernel \"%s\" has no CPU body%s", ni.name,
+                        ni.kernel ? "" : " (graph loaded from a file)");
       ref_destroy(r);
       return RP_ENOKERNEL;
     }
-    if (op->type == RP_OP_HOST && !op->fn) {
+    rp_host_fn fn;
+    void *user;
+    if (nd->type == RP_OP_HOST &&
+        (rp_node_host_fn(p->graph, nd->op, &fn, &user) != RP_OK || !fn)) {
       rp_exec_set_error(x, "host task \"%s\" has no function (graph loaded "
-                        "from a file)", op->name);
+                        "from a file)", ni.name);
       ref_destroy(r);
       return RP_ENOKERNEL;
     }
-    const rp__access *a = rp__op_acc(g, i);
-    for (uint32_t k = 0; k < op->nacc; k++) {
-      if (a[k].space == RP_SPACE_HOST)
-        continue;
-      size_t slot = (size_t)a[k].region.buf * r->nspace + a[k].space + 1;
-      if (!r->img[slot] &&
-          !(r->img[slot] = calloc(1, g->buf[a[k].region.buf].bytes))) {
-        ref_destroy(r);
-        return RP_ENOMEM;
-      }
-    }
   }
-  if (!(r->ptrs = calloc(r->maxacc + 1, sizeof *r->ptrs))) {
-    ref_destroy(r);
-    return RP_ENOMEM;
-  }
+  if (!(r->ptrs = calloc(maxacc + 1, sizeof *r->ptrs)))
+    goto nomem;
   *state = r;
   return RP_OK;
+nomem:
+  ref_destroy(r);
+  return RP_ENOMEM;
 }
 
-struct cpy {
-  char *dst;
-  const char *src;
-};
-
-static void copy_run(void *ctx, uint64_t off, uint64_t len) {
-  struct cpy *c = ctx;
-  memmove(c->dst + off, c->src + off, len);
-}
-
-static rp_status run_op(ref *r, rp_node n) {
-  const rp_graph *g = r->g;
-  const rp__op *op = &g->op[n];
-  const rp__access *a = rp__op_acc(g, n);
-  switch (op->type) {
+static void run_node(ref *r, uint32_t v) {
+  const rp_plan *p = r->p;
+  const rp_plan_node *nd = &p->node[v];
+  const rp_plan_access *a = p->acc + nd->acc0;
+  rp_node_info ni;
+  rp_node_info_get(p->graph, nd->op, &ni);
+  switch (nd->type) {
   case RP_OP_KERNEL: {
-    rp_kargs ka = *rp_exec_args(r->x, n);
-    const rp_kernel *k = op->kernel;
-    for (unsigned p = 0; p < k->nparams; p++)
-      if (k->params[p].mode != RP_SCALAR)
-        ka.a[p].p = image(r, g->args[op->arg0 + p].region.buf, op->device);
+    rp_kargs ka = *rp_exec_args(r->x, nd->op);
+    for (uint32_t k = 0; k < nd->nacc; k++)
+      if (a[k].image != RP_NONE)
+        ka.a[k].p = image(r, a[k].image);
     uint64_t lo[3] = {0, 0, 0};
-    k->cpu(&ka, lo, ka.n);
-    return RP_OK;
+    ni.kernel->cpu(&ka, lo, ka.n);
+    return;
   }
-  case RP_OP_HOST:
-    for (uint32_t k = 0; k < op->nacc; k++)
-      r->ptrs[k] = image(r, a[k].region.buf, RP_SPACE_HOST);
-    op->fn(op->user, r->ptrs);
-    return RP_OK;
+  case RP_OP_HOST: {
+    rp_host_fn fn;
+    void *user;
+    rp_node_host_fn(p->graph, nd->op, &fn, &user);
+    for (uint32_t k = 0; k < nd->nacc; k++)
+      r->ptrs[k] = image(r, a[k].image);
+    fn(user, r->ptrs);
+    return;
+  }
   default: {
-    /* Copies: access 0 is the source, access 1 the destination. */
-    struct cpy c = {image(r, a[1].region.buf, a[1].space),
-                    image(r, a[0].region.buf, a[0].space)};
-    if (!c.dst || !c.src) {
-      rp_exec_set_error(r->x, "copy \"%s\": buffer \"%s\" has no image in "
-                        "one of its spaces", op->name,
-                        g->buf[a[0].region.buf].name);
-      return RP_EBACKEND;
-    }
-    rp__region_each(&g->buf[a[1].region.buf], &a[1].region, copy_run, &c);
-    return RP_OK;
+    char *dst = image(r, a[1].image);
+    const char *src = image(r, a[0].image);
+    const uint64_t *iv = p->iv + 2 * (uint64_t)a[1].iv0;
+    for (uint32_t i = 0; i < a[1].niv; i++)
+      memmove(dst + iv[2 * i], src + iv[2 * i], iv[2 * i + 1]);
+    return;
   }
   }
+}
+
+static void progress(ref *r, unsigned reps, uint32_t nodes) {
+  pthread_mutex_lock(&r->mu);
+  r->reps_done = reps;
+  r->nodes_done = nodes;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
 }
 
 static rp_status ref_launch(void *state, unsigned iterations) {
   ref *r = state;
-  for (unsigned it = 0; it < iterations; it++)
-    for (uint32_t n = 0; n < r->g->nop; n++) {
-      rp_status s = run_op(r, n);
-      if (s != RP_OK)
-        return s;
+  pthread_mutex_lock(&r->mu);
+  r->batch = rp_exec_batch(r->x, NULL);
+  r->reps_done = 0;
+  r->nodes_done = 0;
+  r->running = 1;
+  pthread_mutex_unlock(&r->mu);
+  for (unsigned it = 0; it < iterations; it++) {
+    for (uint32_t v = 0; v < r->p->nnode; v++) {
+      run_node(r, v);
+      progress(r, it, v + 1);
     }
+    progress(r, it + 1, 0);
+  }
+  pthread_mutex_lock(&r->mu);
+  r->running = 0;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
   return RP_OK;
 }
 
 static rp_status ref_wait(void *state) { return RP_OK; }
-static rp_status ref_rebind(void *state, rp_buf b) { return RP_OK; }
-static rp_status ref_set_scalar(void *state, rp_node n, unsigned p) {
+
+/* Done when the batch's last replay has run past the last node writing
+ * the buffer's user array. */
+static rp_status ref_wait_buffer(void *state, rp_buf b) {
+  ref *r = state;
+  const rp_plan *p = r->p;
+  unsigned iters;
+  uint64_t batch = rp_exec_batch(r->x, &iters);
+  uint32_t need = 0;
+  for (uint32_t i = p->hw_off[b]; i < p->hw_off[b + 1]; i++)
+    if (p->host_writers[i] + 1 > need)
+      need = p->host_writers[i] + 1;
+  pthread_mutex_lock(&r->mu);
+  while (r->batch != batch ||
+         (r->running && r->reps_done < iters &&
+          !(r->reps_done == iters - 1 && r->nodes_done >= need)))
+    pthread_cond_wait(&r->cv, &r->mu);
+  pthread_mutex_unlock(&r->mu);
   return RP_OK;
 }
 
-static rp_status ref_profile(void *state, double *op_us) {
+static rp_status ref_rebind(void *state, rp_buf b) { return RP_OK; }
+static rp_status ref_set_scalar(void *state, uint32_t n, unsigned p) {
+  return RP_OK;
+}
+
+static rp_status ref_profile(void *state, double *node_us) {
   ref *r = state;
-  for (uint32_t n = 0; n < r->g->nop; n++) {
-    double t0 = rp__now_us();
-    rp_status s = run_op(r, n);
-    op_us[n] = rp__now_us() - t0;
-    if (s != RP_OK)
-      return s;
+  for (uint32_t v = 0; v < r->p->nnode; v++) {
+    double t0 = rp_clock_us();
+    run_node(r, v);
+    node_us[v] = rp_clock_us() - t0;
   }
   return RP_OK;
 }
@@ -159,10 +194,13 @@ const rp_backend rp_backend_reference = {
     .abi = RP_BACKEND_ABI,
     .name = "reference",
     .priority = 0,
+    .owns = RP_DEVICE_CPU,
+    .flags = RP_BACKEND_BLOCKING_LAUNCH | RP_BACKEND_SEPARATE_IMAGES,
     .probe = NULL,
     .instantiate = ref_instantiate,
     .launch = ref_launch,
     .wait = ref_wait,
+    .wait_buffer = ref_wait_buffer,
     .rebind = ref_rebind,
     .set_scalar = ref_set_scalar,
     .profile = ref_profile,

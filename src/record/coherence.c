@@ -1,0 +1,445 @@
+/* The coherence model: which value each memory space of a buffer holds at
+ * every step of program order, over any number of replays.
+ *
+ * Values are versions, per segment of a buffer (the pieces between the
+ * breakpoints of its accesses): the user's array starts with version 0,
+ * every device image with version 1 (zeros), and each write makes a new
+ * version; a copy gives its destination the version of its source. This is
+ * exactly what the sequential reference replay does with one image per
+ * space, so two questions about a recorded graph have exact answers:
+ *
+ * - the check at rp_graph_end(): does a device operation read an image
+ *   that nothing wrote or copied in (version 1), and does the user's array
+ *   miss the value last written on a device at the end of a replay?
+ * - sharing, for the plan: if a set of spaces (a "class") were one memory,
+ *   holding the last version written into any of them, would every read in
+ *   a space of the class still see the version the reference sees, and
+ *   would the user's array end every replay as the reference leaves it?
+ *   The simulation runs replay after replay until the equality pattern of
+ *   the versions at a replay's start repeats (the checks then repeat too).
+ *
+ * The model reads the graph through the public inspection calls only. */
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include "record/coherence.h"
+
+#define V_USER 0u
+#define V_ZERO 1u
+#define MAX_REPLAYS 8
+
+typedef struct bacc {
+  rp_node op;
+  uint8_t mode;
+  uint8_t role;   /* 0 kernel/host access, 1 copy source, 2 copy dest */
+  int space;
+  uint64_t iv0, niv;
+} bacc;
+
+struct rp__coh {
+  const rp_graph *g;
+  uint32_t nbuf;
+  uint32_t *off;  /* per buffer: its accesses at a[off[b] .. off[b + 1]) */
+  bacc *a;
+  uint64_t *iv;   /* interval pool, pairs */
+  uint64_t niv;
+};
+
+void rp__coh_free(rp__coh *c) {
+  if (!c)
+    return;
+  free(c->off);
+  free(c->a);
+  free(c->iv);
+  free(c);
+}
+
+rp_status rp__coh_build(const rp_graph *g, rp__coh **out) {
+  *out = NULL;
+  rp__coh *c = calloc(1, sizeof *c);
+  if (!c)
+    return RP_ENOMEM;
+  c->g = g;
+  c->nbuf = rp_graph_num_buffers(g);
+  uint32_t nop = rp_graph_num_nodes(g);
+  c->off = calloc((size_t)c->nbuf + 2, sizeof *c->off);
+  if (!c->off)
+    goto nomem;
+  uint64_t nacc = 0, niv = 0;
+  for (rp_node n = 0; n < nop; n++) {
+    rp_node_info ni;
+    rp_node_info_get(g, n, &ni);
+    for (unsigned k = 0; k < ni.naccess; k++) {
+      rp_access_info ai;
+      rp_node_access(g, n, k, &ai);
+      c->off[ai.region.buf + 2]++;
+      niv += rp_region_intervals(g, &ai.region, NULL, 0);
+      nacc++;
+    }
+  }
+  for (uint32_t b = 0; b < c->nbuf; b++)
+    c->off[b + 2] += c->off[b + 1];
+  c->a = malloc((nacc ? nacc : 1) * sizeof *c->a);
+  c->iv = malloc((niv ? niv : 1) * 2 * sizeof *c->iv);
+  if (!c->a || !c->iv)
+    goto nomem;
+  for (rp_node n = 0; n < nop; n++) {
+    rp_node_info ni;
+    rp_node_info_get(g, n, &ni);
+    bool copy = ni.type == RP_OP_COPY_H2D || ni.type == RP_OP_COPY_D2H ||
+                ni.type == RP_OP_COPY_D2D;
+    for (unsigned k = 0; k < ni.naccess; k++) {
+      rp_access_info ai;
+      rp_node_access(g, n, k, &ai);
+      bacc *e = &c->a[c->off[ai.region.buf + 1]++];
+      e->op = n;
+      e->mode = (uint8_t)ai.mode;
+      e->role = copy ? (uint8_t)(k == 0 ? 1 : 2) : 0;
+      e->space = ai.space;
+      e->iv0 = c->niv;
+      e->niv = rp_region_intervals(g, &ai.region, c->iv + 2 * c->niv,
+                                   niv - c->niv);
+      c->niv += e->niv;
+    }
+  }
+  *out = c;
+  return RP_OK;
+nomem:
+  rp__coh_free(c);
+  return RP_ENOMEM;
+}
+
+/* Per-buffer simulation state. */
+typedef struct vsim {
+  const rp__coh *c;
+  rp_buf b;
+  const bacc *a;
+  uint32_t na;
+  uint64_t *bp;      /* breakpoints */
+  uint64_t nseg;
+  int sp[RP_MAX_DEVICES + 1]; /* local slot -> space */
+  int slot_of[RP_MAX_DEVICES + 1]; /* space + 1 -> local slot, -1 */
+  unsigned nsl;
+  uint32_t *ver;     /* nseg * nsl */
+  uint32_t *cver;    /* nseg: the shared image's version */
+  uint32_t *latest;  /* nseg: last version written anywhere */
+  rp_node *lastw;    /* nseg: op that wrote it */
+  uint32_t next;     /* next fresh version */
+  uint64_t cls;      /* sharing class as local slot bits; 0: none */
+  bool user;         /* buffer has a user array */
+} vsim;
+
+static int cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return (a > b) - (a < b);
+}
+
+static uint64_t seg_of(const vsim *s, uint64_t v) {
+  uint64_t lo = 0, hi = s->nseg + 1;
+  while (lo < hi) {
+    uint64_t mid = (lo + hi) / 2;
+    if (s->bp[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static void vsim_free(vsim *s) {
+  free(s->bp);
+  free(s->ver);
+  free(s->cver);
+  free(s->latest);
+  free(s->lastw);
+}
+
+/* Segments and slots of buffer b; cls_spaces: bit 63 host, bit d device d. */
+static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
+                           uint64_t cls_spaces) {
+  memset(s, 0, sizeof *s);
+  s->c = c;
+  s->b = b;
+  s->a = c->a + c->off[b];
+  s->na = c->off[b + 1] - c->off[b];
+  rp_buffer_desc d;
+  rp_buffer_info(c->g, b, &d);
+  s->user = d.host != NULL;
+  for (unsigned i = 0; i <= RP_MAX_DEVICES; i++)
+    s->slot_of[i] = -1;
+  s->slot_of[0] = 0;
+  s->sp[0] = RP_SPACE_HOST;
+  s->nsl = 1;
+  uint64_t nbp = 0;
+  for (uint32_t k = 0; k < s->na; k++) {
+    int sp = s->a[k].space;
+    if (s->slot_of[sp + 1] < 0) {
+      s->slot_of[sp + 1] = (int)s->nsl;
+      s->sp[s->nsl++] = sp;
+    }
+    nbp += 2 * s->a[k].niv;
+  }
+  for (unsigned l = 0; l < s->nsl; l++) {
+    int sp = s->sp[l];
+    uint64_t bit = sp < 0 ? 1ull << 63 : 1ull << sp;
+    if (cls_spaces & bit)
+      s->cls |= 1ull << l;
+  }
+  s->bp = malloc((nbp + 1) * sizeof *s->bp);
+  if (!s->bp)
+    return RP_ENOMEM;
+  uint64_t i = 0;
+  for (uint32_t k = 0; k < s->na; k++)
+    for (uint64_t v = 0; v < s->a[k].niv; v++) {
+      const uint64_t *p = c->iv + 2 * (s->a[k].iv0 + v);
+      s->bp[i++] = p[0];
+      s->bp[i++] = p[0] + p[1];
+    }
+  if (nbp)
+    qsort(s->bp, nbp, sizeof *s->bp, cmp_u64);
+  uint64_t u = 0;
+  for (i = 0; i < nbp; i++)
+    if (u == 0 || s->bp[u - 1] != s->bp[i])
+      s->bp[u++] = s->bp[i];
+  s->nseg = u ? u - 1 : 0;
+  size_t ns = s->nseg ? s->nseg : 1;
+  s->ver = malloc(ns * s->nsl * sizeof *s->ver);
+  s->cver = malloc(ns * sizeof *s->cver);
+  s->latest = malloc(ns * sizeof *s->latest);
+  s->lastw = malloc(ns * sizeof *s->lastw);
+  if (!s->ver || !s->cver || !s->latest || !s->lastw)
+    return RP_ENOMEM;
+  for (uint64_t q = 0; q < s->nseg; q++) {
+    for (unsigned l = 0; l < s->nsl; l++)
+      s->ver[q * s->nsl + l] = (l == 0 && s->user) ? V_USER : V_ZERO;
+    s->cver[q] = s->user && (s->cls & 1) ? V_USER : V_ZERO;
+    s->latest[q] = s->user ? V_USER : V_ZERO;
+    s->lastw[q] = RP_NONE;
+  }
+  s->next = 2;
+  return RP_OK;
+}
+
+/* What one pass found. */
+typedef struct vfind {
+  bool share_ok;
+  /* first read of never-written device memory */
+  rp_node zread_op;
+  int zread_space;
+  uint64_t zread_lo, zread_hi;
+  /* user array missing the last device value at the end */
+  uint64_t stale_lo, stale_hi, nstale;
+  rp_node stale_op;
+} vfind;
+
+#define SEGS(s, e, v, q0, q1)                                                \
+  const uint64_t *v##p = (s)->c->iv + 2 * ((e)->iv0 + (v));                  \
+  uint64_t q0 = seg_of((s), v##p[0]), q1 = seg_of((s), v##p[0] + v##p[1])
+
+static void note_zero_read(vsim *s, vfind *f, const bacc *e, uint64_t q) {
+  if (f->zread_op == RP_NONE) {
+    f->zread_op = e->op;
+    f->zread_space = e->space;
+    f->zread_lo = s->bp[q];
+    f->zread_hi = s->bp[q + 1];
+  } else if (f->zread_op == e->op && f->zread_hi == s->bp[q]) {
+    f->zread_hi = s->bp[q + 1];
+  }
+}
+
+/* One replay through the buffer's accesses. */
+static void vsim_pass(vsim *s, vfind *f, bool first) {
+  for (uint32_t i = 0; i < s->na;) {
+    uint32_t j = i;
+    while (j < s->na && s->a[j].op == s->a[i].op)
+      j++;
+    if (s->a[i].role) {
+      /* A copy: access i is its source, i + 1 its destination (same
+       * region, so the same segments). */
+      const bacc *src = &s->a[i], *dst = &s->a[i + 1];
+      unsigned ls = (unsigned)s->slot_of[src->space + 1];
+      unsigned ld = (unsigned)s->slot_of[dst->space + 1];
+      bool cs = (s->cls >> ls) & 1, cd = (s->cls >> ld) & 1;
+      for (uint64_t v = 0; v < src->niv; v++) {
+        SEGS(s, src, v, q0, q1);
+        for (uint64_t q = q0; q < q1; q++) {
+          uint32_t *ver = s->ver + q * s->nsl;
+          if (first && src->space >= 0 && ver[ls] == V_ZERO)
+            note_zero_read(s, f, src, q);
+          if (cs && !cd && ver[ls] != s->cver[q])
+            f->share_ok = false;
+          if (cd && !cs)
+            s->cver[q] = ver[ls];
+          ver[ld] = ver[ls];
+        }
+      }
+      i = j;
+      continue;
+    }
+    for (uint32_t k = i; k < j; k++) {
+      const bacc *e = &s->a[k];
+      if (!(e->mode & RP_IN))
+        continue;
+      unsigned l = (unsigned)s->slot_of[e->space + 1];
+      bool in_cls = (s->cls >> l) & 1;
+      for (uint64_t v = 0; v < e->niv; v++) {
+        SEGS(s, e, v, q0, q1);
+        for (uint64_t q = q0; q < q1; q++) {
+          uint32_t ver = s->ver[q * s->nsl + l];
+          if (first && e->space >= 0 && ver == V_ZERO)
+            note_zero_read(s, f, e, q);
+          if (in_cls && ver != s->cver[q])
+            f->share_ok = false;
+        }
+      }
+    }
+    uint32_t nv = s->next;
+    bool wrote = false;
+    for (uint32_t k = i; k < j; k++) {
+      const bacc *e = &s->a[k];
+      if (!(e->mode & RP_OUT))
+        continue;
+      wrote = true;
+      unsigned l = (unsigned)s->slot_of[e->space + 1];
+      bool in_cls = (s->cls >> l) & 1;
+      for (uint64_t v = 0; v < e->niv; v++) {
+        SEGS(s, e, v, q0, q1);
+        for (uint64_t q = q0; q < q1; q++) {
+          s->ver[q * s->nsl + l] = nv;
+          if (in_cls)
+            s->cver[q] = nv;
+          s->latest[q] = nv;
+          s->lastw[q] = e->op;
+        }
+      }
+    }
+    if (wrote)
+      s->next++;
+    i = j;
+  }
+  if (!s->user)
+    return;
+  for (uint64_t q = 0; q < s->nseg; q++) {
+    const uint32_t *ver = s->ver + q * s->nsl;
+    if ((s->cls & 1) && ver[0] != s->cver[q])
+      f->share_ok = false;
+    if (first && ver[0] != s->latest[q]) {
+      if (!f->nstale++) {
+        f->stale_lo = s->bp[q];
+        f->stale_op = s->lastw[q];
+      }
+      f->stale_hi = s->bp[q + 1];
+    }
+  }
+}
+
+/* Equality pattern of the versions of every segment (slots, then the
+ * shared image), versions renumbered by first appearance. */
+static void pattern(const vsim *s, uint8_t *out) {
+  unsigned w = s->nsl + 1;
+  for (uint64_t q = 0; q < s->nseg; q++) {
+    uint32_t seen[RP_MAX_DEVICES + 2];
+    unsigned ns = 0;
+    for (unsigned l = 0; l < w; l++) {
+      uint32_t v = l < s->nsl ? s->ver[q * s->nsl + l] : s->cver[q];
+      unsigned id = 0;
+      while (id < ns && seen[id] != v)
+        id++;
+      if (id == ns)
+        seen[ns++] = v;
+      out[q * w + l] = (uint8_t)id;
+    }
+  }
+}
+
+rp_status rp__coh_share(const rp__coh *c, rp_buf b, uint64_t spaces,
+                        bool *ok) {
+  vsim s;
+  *ok = false;
+  rp_status st = vsim_init(&s, c, b, spaces);
+  uint8_t *p0 = NULL, *p1 = NULL;
+  size_t plen = (size_t)s.nseg * (s.nsl + 1) + 1;
+  if (st == RP_OK && (!(p0 = malloc(plen)) || !(p1 = malloc(plen))))
+    st = RP_ENOMEM;
+  if (st != RP_OK)
+    goto out;
+  vfind f = {.share_ok = true, .zread_op = RP_NONE};
+  pattern(&s, p0);
+  for (unsigned r = 0; r < MAX_REPLAYS && f.share_ok; r++) {
+    vsim_pass(&s, &f, false);
+    pattern(&s, p1);
+    if (!memcmp(p0, p1, plen - 1)) {
+      *ok = f.share_ok;
+      break;
+    }
+    uint8_t *t = p0;
+    p0 = p1;
+    p1 = t;
+  }
+out:
+  free(p0);
+  free(p1);
+  vsim_free(&s);
+  return st;
+}
+
+static const char *space_name(int sp, char *buf, size_t n) {
+  if (sp < 0)
+    snprintf(buf, n, "the host");
+  else
+    snprintf(buf, n, "device %d", sp);
+  return buf;
+}
+
+rp_status rp__coh_check(const rp__coh *c,
+                        rp_status (*warn)(void *ctx, const char *msg),
+                        void *ctx) {
+  const rp_graph *g = c->g;
+  for (rp_buf b = 0; b < c->nbuf; b++) {
+    if (c->off[b + 1] == c->off[b])
+      continue;
+    vsim s;
+    rp_status st = vsim_init(&s, c, b, 0);
+    if (st != RP_OK) {
+      vsim_free(&s);
+      return st;
+    }
+    vfind f = {.share_ok = true, .zread_op = RP_NONE};
+    vsim_pass(&s, &f, true);
+    vsim_free(&s);
+    rp_buffer_desc d;
+    rp_buffer_info(g, b, &d);
+    char msg[512], sp[32];
+    if (f.zread_op != RP_NONE) {
+      rp_node_info ni;
+      rp_node_info_get(g, f.zread_op, &ni);
+      snprintf(msg, sizeof msg,
+               "op %u \"%s\" reads bytes [%llu, %llu) of buffer \"%s\" on "
+               "%s, which nothing wrote or copied there before it: the "
+               "first replay reads zeros (record a copy to the device, or "
+               "leave automatic coherence on)",
+               f.zread_op, ni.name, (unsigned long long)f.zread_lo,
+               (unsigned long long)f.zread_hi, d.name,
+               space_name(f.zread_space, sp, sizeof sp));
+      if ((st = warn(ctx, msg)) != RP_OK)
+        return st;
+    }
+    if (f.nstale) {
+      rp_node_info ni = {0};
+      rp_node_info_get(g, f.stale_op, &ni);
+      snprintf(msg, sizeof msg,
+               "buffer \"%s\": bytes [%llu, %llu)%s last written by op %u "
+               "\"%s\" on %s never reach the host array, which keeps its "
+               "earlier value after each replay (record "
+               "rp_record_sync_host, or a copy to the host)",
+               d.name, (unsigned long long)f.stale_lo,
+               (unsigned long long)f.stale_hi,
+               f.nstale > 1 ? " (and other pieces)" : "", f.stale_op,
+               ni.name ? ni.name : "?",
+               space_name(ni.device, sp, sizeof sp));
+      if ((st = warn(ctx, msg)) != RP_OK)
+        return st;
+    }
+  }
+  return RP_OK;
+}
