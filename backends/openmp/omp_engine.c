@@ -69,14 +69,23 @@ void rp__omp_run_task(const ostate *st, const otask *t) {
     break;
   case OT_COPY: {
     const ocopy *c = (const ocopy *)t->p;
-    char *src = (char *)st->img[c->buf * st->ns + (unsigned)c->src];
-    char *dst = (char *)st->img[c->buf * st->ns + (unsigned)c->dst];
-    for (uint64_t i = 0; i < c->niv; i++)
+    const char *src = (const char *)st->img[c->src];
+    char *dst = (char *)st->img[c->dst];
+    for (uint32_t i = 0; i < c->niv; i++)
       memcpy(dst + c->iv[2 * i], src + c->iv[2 * i], c->iv[2 * i + 1]);
     break;
   }
   default:
     break;
+  }
+}
+
+void rp__omp_done(ostate *st, otask *t, long e) {
+  atomic_store(&t->done, e);
+  if (atomic_load(&st->waiters)) {
+    pthread_mutex_lock(&st->mu);
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
   }
 }
 
@@ -143,6 +152,7 @@ static void worker(ostate *st, long E0, long Elast, int me) {
   _Atomic uint64_t *slots = st->slots[q];
   const uint32_t *roots = st->roots[q];
   const long nr = st->nroots[q];
+  double *const tls = st->tl_start;
   unsigned spins = 0;
   pin(st, me);
   for (long e = E0 + 1; e <= Elast; e++) {
@@ -210,11 +220,17 @@ static void worker(ostate *st, long E0, long Elast, int me) {
         continue;
       }
       otask *tr = &task[t];
+      if (tls)
+        tls[t] = rp_clock_us() - st->tl_t0;
       if (tr->split && gth > 1)
         run_split(st, tr, me, q);
       else
         rp__omp_run_task(st, tr);
+      if (tls)
+        st->tl_end[t] = rp_clock_us() - st->tl_t0;
       atomic_store_explicit(&tr->cnt, tr->indeg0, RLX);
+      if (tr->hw)
+        rp__omp_done(st, tr, e);
       mydone++;
       const uint32_t *sp = st->succ + tr->s0, *se = sp + tr->ns;
       for (; sp < se; sp++) {
@@ -297,12 +313,24 @@ void rp__omp_engine_run(ostate *st, unsigned iterations) {
       if (omp_get_num_threads() == st->nth)
         worker(st, E0, Elast, omp_get_thread_num());
       else if (omp_get_thread_num() == 0)
-        for (long e = E0; e < Elast; e++)
-          for (uint32_t t = 0; t < st->n; t++)
-            rp__omp_run_task(st, &st->task[t]);
+        rp__omp_run_serial(st, iterations);
     }
   }
   st->lepoch = Elast;
+}
+
+void rp__omp_run_serial(ostate *st, unsigned iterations) {
+  for (unsigned i = 1; i <= iterations; i++)
+    for (uint32_t v = 0; v < st->n; v++) {
+      otask *t = &st->task[v];
+      if (st->tl_start)
+        st->tl_start[v] = rp_clock_us() - st->tl_t0;
+      rp__omp_run_task(st, t);
+      if (st->tl_start)
+        st->tl_end[v] = rp_clock_us() - st->tl_t0;
+      if (t->hw)
+        rp__omp_done(st, t, st->lepoch + (long)i);
+    }
 }
 
 void rp__omp_engine_free(ostate *st) {

@@ -1,10 +1,13 @@
-/* State shared by the files of the OpenMP backend (never installed). */
+/* State shared by the files of the OpenMP backend (never installed). It
+ * reads only the plan and the public headers. */
 #ifndef RP_OMP_INTERNAL_H
 #define RP_OMP_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include "record/graph.h"
+#include "reprise/backend.h"
+#include "reprise/kernel.h"
 
 #define RP_OMP_MAXT 64   /* most threads in a team */
 #define RP_OMP_BATCH 256 /* most tasks one claim takes */
@@ -12,27 +15,27 @@
  * threads of their group; smaller ones run whole. */
 #define RP_OMP_SPLIT_MIN 8192
 
-enum { OT_NOP = 0, OT_KERNEL = 1, OT_HOST = 2, OT_COPY = 3 };
+enum { OT_KERNEL = 1, OT_HOST = 2, OT_COPY = 3 };
 
-/* A copy between two images that do not share memory. */
+/* A copy between two images (never the same one: the plan has no node for
+ * a copy within one image). */
 typedef struct ocopy {
-  rp_buf buf;
-  int src, dst;        /* space slots: 0 host, 1 + device */
-  uint64_t niv;
-  uint64_t *iv;        /* (offset, length) pairs */
+  uint32_t src, dst;   /* plan images */
+  uint32_t niv;
+  const uint64_t *iv;  /* (offset, length) pairs, in the plan */
 } ocopy;
 
 /* Everything a worker touches to run one task: one cache line. */
 typedef struct otask {
   _Alignas(64) _Atomic int cnt;
   int indeg0;
-  uint32_t s0, ns;     /* successors: st->succ[s0 .. s0 + ns) */
-  uint8_t kind, split, sdim;
+  uint32_t s0, ns;     /* successors: st->succ[s0 .. s0 + ns) (the plan's) */
+  uint8_t kind, split, sdim, hw; /* hw: writes some buffer's user array */
   int8_t group;        /* -1: any group may run it */
-  uint32_t node;
   union { rp_cpu_fn k; rp_host_fn h; } fn;
   void *p;             /* kernel: rp_kargs*; host: ptrs; copy: ocopy* */
   void *user;          /* host tasks */
+  _Atomic long done;   /* hw tasks: last replay (epoch) they finished */
 } otask;
 
 typedef struct padl {
@@ -52,30 +55,36 @@ typedef struct ojob {
 
 typedef struct ostate {
   rp_exec *x;
-  const rp_graph *g;
-  uint32_t n, nbuf;
-  unsigned ns;         /* space slots: host + one per device */
+  const rp_plan *p;
+  uint32_t n;          /* plan nodes */
   bool serial;
 
-  /* images: img[b * ns + slot]; shared[b]: all slots alias one memory */
-  void **img;
-  bool *shared;
-  void **owned;        /* allocations to free */
-  uint32_t nowned;
+  void **img;          /* per plan image (user images: the live array) */
+  void **owned;        /* per plan image: the allocation, or NULL */
 
-  otask *task;
-  uint32_t *succ;
-  rp_kargs *kargs;     /* one per node (only kernels' are used) */
+  otask *task;         /* per plan node */
+  const uint32_t *succ;
+  rp_kargs *kargs;     /* per node (only kernels' are used) */
   void **hptr;         /* host tasks' pointer arrays */
   uint32_t *hptr0;     /* per node: first entry in hptr */
-  ocopy *copy;
-  uint32_t ncopy;
+  ocopy *copy;         /* per node (only copies' are used) */
 
   /* team */
   int nth, ngroups;
   int cores[RP_OMP_MAXT], ncores;
   int tgroup[RP_OMP_MAXT], gsize[RP_OMP_MAXT];
   unsigned long pinned[RP_OMP_MAXT];
+
+  /* progress, for wait_buffer: the batch the engine runs and the epoch
+   * its last replay ends at; waiters sleep on cv when a hw task is late */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint64_t batch;
+  long target;
+  _Atomic int waiters;
+
+  /* timeline: when non-NULL, workers record each node's start and end */
+  double *tl_start, *tl_end, tl_t0;
 
   /* lean engine: per-group ready queues (parity double-buffered indices,
    * epoch-tagged slots), per-thread completion counts */
@@ -89,19 +98,16 @@ typedef struct ostate {
   ojob job[RP_OMP_MAXT];  /* per thread */
 } ostate;
 
-/* Decide for every buffer whether all its spaces can share one image (the
- * copies between them are then elided) and allocate the images; appends to
- * *edges (pairs from, to) the orderings that sharing requires between
- * operations of different spaces. omp_images.c. */
-rp_status rp__omp_images(ostate *st, uint32_t **edges, size_t *nedges);
-/* Point kernels' argument slots, host tasks' pointers at the images. */
-void rp__omp_bind(ostate *st);
-
 /* Run one task whole on the calling thread. omp_engine.c. */
 void rp__omp_run_task(const ostate *st, const otask *t);
+/* Task t finished replay (epoch) e: publish it for wait_buffer. */
+void rp__omp_done(ostate *st, otask *t, long e);
 /* Build the queues once; run iterations replays on the team. */
 rp_status rp__omp_engine_init(ostate *st);
 void rp__omp_engine_run(ostate *st, unsigned iterations);
 void rp__omp_engine_free(ostate *st);
+/* Run iterations replays in program order on the calling thread (epochs
+ * from st->lepoch + 1; the caller advances st->lepoch). */
+void rp__omp_run_serial(ostate *st, unsigned iterations);
 
 #endif

@@ -412,8 +412,9 @@ Test(openmp_multidev, devices_run_at_the_same_time, .timeout = 60) {
   int flag[2][2] = {{0, 0}, {0, 0}}, seen[2][2] = {{0, 0}, {0, 0}};
   rp_graph *g;
   TU_OK(NULL, rp_graph_create(&g, 0));
-  /* One flag pair shared through host memory: the backend shares images
-   * between spaces, which is what lets the kernels see each other. */
+  /* One flag pair shared through host memory: the plan shares images
+   * between spaces (every write is synced home), which is what lets the
+   * kernels see each other. */
   rp_buf f[2], sn[2];
   TU_OK(g, rp_buffer_register(g, "f0", flag[0], sizeof flag[0], &f[0]));
   TU_OK(g, rp_buffer_register(g, "s0", seen[0], sizeof seen[0], &sn[0]));
@@ -431,6 +432,12 @@ Test(openmp_multidev, devices_run_at_the_same_time, .timeout = 60) {
     }
     TU_OK(g, rp_record_kernel(g, &rendezvous, d, rp_dims3(1, 1, 1), a, NULL,
                               NULL));
+  }
+  /* Every device write is brought home: the plan then shares each
+   * buffer's images with the host's array (invisible over replays). */
+  for (int d = 0; d < 2; d++) {
+    TU_OK(g, rp_record_sync_host(g, rp_whole(f[d]), NULL));
+    TU_OK(g, rp_record_sync_host(g, rp_whole(sn[d]), NULL));
   }
   TU_OK(g, rp_graph_end(g));
   const rp_backend *be;
