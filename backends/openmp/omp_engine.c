@@ -15,28 +15,10 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
 #include "omp_internal.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define cpu_relax() _mm_pause()
-#else
-#define cpu_relax() ((void)0)
-#endif
-
-/* Spin politely: after a while without progress give the core away, so an
- * oversubscribed machine (another process on "our" core) does not leave a
- * thread spinning for a descheduled one for a whole time slice. */
-static inline void backoff(unsigned *spins) {
-  if (++*spins & 2047u)
-    cpu_relax();
-  else
-    sched_yield();
-}
 
 #define RLX memory_order_relaxed
 #define ACQ memory_order_acquire
@@ -90,7 +72,7 @@ void rp__omp_done(ostate *st, otask *t, long e) {
 }
 
 /* Claim and run chunks of a published job; returns how many ran. */
-static uint32_t help_job(ojob *j) {
+uint32_t rp__omp_help_job(ojob *j) {
   uint32_t ran = 0;
   for (;;) {
     uint64_t v = atomic_fetch_add_explicit(&j->ctr, 1, AR);
@@ -103,7 +85,7 @@ static uint32_t help_job(ojob *j) {
   }
 }
 
-static void run_split(ostate *st, const otask *t, int me, int q) {
+void rp__omp_run_split(ostate *st, const otask *t, int me, int q) {
   ojob *j = &st->job[me];
   uint32_t nch = 4u * (uint32_t)st->gsize[q];
   const rp_kargs *a = (const rp_kargs *)t->p;
@@ -117,7 +99,7 @@ static void run_split(ostate *st, const otask *t, int me, int q) {
   long none = 0;
   bool pub = atomic_compare_exchange_strong_explicit(
       &st->help[q].v, &none, (long)(intptr_t)j, AR, RLX);
-  help_job(j);
+  rp__omp_help_job(j);
   if (pub)
     atomic_store_explicit(&st->help[q].v, 0, REL);
   unsigned spins = 0;
@@ -135,7 +117,7 @@ static void reset_queues(ostate *st, long e) {
     atomic_store_explicit(&st->ldone[par][i].v, 0, RLX);
 }
 
-static void pin(ostate *st, int me) {
+void rp__omp_pin(ostate *st, int me) {
   if (!st->ncores || st->pinned[me] == (unsigned long)pthread_self())
     return;
   cpu_set_t set;
@@ -154,7 +136,7 @@ static void worker(ostate *st, long E0, long Elast, int me) {
   const long nr = st->nroots[q];
   double *const tls = st->tl_start;
   unsigned spins = 0;
-  pin(st, me);
+  rp__omp_pin(st, me);
   for (long e = E0 + 1; e <= Elast; e++) {
     const int par = (int)(e & 1);
     const uint32_t ep = (uint32_t)e;
@@ -194,7 +176,7 @@ static void worker(ostate *st, long E0, long Elast, int me) {
           continue;
         }
         long jp = atomic_load_explicit(&st->help[q].v, ACQ);
-        if (jp && help_job((ojob *)(intptr_t)jp))
+        if (jp && rp__omp_help_job((ojob *)(intptr_t)jp))
           continue;
         if (published != mydone) {
           atomic_store_explicit(&st->ldone[par][me].v, mydone, REL);
@@ -223,7 +205,7 @@ static void worker(ostate *st, long E0, long Elast, int me) {
       if (tls)
         tls[t] = rp_clock_us() - st->tl_t0;
       if (tr->split && gth > 1)
-        run_split(st, tr, me, q);
+        rp__omp_run_split(st, tr, me, q);
       else
         rp__omp_run_task(st, tr);
       if (tls)

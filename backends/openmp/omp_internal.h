@@ -4,6 +4,7 @@
 #define RP_OMP_INTERNAL_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include "reprise/backend.h"
@@ -83,6 +84,18 @@ typedef struct ostate {
   long target;
   _Atomic int waiters;
 
+  /* owner engine (omp_owner.c): per-thread task lists in program order
+   * (olist[olist0[t] .. olist0[t + 1])), remote successors (CSR rs0,
+   * rsucc), remote in-degrees, arrival counters counted from replay abase */
+  bool owner, dynamic_only;
+  uint32_t *olist, olist0[RP_OMP_MAXT + 1];
+  uint32_t *rs0, *rsucc, *rind;
+  _Atomic long *arr;
+  long abase;
+  uint64_t wait_for[RP_OMP_MAXT]; /* threads to wait for between replays */
+  bool gsplit[RP_OMP_MAXT];       /* group has kernels split over it */
+  double *mstart, *mend;  /* the first launch's timings, for the owners */
+
   /* timeline: when non-NULL, workers record each node's start and end */
   double *tl_start, *tl_end, tl_t0;
 
@@ -98,6 +111,23 @@ typedef struct ostate {
   ojob job[RP_OMP_MAXT];  /* per thread */
 } ostate;
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define rp__omp_relax() _mm_pause()
+#else
+#define rp__omp_relax() ((void)0)
+#endif
+
+/* Spin politely: after a while without progress give the core away, so an
+ * oversubscribed machine (another process on "our" core) does not leave a
+ * thread spinning for a descheduled one for a whole time slice. */
+static inline void backoff(unsigned *spins) {
+  if (++*spins & 2047u)
+    rp__omp_relax();
+  else
+    sched_yield();
+}
+
 /* Run one task whole on the calling thread. omp_engine.c. */
 void rp__omp_run_task(const ostate *st, const otask *t);
 /* Task t finished replay (epoch) e: publish it for wait_buffer. */
@@ -106,6 +136,17 @@ void rp__omp_done(ostate *st, otask *t, long e);
 rp_status rp__omp_engine_init(ostate *st);
 void rp__omp_engine_run(ostate *st, unsigned iterations);
 void rp__omp_engine_free(ostate *st);
+/* Choose every task's owner thread from durations dur (µs per node; NULL:
+ * all equal) and build the owner engine's lists. omp_owner.c. */
+rp_status rp__omp_owner_plan(ostate *st, const double *dur);
+void rp__omp_owner_run(ostate *st, unsigned iterations);
+void rp__omp_owner_free(ostate *st);
+/* Pin the calling team thread me to its core (once per OS thread). */
+void rp__omp_pin(ostate *st, int me);
+/* Claim and run chunks of a published job; returns how many ran. */
+uint32_t rp__omp_help_job(ojob *j);
+/* Run a large kernel in chunks, publishing it to group q's idle threads. */
+void rp__omp_run_split(ostate *st, const otask *t, int me, int q);
 /* Run iterations replays in program order on the calling thread (epochs
  * from st->lepoch + 1; the caller advances st->lepoch). */
 void rp__omp_run_serial(ostate *st, unsigned iterations);

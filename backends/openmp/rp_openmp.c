@@ -44,6 +44,9 @@ static void omp_destroy(void *state) {
   if (!st)
     return;
   rp__omp_engine_free(st);
+  rp__omp_owner_free(st);
+  free(st->mstart);
+  free(st->mend);
   for (uint32_t i = 0; st->owned && i < st->p->nimage; i++)
     free(st->owned[i]);
   free(st->owned);
@@ -77,9 +80,11 @@ static rp_status setup_team(ostate *st, const rp_exec_opts *o) {
     return RP_EINVAL;
   }
   st->serial = o->mode && !strcmp(o->mode, "serial");
-  if (o->mode && !st->serial && strcmp(o->mode, "parallel")) {
-    rp_exec_set_error(st->x, "openmp: unknown mode \"%s\" (parallel, serial)",
-                      o->mode);
+  st->dynamic_only = o->mode && !strcmp(o->mode, "dynamic");
+  if (o->mode && !st->serial && !st->dynamic_only &&
+      strcmp(o->mode, "parallel")) {
+    rp_exec_set_error(st->x, "openmp: unknown mode \"%s\" (parallel, "
+                      "dynamic, serial)", o->mode);
     return RP_EINVAL;
   }
   if (st->serial)
@@ -228,6 +233,16 @@ static rp_status omp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
       (rc = setup_team(st, rp_exec_opts_get(x))) != RP_OK ||
       (rc = rp__omp_engine_init(st)) != RP_OK)
     goto fail;
+  /* One thread: the owner engine at once (everything on it, in order);
+   * several: the first launch runs the dynamic engine and times every
+   * task for the owners' choice. */
+  if (!st->serial && !st->dynamic_only) {
+    rc = RP_ENOMEM;
+    if (st->nth == 1 ? rp__omp_owner_plan(st, NULL) != RP_OK
+                     : !(st->mstart = malloc(nt * sizeof(double))) ||
+                           !(st->mend = malloc(nt * sizeof(double))))
+      goto fail;
+  }
   bind(st);
   *state = st;
   return RP_OK;
@@ -239,14 +254,50 @@ fail:
   return rc;
 }
 
-/* Run replays; lepoch counts every replay this exec ran. */
+/* Cost of one rp_clock_us() call (µs), taken out of measured durations. */
+static double clock_cost(void) {
+  double t0 = rp_clock_us(), t1 = t0;
+  for (int i = 0; i < 64; i++)
+    t1 = rp_clock_us();
+  return (t1 - t0) / 64;
+}
+
+/* Run replays; lepoch counts every replay this exec ran. The first run of
+ * a team of several threads is the dynamic engine's, timed; its durations
+ * choose the owners of the owner engine that runs every later one (when
+ * that fails for memory, the dynamic engine stays). */
 static void run(ostate *st, unsigned iterations) {
   if (st->serial) {
     rp__omp_run_serial(st, iterations);
     st->lepoch += (long)iterations;
-  } else {
-    rp__omp_engine_run(st, iterations);
+    return;
   }
+  if (st->owner) {
+    rp__omp_owner_run(st, iterations);
+    return;
+  }
+  if (st->dynamic_only || !st->mstart) {
+    rp__omp_engine_run(st, iterations);
+    return;
+  }
+  const bool mine = !st->tl_start;
+  if (mine) {
+    st->tl_start = st->mstart;
+    st->tl_end = st->mend;
+    st->tl_t0 = rp_clock_us();
+  }
+  rp__omp_engine_run(st, iterations);
+  const double c = clock_cost();
+  for (uint32_t v = 0; v < st->n; v++) {
+    double d = st->tl_end[v] - st->tl_start[v] - c;
+    st->mstart[v] = d > 0 ? d : 0;
+  }
+  if (mine)
+    st->tl_start = st->tl_end = NULL;
+  rp__omp_owner_plan(st, st->mstart);
+  free(st->mstart);
+  free(st->mend);
+  st->mstart = st->mend = NULL;
 }
 
 static rp_status omp_launch(void *state, unsigned iterations) {

@@ -21,7 +21,12 @@ typedef struct rp_exec rp_exec;
 typedef struct rp_exec_opts {
   const char *mode;      /**< backend mode: cuda "graph" (default),
                               "streams", "serial"; openmp "parallel"
-                              (default), "serial"; NULL: default */
+                              (default: the first launch schedules
+                              dynamically and times every task, later
+                              ones run each task on an owner thread
+                              chosen from those times), "dynamic"
+                              (always the first way), "serial";
+                              NULL: default */
   int nthreads;          /**< openmp: threads; 0: all cores given */
   const int *cores;      /**< openmp: the cores to use; NULL: all */
   unsigned ncores;

@@ -314,3 +314,50 @@ Test(openmp_plan, launch_returns_at_once, .timeout = 60) {
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }
+
+/* ---- the owner engine (every launch after the first on several threads)
+ * against the reference, over random graphs and several launches ---- */
+static unsigned char *rsnap(const tu_random *r) {
+  unsigned char *s = malloc(r->nbuf * r->bsize);
+  for (unsigned b = 0; b < r->nbuf; b++)
+    memcpy(s + b * r->bsize, r->buf[b], r->bsize);
+  return s;
+}
+
+/* launches launches of reps replays each, on backend be. */
+static unsigned char *rrun(tu_random *r, uint64_t seed, const char *be,
+                           int nth, const char *mode, unsigned launches,
+                           unsigned reps) {
+  tu_random_reset(r, seed);
+  rp_exec *x = mk(r->g, be, nth, mode);
+  for (unsigned l = 0; l < launches; l++)
+    cr_assert_eq(rp_exec_run(x, reps), RP_OK, "%s", rp_exec_error(x));
+  rp_exec_destroy(x);
+  return rsnap(r);
+}
+
+Test(openmp_plan, owner_engine_random_graphs_several_launches,
+     .timeout = 180) {
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    tu_random r;
+    unsigned ndev = 1 + (unsigned)(seed % 3);
+    cr_assert_eq(tu_random_graph(&r, seed, 4, 96, 20 + (unsigned)(seed % 50),
+                                 ndev, 0, 0), 0);
+    cr_assert_eq(rp_graph_end(r.g), RP_OK, "%s", rp_graph_error(r.g));
+    unsigned reps = 1 + (unsigned)(seed % 3);
+    unsigned char *ref = rrun(&r, seed, "reference", 0, NULL, 4, reps);
+    const int nths[4] = {2, 3, 4, 2};
+    const char *modes[4] = {NULL, NULL, NULL, "dynamic"};
+    for (int m = 0; m < 4; m++) {
+      unsigned char *got = rrun(&r, seed, "openmp", nths[m], modes[m], 4,
+                                reps);
+      cr_assert_eq(memcmp(ref, got, r.nbuf * r.bsize), 0,
+                   "seed %llu, %d threads %s, 4 x %u replays differ",
+                   (unsigned long long)seed, nths[m],
+                   modes[m] ? modes[m] : "", reps);
+      free(got);
+    }
+    free(ref);
+    tu_random_free(&r);
+  }
+}

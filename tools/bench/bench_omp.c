@@ -1,9 +1,15 @@
 /* Per-task overhead of the openmp backend against a sequential loop, GCC
  * OpenMP tasks with depend clauses and StarPU 1.3, measured in one run.
  * Shapes (from ../shared/anchors/cpu): chain of 10 000 dependent tiny
- * tasks, 10 000 independent ones, a tiny and a real Jacobi DAG of 16 row
- * blocks x (copy, stencil) x 1000 iterations. Usage:
- *   OMP_PROC_BIND=true bench_omp [chain] [indep] [jacobi_tiny] [jacobi_real]
+ * tasks, 10 000 independent ones, a 64 x 64 blocked wavefront (block (i,j)
+ * after (i-1,j) and (i,j-1)), a binary reduction tree of 8 191 tasks
+ * (a node after its two children), a tiny and a real Jacobi DAG of 16 row
+ * blocks x (copy, stencil) x 1000 iterations. Every task of the first four
+ * touches one 64-byte line. reprise replays each shape recorded as host
+ * tasks ("reprise") and as 1-point kernels on device 0 with automatic
+ * coherence ("reprise-kernels"). Usage:
+ *   OMP_PROC_BIND=true bench_omp [chain] [indep] [wavefront] [tree]
+ *                                [jacobi_tiny] [jacobi_real]
  * BENCH_REPS (default 7) and BENCH_REPS_REAL (5) set the repetitions. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -18,14 +24,19 @@
 #include <starpu.h>
 #endif
 
-enum { CHAIN, INDEP, JTINY, JREAL, NSHAPE };
-static const char *shape_name[NSHAPE] = {"chain", "indep", "jacobi_tiny",
+enum { CHAIN, INDEP, WAVE, TREE, JTINY, JREAL, NSHAPE };
+static const char *shape_name[NSHAPE] = {"chain", "indep", "wavefront",
+                                         "tree", "jacobi_tiny",
                                          "jacobi_real"};
+#define LINES(k) ((k) <= TREE) /* shapes of tasks touching one line */
+#define WSIDE 64
+#define TREE_N 8191
 
 typedef struct shape {
   int kind, N, K, iters, n, R;
-  long blk;
+  long blk, nline;
   uint64_t *buf;
+  int32_t (*dep)[3]; /* line shapes, per task: own line, inputs or -1 */
   double *A, *B;
 } shape;
 
@@ -101,9 +112,30 @@ static void shape_init(shape *s, int kind) {
   s->N = 10000;
   s->K = 16;
   s->iters = 1000;
-  size_t bytes = 64;
-  if (kind == INDEP)
-    bytes = 64 * (size_t)s->N;
+  if (LINES(kind)) {
+    s->nline = kind == CHAIN ? 1 : kind == INDEP ? s->N
+               : kind == WAVE ? WSIDE * WSIDE : TREE_N;
+    if (kind == WAVE)
+      s->N = WSIDE * WSIDE;
+    if (kind == TREE)
+      s->N = TREE_N;
+    s->dep = malloc(sizeof *s->dep * (size_t)s->N);
+    for (int t = 0; t < s->N; t++) {
+      int32_t *d = s->dep[t];
+      d[0] = kind == CHAIN ? 0 : t;
+      d[1] = d[2] = -1;
+      if (kind == WAVE) {
+        d[1] = t >= WSIDE ? t - WSIDE : -1;
+        d[2] = t % WSIDE ? t - 1 : -1;
+      } else if (kind == TREE) {
+        int v = TREE_N - 1 - t; /* children before parents */
+        d[0] = v;
+        d[1] = 2 * v + 1 < TREE_N ? 2 * v + 1 : -1;
+        d[2] = 2 * v + 2 < TREE_N ? 2 * v + 2 : -1;
+      }
+    }
+  }
+  size_t bytes = 64 * (size_t)(s->nline ? s->nline : 1);
   if (kind == JTINY)
     s->blk = 8;
   if (kind == JREAL) {
@@ -113,7 +145,7 @@ static void shape_init(shape *s, int kind) {
     JR = s->R;
     s->blk = (long)s->R * s->n;
   }
-  if (kind <= INDEP) {
+  if (LINES(kind)) {
     s->buf = aligned_alloc(64, bytes);
   } else {
     s->A = aligned_alloc(64, sizeof(double) * (size_t)(s->blk * s->K));
@@ -122,8 +154,8 @@ static void shape_init(shape *s, int kind) {
 }
 
 static void shape_reset(shape *s) {
-  if (s->kind <= INDEP) {
-    long len = s->kind == CHAIN ? 8 : 8L * s->N;
+  if (LINES(s->kind)) {
+    long len = 8L * s->nline;
     for (long j = 0; j < len; j++)
       s->buf[j] = (uint64_t)j;
     return;
@@ -139,10 +171,9 @@ static void shape_reset(shape *s) {
 
 static uint64_t checksum(const shape *s) {
   uint64_t h = 1469598103934665603ull, v;
-  long len = s->kind == CHAIN ? 8 : s->kind == INDEP ? 8L * s->N
-                                                     : s->blk * s->K;
+  long len = LINES(s->kind) ? 8L * s->nline : s->blk * s->K;
   for (long j = 0; j < len; j++) {
-    if (s->kind <= INDEP)
+    if (LINES(s->kind))
       v = s->buf[j];
     else
       memcpy(&v, &s->A[j], 8);
@@ -152,18 +183,15 @@ static uint64_t checksum(const shape *s) {
 }
 
 static long tasks_per_pass(const shape *s) {
-  return s->kind <= INDEP ? s->N : 2L * s->K * s->iters;
+  return LINES(s->kind) ? s->N : 2L * s->K * s->iters;
 }
 
 /* ---- method 1: plain sequential loop ---- */
 static void seq_pass(shape *s, int passes) {
   for (int p = 0; p < passes; p++) {
-    if (s->kind == CHAIN)
+    if (LINES(s->kind))
       for (int i = 0; i < s->N; i++)
-        touch_line(s->buf);
-    else if (s->kind == INDEP)
-      for (int i = 0; i < s->N; i++)
-        touch_line(s->buf + 8L * i);
+        touch_line(s->buf + 8L * s->dep[i][0]);
     else
       for (int it = 0; it < s->iters; it++) {
         for (int i = 0; i < s->K; i++)
@@ -180,17 +208,27 @@ static void omp_pass(shape *s, int passes) {
 #pragma omp parallel num_threads(g_threads)
 #pragma omp single
   for (int p = 0; p < passes; p++) {
-    if (s->kind == CHAIN) {
-      uint64_t *b = s->buf;
+    if (LINES(s->kind)) {
       for (int i = 0; i < s->N; i++) {
+        const int32_t *d = s->dep[i];
+        uint64_t *b = s->buf + 8L * d[0];
+        uint64_t *x = d[1] >= 0 ? s->buf + 8L * d[1] : NULL;
+        uint64_t *y = d[2] >= 0 ? s->buf + 8L * d[2] : NULL;
+        (void)x, (void)y;
+        if (!x && !y) {
 #pragma omp task depend(inout : b[0]) firstprivate(b)
-        touch_line(b);
-      }
-    } else if (s->kind == INDEP) {
-      for (int i = 0; i < s->N; i++) {
-        uint64_t *b = s->buf + 8L * i;
-#pragma omp task depend(inout : b[0]) firstprivate(b)
-        touch_line(b);
+          touch_line(b);
+        } else if (!y) {
+#pragma omp task depend(inout : b[0]) depend(in : x[0]) firstprivate(b)
+          touch_line(b);
+        } else if (!x) {
+#pragma omp task depend(inout : b[0]) depend(in : y[0]) firstprivate(b)
+          touch_line(b);
+        } else {
+#pragma omp task depend(inout : b[0]) depend(in : x[0], y[0]) \
+    firstprivate(b)
+          touch_line(b);
+        }
       }
     } else {
       for (int it = 0; it < s->iters; it++) {
@@ -243,23 +281,53 @@ static const rp_param kc_p[] = {{"a", RP_IN}, {"b", RP_OUT}, {"i", RP_SCALAR}};
 static const rp_param ks_p[] = {{"b", RP_IN}, {"a", RP_OUT}, {"i", RP_SCALAR}};
 static const rp_kernel kc_k = RP_KERNEL_DESC(k_copy, kc_p);
 static const rp_kernel ks_k = RP_KERNEL_DESC(k_sten, ks_p);
+/* touch_line on line o of x; 0, 1 or 2 more lines read (their regions
+ * give the edges). */
+RP_KERNEL(k_touch0, { touch_line(RP_PTR(uint64_t, 0) + RP_VAL(int64_t, 1)); })
+RP_KERNEL(k_touch1, { touch_line(RP_PTR(uint64_t, 0) + RP_VAL(int64_t, 2)); })
+RP_KERNEL(k_touch2, { touch_line(RP_PTR(uint64_t, 0) + RP_VAL(int64_t, 3)); })
+static const rp_param kt0_p[] = {{"x", RP_INOUT}, {"o", RP_SCALAR}};
+static const rp_param kt1_p[] = {{"x", RP_INOUT}, {"a", RP_IN},
+                                 {"o", RP_SCALAR}};
+static const rp_param kt2_p[] = {{"x", RP_INOUT}, {"a", RP_IN},
+                                 {"b", RP_IN}, {"o", RP_SCALAR}};
+static const rp_kernel kt_k[3] = {RP_KERNEL_DESC(k_touch0, kt0_p),
+                                  RP_KERNEL_DESC(k_touch1, kt1_p),
+                                  RP_KERNEL_DESC(k_touch2, kt2_p)};
 
 /* Host tasks (as in the anchors: a task is a function over its buffers),
- * or, with kernels set, 1-point kernels on device 0 (Jacobi only). */
+ * or, with kernels set, 1-point kernels on device 0 with the automatic
+ * coherence copies (the buffers synced home at the end). */
 static rp_graph *record(shape *s, int iters, int kernels) {
   rp_graph *g;
   rp_buf A = 0, B = 0, X = 0;
   g_shape = s;
   if (rp_graph_create(&g, 0))
     return NULL;
-  if (s->kind <= INDEP) {
-    rp_buffer_register(g, "X", s->buf, s->kind == CHAIN ? 64 : 64L * s->N,
-                       &X);
+  if (LINES(s->kind)) {
+    rp_buffer_register(g, "X", s->buf, 64 * (uint64_t)s->nline, &X);
     for (int i = 0; i < s->N; i++) {
-      long k = s->kind == CHAIN ? 0 : i;
-      rp_access a = {rp_bytes(X, 64 * (uint64_t)k, 64), RP_INOUT};
-      rp_record_host(g, h_touch, (void *)(uintptr_t)k, &a, 1, NULL, NULL);
+      const int32_t *d = s->dep[i];
+      rp_access a[3];
+      rp_arg k[4];
+      unsigned na = 0;
+      for (int j = 0; j < 3; j++)
+        if (d[j] >= 0) {
+          a[na].region = rp_bytes(X, 64 * (uint64_t)d[j], 64);
+          a[na].mode = j ? RP_IN : RP_INOUT;
+          k[na] = rp_arg_buf(a[na].region);
+          na++;
+        }
+      k[na] = rp_arg_i64(8 * (int64_t)d[0]);
+      if (kernels)
+        rp_record_kernel(g, &kt_k[na - 1], 0, rp_dims3(1, 1, 1), k, NULL,
+                         NULL);
+      else
+        rp_record_host(g, h_touch, (void *)(uintptr_t)d[0], a, na, NULL,
+                       NULL);
     }
+    if (kernels)
+      rp_record_sync_host(g, rp_whole(X), NULL);
   } else {
     uint64_t bb = 8 * (uint64_t)s->blk;
     rp_buffer_register(g, "A", s->A, bb * (uint64_t)s->K, &A);
@@ -374,7 +442,7 @@ static int nres;
 
 static void measure(const char *m, int thr, shape *s, uint64_t ref,
                     void (*fn)(shape *, int), long tasks) {
-  int inner = s->kind <= INDEP ? 10 : 1;
+  int inner = LINES(s->kind) ? 10 : 1;
   int reps = s->kind == JREAL ? env_int("BENCH_REPS_REAL", 5)
                               : env_int("BENCH_REPS", 7);
   int warm = s->kind == JREAL ? 1 : 2;
@@ -411,12 +479,14 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
 }
 
 static void run_reprise(shape *s, int thr, uint64_t ref, int iters,
-                        unsigned replays, int kernels, const char *name) {
+                        unsigned replays, int kernels, const char *mode,
+                        const char *name) {
   rp_graph *g = record(s, iters, kernels);
   int cores[2] = {0, 1};
   rp_exec_opts o;
   memset(&o, 0, sizeof o);
   o.nthreads = thr;
+  o.mode = mode;
   o.cores = cores;
   o.ncores = (unsigned)thr;
   const rp_backend *be = NULL;
@@ -443,11 +513,12 @@ static void run_shape(int kind) {
   measure("seq", 1, &s, ref, seq_pass, tpp);
   for (int thr = 1; thr <= 2; thr++) {
     g_threads = thr;
-    run_reprise(&s, thr, ref, s.iters, 1, 0, "reprise");
-    if (jac) {
-      run_reprise(&s, thr, ref, 1, (unsigned)s.iters, 0, "reprise/1it");
-      run_reprise(&s, thr, ref, s.iters, 1, 1, "reprise-kernels");
-    }
+    run_reprise(&s, thr, ref, s.iters, 1, 0, NULL, "reprise");
+    run_reprise(&s, thr, ref, s.iters, 1, 1, NULL, "reprise-kernels");
+    if (thr > 1)
+      run_reprise(&s, thr, ref, s.iters, 1, 0, "dynamic", "reprise-dyn");
+    if (jac)
+      run_reprise(&s, thr, ref, 1, (unsigned)s.iters, 0, NULL, "reprise/1it");
     g_tw = 0;
     /* libgomp's depend tracking is super-linear on 1000 Jacobi iterations
      * without a taskwait (minutes): only the per-iteration variant there */
@@ -463,7 +534,7 @@ static void run_shape(int kind) {
     c.ncpus = thr;
     c.ncuda = 0;
     c.nopencl = 0;
-    if (starpu_init(&c) == 0) {
+    if (kind != WAVE && kind != TREE && starpu_init(&c) == 0) {
       int nh = kind == CHAIN ? 1 : kind == INDEP ? s.N : 2 * s.K;
       g_h = calloc((size_t)nh, sizeof *g_h);
       g_shape = &s;
@@ -484,6 +555,7 @@ static void run_shape(int kind) {
 #endif
   }
   free(s.buf);
+  free(s.dep);
   free(s.A);
   free(s.B);
 }
@@ -509,9 +581,10 @@ int main(int argc, char **argv) {
   /* Summary: ns/task (ms per 1000-iteration pass for the real Jacobi) and
    * how many times reprise is faster. */
   const char *ms[] = {"seq", "reprise", "reprise/1it", "reprise-kernels",
-                      "omp-task", "omp-task/tw", "starpu"};
-  printf("\n| method | threads | chain | indep | jacobi_tiny | "
-         "jacobi_real (ms) |\n|---|---|---|---|---|---|\n");
+                      "reprise-dyn", "omp-task", "omp-task/tw", "starpu"};
+  printf("\n| method | threads | chain | indep | wavefront | tree | "
+         "jacobi_tiny | jacobi_real (ms) |\n|---|---|---|---|---|---|---|---|"
+         "\n");
   for (unsigned m = 0; m < sizeof ms / sizeof *ms; m++)
     for (int thr = 1; thr <= 2; thr++) {
       int have = 0;
@@ -549,5 +622,24 @@ int main(int argc, char **argv) {
         printf("  speedup over seq %.2fx", sq->ms_rep / r->ms_rep);
       printf("\n");
     }
+  printf("\ntargets (2 threads): kernels / host tasks <= 1.2, per task / "
+         "seq per task (tiny Jacobi <= 6), real Jacobi omp-task/tw / "
+         "reprise >= 1:\n");
+  for (int k = 0; k < NSHAPE; k++) {
+    const result *r = find("reprise", 2, k), *kr = find("reprise-kernels", 2, k);
+    const result *sq = find("seq", 1, k), *om = find("omp-task/tw", 2, k);
+    if (!r)
+      continue;
+    printf("  %-12s", shape_name[k]);
+    if (kr)
+      printf("  kernels/host %.2f", kr->ns_task / r->ns_task);
+    if (sq)
+      printf("  host/seq %.2f  kernels/seq %.2f", r->ns_task / sq->ns_task,
+             kr ? kr->ns_task / sq->ns_task : 0.0);
+    if (om && k == JREAL)
+      printf("  omp-task/tw / reprise %.2f  / kernels %.2f",
+             om->ns_task / r->ns_task, kr ? om->ns_task / kr->ns_task : 0.0);
+    printf("\n");
+  }
   return 0;
 }
