@@ -1,0 +1,21 @@
+/* Kernels of the plan tests (plan_kernels.inc). */
+#ifndef RP_TEST_PLAN_KERNELS_H
+#define RP_TEST_PLAN_KERNELS_H
+
+#include "reprise.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* (in a, inout b, scalar oa, scalar ob): b[ob+x] = 3 b[ob+x] + a[oa+x] + 1 */
+extern const rp_kernel pk_mix;
+/* (in a, out b, scalar oa, scalar ob): b[ob+x] = 7 a[oa+x] + x */
+extern const rp_kernel pk_set;
+/* (inout a, scalar o): a[o+x] = 5 a[o+x] + 7 */
+extern const rp_kernel pk_bump;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
