@@ -211,6 +211,8 @@ Test(plan, device_kinds) {
       shared++;
     if (p->image[i].spaces == 1) {
       dev0++;
+      cr_assert_eq(p->image[i].lo, 0);
+      cr_assert_eq(p->image[i].hi, 8, "device 0 touches bytes [0, 8)");
       cr_assert(!(p->image[i].flags & RP_IMAGE_HOST_MEMORY));
       cr_assert(p->image[i].flags & RP_IMAGE_ZERO);
     }
@@ -273,7 +275,8 @@ typedef struct sq {
 
 static void *sq_image(sq *q, uint32_t i) {
   const rp_plan_image *im = &q->p->image[i];
-  return im->flags & RP_IMAGE_USER ? rp_exec_host(q->x)[im->buf] : q->img[i];
+  return im->flags & RP_IMAGE_USER ? rp_exec_host(q->x)[im->buf]
+                                   : (char *)q->img[i] - im->lo;
 }
 
 static void sq_destroy(void *state) {
@@ -295,8 +298,12 @@ static rp_status sq_inst(rp_exec *x, const rp_plan *p, void **state) {
   q->cnt = calloc(p->nnode + 1, sizeof *q->cnt);
   q->ready = calloc(p->nnode + 1, sizeof *q->ready);
   for (uint32_t i = 0; i < p->nimage; i++)
-    if (!(p->image[i].flags & RP_IMAGE_USER))
-      q->img[i] = calloc(1, p->image[i].bytes);
+    if (!(p->image[i].flags & RP_IMAGE_USER)) {
+      /* Only the bytes the plan says are touched (ASan checks it). */
+      cr_assert(p->image[i].lo <= p->image[i].hi &&
+                p->image[i].hi <= p->image[i].bytes);
+      q->img[i] = calloc(1, p->image[i].hi - p->image[i].lo + 1);
+    }
   *state = q;
   return RP_OK;
 }

@@ -56,6 +56,11 @@ typedef struct rp_plan_image {
                            device d */
   unsigned flags;     /**< RP_IMAGE_* */
   uint64_t bytes;     /**< the buffer's size */
+  uint64_t lo, hi;    /**< the bytes [lo, hi) that accesses of this image
+                           touch: a backend may allocate only those (and
+                           hand out base pointers moved back by lo); the
+                           whole buffer for user images; lo == hi when no
+                           node touches it */
 } rp_plan_image;
 
 /** One resolved parameter of a node. */
