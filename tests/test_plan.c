@@ -766,3 +766,128 @@ Test(plan, backends_include_no_private_header) {
   cr_assert_eq(stat(dir, &st), 0, "no %s", dir);
   cr_assert_eq(scan(src, dir, bad, sizeof bad), 0, "%s", bad);
 }
+
+/* ---- what a kernel body sees, and failures it reports -------------------- */
+
+static const rp_backend *all_backends(const rp_backend **be) {
+  unsigned nb = backends(be, 7);
+  const rp_backend *ref;
+  cr_assert_eq(rp_backend_find("reference", &ref), RP_OK);
+  be[nb] = ref;
+  be[nb + 1] = NULL;
+  return ref;
+}
+
+Test(plan, region_accessors_on_every_backend) {
+  const rp_backend *be[9];
+  all_backends(be);
+  for (unsigned i = 0; be[i]; i++) {
+    uint8_t M[6 * 10] = {0};
+    rp_graph *g;
+    rp_buf m;
+    cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+    TU_OK(g, rp_buffer_register_2d(g, "M", M, 6, 10, 1, &m));
+    /* rows 2..4, columns 3..9 of a 6 x 10 buffer */
+    rp_arg a = rp_arg_buf(rp_box2(m, 2, 5, 3, 10));
+    rp_node k;
+    TU_OK(g, rp_record_kernel(g, &pk_box, 0, rp_dims3(7, 3, 1), &a, NULL,
+                              &k));
+    TU_OK(g, rp_record_sync_host(g, rp_whole(m), NULL));
+    TU_OK(g, rp_graph_end(g));
+    rp_exec *x;
+    if (rp_exec_create(&x, g, be[i], NULL) != RP_OK) {
+      cr_log_info("%s: %s", rp_backend_name(be[i]), rp_last_error());
+      rp_graph_destroy(g);
+      continue;
+    }
+    const rp_kargs *ka = rp_exec_args(x, k);
+    cr_assert_not_null(ka);
+    cr_assert_eq(ka->r[0].offset, 2 * 10 + 3);
+    cr_assert_eq(ka->r[0].bytes, 2 * 10 + 7);
+    cr_assert_eq(ka->r[0].ld, 10);
+    cr_assert(ka->r[0].lo[0] == 2 && ka->r[0].lo[1] == 3);
+    cr_assert(ka->r[0].n[0] == 3 && ka->r[0].n[1] == 7 && ka->r[0].n[2] == 1);
+    cr_assert_eq(rp_exec_run(x, 2), RP_OK, "%s", rp_exec_error(x));
+    for (int r = 0; r < 6; r++)
+      for (int c = 0; c < 10; c++) {
+        int in = r >= 2 && r < 5 && c >= 3;
+        cr_assert_eq(M[r * 10 + c], in ? (uint8_t)(2 * (3 * r + c)) : 0,
+                     "%s: M[%d][%d]", rp_backend_name(be[i]), r, c);
+      }
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+  }
+}
+
+/* A host task that fails in its second replay. */
+static int fail_calls;
+static void failing_fn(void *user, void *const *ptrs) {
+  uint8_t *a = ptrs[0];
+  if (++fail_calls == 2) {
+    rp_task_fail(7, "non-positive pivot %d", -3);
+    return;
+  }
+  a[0]++;
+}
+
+Test(plan, task_failure_stops_the_replay) {
+  const rp_backend *be[9];
+  all_backends(be);
+  for (unsigned i = 0; be[i]; i++) {
+    if (be[i] == &test_seq)
+      continue;
+    uint8_t A[4] = {0}, B[4] = {0};
+    rp_graph *g;
+    rp_buf a, b;
+    cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+    TU_OK(g, rp_buffer_register(g, "A", A, 4, &a));
+    TU_OK(g, rp_buffer_register(g, "B", B, 4, &b));
+    rp_access acc = {rp_whole(a), RP_INOUT};
+    rp_op_opts o = {.name = "factor"};
+    TU_OK(g, rp_record_host(g, failing_fn, NULL, &acc, 1, &o, NULL));
+    /* Depends on the failing task: never runs in the failing replay. */
+    hk h = {0, 0, 0, 4};
+    rp_access acc2[2] = {{rp_whole(a), RP_IN}, {rp_whole(b), RP_INOUT}};
+    h.kind = 1;
+    o.name = "after";
+    TU_OK(g, rp_record_host(g, host_fn, &h, acc2, 2, &o, NULL));
+    TU_OK(g, rp_graph_end(g));
+    rp_exec *x;
+    cr_assert_eq(rp_exec_create(&x, g, be[i], NULL), RP_OK, "%s",
+                 rp_last_error());
+    fail_calls = 0;
+    cr_assert_eq(rp_exec_run(x, 3), RP_ETASK, "%s", rp_backend_name(be[i]));
+    const char *e = rp_exec_error(x);
+    cr_assert(strstr(e, "\"factor\"") && strstr(e, "replay 2") &&
+                  strstr(e, "code 7") && strstr(e, "pivot -3"),
+              "%s: %s", rp_backend_name(be[i]), e);
+    /* Replay 1 ran whole; replay 2 stopped at the failure. */
+    cr_assert_eq(A[0], 1);
+    cr_assert_eq(B[0], 3 * 0 + 1 + 1, "%s", rp_backend_name(be[i]));
+    /* The exec can run again. */
+    cr_assert_eq(rp_exec_run(x, 1), RP_OK, "%s", rp_exec_error(x));
+    cr_assert_eq(A[0], 2);
+    cr_assert_eq(rp_task_take_failure(NULL, 0), 0);
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+  }
+}
+
+Test(plan, single_task) {
+  uint8_t A[4] = {1, 2, 3, 4};
+  rp_graph *g;
+  rp_buf a;
+  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+  TU_OK(g, rp_buffer_register(g, "A", A, 4, &a));
+  rp_arg args[2] = {rp_arg_buf(rp_bytes(a, 2, 1)), rp_arg_i64(2)};
+  rp_node n;
+  TU_OK(g, rp_record_task(g, &pk_bump, 0, args, NULL, &n));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(a), NULL));
+  TU_OK(g, rp_graph_end(g));
+  rp_node_info ni;
+  TU_OK(g, rp_node_info_get(g, n, &ni));
+  cr_assert(ni.space.x == 1 && ni.space.y == 1 && ni.space.z == 1);
+  cr_assert_eq(rp_replay_reference(g, 1), RP_OK);
+  cr_assert(A[0] == 1 && A[1] == 2 && A[2] == 22 && A[3] == 4);
+  rp_graph_destroy(g);
+}

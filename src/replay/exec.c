@@ -125,6 +125,40 @@ static void exec_free(rp_exec *x) {
   free(x);
 }
 
+/* Where a checked region lies, for the kernel's accessors. */
+static void param_region(const rp_graph *g, const rp_region *r,
+                         rp_pregion *out) {
+  rp_buffer_desc d;
+  rp_buffer_info(g, r->buf, &d);
+  uint64_t el = d.elem ? d.elem : 1;
+  unsigned nd = d.ndims;
+  memset(out, 0, sizeof *out);
+  out->ld = nd ? d.dims[nd - 1] : d.bytes / el;
+  for (int k = 0; k < 3; k++)
+    out->n[k] = 1;
+  if (r->kind != RP_REGION_BOX) {
+    out->offset = r->offset;
+    out->bytes = r->bytes;
+    out->lo[0] = (uint32_t)(r->offset / el);
+    out->n[0] = (uint32_t)(r->bytes / el);
+    return;
+  }
+  uint64_t stride[3], first = 0, last = 0;
+  stride[nd - 1] = el;
+  for (int k = (int)nd - 2; k >= 0; k--)
+    stride[k] = stride[k + 1] * d.dims[k + 1];
+  int empty = 0;
+  for (unsigned k = 0; k < nd; k++) {
+    out->lo[k] = (uint32_t)r->lo[k];
+    out->n[k] = (uint32_t)(r->hi[k] - r->lo[k]);
+    empty |= r->hi[k] == r->lo[k];
+    first += r->lo[k] * stride[k];
+    last += (r->hi[k] ? r->hi[k] - 1 : 0) * stride[k];
+  }
+  out->offset = first;
+  out->bytes = empty ? 0 : last + el - first;
+}
+
 rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
                          const rp_backend *be, const rp_exec_opts *o) {
   if (!out || !g)
@@ -193,9 +227,15 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     a->n[1] = op->space.y;
     a->n[2] = op->space.z;
     unsigned np = op->kernel ? op->kernel->nparams : 0;
-    for (unsigned p = 0; p < np; p++)
-      if (op->kernel->params[p].mode == RP_SCALAR)
+    for (unsigned p = 0, acc = 0; p < np; p++) {
+      if (op->kernel->params[p].mode == RP_SCALAR) {
         a->a[p] = g->args[op->arg0 + p].value;
+        continue;
+      }
+      rp_access_info ai;
+      rp_node_access(g, i, acc++, &ai);
+      param_region(g, &ai.region, &a->r[p]);
+    }
   }
   rp__set_last_error("");
   if ((s = rp__plan_build(g, be, &x->plan, x->err, sizeof x->err)) !=

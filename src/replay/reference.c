@@ -139,18 +139,26 @@ static rp_status ref_launch(void *state, unsigned iterations) {
   r->nodes_done = 0;
   r->running = 1;
   pthread_mutex_unlock(&r->mu);
-  for (unsigned it = 0; it < iterations; it++) {
+  rp_status s = RP_OK;
+  for (unsigned it = 0; it < iterations && s == RP_OK; it++) {
     for (uint32_t v = 0; v < r->p->nnode; v++) {
       run_node(r, v);
+      char msg[256];
+      int code = rp_task_take_failure(msg, sizeof msg);
+      if (code) {
+        s = rp_exec_fail_task(r->x, v, it, code, msg);
+        break;
+      }
       progress(r, it, v + 1);
     }
-    progress(r, it + 1, 0);
+    if (s == RP_OK)
+      progress(r, it + 1, 0);
   }
   pthread_mutex_lock(&r->mu);
   r->running = 0;
   pthread_cond_broadcast(&r->cv);
   pthread_mutex_unlock(&r->mu);
-  return RP_OK;
+  return s;
 }
 
 static rp_status ref_wait(void *state) { return RP_OK; }

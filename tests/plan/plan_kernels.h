@@ -14,6 +14,9 @@ extern const rp_kernel pk_mix;
 extern const rp_kernel pk_set;
 /* (inout a, scalar o): a[o+x] = 5 a[o+x] + 7 */
 extern const rp_kernel pk_bump;
+/* (inout a: a box of a 2-d byte buffer): a[row][col] += 3 row + col, read
+ * through RP_REGION_PTR / RP_BOX_* */
+extern const rp_kernel pk_box;
 
 #ifdef __cplusplus
 }
