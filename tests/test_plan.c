@@ -891,3 +891,33 @@ Test(plan, single_task) {
   cr_assert(A[0] == 1 && A[1] == 2 && A[2] == 22 && A[3] == 4);
   rp_graph_destroy(g);
 }
+
+Test(plan, exec_options_checked) {
+  uint8_t A[4] = {0};
+  rp_graph *g;
+  rp_buf a;
+  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+  TU_OK(g, rp_buffer_register(g, "A", A, 4, &a));
+  hk h = {0, 0, 0, 4};
+  rp_access acc = {rp_whole(a), RP_INOUT};
+  TU_OK(g, rp_record_host(g, host_fn, &h, &acc, 1, NULL, NULL));
+  TU_OK(g, rp_graph_end(g));
+  const rp_backend *ref;
+  cr_assert_eq(rp_backend_find("reference", &ref), RP_OK);
+  rp_exec *x = (rp_exec *)1;
+  rp_exec_opts o = RP_EXEC_OPTS_INIT;
+  o.nthreads = 4;
+  cr_assert_eq(rp_exec_create(&x, g, ref, &o), RP_EINVAL);
+  cr_assert_null(x);
+  cr_assert(strstr(rp_last_error(), "\"nthreads\" is not supported"), "%s",
+            rp_last_error());
+  rp_exec_opts big = RP_EXEC_OPTS_INIT;
+  big.size = sizeof big + 8;
+  cr_assert_eq(rp_exec_create(&x, g, ref, &big), RP_EINVAL);
+  cr_assert(strstr(rp_last_error(), "opts->size"), "%s", rp_last_error());
+  rp_exec_opts dflt = RP_EXEC_OPTS_INIT;
+  cr_assert_eq(rp_exec_create(&x, g, ref, &dflt), RP_OK);
+  cr_assert_eq(rp_exec_opts_get(x)->size, sizeof(rp_exec_opts));
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}

@@ -17,8 +17,12 @@ extern "C" {
 typedef struct rp_backend rp_backend;
 typedef struct rp_exec rp_exec;
 
-/** Options of rp_exec_create(). Zero-initialise, then set what you need. */
+/** Options of rp_exec_create(). Zero-initialise (or RP_EXEC_OPTS_INIT),
+ * then set what you need. */
 typedef struct rp_exec_opts {
+  size_t size;           /**< sizeof the struct as the caller was compiled
+                              with (RP_EXEC_OPTS_INIT sets it), so that the
+                              struct can grow; 0: this header's */
   const char *mode;      /**< backend mode: cuda "graph" (default),
                               "streams", "serial"; openmp "parallel"
                               (default), "serial"; NULL: default */
@@ -30,6 +34,9 @@ typedef struct rp_exec_opts {
                               identity (cuda) / core subsets (openmp) */
   unsigned ndevice_map;
 } rp_exec_opts;
+
+/** An rp_exec_opts with its size set and every option at its default. */
+#define RP_EXEC_OPTS_INIT {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0}
 
 /** @brief Find a backend by name ("openmp", "cuda", "xrt", "reference").
  * NULL or "auto" picks the best one present (cuda with a GPU, else openmp,

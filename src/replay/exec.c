@@ -191,24 +191,34 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     return RP_ENOMEM;
   x->g = g;
   x->be = be;
-  if (o)
-    x->opts = *o;
+  if (o) {
+    size_t n = o->size ? o->size : sizeof *o;
+    if (n < sizeof(size_t) + sizeof(const char *) || n > sizeof *o) {
+      rp__set_last_error("rp_exec_create: opts->size is not the size of an "
+                         "rp_exec_opts this library knows");
+      free(x);
+      return RP_EINVAL;
+    }
+    memcpy(&x->opts, o, n);
+    x->opts.size = sizeof x->opts;
+  }
   uint32_t nk = 0;
   for (uint32_t i = 0; i < g->nop; i++)
     nk += g->op[i].type == RP_OP_KERNEL;
   x->host = calloc(g->nbuf ? g->nbuf : 1, sizeof *x->host);
   x->kargs = calloc(nk ? nk : 1, sizeof *x->kargs);
   x->kidx = malloc((g->nop ? g->nop : 1) * sizeof *x->kidx);
-  if (o && o->cores && o->ncores &&
-      (x->cores = malloc(o->ncores * sizeof *x->cores)))
-    memcpy(x->cores, o->cores, o->ncores * sizeof *x->cores);
-  if (o && o->device_map && o->ndevice_map &&
-      (x->device_map = malloc(o->ndevice_map * sizeof *x->device_map)))
-    memcpy(x->device_map, o->device_map,
-           o->ndevice_map * sizeof *x->device_map);
+  const rp_exec_opts *xo = &x->opts;
+  if (xo->cores && xo->ncores &&
+      (x->cores = malloc(xo->ncores * sizeof *x->cores)))
+    memcpy(x->cores, xo->cores, xo->ncores * sizeof *x->cores);
+  if (xo->device_map && xo->ndevice_map &&
+      (x->device_map = malloc(xo->ndevice_map * sizeof *x->device_map)))
+    memcpy(x->device_map, xo->device_map,
+           xo->ndevice_map * sizeof *x->device_map);
   if (!x->host || !x->kargs || !x->kidx ||
-      (o && o->cores && o->ncores && !x->cores) ||
-      (o && o->device_map && o->ndevice_map && !x->device_map)) {
+      (xo->cores && xo->ncores && !x->cores) ||
+      (xo->device_map && xo->ndevice_map && !x->device_map)) {
     exec_free(x);
     return RP_ENOMEM;
   }

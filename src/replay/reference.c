@@ -41,6 +41,19 @@ static void ref_destroy(void *state) {
 }
 
 static rp_status ref_instantiate(rp_exec *x, const rp_plan *p, void **state) {
+  const rp_exec_opts *o = rp_exec_opts_get(x);
+  const char *bad = o->mode && strcmp(o->mode, "serial") ? "mode"
+                    : o->nthreads > 1                    ? "nthreads"
+                    : o->cores || o->ncores              ? "cores"
+                    : o->xclbin                          ? "xclbin"
+                    : o->device_map || o->ndevice_map    ? "device_map"
+                                                         : NULL;
+  if (bad) {
+    rp_exec_set_error(x, "reference: option \"%s\" is not supported (it "
+                      "runs one operation at a time on the calling "
+                      "thread's behalf, every device in host memory)", bad);
+    return RP_EINVAL;
+  }
   ref *r = calloc(1, sizeof *r);
   if (!r)
     return RP_ENOMEM;
