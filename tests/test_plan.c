@@ -640,7 +640,7 @@ static int prog_run(prog *P, const rp_backend *be, unsigned reps, int rebind,
   static uint8_t arr[NBUF][BSZ], arr2[BSZ];
   for (rp_buf b = 0; b < P->nuser; b++) {
     fill(arr[b], seed * 7 + b);
-    cr_assert_eq(rp_exec_rebind(x, b, arr[b]), RP_OK);
+    cr_assert_eq(rp_exec_rebind(x, b, arr[b], BSZ), RP_OK);
   }
   if (batch) {
     cr_assert_eq(rp_exec_run(x, reps), RP_OK, "%s", rp_exec_error(x));
@@ -649,7 +649,7 @@ static int prog_run(prog *P, const rp_backend *be, unsigned reps, int rebind,
     for (unsigned r = 0; r < reps; r++) {
       if (r == 1 && rebind) {
         fill(arr2, seed * 13 + 5);
-        cr_assert_eq(rp_exec_rebind(x, 0, arr2), RP_OK);
+        cr_assert_eq(rp_exec_rebind(x, 0, arr2, BSZ), RP_OK);
       }
       cr_assert_eq(rp_exec_run(x, 1), RP_OK, "%s: %s", rp_backend_name(be),
                    rp_exec_error(x));
@@ -918,6 +918,31 @@ Test(plan, exec_options_checked) {
   rp_exec_opts dflt = RP_EXEC_OPTS_INIT;
   cr_assert_eq(rp_exec_create(&x, g, ref, &dflt), RP_OK);
   cr_assert_eq(rp_exec_opts_get(x)->size, sizeof(rp_exec_opts));
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+Test(plan, rebind_checks_the_size) {
+  uint8_t A[16] = {0}, small[8], big[32];
+  rp_graph *g;
+  rp_buf a;
+  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+  TU_OK(g, rp_buffer_register(g, "A", A, 16, &a));
+  hk h = {0, 0, 0, 16};
+  rp_access acc = {rp_whole(a), RP_INOUT};
+  TU_OK(g, rp_record_host(g, host_fn, &h, &acc, 1, NULL, NULL));
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x;
+  cr_assert_eq(rp_exec_create(&x, g, NULL, NULL), RP_OK);
+  cr_assert_eq(rp_exec_rebind(x, a, small, sizeof small), RP_EINVAL);
+  cr_assert(strstr(rp_exec_error(x), "8 bytes given for buffer \"A\" of 16"),
+            "%s", rp_exec_error(x));
+  cr_assert_eq(rp_exec_rebind(x, a, big, sizeof big), RP_OK);
+  memset(big, 1, sizeof big);
+  cr_assert_eq(rp_exec_run(x, 1), RP_OK);
+  cr_assert_eq(big[15], 12);
+  cr_assert_eq(big[16], 1, "bytes past the buffer untouched");
+  cr_assert_eq(A[0], 0);
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }

@@ -89,9 +89,13 @@ RP_API rp_status rp_exec_wait_buffer(rp_exec *x, rp_buf b);
  * iterations), or of the last launch + wait. */
 RP_API double rp_exec_last_us(const rp_exec *x);
 
-/** @brief Point buffer @p b's host image at @p host (same size) for the next
- * runs, without instantiating again. */
-RP_API rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host);
+/** @brief Point buffer @p b's host array at @p host for the next runs,
+ * without instantiating again (waits for launched runs first).
+ * @param bytes the size of the new array: at least the buffer's size.
+ * @return RP_OK, RP_EINVAL (no such buffer, an internal one, NULL, or an
+ *   array smaller than the buffer), or the backend's failure. */
+RP_API rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host,
+                                uint64_t bytes);
 
 /** @brief Change scalar parameter @p param of kernel node @p n. */
 RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,

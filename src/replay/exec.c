@@ -391,7 +391,7 @@ rp_status rp_exec_run(rp_exec *x, unsigned iterations) {
   return rp_exec_wait(x);
 }
 
-rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host) {
+rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host, uint64_t bytes) {
   if (!x)
     return RP_EINVAL;
   if (b >= x->g->nbuf) {
@@ -402,6 +402,13 @@ rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host) {
     rp_exec_set_error(x, "rebind: buffer \"%s\" %s", x->g->buf[b].name,
                       host ? "is internal (it has no host image)"
                            : "needs a host pointer");
+    return RP_EINVAL;
+  }
+  if (bytes < x->g->buf[b].bytes) {
+    rp_exec_set_error(x, "rebind: %llu bytes given for buffer \"%s\" of "
+                      "%llu bytes", (unsigned long long)bytes,
+                      x->g->buf[b].name,
+                      (unsigned long long)x->g->buf[b].bytes);
     return RP_EINVAL;
   }
   rp_status s = rp_exec_wait(x);
