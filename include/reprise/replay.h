@@ -33,10 +33,20 @@ typedef struct rp_exec_opts {
   const int *device_map; /**< logical device -> physical device; NULL:
                               identity (cuda) / core subsets (openmp) */
   unsigned ndevice_map;
+  int xrt_emulate;       /**< xrt: 1 runs on XRT's noop shim, CPU bodies
+                              computing (as RP_XRT_EMULATE=1); 0: the
+                              environment decides */
+  unsigned xrt_emu_cus;  /**< xrt emulation: compute units per kernel of
+                              the generated xclbin (as RP_XRT_EMU_CUS);
+                              0: the environment or 1 */
+  const char *cuda_update; /**< cuda: how rebind and set_scalar reach the
+                              executable graph: "node", "graph" (as
+                              RP_CUDA_UPDATE); NULL: chosen by count */
 } rp_exec_opts;
 
 /** An rp_exec_opts with its size set and every option at its default. */
-#define RP_EXEC_OPTS_INIT {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0}
+#define RP_EXEC_OPTS_INIT                                                   \
+  {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL}
 
 /** @brief Find a backend by name ("openmp", "cuda", "xrt", "reference").
  * NULL or "auto" picks the best one present (cuda with a GPU, else openmp,

@@ -47,6 +47,8 @@ static rp_status ref_instantiate(rp_exec *x, const rp_plan *p, void **state) {
                     : o->cores || o->ncores              ? "cores"
                     : o->xclbin                          ? "xclbin"
                     : o->device_map || o->ndevice_map    ? "device_map"
+                    : o->xrt_emulate || o->xrt_emu_cus   ? "xrt_emulate"
+                    : o->cuda_update                     ? "cuda_update"
                                                          : NULL;
   if (bad) {
     rp_exec_set_error(x, "reference: option \"%s\" is not supported (it "
