@@ -946,3 +946,43 @@ Test(plan, rebind_checks_the_size) {
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }
+
+Test(plan, run_until_converged) {
+  const rp_backend *be[9];
+  all_backends(be);
+  for (unsigned i = 0; be[i]; i++) {
+    double v = 1000.0;
+    rp_graph *g;
+    rp_buf b;
+    cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+    TU_OK(g, rp_buffer_register(g, "v", &v, sizeof v, &b));
+    rp_arg a = rp_arg_buf(rp_whole(b));
+    TU_OK(g, rp_record_task(g, &pk_half, 0, &a, NULL, NULL));
+    TU_OK(g, rp_record_sync_host(g, rp_whole(b), NULL));
+    TU_OK(g, rp_graph_end(g));
+    rp_exec *x;
+    if (rp_exec_create(&x, g, be[i], NULL) != RP_OK) {
+      cr_log_info("%s: %s", rp_backend_name(be[i]), rp_last_error());
+      rp_graph_destroy(g);
+      continue;
+    }
+    rp_until u = {b, 0, RP_UNTIL_F64, RP_UNTIL_LT, 1.0};
+    unsigned n;
+    cr_assert_eq(rp_exec_run_until(x, &u, 100, 1, &n), RP_OK);
+    cr_assert_eq(n, 10, "%s", rp_backend_name(be[i]));
+    cr_assert_eq(v, 1000.0 / 1024);
+    v = 1000.0;
+    cr_assert_eq(rp_exec_run_until(x, &u, 100, 4, &n), RP_OK);
+    cr_assert_eq(n, 12, "checked every 4: %s", rp_backend_name(be[i]));
+    cr_assert_eq(v, 1000.0 / 4096);
+    v = 1000.0;
+    cr_assert_eq(rp_exec_run_until(x, &u, 5, 1, &n), RP_OK);
+    cr_assert_eq(n, 5);
+    cr_assert_eq(v, 1000.0 / 32);
+    u.offset = 4;
+    cr_assert_eq(rp_exec_run_until(x, &u, 5, 1, &n), RP_EINVAL);
+    cr_assert(strstr(rp_exec_error(x), "past its buffer's end"));
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+  }
+}

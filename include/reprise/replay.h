@@ -99,6 +99,39 @@ RP_API rp_status rp_exec_wait_buffer(rp_exec *x, rp_buf b);
  * iterations), or of the last launch + wait. */
 RP_API double rp_exec_last_us(const rp_exec *x);
 
+/** Type of the value rp_exec_run_until() tests. */
+typedef enum {
+  RP_UNTIL_F64 = 0, RP_UNTIL_F32 = 1, RP_UNTIL_I64 = 2, RP_UNTIL_I32 = 3
+} rp_until_type;
+
+/** How the value compares with the threshold for the loop to stop. */
+typedef enum {
+  RP_UNTIL_LT = 0, RP_UNTIL_LE = 1, RP_UNTIL_GT = 2, RP_UNTIL_GE = 3
+} rp_until_cmp;
+
+/** The predicate of rp_exec_run_until(): one value in a buffer that the
+ * graph writes every replay (a residual a kernel reduces, say). */
+typedef struct rp_until {
+  rp_buf buf;            /**< a buffer with a host array that the graph
+                              brings home each replay */
+  uint64_t offset;       /**< byte offset of the value in it */
+  rp_until_type type;
+  rp_until_cmp cmp;      /**< stop once value cmp threshold holds */
+  double threshold;
+} rp_until;
+
+/** @brief Replay until a value the graph computes says to stop: after each
+ * replay (or each @p check_every replays) the value is read, and the loop
+ * ends once it satisfies the predicate or @p max_replays have run. Results
+ * equal those of the same number of replays one by one.
+ * @param done receives the number of replays run (may be NULL).
+ * @return RP_OK (converged or not: compare *done with max_replays),
+ *   RP_EINVAL (bad predicate: no such buffer, internal, value past its
+ *   end), or the replays' failure. */
+RP_API rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
+                                   unsigned max_replays,
+                                   unsigned check_every, unsigned *done);
+
 /** @brief Point buffer @p b's host array at @p host for the next runs,
  * without instantiating again (waits for launched runs first).
  * @param bytes the size of the new array: at least the buffer's size.

@@ -17,6 +17,8 @@ extern const rp_kernel pk_bump;
 /* (inout a: a box of a 2-d byte buffer): a[row][col] += 3 row + col, read
  * through RP_REGION_PTR / RP_BOX_* */
 extern const rp_kernel pk_box;
+/* (inout v: one double): v *= 0.5 */
+extern const rp_kernel pk_half;
 
 #ifdef __cplusplus
 }
