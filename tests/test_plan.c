@@ -986,3 +986,32 @@ Test(plan, run_until_converged) {
     rp_graph_destroy(g);
   }
 }
+
+static rp_status probe_nodev(void) { return RP_ENODEV; }
+
+Test(plan, exec_accessors_refuse_null_and_errors_are_fresh) {
+  cr_assert_null(rp_exec_backend(NULL));
+  cr_assert_eq(rp_exec_last_us(NULL), 0.0);
+  cr_assert_null(rp_exec_graph(NULL));
+  cr_assert_null(rp_exec_host(NULL));
+  cr_assert_null(rp_exec_plan(NULL));
+  cr_assert_null(rp_exec_args(NULL, 0));
+  cr_assert_eq(rp_exec_opts_get(NULL)->size, sizeof(rp_exec_opts));
+  cr_assert_eq(rp_exec_wait(NULL), RP_EINVAL);
+  cr_assert_eq(rp_exec_wait_buffer(NULL, 0), RP_EINVAL);
+  /* A failure to find a device says so, not an earlier message. */
+  rp_graph *g;
+  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+  cr_assert_eq(rp_backend_find("no-such-backend", &(const rp_backend *){0}),
+               RP_ENOTFOUND);
+  cr_assert(strstr(rp_last_error(), "no-such-backend"));
+  TU_OK(g, rp_graph_end(g));
+  rp_backend nodev = test_cpu;
+  nodev.name = "nodev";
+  nodev.probe = probe_nodev;
+  rp_exec *x;
+  cr_assert_eq(rp_exec_create(&x, g, &nodev, NULL), RP_ENODEV);
+  cr_assert_str_eq(rp_last_error(),
+                   "backend \"nodev\": found no usable device");
+  rp_graph_destroy(g);
+}

@@ -85,8 +85,11 @@ void rp_exec_set_error(rp_exec *x, const char *fmt, ...) {
   rp__set_last_error(x->err);
 }
 
-const rp_graph *rp_exec_graph(const rp_exec *x) { return x->g; }
-const rp_exec_opts *rp_exec_opts_get(const rp_exec *x) { return &x->opts; }
+const rp_graph *rp_exec_graph(const rp_exec *x) { return x ? x->g : NULL; }
+const rp_exec_opts *rp_exec_opts_get(const rp_exec *x) {
+  static const rp_exec_opts none = RP_EXEC_OPTS_INIT;
+  return x ? &x->opts : &none;
+}
 uint64_t rp_exec_batch(const rp_exec *x, unsigned *iterations) {
   if (iterations)
     *iterations = x ? x->launched_iters : 0;
@@ -95,13 +98,15 @@ uint64_t rp_exec_batch(const rp_exec *x, unsigned *iterations) {
 const rp_plan *rp_exec_plan(const rp_exec *x) {
   return x && x->plan ? rp__plan_view(x->plan) : NULL;
 }
-void *const *rp_exec_host(const rp_exec *x) { return x->host; }
-const rp_backend *rp_exec_backend(const rp_exec *x) { return x->be; }
+void *const *rp_exec_host(const rp_exec *x) { return x ? x->host : NULL; }
+const rp_backend *rp_exec_backend(const rp_exec *x) {
+  return x ? x->be : NULL;
+}
 const char *rp_exec_error(const rp_exec *x) { return x ? x->err : ""; }
-double rp_exec_last_us(const rp_exec *x) { return x->last_us; }
+double rp_exec_last_us(const rp_exec *x) { return x ? x->last_us : 0.0; }
 
 const rp_kargs *rp_exec_args(const rp_exec *x, rp_node n) {
-  if (n >= x->g->nop || x->kidx[n] == RP_NONE)
+  if (!x || n >= x->g->nop || x->kidx[n] == RP_NONE)
     return NULL;
   return &x->kargs[x->kidx[n]];
 }
@@ -176,13 +181,14 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     rp__set_last_error("backend built for another interface version");
     return RP_ENOTSUP;
   }
+  rp__set_last_error("");
   if ((s = rp_backend_probe(be)) != RP_OK) {
-    if (!rp_last_error()[0] || s == RP_ENODEV) {
+    /* The probe's own message if it gave one, never an earlier one. */
+    if (!rp_last_error()[0]) {
       char msg[160];
-      snprintf(msg, sizeof msg, "backend \"%s\" found no usable device",
-               be->name);
-      if (!rp_last_error()[0])
-        rp__set_last_error(msg);
+      snprintf(msg, sizeof msg, "backend \"%s\": %s", be->name,
+               s == RP_ENODEV ? "found no usable device" : rp_strerror(s));
+      rp__set_last_error(msg);
     }
     return s;
   }
