@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
@@ -72,7 +73,27 @@ void rp__omp_done(ostate *st, otask *t, long e) {
 }
 
 /* Claim and run chunks of a published job; returns how many ran. */
-uint32_t rp__omp_help_job(ojob *j) {
+void rp__omp_fail(ostate *st, uint32_t v, long e, int code,
+                  const char *msg) {
+  pthread_mutex_lock(&st->mu);
+  if (!st->fcode) {
+    st->fcode = code;
+    st->fnode = v;
+    st->fepoch = e;
+    snprintf(st->fmsg, sizeof st->fmsg, "%s", msg);
+  }
+  atomic_store(&st->failed, 1);
+  pthread_mutex_unlock(&st->mu);
+}
+
+static inline void take_failure(ostate *st, uint32_t v, long e) {
+  char msg[256];
+  int c = rp_task_take_failure(msg, sizeof msg);
+  if (c)
+    rp__omp_fail(st, v, e, c, msg);
+}
+
+uint32_t rp__omp_help_job(ostate *st, ojob *j) {
   uint32_t ran = 0;
   for (;;) {
     uint64_t v = atomic_fetch_add_explicit(&j->ctr, 1, AR);
@@ -80,12 +101,14 @@ uint32_t rp__omp_help_job(ojob *j) {
     if ((info >> 32) != (v >> 32) || (uint32_t)v >= (uint32_t)info)
       return ran;
     run_chunk(j->t, (uint32_t)v, (uint32_t)info);
+    take_failure(st, j->node, j->epoch);
     atomic_fetch_add_explicit(&j->done, 1, REL);
     ran++;
   }
 }
 
-void rp__omp_run_split(ostate *st, const otask *t, int me, int q) {
+static void run_split(ostate *st, const otask *t, int me, int q, uint32_t v,
+                      long e) {
   ojob *j = &st->job[me];
   uint32_t nch = 4u * (uint32_t)st->gsize[q];
   const rp_kargs *a = (const rp_kargs *)t->p;
@@ -93,18 +116,37 @@ void rp__omp_run_split(ostate *st, const otask *t, int me, int q) {
     nch = (uint32_t)a->n[t->sdim];
   uint64_t gen = ++j->gen;
   j->t = t;
+  j->node = v;
+  j->epoch = e;
   atomic_store_explicit(&j->done, 0, RLX);
   atomic_store_explicit(&j->info, gen << 32 | nch, REL);
   atomic_store_explicit(&j->ctr, gen << 32, REL);
   long none = 0;
   bool pub = atomic_compare_exchange_strong_explicit(
       &st->help[q].v, &none, (long)(intptr_t)j, AR, RLX);
-  rp__omp_help_job(j);
+  rp__omp_help_job(st, j);
   if (pub)
     atomic_store_explicit(&st->help[q].v, 0, REL);
   unsigned spins = 0;
   while (atomic_load_explicit(&j->done, ACQ) < nch)
     backoff(&spins);
+}
+
+void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me,
+                  int q, bool split_ok) {
+  if (atomic_load_explicit(&st->failed, RLX))
+    return;
+  double *const tls = st->tl_start;
+  if (tls)
+    tls[v] = rp_clock_us() - st->tl_t0;
+  if (t->split && split_ok)
+    run_split(st, t, me, q, v, e);
+  else
+    rp__omp_run_task(st, t);
+  if (tls)
+    st->tl_end[v] = rp_clock_us() - st->tl_t0;
+  if (t->kind != OT_COPY)
+    take_failure(st, v, e);
 }
 
 static void reset_queues(ostate *st, long e) {
@@ -134,7 +176,6 @@ static void worker(ostate *st, long E0, long Elast, int me) {
   _Atomic uint64_t *slots = st->slots[q];
   const uint32_t *roots = st->roots[q];
   const long nr = st->nroots[q];
-  double *const tls = st->tl_start;
   unsigned spins = 0;
   rp__omp_pin(st, me);
   for (long e = E0 + 1; e <= Elast; e++) {
@@ -176,7 +217,7 @@ static void worker(ostate *st, long E0, long Elast, int me) {
           continue;
         }
         long jp = atomic_load_explicit(&st->help[q].v, ACQ);
-        if (jp && rp__omp_help_job((ojob *)(intptr_t)jp))
+        if (jp && rp__omp_help_job(st, (ojob *)(intptr_t)jp))
           continue;
         if (published != mydone) {
           atomic_store_explicit(&st->ldone[par][me].v, mydone, REL);
@@ -202,14 +243,7 @@ static void worker(ostate *st, long E0, long Elast, int me) {
         continue;
       }
       otask *tr = &task[t];
-      if (tls)
-        tls[t] = rp_clock_us() - st->tl_t0;
-      if (tr->split && gth > 1)
-        rp__omp_run_split(st, tr, me, q);
-      else
-        rp__omp_run_task(st, tr);
-      if (tls)
-        st->tl_end[t] = rp_clock_us() - st->tl_t0;
+      rp__omp_exec(st, tr, t, e, me, q, gth > 1);
       atomic_store_explicit(&tr->cnt, tr->indeg0, RLX);
       if (tr->hw)
         rp__omp_done(st, tr, e);
@@ -305,11 +339,7 @@ void rp__omp_run_serial(ostate *st, unsigned iterations) {
   for (unsigned i = 1; i <= iterations; i++)
     for (uint32_t v = 0; v < st->n; v++) {
       otask *t = &st->task[v];
-      if (st->tl_start)
-        st->tl_start[v] = rp_clock_us() - st->tl_t0;
-      rp__omp_run_task(st, t);
-      if (st->tl_start)
-        st->tl_end[v] = rp_clock_us() - st->tl_t0;
+      rp__omp_exec(st, t, v, st->lepoch + (long)i, 0, 0, false);
       if (t->hw)
         rp__omp_done(st, t, st->lepoch + (long)i);
     }

@@ -51,7 +51,8 @@ typedef struct ojob {
   _Alignas(64) _Atomic uint32_t done;
   _Atomic uint64_t info;              /* gen << 32 | chunks */
   const otask *t;
-  uint32_t gen;
+  uint32_t gen, node;  /* node: the plan node, for failures */
+  long epoch;
 } ojob;
 
 typedef struct ostate {
@@ -95,6 +96,14 @@ typedef struct ostate {
   uint64_t wait_for[RP_OMP_MAXT]; /* threads to wait for between replays */
   bool gsplit[RP_OMP_MAXT];       /* group has kernels split over it */
   double *mstart, *mend;  /* the first launch's timings, for the owners */
+
+  /* failures (rp_task_fail in a body): the first of the batch, under mu;
+   * once failed is set no body runs until the batch ends */
+  _Atomic int failed;
+  int fcode;
+  uint32_t fnode;
+  long fepoch, be0;    /* be0: the epoch before the batch's first */
+  char fmsg[256];
 
   /* timeline: when non-NULL, workers record each node's start and end */
   double *tl_start, *tl_end, tl_t0;
@@ -144,9 +153,15 @@ void rp__omp_owner_free(ostate *st);
 /* Pin the calling team thread me to its core (once per OS thread). */
 void rp__omp_pin(ostate *st, int me);
 /* Claim and run chunks of a published job; returns how many ran. */
-uint32_t rp__omp_help_job(ojob *j);
-/* Run a large kernel in chunks, publishing it to group q's idle threads. */
-void rp__omp_run_split(ostate *st, const otask *t, int me, int q);
+uint32_t rp__omp_help_job(ostate *st, ojob *j);
+/* Run plan node v (task t) of replay e on team thread me of group q: whole,
+ * or split over the group's idle threads when split_ok; timed when a
+ * timeline is asked for; a failure it reports is recorded (rp__omp_fail)
+ * and, once one is, no body runs until the batch ends. */
+void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me,
+                  int q, bool split_ok);
+/* Record the failure a body reported (the batch's first wins). */
+void rp__omp_fail(ostate *st, uint32_t v, long e, int code, const char *msg);
 /* Run iterations replays in program order on the calling thread (epochs
  * from st->lepoch + 1; the caller advances st->lepoch). */
 void rp__omp_run_serial(ostate *st, unsigned iterations);

@@ -190,7 +190,6 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
   const uint32_t *const rind = st->rind, *const rs0 = st->rs0,
                  *const rsucc = st->rsucc;
   _Atomic long *const arr = st->arr;
-  double *const tls = st->tl_start;
   const uint64_t wf = st->wait_for[me];
   unsigned spins = 0;
   rp__omp_pin(st, me);
@@ -202,7 +201,7 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
              atomic_load_explicit(&st->at[i].v, ACQ) < Elast &&
              st->olist0[i + 1] != st->olist0[i]) {
         long jp = atomic_load_explicit(&st->help[q].v, ACQ);
-        if (!jp || !rp__omp_help_job((ojob *)(intptr_t)jp))
+        if (!jp || !rp__omp_help_job(st, (ojob *)(intptr_t)jp))
           backoff(&spins);
       }
     return;
@@ -212,7 +211,7 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
       while (((wf >> i) & 1) &&
              atomic_load_explicit(&st->at[i].v, ACQ) < e - 1) {
         long jp = atomic_load_explicit(&st->help[q].v, ACQ);
-        if (!jp || !rp__omp_help_job((ojob *)(intptr_t)jp))
+        if (!jp || !rp__omp_help_job(st, (ojob *)(intptr_t)jp))
           backoff(&spins);
       }
     const long k = e - st->abase;
@@ -223,18 +222,11 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
         const long need = k * (long)rind[v];
         while (atomic_load_explicit(&arr[v], ACQ) < need) {
           long jp = atomic_load_explicit(&st->help[q].v, ACQ);
-          if (!jp || !rp__omp_help_job((ojob *)(intptr_t)jp))
+          if (!jp || !rp__omp_help_job(st, (ojob *)(intptr_t)jp))
             backoff(&spins);
         }
       }
-      if (tls)
-        tls[v] = rp_clock_us() - st->tl_t0;
-      if (t->split && split_ok)
-        rp__omp_run_split(st, t, me, q);
-      else
-        rp__omp_run_task(st, t);
-      if (tls)
-        st->tl_end[v] = rp_clock_us() - st->tl_t0;
+      rp__omp_exec(st, t, v, e, me, q, split_ok);
       if (t->hw)
         rp__omp_done(st, t, e);
       for (uint32_t j = rs0[v]; j < rs0[v + 1]; j++)

@@ -266,7 +266,7 @@ static double clock_cost(void) {
  * a team of several threads is the dynamic engine's, timed; its durations
  * choose the owners of the owner engine that runs every later one (when
  * that fails for memory, the dynamic engine stays). */
-static void run(ostate *st, unsigned iterations) {
+static void run_engine(ostate *st, unsigned iterations) {
   if (st->serial) {
     rp__omp_run_serial(st, iterations);
     st->lepoch += (long)iterations;
@@ -300,6 +300,21 @@ static void run(ostate *st, unsigned iterations) {
   st->mstart = st->mend = NULL;
 }
 
+/* Run a batch; its first failure, if a body reported one. */
+static rp_status run(ostate *st, unsigned iterations) {
+  st->be0 = st->lepoch;
+  st->fcode = 0;
+  atomic_store(&st->failed, 0);
+  run_engine(st, iterations);
+  const int code = st->fcode;
+  if (!code)
+    return RP_OK;
+  st->fcode = 0;
+  return rp_exec_fail_task(st->x, st->fnode,
+                           (unsigned)(st->fepoch - st->be0 - 1), code,
+                           st->fmsg);
+}
+
 static rp_status omp_launch(void *state, unsigned iterations) {
   ostate *st = (ostate *)state;
   pthread_mutex_lock(&st->mu);
@@ -307,8 +322,7 @@ static rp_status omp_launch(void *state, unsigned iterations) {
   st->target = st->lepoch + (long)iterations;
   pthread_cond_broadcast(&st->cv);
   pthread_mutex_unlock(&st->mu);
-  run(st, iterations);
-  return RP_OK;
+  return run(st, iterations);
 }
 
 static rp_status omp_wait(void *state) {
@@ -366,6 +380,10 @@ static rp_status omp_profile(void *state, double *node_us) {
     double t0 = rp_clock_us();
     rp__omp_run_task(st, &st->task[v]);
     node_us[v] = rp_clock_us() - t0;
+    char msg[256];
+    int c = rp_task_take_failure(msg, sizeof msg);
+    if (c)
+      return rp_exec_fail_task(st->x, v, 0, c, msg);
   }
   return RP_OK;
 }
@@ -375,9 +393,9 @@ static rp_status omp_timeline(void *state, double *start_us, double *end_us) {
   st->tl_start = start_us;
   st->tl_end = end_us;
   st->tl_t0 = rp_clock_us();
-  run(st, 1);
+  rp_status s = run(st, 1);
   st->tl_start = st->tl_end = NULL;
-  return RP_OK;
+  return s;
 }
 
 const rp_backend rp_backend_openmp = {

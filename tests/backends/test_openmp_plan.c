@@ -134,10 +134,10 @@ static void rebind_seq(ab *s, const char *be, int nth, int64_t out[4][NE]) {
   ab_reset(s);
   rp_exec *x = mk(s->g, be, nth, NULL);
   cr_assert_eq(rp_exec_run(x, 2), RP_OK);
-  TU_OK(NULL, rp_exec_rebind(x, s->ba, a2));
-  TU_OK(NULL, rp_exec_rebind(x, s->bb, b2));
+  TU_OK(NULL, rp_exec_rebind(x, s->ba, a2, sizeof a2));
+  TU_OK(NULL, rp_exec_rebind(x, s->bb, b2, sizeof b2));
   cr_assert_eq(rp_exec_run(x, 1), RP_OK);
-  TU_OK(NULL, rp_exec_rebind(x, s->ba, s->a));
+  TU_OK(NULL, rp_exec_rebind(x, s->ba, s->a, sizeof s->a));
   cr_assert_eq(rp_exec_run(x, 1), RP_OK);
   rp_exec_destroy(x);
   memcpy(out[0], s->a, sizeof s->a);
