@@ -39,6 +39,14 @@ rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
                              double *b, double *sums);
 void ex_jacobi2d_check(const ex_jacobi2d *p, unsigned replays, double *a,
                        double *b, double *sums);
+/* The same Jacobi 2D over two device kinds: device cpu_device is given
+ * the kind RP_DEVICE_CPU and runs the top half of the row blocks (blocks
+ * >= 2), device p->device (the backend's own kind: a GPU on cuda) the
+ * bottom half; automatic coherence copies the halo rows between them.
+ * Results equal ex_jacobi2d_check's bit for bit. */
+rp_status ex_jacobi2d_mixed_record(rp_graph *g, const ex_jacobi2d *p,
+                                   int cpu_device, double *a, double *b,
+                                   double *sums);
 
 /* Matrix power: X <- X * M, `steps` times per replay, ping-pong between
  * "X" and "Y" (n x n doubles; steps even so the result lands in X), each
@@ -151,6 +159,14 @@ uint64_t ex_matmul_index(const ex_matmul *p, unsigned r, unsigned c);
 void ex_matmul_init(const ex_matmul *p, float *a, float *b, float *c);
 rp_status ex_matmul_record(rp_graph *g, const ex_matmul *p, float *a,
                            float *b, float *c);
+/* ex_matmul_record with its verification in the same graph, on CPU-kind
+ * device cpu_device: a kernel saves C as the replay starts (internal
+ * buffer "C0"), the tiles run on p->device, then a kernel on the CPU
+ * device writes into bad[r] (n uint32, buffer "bad", brought home) how
+ * many elements of row r of C differ from C0 + A * B. */
+rp_status ex_matmul_record_verified(rp_graph *g, const ex_matmul *p,
+                                    int cpu_device, float *a, float *b,
+                                    float *c, uint32_t *bad);
 /* The plain triple loop, `replays` times: c += a * b. */
 void ex_matmul_check(const ex_matmul *p, unsigned replays, const float *a,
                      const float *b, float *c);

@@ -49,8 +49,15 @@ void ex_jacobi2d_init(const ex_jacobi2d *p, double *a, double *b,
   memset(sums, 0, ex_jacobi2d_nsums(p) * sizeof *sums);
 }
 
-rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
-                             double *b, double *sums) {
+/* The device of row block i of nb: all on p->device, or with a CPU-kind
+ * device (cpu >= 0) the top half of the blocks on it. */
+static int block_device(const ex_jacobi2d *p, int cpu, uint64_t i,
+                        uint64_t nb) {
+  return cpu >= 0 && i < nb / 2 ? cpu : p->device;
+}
+
+static rp_status record(rp_graph *g, const ex_jacobi2d *p, int cpu,
+                        double *a, double *b, double *sums) {
   uint64_t n = p->n, nb = p->blocks ? p->blocks : 1;
   rp_buf A, B, S;
   rp_status rc;
@@ -70,7 +77,7 @@ rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
       args[1] = rp_arg_buf(rp_box2(B, r0, r1, 0, n));
       args[2] = rp_arg_i64((int64_t)n);
       args[3] = rp_arg_i64((int64_t)r0);
-      rc = rp_record_kernel(g, &jac_copy_k, p->device,
+      rc = rp_record_kernel(g, &jac_copy_k, block_device(p, cpu, i, nb),
                             rp_dims3(n, r1 - r0, 1), args, NULL, NULL);
       if (rc)
         return rc;
@@ -82,7 +89,7 @@ rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
       args[1] = rp_arg_buf(rp_box2(A, r0, r1, 1, n - 1));
       args[2] = rp_arg_i64((int64_t)n);
       args[3] = rp_arg_i64((int64_t)r0);
-      rc = rp_record_kernel(g, &jac_sten_k, p->device,
+      rc = rp_record_kernel(g, &jac_sten_k, block_device(p, cpu, i, nb),
                             rp_dims3(n - 2, r1 - r0, 1), args, NULL, NULL);
       if (rc)
         return rc;
@@ -103,6 +110,23 @@ rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
   if ((rc = rp_record_sync_host(g, rp_whole(A), NULL)))
     return rc;
   return rp_record_sync_host(g, rp_whole(B), NULL);
+}
+
+rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
+                             double *b, double *sums) {
+  return record(g, p, -1, a, b, sums);
+}
+
+rp_status ex_jacobi2d_mixed_record(rp_graph *g, const ex_jacobi2d *p,
+                                   int cpu_device, double *a, double *b,
+                                   double *sums) {
+  rp_status rc;
+  if (cpu_device < 0 || cpu_device == p->device ||
+      (p->blocks ? p->blocks : 1) < 2)
+    return RP_EINVAL;
+  if ((rc = rp_graph_set_device_kind(g, cpu_device, RP_DEVICE_CPU)))
+    return rc;
+  return record(g, p, cpu_device, a, b, sums);
 }
 
 void ex_jacobi2d_check(const ex_jacobi2d *p, unsigned replays, double *a,

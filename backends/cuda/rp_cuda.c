@@ -1,4 +1,6 @@
-/* CUDA backend for reprise replay: a CUDA graph built once, replayed. */
+/* CUDA backend for reprise replay: the plan as a CUDA graph built once and
+ * replayed. Kernels of CPU-kind devices, host tasks and copies between two
+ * host-memory images are host nodes; every other copy is a memcpy node. */
 #include <stdlib.h>
 #include <string.h>
 #include "rp_cuda.h"
@@ -14,17 +16,22 @@
 #define nvtxRangePop() ((void)0)
 #endif
 
-rp_status rp__cu_fail(cu_state *s, cudaError_t e, rp_node n,
+static const char *op_name(const cu_state *s, uint32_t v) {
+  rp_node_info ni;
+  if (v >= s->nn || rp_node_info_get(s->g, s->p->node[v].op, &ni) != RP_OK)
+    return "?";
+  return ni.name;
+}
+
+rp_status rp__cu_fail(cu_state *s, cudaError_t e, uint32_t v,
                       const char *what) {
   (void)cudaGetLastError(); /* clear a non-sticky error */
-  if (n == RP_NONE) {
+  if (v == RP_NONE)
     rp_exec_set_error(s->x, "cuda: %s: %s", what, cudaGetErrorString(e));
-  } else {
-    rp_node_info ni;
-    rp_node_info_get(s->g, n, &ni);
-    rp_exec_set_error(s->x, "cuda: %s of op %u \"%s\": %s", what, n, ni.name,
+  else
+    rp_exec_set_error(s->x, "cuda: %s of op %u \"%s\": %s", what,
+                      s->p->node[v].op, op_name(s, v),
                       cudaGetErrorString(e));
-  }
   return RP_EBACKEND;
 }
 
@@ -32,44 +39,90 @@ static rp_status cu_probe(void) {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
     (void)cudaGetLastError();
+    rp_backend_set_error("cuda: no GPU (cudaGetDeviceCount found none)");
     return RP_ENODEV;
   }
   return RP_OK;
 }
 
-void CUDART_CB rp__cu_host_tramp(void *p) {
-  cu_host *h = p;
-  h->fn(h->user, h->ptrs);
+/* The host side of a node: a host task, a CPU-kind device's kernel, or a
+ * copy between two host-memory images. Once a host node of the batch
+ * failed (rp_task_fail), the others do nothing. */
+static void run_host(cu_state *s, cu_host *h) {
+  const rp_plan *p = s->p;
+  const rp_plan_node *nd = &p->node[h->v];
+  const rp_plan_access *a = p->acc + nd->acc0;
+  unsigned replay = h->calls++;
+  if (__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE))
+    return;
+  if (nd->type == RP_OP_KERNEL) {
+    rp_node_info ni;
+    rp_node_info_get(s->g, nd->op, &ni);
+    rp_kargs ka = *rp_exec_args(s->x, nd->op);
+    for (uint32_t k = 0; k < nd->nacc; k++)
+      if (a[k].image != RP_NONE)
+        ka.a[k].p = rp__cu_himg(s, a[k].image);
+    uint64_t lo[3] = {0, 0, 0};
+    ni.kernel->cpu(&ka, lo, ka.n);
+  } else if (nd->type == RP_OP_HOST) {
+    rp_host_fn fn;
+    void *user;
+    rp_node_host_fn(s->g, nd->op, &fn, &user);
+    for (uint32_t k = 0; k < nd->nacc; k++)
+      h->ptrs[k] = rp__cu_himg(s, a[k].image);
+    fn(user, h->ptrs);
+  } else {
+    char *dst = rp__cu_himg(s, a[1].image);
+    const char *src = rp__cu_himg(s, a[0].image);
+    const uint64_t *iv = p->iv + 2 * (uint64_t)a[1].iv0;
+    for (uint32_t i = 0; i < a[1].niv; i++)
+      memmove(dst + iv[2 * i], src + iv[2 * i], iv[2 * i + 1]);
+    return;
+  }
+  char msg[256];
+  int code = rp_task_take_failure(msg, sizeof msg);
+  if (!code)
+    return;
+  pthread_mutex_lock(&s->fmu);
+  if (!s->failed) {
+    s->fnode = h->v;
+    s->freplay = replay;
+    s->fcode = code;
+    memcpy(s->fmsg, msg, sizeof msg);
+    __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&s->fmu);
 }
 
-/* Pins buffer b's current host image; memory already registered (by the
+void CUDART_CB rp__cu_host_tramp(void *arg) {
+  cu_host *h = arg;
+  run_host(h->s, h);
+}
+
+/* Pins buffer b's current user array; memory already registered (by the
  * user or as part of another buffer) or not registrable stays as it is:
  * copies then still work, only less asynchronously. */
 void rp__cu_pin(cu_state *s, rp_buf b) {
   rp_buffer_desc d;
-  s->pinned[b] = false;
-  if (!s->host[b] || rp_buffer_info(s->g, b, &d) != RP_OK)
+  void *h = rp_exec_host(s->x)[b];
+  s->pinned[b] = NULL;
+  if (!h || rp_buffer_info(s->g, b, &d) != RP_OK)
     return;
   struct cudaPointerAttributes pa;
-  if (cudaPointerGetAttributes(&pa, s->host[b]) == cudaSuccess &&
+  if (cudaPointerGetAttributes(&pa, h) == cudaSuccess &&
       pa.type != cudaMemoryTypeUnregistered)
     return;
   (void)cudaGetLastError();
-  if (cudaHostRegister(s->host[b], d.bytes, cudaHostRegisterPortable) ==
-      cudaSuccess)
-    s->pinned[b] = true;
+  if (cudaHostRegister(h, d.bytes, cudaHostRegisterPortable) == cudaSuccess)
+    s->pinned[b] = h;
   else
     (void)cudaGetLastError();
 }
 
 void rp__cu_unpin(cu_state *s, rp_buf b) {
   if (s->pinned[b])
-    cudaHostUnregister(s->host[b]);
-  s->pinned[b] = false;
-}
-
-static void *dimg(cu_state *s, rp_buf b, int ldev) {
-  return s->dimg[(size_t)b * s->ndev + (unsigned)ldev];
+    cudaHostUnregister(s->pinned[b]);
+  s->pinned[b] = NULL;
 }
 
 /* Fills one copy piece for region r of buffer d from src to dst (both
@@ -116,26 +169,17 @@ static void piece(cu_copy *c, unsigned i, const rp_region *r,
   p->bytes = len;
 }
 
-void rp__cu_copy_params(cu_state *s, rp_node n) {
-  cu_op *o = &s->op[n];
+/* A memcpy node's pieces from the plan's source and destination images
+ * (the region itself, for a box, from the recorded access). */
+void rp__cu_copy_params(cu_state *s, uint32_t v) {
+  cu_op *o = &s->op[v];
+  const rp_plan_node *nd = &s->p->node[v];
+  const rp_plan_access *a = s->p->acc + nd->acc0;
   rp_access_info ai;
   rp_buffer_desc d;
-  rp_node_access(s->g, n, 0, &ai);
+  rp_node_access(s->g, nd->op, 0, &ai);
   rp_buffer_info(s->g, ai.region.buf, &d);
-  rp_buf b = ai.region.buf;
-  char *src, *dst;
-  rp_node_info ni;
-  rp_node_info_get(s->g, n, &ni);
-  if (o->type == RP_OP_COPY_H2D) {
-    src = s->host[b];
-    dst = dimg(s, b, ni.device);
-  } else if (o->type == RP_OP_COPY_D2H) {
-    src = dimg(s, b, ni.device);
-    dst = s->host[b];
-  } else {
-    src = dimg(s, b, ni.device);
-    dst = dimg(s, b, ni.dst_device);
-  }
+  char *src = rp__cu_addr(s, a[0].image), *dst = rp__cu_addr(s, a[1].image);
   if (o->cp.stage) {
     piece(&o->cp, 0, &ai.region, &d, o->cp.stage, src);
     piece(&o->cp, 1, &ai.region, &d, dst, o->cp.stage);
@@ -143,15 +187,6 @@ void rp__cu_copy_params(cu_state *s, rp_node n) {
   } else {
     piece(&o->cp, 0, &ai.region, &d, dst, src);
     o->cp.npc = 1;
-  }
-}
-
-void rp__cu_host_ptrs(cu_state *s, rp_node n) {
-  cu_op *o = &s->op[n];
-  for (unsigned i = 0; i < o->host.n; i++) {
-    rp_access_info ai;
-    rp_node_access(s->g, n, i, &ai);
-    o->host.ptrs[i] = s->host[ai.region.buf];
   }
 }
 
@@ -185,50 +220,56 @@ static rp_status map_devices(cu_state *s, const rp_exec_opts *eo) {
       }
     }
     s->phys[i] = p;
-    if (p != s->phys[0])
+    if (p != s->phys[0] && (i >= s->p->ndev || s->p->dev[i].native))
       s->multi = true;
   }
   s->phys0 = s->phys[0];
   return RP_OK;
 }
 
+/* Device images on their GPU, host-memory images we own pinned, both
+ * zeroed; user arrays pinned where possible. */
 static rp_status alloc_images(cu_state *s) {
-  s->dimg = calloc((size_t)s->nb * (s->ndev ? s->ndev : 1), sizeof(void *));
-  s->host = calloc(s->nb ? s->nb : 1, sizeof(void *));
-  s->pinned = calloc(s->nb ? s->nb : 1, sizeof(bool));
-  if (!s->dimg || !s->host || !s->pinned)
+  const rp_plan *p = s->p;
+  s->img = calloc(p->nimage + 1, sizeof *s->img);
+  s->img_host = calloc(p->nimage + 1, sizeof *s->img_host);
+  s->pinned = calloc(s->nb + 1, sizeof *s->pinned);
+  if (!s->img || !s->img_host || !s->pinned)
     return RP_ENOMEM;
-  void *const *h = rp_exec_host(s->x);
-  for (rp_buf b = 0; b < s->nb; b++) {
-    s->host[b] = h[b];
+  for (rp_buf b = 0; b < s->nb; b++)
     rp__cu_pin(s, b);
-  }
-  for (rp_node n = 0; n < s->nn; n++) {
-    rp_node_info ni;
-    rp_node_info_get(s->g, n, &ni);
-    for (unsigned i = 0; i < ni.naccess; i++) {
-      rp_access_info ai;
-      rp_node_access(s->g, n, i, &ai);
-      if (ai.space < 0)
-        continue;
-      void **img = &s->dimg[(size_t)ai.region.buf * s->ndev + ai.space];
-      if (*img)
-        continue;
-      rp_buffer_desc d;
-      rp_buffer_info(s->g, ai.region.buf, &d);
-      cudaError_t e = cudaSetDevice(s->phys[ai.space]);
-      if (e == cudaSuccess)
-        e = cudaMalloc(img, d.bytes);
-      if (e == cudaSuccess)
-        e = cudaMemset(*img, 0, d.bytes);
-      if (e != cudaSuccess) {
-        *img = NULL;
-        rp_exec_set_error(s->x, "cuda: allocating %llu bytes of \"%s\" on "
-                          "device %d: %s", (unsigned long long)d.bytes,
-                          d.name, ai.space, cudaGetErrorString(e));
-        (void)cudaGetLastError();
-        return RP_EBACKEND;
+  for (uint32_t i = 0; i < p->nimage; i++) {
+    const rp_plan_image *im = &p->image[i];
+    if (im->flags & RP_IMAGE_USER)
+      continue;
+    size_t bytes = im->bytes ? im->bytes : 1;
+    cudaError_t e;
+    if (im->flags & RP_IMAGE_HOST_MEMORY) {
+      e = cudaMallocHost(&s->img[i], bytes);
+      if (e == cudaSuccess) {
+        s->img_host[i] = true;
+        memset(s->img[i], 0, bytes);
       }
+    } else {
+      e = cudaSetDevice(s->phys[im->space]);
+      if (e == cudaSuccess)
+        e = cudaMalloc(&s->img[i], bytes);
+      if (e == cudaSuccess)
+        e = cudaMemset(s->img[i], 0, bytes);
+    }
+    if (e != cudaSuccess) {
+      rp_buffer_desc d;
+      rp_buffer_info(s->g, im->buf, &d);
+      if (s->img[i] && !s->img_host[i])
+        cudaFree(s->img[i]);
+      s->img[i] = NULL;
+      rp_exec_set_error(s->x, "cuda: allocating %llu bytes of \"%s\" %s "
+                        "%d: %s", (unsigned long long)im->bytes, d.name,
+                        im->flags & RP_IMAGE_HOST_MEMORY
+                            ? "in host memory for space" : "on device",
+                        im->space, cudaGetErrorString(e));
+      (void)cudaGetLastError();
+      return RP_EBACKEND;
     }
   }
   return RP_OK;
@@ -259,119 +300,8 @@ static void geometry(cu_op *o, const rp_kargs *a) {
   o->grid = mkdim((unsigned)g[0], (unsigned)g[1], (unsigned)g[2]);
 }
 
-static rp_status setup_ops(cu_state *s) {
-  s->op = calloc(s->nn ? s->nn : 1, sizeof *s->op);
-  s->kargs = calloc(s->nn ? s->nn : 1, sizeof *s->kargs);
-  if (!s->op || !s->kargs)
-    return RP_ENOMEM;
-  for (rp_node n = 0; n < s->nn; n++) {
-    cu_op *o = &s->op[n];
-    rp_node_info ni;
-    rp_node_info_get(s->g, n, &ni);
-    o->type = ni.type;
-    o->ldev = ni.device < 0 ? 0 : ni.device;
-    o->phys = ni.type == RP_OP_HOST ? s->phys0 : s->phys[o->ldev];
-    o->dst_phys = ni.type == RP_OP_COPY_D2D ? s->phys[ni.dst_device] : o->phys;
-    if (ni.type == RP_OP_KERNEL) {
-      const rp__op *ro = &s->g->op[n];
-      o->k = ni.kernel;
-      if (!o->k || (!o->k->cuda && !o->k->cuda_host)) {
-        rp_exec_set_error(s->x, "cuda: kernel op %u \"%s\" has no CUDA "
-                          "implementation", n, ni.name);
-        return RP_ENOKERNEL;
-      }
-      s->kargs[n] = *rp_exec_args(s->x, n);
-      for (unsigned i = 0; i < o->k->nparams; i++)
-        if (o->k->params[i].mode != RP_SCALAR)
-          s->kargs[n].a[i].p = dimg(s, s->g->args[ro->arg0 + i].region.buf,
-                                    o->ldev);
-      geometry(o, &s->kargs[n]);
-    } else if (ni.type == RP_OP_HOST) {
-      o->host.n = ni.naccess;
-      o->host.ptrs = calloc(ni.naccess ? ni.naccess : 1, sizeof(void *));
-      if (!o->host.ptrs)
-        return RP_ENOMEM;
-      rp_node_host_fn(s->g, n, &o->host.fn, &o->host.user);
-      rp__cu_host_ptrs(s, n);
-    } else {
-      if (ni.type == RP_OP_COPY_D2D && o->phys != o->dst_phys) {
-        int a = 0, b = 0;
-        cudaDeviceCanAccessPeer(&a, o->dst_phys, o->phys);
-        cudaDeviceCanAccessPeer(&b, o->phys, o->dst_phys);
-        if (a && b) {
-          cudaSetDevice(o->dst_phys);
-          cudaDeviceEnablePeerAccess(o->phys, 0);
-          cudaSetDevice(o->phys);
-          cudaDeviceEnablePeerAccess(o->dst_phys, 0);
-          (void)cudaGetLastError(); /* already enabled is fine */
-        } else {
-          rp_access_info ai;
-          rp_buffer_desc d;
-          rp_node_access(s->g, n, 0, &ai);
-          rp_buffer_info(s->g, ai.region.buf, &d);
-          cudaError_t e = cudaMallocHost(&o->cp.stage, d.bytes);
-          if (e != cudaSuccess) {
-            o->cp.stage = NULL;
-            return rp__cu_fail(s, e, n, "staging buffer");
-          }
-        }
-      }
-      rp__cu_copy_params(s, n);
-    }
-  }
-  return RP_OK;
-}
-
-/* Adds op n's node(s) to the graph after the last nodes of its preds. */
-static rp_status add_node(cu_state *s, cudaGraph_t gr, rp_node n,
-                          cudaGraphNode_t *deps) {
-  cu_op *o = &s->op[n];
-  uint32_t np;
-  const rp_node *pr = rp_graph_preds(s->g, n, &np);
-  for (uint32_t i = 0; i < np; i++) {
-    cu_op *p = &s->op[pr[i]];
-    deps[i] = p->node[p->cp.npc == 2];
-  }
-  cudaError_t e = s->multi ? cudaSetDevice(o->phys) : cudaSuccess;
-  if (e != cudaSuccess)
-    return rp__cu_fail(s, e, n, "selecting the device");
-  if (o->type == RP_OP_KERNEL && o->k->cuda) {
-    void *args[1] = {&s->kargs[n]};
-    struct cudaKernelNodeParams kp = {(void *)o->k->cuda, o->grid, o->block,
-                                      0, args, NULL};
-    e = cudaGraphAddKernelNode(&o->node[0], gr, deps, np, &kp);
-    return e ? rp__cu_fail(s, e, n, "adding kernel node") : RP_OK;
-  }
-  if (o->type == RP_OP_KERNEL) {
-    cudaGraph_t child;
-    e = rp__cu_capture(s, n, &child);
-    if (e == cudaSuccess) {
-      e = cudaGraphAddChildGraphNode(&o->node[0], gr, deps, np, child);
-      cudaGraphDestroy(child);
-    }
-    s->has_child = true;
-    return e ? rp__cu_fail(s, e, n, "capturing the host wrapper") : RP_OK;
-  }
-  if (o->type == RP_OP_HOST) {
-    struct cudaHostNodeParams hp = {rp__cu_host_tramp, &o->host};
-    e = cudaGraphAddHostNode(&o->node[0], gr, deps, np, &hp);
-    return e ? rp__cu_fail(s, e, n, "adding host node") : RP_OK;
-  }
-  for (unsigned i = 0; i < o->cp.npc && e == cudaSuccess; i++) {
-    cu_piece *p = &o->cp.pc[i];
-    const cudaGraphNode_t *d = i ? &o->node[0] : deps;
-    size_t nd = i ? 1 : np;
-    if (p->is3d)
-      e = cudaGraphAddMemcpyNode(&o->node[i], gr, d, nd, &p->p3);
-    else
-      e = cudaGraphAddMemcpyNode1D(&o->node[i], gr, d, nd, p->dst, p->src,
-                                   p->bytes, cudaMemcpyDefault);
-  }
-  return e ? rp__cu_fail(s, e, n, "adding memcpy node") : RP_OK;
-}
-
 /* Captures a host wrapper's work on a scratch stream into a graph. */
-cudaError_t rp__cu_capture(cu_state *s, rp_node n, cudaGraph_t *out) {
+cudaError_t rp__cu_capture(cu_state *s, uint32_t n, cudaGraph_t *out) {
   cudaStream_t cs;
   *out = NULL;
   cudaError_t e = cudaSetDevice(s->op[n].phys);
@@ -396,7 +326,7 @@ cudaError_t rp__cu_capture(cu_state *s, rp_node n, cudaGraph_t *out) {
 
 /* Checks a kernel's launch shape against the device before it goes into a
  * graph, where a bad shape would only fail at replay, anonymously. */
-static rp_status check_launch(cu_state *s, rp_node n) {
+static rp_status check_launch(cu_state *s, uint32_t n) {
   cu_op *o = &s->op[n];
   cudaError_t e = cudaSuccess;
   /* Device limits and function attributes are looked up once, not per
@@ -434,17 +364,225 @@ static rp_status check_launch(cu_state *s, rp_node n) {
                                   "launch configuration");
 }
 
+/* Which engine runs a copy: host memory on both sides is the host's. */
+static cu_kind copy_kind(const cu_state *s, const rp_plan_node *nd) {
+  const rp_plan_access *a = s->p->acc + nd->acc0;
+  unsigned f0 = s->p->image[a[0].image].flags;
+  unsigned f1 = s->p->image[a[1].image].flags;
+  return (f0 & f1 & RP_IMAGE_HOST_MEMORY) ? CU_HOSTCOPY : CU_MEMCPY;
+}
+
+/* The device whose stream a node goes to: a GPU node's own; host nodes
+ * and host-side copies on the main device. */
+static int node_phys(const cu_state *s, const rp_plan_node *nd, int dst) {
+  int d = dst ? nd->dst_device : nd->device;
+  if (d < 0 || (unsigned)d >= s->ndev || !s->p->dev[d].native)
+    return s->phys0;
+  return s->phys[d];
+}
+
+static rp_status setup_copy(cu_state *s, uint32_t v) {
+  cu_op *o = &s->op[v];
+  const rp_plan_node *nd = &s->p->node[v];
+  const rp_plan_access *a = s->p->acc + nd->acc0;
+  bool dev0 = !(s->p->image[a[0].image].flags & RP_IMAGE_HOST_MEMORY);
+  bool dev1 = !(s->p->image[a[1].image].flags & RP_IMAGE_HOST_MEMORY);
+  /* The stream of the GPU side; a peer copy runs on its source's. */
+  int sp = dev0 ? s->p->image[a[0].image].space
+                : s->p->image[a[1].image].space;
+  o->phys = s->phys[sp];
+  o->dst_phys = dev1 ? s->phys[s->p->image[a[1].image].space] : o->phys;
+  if (dev0 && dev1 && o->phys != o->dst_phys) {
+    int x = 0, y = 0;
+    cudaDeviceCanAccessPeer(&x, o->dst_phys, o->phys);
+    cudaDeviceCanAccessPeer(&y, o->phys, o->dst_phys);
+    if (x && y) {
+      cudaSetDevice(o->dst_phys);
+      cudaDeviceEnablePeerAccess(o->phys, 0);
+      cudaSetDevice(o->phys);
+      cudaDeviceEnablePeerAccess(o->dst_phys, 0);
+      (void)cudaGetLastError(); /* already enabled is fine */
+    } else {
+      cudaError_t e = cudaMallocHost(&o->cp.stage,
+                                     s->p->image[a[0].image].bytes);
+      if (e != cudaSuccess) {
+        o->cp.stage = NULL;
+        return rp__cu_fail(s, e, v, "staging buffer");
+      }
+    }
+  }
+  rp__cu_copy_params(s, v);
+  return RP_OK;
+}
+
+static rp_status setup_ops(cu_state *s) {
+  const rp_plan *p = s->p;
+  s->op = calloc(s->nn + 1, sizeof *s->op);
+  s->kargs = calloc(s->nn + 1, sizeof *s->kargs);
+  if (!s->op || !s->kargs)
+    return RP_ENOMEM;
+  for (uint32_t v = 0; v < s->nn; v++) {
+    cu_op *o = &s->op[v];
+    const rp_plan_node *nd = &p->node[v];
+    rp_node_info ni;
+    rp_node_info_get(s->g, nd->op, &ni);
+    o->host.s = s;
+    o->host.v = v;
+    o->ldev = nd->device < 0 ? 0 : nd->device;
+    o->phys = node_phys(s, nd, 0);
+    o->dst_phys = o->phys;
+    if (nd->type == RP_OP_KERNEL && (nd->flags & RP_PLAN_ON_HOST)) {
+      o->kind = CU_CPU;
+      o->phys = s->phys0;
+    } else if (nd->type == RP_OP_KERNEL) {
+      o->kind = CU_KERNEL;
+      o->k = ni.kernel;
+      if (!o->k || (!o->k->cuda && !o->k->cuda_host)) {
+        rp_exec_set_error(s->x, "cuda: kernel op %u \"%s\" has no CUDA "
+                          "implementation", nd->op, ni.name);
+        return RP_ENOKERNEL;
+      }
+      s->kargs[v] = *rp_exec_args(s->x, nd->op);
+      for (uint32_t k = 0; k < nd->nacc; k++) {
+        uint32_t im = p->acc[nd->acc0 + k].image;
+        if (im != RP_NONE)
+          s->kargs[v].a[k].p = s->img[im];
+      }
+      geometry(o, &s->kargs[v]);
+    } else if (nd->type == RP_OP_HOST) {
+      o->kind = CU_HOSTTASK;
+      o->phys = s->phys0;
+      o->host.ptrs = calloc(nd->nacc + 1, sizeof(void *));
+      if (!o->host.ptrs)
+        return RP_ENOMEM;
+      rp_host_fn fn;
+      void *user;
+      if (rp_node_host_fn(s->g, nd->op, &fn, &user) != RP_OK || !fn) {
+        rp_exec_set_error(s->x, "cuda: host task \"%s\" has no function "
+                          "(graph loaded from a file)", ni.name);
+        return RP_ENOKERNEL;
+      }
+    } else if ((o->kind = copy_kind(s, nd)) == CU_HOSTCOPY) {
+      o->phys = s->phys0;
+    } else {
+      rp_status st = setup_copy(s, v);
+      if (st != RP_OK)
+        return st;
+    }
+  }
+  return RP_OK;
+}
+
+static bool host_node(const cu_op *o) {
+  return o->kind == CU_CPU || o->kind == CU_HOSTTASK ||
+         o->kind == CU_HOSTCOPY;
+}
+
+/* Adds node v's graph node(s) after the last nodes of its preds. */
+static rp_status add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
+                          cudaGraphNode_t *deps) {
+  cu_op *o = &s->op[v];
+  const rp_plan_node *nd = &s->p->node[v];
+  uint32_t np = nd->npred;
+  for (uint32_t i = 0; i < np; i++) {
+    cu_op *q = &s->op[s->p->pred[nd->pred0 + i]];
+    deps[i] = q->node[q->cp.npc == 2];
+  }
+  cudaError_t e = s->multi ? cudaSetDevice(o->phys) : cudaSuccess;
+  if (e != cudaSuccess)
+    return rp__cu_fail(s, e, v, "selecting the device");
+  if (o->kind == CU_KERNEL && o->k->cuda) {
+    void *args[1] = {&s->kargs[v]};
+    struct cudaKernelNodeParams kp = {(void *)o->k->cuda, o->grid, o->block,
+                                      0, args, NULL};
+    e = cudaGraphAddKernelNode(&o->node[0], gr, deps, np, &kp);
+    return e ? rp__cu_fail(s, e, v, "adding kernel node") : RP_OK;
+  }
+  if (o->kind == CU_KERNEL) {
+    cudaGraph_t child;
+    e = rp__cu_capture(s, v, &child);
+    if (e == cudaSuccess) {
+      e = cudaGraphAddChildGraphNode(&o->node[0], gr, deps, np, child);
+      cudaGraphDestroy(child);
+    }
+    s->has_child = true;
+    return e ? rp__cu_fail(s, e, v, "capturing the host wrapper") : RP_OK;
+  }
+  if (host_node(o)) {
+    struct cudaHostNodeParams hp = {rp__cu_host_tramp, &o->host};
+    e = cudaGraphAddHostNode(&o->node[0], gr, deps, np, &hp);
+    return e ? rp__cu_fail(s, e, v, "adding host node") : RP_OK;
+  }
+  for (unsigned i = 0; i < o->cp.npc && e == cudaSuccess; i++) {
+    cu_piece *pc = &o->cp.pc[i];
+    const cudaGraphNode_t *d = i ? &o->node[0] : deps;
+    size_t ndp = i ? 1 : np;
+    if (pc->is3d)
+      e = cudaGraphAddMemcpyNode(&o->node[i], gr, d, ndp, &pc->p3);
+    else
+      e = cudaGraphAddMemcpyNode1D(&o->node[i], gr, d, ndp, pc->dst, pc->src,
+                                   pc->bytes, cudaMemcpyDefault);
+  }
+  return e ? rp__cu_fail(s, e, v, "adding memcpy node") : RP_OK;
+}
+
+/* Per user buffer with host writers, an event to wait on: created here,
+ * recorded by the graph (or the streams) once its writers are done. */
+static rp_status buffer_events(cu_state *s) {
+  const rp_plan *p = s->p;
+  s->bev = calloc(s->nb + 1, sizeof *s->bev);
+  if (!s->bev)
+    return RP_ENOMEM;
+  cudaSetDevice(s->phys0);
+  for (rp_buf b = 0; b < s->nb; b++) {
+    if (p->hw_off[b] == p->hw_off[b + 1])
+      continue;
+    cudaError_t e = cudaEventCreateWithFlags(&s->bev[b],
+                                             cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+      s->bev[b] = NULL;
+      return rp__cu_fail(s, e, RP_NONE, "creating a buffer's event");
+    }
+    for (uint32_t i = p->hw_off[b]; i < p->hw_off[b + 1]; i++)
+      s->op[p->host_writers[i]].need_event = true;
+  }
+  return RP_OK;
+}
+
 static rp_status build_graph(cu_state *s) {
-  cudaGraphNode_t *deps = malloc(sizeof *deps * (s->nn ? s->nn : 1));
+  const rp_plan *p = s->p;
+  uint32_t maxd = 1;
+  for (uint32_t v = 0; v < s->nn; v++)
+    if (p->node[v].npred > maxd)
+      maxd = p->node[v].npred;
+  for (rp_buf b = 0; b < s->nb; b++)
+    if (p->hw_off[b + 1] - p->hw_off[b] > maxd)
+      maxd = p->hw_off[b + 1] - p->hw_off[b];
+  cudaGraphNode_t *deps = malloc(sizeof *deps * maxd);
   if (!deps)
     return RP_ENOMEM;
   cudaError_t e = cudaGraphCreate(&s->graph, 0);
   rp_status st = e ? rp__cu_fail(s, e, RP_NONE, "creating the graph") : 0;
-  for (rp_node n = 0; n < s->nn && st == RP_OK; n++) {
-    if (s->op[n].type == RP_OP_KERNEL && s->op[n].k->cuda)
-      st = check_launch(s, n);
+  for (uint32_t v = 0; v < s->nn && st == RP_OK; v++) {
+    if (s->op[v].kind == CU_KERNEL && s->op[v].k->cuda)
+      st = check_launch(s, v);
     if (st == RP_OK)
-      st = add_node(s, s->graph, n, deps);
+      st = add_node(s, s->graph, v, deps);
+  }
+  if (s->multi)
+    cudaSetDevice(s->phys0);
+  for (rp_buf b = 0; b < s->nb && st == RP_OK; b++) {
+    if (!s->bev[b])
+      continue;
+    uint32_t nd = 0;
+    for (uint32_t i = p->hw_off[b]; i < p->hw_off[b + 1]; i++) {
+      cu_op *q = &s->op[p->host_writers[i]];
+      deps[nd++] = q->node[q->cp.npc == 2];
+    }
+    cudaGraphNode_t en;
+    e = cudaGraphAddEventRecordNode(&en, s->graph, deps, nd, s->bev[b]);
+    if (e != cudaSuccess)
+      st = rp__cu_fail(s, e, RP_NONE, "adding a buffer's event node");
   }
   free(deps);
   if (st != RP_OK)
@@ -471,40 +609,36 @@ static void cu_destroy(void *state) {
     cudaGraphDestroy(s->graph);
   if (s->main)
     cudaStreamDestroy(s->main);
-  for (rp_node n = 0; s->op && n < s->nn; n++) {
-    free(s->op[n].host.ptrs);
-    if (s->op[n].cp.stage)
-      cudaFreeHost(s->op[n].cp.stage);
+  for (uint32_t v = 0; s->op && v < s->nn; v++) {
+    free(s->op[v].host.ptrs);
+    if (s->op[v].cp.stage)
+      cudaFreeHost(s->op[v].cp.stage);
   }
-  for (size_t i = 0; s->dimg && i < (size_t)s->nb * s->ndev; i++)
-    if (s->dimg[i])
-      cudaFree(s->dimg[i]);
+  for (rp_buf b = 0; s->bev && b < s->nb; b++)
+    if (s->bev[b])
+      cudaEventDestroy(s->bev[b]);
+  for (uint32_t i = 0; s->img && i < s->p->nimage; i++)
+    if (s->img[i]) {
+      if (s->img_host[i])
+        cudaFreeHost(s->img[i]);
+      else
+        cudaFree(s->img[i]);
+    }
   for (rp_buf b = 0; s->pinned && b < s->nb; b++)
     rp__cu_unpin(s, b);
   (void)cudaGetLastError();
+  pthread_mutex_destroy(&s->fmu);
   free(s->op);
   free(s->kargs);
-  free(s->dimg);
-  free(s->host);
+  free(s->img);
+  free(s->img_host);
   free(s->pinned);
+  free(s->bev);
   free(s->phys);
   free(s);
 }
 
-static rp_status cu_instantiate(rp_exec *x, void **state) {
-  *state = NULL;
-  cu_state *s = calloc(1, sizeof *s);
-  if (!s)
-    return RP_ENOMEM;
-  s->x = x;
-  s->lim_dev = -1;
-  s->g = rp_exec_graph(x);
-  s->nn = rp_graph_num_nodes(s->g);
-  s->nb = rp_graph_num_buffers(s->g);
-  s->ndev = rp_graph_num_devices(s->g);
-  if (s->ndev == 0)
-    s->ndev = 1;
-  const rp_exec_opts *eo = rp_exec_opts_get(x);
+static rp_status check_options(cu_state *s, const rp_exec_opts *eo) {
   const char *m = eo->mode;
   if (!m || !strcmp(m, "graph"))
     s->mode = CU_GRAPH;
@@ -513,14 +647,50 @@ static rp_status cu_instantiate(rp_exec *x, void **state) {
   else if (!strcmp(m, "serial"))
     s->mode = CU_SERIAL;
   else {
-    rp_exec_set_error(x, "cuda: unknown mode \"%s\" (graph, streams, "
+    rp_exec_set_error(s->x, "cuda: unknown mode \"%s\" (graph, streams, "
                       "serial)", m);
-    free(s);
     return RP_EINVAL;
   }
-  const char *u = getenv("RP_CUDA_UPDATE");
-  s->update = u && !strcmp(u, "node") ? 1 : u && !strcmp(u, "whole") ? 2 : 0;
-  rp_status st = map_devices(s, eo);
+  const char *u = eo->cuda_update ? eo->cuda_update
+                                  : getenv("RP_CUDA_UPDATE");
+  if (u && strcmp(u, "node") && strcmp(u, "whole") && strcmp(u, "graph") &&
+      eo->cuda_update) {
+    rp_exec_set_error(s->x, "cuda: unknown cuda_update \"%s\" (node, "
+                      "graph)", u);
+    return RP_EINVAL;
+  }
+  s->update = u && !strcmp(u, "node")                          ? 1
+              : u && (!strcmp(u, "whole") || !strcmp(u, "graph")) ? 2
+                                                                  : 0;
+  const char *bad = eo->nthreads > 1 ? "nthreads"
+                    : eo->cores || eo->ncores ? "cores"
+                    : eo->xclbin ? "xclbin"
+                    : eo->xrt_emulate || eo->xrt_emu_cus ? "xrt_emulate"
+                                                         : NULL;
+  if (bad) {
+    rp_exec_set_error(s->x, "cuda: option \"%s\" is not supported", bad);
+    return RP_EINVAL;
+  }
+  return RP_OK;
+}
+
+static rp_status cu_instantiate(rp_exec *x, const rp_plan *p, void **state) {
+  *state = NULL;
+  cu_state *s = calloc(1, sizeof *s);
+  if (!s)
+    return RP_ENOMEM;
+  pthread_mutex_init(&s->fmu, NULL);
+  s->x = x;
+  s->p = p;
+  s->lim_dev = -1;
+  s->g = p->graph;
+  s->nn = p->nnode;
+  s->nb = rp_graph_num_buffers(s->g);
+  s->ndev = p->ndev ? p->ndev : 1;
+  const rp_exec_opts *eo = rp_exec_opts_get(x);
+  rp_status st = check_options(s, eo);
+  if (st == RP_OK)
+    st = map_devices(s, eo);
   cudaError_t e = cudaSuccess;
   if (st == RP_OK && (e = cudaSetDevice(s->phys0)) == cudaSuccess)
     e = cudaStreamCreateWithFlags(&s->main, cudaStreamNonBlocking);
@@ -530,6 +700,8 @@ static rp_status cu_instantiate(rp_exec *x, void **state) {
     st = alloc_images(s);
   if (st == RP_OK)
     st = setup_ops(s);
+  if (st == RP_OK)
+    st = buffer_events(s);
   if (st == RP_OK && s->nn > 0)
     st = s->mode == CU_GRAPH ? build_graph(s) : rp__cu_streams_init(s);
   for (unsigned d = 0; st == RP_OK && d < s->ndev; d++) {
@@ -548,10 +720,18 @@ static rp_status cu_instantiate(rp_exec *x, void **state) {
   return RP_OK;
 }
 
+/* A new batch: host nodes count their runs from 0, no failure yet. */
+static void batch_start(cu_state *s) {
+  for (uint32_t v = 0; v < s->nn; v++)
+    s->op[v].host.calls = 0;
+  s->failed = 0;
+}
+
 static rp_status cu_launch(void *state, unsigned iterations) {
   cu_state *s = state;
   if (s->nn == 0 || iterations == 0)
     return RP_OK;
+  batch_start(s);
   cudaSetDevice(s->phys0);
   if (s->mode != CU_GRAPH)
     return rp__cu_streams_launch(s, iterations);
@@ -574,19 +754,38 @@ static rp_status cu_launch(void *state, unsigned iterations) {
 static rp_status cu_wait(void *state) {
   cu_state *s = state;
   cudaError_t e = cudaStreamSynchronize(s->main);
-  return e ? rp__cu_fail(s, e, RP_NONE, "replay") : RP_OK;
+  if (e != cudaSuccess)
+    return rp__cu_fail(s, e, RP_NONE, "replay");
+  if (s->failed)
+    return rp_exec_fail_task(s->x, s->fnode, s->freplay, s->fcode, s->fmsg);
+  return RP_OK;
+}
+
+/* The event recorded after buffer b's host writers in the last replay
+ * launched: every launch records it again, so waiting on it waits for the
+ * last one. */
+static rp_status cu_wait_buffer(void *state, rp_buf b) {
+  cu_state *s = state;
+  if (b >= s->nb || !s->bev || !s->bev[b])
+    return RP_OK;
+  cudaError_t e = cudaEventSynchronize(s->bev[b]);
+  return e ? rp__cu_fail(s, e, RP_NONE, "waiting for a buffer") : RP_OK;
 }
 
 const rp_backend rp_backend_cuda = {
   .abi = RP_BACKEND_ABI,
   .name = "cuda",
   .priority = 20,
+  .owns = RP_DEVICE_CUDA,
+  .flags = 0,
   .probe = cu_probe,
   .instantiate = cu_instantiate,
   .launch = cu_launch,
   .wait = cu_wait,
+  .wait_buffer = cu_wait_buffer,
   .rebind = rp__cu_rebind,
   .set_scalar = rp__cu_set_scalar,
   .profile = rp__cu_profile,
+  .timeline = rp__cu_timeline,
   .destroy = cu_destroy,
 };

@@ -1,15 +1,25 @@
-/* Internal state of the CUDA backend, shared by its files. */
+/* Internal state of the CUDA backend, shared by its files. It reads the
+ * plan (reprise/backend.h) and nothing of the recorder's. */
 #ifndef RP_CUDA_H
 #define RP_CUDA_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <cuda_runtime.h>
 #include "reprise/backend.h"
-#include "record/graph.h"
 
 typedef enum { CU_GRAPH = 0, CU_STREAMS = 1, CU_SERIAL = 2 } cu_mode;
 
-/* How a copy op moves its bytes: one 1-d or one 3-d piece; a peer copy
+/* What a plan node is to this backend. */
+typedef enum {
+  CU_KERNEL = 0,   /* a kernel on a GPU (a __global__ or a host wrapper) */
+  CU_CPU = 1,      /* a kernel of a CPU-kind device: its CPU body, host */
+  CU_HOSTTASK = 2, /* a host task */
+  CU_MEMCPY = 3,   /* a copy the GPU's engines move (one side a GPU) */
+  CU_HOSTCOPY = 4  /* a copy between two host-memory images: memmove */
+} cu_kind;
+
+/* How a copy moves its bytes: one 1-d or one 3-d piece; a peer copy
  * between GPUs without peer access goes through a pinned host staging
  * buffer (two pieces, the second from the staging buffer). */
 typedef struct cu_piece {
@@ -25,17 +35,19 @@ typedef struct cu_copy {
   void *stage;                 /* staged peer copy: pinned host buffer */
 } cu_copy;
 
-/* What a host node calls: the op's host function and access pointers. */
+struct cu_state;
+
+/* What a host node calls back with. */
 typedef struct cu_host {
-  rp_host_fn fn;
-  void *user;
-  void **ptrs;
-  unsigned n;
+  struct cu_state *s;
+  uint32_t v;                  /* plan node */
+  unsigned calls;              /* runs in the current batch */
+  void **ptrs;                 /* host tasks: scratch */
 } cu_host;
 
-/* One operation of the graph, as the backend runs it. */
+/* One plan node, as the backend runs it. */
 typedef struct cu_op {
-  rp_op_type type;
+  cu_kind kind;
   int ldev, phys;              /* logical and physical device */
   int dst_phys;                /* peer copies */
   const rp_kernel *k;
@@ -52,17 +64,18 @@ typedef struct cu_op {
 
 typedef struct cu_state {
   rp_exec *x;
+  const rp_plan *p;
   const rp_graph *g;
   cu_mode mode;
-  uint32_t nn, nb;
+  uint32_t nn, nb;             /* plan nodes, buffers */
   unsigned ndev;               /* logical devices */
   int *phys;                   /* logical -> physical */
   int phys0;                   /* device of the main stream */
   bool multi;                  /* more than one physical device */
-  void **dimg;                 /* nb * ndev device images */
-  void **host;                 /* current host image of each buffer */
-  bool *pinned;                /* host image registered by us */
-  rp_kargs *kargs;             /* per node, device pointers filled */
+  void **img;                  /* per plan image: our allocation */
+  bool *img_host;              /* per plan image: cudaMallocHost'ed */
+  void **pinned;               /* per buffer: user array we registered */
+  rp_kargs *kargs;             /* per node: GPU kernels' argument blocks */
   cu_op *op;
   cudaStream_t main;
   cudaGraph_t graph;
@@ -72,32 +85,55 @@ typedef struct cu_state {
   int lim_dev, lim[6], lim_thr; /* launch limits of lim_dev, lim_fn */
   const void *lim_fn;
   unsigned ndirty;
-  /* streams / serial mode */
+  /* per-buffer wait: an event recorded once the buffer's host writers
+   * are done (NULL: no writer) */
+  cudaEvent_t *bev;
+  cudaStream_t aux;            /* streams/serial: where bev are recorded */
+  /* streams / serial mode (and the timeline) */
   cudaStream_t *streams;
   int *stream_dev;
   unsigned nstreams;
   cudaEvent_t fork;            /* on phys0 */
   cudaEvent_t *join;           /* one per stream */
+  /* a failure a host node reported (the first of the batch) */
+  pthread_mutex_t fmu;
+  int failed;
+  uint32_t fnode;
+  unsigned freplay;
+  int fcode;
+  char fmsg[256];
 } cu_state;
 
+/* Host address of host-memory image i. */
+static inline void *rp__cu_himg(const cu_state *s, uint32_t i) {
+  const rp_plan_image *im = &s->p->image[i];
+  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf]
+                                   : s->img[i];
+}
+/* Address of image i in its own memory (host or device). */
+static inline void *rp__cu_addr(const cu_state *s, uint32_t i) {
+  return s->p->image[i].flags & RP_IMAGE_HOST_MEMORY ? rp__cu_himg(s, i)
+                                                     : s->img[i];
+}
+
 /* rp_cuda.c */
-rp_status rp__cu_fail(cu_state *s, cudaError_t e, rp_node n,
+rp_status rp__cu_fail(cu_state *s, cudaError_t e, uint32_t v,
                       const char *what);
-void rp__cu_copy_params(cu_state *s, rp_node n);
+void rp__cu_copy_params(cu_state *s, uint32_t v);
 void rp__cu_pin(cu_state *s, rp_buf b);
 void rp__cu_unpin(cu_state *s, rp_buf b);
-void rp__cu_host_ptrs(cu_state *s, rp_node n);
 void CUDART_CB rp__cu_host_tramp(void *p);
-cudaError_t rp__cu_capture(cu_state *s, rp_node n, cudaGraph_t *out);
+cudaError_t rp__cu_capture(cu_state *s, uint32_t v, cudaGraph_t *out);
 /* rp_cuda_update.c */
 rp_status rp__cu_rebind(void *state, rp_buf b);
-rp_status rp__cu_set_scalar(void *state, rp_node n, unsigned param);
+rp_status rp__cu_set_scalar(void *state, uint32_t v, unsigned param);
 rp_status rp__cu_flush(cu_state *s);
 /* rp_cuda_streams.c */
 rp_status rp__cu_streams_init(cu_state *s);
-rp_status rp__cu_issue(cu_state *s, rp_node n, cudaStream_t st);
+rp_status rp__cu_issue(cu_state *s, uint32_t v, cudaStream_t st);
 rp_status rp__cu_streams_launch(cu_state *s, unsigned iterations);
-rp_status rp__cu_profile(void *state, double *op_us);
+rp_status rp__cu_profile(void *state, double *node_us);
+rp_status rp__cu_timeline(void *state, double *start_us, double *end_us);
 void rp__cu_streams_free(cu_state *s);
 
 #endif

@@ -16,16 +16,17 @@
 /* Most streams per device in streams mode. */
 #define CU_MAX_STREAMS 16
 
-/* The ops an op must wait for: its graph predecessors, or in serial mode
- * the op before it in program order. */
-static const rp_node *waits(cu_state *s, rp_node n, uint32_t *count,
-                            rp_node *prev) {
+/* The nodes a node must wait for: its plan predecessors, or in serial
+ * mode the node before it in program order. */
+static const uint32_t *waits(cu_state *s, uint32_t n, uint32_t *count,
+                             uint32_t *prev) {
   if (s->mode == CU_SERIAL) {
     *prev = n - 1;
     *count = n > 0;
     return prev;
   }
-  return rp_graph_preds(s->g, n, count);
+  *count = s->p->node[n].npred;
+  return s->p->pred + s->p->node[n].pred0;
 }
 
 /* Streams follow chains of dependent ops: an op goes on the stream whose
@@ -38,16 +39,16 @@ rp_status rp__cu_streams_init(cu_state *s) {
   s->streams = calloc(cap, sizeof *s->streams);
   s->stream_dev = calloc(cap, sizeof *s->stream_dev);
   s->join = calloc(cap, sizeof *s->join);
-  rp_node *tail = calloc(cap, sizeof *tail);
+  uint32_t *tail = calloc(cap, sizeof *tail);
   if (!s->streams || !s->stream_dev || !s->join || !tail) {
     free(tail);
     return RP_ENOMEM;
   }
-  for (rp_node n = 0; n < s->nn; n++) {
+  for (uint32_t n = 0; n < s->nn; n++) {
     cu_op *o = &s->op[n];
     uint32_t np;
-    rp_node prev;
-    const rp_node *pr = waits(s, n, &np, &prev);
+    uint32_t prev;
+    const uint32_t *pr = waits(s, n, &np, &prev);
     int pick = -1, lru = -1;
     unsigned ondev = 0;
     for (uint32_t i = 0; i < np && pick < 0; i++) {
@@ -76,8 +77,11 @@ rp_status rp__cu_streams_init(cu_state *s) {
         s->op[pr[i]].need_event = true;
   }
   free(tail);
+  cudaSetDevice(s->phys0);
   cudaError_t e = cudaEventCreateWithFlags(&s->fork,
                                            cudaEventDisableTiming);
+  if (e == cudaSuccess && !s->aux)
+    e = cudaStreamCreateWithFlags(&s->aux, cudaStreamNonBlocking);
   for (unsigned t = 0; t < s->nstreams && e == cudaSuccess; t++) {
     e = cudaSetDevice(s->stream_dev[t]);
     if (e == cudaSuccess)
@@ -85,7 +89,7 @@ rp_status rp__cu_streams_init(cu_state *s) {
     if (e == cudaSuccess)
       e = cudaEventCreateWithFlags(&s->join[t], cudaEventDisableTiming);
   }
-  for (rp_node n = 0; n < s->nn && e == cudaSuccess; n++) {
+  for (uint32_t n = 0; n < s->nn && e == cudaSuccess; n++) {
     if (!s->op[n].need_event)
       continue;
     e = cudaSetDevice(s->stream_dev[s->op[n].stream]);
@@ -105,37 +109,41 @@ void rp__cu_streams_free(cu_state *s) {
     if (s->join[t])
       cudaEventDestroy(s->join[t]);
   }
-  for (rp_node n = 0; s->op && n < s->nn; n++)
+  for (uint32_t n = 0; s->op && n < s->nn; n++)
     if (s->op[n].done)
       cudaEventDestroy(s->op[n].done);
   if (s->fork)
     cudaEventDestroy(s->fork);
+  if (s->aux) {
+    cudaStreamSynchronize(s->aux);
+    cudaStreamDestroy(s->aux);
+  }
   free(s->streams);
   free(s->stream_dev);
   free(s->join);
 }
 
 /* Enqueues op n on stream st. */
-rp_status rp__cu_issue(cu_state *s, rp_node n, cudaStream_t st) {
+rp_status rp__cu_issue(cu_state *s, uint32_t n, cudaStream_t st) {
   cu_op *o = &s->op[n];
   cudaError_t e = cudaSuccess;
   if (s->multi)
     e = cudaSetDevice(o->phys);
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, n, "selecting the device");
-  if (o->type == RP_OP_KERNEL && o->k->cuda) {
+  if (o->kind == CU_KERNEL && o->k->cuda) {
     void *args[1] = {&s->kargs[n]};
     e = cudaLaunchKernel(o->k->cuda, o->grid, o->block, args, 0, st);
     return e ? rp__cu_fail(s, e, n, "launch") : RP_OK;
   }
-  if (o->type == RP_OP_KERNEL) {
+  if (o->kind == CU_KERNEL) {
     int rc = o->k->cuda_host(&s->kargs[n], st);
     e = cudaGetLastError();
     if (rc != 0 || e != cudaSuccess)
       return rp__cu_fail(s, e ? e : cudaErrorLaunchFailure, n, "launch");
     return RP_OK;
   }
-  if (o->type == RP_OP_HOST) {
+  if (o->kind != CU_MEMCPY) {
     e = cudaLaunchHostFunc(st, rp__cu_host_tramp, &o->host);
     return e ? rp__cu_fail(s, e, n, "host task") : RP_OK;
   }
@@ -157,12 +165,12 @@ static rp_status issue_once(cu_state *s) {
     e = cudaStreamWaitEvent(s->streams[t], s->fork, 0);
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, RP_NONE, "forking streams");
-  for (rp_node n = 0; n < s->nn && st == RP_OK; n++) {
+  for (uint32_t n = 0; n < s->nn && st == RP_OK; n++) {
     cu_op *o = &s->op[n];
     cudaStream_t sn = s->streams[o->stream];
     uint32_t np;
-    rp_node prev;
-    const rp_node *pr = waits(s, n, &np, &prev);
+    uint32_t prev;
+    const uint32_t *pr = waits(s, n, &np, &prev);
     for (uint32_t i = 0; i < np && e == cudaSuccess; i++)
       if (s->op[pr[i]].stream != o->stream)
         e = cudaStreamWaitEvent(sn, s->op[pr[i]].done, 0);
@@ -173,6 +181,21 @@ static rp_status issue_once(cu_state *s) {
     if (st == RP_OK && o->need_event &&
         (e = cudaEventRecord(o->done, sn)) != cudaSuccess)
       st = rp__cu_fail(s, e, n, "recording the completion");
+  }
+  /* Each user buffer's event once its host writers are done, on a stream
+   * of its own so that no work waits for it. */
+  const rp_plan *p = s->p;
+  if (s->multi)
+    cudaSetDevice(s->phys0);
+  for (rp_buf b = 0; b < s->nb && st == RP_OK && e == cudaSuccess; b++) {
+    if (!s->bev[b])
+      continue;
+    for (uint32_t i = p->hw_off[b]; i < p->hw_off[b + 1] && !e; i++)
+      e = cudaStreamWaitEvent(s->aux, s->op[p->host_writers[i]].done, 0);
+    if (e == cudaSuccess)
+      e = cudaEventRecord(s->bev[b], s->aux);
+    if (e != cudaSuccess)
+      st = rp__cu_fail(s, e, RP_NONE, "recording a buffer's event");
   }
   /* Join even after a failure, so that waiting covers what was issued. */
   if (s->multi)
@@ -205,6 +228,7 @@ rp_status rp__cu_profile(void *state, double *op_us) {
   rp_status st = RP_OK;
   if (s->nn == 0)
     return RP_OK;
+  s->failed = 0;
   if (s->main)
     cudaStreamSynchronize(s->main);
   rp__cu_flush(s);
@@ -213,7 +237,7 @@ rp_status rp__cu_profile(void *state, double *op_us) {
   cudaStream_t *ps = calloc((size_t)ndevs, sizeof *ps);
   cudaEvent_t *ev = calloc(2 * (size_t)s->nn, sizeof *ev);
   cudaError_t e = ps && ev ? cudaSuccess : cudaErrorMemoryAllocation;
-  for (rp_node n = 0; n < s->nn && e == cudaSuccess && st == RP_OK; n++) {
+  for (uint32_t n = 0; n < s->nn && e == cudaSuccess && st == RP_OK; n++) {
     int d = s->op[n].phys;
     e = cudaSetDevice(d);
     if (e == cudaSuccess && !ps[d])
@@ -238,7 +262,7 @@ rp_status rp__cu_profile(void *state, double *op_us) {
         e = e2;
       cudaStreamDestroy(ps[d]);
     }
-  for (rp_node n = 0; n < s->nn && e == cudaSuccess && st == RP_OK; n++) {
+  for (uint32_t n = 0; n < s->nn && e == cudaSuccess && st == RP_OK; n++) {
     float ms = 0;
     e = cudaEventElapsedTime(&ms, ev[2 * n], ev[2 * n + 1]);
     op_us[n] = ms * 1e3;
@@ -251,5 +275,81 @@ rp_status rp__cu_profile(void *state, double *op_us) {
   cudaSetDevice(s->phys0);
   if (st == RP_OK && e != cudaSuccess)
     st = rp__cu_fail(s, e, RP_NONE, "profiled run");
+  return st;
+}
+
+/* One replay issued as in streams mode (the streams following chains of
+ * dependent nodes, an event per crossing edge), with a timing event
+ * before and after each node: when each started and ended, from an event
+ * recorded on the main stream before the fork. */
+rp_status rp__cu_timeline(void *state, double *start_us, double *end_us) {
+  cu_state *s = state;
+  if (s->nn == 0)
+    return RP_OK;
+  cudaSetDevice(s->phys0);
+  cudaStreamSynchronize(s->main);
+  rp_status st = s->streams ? rp__cu_flush(s) : rp__cu_streams_init(s);
+  if (st != RP_OK)
+    return st;
+  s->failed = 0;
+  cudaEvent_t *ev = calloc(2 * (size_t)s->nn + 1, sizeof *ev);
+  if (!ev)
+    return RP_ENOMEM;
+  cudaError_t e = cudaSuccess;
+  for (size_t i = 0; i <= 2 * (size_t)s->nn && e == cudaSuccess; i++) {
+    int d = i < 2 * (size_t)s->nn ? s->stream_dev[s->op[i / 2].stream]
+                                  : s->phys0;
+    e = cudaSetDevice(d);
+    if (e == cudaSuccess)
+      e = cudaEventCreate(&ev[i]);
+  }
+  cudaEvent_t t0 = ev[2 * (size_t)s->nn];
+  cudaSetDevice(s->phys0);
+  if (e == cudaSuccess)
+    e = cudaEventRecord(t0, s->main);
+  if (e == cudaSuccess)
+    e = cudaEventRecord(s->fork, s->main);
+  for (unsigned t = 0; t < s->nstreams && e == cudaSuccess; t++)
+    e = cudaStreamWaitEvent(s->streams[t], s->fork, 0);
+  for (uint32_t n = 0; n < s->nn && e == cudaSuccess && st == RP_OK; n++) {
+    cu_op *o = &s->op[n];
+    cudaStream_t sn = s->streams[o->stream];
+    const rp_plan_node *nd = &s->p->node[n];
+    for (uint32_t i = 0; i < nd->npred && e == cudaSuccess; i++) {
+      uint32_t q = s->p->pred[nd->pred0 + i];
+      if (s->op[q].stream != o->stream)
+        e = cudaStreamWaitEvent(sn, ev[2 * (size_t)q + 1], 0);
+    }
+    if (e == cudaSuccess)
+      e = cudaEventRecord(ev[2 * (size_t)n], sn);
+    if (e == cudaSuccess)
+      st = rp__cu_issue(s, n, sn);
+    if (e == cudaSuccess && st == RP_OK)
+      e = cudaEventRecord(ev[2 * (size_t)n + 1], sn);
+  }
+  cudaSetDevice(s->phys0);
+  for (unsigned t = 0; t < s->nstreams; t++) {
+    cudaEventRecord(s->join[t], s->streams[t]);
+    cudaStreamWaitEvent(s->main, s->join[t], 0);
+  }
+  cudaError_t e2 = cudaStreamSynchronize(s->main);
+  if (e == cudaSuccess)
+    e = e2;
+  for (uint32_t n = 0; n < s->nn && e == cudaSuccess && st == RP_OK; n++) {
+    float a = 0, b = 0;
+    e = cudaEventElapsedTime(&a, t0, ev[2 * (size_t)n]);
+    if (e == cudaSuccess)
+      e = cudaEventElapsedTime(&b, t0, ev[2 * (size_t)n + 1]);
+    start_us[n] = a * 1e3;
+    end_us[n] = b * 1e3;
+  }
+  for (size_t i = 0; i <= 2 * (size_t)s->nn; i++)
+    if (ev[i])
+      cudaEventDestroy(ev[i]);
+  free(ev);
+  if (st == RP_OK && e != cudaSuccess)
+    st = rp__cu_fail(s, e, RP_NONE, "timeline run");
+  if (st == RP_OK && s->failed)
+    st = rp_exec_fail_task(s->x, s->fnode, s->freplay, s->fcode, s->fmsg);
   return st;
 }

@@ -2,44 +2,45 @@
 #include <string.h>
 #include "rp_cuda.h"
 
-static void mark(cu_state *s, rp_node n) {
+static void mark(cu_state *s, uint32_t n) {
   if (!s->op[n].dirty)
     s->ndirty++;
   s->op[n].dirty = true;
 }
 
+/* A new user array for b: the memcpy nodes reading or writing it follow
+ * (host nodes look their arrays up when they run). */
 rp_status rp__cu_rebind(void *state, rp_buf b) {
   cu_state *s = state;
+  const rp_plan *p = s->p;
   if (s->main)
     cudaStreamSynchronize(s->main);
   rp__cu_unpin(s, b);
-  s->host[b] = rp_exec_host(s->x)[b];
   rp__cu_pin(s, b);
-  for (rp_node n = 0; n < s->nn; n++) {
-    cu_op *o = &s->op[n];
-    if (o->type != RP_OP_COPY_H2D && o->type != RP_OP_COPY_D2H &&
-        o->type != RP_OP_HOST)
+  for (uint32_t n = 0; n < s->nn; n++) {
+    if (s->op[n].kind != CU_MEMCPY)
       continue;
-    rp_access_info ai;
+    const rp_plan_access *a = p->acc + p->node[n].acc0;
     bool uses = false;
-    for (unsigned i = 0; rp_node_access(s->g, n, i, &ai) == RP_OK; i++)
-      uses = uses || ai.region.buf == b;
+    for (int k = 0; k < 2; k++)
+      uses = uses || ((p->image[a[k].image].flags & RP_IMAGE_USER) &&
+                      p->image[a[k].image].buf == b);
     if (!uses)
       continue;
-    if (o->type == RP_OP_HOST) {
-      rp__cu_host_ptrs(s, n); /* read by the host node when it runs */
-    } else {
-      rp__cu_copy_params(s, n);
-      mark(s, n);
-    }
+    rp__cu_copy_params(s, n);
+    mark(s, n);
   }
   return RP_OK;
 }
 
-rp_status rp__cu_set_scalar(void *state, rp_node n, unsigned param) {
+rp_status rp__cu_set_scalar(void *state, uint32_t n, unsigned param) {
   cu_state *s = state;
-  const rp_kargs *t = rp_exec_args(s->x, n);
-  if (!t || n >= s->nn || param >= RP_MAX_PARAMS)
+  if (n >= s->nn || param >= RP_MAX_PARAMS)
+    return RP_EINVAL;
+  if (s->op[n].kind != CU_KERNEL)
+    return RP_OK; /* host kernels read the argument block when they run */
+  const rp_kargs *t = rp_exec_args(s->x, s->p->node[n].op);
+  if (!t)
     return RP_EINVAL;
   s->kargs[n].a[param] = t->a[param];
   mark(s, n);
@@ -48,17 +49,17 @@ rp_status rp__cu_set_scalar(void *state, rp_node n, unsigned param) {
 
 /* Sets op n's parameters on the executable graph (tmpl false) or on the
  * template graph (tmpl true). */
-static cudaError_t set_node(cu_state *s, rp_node n, bool tmpl) {
+static cudaError_t set_node(cu_state *s, uint32_t n, bool tmpl) {
   cu_op *o = &s->op[n];
   cudaError_t e = cudaSuccess;
-  if (o->type == RP_OP_KERNEL && o->k->cuda) {
+  if (o->kind == CU_KERNEL && o->k->cuda) {
     void *args[1] = {&s->kargs[n]};
     struct cudaKernelNodeParams kp = {(void *)o->k->cuda, o->grid, o->block,
                                       0, args, NULL};
     return tmpl ? cudaGraphKernelNodeSetParams(o->node[0], &kp)
                 : cudaGraphExecKernelNodeSetParams(s->exec, o->node[0], &kp);
   }
-  if (o->type == RP_OP_KERNEL) {
+  if (o->kind == CU_KERNEL) {
     cudaGraph_t child;
     if (tmpl)
       return cudaErrorNotSupported;
@@ -91,7 +92,7 @@ static cudaError_t set_node(cu_state *s, rp_node n, bool tmpl) {
  * changed (measured on the H200: 0.27 against 0.88 us per node). */
 static cudaError_t flush_whole(cu_state *s) {
   cudaError_t e = cudaSuccess;
-  for (rp_node n = 0; n < s->nn && e == cudaSuccess; n++)
+  for (uint32_t n = 0; n < s->nn && e == cudaSuccess; n++)
     if (s->op[n].dirty || s->op[n].stale)
       e = set_node(s, n, true);
   if (e != cudaSuccess)
@@ -99,7 +100,7 @@ static cudaError_t flush_whole(cu_state *s) {
   cudaGraphExecUpdateResultInfo info;
   e = cudaGraphExecUpdate(s->exec, s->graph, &info);
   if (e == cudaSuccess)
-    for (rp_node n = 0; n < s->nn; n++)
+    for (uint32_t n = 0; n < s->nn; n++)
       s->op[n].stale = false;
   return e;
 }
@@ -115,11 +116,11 @@ rp_status rp__cu_flush(cu_state *s) {
   cudaError_t e = cudaErrorUnknown;
   if (whole)
     e = flush_whole(s);
-  rp_node bad = RP_NONE;
+  uint32_t bad = RP_NONE;
   if (!whole || e != cudaSuccess) {
     (void)cudaGetLastError();
     e = cudaSuccess;
-    for (rp_node n = 0; n < s->nn && e == cudaSuccess; n++)
+    for (uint32_t n = 0; n < s->nn && e == cudaSuccess; n++)
       if (s->op[n].dirty) {
         e = set_node(s, n, false);
         s->op[n].stale = true;
@@ -128,7 +129,7 @@ rp_status rp__cu_flush(cu_state *s) {
   }
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, bad, "updating the graph node");
-  for (rp_node n = 0; n < s->nn; n++)
+  for (uint32_t n = 0; n < s->nn; n++)
     s->op[n].dirty = false;
   s->ndirty = 0;
   return RP_OK;

@@ -50,20 +50,29 @@ static rp_status load_shim(int emulate, char *err, size_t len) {
   return RP_OK;
 }
 
+/* 1 when this process already runs on the noop shim (an exec asked for
+ * the emulation through its options). */
+static int noop_loaded(void) {
+  void *h = dlopen(NOOP_SHIM, RTLD_NOW | RTLD_NOLOAD);
+  if (h)
+    dlclose(h);
+  return h != NULL;
+}
+
 static rp_status xrt_probe(void) {
   char err[256];
-  int emu = emulation_on();
+  int emu = emulation_on() || noop_loaded();
   rp_status s = load_shim(emu, err, sizeof err);
   if (s != RP_OK) {
-    rp__set_last_error(err);
+    rp_backend_set_error("%s", err);
     return s;
   }
   xrtDeviceHandle d = xrtDeviceOpen(0);
   if (!d) {
-    rp__set_last_error(emu ? "xrt: the noop shim opened no device"
-                           : "xrt: no FPGA device 0 (XRT hardware shim "
-                             HW_SHIM " loaded, no card or no xocl driver); "
-                             "set RP_XRT_EMULATE=1 for the noop emulation");
+    rp_backend_set_error("%s", emu ? "xrt: the noop shim opened no device"
+                         : "xrt: no FPGA device 0 (XRT hardware shim "
+                           HW_SHIM " loaded, no card or no xocl driver); "
+                           "set RP_XRT_EMULATE=1 for the noop emulation");
     return RP_ENODEV;
   }
   xrtDeviceClose(d);
@@ -81,31 +90,39 @@ static void xrt_destroy(void *state) {
   xstate *st = (xstate *)state;
   if (!st)
     return;
-  for (uint32_t n = 0; n < st->nop; n++) {
+  const rp_plan *p = st->p;
+  for (uint32_t n = 0; st->op && n < p->nnode; n++) {
     xop *o = &st->op[n];
     if (o->run)
       for (unsigned c = 0; c < st->xk[o->xk].ki->ncu; c++)
         if (o->run[c])
           xrtRunClose(o->run[c]);
     free(o->run);
-    free(o->iv);
   }
   for (unsigned i = 0; i < st->nxk; i++)
     for (unsigned c = 0; c < st->xk[i].ki->ncu; c++)
       if (st->xk[i].h[c])
         xrtKernelClose(st->xk[i].h[c]);
-  for (size_t i = 0; st->bo && i < (size_t)st->g->nbuf * st->nd; i++)
-    if (st->bo[i].bo)
+  for (uint32_t i = 0; i < p->nimage; i++) {
+    if (st->bo && st->bo[i].bo)
       xrtBOFree(st->bo[i].bo);
+    if (st->himg)
+      free(st->himg[i]);
+  }
   for (unsigned d = 0; d < st->nd; d++)
     if (st->dev[d])
       xrtDeviceClose(st->dev[d]);
+  pthread_mutex_destroy(&st->mu);
+  pthread_cond_destroy(&st->cv);
   free(st->op);
   free(st->xk);
   free(st->bo);
+  free(st->himg);
   free(st->ki);
   free(st->ready);
   free(st->fly);
+  free(st->ptrs);
+  free(st->reps_done);
   free(st);
 }
 
@@ -121,25 +138,42 @@ static unsigned xrt_nargs(const rp_kernel *k) {
   return k->xrt_argmap ? k->xrt_nargs : k->nparams;
 }
 
+/* Whether plan node v is a kernel this backend runs on an FPGA. */
+static int fpga_kernel(const xstate *st, uint32_t v) {
+  const rp_plan_node *nd = &st->p->node[v];
+  return nd->type == RP_OP_KERNEL && !(nd->flags & RP_PLAN_ON_HOST);
+}
 
-/* An xclbin with every kernel the graph uses (emulation without one). */
+static const rp_kernel *kernel_of(const xstate *st, uint32_t v,
+                                  const char **name) {
+  rp_node_info ni;
+  rp_node_info_get(st->g, st->p->node[v].op, &ni);
+  if (name)
+    *name = ni.name;
+  return ni.kernel;
+}
+
+/* An xclbin with every FPGA kernel the plan runs (emulation without
+ * one). */
 static rp_status gen_xclbin(xstate *st, void **img, size_t *n) {
-  const rp_graph *g = st->g;
+  const rp_plan *p = st->p;
+  const rp_exec_opts *o = rp_exec_opts_get(st->x);
   const char *e = getenv("RP_XRT_EMU_CUS");
-  unsigned ncu = e && atoi(e) > 0 ? (unsigned)atoi(e) : 2;
+  unsigned ncu = o->xrt_emu_cus ? o->xrt_emu_cus
+                 : e && atoi(e) > 0 ? (unsigned)atoi(e) : 2;
   if (ncu > RP__XRT_MAX_CUS)
     ncu = RP__XRT_MAX_CUS;
-  rp__xrt_kspec *ks = calloc(g->nop ? g->nop : 1, sizeof *ks);
-  char *args = calloc(g->nop ? g->nop : 1, RP_MAX_PARAMS + 1);
+  rp__xrt_kspec *ks = calloc(p->nnode ? p->nnode : 1, sizeof *ks);
+  char *args = calloc(p->nnode ? p->nnode : 1, RP_MAX_PARAMS + 1);
   if (!ks || !args) {
     free(ks);
     free(args);
     return RP_ENOMEM;
   }
   unsigned nk = 0;
-  for (uint32_t i = 0; i < g->nop; i++) {
-    const rp_kernel *k = g->op[i].kernel;
-    if (g->op[i].type != RP_OP_KERNEL || !k)
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    const rp_kernel *k = fpga_kernel(st, v) ? kernel_of(st, v, NULL) : NULL;
+    if (!k)
       continue;
     unsigned j = 0;
     while (j < nk && strcmp(ks[j].name, xrt_name(st, k)) != 0)
@@ -148,8 +182,8 @@ static rp_status gen_xclbin(xstate *st, void **img, size_t *n) {
       continue;
     char *a = args + (size_t)nk * (RP_MAX_PARAMS + 1);
     for (unsigned q = 0; q < xrt_nargs(k) && q < RP_MAX_PARAMS; q++) {
-      unsigned p = rp__xrt_param(k, q);
-      a[q] = p < k->nparams && k->params[p].mode == RP_SCALAR ? 'l' : 'g';
+      unsigned pp = rp__xrt_param(k, q);
+      a[q] = pp < k->nparams && k->params[pp].mode == RP_SCALAR ? 'l' : 'g';
     }
     ks[nk].name = xrt_name(st, k);
     ks[nk].args = a;
@@ -188,13 +222,47 @@ static rp_status read_file(rp_exec *x, const char *path, void **img,
   return RP_OK;
 }
 
-/* Open devices, load the xclbin and open every kernel the graph uses,
- * one handle per compute unit ("kernel:{instance}"). */
+/* Checks kernel k (named name in the xclbin) against the xclbin's
+ * description ki. */
+static rp_status check_args(xstate *st, const rp_kernel *k, const char *name,
+                            const rp__xrt_kinfo *ki) {
+  rp_exec *x = st->x;
+  if (ki->nargs != xrt_nargs(k)) {
+    rp_exec_set_error(x, "xrt: kernel \"%s\" takes %u arguments in the "
+                      "xclbin but its descriptor gives %u", name, ki->nargs,
+                      xrt_nargs(k));
+    return RP_EINVAL;
+  }
+  for (unsigned a = 0; a < ki->nargs; a++) {
+    unsigned p = rp__xrt_param(k, a);
+    if (p >= k->nparams ||
+        (k->params[p].mode == RP_SCALAR) == ki->arg[a].global) {
+      rp_exec_set_error(x, "xrt: kernel \"%s\": argument %u is a %s in the "
+                        "xclbin but maps to parameter %u (%s)", name, a,
+                        ki->arg[a].global ? "buffer" : "scalar", p,
+                        p >= k->nparams ? "no such parameter"
+                        : k->params[p].mode == RP_SCALAR ? "a scalar"
+                                                          : "a buffer");
+      return RP_EINVAL;
+    }
+  }
+  if (ki->ncu == 0) {
+    rp_exec_set_error(x, "xrt: kernel \"%s\" has no compute unit in the "
+                      "xclbin's IP layout", name);
+    return RP_ENOTFOUND;
+  }
+  return RP_OK;
+}
+
+/* Open the FPGA devices, load the xclbin and open every kernel the plan
+ * runs there, one handle per compute unit ("kernel:{instance}"). */
 static rp_status open_kernels(xstate *st, const void *img, const char *src) {
-  const rp_graph *g = st->g;
+  const rp_plan *p = st->p;
   rp_exec *x = st->x;
   const rp_exec_opts *o = rp_exec_opts_get(x);
   for (unsigned d = 0; d < st->nd; d++) {
+    if (!p->dev[d].native)
+      continue;
     st->dev[d] = xrtDeviceOpen((unsigned)phys_dev(o, (int)d));
     if (!st->dev[d]) {
       rp_exec_set_error(x, "xrt: cannot open FPGA device %d (logical %u): "
@@ -206,24 +274,25 @@ static rp_status open_kernels(xstate *st, const void *img, const char *src) {
       return RP_EPARSE;
     }
   }
-  st->xk = calloc(st->nki * st->nd + 1, sizeof *st->xk);
+  st->xk = calloc(st->nki * (st->nd ? st->nd : 1) + 1, sizeof *st->xk);
   if (!st->xk)
     return RP_ENOMEM;
-  for (uint32_t n = 0; n < g->nop; n++) {
-    const rp__op *op = &g->op[n];
-    if (op->type != RP_OP_KERNEL)
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    if (!fpga_kernel(st, v))
       continue;
-    const rp_kernel *k = op->kernel;
+    const char *opname;
+    const rp_kernel *k = kernel_of(st, v, &opname);
+    int dev = p->node[v].device;
     const char *name = k ? xrt_name(st, k) : NULL;
     if (!name) {
       rp_exec_set_error(x, "xrt: kernel op \"%s\": kernel \"%s\" has no "
-                        "XRT kernel name (rp_kernel.xrt)", op->name,
-                        k ? k->name : op->kernel_name);
+                        "XRT kernel name (rp_kernel.xrt)", opname,
+                        k ? k->name : "(loaded from a file)");
       return RP_ENOKERNEL;
     }
     if (st->emulate && !k->cpu) {
       rp_exec_set_error(x, "xrt: kernel op \"%s\": the noop emulation needs "
-                        "the kernel's CPU body", op->name);
+                        "the kernel's CPU body", opname);
       return RP_ENOKERNEL;
     }
     unsigned i = 0;
@@ -231,218 +300,263 @@ static rp_status open_kernels(xstate *st, const void *img, const char *src) {
       i++;
     if (i == st->nki) {
       rp_exec_set_error(x, "xrt: kernel op \"%s\": no kernel \"%s\" in "
-                        "xclbin \"%s\"", op->name, name, src);
+                        "xclbin \"%s\"", opname, name, src);
       return RP_ENOTFOUND;
     }
     const rp__xrt_kinfo *ki = &st->ki[i];
-    if (ki->nargs != xrt_nargs(k)) {
-      rp_exec_set_error(x, "xrt: kernel \"%s\" takes %u arguments in the "
-                        "xclbin but its descriptor gives %u", name,
-                        ki->nargs, xrt_nargs(k));
-      return RP_EINVAL;
-    }
-    for (unsigned a = 0; a < ki->nargs; a++) {
-      unsigned p = rp__xrt_param(k, a);
-      if (p >= k->nparams ||
-          (k->params[p].mode == RP_SCALAR) == ki->arg[a].global) {
-        rp_exec_set_error(x, "xrt: kernel \"%s\": argument %u is a %s in "
-                          "the xclbin but maps to parameter %u (%s)", name,
-                          a, ki->arg[a].global ? "buffer" : "scalar", p,
-                          p >= k->nparams ? "no such parameter"
-                          : k->params[p].mode == RP_SCALAR ? "a scalar"
-                                                            : "a buffer");
-        return RP_EINVAL;
-      }
-    }
-    if (ki->ncu == 0) {
-      rp_exec_set_error(x, "xrt: kernel \"%s\" has no compute unit in the "
-                        "xclbin's IP layout", name);
-      return RP_ENOTFOUND;
-    }
+    rp_status s = check_args(st, k, name, ki);
+    if (s != RP_OK)
+      return s;
     unsigned j = 0;
-    while (j < st->nxk && !(st->xk[j].ki == ki && st->xk[j].dev == op->device))
+    while (j < st->nxk && !(st->xk[j].ki == ki && st->xk[j].dev == dev))
       j++;
     if (j == st->nxk) {
       xkern *xk = &st->xk[st->nxk++];
       xuid_t uuid;
       xk->ki = ki;
-      xk->dev = op->device;
-      xrtDeviceGetXclbinUUID(st->dev[op->device], uuid);
+      xk->dev = dev;
+      xrtDeviceGetXclbinUUID(st->dev[dev], uuid);
       for (unsigned c = 0; c < ki->ncu; c++) {
         char full[160];
         snprintf(full, sizeof full, "%s:{%s}", ki->name, ki->cu[c]);
         xk->busy[c] = RP_NONE;
-        xk->h[c] = xrtPLKernelOpen(st->dev[op->device], uuid, full);
+        xk->h[c] = xrtPLKernelOpen(st->dev[dev], uuid, full);
         if (!xk->h[c]) {
           rp_exec_set_error(x, "xrt: cannot open compute unit \"%s\" on "
-                            "device %d", full, op->device);
+                            "device %d", full, dev);
           return RP_EBACKEND;
         }
       }
     }
-    st->op[n].xk = j;
+    st->op[v].xk = j;
+    st->op[v].fpga = 1;
   }
   return RP_OK;
 }
 
-static rp_status alloc_bo(xstate *st, rp_buf b, int d) {
-  xbo *xb = rp__xrt_bo(st, b, d);
-  void *host = rp_exec_host(st->x)[b];
-  uint64_t bytes = st->g->buf[b].bytes;
-  long page = sysconf(_SC_PAGESIZE);
-  xrtBufferHandle nb = NULL;
-  /* Host-backed where XRT allows it, except in the emulation: the noop
-   * shim's device memory is the BO's host memory, so a host-backed BO
-   * would make the device image alias the host image. */
-  int up = !st->emulate && host && page > 0 &&
-           (uintptr_t)host % (uintptr_t)page == 0;
-  if (up)
-    nb = xrtBOAllocUserPtr(st->dev[d], host, bytes, 0,
-                           (xrtMemoryGroup)xb->group);
-  if (!nb) {
-    /* Whole pages: the noop shim takes the BO's memory from
-     * aligned_alloc(4096, size), which wants a multiple of the alignment. */
-    uint64_t pg = page > 0 ? (uint64_t)page : 4096;
-    up = 0;
-    nb = xrtBOAlloc(st->dev[d], (bytes + pg - 1) / pg * pg, 0,
-                    (xrtMemoryGroup)xb->group);
+/* Image i's memory: a zeroed buffer object on its FPGA for a device
+ * image, zeroed host memory for a host-memory image that is not the
+ * user's array (the user's array needs nothing). */
+static rp_status alloc_image(xstate *st, uint32_t i) {
+  const rp_plan_image *im = &st->p->image[i];
+  if (im->flags & RP_IMAGE_USER)
+    return RP_OK;
+  rp_buffer_desc d;
+  rp_buffer_info(st->g, im->buf, &d);
+  if (im->flags & RP_IMAGE_HOST_MEMORY) {
+    if (!(st->himg[i] = calloc(1, im->bytes ? im->bytes : 1))) {
+      rp_exec_set_error(st->x, "xrt: cannot allocate %llu bytes of host "
+                        "memory for \"%s\"", (unsigned long long)im->bytes,
+                        d.name);
+      return RP_ENOMEM;
+    }
+    return RP_OK;
   }
+  xbo *xb = &st->bo[i];
+  long page = sysconf(_SC_PAGESIZE);
+  /* Whole pages: the noop shim takes the BO's memory from
+   * aligned_alloc(4096, size), which wants a multiple of the alignment. */
+  uint64_t pg = page > 0 ? (uint64_t)page : 4096;
+  xrtBufferHandle nb = xrtBOAlloc(st->dev[im->space],
+                                  (im->bytes + pg - 1) / pg * pg, 0,
+                                  (xrtMemoryGroup)xb->group);
   unsigned char *map = nb ? (unsigned char *)xrtBOMap(nb) : NULL;
   if (!nb || !map) {
     if (nb)
       xrtBOFree(nb);
     rp_exec_set_error(st->x, "xrt: cannot allocate a %llu-byte buffer "
                       "object for \"%s\" on device %d",
-                      (unsigned long long)bytes, st->g->buf[b].name, d);
+                      (unsigned long long)im->bytes, d.name, im->space);
     return RP_ENOMEM;
   }
-  if (!up) {
-    /* Device images start zeroed, like the reference's. */
-    memset(map, 0, bytes);
-    xrtBOSync(nb, XCL_BO_SYNC_BO_TO_DEVICE, bytes, 0);
+  /* Device images start zeroed, like the reference's. */
+  memset(map, 0, im->bytes);
+  if (xrtBOSync(nb, XCL_BO_SYNC_BO_TO_DEVICE, im->bytes, 0)) {
+    xrtBOFree(nb);
+    rp_exec_set_error(st->x, "xrt: cannot zero the buffer object of \"%s\" "
+                      "on device %d", d.name, im->space);
+    return RP_EBACKEND;
   }
   xb->bo = nb;
   xb->map = map;
-  xb->userptr = up;
   return RP_OK;
 }
 
-/* Set XRT argument a of run r from node n's parameters. */
-static rp_status set_arg(xstate *st, rp_node n, xrtRunHandle r, unsigned a) {
-  const rp__op *op = &st->g->op[n];
-  const rp_kernel *k = op->kernel;
-  const rp__xrt_arg *ga = &st->xk[st->op[n].xk].ki->arg[a];
+/* Set XRT argument a of run r from plan node v's parameters. */
+static rp_status set_arg(xstate *st, uint32_t v, xrtRunHandle r,
+                         unsigned a) {
+  const rp_plan_node *nd = &st->p->node[v];
+  const char *opname;
+  const rp_kernel *k = kernel_of(st, v, &opname);
+  const rp__xrt_arg *ga = &st->xk[st->op[v].xk].ki->arg[a];
   unsigned p = rp__xrt_param(k, a);
   int rc;
   if (ga->global) {
-    rp_buf b = st->g->args[op->arg0 + p].region.buf;
-    rc = xrtRunSetArg(r, (int)a, rp__xrt_bo(st, b, op->device)->bo);
+    rc = xrtRunSetArg(r, (int)a, st->bo[st->p->acc[nd->acc0 + p].image].bo);
   } else {
     /* XRT reads a scalar from the va_list with the type its metadata
      * names (see xrt_kernel.cpp): pass exactly that type. */
-    rp_slot v = rp_exec_args(st->x, n)->a[p];
+    rp_slot val = rp_exec_args(st->x, nd->op)->a[p];
     if (!strcmp(ga->type, "int"))
-      rc = xrtRunSetArg(r, (int)a, v.i32);
+      rc = xrtRunSetArg(r, (int)a, val.i32);
     else if (!strcmp(ga->type, "uint"))
-      rc = xrtRunSetArg(r, (int)a, v.u32);
+      rc = xrtRunSetArg(r, (int)a, val.u32);
     else if (!strcmp(ga->type, "float"))
-      rc = xrtRunSetArg(r, (int)a, (double)v.f32);
+      rc = xrtRunSetArg(r, (int)a, (double)val.f32);
     else if (!strcmp(ga->type, "double"))
-      rc = xrtRunSetArg(r, (int)a, v.f64);
+      rc = xrtRunSetArg(r, (int)a, val.f64);
     else if (ga->size == 4)
-      rc = xrtRunSetArg(r, (int)a, v.u32);
+      rc = xrtRunSetArg(r, (int)a, val.u32);
     else
-      rc = xrtRunSetArg(r, (int)a, (size_t)v.u64);
+      rc = xrtRunSetArg(r, (int)a, (size_t)val.u64);
   }
   if (rc) {
     rp_exec_set_error(st->x, "xrt: op \"%s\": XRT refused argument %u",
-                      op->name, a);
+                      opname, a);
     return RP_EBACKEND;
   }
   return RP_OK;
 }
 
+/* Runs prepared once per FPGA kernel node and compute unit; host tasks
+ * and host kernels checked for a body. */
 static rp_status prepare_ops(xstate *st) {
-  const rp_graph *g = st->g;
-  for (uint32_t n = 0; n < g->nop; n++) {
-    const rp__op *op = &g->op[n];
-    xop *o = &st->op[n];
-    rp_graph_preds(g, n, &o->npred);
-    o->type = op->type;
-    if (op->type == RP_OP_KERNEL) {
-      const xkern *xk = &st->xk[o->xk];
-      o->run = calloc(xk->ki->ncu, sizeof *o->run);
-      if (!o->run)
-        return RP_ENOMEM;
-      for (unsigned c = 0; c < xk->ki->ncu; c++) {
-        if (!(o->run[c] = xrtRunOpen(xk->h[c]))) {
-          rp_exec_set_error(st->x, "xrt: op \"%s\": cannot open a run",
-                            op->name);
-          return RP_EBACKEND;
-        }
-        for (unsigned a = 0; a < xk->ki->nargs; a++) {
-          rp_status s = set_arg(st, n, o->run[c], a);
-          if (s != RP_OK)
-            return s;
-        }
+  const rp_plan *p = st->p;
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    const rp_plan_node *nd = &p->node[v];
+    xop *o = &st->op[v];
+    for (uint32_t k = 0; k < nd->nacc && nd->type != RP_OP_COPY_D2H; k++) {
+      const rp_plan_access *a = &p->acc[nd->acc0 + k];
+      if (a->image != RP_NONE && (a->mode & RP_OUT) &&
+          (p->image[a->image].flags & RP_IMAGE_USER))
+        o->host_writer = 1;
+    }
+    if (nd->type == RP_OP_COPY_D2H) {
+      const rp_plan_access *a = &p->acc[nd->acc0 + 1];
+      o->host_writer = (p->image[a->image].flags & RP_IMAGE_USER) != 0;
+    }
+    if (nd->type == RP_OP_HOST) {
+      rp_host_fn fn;
+      void *user;
+      if (rp_node_host_fn(st->g, nd->op, &fn, &user) != RP_OK || !fn) {
+        rp_exec_set_error(st->x, "xrt: host task op %u has no function "
+                          "(graph loaded from a file)", nd->op);
+        return RP_ENOKERNEL;
       }
-    } else if (op->type != RP_OP_HOST) {
-      const rp__access *acc = rp__op_acc(g, n);
-      o->buf = acc[0].region.buf;
-      o->src = acc[0].space;
-      o->dst = acc[1].space;
-      uint64_t cnt = rp_region_intervals(g, &acc[0].region, NULL, 0);
-      o->iv = malloc((cnt ? cnt : 1) * 2 * sizeof *o->iv);
-      if (!o->iv)
-        return RP_ENOMEM;
-      o->niv = rp_region_intervals(g, &acc[0].region, o->iv, cnt);
+    }
+    if (!o->fpga)
+      continue;
+    const xkern *xk = &st->xk[o->xk];
+    o->run = calloc(xk->ki->ncu, sizeof *o->run);
+    if (!o->run)
+      return RP_ENOMEM;
+    for (unsigned c = 0; c < xk->ki->ncu; c++) {
+      if (!(o->run[c] = xrtRunOpen(xk->h[c]))) {
+        rp_exec_set_error(st->x, "xrt: op %u: cannot open a run", nd->op);
+        return RP_EBACKEND;
+      }
+      for (unsigned a = 0; a < xk->ki->nargs; a++) {
+        rp_status s = set_arg(st, v, o->run[c], a);
+        if (s != RP_OK)
+          return s;
+      }
     }
   }
   return RP_OK;
 }
 
-static rp_status xrt_instantiate(rp_exec *x, void **state) {
-  const rp_graph *g = rp_exec_graph(x);
+/* Memory banks: a device image goes to the bank of the first FPGA kernel
+ * argument using it. */
+static void banks(xstate *st) {
+  const rp_plan *p = st->p;
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    if (!st->op[v].fpga)
+      continue;
+    const rp_kernel *k = kernel_of(st, v, NULL);
+    const xkern *xk = &st->xk[st->op[v].xk];
+    for (unsigned a = 0; a < xk->ki->nargs; a++) {
+      if (!xk->ki->arg[a].global)
+        continue;
+      uint32_t im = p->acc[p->node[v].acc0 + rp__xrt_param(k, a)].image;
+      if (im != RP_NONE && !st->bo[im].group) {
+        int gid = xrtKernelArgGroupId(xk->h[0], (int)a);
+        st->bo[im].group = gid > 0 ? gid : 0;
+      }
+    }
+  }
+}
+
+static rp_status check_options(rp_exec *x, const rp_exec_opts *o) {
+  if (o->mode && strcmp(o->mode, "serial") && strcmp(o->mode, "dag")) {
+    rp_exec_set_error(x, "xrt: unknown mode \"%s\" (\"dag\" or \"serial\")",
+                      o->mode);
+    return RP_EINVAL;
+  }
+  const char *bad = o->nthreads > 1                    ? "nthreads"
+                    : o->cores || o->ncores            ? "cores"
+                    : o->cuda_update                   ? "cuda_update"
+                                                       : NULL;
+  if (bad) {
+    rp_exec_set_error(x, "xrt: option \"%s\" is not supported", bad);
+    return RP_EINVAL;
+  }
+  return RP_OK;
+}
+
+static rp_status xrt_instantiate(rp_exec *x, const rp_plan *p,
+                                 void **state) {
   const rp_exec_opts *o = rp_exec_opts_get(x);
+  rp_status s = check_options(x, o);
+  if (s != RP_OK)
+    return s;
   xstate *st = calloc(1, sizeof *st);
   if (!st)
     return RP_ENOMEM;
   st->x = x;
-  st->g = g;
-  st->nop = g->nop;
-  st->emulate = emulation_on();
+  st->p = p;
+  st->g = p->graph;
+  pthread_mutex_init(&st->mu, NULL);
+  pthread_cond_init(&st->cv, NULL);
+  st->emulate = o->xrt_emulate ? o->xrt_emulate > 0 : emulation_on();
   st->serial = o->mode && !strcmp(o->mode, "serial");
-  st->nd = rp_graph_num_devices(g);
-  if (o->mode && strcmp(o->mode, "serial") && strcmp(o->mode, "dag")) {
-    rp_exec_set_error(x, "xrt: unknown mode \"%s\" (\"dag\" or \"serial\")",
-                      o->mode);
-    free(st);
-    return RP_EINVAL;
+  st->nd = p->ndev;
+  int has_fpga = 0;
+  uint32_t maxacc = 0;
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    has_fpga |= fpga_kernel(st, v);
+    if (p->node[v].nacc > maxacc)
+      maxacc = p->node[v].nacc;
   }
+  for (uint32_t i = 0; i < p->nimage; i++)
+    has_fpga |= !(p->image[i].flags & RP_IMAGE_HOST_MEMORY);
   char err[512];
-  rp_status s = load_shim(st->emulate, err, sizeof err);
-  if (s != RP_OK) {
+  if (has_fpga && (s = load_shim(st->emulate, err, sizeof err)) != RP_OK) {
     rp_exec_set_error(x, "%s", err);
-    free(st);
+    xrt_destroy(st);
     return s;
   }
-  st->op = calloc(g->nop + 1, sizeof *st->op);
-  st->bo = calloc((size_t)g->nbuf * st->nd + 1, sizeof *st->bo);
-  st->ready = malloc((g->nop + 1) * sizeof *st->ready);
-  st->fly = malloc((g->nop + 1) * sizeof *st->fly);
-  if (!st->op || !st->bo || !st->ready || !st->fly) {
+  size_t nn = p->nnode + 1, ni = p->nimage + 1;
+  st->op = calloc(nn, sizeof *st->op);
+  st->bo = calloc(ni, sizeof *st->bo);
+  st->himg = calloc(ni, sizeof *st->himg);
+  st->ready = malloc(nn * sizeof *st->ready);
+  st->fly = malloc(nn * sizeof *st->fly);
+  st->reps_done = calloc(nn, sizeof *st->reps_done);
+  st->ptrs = calloc(maxacc + 1, sizeof *st->ptrs);
+  if (!st->op || !st->bo || !st->himg || !st->ready || !st->fly ||
+      !st->reps_done || !st->ptrs) {
     xrt_destroy(st);
     return RP_ENOMEM;
   }
   void *img = NULL;
   size_t n = 0;
   int has_kernels = 0;
-  for (uint32_t i = 0; i < g->nop; i++)
-    has_kernels |= g->op[i].type == RP_OP_KERNEL;
+  for (uint32_t v = 0; v < p->nnode; v++)
+    has_kernels |= fpga_kernel(st, v);
   const char *src = o->xclbin ? o->xclbin : "(generated for the emulation)";
-  if (o->xclbin)
+  if (o->xclbin && has_fpga)
     s = read_file(x, o->xclbin, &img, &n);
-  else if (st->emulate)
+  else if (st->emulate && has_kernels)
     s = gen_xclbin(st, &img, &n);
   else if (has_kernels) {
     rp_exec_set_error(x, "xrt: no xclbin given (rp_exec_opts.xclbin)");
@@ -453,37 +567,17 @@ static rp_status xrt_instantiate(rp_exec *x, void **state) {
     if (s != RP_OK)
       rp_exec_set_error(x, "xrt: invalid xclbin \"%s\": %s", src, err);
   }
-  if (s == RP_OK)
+  if (s == RP_OK && has_fpga)
     s = open_kernels(st, img, src);
   free(img);
-  /* Memory banks: the group of the first kernel argument using a buffer. */
-  for (uint32_t i = 0; s == RP_OK && i < g->nop; i++) {
-    const rp__op *op = &g->op[i];
-    if (op->type != RP_OP_KERNEL)
-      continue;
-    const xkern *xk = &st->xk[st->op[i].xk];
-    for (unsigned a = 0; a < xk->ki->nargs; a++) {
-      if (!xk->ki->arg[a].global)
-        continue;
-      rp_buf b = g->args[op->arg0 + rp__xrt_param(op->kernel, a)].region.buf;
-      xbo *xb = rp__xrt_bo(st, b, op->device);
-      if (!xb->group) {
-        int gid = xrtKernelArgGroupId(xk->h[0], (int)a);
-        xb->group = gid > 0 ? gid : 0;
-      }
-    }
-  }
-  for (uint32_t i = 0; s == RP_OK && i < g->nop; i++)
-    for (uint32_t a = 0; s == RP_OK && a < g->op[i].nacc; a++) {
-      const rp__access *ac = &rp__op_acc(g, i)[a];
-      if (ac->space != RP_SPACE_HOST &&
-          !rp__xrt_bo(st, ac->region.buf, ac->space)->bo)
-        s = alloc_bo(st, ac->region.buf, ac->space);
-    }
+  if (s == RP_OK)
+    banks(st);
+  for (uint32_t i = 0; s == RP_OK && i < p->nimage; i++)
+    s = alloc_image(st, i);
   if (s == RP_OK)
     s = prepare_ops(st);
   if (s != RP_OK) {
-    if (!x->err[0])
+    if (!rp_exec_error(x)[0])
       rp_exec_set_error(x, "xrt: instantiate failed: %s", rp_strerror(s));
     xrt_destroy(st);
     return s;
@@ -492,58 +586,79 @@ static rp_status xrt_instantiate(rp_exec *x, void **state) {
   return RP_OK;
 }
 
+static void progress_start(xstate *st) {
+  pthread_mutex_lock(&st->mu);
+  st->batch = rp_exec_batch(st->x, NULL);
+  memset(st->reps_done, 0, st->p->nnode * sizeof *st->reps_done);
+  st->running = 1;
+  pthread_cond_broadcast(&st->cv);
+  pthread_mutex_unlock(&st->mu);
+}
+
 static rp_status xrt_launch(void *state, unsigned iterations) {
   xstate *st = (xstate *)state;
-  st->last = RP_OK;
-  for (unsigned i = 0; i < iterations && st->last == RP_OK; i++)
-    st->last = st->serial ? rp__xrt_run_serial(st, NULL) : rp__xrt_run_dag(st);
-  return RP_OK;
-}
-
-static rp_status xrt_wait(void *state) { return ((xstate *)state)->last; }
-
-static rp_status xrt_profile(void *state, double *op_us) {
-  return rp__xrt_run_serial((xstate *)state, op_us);
-}
-
-/* A new host image: host-backed buffer objects follow it (their device
- * content is carried over); the others copy from it at each sync. */
-static rp_status xrt_rebind(void *state, rp_buf b) {
-  xstate *st = (xstate *)state;
-  for (unsigned d = 0; d < st->nd; d++) {
-    xbo *xb = rp__xrt_bo(st, b, (int)d), old = *xb;
-    if (!xb->bo || !xb->userptr)
-      continue;
-    rp_status s = alloc_bo(st, b, (int)d);
-    if (s != RP_OK) {
-      *xb = old;
-      return s;
-    }
-    xrtBOCopy(xb->bo, old.bo, st->g->buf[b].bytes, 0, 0);
-    for (uint32_t n = 0; n < st->nop; n++) {
-      const rp__op *op = &st->g->op[n];
-      if (op->type != RP_OP_KERNEL || op->device != (int)d)
-        continue;
-      const xkern *xk = &st->xk[st->op[n].xk];
-      for (unsigned a = 0; a < xk->ki->nargs; a++)
-        if (xk->ki->arg[a].global &&
-            st->g->args[op->arg0 + rp__xrt_param(op->kernel, a)].region.buf == b)
-          for (unsigned c = 0; c < xk->ki->ncu; c++)
-            if ((s = set_arg(st, n, st->op[n].run[c], a)) != RP_OK)
-              return s;
-    }
-    xrtBOFree(old.bo);
+  rp_status s = RP_OK;
+  progress_start(st);
+  for (unsigned i = 0; i < iterations && s == RP_OK; i++) {
+    st->replay = i;
+    s = st->serial ? rp__xrt_run_serial(st, NULL) : rp__xrt_run_dag(st);
   }
+  pthread_mutex_lock(&st->mu);
+  st->running = 0;
+  pthread_cond_broadcast(&st->cv);
+  pthread_mutex_unlock(&st->mu);
+  return s;
+}
+
+/* The core runs launch on its thread and joins it: nothing is left. */
+static rp_status xrt_wait(void *state) { return RP_OK; }
+
+/* Done once every host writer of b has run in the batch's last replay,
+ * or the engine stopped. */
+static rp_status xrt_wait_buffer(void *state, rp_buf b) {
+  xstate *st = (xstate *)state;
+  const rp_plan *p = st->p;
+  unsigned iters;
+  uint64_t batch = rp_exec_batch(st->x, &iters);
+  pthread_mutex_lock(&st->mu);
+  for (;;) {
+    int done = st->batch == batch;
+    for (uint32_t i = p->hw_off[b]; done && st->running &&
+                                    i < p->hw_off[b + 1]; i++)
+      done = st->reps_done[p->host_writers[i]] >= iters;
+    if (done)
+      break;
+    pthread_cond_wait(&st->cv, &st->mu);
+  }
+  pthread_mutex_unlock(&st->mu);
   return RP_OK;
 }
 
-static rp_status xrt_set_scalar(void *state, rp_node n, unsigned param) {
+static rp_status xrt_profile(void *state, double *node_us) {
   xstate *st = (xstate *)state;
-  const xkern *xk = &st->xk[st->op[n].xk];
+  progress_start(st);
+  st->replay = 0;
+  rp_status s = rp__xrt_run_serial(st, node_us);
+  pthread_mutex_lock(&st->mu);
+  st->running = 0;
+  pthread_mutex_unlock(&st->mu);
+  return s;
+}
+
+/* Buffer objects never alias the user's array (it is looked up at each
+ * copy and host node): nothing to do. */
+static rp_status xrt_rebind(void *state, rp_buf b) { return RP_OK; }
+
+static rp_status xrt_set_scalar(void *state, uint32_t v, unsigned param) {
+  xstate *st = (xstate *)state;
+  if (v >= st->p->nnode || !st->op[v].fpga)
+    return RP_OK; /* host kernels read the argument block when they run */
+  const rp_kernel *k = kernel_of(st, v, NULL);
+  const xkern *xk = &st->xk[st->op[v].xk];
   for (unsigned a = 0; a < xk->ki->nargs; a++)
-    if (rp__xrt_param(st->g->op[n].kernel, a) == param)
+    if (rp__xrt_param(k, a) == param)
       for (unsigned c = 0; c < xk->ki->ncu; c++) {
-        rp_status s = set_arg(st, n, st->op[n].run[c], a);
+        rp_status s = set_arg(st, v, st->op[v].run[c], a);
         if (s != RP_OK)
           return s;
       }
@@ -572,10 +687,13 @@ const rp_backend rp_backend_xrt = {
     .abi = RP_BACKEND_ABI,
     .name = "xrt",
     .priority = -10,
+    .owns = RP_DEVICE_FPGA,
+    .flags = RP_BACKEND_BLOCKING_LAUNCH,
     .probe = xrt_probe,
     .instantiate = xrt_instantiate,
     .launch = xrt_launch,
     .wait = xrt_wait,
+    .wait_buffer = xrt_wait_buffer,
     .rebind = xrt_rebind,
     .set_scalar = xrt_set_scalar,
     .profile = xrt_profile,

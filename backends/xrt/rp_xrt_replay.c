@@ -1,6 +1,8 @@
-/* The XRT backend's replay: one polling loop submits ops in dependency
- * order, spreads kernel runs over compute units, and (in the noop
- * emulation only) runs kernels' CPU bodies when their runs complete. */
+/* The XRT backend's replay: one polling loop submits the plan's nodes in
+ * dependency order, spreads kernel runs over compute units, runs copies,
+ * host tasks and the kernels of CPU-kind devices on the host when their
+ * turn comes, and (in the noop emulation only) runs FPGA kernels' CPU
+ * bodies when their runs complete. */
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,76 +22,111 @@ static void idle(unsigned *spins) {
   nanosleep(&ts, NULL);
 }
 
-static rp_status bo_sync(xstate *st, xbo *xb, int to_dev, uint64_t off,
-                      uint64_t len, const char *what) {
+static const char *op_name(const xstate *st, uint32_t v) {
+  rp_node_info ni;
+  if (rp_node_info_get(st->g, st->p->node[v].op, &ni) != RP_OK)
+    return "?";
+  return ni.name;
+}
+
+static rp_status bo_sync(xstate *st, const xbo *xb, int to_dev, uint64_t off,
+                         uint64_t len, uint32_t v) {
   if (xrtBOSync(xb->bo, to_dev ? XCL_BO_SYNC_BO_TO_DEVICE
                                : XCL_BO_SYNC_BO_FROM_DEVICE, len, off)) {
     rp_exec_set_error(st->x, "xrt: op \"%s\": buffer object sync failed",
-                      what);
+                      op_name(st, v));
     return RP_EBACKEND;
   }
   return RP_OK;
 }
 
-/* Copies and host tasks run on the host, in the polling thread. */
-static rp_status run_host_side(xstate *st, rp_node n) {
-  const rp__op *op = &st->g->op[n];
-  xop *o = &st->op[n];
-  void *const *host = rp_exec_host(st->x);
+/* A copy between two images, run by run: host memory to host memory, to
+ * or from a buffer object (through its map and a sync), or between two
+ * buffer objects. */
+static rp_status run_copy(xstate *st, uint32_t v) {
+  const rp_plan *p = st->p;
+  const rp_plan_access *a = p->acc + p->node[v].acc0;
+  uint32_t si = a[0].image, di = a[1].image;
+  int sh = (p->image[si].flags & RP_IMAGE_HOST_MEMORY) != 0;
+  int dh = (p->image[di].flags & RP_IMAGE_HOST_MEMORY) != 0;
+  unsigned char *src = sh ? (unsigned char *)rp__xrt_host(st, si) : NULL;
+  unsigned char *dst = dh ? (unsigned char *)rp__xrt_host(st, di) : NULL;
+  const xbo *sb = &st->bo[si], *db = &st->bo[di];
+  const uint64_t *iv = p->iv + 2 * (uint64_t)a[1].iv0;
   rp_status s = RP_OK;
-  if (op->type == RP_OP_HOST) {
-    void *ptrs[64], **p = op->nacc <= 64 ? ptrs : malloc(op->nacc * sizeof *p);
-    if (!p)
-      return RP_ENOMEM;
-    for (uint32_t a = 0; a < op->nacc; a++)
-      p[a] = host[rp__op_acc(st->g, n)[a].region.buf];
-    op->fn(op->user, p);
-    if (p != ptrs)
-      free(p);
-    return RP_OK;
-  }
-  unsigned char *h = (unsigned char *)host[o->buf];
-  for (uint64_t i = 0; s == RP_OK && i < o->niv; i++) {
-    uint64_t off = o->iv[2 * i], len = o->iv[2 * i + 1];
-    if (op->type == RP_OP_COPY_H2D) {
-      xbo *d = rp__xrt_bo(st, o->buf, o->dst);
-      if (!d->userptr)
-        memcpy(d->map + off, h + off, len);
-      s = bo_sync(st, d, 1, off, len, op->name);
-    } else if (op->type == RP_OP_COPY_D2H) {
-      xbo *d = rp__xrt_bo(st, o->buf, o->src);
-      s = bo_sync(st, d, 0, off, len, op->name);
-      if (s == RP_OK && !d->userptr)
-        memcpy(h + off, d->map + off, len);
-    } else {
-      xbo *a = rp__xrt_bo(st, o->buf, o->src), *b = rp__xrt_bo(st, o->buf, o->dst);
-      if (st->emulate) {
-        memcpy(b->map + off, a->map + off, len);
-      } else if (xrtBOCopy(b->bo, a->bo, len, off, off)) {
-        rp_exec_set_error(st->x, "xrt: peer copy \"%s\" failed", op->name);
-        s = RP_EBACKEND;
-      }
+  for (uint32_t i = 0; s == RP_OK && i < a[1].niv; i++) {
+    uint64_t off = iv[2 * i], len = iv[2 * i + 1];
+    if (sh && dh) {
+      memmove(dst + off, src + off, len);
+    } else if (sh) {
+      memcpy(db->map + off, src + off, len);
+      s = bo_sync(st, db, 1, off, len, v);
+    } else if (dh) {
+      s = bo_sync(st, sb, 0, off, len, v);
+      if (s == RP_OK)
+        memcpy(dst + off, sb->map + off, len);
+    } else if (st->emulate) {
+      memcpy(db->map + off, sb->map + off, len);
+    } else if (xrtBOCopy(db->bo, sb->bo, len, off, off)) {
+      rp_exec_set_error(st->x, "xrt: peer copy \"%s\" failed",
+                        op_name(st, v));
+      s = RP_EBACKEND;
     }
   }
   return s;
 }
 
-/* The noop shim executes nothing: run the kernel's CPU body on the
- * buffer objects' memory when its run completes. */
-static void emulate_kernel(xstate *st, rp_node n) {
-  const rp__op *op = &st->g->op[n];
-  const rp_kernel *k = op->kernel;
-  rp_kargs a = *rp_exec_args(st->x, n);
-  for (unsigned p = 0; p < k->nparams; p++)
-    if (k->params[p].mode != RP_SCALAR)
-      a.a[p].p = rp__xrt_bo(st, st->g->args[op->arg0 + p].region.buf,
-                       op->device)->map;
+/* A kernel's CPU body over its images: host memory for a kernel of a
+ * CPU-kind device, the buffer objects' maps for an emulated FPGA run (the
+ * noop shim executes nothing). */
+static void run_cpu_body(xstate *st, uint32_t v) {
+  const rp_plan *p = st->p;
+  const rp_plan_node *nd = &p->node[v];
+  rp_node_info ni;
+  rp_node_info_get(st->g, nd->op, &ni);
+  rp_kargs ka = *rp_exec_args(st->x, nd->op);
+  for (uint32_t k = 0; k < nd->nacc; k++) {
+    uint32_t im = p->acc[nd->acc0 + k].image;
+    if (im == RP_NONE)
+      continue;
+    ka.a[k].p = p->image[im].flags & RP_IMAGE_HOST_MEMORY
+                    ? rp__xrt_host(st, im)
+                    : (void *)st->bo[im].map;
+  }
   uint64_t lo[3] = {0, 0, 0};
-  k->cpu(&a, lo, a.n);
+  ni.kernel->cpu(&ka, lo, ka.n);
 }
 
-static rp_status start_kernel(xstate *st, rp_node n, int *started) {
-  xop *o = &st->op[n];
+/* A failure a CPU body or host task reported, as the replay's status. */
+static rp_status task_status(xstate *st, uint32_t v) {
+  char msg[256];
+  int code = rp_task_take_failure(msg, sizeof msg);
+  return code ? rp_exec_fail_task(st->x, v, st->replay, code, msg) : RP_OK;
+}
+
+/* Copies, host tasks and host kernels run on the host, in the polling
+ * thread. */
+static rp_status run_host_side(xstate *st, uint32_t v) {
+  const rp_plan *p = st->p;
+  const rp_plan_node *nd = &p->node[v];
+  if (nd->type == RP_OP_KERNEL) {
+    run_cpu_body(st, v);
+    return task_status(st, v);
+  }
+  if (nd->type == RP_OP_HOST) {
+    rp_host_fn fn;
+    void *user;
+    rp_node_host_fn(st->g, nd->op, &fn, &user);
+    for (uint32_t k = 0; k < nd->nacc; k++)
+      st->ptrs[k] = rp__xrt_host(st, p->acc[nd->acc0 + k].image);
+    fn(user, st->ptrs);
+    return task_status(st, v);
+  }
+  return run_copy(st, v);
+}
+
+static rp_status start_kernel(xstate *st, uint32_t v, int *started) {
+  xop *o = &st->op[v];
   xkern *xk = &st->xk[o->xk];
   *started = 0;
   /* Round robin over the free units, so that runs spread over all of them
@@ -101,10 +138,10 @@ static rp_status start_kernel(xstate *st, rp_node n, int *started) {
     xk->next = (c + 1) % xk->ki->ncu;
     if (xrtRunStart(o->run[c])) {
       rp_exec_set_error(st->x, "xrt: op \"%s\": cannot start its run on "
-                        "compute unit %s", st->g->op[n].name, xk->ki->cu[c]);
+                        "compute unit %s", op_name(st, v), xk->ki->cu[c]);
       return RP_EBACKEND;
     }
-    xk->busy[c] = n;
+    xk->busy[c] = v;
     xk->runs[c]++;
     o->cu = c;
     *started = 1;
@@ -113,9 +150,9 @@ static rp_status start_kernel(xstate *st, rp_node n, int *started) {
   return RP_OK;
 }
 
-/* 1 when node n's run finished (s says how). */
-static int poll_kernel(xstate *st, rp_node n, rp_status *s) {
-  xop *o = &st->op[n];
+/* 1 when node v's run finished (s says how). */
+static int poll_kernel(xstate *st, uint32_t v, rp_status *s) {
+  xop *o = &st->op[v];
   xkern *xk = &st->xk[o->xk];
   enum ert_cmd_state e = xrtRunState(o->run[o->cu]);
   if (e < ERT_CMD_STATE_COMPLETED)
@@ -124,50 +161,63 @@ static int poll_kernel(xstate *st, rp_node n, rp_status *s) {
   *s = RP_OK;
   if (e != ERT_CMD_STATE_COMPLETED) {
     rp_exec_set_error(st->x, "xrt: op \"%s\" ended in state %d on compute "
-                      "unit %s", st->g->op[n].name, (int)e,
-                      xk->ki->cu[o->cu]);
+                      "unit %s", op_name(st, v), (int)e, xk->ki->cu[o->cu]);
     *s = RP_EBACKEND;
   } else if (st->emulate) {
-    emulate_kernel(st, n);
+    run_cpu_body(st, v);
   }
   return 1;
 }
 
-static void complete(xstate *st, rp_node n, uint32_t *nready) {
-  uint32_t ns;
-  const rp_node *succ = rp_graph_succs(st->g, n, &ns);
-  for (uint32_t i = 0; i < ns; i++)
-    if (--st->op[succ[i]].left == 0)
-      st->ready[(*nready)++] = succ[i];
+/* Node v is done in this replay: wake per-buffer waiters if it writes a
+ * user array. */
+static void node_done(xstate *st, uint32_t v) {
+  if (!st->op[v].host_writer)
+    return;
+  pthread_mutex_lock(&st->mu);
+  st->reps_done[v] = st->replay + 1;
+  pthread_cond_broadcast(&st->cv);
+  pthread_mutex_unlock(&st->mu);
 }
 
-/* One iteration as a DAG: every op starts as soon as its predecessors are
- * done; kernels go to a free compute unit of their kernel; one loop polls
- * the runs in flight. */
+static void complete(xstate *st, uint32_t v, uint32_t *nready) {
+  const rp_plan_node *nd = &st->p->node[v];
+  node_done(st, v);
+  for (uint32_t i = 0; i < nd->nsucc; i++) {
+    uint32_t w = st->p->succ[nd->succ0 + i];
+    if (--st->op[w].left == 0)
+      st->ready[(*nready)++] = w;
+  }
+}
+
+/* One replay as a DAG: every node starts as soon as its predecessors are
+ * done; FPGA kernels go to a free compute unit of their kernel; one loop
+ * polls the runs in flight and runs the host side between polls. */
 rp_status rp__xrt_run_dag(xstate *st) {
+  const rp_plan *p = st->p;
   uint32_t nready = 0, nfly = 0, done = 0;
   unsigned spins = 0;
   rp_status s = RP_OK;
-  for (uint32_t n = 0; n < st->nop; n++)
-    if ((st->op[n].left = st->op[n].npred) == 0)
-      st->ready[nready++] = n;
-  while (done < st->nop && (s == RP_OK || nfly)) {
+  for (uint32_t v = 0; v < p->nnode; v++)
+    if ((st->op[v].left = p->node[v].npred) == 0)
+      st->ready[nready++] = v;
+  while (done < p->nnode && (s == RP_OK || nfly)) {
     int progress = 0;
-    /* Kernels first, so the device works while the host copies. */
+    /* FPGA kernels first, so the device works while the host copies. */
     uint32_t keep = 0, host_op = RP_NONE;
     for (uint32_t i = 0; i < nready; i++) {
-      rp_node n = st->ready[i];
+      uint32_t v = st->ready[i];
       int started = 0;
-      if (s == RP_OK && st->op[n].type == RP_OP_KERNEL) {
-        s = start_kernel(st, n, &started);
+      if (s == RP_OK && st->op[v].fpga) {
+        s = start_kernel(st, v, &started);
         if (started)
-          st->fly[nfly++] = n;
+          st->fly[nfly++] = v;
       } else if (s == RP_OK && host_op == RP_NONE) {
-        host_op = n;
+        host_op = v;
         started = 1;
       }
       if (!started)
-        st->ready[keep++] = n;
+        st->ready[keep++] = v;
     }
     nready = keep;
     if (host_op != RP_NONE) {
@@ -181,8 +231,8 @@ rp_status rp__xrt_run_dag(xstate *st) {
     }
     for (uint32_t i = 0; i < nfly;) {
       rp_status ks;
-      rp_node n = st->fly[i];
-      if (!poll_kernel(st, n, &ks)) {
+      uint32_t v = st->fly[i];
+      if (!poll_kernel(st, v, &ks)) {
         i++;
         continue;
       }
@@ -192,7 +242,7 @@ rp_status rp__xrt_run_dag(xstate *st) {
       if (ks != RP_OK && s == RP_OK)
         s = ks;
       if (ks == RP_OK)
-        complete(st, n, &nready);
+        complete(st, v, &nready);
     }
     if (s != RP_OK && !nfly)
       break;
@@ -204,24 +254,25 @@ rp_status rp__xrt_run_dag(xstate *st) {
   return s;
 }
 
-/* Program order, one op at a time (the baseline and the profile). */
-rp_status rp__xrt_run_serial(xstate *st, double *op_us) {
-  for (rp_node n = 0; n < st->nop; n++) {
-    double t0 = rp__now_us();
+/* Program order, one node at a time (the baseline and the profile). */
+rp_status rp__xrt_run_serial(xstate *st, double *node_us) {
+  for (uint32_t v = 0; v < st->p->nnode; v++) {
+    double t0 = rp_clock_us();
     rp_status s;
-    if (st->op[n].type == RP_OP_KERNEL) {
+    if (st->op[v].fpga) {
       int started;
       unsigned spins = 0;
-      s = start_kernel(st, n, &started);
-      while (s == RP_OK && !poll_kernel(st, n, &s))
+      s = start_kernel(st, v, &started);
+      while (s == RP_OK && !poll_kernel(st, v, &s))
         idle(&spins);
     } else {
-      s = run_host_side(st, n);
+      s = run_host_side(st, v);
     }
-    if (op_us)
-      op_us[n] = rp__now_us() - t0;
+    if (node_us)
+      node_us[v] = rp_clock_us() - t0;
     if (s != RP_OK)
       return s;
+    node_done(st, v);
   }
   return RP_OK;
 }

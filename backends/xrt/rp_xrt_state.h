@@ -1,22 +1,21 @@
 /* Internal state of the XRT backend, shared by rp_xrt.c (instantiate,
- * teardown) and rp_xrt_replay.c (the polling loop). */
+ * teardown) and rp_xrt_replay.c (the polling loop). It reads the plan
+ * (reprise/backend.h) and nothing of the recorder's. */
 #ifndef RP_XRT_STATE_H
 #define RP_XRT_STATE_H
 
+#include <pthread.h>
 #include <xrt/xrt_bo.h>
 #include <xrt/xrt_device.h>
 #include <xrt/xrt_kernel.h>
 
-#include "record/graph.h"
-#include "replay/exec.h"
+#include "reprise/backend.h"
 #include "rp_xrt.h"
 
-/* One buffer's image on one device. */
+/* A device image: one buffer object on one FPGA. */
 typedef struct xbo {
   xrtBufferHandle bo;
-  unsigned char *map; /* host shadow of the BO (the user's memory when
-                         host-backed) */
-  int userptr;        /* created with xrtBOAllocUserPtr */
+  unsigned char *map; /* host shadow of the BO */
   int group;          /* memory bank */
 } xbo;
 
@@ -30,20 +29,19 @@ typedef struct xkern {
   unsigned next; /* where the search for a free unit starts */
 } xkern;
 
+/* One plan node as the backend runs it. */
 typedef struct xop {
-  rp_op_type type;
-  uint32_t npred, left;
-  unsigned xk;            /* kernels: index into xk */
-  xrtRunHandle *run;      /* kernels: one run per compute unit */
-  unsigned cu;            /* kernels: unit of the run in flight */
-  rp_buf buf;             /* copies */
-  int src, dst;           /* copies: spaces */
-  uint64_t *iv, niv;      /* copies: (offset, length) pairs */
-  double t0;              /* profile: start time */
+  uint32_t left;          /* predecessors not done in this replay */
+  int fpga;               /* 1: a kernel run on an FPGA compute unit */
+  unsigned xk;            /* FPGA kernels: index into xk */
+  xrtRunHandle *run;      /* FPGA kernels: one run per compute unit */
+  unsigned cu;            /* FPGA kernels: unit of the run in flight */
+  int host_writer;        /* writes some buffer's user array */
 } xop;
 
 typedef struct xstate {
   rp_exec *x;
+  const rp_plan *p;
   const rp_graph *g;
   int emulate, serial;
   unsigned nd;
@@ -52,25 +50,37 @@ typedef struct xstate {
   unsigned nki;
   xkern *xk;
   unsigned nxk;
-  xbo *bo; /* nbuf * nd */
-  xop *op;
-  uint32_t nop;
+  xbo *bo;        /* per plan image: device images */
+  void **himg;    /* per plan image: host-memory images we allocate */
+  xop *op;        /* per plan node */
   uint32_t *ready, *fly;
-  rp_status last;
+  void **ptrs;    /* scratch: host task pointers */
+  unsigned replay; /* replay of the batch being run (0 the first) */
+  /* Progress, for wait_buffer: the batch the engine runs, per node the
+   * replays of it done, whether the engine still runs it. */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint64_t batch;
+  unsigned *reps_done;
+  int running;
 } xstate;
-
-static inline xbo *rp__xrt_bo(xstate *st, rp_buf b, int dev) {
-  return &st->bo[(size_t)b * st->nd + (size_t)dev];
-}
 
 /* XRT argument i of kernel k is parameter rp__xrt_param(k, i). */
 static inline unsigned rp__xrt_param(const rp_kernel *k, unsigned i) {
   return k->xrt_argmap ? k->xrt_argmap[i] : i;
 }
 
-/* One iteration as a DAG (polling loop), or in program order one op at a
- * time (op_us, if not NULL, receives each op's time). */
+/* Host address of host-memory image i (the user's array, followed through
+ * rebinding, or ours). */
+static inline void *rp__xrt_host(const xstate *st, uint32_t i) {
+  const rp_plan_image *im = &st->p->image[i];
+  return im->flags & RP_IMAGE_USER ? rp_exec_host(st->x)[im->buf]
+                                   : st->himg[i];
+}
+
+/* One replay as a DAG (polling loop), or in program order one node at a
+ * time (node_us, if not NULL, receives each node's time). */
 rp_status rp__xrt_run_dag(xstate *st);
-rp_status rp__xrt_run_serial(xstate *st, double *op_us);
+rp_status rp__xrt_run_serial(xstate *st, double *node_us);
 
 #endif

@@ -222,6 +222,14 @@ RP_API void rp_exec_set_error(rp_exec *x, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/** @brief Record the failure message of a call that has no exec to put it
+ * in (a backend's probe, say) for rp_last_error() of this thread;
+ * printf-style. */
+RP_API void rp_backend_set_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
 /** @brief Host task of operation @p n: its function and user pointer. */
 RP_API rp_status rp_node_host_fn(const rp_graph *g, rp_node n, rp_host_fn *fn,
                                  void **user);

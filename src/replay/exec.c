@@ -85,6 +85,15 @@ void rp_exec_set_error(rp_exec *x, const char *fmt, ...) {
   rp__set_last_error(x->err);
 }
 
+void rp_backend_set_error(const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  rp__set_last_error(msg);
+}
+
 const rp_graph *rp_exec_graph(const rp_exec *x) { return x ? x->g : NULL; }
 const rp_exec_opts *rp_exec_opts_get(const rp_exec *x) {
   static const rp_exec_opts none = RP_EXEC_OPTS_INIT;

@@ -8,3 +8,7 @@ if(TARGET test_cuda)
                              ${CMAKE_CURRENT_SOURCE_DIR}/backends)
   target_link_libraries(test_cuda PRIVATE rp_test_cuda_kernels CUDA::cudart)
 endif()
+if(TARGET test_cuda_mixed)
+  target_link_libraries(test_cuda_mixed PRIVATE rp_test_cuda_kernels
+                        CUDA::cudart)
+endif()

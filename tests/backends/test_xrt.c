@@ -360,3 +360,24 @@ Test(xrt, no_card_is_enodev) {
             rp_last_error());
   rp_graph_destroy(g);
 }
+
+/* ---- mixed device kinds: an FPGA (device 0, emulated) beside CPU cores
+ * (device 1) in one graph */
+
+#include "mixed_wl.h"
+
+Test(xrt, mixed_fpga_and_cpu_devices_equal_reference) {
+  const rp_backend *be;
+  cr_assert_eq(rp_backend_find("xrt", &be), RP_OK);
+  mw_check(be, NULL, &tu_mix, &tu_bump, 4);
+  rp_exec_opts o = RP_EXEC_OPTS_INIT;
+  o.mode = "serial";
+  mw_check(be, &o, &tu_mix, &tu_bump, 2);
+}
+
+Test(xrt, wait_buffer_returns_before_a_blocked_task) {
+  const rp_backend *be;
+  cr_assert_eq(rp_backend_find("xrt", &be), RP_OK);
+  for (unsigned reps = 1; reps <= 3; reps++)
+    mw_wait_buffer(be, NULL, &tu_mix, &tu_bump, reps);
+}
