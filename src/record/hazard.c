@@ -4,15 +4,18 @@
  * covering the buffer; each segment remembers its last writer and the
  * readers since. A new access visits only the segments it overlaps, so the
  * cost per operation depends on what it touches, never on how many
- * operations came before. Candidate edges are then transitively reduced
- * against the (already reduced) graph: a candidate is dropped when another,
- * later candidate reaches it. For every buffer a second segment list keeps
+ * operations came before. A segment's readers that are known ancestors of
+ * its latest reader are dropped (a later writer's edge from the latest one
+ * implies theirs). Candidates, one per source (record/reduce.c), are then
+ * reduced exactly: one is dropped iff another candidate's path implies it.
+ * For every buffer a second segment list keeps
  * which spaces hold a valid copy of each byte (bit 0 the host, bit d+1
  * device d), for automatic coherence. */
 #include <stdlib.h>
 #include <string.h>
 #include "record/graph.h"
 #include "record/hazard.h"
+#include "record/reduce.h"
 
 typedef struct seg {
   uint64_t lo, hi;
@@ -37,23 +40,11 @@ typedef struct tbuf {
   uint32_t nv, capv;
 } tbuf;
 
-typedef struct cand {
-  uint32_t from;
-  uint8_t kind;
-  uint8_t keep; /* explicit: never reduced away */
-  uint32_t buf;
-} cand;
-
 struct rp__track {
   tbuf *b;
   uint32_t nb, capb;
-  cand *c;
-  uint32_t nc, capc;
-  uint32_t *stamp, capstamp, cur;
-  uint32_t *cstamp, capcstamp; /* == cur: a candidate of the current op */
-  uint32_t left;               /* candidates not reached yet */
-  uint32_t *level, caplevel; /* longest path from a source, per node */
-  uint32_t *stack, capstack;
+  rp__reduce *red;
+  uint32_t window; /* 0: RP__ANC_WINDOW */
   int oom;
 };
 
@@ -72,11 +63,7 @@ void rp__track_free(rp_graph *g) {
     free(b->v);
   }
   free(t->b);
-  free(t->c);
-  free(t->stamp);
-  free(t->cstamp);
-  free(t->level);
-  free(t->stack);
+  rp__reduce_free(t->red);
   free(t);
   g->track = NULL;
 }
@@ -85,6 +72,9 @@ static rp__track *track_get(rp_graph *g) {
   if (!g->track && !(g->track = calloc(1, sizeof *g->track)))
     return NULL;
   rp__track *t = g->track;
+  if (!t->red &&
+      !(t->red = rp__reduce_new(t->window ? t->window : RP__ANC_WINDOW)))
+    return NULL;
   if (t->nb < g->nbuf) {
     if (rp__grow((void **)&t->b, &t->capb, g->nbuf, sizeof *t->b))
       return NULL;
@@ -152,14 +142,6 @@ static uint32_t seg_split(segs *S, uint64_t x) {
   return i + 1;
 }
 
-static void cand_add(rp__track *t, uint32_t from, int kind, uint32_t buf) {
-  if (rp__grow((void **)&t->c, &t->capc, t->nc + 1, sizeof *t->c)) {
-    t->oom = 1;
-    return;
-  }
-  t->c[t->nc++] = (cand){from, (uint8_t)kind, 0, buf};
-}
-
 struct visit {
   rp_graph *g;
   rp__track *t;
@@ -181,9 +163,19 @@ static void visit_read(void *ctx, uint64_t a, uint64_t len) {
   for (; i < S->n && S->s[i].lo < a + len; i++) {
     seg *s = &S->s[i];
     if (s->writer != RP_NONE && s->writer != v->j)
-      cand_add(v->t, s->writer, RP_EDGE_RAW, v->buf);
+      rp__reduce_add(v->t->red, s->writer, RP_EDGE_RAW, 0, v->buf);
     if (s->nrd && s->rd[s->nrd - 1] == v->j)
       continue;
+    /* Readers that are ancestors of the latest one need no edge to a
+     * later writer: the latest one's edge implies theirs. */
+    if (s->nrd > 1) {
+      uint32_t last = s->rd[s->nrd - 1], w = 0;
+      for (uint32_t r = 0; r + 1 < s->nrd; r++)
+        if (!rp__reduce_known_ancestor(v->t->red, s->rd[r], last))
+          s->rd[w++] = s->rd[r];
+      s->rd[w++] = last;
+      s->nrd = w;
+    }
     if (rp__grow((void **)&s->rd, &s->caprd, s->nrd + 1, sizeof *s->rd)) {
       v->t->oom = 1;
       return;
@@ -207,12 +199,12 @@ static void visit_write(void *ctx, uint64_t a, uint64_t len) {
     int any = 0;
     for (uint32_t r = 0; r < s->nrd; r++)
       if (s->rd[r] != v->j) {
-        cand_add(v->t, s->rd[r], RP_EDGE_WAR, v->buf);
+        rp__reduce_add(v->t->red, s->rd[r], RP_EDGE_WAR, 0, v->buf);
         any = 1;
       }
     if (!any && s->writer != RP_NONE && s->writer != v->j &&
         !(s->nrd && s->rd[0] == v->j))
-      cand_add(v->t, s->writer, RP_EDGE_WAW, v->buf);
+      rp__reduce_add(v->t->red, s->writer, RP_EDGE_WAW, 0, v->buf);
   }
   /* Segments i .. k-1 become one, written by j, with no readers. */
   for (uint32_t x = i + 1; x < k; x++)
@@ -227,83 +219,11 @@ static void visit_write(void *ctx, uint64_t a, uint64_t len) {
   }
 }
 
-static int cand_cmp(const void *a, const void *b) {
-  const cand *x = a, *y = b;
-  if (x->from != y->from)
-    return x->from > y->from ? -1 : 1; /* latest first */
-  if (x->keep != y->keep)
-    return x->keep > y->keep ? -1 : 1;
-  if (x->kind != y->kind)
-    return x->kind < y->kind ? -1 : 1;
-  return x->buf < y->buf ? -1 : x->buf > y->buf;
-}
-
-static int stamp_ready(rp__track *t, uint32_t n) {
-  if (n > t->capstamp) {
-    uint32_t old = t->capstamp;
-    if (rp__grow((void **)&t->stamp, &t->capstamp, n, sizeof *t->stamp))
-      return -1;
-    memset(t->stamp + old, 0, (t->capstamp - old) * sizeof *t->stamp);
-  }
-  if (n > t->capcstamp) {
-    uint32_t old = t->capcstamp;
-    if (rp__grow((void **)&t->cstamp, &t->capcstamp, n, sizeof *t->cstamp))
-      return -1;
-    memset(t->cstamp + old, 0, (t->capcstamp - old) * sizeof *t->cstamp);
-  }
-  if (++t->cur == 0) {
-    memset(t->stamp, 0, t->capstamp * sizeof *t->stamp);
-    memset(t->cstamp, 0, t->capcstamp * sizeof *t->cstamp);
-    t->cur = 1;
-  }
-  return 0;
-}
-
-/* Search budget of one op's reduction, in edges read. The search only
- * visits nodes between the op's oldest candidate and itself, so it is
- * exact whenever the edges into that window number at most this many
- * (every graph of up to RP__REDUCE_BUDGET edges, and structured graphs
- * whose dependencies stay local).
- * Past it the remaining candidates are kept: the graph may then hold an
- * edge implied by others (never one too few), and recording stays
- * near-linear on densely interleaved graphs. */
-enum { REDUCE_BUDGET = RP__REDUCE_BUDGET };
-
-/* Marks the ancestors of `from` that may still be candidates: id >= lo and
- * level >= minlev (a node of a lower level cannot reach one). Returns the
- * nodes visited, or -1 when out of memory. */
-static long mark_ancestors(rp_graph *g, rp__track *t, uint32_t from,
-                           uint32_t lo, uint32_t minlev, long budget) {
-  uint32_t sp = 0;
-  long seen = 0;
-  if (rp__grow((void **)&t->stack, &t->capstack, 1, sizeof *t->stack))
-    return -1;
-  t->stack[sp++] = from;
-  while (sp && seen < budget && t->left) {
-    uint32_t u = t->stack[--sp];
-    for (uint32_t e = g->pred_off[u]; e < g->pred_off[u + 1]; e++) {
-      uint32_t p = g->edge[e].from;
-      seen++; /* every edge read counts: it is what costs */
-      if (p < lo || t->stamp[p] == t->cur || t->level[p] < minlev)
-        continue;
-      t->stamp[p] = t->cur;
-      if (t->cstamp[p] == t->cur)
-        t->left--;
-      if (rp__grow((void **)&t->stack, &t->capstack, sp + 1,
-                   sizeof *t->stack))
-        return -1;
-      t->stack[sp++] = p;
-    }
-  }
-  return seen;
-}
-
 rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
                       uint32_t nacc, const rp_node *after, uint32_t nafter) {
   rp__track *t = track_get(g);
-  if (!t)
+  if (!t || rp__reduce_begin(t->red, j))
     return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  t->nc = 0;
   t->oom = 0;
   /* Reads first: an op reads its inputs before it writes its outputs. */
   for (int pass = 0; pass < 2; pass++)
@@ -320,79 +240,16 @@ rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
       rp__region_each(&g->buf[a->region.buf], &a->region,
                       pass ? visit_write : visit_read, &v);
     }
-  for (uint32_t i = 0; i < nafter; i++) {
-    cand_add(t, after[i], RP_EDGE_AFTER, RP_NONE);
-    if (t->nc)
-      t->c[t->nc - 1].keep = 1;
-  }
-  if (t->oom)
+  for (uint32_t i = 0; i < nafter; i++)
+    rp__reduce_add(t->red, after[i], RP_EDGE_AFTER, 1, RP_NONE);
+  if (t->oom || rp__reduce_end(g, t->red, j))
     return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-
-  /* One candidate per source: latest sources first; for each source the
-   * explicit one, else RAW before WAR before WAW, lowest buffer. */
-  if (t->nc > 1)
-    qsort(t->c, t->nc, sizeof *t->c, cand_cmp);
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < t->nc; i++)
-    if (!n || t->c[n - 1].from != t->c[i].from)
-      t->c[n++] = t->c[i];
-  if (n > 1 && stamp_ready(t, j) < 0)
-    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  if (j >= t->caplevel &&
-      rp__grow((void **)&t->level, &t->caplevel, j + 1, sizeof *t->level))
-    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  uint32_t lo = n ? t->c[n - 1].from : 0, lev = 0;
-  if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
-               sizeof *g->edge))
-    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  /* minlev[i]: the lowest level among candidates i..n-1; the search for
-   * the candidates after i needs no node below it. */
-  uint32_t minlev_small[16], *minlev = minlev_small;
-  if (n > 16 && !(minlev = malloc(n * sizeof *minlev)))
-    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  for (uint32_t i = n; i-- > 0;) {
-    uint32_t l = t->level[t->c[i].from];
-    minlev[i] = i + 1 < n && minlev[i + 1] < l ? minlev[i + 1] : l;
-  }
-  if (n > 1) {
-    for (uint32_t i = 0; i < n; i++)
-      t->cstamp[t->c[i].from] = t->cur;
-    t->left = n;
-  }
-  long budget = REDUCE_BUDGET;
-  for (uint32_t i = 0; i < n; i++) {
-    const cand *c = &t->c[i];
-    int reached = n > 1 && t->stamp[c->from] == t->cur;
-    if (!reached || c->keep) {
-      g->edge[g->nedge++] = (rp_edge){c->from, j, (rp_edge_kind)c->kind,
-                                      c->buf};
-      if (t->level[c->from] + 1 > lev)
-        lev = t->level[c->from] + 1;
-    }
-    if (n > 1 && !reached)
-      t->left--; /* decided: kept */
-    if (!reached && n > 1 && i + 1 < n && budget > 0 && t->left) {
-      long seen = mark_ancestors(g, t, c->from, lo, minlev[i + 1], budget);
-      if (seen < 0) {
-        if (minlev != minlev_small)
-          free(minlev);
-        return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-      }
-      budget -= seen;
-    }
-  }
-  if (minlev != minlev_small)
-    free(minlev);
-  t->level[j] = lev;
-  /* Keep this op's edges sorted by source, as the CSR will be. */
-  rp_edge *e0 = g->edge + g->pred_off[j];
-  for (uint32_t a = 0, b = (uint32_t)(g->edge + g->nedge - e0); a + 1 < b;
-       a++, b--) {
-    rp_edge tmp = e0[a];
-    e0[a] = e0[b - 1];
-    e0[b - 1] = tmp;
-  }
   return RP_OK;
+}
+
+void rp__hazard_window(rp_graph *g, uint32_t window) {
+  if (g && !g->track && (g->track = calloc(1, sizeof *g->track)))
+    g->track->window = window;
 }
 
 /* ---- coherence: which spaces hold a valid copy ------------------------ */
