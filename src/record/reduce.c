@@ -6,28 +6,32 @@
  * an edge from some x in P). The hazard tracker (record/hazard.c) gives a
  * candidate set C, a subset of P that holds every member of P reaching no
  * other member. Every member of P reaches such a maximal member, so for c
- * in C: c reaches another member of P iff c reaches a kept candidate.
- * Candidates are therefore decided latest first: c is kept iff it is not
- * an ancestor of a candidate kept before it (every kept one is later).
- *
- * Whether c is such an ancestor is answered, in this order:
+ * in C: c reaches another member of P iff c reaches another candidate.
+ * That is what is decided, for each candidate, in any order:
  *  - inside the ancestor window: every node u has a bitset of its
  *    ancestors among the W - 1 nodes before it, built from the bitsets of
- *    its stored predecessors (exact: an ancestor x of u inside the window
- *    is a stored predecessor of u or lies inside the window of one). The
- *    union of the kept candidates' bitsets decides every candidate inside
- *    j's window exactly, since all kept ones are later and so inside too;
- *  - for an older candidate, first two sound shortcuts: the bitset of a
- *    kept candidate whose window covers c; a chain of known descendants
- *    (the latest node that had c as a candidate, and so on) that meets an
- *    ancestor of a kept candidate inside j's window;
- *  - else an exhaustive backward exploration from the kept candidates, in
- *    decreasing node order, over the stored edges (whose closure is the
- *    closure of all hazards). Nodes older than the oldest candidate, or of
- *    a lower level than every undecided candidate, cannot lead to one and
- *    are not expanded. When c is decided every ancestor of a kept
- *    candidate later than c has been expanded, so c is marked iff it is an
- *    ancestor. No budget: the result is always the exact reduction. */
+ *    its candidates (all of them are its ancestors, and an ancestor x of u
+ *    inside the window is a candidate of u or lies inside the window of
+ *    one: the last node before u on a path from x is in P, and the one of
+ *    P reaching it maximal is a candidate). The union of the bitsets of the
+ *    candidates inside j's window decides each of them exactly: another
+ *    candidate that c reaches is later, so inside the window too;
+ *  - for an older candidate c: if its level is not below the highest
+ *    candidate level it reaches none. Else sound shortcuts: a descendant
+ *    of c found by an earlier search, or a chain of known descendants (the
+ *    latest node that had c as a candidate, and so on), that is another
+ *    candidate, a node of j's window bitset (an ancestor of a candidate)
+ *    or a node on an earlier successful search path;
+ *  - else an exhaustive forward search from c over the stored edges (whose
+ *    closure is the closure of all hazards; every node keeps the list of
+ *    its stored out-edges while recording), latest successors first. It
+ *    succeeds at a node of the kinds above. It does not enter a node
+ *    inside j's window that the bitset does not hold (exactly known not to
+ *    lead to a candidate), nor one whose level is not below the highest
+ *    candidate level. A node searched to the end without success stays
+ *    "no" for the other candidates of j (the target set is the same);
+ *    when a search succeeds the nodes on its path are marked "yes".
+ * No budget anywhere: the result is always the exact reduction. */
 #include <stdlib.h>
 #include <string.h>
 #include "record/reduce.h"
@@ -38,15 +42,19 @@ struct rp__reduce {
   uint32_t cap;     /* per-node arrays below */
   uint32_t *level;  /* longest path from a source, in edges */
   uint32_t *succ;   /* latest node that had this one as a candidate */
+  uint32_t *via;    /* a descendant found by an earlier search, or NONE */
   uint32_t *cst;    /* == cur: a candidate of the current node */
   uint32_t *cix;    /* its index in c */
-  uint32_t *mark;   /* == cur: an ancestor of a kept candidate */
+  uint32_t *vis;    /* == cur: searched (or on the search path) */
+  uint32_t *pos;    /* == cur: reaches a candidate (a successful path) */
+  uint32_t *ohead;  /* latest stored out-edge (index in g->edge), or NONE */
+  uint32_t *onext;  /* per stored edge: the next older out-edge of its source */
+  uint32_t caponext;
   uint32_t cur, now; /* now: the node begun last */
   rp__cand *c;
   uint32_t nc, capc;
-  uint32_t *kept, nkept, capkept;
-  uint32_t *heap, nheap, capheap;
-  uint32_t *minlev, capminlev;
+  struct fwd { uint32_t u, e; } *st; /* search stack: node, next out-edge */
+  uint32_t capst;
   int oom;
 };
 
@@ -71,13 +79,15 @@ void rp__reduce_free(rp__reduce *r) {
   free(r->ring);
   free(r->level);
   free(r->succ);
+  free(r->via);
   free(r->cst);
   free(r->cix);
-  free(r->mark);
+  free(r->vis);
+  free(r->pos);
+  free(r->ohead);
+  free(r->onext);
   free(r->c);
-  free(r->kept);
-  free(r->heap);
-  free(r->minlev);
+  free(r->st);
   free(r);
 }
 
@@ -89,13 +99,14 @@ static int grow_nodes(rp__reduce *r, uint32_t n) {
     c *= 2;
   if (c > UINT32_MAX)
     c = UINT32_MAX;
-  uint32_t **arr[] = {&r->level, &r->succ, &r->cst, &r->cix, &r->mark};
+  uint32_t **arr[] = {&r->succ, &r->ohead, &r->via, &r->level,
+                      &r->cst,  &r->cix,   &r->vis, &r->pos};
   for (unsigned i = 0; i < sizeof arr / sizeof *arr; i++) {
     uint32_t *q = realloc(*arr[i], (size_t)c * sizeof *q);
     if (!q)
       return -1;
-    /* succ starts as RP_NONE; stamps and the rest as 0 */
-    memset(q + r->cap, i == 1 ? 0xff : 0, (size_t)(c - r->cap) * sizeof *q);
+    /* succ, ohead and via start as RP_NONE; stamps and the rest as 0 */
+    memset(q + r->cap, i < 3 ? 0xff : 0, (size_t)(c - r->cap) * sizeof *q);
     *arr[i] = q;
   }
   r->cap = (uint32_t)c;
@@ -107,7 +118,8 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j) {
     return -1;
   if (++r->cur == 0) { /* stamps wrapped: forget them all */
     memset(r->cst, 0, (size_t)r->cap * sizeof *r->cst);
-    memset(r->mark, 0, (size_t)r->cap * sizeof *r->mark);
+    memset(r->vis, 0, (size_t)r->cap * sizeof *r->vis);
+    memset(r->pos, 0, (size_t)r->cap * sizeof *r->pos);
     r->cur = 1;
   }
   r->nc = 0;
@@ -169,16 +181,16 @@ static void or_lin(uint64_t *d, const uint64_t *s, uint32_t lo, uint32_t n) {
   }
 }
 
-/* Adds m's window ancestors, and m, to the bitset of j (m in j's window):
+/* Adds m's window ancestors to the bitset of j (m in j's window):
  * m's bitset covers m-W+1 .. m-1, of which j-W+1 .. m-1 are in j's window:
  * W - 1 - (j - m) ring positions starting at that of j + 1. */
-static void or_into(rp__reduce *r, uint64_t *dst, uint32_t m, uint32_t j) {
+static void or_ancestors(rp__reduce *r, uint64_t *dst, uint32_t m,
+                         uint32_t j) {
   uint32_t W = r->W, len = W - 1 - (j - m), start = (j + 1) & (W - 1);
   const uint64_t *src = anc_of(r, m);
   uint32_t n1 = W - start < len ? W - start : len;
   or_lin(dst, src, start, n1);
   or_lin(dst, src, 0, len - n1);
-  bit_set(r, dst, m);
 }
 
 int rp__reduce_known_ancestor(const rp__reduce *r, uint32_t x, uint32_t u) {
@@ -187,153 +199,139 @@ int rp__reduce_known_ancestor(const rp__reduce *r, uint32_t x, uint32_t u) {
          bit_get(r, anc_of(r, u), x);
 }
 
-/* ---- the exhaustive exploration ----------------------------------------- */
-
-static int heap_push(rp__reduce *r, uint32_t u) {
-  if (rp__grow((void **)&r->heap, &r->capheap, r->nheap + 1,
-               sizeof *r->heap))
-    return -1;
-  uint32_t i = r->nheap++;
-  while (i && r->heap[(i - 1) / 2] < u) {
-    r->heap[i] = r->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  r->heap[i] = u;
-  return 0;
-}
-
-static uint32_t heap_pop(rp__reduce *r) {
-  uint32_t top = r->heap[0], last = r->heap[--r->nheap], i = 0;
-  for (;;) {
-    uint32_t k = 2 * i + 1;
-    if (k >= r->nheap)
-      break;
-    if (k + 1 < r->nheap && r->heap[k + 1] > r->heap[k])
-      k++;
-    if (r->heap[k] <= last)
-      break;
-    r->heap[i] = r->heap[k];
-    i = k;
-  }
-  if (r->nheap)
-    r->heap[i] = last;
-  return top;
-}
-
-/* Marks node u as an ancestor of a kept candidate (or one itself) and
- * queues it for expansion. */
-static int explore_add(rp__reduce *r, uint32_t u) {
-  if (r->mark[u] == r->cur)
-    return 0;
-  r->mark[u] = r->cur;
-  return heap_push(r, u);
-}
-
-/* Expands every queued node above c; nodes below lo or of a level below
- * minlev are not queued. */
-static int explore_down_to(const rp_graph *g, rp__reduce *r, uint32_t c,
-                           uint32_t lo, uint32_t minlev) {
-  while (r->nheap && r->heap[0] > c) {
-    uint32_t u = heap_pop(r);
-    for (uint32_t e = g->pred_off[u]; e < g->pred_off[u + 1]; e++) {
-      uint32_t p = g->edge[e].from;
-      if (p < lo || r->level[p] < minlev || r->mark[p] == r->cur)
-        continue;
-      if (explore_add(r, p))
-        return -1;
-    }
-  }
-  return 0;
-}
-
 /* ---- deciding the candidates ------------------------------------------- */
 
-static int cand_desc(const void *a, const void *b) {
-  uint32_t x = ((const rp__cand *)a)->from, y = ((const rp__cand *)b)->from;
-  return x < y ? 1 : x > y ? -1 : 0;
+/* Is x (a descendant of the candidate being decided) known to be another
+ * candidate or an ancestor of one? Then the candidate reaches another
+ * member of P and its edge is implied. */
+static int known_implying(const rp__reduce *r, uint32_t j, uint32_t x,
+                          const uint64_t *aj) {
+  uint32_t cur = r->cur;
+  return r->cst[x] == cur || r->pos[x] == cur ||
+         (j - x < r->W && bit_get(r, aj, x));
 }
 
-/* Is far candidate c (outside j's window) an ancestor of a kept one? */
-static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
-                       uint32_t c, const uint64_t *aj, int *exploring,
-                       uint32_t lo, uint32_t minlev) {
-  uint32_t W = r->W;
-  for (uint32_t i = 0; i < r->nkept; i++) {
-    uint32_t m = r->kept[i];
-    if (j - m < W && m - c < W && bit_get(r, anc_of(r, m), c))
-      return 1;
-  }
-  /* A chain of descendants of c reaching into j's window (a shortcut
-   * only, so its length is bounded). */
-  uint32_t steps = 0;
-  for (uint32_t x = r->succ[c]; x != RP_NONE && x < j && steps < 64;
-       x = r->succ[x], steps++)
-    if (j - x < W && bit_get(r, aj, x))
-      return 1;
-  if (!*exploring) {
-    *exploring = 1;
-    r->nheap = 0;
-    for (uint32_t i = 0; i < r->nkept; i++)
-      if (explore_add(r, r->kept[i]))
-        return -1;
-  }
-  if (explore_down_to(g, r, c, lo, minlev))
+/* Exhaustive forward search from c; 1 if it meets another candidate or
+ * an ancestor of one, 0 if not, -1 when out of memory. */
+static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
+                  const uint64_t *aj, uint32_t maxlev) {
+  uint32_t sp = 0, cur = r->cur, W = r->W;
+  if (rp__grow((void **)&r->st, &r->capst, 1, sizeof *r->st))
     return -1;
-  return r->mark[c] == r->cur;
+  r->vis[c] = cur;
+  r->st[sp++] = (struct fwd){c, r->ohead[c]};
+  while (sp) {
+    struct fwd *top = &r->st[sp - 1];
+    if (top->e == RP_NONE) {
+      sp--; /* searched: no */
+      continue;
+    }
+    uint32_t e = top->e, x = g->edge[e].to;
+    top->e = r->onext[e];
+    if (known_implying(r, j, x, aj)) {
+      for (uint32_t i = 0; i < sp; i++)
+        r->pos[r->st[i].u] = cur;
+      r->via[c] = x;
+      return 1;
+    }
+    if (r->vis[x] == cur || j - x < W || r->level[x] >= maxlev)
+      continue;
+    r->vis[x] = cur;
+    if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
+      return -1;
+    r->st[sp++] = (struct fwd){x, r->ohead[x]};
+  }
+  return 0;
+}
+
+/* Is far candidate c (outside j's window) an ancestor of another
+ * candidate? maxlev: the highest level of a candidate. */
+static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
+                       uint32_t c, const uint64_t *aj, uint32_t maxlev) {
+  /* An ancestor has a lower level than its descendants. */
+  if (r->level[c] >= maxlev)
+    return 0;
+  /* The descendant an earlier search found; then a chain of descendants
+   * (shortcuts only, so the chain's length is bounded). */
+  uint32_t x = r->via[c];
+  if (x != RP_NONE && x < j && known_implying(r, j, x, aj))
+    return 1;
+  uint32_t steps = 0;
+  for (x = r->succ[c]; x != RP_NONE && x < j && steps < 64;
+       x = r->succ[x], steps++)
+    if (known_implying(r, j, x, aj)) {
+      r->via[c] = x;
+      return 1;
+    }
+  return search(g, r, j, c, aj, maxlev);
+}
+
+static int edge_from_cmp(const void *a, const void *b) {
+  uint32_t x = ((const rp_edge *)a)->from, y = ((const rp_edge *)b)->from;
+  return x < y ? -1 : x > y;
 }
 
 int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   if (r->oom)
     return -1;
-  uint32_t n = r->nc, W = r->W;
-  if (n > 1)
-    qsort(r->c, n, sizeof *r->c, cand_desc);
+  uint32_t n = r->nc, W = r->W, maxlev = 0, e0 = g->nedge;
   if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
                sizeof *g->edge) ||
-      rp__grow((void **)&r->kept, &r->capkept, n, sizeof *r->kept) ||
-      rp__grow((void **)&r->minlev, &r->capminlev, n + 1,
-               sizeof *r->minlev))
+      rp__grow((void **)&r->onext, &r->caponext, g->nedge + n,
+               sizeof *r->onext))
     return -1;
-  /* minlev[i]: the lowest level among candidates i .. n-1. */
-  r->minlev[n] = UINT32_MAX;
-  for (uint32_t i = n; i-- > 0;) {
-    uint32_t l = r->level[r->c[i].from];
-    r->minlev[i] = l < r->minlev[i + 1] ? l : r->minlev[i + 1];
-  }
+  /* j's window bitset: first the ancestors of every candidate inside the
+   * window, which decide those candidates; then the candidates too. */
   uint64_t *aj = anc_of(r, j);
-  uint32_t lo = n ? r->c[n - 1].from : 0, lev = 0, e0 = g->nedge;
-  int exploring = 0;
-  r->nkept = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t f = r->c[i].from;
+    if (r->level[f] > maxlev)
+      maxlev = r->level[f];
+    if (j - f < W)
+      or_ancestors(r, aj, f, j);
+  }
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
     uint32_t f = c->from;
-    int reached;
-    if (!r->nkept)
-      reached = 0;
-    else if (j - f < W)
-      reached = bit_get(r, aj, f);
-    else if ((reached = far_reached(g, r, j, f, aj, &exploring, lo,
-                                    r->minlev[i])) < 0)
-      return -1;
-    if (reached && !c->keep)
-      continue;
-    g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
-    if (r->level[f] + 1 > lev)
-      lev = r->level[f] + 1;
-    if (j - f < W)
-      or_into(r, aj, f, j);
-    r->kept[r->nkept++] = f;
-    if (exploring && explore_add(r, f))
-      return -1;
+    if (j - f < W && (c->keep || !bit_get(r, aj, f)))
+      g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
   }
-  r->level[j] = lev;
+  for (uint32_t i = 0; i < n; i++)
+    if (j - r->c[i].from < W)
+      bit_set(r, aj, r->c[i].from);
+  /* Then the older candidates. */
+  for (uint32_t i = 0; i < n; i++) {
+    const rp__cand *c = &r->c[i];
+    uint32_t f = c->from;
+    if (j - f < W)
+      continue;
+    int reached = far_reached(g, r, j, f, aj, maxlev);
+    if (reached < 0)
+      return -1;
+    if (c->keep || !reached)
+      g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
+  }
+  r->level[j] = n ? maxlev + 1 : 0;
   for (uint32_t i = 0; i < n; i++)
     r->succ[r->c[i].from] = j;
   /* Sources increasing, as the CSR will have them. */
-  for (uint32_t a = e0, b = g->nedge; a + 1 < b; a++, b--) {
-    rp_edge t = g->edge[a];
-    g->edge[a] = g->edge[b - 1];
-    g->edge[b - 1] = t;
+  rp_edge *ej = g->edge + e0;
+  uint32_t m = g->nedge - e0;
+  if (m > 16) {
+    qsort(ej, m, sizeof *ej, edge_from_cmp);
+  } else {
+    for (uint32_t a = 1; a < m; a++) {
+      rp_edge t = ej[a];
+      uint32_t b = a;
+      for (; b > 0 && ej[b - 1].from > t.from; b--)
+        ej[b] = ej[b - 1];
+      ej[b] = t;
+    }
+  }
+  for (uint32_t e = e0; e < g->nedge; e++) {
+    uint32_t f = g->edge[e].from;
+    r->onext[e] = r->ohead[f];
+    r->ohead[f] = e;
   }
   return 0;
 }
