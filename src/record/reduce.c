@@ -39,17 +39,21 @@
 struct rp__reduce {
   uint32_t W, WW;   /* window (nodes) and words per bitset */
   uint64_t *ring;   /* W bitsets; node u's at (u % W) * WW */
-  uint32_t cap;     /* per-node arrays below */
-  uint32_t *level;  /* longest path from a source, in edges */
-  uint32_t *succ;   /* latest node that had this one as a candidate */
-  uint32_t *via;    /* a descendant found by an earlier search, or NONE */
-  uint32_t *cst;    /* == cur: a candidate of the current node */
-  uint32_t *cix;    /* its index in c */
-  uint32_t *vis;    /* == cur: searched (or on the search path) */
-  uint32_t *pos;    /* == cur: reaches a candidate (a successful path) */
-  uint32_t *ohead;  /* latest stored out-edge (index in g->edge), or NONE */
-  uint32_t *onext;  /* per stored edge: the next older out-edge of its source */
-  uint32_t caponext;
+  uint32_t cap;     /* nodes in nd */
+  struct node {     /* two per cache line: a search reads them all */
+    uint32_t level; /* longest path from a source, in edges */
+    uint32_t succ;  /* latest node that had this one as a candidate */
+    uint32_t via;   /* a descendant found by an earlier search, or NONE */
+    uint32_t ohead; /* latest stored out-edge (index in oe), or NONE */
+    uint32_t cst;   /* == cur: a candidate of the current node */
+    uint32_t cix;   /* its index in c */
+    uint32_t vis;   /* == cur: searched (or on the search path) */
+    uint32_t pos;   /* == cur: reaches a candidate (a successful path) */
+  } *nd;
+  struct oedge {    /* per stored edge, by index in g->edge */
+    uint32_t to, next; /* next: the source's next older out-edge */
+  } *oe;
+  uint32_t capoe;
   uint32_t cur, now; /* now: the node begun last */
   rp__cand *c;
   uint32_t nc, capc;
@@ -77,15 +81,8 @@ void rp__reduce_free(rp__reduce *r) {
   if (!r)
     return;
   free(r->ring);
-  free(r->level);
-  free(r->succ);
-  free(r->via);
-  free(r->cst);
-  free(r->cix);
-  free(r->vis);
-  free(r->pos);
-  free(r->ohead);
-  free(r->onext);
+  free(r->nd);
+  free(r->oe);
   free(r->c);
   free(r->st);
   free(r);
@@ -99,16 +96,12 @@ static int grow_nodes(rp__reduce *r, uint32_t n) {
     c *= 2;
   if (c > UINT32_MAX)
     c = UINT32_MAX;
-  uint32_t **arr[] = {&r->succ, &r->ohead, &r->via, &r->level,
-                      &r->cst,  &r->cix,   &r->vis, &r->pos};
-  for (unsigned i = 0; i < sizeof arr / sizeof *arr; i++) {
-    uint32_t *q = realloc(*arr[i], (size_t)c * sizeof *q);
-    if (!q)
-      return -1;
-    /* succ, ohead and via start as RP_NONE; stamps and the rest as 0 */
-    memset(q + r->cap, i < 3 ? 0xff : 0, (size_t)(c - r->cap) * sizeof *q);
-    *arr[i] = q;
-  }
+  struct node *q = realloc(r->nd, (size_t)c * sizeof *q);
+  if (!q)
+    return -1;
+  for (uint32_t i = r->cap; i < c; i++)
+    q[i] = (struct node){0, RP_NONE, RP_NONE, RP_NONE, 0, 0, 0, 0};
+  r->nd = q;
   r->cap = (uint32_t)c;
   return 0;
 }
@@ -117,9 +110,8 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j) {
   if (grow_nodes(r, j + 1))
     return -1;
   if (++r->cur == 0) { /* stamps wrapped: forget them all */
-    memset(r->cst, 0, (size_t)r->cap * sizeof *r->cst);
-    memset(r->vis, 0, (size_t)r->cap * sizeof *r->vis);
-    memset(r->pos, 0, (size_t)r->cap * sizeof *r->pos);
+    for (uint32_t i = 0; i < r->cap; i++)
+      r->nd[i].cst = r->nd[i].vis = r->nd[i].pos = 0;
     r->cur = 1;
   }
   r->nc = 0;
@@ -132,8 +124,8 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j) {
 
 void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
                     uint32_t buf) {
-  if (r->cst[from] == r->cur) {
-    rp__cand *c = &r->c[r->cix[from]];
+  if (r->nd[from].cst == r->cur) {
+    rp__cand *c = &r->c[r->nd[from].cix];
     int better = keep != c->keep ? keep > c->keep
                  : kind != c->kind ? kind < c->kind
                                    : buf < c->buf;
@@ -145,8 +137,8 @@ void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
     r->oom = 1;
     return;
   }
-  r->cst[from] = r->cur;
-  r->cix[from] = r->nc;
+  r->nd[from].cst = r->cur;
+  r->nd[from].cix = r->nc;
   r->c[r->nc++] = (rp__cand){from, (uint8_t)kind, (uint8_t)keep, buf};
 }
 
@@ -207,7 +199,7 @@ int rp__reduce_known_ancestor(const rp__reduce *r, uint32_t x, uint32_t u) {
 static int known_implying(const rp__reduce *r, uint32_t j, uint32_t x,
                           const uint64_t *aj) {
   uint32_t cur = r->cur;
-  return r->cst[x] == cur || r->pos[x] == cur ||
+  return r->nd[x].cst == cur || r->nd[x].pos == cur ||
          (j - x < r->W && bit_get(r, aj, x));
 }
 
@@ -218,28 +210,28 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
   uint32_t sp = 0, cur = r->cur, W = r->W;
   if (rp__grow((void **)&r->st, &r->capst, 1, sizeof *r->st))
     return -1;
-  r->vis[c] = cur;
-  r->st[sp++] = (struct fwd){c, r->ohead[c]};
+  r->nd[c].vis = cur;
+  r->st[sp++] = (struct fwd){c, r->nd[c].ohead};
   while (sp) {
     struct fwd *top = &r->st[sp - 1];
     if (top->e == RP_NONE) {
       sp--; /* searched: no */
       continue;
     }
-    uint32_t e = top->e, x = g->edge[e].to;
-    top->e = r->onext[e];
+    uint32_t e = top->e, x = r->oe[e].to;
+    top->e = r->oe[e].next;
     if (known_implying(r, j, x, aj)) {
       for (uint32_t i = 0; i < sp; i++)
-        r->pos[r->st[i].u] = cur;
-      r->via[c] = x;
+        r->nd[r->st[i].u].pos = cur;
+      r->nd[c].via = x;
       return 1;
     }
-    if (r->vis[x] == cur || j - x < W || r->level[x] >= maxlev)
+    if (r->nd[x].vis == cur || j - x < W || r->nd[x].level >= maxlev)
       continue;
-    r->vis[x] = cur;
+    r->nd[x].vis = cur;
     if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
       return -1;
-    r->st[sp++] = (struct fwd){x, r->ohead[x]};
+    r->st[sp++] = (struct fwd){x, r->nd[x].ohead};
   }
   return 0;
 }
@@ -249,18 +241,18 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
 static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
                        uint32_t c, const uint64_t *aj, uint32_t maxlev) {
   /* An ancestor has a lower level than its descendants. */
-  if (r->level[c] >= maxlev)
+  if (r->nd[c].level >= maxlev)
     return 0;
   /* The descendant an earlier search found; then a chain of descendants
    * (shortcuts only, so the chain's length is bounded). */
-  uint32_t x = r->via[c];
+  uint32_t x = r->nd[c].via;
   if (x != RP_NONE && x < j && known_implying(r, j, x, aj))
     return 1;
   uint32_t steps = 0;
-  for (x = r->succ[c]; x != RP_NONE && x < j && steps < 64;
-       x = r->succ[x], steps++)
+  for (x = r->nd[c].succ; x != RP_NONE && x < j && steps < 64;
+       x = r->nd[x].succ, steps++)
     if (known_implying(r, j, x, aj)) {
-      r->via[c] = x;
+      r->nd[c].via = x;
       return 1;
     }
   return search(g, r, j, c, aj, maxlev);
@@ -277,16 +269,15 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   uint32_t n = r->nc, W = r->W, maxlev = 0, e0 = g->nedge;
   if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
                sizeof *g->edge) ||
-      rp__grow((void **)&r->onext, &r->caponext, g->nedge + n,
-               sizeof *r->onext))
+      rp__grow((void **)&r->oe, &r->capoe, g->nedge + n, sizeof *r->oe))
     return -1;
   /* j's window bitset: first the ancestors of every candidate inside the
    * window, which decide those candidates; then the candidates too. */
   uint64_t *aj = anc_of(r, j);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t f = r->c[i].from;
-    if (r->level[f] > maxlev)
-      maxlev = r->level[f];
+    if (r->nd[f].level > maxlev)
+      maxlev = r->nd[f].level;
     if (j - f < W)
       or_ancestors(r, aj, f, j);
   }
@@ -311,9 +302,9 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
     if (c->keep || !reached)
       g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
   }
-  r->level[j] = n ? maxlev + 1 : 0;
+  r->nd[j].level = n ? maxlev + 1 : 0;
   for (uint32_t i = 0; i < n; i++)
-    r->succ[r->c[i].from] = j;
+    r->nd[r->c[i].from].succ = j;
   /* Sources increasing, as the CSR will have them. */
   rp_edge *ej = g->edge + e0;
   uint32_t m = g->nedge - e0;
@@ -330,8 +321,8 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   }
   for (uint32_t e = e0; e < g->nedge; e++) {
     uint32_t f = g->edge[e].from;
-    r->onext[e] = r->ohead[f];
-    r->ohead[f] = e;
+    r->oe[e] = (struct oedge){j, r->nd[f].ohead};
+    r->nd[f].ohead = e;
   }
   return 0;
 }
