@@ -9,6 +9,7 @@
 #include "record/graph.h"
 #include "record/hazard.h"
 #include "util.h"
+#include "reprise/kernel.h"
 
 TestSuite(reduce, .timeout = 300);
 
@@ -330,4 +331,117 @@ Test(reduce, random_partial_regions_several_devices) {
       check_exact(r.g, what);
       tu_random_free(&r);
     }
+}
+
+/* Boxes and byte ranges mixed over 2-d and 3-d buffers: rows split into
+ * bands at arbitrary places, partial rows, boxes of rows of rows. */
+Test(reduce, random_boxes_and_byte_ranges_2d_3d) {
+  static char host[1];
+  char what[96];
+  for (unsigned w = 0; w < 2; w++)
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+      rp_graph *g = new_graph(seed % 2 ? RP_GRAPH_NO_COHERENCE : 0,
+                              windows[w]);
+      rp_buf b2, b3;
+      rp_buffer_desc d2 = {"M", host, 12 * 10 * 2, 2, 2, {12, 10, 0}};
+      rp_buffer_desc d3 = {"C", host, 4 * 5 * 6 * 4, 4, 3, {4, 5, 6}};
+      TU_OK(g, rp_buffer_add(g, &d2, &b2));
+      TU_OK(g, rp_buffer_add(g, &d3, &b3));
+      uint64_t s = seed * 104729;
+      for (unsigned i = 0; i < 1200; i++) {
+        rp_access acc[2];
+        unsigned n = 1 + (unsigned)(tu_rand(&s) % 2);
+        for (unsigned k = 0; k < n; k++) {
+          int three = (int)(tu_rand(&s) % 2);
+          rp_buf b = three ? b3 : b2;
+          const rp_buffer_desc *d = three ? &d3 : &d2;
+          if (tu_rand(&s) % 3 == 0) {
+            uint64_t len = 1 + tu_rand(&s) % (d->bytes / 3);
+            uint64_t off = tu_rand(&s) % (d->bytes - len + 1);
+            acc[k].region = rp_bytes(b, off, len);
+          } else {
+            uint64_t lo[3], hi[3];
+            for (unsigned x = 0; x < d->ndims; x++) {
+              lo[x] = tu_rand(&s) % d->dims[x];
+              hi[x] = lo[x] + 1 + tu_rand(&s) % (d->dims[x] - lo[x]);
+            }
+            acc[k].region = rp_box(b, d->ndims, lo, hi);
+          }
+          acc[k].mode = (rp_mode)(1 + tu_rand(&s) % 3);
+        }
+        if (n == 2 && acc[0].region.buf == acc[1].region.buf)
+          n = 1; /* one access per buffer: no overlap within an op */
+        TU_OK(g, rp_record_host(g, nop_host, NULL, acc, n, NULL, NULL));
+      }
+      TU_OK(g, rp_graph_end(g));
+      snprintf(what, sizeof what, "boxes seed %llu window %u",
+               (unsigned long long)seed, windows[w]);
+      check_exact(g, what);
+      rp_graph_destroy(g);
+    }
+}
+
+/* Automatic coherence over boxes: kernels on two devices and host tasks
+ * bump random boxes of one 2-d buffer; the reference replay must give
+ * what program order gives. */
+RP_KERNEL(box_bump_k, {
+  uint8_t *a = RP_PTR(uint8_t, 0);
+  uint64_t r0 = RP_VAL(uint64_t, 1), c0 = RP_VAL(uint64_t, 2);
+  uint64_t i = (r0 + RP_Y) * 10 + c0 + RP_X;
+  a[i] = (uint8_t)(a[i] * 5 + 7);
+})
+static const rp_param box_bump_p[] = {
+    {"a", RP_INOUT}, {"r0", RP_SCALAR}, {"c0", RP_SCALAR}};
+static const rp_kernel box_bump = RP_KERNEL_DESC(box_bump_k, box_bump_p);
+
+typedef struct hbox {
+  uint64_t r0, r1, c0, c1;
+} hbox;
+
+static void host_box(void *user, void *const *ptrs) {
+  const hbox *h = user;
+  uint8_t *a = ptrs[0];
+  for (uint64_t r = h->r0; r < h->r1; r++)
+    for (uint64_t c = h->c0; c < h->c1; c++)
+      a[r * 10 + c] = (uint8_t)(a[r * 10 + c] * 5 + 7);
+}
+
+Test(reduce, coherence_over_boxes_matches_program_order) {
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    uint8_t M[120], want[120];
+    hbox hb[200];
+    for (int i = 0; i < 120; i++)
+      M[i] = want[i] = (uint8_t)(i * 7 + seed);
+    rp_graph *g;
+    rp_buf m;
+    TU_OK(NULL, rp_graph_create(&g, 0));
+    TU_OK(g, rp_buffer_register_2d(g, "M", M, 12, 10, 1, &m));
+    uint64_t s = seed * 31337;
+    for (unsigned i = 0; i < 200; i++) {
+      hbox *h = &hb[i];
+      h->r0 = tu_rand(&s) % 12;
+      h->r1 = h->r0 + 1 + tu_rand(&s) % (12 - h->r0);
+      h->c0 = tu_rand(&s) % 10;
+      h->c1 = h->c0 + 1 + tu_rand(&s) % (10 - h->c0);
+      rp_region r = rp_box2(m, h->r0, h->r1, h->c0, h->c1);
+      unsigned kind = (unsigned)(tu_rand(&s) % 3);
+      if (kind < 2) {
+        rp_arg args[3] = {rp_arg_buf(r), rp_arg_i64((int64_t)h->r0),
+                          rp_arg_i64((int64_t)h->c0)};
+        TU_OK(g, rp_record_kernel(g, &box_bump, (int)kind,
+                                  rp_dims3(h->c1 - h->c0, h->r1 - h->r0, 1),
+                                  args, NULL, NULL));
+      } else {
+        rp_access acc = {r, RP_INOUT};
+        TU_OK(g, rp_record_host(g, host_box, h, &acc, 1, NULL, NULL));
+      }
+      host_box(h, (void *const[]){want});
+    }
+    TU_OK(g, rp_record_sync_host(g, rp_whole(m), NULL));
+    TU_OK(g, rp_graph_end(g));
+    check_exact(g, "coherence over boxes");
+    TU_OK(g, rp_replay_reference(g, 1));
+    cr_assert_arr_eq(M, want, 120, "seed %llu", (unsigned long long)seed);
+    rp_graph_destroy(g);
+  }
 }
