@@ -74,6 +74,7 @@ void rp_graph_destroy(rp_graph *g) {
     free(g->op[i].kernel_name);
   }
   free(g->buf);
+  free(g->names);
   free(g->op);
   free(g->acc);
   free(g->args);
@@ -227,12 +228,12 @@ rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us) {
 
 rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
                                rp_buf *out) {
-  for (uint32_t i = 0; g && name && i < g->nbuf; i++)
-    if (!strcmp(g->buf[i].name, name)) {
-      *out = i;
-      return RP_OK;
-    }
-  return RP_ENOTFOUND;
+  rp_buf b = g && name ? rp__names_find(g, name) : RP_NONE;
+  if (b == RP_NONE)
+    return RP_ENOTFOUND;
+  if (out)
+    *out = b;
+  return RP_OK;
 }
 
 rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
@@ -278,6 +279,10 @@ rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
   memset(b, 0, sizeof *b);
   if (!(b->name = rp__strdup(nm)))
     return rp__fail(g, RP_ENOMEM, "out of memory adding buffer \"%s\"", nm);
+  if (rp__names_add(g, g->nbuf)) {
+    free(b->name);
+    return rp__fail(g, RP_ENOMEM, "out of memory adding buffer \"%s\"", nm);
+  }
   b->host = d->host;
   b->bytes = d->bytes;
   b->elem = elem;

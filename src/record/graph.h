@@ -52,6 +52,8 @@ struct rp_graph {
 
   rp__buffer *buf;
   uint32_t nbuf, capbuf;
+  uint32_t *names;        /* buffer ids by name, hashed (record/names.c) */
+  uint32_t nnames, capnames;
   rp__op *op;
   uint32_t nop, capop;
   rp__access *acc;
@@ -89,6 +91,10 @@ rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...)
     ;
 /* Checks a region against its buffer and resolves WHOLE to BYTES. */
 rp_status rp__region_check(rp_graph *g, rp_region *r, const char *what);
+/* The buffer named name, or RP_NONE (record/names.c). */
+rp_buf rp__names_find(const rp_graph *g, const char *name);
+/* Indexes buffer b by its name (not indexed yet); -1 when out of memory. */
+int rp__names_add(rp_graph *g, rp_buf b);
 /* Free the recording-time tracking state. */
 void rp__track_free(rp_graph *g);
 char *rp__strdup(const char *s);

@@ -226,6 +226,35 @@ static void bench_accesses(void) {
          "%.2fx (goal <= 1.5)\n", x * 1e9, y * 1e9, y / x);
 }
 
+/* ---- buffer registration ------------------------------------------------ */
+
+/* Seconds per registration while registering n buffers. */
+static double registration(uint32_t n) {
+  static char host[1];
+  rp_graph *g;
+  CHECK(rp_graph_create(&g, 0));
+  double t0 = now();
+  for (uint32_t i = 0; i < n; i++) {
+    char name[24];
+    snprintf(name, sizeof name, "buffer%u", i);
+    CHECK(rp_buffer_register(g, name, host, 64, NULL));
+  }
+  double dt = now() - t0;
+  rp_graph_destroy(g);
+  return dt / n;
+}
+
+static void bench_registration(void) {
+  double a[REPS], b[REPS];
+  for (int k = 0; k < REPS; k++) {
+    a[k] = registration(1000);
+    b[k] = registration(100000);
+  }
+  double x = median(a, REPS), y = median(b, REPS);
+  printf("  per registration: 1 000 buffers %.0f ns, 100 000 buffers %.0f ns"
+         ": %.2fx (O(1): about 1)\n", x * 1e9, y * 1e9, y / x);
+}
+
 int main(int argc, char **argv) {
   int big = argc > 1 && !strcmp(argv[1], "--big");
   if (argc > 1 && !big) {
@@ -243,5 +272,7 @@ int main(int argc, char **argv) {
   bench_cholesky(32, 64);
   printf("accesses per op, median of %d:\n", REPS);
   bench_accesses();
+  printf("buffer registration, median of %d:\n", REPS);
+  bench_registration();
   return 0;
 }
