@@ -262,8 +262,14 @@ static void visit_read(void *ctx, uint64_t a, uint64_t len) {
   i = seg_find(S, a); /* the second split may have moved nothing before */
   for (; i < S->n && S->s[i].lo < a + len; i++) {
     seg *s = &S->s[i];
-    if (s->writer != RP_NONE && s->writer != v->j)
-      rp__reduce_add(v->t->red, s->writer, RP_EDGE_RAW, 0, v->buf);
+    if (s->writer != RP_NONE && s->writer != v->j) {
+      /* A reader since the writer is a descendant of it. */
+      uint32_t last = s->nrd ? s->rd[s->nrd - 1] : RP_NONE;
+      if (last != RP_NONE && last != v->j)
+        rp__reduce_add_via(v->t->red, s->writer, last, RP_EDGE_RAW, v->buf);
+      else
+        rp__reduce_add(v->t->red, s->writer, RP_EDGE_RAW, 0, v->buf);
+    }
     if (s->nrd && s->rd[s->nrd - 1] == v->j)
       continue;
     /* Readers that are ancestors of the latest one need no edge to a

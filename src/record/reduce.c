@@ -16,6 +16,9 @@
  *    P reaching it maximal is a candidate). The union of the bitsets of the
  *    candidates inside j's window decides each of them exactly: another
  *    candidate that c reaches is later, so inside the window too;
+ *  - a candidate c known to be an ancestor of a node x of the window
+ *    (rp__reduce_add_via) is implied when x is in j's window bitset: x is
+ *    then an ancestor of another candidate (or one), and so is c;
  *  - for an older candidate c: if its level is not below the highest
  *    candidate level it reaches none. Else sound shortcuts: a descendant
  *    of c found by an earlier search, or a chain of known descendants (the
@@ -57,6 +60,8 @@ struct rp__reduce {
   uint32_t cur, now; /* now: the node begun last */
   rp__cand *c;
   uint32_t nc, capc;
+  struct proxy { rp__cand c; uint32_t via; } *px; /* see rp__reduce_add_via */
+  uint32_t npx, cappx;
   struct fwd { uint32_t u, e; } *st; /* search stack: node, next out-edge */
   uint32_t capst;
   int oom;
@@ -84,6 +89,7 @@ void rp__reduce_free(rp__reduce *r) {
   free(r->nd);
   free(r->oe);
   free(r->c);
+  free(r->px);
   free(r->st);
   free(r);
 }
@@ -115,6 +121,7 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j) {
     r->cur = 1;
   }
   r->nc = 0;
+  r->npx = 0;
   r->oom = 0;
   r->now = j;
   memset(r->ring + (size_t)(j & (r->W - 1)) * r->WW, 0,
@@ -140,6 +147,19 @@ void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
   r->nd[from].cst = r->cur;
   r->nd[from].cix = r->nc;
   r->c[r->nc++] = (rp__cand){from, (uint8_t)kind, (uint8_t)keep, buf};
+}
+
+void rp__reduce_add_via(rp__reduce *r, uint32_t from, uint32_t via, int kind,
+                        uint32_t buf) {
+  if (r->now - from < r->W || r->now - via >= r->W) {
+    rp__reduce_add(r, from, kind, 0, buf); /* no use */
+    return;
+  }
+  if (rp__grow((void **)&r->px, &r->cappx, r->npx + 1, sizeof *r->px)) {
+    r->oom = 1;
+    return;
+  }
+  r->px[r->npx++] = (struct proxy){{from, (uint8_t)kind, 0, buf}, via};
 }
 
 /* ---- bitsets over the ring ---------------------------------------------- */
@@ -290,6 +310,21 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   for (uint32_t i = 0; i < n; i++)
     if (j - r->c[i].from < W)
       bit_set(r, aj, r->c[i].from);
+  /* Candidates behind a node of the window: implied when that node is an
+   * ancestor of a candidate (or one); else candidates like the others. */
+  for (uint32_t i = 0; i < r->npx; i++) {
+    const struct proxy *p = &r->px[i];
+    if (!bit_get(r, aj, p->via)) {
+      rp__reduce_add(r, p->c.from, p->c.kind, 0, p->c.buf);
+      if (r->nd[p->c.from].level > maxlev)
+        maxlev = r->nd[p->c.from].level;
+    }
+  }
+  if (r->oom || rp__grow((void **)&g->edge, &g->capedge, g->nedge + r->nc,
+                         sizeof *g->edge) ||
+      rp__grow((void **)&r->oe, &r->capoe, g->nedge + r->nc, sizeof *r->oe))
+    return -1;
+  n = r->nc;
   /* Then the older candidates. */
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];

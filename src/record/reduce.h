@@ -32,6 +32,13 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j);
 void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
                     uint32_t buf);
 
+/* Adds candidate from -> j known to be an ancestor of node via (< j, not
+ * a candidate itself): when via turns out to be an ancestor of another
+ * candidate the edge is implied and the candidate is never looked at
+ * (cheap for the many writers behind one reader of a whole buffer). */
+void rp__reduce_add_via(rp__reduce *r, uint32_t from, uint32_t via, int kind,
+                        uint32_t buf);
+
 /* Appends to g->edge the candidates of j that no other candidate reaches
  * (plus the explicit ones), sorted by source, and records j's ancestors.
  * Exact: an edge is stored if and only if it is in the transitive
