@@ -81,7 +81,7 @@ void rp_graph_destroy(rp_graph *g) {
   free(g->after);
   free(g->edge);
   free(g->pred_off);
-  free(g->sorted);
+  free(g->ekind);
   free(g->succ_off);
   free(g->pred_off_end);
   free(g->succ);
@@ -98,13 +98,13 @@ rp_status rp_graph_end(rp_graph *g) {
     return rp__fail(g, RP_ENOMEM, "graph unusable after an earlier failure "
                     "to allocate memory");
   uint32_t n = g->nop, m = g->nedge;
-  rp_edge *sorted = malloc(((size_t)m + 1) * sizeof *sorted);
+  uint32_t *ek = malloc(((size_t)m + 1) * sizeof *ek);
   uint32_t *so = calloc((size_t)n + 1, sizeof *so);
   uint32_t *po = calloc((size_t)n + 1, sizeof *po);
   rp_node *succ = malloc(((size_t)m + 1) * sizeof *succ);
   rp_node *pred = malloc(((size_t)m + 1) * sizeof *pred);
-  if (!sorted || !so || !po || !succ || !pred) {
-    free(sorted), free(so), free(po), free(succ), free(pred);
+  if (!ek || !so || !po || !succ || !pred) {
+    free(ek), free(so), free(po), free(succ), free(pred);
     return rp__fail(g, RP_ENOMEM, "out of memory ending the graph");
   }
   /* g->edge is grouped by target in increasing order, so a stable counting
@@ -117,20 +117,24 @@ rp_status rp_graph_end(rp_graph *g) {
     so[i + 1] += so[i];
     po[i + 1] += po[i];
   }
-  uint32_t *fill = calloc((size_t)n + 1, sizeof *fill);
-  if (!fill) {
-    free(sorted), free(so), free(po), free(succ), free(pred);
-    return rp__fail(g, RP_ENOMEM, "out of memory ending the graph");
-  }
+  /* so[f] is used as the fill cursor of f, then shifted back. */
   for (uint32_t i = 0; i < m; i++) {
     const rp_edge *e = &g->edge[i];
-    uint32_t at = so[e->from] + fill[e->from]++;
-    sorted[at] = *e;
+    uint32_t at = so[e->from]++;
     succ[at] = e->to;
+    ek[at] = (uint32_t)e->kind << 30 | (e->buf + 1);
     pred[i] = e->from; /* grouped by target, sources increasing */
   }
-  free(fill);
-  g->sorted = sorted;
+  for (uint32_t i = n; i > 0; i--)
+    so[i] = so[i - 1];
+  so[0] = 0;
+  free(g->edge);
+  g->edge = NULL;
+  g->capedge = 0;
+  free(g->pred_off); /* the same as pred_off_end now */
+  g->pred_off = NULL;
+  g->cappred = 0;
+  g->ekind = ek;
   g->succ_off = so;
   g->pred_off_end = po;
   g->succ = succ;
@@ -154,7 +158,24 @@ unsigned rp_graph_num_devices(const rp_graph *g) {
 rp_status rp_graph_edge(const rp_graph *g, uint32_t i, rp_edge *out) {
   if (!g || !out || i >= g->nedge)
     return RP_EINVAL;
-  *out = g->ended ? g->sorted[i] : g->edge[i];
+  if (!g->ended) {
+    *out = g->edge[i];
+    return RP_OK;
+  }
+  /* The source: the last node whose successors start at or before i. */
+  uint32_t lo = 0, hi = g->nop;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (g->succ_off[mid] <= i)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  uint32_t k = g->ekind[i];
+  out->from = lo;
+  out->to = g->succ[i];
+  out->kind = (rp_edge_kind)(k >> 30);
+  out->buf = (k & ((1u << 30) - 1)) - 1;
   return RP_OK;
 }
 
@@ -272,7 +293,7 @@ rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
   rp_buf dup;
   if (rp_graph_find_buffer(g, nm, &dup) == RP_OK)
     return rp__fail(g, RP_EINVAL, "buffer \"%s\" already exists", nm);
-  if (g->nbuf == RP_NONE - 1 ||
+  if (g->nbuf >= RP__MAX_BUFFERS ||
       rp__grow((void **)&g->buf, &g->capbuf, g->nbuf + 1, sizeof *g->buf))
     return rp__fail(g, RP_ENOMEM, "out of memory adding buffer \"%s\"", nm);
   rp__buffer *b = &g->buf[g->nbuf];

@@ -64,15 +64,18 @@ struct rp_graph {
   uint32_t nafter, capafter;
 
   /* Edges, appended in order of their target while recording (so the
-   * predecessors of node j are contiguous: pred_off[j] .. pred_off[j+1]);
-   * rp_graph_end() sorts a copy by (from, to) and builds the CSR. */
-  rp_edge *edge;
+   * predecessors of node j are contiguous: pred_off[j] .. pred_off[j+1]).
+   * rp_graph_end() turns them into two CSRs in one pass and frees them:
+   * successors by (from, to) with each edge's kind and buffer packed
+   * beside (edge i of rp_graph_edge() is succ[i]), predecessors by target
+   * with sources increasing: 12 bytes per edge. */
+  rp_edge *edge;          /* while recording only */
   uint32_t nedge, capedge;
   uint32_t *pred_off;     /* nop + 1 while recording */
   uint32_t cappred;
-  rp_edge *sorted;        /* by (from, to), after end */
-  uint32_t *succ_off, *pred_off_end; /* CSR, nop + 1 each */
+  uint32_t *succ_off, *pred_off_end; /* CSR, nop + 1 each, after end */
   rp_node *succ, *pred;
+  uint32_t *ekind;        /* per edge, by (from, to): kind << 30 | buf + 1 */
 
   int max_device;         /* -1 if none */
   rp__track *track;       /* hazard + coherence state while recording */
@@ -107,6 +110,9 @@ int rp__grow(void **p, uint32_t *cap, uint32_t n, size_t sz);
 void rp__region_each(const rp__buffer *b, const rp_region *r,
                      void (*fn)(void *ctx, uint64_t off, uint64_t len),
                      void *ctx);
+
+/* Most buffers a graph may hold (the packed edge kinds keep 30 bits). */
+#define RP__MAX_BUFFERS ((1u << 30) - 2)
 
 static inline const rp__access *rp__op_acc(const rp_graph *g, rp_node n) {
   return g->acc + g->op[n].acc0;
