@@ -299,3 +299,31 @@ Test(record, coherence_copies_a_box_in_one_piece) {
   cr_assert_eq(ai.region.bytes, (5 * 8 + 6) * sizeof(double));
   rp_graph_destroy(g);
 }
+
+/* Buffer names are indexed: every one of many buffers is found, a
+ * duplicate is refused, an unknown name is not found. */
+Test(record, many_buffers_found_by_name) {
+  static char host[1];
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  char name[32];
+  for (unsigned i = 0; i < 20000; i++) {
+    snprintf(name, sizeof name, "buf%u", i * 7919u);
+    rp_buf b;
+    TU_OK(g, rp_buffer_register(g, name, host, 1, &b));
+    cr_assert_eq(b, i);
+  }
+  for (unsigned i = 0; i < 20000; i++) {
+    snprintf(name, sizeof name, "buf%u", i * 7919u);
+    rp_buf b = RP_NONE;
+    TU_OK(g, rp_graph_find_buffer(g, name, &b));
+    cr_assert_eq(b, i, "%s", name);
+    cr_assert_eq(rp_buffer_register(g, name, host, 1, NULL), RP_EINVAL);
+  }
+  rp_buf b = 5;
+  cr_assert_eq(rp_graph_find_buffer(g, "buf1", &b), RP_ENOTFOUND);
+  cr_assert_eq(b, 5);
+  cr_assert_eq(rp_graph_find_buffer(g, "", &b), RP_ENOTFOUND);
+  cr_assert_eq(rp_graph_num_buffers(g), 20000);
+  rp_graph_destroy(g);
+}

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
+#include "record/hazard.h"
 
 RP_KERNEL(tu_mix_k, {
   const uint8_t *a = RP_PTR(const uint8_t, 0);
@@ -64,6 +65,13 @@ void tu_random_reset(tu_random *r, uint64_t seed) {
 int tu_random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
                     uint64_t bsize, unsigned nops, unsigned ndev,
                     unsigned flags, int copies) {
+  return tu_random_graph_w(r, seed, nbuf, bsize, nops, ndev, flags, copies,
+                           0);
+}
+
+int tu_random_graph_w(tu_random *r, uint64_t seed, unsigned nbuf,
+                      uint64_t bsize, unsigned nops, unsigned ndev,
+                      unsigned flags, int copies, uint32_t window) {
   memset(r, 0, sizeof *r);
   r->nbuf = nbuf;
   r->bsize = bsize;
@@ -71,6 +79,8 @@ int tu_random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
   r->hargs = calloc(nops + 1, sizeof *r->hargs);
   if (rp_graph_create(&r->g, flags) != RP_OK)
     return -1;
+  if (window)
+    rp__hazard_window(r->g, window);
   for (unsigned b = 0; b < nbuf; b++) {
     char name[16];
     snprintf(name, sizeof name, "B%u", b);

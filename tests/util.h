@@ -48,6 +48,10 @@ typedef struct tu_random {
 int tu_random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
                     uint64_t bsize, unsigned nops, unsigned ndev,
                     unsigned flags, int copies);
+/* The same with the recorder's ancestor window set (0: the default). */
+int tu_random_graph_w(tu_random *r, uint64_t seed, unsigned nbuf,
+                      uint64_t bsize, unsigned nops, unsigned ndev,
+                      unsigned flags, int copies, uint32_t window);
 /* Copies the initial contents back (same seed) so a replay restarts. */
 void tu_random_reset(tu_random *r, uint64_t seed);
 void tu_random_free(tu_random *r);

@@ -2,21 +2,30 @@
 #include <string.h>
 #include "cli.h"
 
+/* Graphviz draws about a thousand nodes per drawing comfortably. */
+#define DOT_LIMIT 2000
+
 static void usage(FILE *fp) {
-  fprintf(fp, "usage: reprise dot FILE.json [-o OUT.dot]\n\n"
+  fprintf(fp, "usage: reprise dot FILE.json [-o OUT.dot] [--full]\n\n"
               "Writes the graph in FILE.json (\"-\": standard input) as "
               "Graphviz dot: one node\nper operation, edges labelled with "
               "their hazard and buffer, a colour per lane.\n"
+              "Over %d operations only the critical path and the operations "
+              "next to it\nare drawn, with a note saying what was left out.\n"
               "Render it with: dot -Tsvg OUT.dot -o OUT.svg\n\n"
-              "  -o OUT   write to OUT instead of standard output\n");
+              "  -o OUT   write to OUT instead of standard output\n"
+              "  --full   draw every operation, however many\n", DOT_LIMIT);
 }
 
 int rp_cmd_dot(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
+  int full = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
       return 0;
+    } else if (!strcmp(argv[i], "--full")) {
+      full = 1;
     } else if (!strcmp(argv[i], "-o")) {
       if (++i >= argc) {
         fprintf(stderr, "reprise dot: -o needs a file name\n");
@@ -44,7 +53,7 @@ int rp_cmd_dot(int argc, char **argv) {
   FILE *fp = rp_cli_open_out(out);
   int rc = 1;
   if (fp) {
-    rp_status s = rp_graph_write_dot(g, fp);
+    rp_status s = rp_graph_write_dot_limited(g, fp, full ? 0 : DOT_LIMIT);
     rc = rp_cli_close_out(fp, out);
     if (s != RP_OK) {
       fprintf(stderr, "reprise dot: %s\n", rp_strerror(s));

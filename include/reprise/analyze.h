@@ -108,6 +108,17 @@ RP_API rp_status rp_analysis_write_trace(const rp_analysis *a, FILE *fp);
 /** @brief SVG Gantt chart of the schedule. */
 RP_API rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp);
 
+/** @brief Graphviz of a graph that stays drawable: with at most
+ * @p max_nodes operations (or @p max_nodes 0) the same as
+ * rp_graph_write_dot(); above, the critical path of rp_analyze() with
+ * default options and the operations next to it, up to @p max_nodes
+ * (every critical operation is drawn; when the path alone is longer,
+ * consecutive critical operations of one name become one node), with a
+ * note saying what was left out.
+ * @return RP_OK, RP_EINVAL, RP_ENOMEM, RP_EIO or rp_analyze()'s error. */
+RP_API rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
+                                            uint32_t max_nodes);
+
 /** @} */
 
 #ifdef __cplusplus

@@ -75,13 +75,14 @@ void rp_graph_destroy(rp_graph *g) {
     free(g->op[i].kernel_name);
   }
   free(g->buf);
+  free(g->names);
   free(g->op);
   free(g->acc);
   free(g->args);
   free(g->after);
   free(g->edge);
   free(g->pred_off);
-  free(g->sorted);
+  free(g->ekind);
   free(g->succ_off);
   free(g->pred_off_end);
   free(g->succ);
@@ -101,13 +102,13 @@ rp_status rp_graph_end(rp_graph *g) {
   if (cs != RP_OK)
     return cs;
   uint32_t n = g->nop, m = g->nedge;
-  rp_edge *sorted = malloc(((size_t)m + 1) * sizeof *sorted);
+  uint32_t *ek = malloc(((size_t)m + 1) * sizeof *ek);
   uint32_t *so = calloc((size_t)n + 1, sizeof *so);
   uint32_t *po = calloc((size_t)n + 1, sizeof *po);
   rp_node *succ = malloc(((size_t)m + 1) * sizeof *succ);
   rp_node *pred = malloc(((size_t)m + 1) * sizeof *pred);
-  if (!sorted || !so || !po || !succ || !pred) {
-    free(sorted), free(so), free(po), free(succ), free(pred);
+  if (!ek || !so || !po || !succ || !pred) {
+    free(ek), free(so), free(po), free(succ), free(pred);
     return rp__fail(g, RP_ENOMEM, "out of memory ending the graph");
   }
   /* g->edge is grouped by target in increasing order, so a stable counting
@@ -120,20 +121,24 @@ rp_status rp_graph_end(rp_graph *g) {
     so[i + 1] += so[i];
     po[i + 1] += po[i];
   }
-  uint32_t *fill = calloc((size_t)n + 1, sizeof *fill);
-  if (!fill) {
-    free(sorted), free(so), free(po), free(succ), free(pred);
-    return rp__fail(g, RP_ENOMEM, "out of memory ending the graph");
-  }
+  /* so[f] is used as the fill cursor of f, then shifted back. */
   for (uint32_t i = 0; i < m; i++) {
     const rp_edge *e = &g->edge[i];
-    uint32_t at = so[e->from] + fill[e->from]++;
-    sorted[at] = *e;
+    uint32_t at = so[e->from]++;
     succ[at] = e->to;
+    ek[at] = (uint32_t)e->kind << 30 | (e->buf + 1);
     pred[i] = e->from; /* grouped by target, sources increasing */
   }
-  free(fill);
-  g->sorted = sorted;
+  for (uint32_t i = n; i > 0; i--)
+    so[i] = so[i - 1];
+  so[0] = 0;
+  free(g->edge);
+  g->edge = NULL;
+  g->capedge = 0;
+  free(g->pred_off); /* the same as pred_off_end now */
+  g->pred_off = NULL;
+  g->cappred = 0;
+  g->ekind = ek;
   g->succ_off = so;
   g->pred_off_end = po;
   g->succ = succ;
@@ -157,7 +162,24 @@ unsigned rp_graph_num_devices(const rp_graph *g) {
 rp_status rp_graph_edge(const rp_graph *g, uint32_t i, rp_edge *out) {
   if (!g || !out || i >= g->nedge)
     return RP_EINVAL;
-  *out = g->ended ? g->sorted[i] : g->edge[i];
+  if (!g->ended) {
+    *out = g->edge[i];
+    return RP_OK;
+  }
+  /* The source: the last node whose successors start at or before i. */
+  uint32_t lo = 0, hi = g->nop;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (g->succ_off[mid] <= i)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  uint32_t k = g->ekind[i];
+  out->from = lo;
+  out->to = g->succ[i];
+  out->kind = (rp_edge_kind)(k >> 30);
+  out->buf = (k & ((1u << 30) - 1)) - 1;
   return RP_OK;
 }
 
@@ -231,12 +253,12 @@ rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us) {
 
 rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
                                rp_buf *out) {
-  for (uint32_t i = 0; g && name && i < g->nbuf; i++)
-    if (!strcmp(g->buf[i].name, name)) {
-      *out = i;
-      return RP_OK;
-    }
-  return RP_ENOTFOUND;
+  rp_buf b = g && name ? rp__names_find(g, name) : RP_NONE;
+  if (b == RP_NONE)
+    return RP_ENOTFOUND;
+  if (out)
+    *out = b;
+  return RP_OK;
 }
 
 rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
@@ -275,13 +297,17 @@ rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
   rp_buf dup;
   if (rp_graph_find_buffer(g, nm, &dup) == RP_OK)
     return rp__fail(g, RP_EINVAL, "buffer \"%s\" already exists", nm);
-  if (g->nbuf == RP_NONE - 1 ||
+  if (g->nbuf >= RP__MAX_BUFFERS ||
       rp__grow((void **)&g->buf, &g->capbuf, g->nbuf + 1, sizeof *g->buf))
     return rp__fail(g, RP_ENOMEM, "out of memory adding buffer \"%s\"", nm);
   rp__buffer *b = &g->buf[g->nbuf];
   memset(b, 0, sizeof *b);
   if (!(b->name = rp__strdup(nm)))
     return rp__fail(g, RP_ENOMEM, "out of memory adding buffer \"%s\"", nm);
+  if (rp__names_add(g, g->nbuf)) {
+    free(b->name);
+    return rp__fail(g, RP_ENOMEM, "out of memory adding buffer \"%s\"", nm);
+  }
   b->host = d->host;
   b->bytes = d->bytes;
   b->elem = elem;

@@ -52,6 +52,8 @@ struct rp_graph {
 
   rp__buffer *buf;
   uint32_t nbuf, capbuf;
+  uint32_t *names;        /* buffer ids by name, hashed (record/names.c) */
+  uint32_t nnames, capnames;
   rp__op *op;
   uint32_t nop, capop;
   rp__access *acc;
@@ -62,15 +64,18 @@ struct rp_graph {
   uint32_t nafter, capafter;
 
   /* Edges, appended in order of their target while recording (so the
-   * predecessors of node j are contiguous: pred_off[j] .. pred_off[j+1]);
-   * rp_graph_end() sorts a copy by (from, to) and builds the CSR. */
-  rp_edge *edge;
+   * predecessors of node j are contiguous: pred_off[j] .. pred_off[j+1]).
+   * rp_graph_end() turns them into two CSRs in one pass and frees them:
+   * successors by (from, to) with each edge's kind and buffer packed
+   * beside (edge i of rp_graph_edge() is succ[i]), predecessors by target
+   * with sources increasing: 12 bytes per edge. */
+  rp_edge *edge;          /* while recording only */
   uint32_t nedge, capedge;
   uint32_t *pred_off;     /* nop + 1 while recording */
   uint32_t cappred;
-  rp_edge *sorted;        /* by (from, to), after end */
-  uint32_t *succ_off, *pred_off_end; /* CSR, nop + 1 each */
+  uint32_t *succ_off, *pred_off_end; /* CSR, nop + 1 each, after end */
   rp_node *succ, *pred;
+  uint32_t *ekind;        /* per edge, by (from, to): kind << 30 | buf + 1 */
 
   int max_device;         /* -1 if none */
   uint8_t dev_kind[RP_MAX_DEVICES]; /* rp_device_kind per device */
@@ -96,6 +101,10 @@ rp_status rp__region_check(rp_graph *g, rp_region *r, const char *what);
  * g->warn; RP_ECOHERENCE when there are some and the graph is strict. */
 rp_status rp__graph_check(rp_graph *g);
 void rp__warnings_free(rp_graph *g);
+/* The buffer named name, or RP_NONE (record/names.c). */
+rp_buf rp__names_find(const rp_graph *g, const char *name);
+/* Indexes buffer b by its name (not indexed yet); -1 when out of memory. */
+int rp__names_add(rp_graph *g, rp_buf b);
 /* Free the recording-time tracking state. */
 void rp__track_free(rp_graph *g);
 char *rp__strdup(const char *s);
@@ -108,6 +117,9 @@ int rp__grow(void **p, uint32_t *cap, uint32_t n, size_t sz);
 void rp__region_each(const rp__buffer *b, const rp_region *r,
                      void (*fn)(void *ctx, uint64_t off, uint64_t len),
                      void *ctx);
+
+/* Most buffers a graph may hold (the packed edge kinds keep 30 bits). */
+#define RP__MAX_BUFFERS ((1u << 30) - 2)
 
 static inline const rp__access *rp__op_acc(const rp_graph *g, rp_node n) {
   return g->acc + g->op[n].acc0;

@@ -4,15 +4,18 @@
  * covering the buffer; each segment remembers its last writer and the
  * readers since. A new access visits only the segments it overlaps, so the
  * cost per operation depends on what it touches, never on how many
- * operations came before. Candidate edges are then transitively reduced
- * against the (already reduced) graph: a candidate is dropped when another,
- * later candidate reaches it. For every buffer a second segment list keeps
+ * operations came before. A segment's readers that are known ancestors of
+ * its latest reader are dropped (a later writer's edge from the latest one
+ * implies theirs). Candidates, one per source (record/reduce.c), are then
+ * reduced exactly: one is dropped iff another candidate's path implies it.
+ * For every buffer a second segment list keeps
  * which spaces hold a valid copy of each byte (bit 0 the host, bit d+1
  * device d), for automatic coherence. */
 #include <stdlib.h>
 #include <string.h>
 #include "record/graph.h"
 #include "record/hazard.h"
+#include "record/reduce.h"
 
 typedef struct seg {
   uint64_t lo, hi;
@@ -26,34 +29,44 @@ typedef struct segs {
   uint32_t n, cap;
 } segs;
 
+/* A band of rows [lo, hi) of a buffer seen as rows of equal length (a 2-d
+ * buffer's rows, a 3-d buffer's rows of rows, a 1-d buffer is one row):
+ * its segments cover a row's bytes and stand for the same columns of every
+ * row of the band. A box then touches one band per run of rows instead of
+ * one segment per row. */
+typedef struct band {
+  uint64_t lo, hi;
+  segs S;
+} band;
+
+typedef struct bands {
+  band *b;
+  uint32_t n, cap;
+} bands;
+
 typedef struct vseg {
   uint64_t lo, hi, mask;
 } vseg;
 
-typedef struct tbuf {
-  segs *sp; /* index: space + 1 */
-  uint32_t nsp;
+/* Validity of a band of rows [lo, hi): the same columns of every row. */
+typedef struct vband {
+  uint64_t lo, hi;
   vseg *v;
   uint32_t nv, capv;
-} tbuf;
+} vband;
 
-typedef struct cand {
-  uint32_t from;
-  uint8_t kind;
-  uint8_t keep; /* explicit: never reduced away */
-  uint32_t buf;
-} cand;
+typedef struct tbuf {
+  bands *sp; /* index: space + 1 */
+  uint32_t nsp;
+  vband *vb;
+  uint32_t nvb, capvb;
+} tbuf;
 
 struct rp__track {
   tbuf *b;
   uint32_t nb, capb;
-  cand *c;
-  uint32_t nc, capc;
-  uint32_t *stamp, capstamp, cur;
-  uint32_t *cstamp, capcstamp; /* == cur: a candidate of the current op */
-  uint32_t left;               /* candidates not reached yet */
-  uint32_t *level, caplevel; /* longest path from a source, per node */
-  uint32_t *stack, capstack;
+  rp__reduce *red;
+  uint32_t window; /* 0: RP__ANC_WINDOW */
   int oom;
 };
 
@@ -64,19 +77,21 @@ void rp__track_free(rp_graph *g) {
   for (uint32_t i = 0; i < t->nb; i++) {
     tbuf *b = &t->b[i];
     for (uint32_t s = 0; s < b->nsp; s++) {
-      for (uint32_t k = 0; k < b->sp[s].n; k++)
-        free(b->sp[s].s[k].rd);
-      free(b->sp[s].s);
+      for (uint32_t r = 0; r < b->sp[s].n; r++) {
+        segs *S = &b->sp[s].b[r].S;
+        for (uint32_t k = 0; k < S->n; k++)
+          free(S->s[k].rd);
+        free(S->s);
+      }
+      free(b->sp[s].b);
     }
     free(b->sp);
-    free(b->v);
+    for (uint32_t r = 0; r < b->nvb; r++)
+      free(b->vb[r].v);
+    free(b->vb);
   }
   free(t->b);
-  free(t->c);
-  free(t->stamp);
-  free(t->cstamp);
-  free(t->level);
-  free(t->stack);
+  rp__reduce_free(t->red);
   free(t);
   g->track = NULL;
 }
@@ -85,6 +100,9 @@ static rp__track *track_get(rp_graph *g) {
   if (!g->track && !(g->track = calloc(1, sizeof *g->track)))
     return NULL;
   rp__track *t = g->track;
+  if (!t->red &&
+      !(t->red = rp__reduce_new(t->window ? t->window : RP__ANC_WINDOW)))
+    return NULL;
   if (t->nb < g->nbuf) {
     if (rp__grow((void **)&t->b, &t->capb, g->nbuf, sizeof *t->b))
       return NULL;
@@ -94,25 +112,96 @@ static rp__track *track_get(rp_graph *g) {
   return t;
 }
 
-/* The segment list of (buffer, space), created on first use. */
-static segs *segs_get(rp_graph *g, tbuf *tb, rp_buf b, int space) {
+/* Rows and row length (bytes) of buffer b seen as rows. */
+static void geometry(const rp__buffer *b, uint64_t *rows, uint64_t *rowb) {
+  if (b->ndims == 2) {
+    *rows = b->dims[0];
+    *rowb = b->dims[1] * b->elem;
+  } else if (b->ndims == 3) {
+    *rows = b->dims[0] * b->dims[1];
+    *rowb = b->dims[2] * b->elem;
+  } else {
+    *rows = 1;
+    *rowb = b->bytes;
+  }
+}
+
+/* The bands of (buffer, space), created on first use. */
+static bands *bands_get(rp_graph *g, tbuf *tb, rp_buf b, int space) {
   uint32_t i = (uint32_t)(space + 1);
   if (i >= tb->nsp) {
-    segs *n = realloc(tb->sp, (i + 1) * sizeof *n);
+    bands *n = realloc(tb->sp, (i + 1) * sizeof *n);
     if (!n)
       return NULL;
     memset(n + tb->nsp, 0, (i + 1 - tb->nsp) * sizeof *n);
     tb->sp = n;
     tb->nsp = i + 1;
   }
-  segs *S = &tb->sp[i];
-  if (!S->n) {
-    if (rp__grow((void **)&S->s, &S->cap, 1, sizeof *S->s))
+  bands *B = &tb->sp[i];
+  if (!B->n) {
+    uint64_t rows, rowb;
+    geometry(&g->buf[b], &rows, &rowb);
+    if (rp__grow((void **)&B->b, &B->cap, 1, sizeof *B->b))
       return NULL;
-    S->s[0] = (seg){0, g->buf[b].bytes, RP_NONE, 0, 0, NULL};
+    segs *S = &B->b[0].S;
+    memset(S, 0, sizeof *S);
+    if (rp__grow((void **)&S->s, &S->cap, 1, sizeof *S->s)) {
+      return NULL;
+    }
+    S->s[0] = (seg){0, rowb, RP_NONE, 0, 0, NULL};
     S->n = 1;
+    B->b[0].lo = 0;
+    B->b[0].hi = rows;
+    B->n = 1;
   }
-  return S;
+  return B;
+}
+
+/* Index of the first band with hi > r. */
+static uint32_t band_find(const bands *B, uint64_t r) {
+  uint32_t lo = 0, hi = B->n;
+  while (lo < hi) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (B->b[m].hi <= r)
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo;
+}
+
+/* Makes row r a band boundary (the new band gets a copy of the segments);
+ * returns 0, or -1 when out of memory. */
+static int band_split(bands *B, uint64_t r) {
+  uint32_t i = band_find(B, r);
+  if (i == B->n || B->b[i].lo == r)
+    return 0;
+  if (rp__grow((void **)&B->b, &B->cap, B->n + 1, sizeof *B->b))
+    return -1;
+  const segs *S = &B->b[i].S;
+  segs C = {malloc(S->n * sizeof *S->s), S->n, S->n};
+  if (!C.s)
+    return -1;
+  for (uint32_t k = 0; k < S->n; k++) {
+    C.s[k] = S->s[k];
+    C.s[k].rd = NULL;
+    C.s[k].caprd = C.s[k].nrd;
+    if (S->s[k].nrd) {
+      if (!(C.s[k].rd = malloc(S->s[k].nrd * sizeof *C.s[k].rd))) {
+        for (uint32_t x = 0; x < k; x++)
+          free(C.s[x].rd);
+        free(C.s);
+        return -1;
+      }
+      memcpy(C.s[k].rd, S->s[k].rd, S->s[k].nrd * sizeof *C.s[k].rd);
+    }
+  }
+  memmove(B->b + i + 1, B->b + i, (B->n - i) * sizeof *B->b);
+  B->n++;
+  B->b[i].hi = r;
+  B->b[i + 1].lo = r;
+  B->b[i + 1].S = C;
+  return 0;
 }
 
 /* Index of the first segment with hi > x (segments cover the buffer). */
@@ -152,14 +241,6 @@ static uint32_t seg_split(segs *S, uint64_t x) {
   return i + 1;
 }
 
-static void cand_add(rp__track *t, uint32_t from, int kind, uint32_t buf) {
-  if (rp__grow((void **)&t->c, &t->capc, t->nc + 1, sizeof *t->c)) {
-    t->oom = 1;
-    return;
-  }
-  t->c[t->nc++] = (cand){from, (uint8_t)kind, 0, buf};
-}
-
 struct visit {
   rp_graph *g;
   rp__track *t;
@@ -167,6 +248,7 @@ struct visit {
   rp_buf buf;
   rp_node j;
   int write;
+  bands *B;
 };
 
 static void visit_read(void *ctx, uint64_t a, uint64_t len) {
@@ -180,10 +262,26 @@ static void visit_read(void *ctx, uint64_t a, uint64_t len) {
   i = seg_find(S, a); /* the second split may have moved nothing before */
   for (; i < S->n && S->s[i].lo < a + len; i++) {
     seg *s = &S->s[i];
-    if (s->writer != RP_NONE && s->writer != v->j)
-      cand_add(v->t, s->writer, RP_EDGE_RAW, v->buf);
+    if (s->writer != RP_NONE && s->writer != v->j) {
+      /* A reader since the writer is a descendant of it. */
+      uint32_t last = s->nrd ? s->rd[s->nrd - 1] : RP_NONE;
+      if (last != RP_NONE && last != v->j)
+        rp__reduce_add_via(v->t->red, s->writer, last, RP_EDGE_RAW, v->buf);
+      else
+        rp__reduce_add(v->t->red, s->writer, RP_EDGE_RAW, 0, v->buf);
+    }
     if (s->nrd && s->rd[s->nrd - 1] == v->j)
       continue;
+    /* Readers that are ancestors of the latest one need no edge to a
+     * later writer: the latest one's edge implies theirs. */
+    if (s->nrd > 1) {
+      uint32_t last = s->rd[s->nrd - 1], w = 0;
+      for (uint32_t r = 0; r + 1 < s->nrd; r++)
+        if (!rp__reduce_known_ancestor(v->t->red, s->rd[r], last))
+          s->rd[w++] = s->rd[r];
+      s->rd[w++] = last;
+      s->nrd = w;
+    }
     if (rp__grow((void **)&s->rd, &s->caprd, s->nrd + 1, sizeof *s->rd)) {
       v->t->oom = 1;
       return;
@@ -207,12 +305,12 @@ static void visit_write(void *ctx, uint64_t a, uint64_t len) {
     int any = 0;
     for (uint32_t r = 0; r < s->nrd; r++)
       if (s->rd[r] != v->j) {
-        cand_add(v->t, s->rd[r], RP_EDGE_WAR, v->buf);
+        rp__reduce_add(v->t->red, s->rd[r], RP_EDGE_WAR, 0, v->buf);
         any = 1;
       }
     if (!any && s->writer != RP_NONE && s->writer != v->j &&
         !(s->nrd && s->rd[0] == v->j))
-      cand_add(v->t, s->writer, RP_EDGE_WAW, v->buf);
+      rp__reduce_add(v->t->red, s->writer, RP_EDGE_WAW, 0, v->buf);
   }
   /* Segments i .. k-1 become one, written by j, with no readers. */
   for (uint32_t x = i + 1; x < k; x++)
@@ -227,83 +325,82 @@ static void visit_write(void *ctx, uint64_t a, uint64_t len) {
   }
 }
 
-static int cand_cmp(const void *a, const void *b) {
-  const cand *x = a, *y = b;
-  if (x->from != y->from)
-    return x->from > y->from ? -1 : 1; /* latest first */
-  if (x->keep != y->keep)
-    return x->keep > y->keep ? -1 : 1;
-  if (x->kind != y->kind)
-    return x->kind < y->kind ? -1 : 1;
-  return x->buf < y->buf ? -1 : x->buf > y->buf;
+/* Visits rows [r0, r1) x bytes [c0, c1) of every row. */
+static int visit_rect(struct visit *v, bands *B, uint64_t r0, uint64_t r1,
+                      uint64_t c0, uint64_t c1) {
+  if (r0 >= r1 || c0 >= c1)
+    return 0;
+  if (band_split(B, r0) || band_split(B, r1))
+    return -1;
+  for (uint32_t i = band_find(B, r0); i < B->n && B->b[i].lo < r1; i++) {
+    v->S = &B->b[i].S;
+    (v->write ? visit_write : visit_read)(v, c0, c1 - c0);
+  }
+  return v->t->oom ? -1 : 0;
 }
 
-static int stamp_ready(rp__track *t, uint32_t n) {
-  if (n > t->capstamp) {
-    uint32_t old = t->capstamp;
-    if (rp__grow((void **)&t->stamp, &t->capstamp, n, sizeof *t->stamp))
-      return -1;
-    memset(t->stamp + old, 0, (t->capstamp - old) * sizeof *t->stamp);
+/* Calls fn for the bytes of region r (checked, never WHOLE) of buffer b
+ * as rectangles: rows [r0, r1) x bytes [c0, c1) of each row, rows in
+ * increasing order. Stops at and returns fn's first non-zero value. */
+typedef int (*rect_fn)(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
+                       uint64_t c1);
+
+static int region_rects(const rp__buffer *b, const rp_region *r,
+                        rect_fn fn, void *ctx) {
+  uint64_t rows, rowb;
+  geometry(b, &rows, &rowb);
+  int e;
+  if (r->kind != RP_REGION_BOX) {
+    uint64_t lo = r->offset, hi = r->offset + r->bytes;
+    if (lo >= hi)
+      return 0;
+    uint64_t ra = lo / rowb, ca = lo % rowb, rb = hi / rowb, cb = hi % rowb;
+    if (ra == rb)
+      return fn(ctx, ra, ra + 1, ca, cb);
+    if (ca) {
+      if ((e = fn(ctx, ra, ra + 1, ca, rowb)))
+        return e;
+      ra++;
+    }
+    if (ra < rb && (e = fn(ctx, ra, rb, 0, rowb)))
+      return e;
+    return cb ? fn(ctx, rb, rb + 1, 0, cb) : 0;
   }
-  if (n > t->capcstamp) {
-    uint32_t old = t->capcstamp;
-    if (rp__grow((void **)&t->cstamp, &t->capcstamp, n, sizeof *t->cstamp))
-      return -1;
-    memset(t->cstamp + old, 0, (t->capcstamp - old) * sizeof *t->cstamp);
-  }
-  if (++t->cur == 0) {
-    memset(t->stamp, 0, t->capstamp * sizeof *t->stamp);
-    memset(t->cstamp, 0, t->capcstamp * sizeof *t->cstamp);
-    t->cur = 1;
-  }
+  for (unsigned i = 0; i < r->ndims; i++)
+    if (r->lo[i] >= r->hi[i])
+      return 0;
+  if (r->ndims == 2)
+    return fn(ctx, r->lo[0], r->hi[0], r->lo[1] * b->elem,
+              r->hi[1] * b->elem);
+  /* 3-d: rows are (i, k) pairs, i * dims[1] + k. */
+  uint64_t d1 = b->dims[1], c0 = r->lo[2] * b->elem, c1 = r->hi[2] * b->elem;
+  if (r->lo[1] == 0 && r->hi[1] == d1)
+    return fn(ctx, r->lo[0] * d1, r->hi[0] * d1, c0, c1);
+  for (uint64_t i = r->lo[0]; i < r->hi[0]; i++)
+    if ((e = fn(ctx, i * d1 + r->lo[1], i * d1 + r->hi[1], c0, c1)))
+      return e;
   return 0;
 }
 
-/* Search budget of one op's reduction, in edges read. The search only
- * visits nodes between the op's oldest candidate and itself, so it is
- * exact whenever the edges into that window number at most this many
- * (every graph of up to RP__REDUCE_BUDGET edges, and structured graphs
- * whose dependencies stay local).
- * Past it the remaining candidates are kept: the graph may then hold an
- * edge implied by others (never one too few), and recording stays
- * near-linear on densely interleaved graphs. */
-enum { REDUCE_BUDGET = RP__REDUCE_BUDGET };
+static int visit_rect_cb(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
+                         uint64_t c1) {
+  struct visit *v = ctx;
+  return visit_rect(v, v->B, r0, r1, c0, c1);
+}
 
-/* Marks the ancestors of `from` that may still be candidates: id >= lo and
- * level >= minlev (a node of a lower level cannot reach one). Returns the
- * nodes visited, or -1 when out of memory. */
-static long mark_ancestors(rp_graph *g, rp__track *t, uint32_t from,
-                           uint32_t lo, uint32_t minlev, long budget) {
-  uint32_t sp = 0;
-  long seen = 0;
-  if (rp__grow((void **)&t->stack, &t->capstack, 1, sizeof *t->stack))
-    return -1;
-  t->stack[sp++] = from;
-  while (sp && seen < budget && t->left) {
-    uint32_t u = t->stack[--sp];
-    for (uint32_t e = g->pred_off[u]; e < g->pred_off[u + 1]; e++) {
-      uint32_t p = g->edge[e].from;
-      seen++; /* every edge read counts: it is what costs */
-      if (p < lo || t->stamp[p] == t->cur || t->level[p] < minlev)
-        continue;
-      t->stamp[p] = t->cur;
-      if (t->cstamp[p] == t->cur)
-        t->left--;
-      if (rp__grow((void **)&t->stack, &t->capstack, sp + 1,
-                   sizeof *t->stack))
-        return -1;
-      t->stack[sp++] = p;
-    }
-  }
-  return seen;
+/* Visits the bytes of one access as rectangles of rows x row bytes. */
+static int visit_region(rp_graph *g, rp__track *t, bands *B,
+                        const rp__access *a, rp_node j, int write) {
+  struct visit v = {g, t, NULL, a->region.buf, j, write, B};
+  return region_rects(&g->buf[a->region.buf], &a->region, visit_rect_cb,
+                      &v);
 }
 
 rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
                       uint32_t nacc, const rp_node *after, uint32_t nafter) {
   rp__track *t = track_get(g);
-  if (!t)
+  if (!t || rp__reduce_begin(t->red, j))
     return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  t->nc = 0;
   t->oom = 0;
   /* Reads first: an op reads its inputs before it writes its outputs. */
   for (int pass = 0; pass < 2; pass++)
@@ -313,109 +410,54 @@ rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
       if (pass == 0 ? !r : !w)
         continue;
       tbuf *tb = &t->b[a->region.buf];
-      segs *S = segs_get(g, tb, a->region.buf, a->space);
-      if (!S)
+      bands *B = bands_get(g, tb, a->region.buf, a->space);
+      if (!B || visit_region(g, t, B, a, j, pass))
         return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-      struct visit v = {g, t, S, a->region.buf, j, pass};
-      rp__region_each(&g->buf[a->region.buf], &a->region,
-                      pass ? visit_write : visit_read, &v);
     }
-  for (uint32_t i = 0; i < nafter; i++) {
-    cand_add(t, after[i], RP_EDGE_AFTER, RP_NONE);
-    if (t->nc)
-      t->c[t->nc - 1].keep = 1;
-  }
-  if (t->oom)
+  for (uint32_t i = 0; i < nafter; i++)
+    rp__reduce_add(t->red, after[i], RP_EDGE_AFTER, 1, RP_NONE);
+  if (t->oom || rp__reduce_end(g, t->red, j))
     return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-
-  /* One candidate per source: latest sources first; for each source the
-   * explicit one, else RAW before WAR before WAW, lowest buffer. */
-  if (t->nc > 1)
-    qsort(t->c, t->nc, sizeof *t->c, cand_cmp);
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < t->nc; i++)
-    if (!n || t->c[n - 1].from != t->c[i].from)
-      t->c[n++] = t->c[i];
-  if (n > 1 && stamp_ready(t, j) < 0)
-    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  if (j >= t->caplevel &&
-      rp__grow((void **)&t->level, &t->caplevel, j + 1, sizeof *t->level))
-    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  uint32_t lo = n ? t->c[n - 1].from : 0, lev = 0;
-  if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
-               sizeof *g->edge))
-    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  /* minlev[i]: the lowest level among candidates i..n-1; the search for
-   * the candidates after i needs no node below it. */
-  uint32_t minlev_small[16], *minlev = minlev_small;
-  if (n > 16 && !(minlev = malloc(n * sizeof *minlev)))
-    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-  for (uint32_t i = n; i-- > 0;) {
-    uint32_t l = t->level[t->c[i].from];
-    minlev[i] = i + 1 < n && minlev[i + 1] < l ? minlev[i + 1] : l;
-  }
-  if (n > 1) {
-    for (uint32_t i = 0; i < n; i++)
-      t->cstamp[t->c[i].from] = t->cur;
-    t->left = n;
-  }
-  long budget = REDUCE_BUDGET;
-  for (uint32_t i = 0; i < n; i++) {
-    const cand *c = &t->c[i];
-    int reached = n > 1 && t->stamp[c->from] == t->cur;
-    if (!reached || c->keep) {
-      g->edge[g->nedge++] = (rp_edge){c->from, j, (rp_edge_kind)c->kind,
-                                      c->buf};
-      if (t->level[c->from] + 1 > lev)
-        lev = t->level[c->from] + 1;
-    }
-    if (n > 1 && !reached)
-      t->left--; /* decided: kept */
-    if (!reached && n > 1 && i + 1 < n && budget > 0 && t->left) {
-      long seen = mark_ancestors(g, t, c->from, lo, minlev[i + 1], budget);
-      if (seen < 0) {
-        if (minlev != minlev_small)
-          free(minlev);
-        return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
-      }
-      budget -= seen;
-    }
-  }
-  if (minlev != minlev_small)
-    free(minlev);
-  t->level[j] = lev;
-  /* Keep this op's edges sorted by source, as the CSR will be. */
-  rp_edge *e0 = g->edge + g->pred_off[j];
-  for (uint32_t a = 0, b = (uint32_t)(g->edge + g->nedge - e0); a + 1 < b;
-       a++, b--) {
-    rp_edge tmp = e0[a];
-    e0[a] = e0[b - 1];
-    e0[b - 1] = tmp;
-  }
   return RP_OK;
+}
+
+void rp__hazard_window(rp_graph *g, uint32_t window) {
+  if (g && !g->track && (g->track = calloc(1, sizeof *g->track)))
+    g->track->window = window;
 }
 
 /* ---- coherence: which spaces hold a valid copy ------------------------ */
 
+/* The validity bands of buffer b, created on first use. */
 static tbuf *vbuf_get(rp_graph *g, rp_buf b) {
   rp__track *t = track_get(g);
   if (!t)
     return NULL;
   tbuf *tb = &t->b[b];
-  if (!tb->nv) {
-    if (rp__grow((void **)&tb->v, &tb->capv, 1, sizeof *tb->v))
+  if (!tb->nvb) {
+    uint64_t rows, rowb;
+    geometry(&g->buf[b], &rows, &rowb);
+    if (rp__grow((void **)&tb->vb, &tb->capvb, 1, sizeof *tb->vb))
       return NULL;
-    tb->v[0] = (vseg){0, g->buf[b].bytes, g->buf[b].host ? 1u : 0u};
-    tb->nv = 1;
+    vband *V = &tb->vb[0];
+    memset(V, 0, sizeof *V);
+    if (rp__grow((void **)&V->v, &V->capv, 1, sizeof *V->v))
+      return NULL;
+    V->v[0] = (vseg){0, rowb, g->buf[b].host ? 1u : 0u};
+    V->nv = 1;
+    V->lo = 0;
+    V->hi = rows;
+    tb->nvb = 1;
   }
   return tb;
 }
 
-static uint32_t vfind(const tbuf *tb, uint64_t x) {
-  uint32_t lo = 0, hi = tb->nv;
+/* Index of the first band with hi > r. */
+static uint32_t vband_find(const tbuf *tb, uint64_t r) {
+  uint32_t lo = 0, hi = tb->nvb;
   while (lo < hi) {
     uint32_t m = lo + (hi - lo) / 2;
-    if (tb->v[m].hi <= x)
+    if (tb->vb[m].hi <= r)
       lo = m + 1;
     else
       hi = m;
@@ -423,37 +465,85 @@ static uint32_t vfind(const tbuf *tb, uint64_t x) {
   return lo;
 }
 
-static int vsplit(tbuf *tb, uint64_t x) {
-  uint32_t i = vfind(tb, x);
-  if (i == tb->nv || tb->v[i].lo == x)
+/* Makes row r a band boundary; 0, or -1 when out of memory. */
+static int vband_split(tbuf *tb, uint64_t r) {
+  uint32_t i = vband_find(tb, r);
+  if (i == tb->nvb || tb->vb[i].lo == r)
     return 0;
-  if (rp__grow((void **)&tb->v, &tb->capv, tb->nv + 1, sizeof *tb->v))
+  if (rp__grow((void **)&tb->vb, &tb->capvb, tb->nvb + 1, sizeof *tb->vb))
     return -1;
-  memmove(tb->v + i + 1, tb->v + i, (tb->nv - i) * sizeof *tb->v);
-  tb->nv++;
-  tb->v[i].hi = x;
-  tb->v[i + 1].lo = x;
+  vband *V = &tb->vb[i];
+  vseg *copy = malloc(V->nv * sizeof *copy);
+  if (!copy)
+    return -1;
+  memcpy(copy, V->v, V->nv * sizeof *copy);
+  memmove(tb->vb + i + 1, tb->vb + i, (tb->nvb - i) * sizeof *tb->vb);
+  tb->nvb++;
+  tb->vb[i].hi = r;
+  tb->vb[i + 1].lo = r;
+  tb->vb[i + 1].v = copy;
+  tb->vb[i + 1].capv = tb->vb[i + 1].nv;
+  return 0;
+}
+
+static uint32_t vfind(const vband *V, uint64_t x) {
+  uint32_t lo = 0, hi = V->nv;
+  while (lo < hi) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (V->v[m].hi <= x)
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo;
+}
+
+static int vsplit(vband *V, uint64_t x) {
+  uint32_t i = vfind(V, x);
+  if (i == V->nv || V->v[i].lo == x)
+    return 0;
+  if (rp__grow((void **)&V->v, &V->capv, V->nv + 1, sizeof *V->v))
+    return -1;
+  memmove(V->v + i + 1, V->v + i, (V->nv - i) * sizeof *V->v);
+  V->nv++;
+  V->v[i].hi = x;
+  V->v[i + 1].lo = x;
   return 0;
 }
 
 struct stale {
   tbuf *tb;
-  uint64_t bit;
+  uint64_t bit, rowb;
   rp__stale_fn fn;
   void *ctx;
 };
 
-static void stale_visit(void *ctx, uint64_t a, uint64_t len) {
+/* Reports the stale parts of a rectangle row by row, in offset order. */
+static int stale_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
+                      uint64_t c1) {
   struct stale *s = ctx;
   tbuf *tb = s->tb;
-  for (uint32_t i = vfind(tb, a); i < tb->nv && tb->v[i].lo < a + len; i++) {
-    const vseg *v = &tb->v[i];
-    if (v->mask & s->bit)
-      continue;
-    uint64_t lo = v->lo > a ? v->lo : a;
-    uint64_t hi = v->hi < a + len ? v->hi : a + len;
-    s->fn(s->ctx, lo, hi - lo, v->mask);
+  for (uint32_t b = vband_find(tb, r0); b < tb->nvb && tb->vb[b].lo < r1;
+       b++) {
+    const vband *V = &tb->vb[b];
+    uint32_t first = vfind(V, c0), k = first;
+    int any = 0;
+    for (; k < V->nv && V->v[k].lo < c1 && !any; k++)
+      any = !(V->v[k].mask & s->bit);
+    if (!any)
+      continue; /* valid over the whole band */
+    uint64_t ra = V->lo > r0 ? V->lo : r0, rb = V->hi < r1 ? V->hi : r1;
+    for (uint64_t row = ra; row < rb; row++)
+      for (k = first; k < V->nv && V->v[k].lo < c1; k++) {
+        const vseg *v = &V->v[k];
+        if (v->mask & s->bit)
+          continue;
+        uint64_t lo = v->lo > c0 ? v->lo : c0;
+        uint64_t hi = v->hi < c1 ? v->hi : c1;
+        s->fn(s->ctx, row * s->rowb + lo, hi - lo, v->mask);
+      }
   }
+  return 0;
 }
 
 rp_status rp__stale_each(rp_graph *g, const rp__access *a, rp__stale_fn fn,
@@ -461,9 +551,30 @@ rp_status rp__stale_each(rp_graph *g, const rp__access *a, rp__stale_fn fn,
   tbuf *tb = vbuf_get(g, a->region.buf);
   if (!tb)
     return rp__fail(g, RP_ENOMEM, "out of memory tracking coherence");
-  struct stale s = {tb, 1ull << (a->space + 1), fn, ctx};
-  rp__region_each(&g->buf[a->region.buf], &a->region, stale_visit, &s);
+  uint64_t rows;
+  struct stale s = {tb, 1ull << (a->space + 1), 0, fn, ctx};
+  geometry(&g->buf[a->region.buf], &rows, &s.rowb);
+  region_rects(&g->buf[a->region.buf], &a->region, stale_rect, &s);
   return RP_OK;
+}
+
+struct valid {
+  tbuf *tb;
+  uint64_t bit;
+};
+
+static int valid_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
+                      uint64_t c1) {
+  struct valid *x = ctx;
+  tbuf *tb = x->tb;
+  for (uint32_t b = vband_find(tb, r0); b < tb->nvb && tb->vb[b].lo < r1;
+       b++) {
+    const vband *V = &tb->vb[b];
+    for (uint32_t k = vfind(V, c0); k < V->nv && V->v[k].lo < c1; k++)
+      if (!(V->v[k].mask & x->bit))
+        return 1;
+  }
+  return 0;
 }
 
 int rp__valid_over(rp_graph *g, rp_buf b, uint64_t lo, uint64_t hi,
@@ -471,29 +582,23 @@ int rp__valid_over(rp_graph *g, rp_buf b, uint64_t lo, uint64_t hi,
   tbuf *tb = vbuf_get(g, b);
   if (!tb)
     return 0;
-  uint64_t bit = 1ull << (space + 1);
-  for (uint32_t i = vfind(tb, lo); i < tb->nv && tb->v[i].lo < hi; i++)
-    if (!(tb->v[i].mask & bit))
-      return 0;
-  return 1;
+  struct valid x = {tb, 1ull << (space + 1)};
+  rp_region r = rp_bytes(b, lo, hi > lo ? hi - lo : 0);
+  return !region_rects(&g->buf[b], &r, valid_rect, &x);
 }
 
 struct vupd {
   tbuf *tb;
   uint64_t dst, src; /* src 0: a write (mask := dst) */
-  int oom;
 };
 
-static void vupd_visit(void *ctx, uint64_t a, uint64_t len) {
-  struct vupd *u = ctx;
-  tbuf *tb = u->tb;
-  if (vsplit(tb, a) || vsplit(tb, a + len)) {
-    u->oom = 1;
-    return;
-  }
-  uint32_t i = vfind(tb, a), k = i;
-  for (; k < tb->nv && tb->v[k].lo < a + len; k++) {
-    vseg *v = &tb->v[k];
+static int vupd_list(vband *V, const struct vupd *u, uint64_t a,
+                     uint64_t len) {
+  if (vsplit(V, a) || vsplit(V, a + len))
+    return -1;
+  uint32_t i = vfind(V, a), k = i;
+  for (; k < V->nv && V->v[k].lo < a + len; k++) {
+    vseg *v = &V->v[k];
     if (!u->src)
       v->mask = u->dst;
     else if (v->mask & u->src)
@@ -502,19 +607,32 @@ static void vupd_visit(void *ctx, uint64_t a, uint64_t len) {
       v->mask &= ~u->dst;
   }
   /* Coalesce equal neighbours around the range to keep the list short. */
-  uint32_t lo = i ? i - 1 : 0, hi = k < tb->nv ? k : tb->nv - 1, w = lo;
+  uint32_t lo = i ? i - 1 : 0, hi = k < V->nv ? k : V->nv - 1, w = lo;
   for (uint32_t r = lo + 1; r <= hi; r++) {
-    if (tb->v[r].mask == tb->v[w].mask)
-      tb->v[w].hi = tb->v[r].hi;
+    if (V->v[r].mask == V->v[w].mask)
+      V->v[w].hi = V->v[r].hi;
     else
-      tb->v[++w] = tb->v[r];
+      V->v[++w] = V->v[r];
   }
   uint32_t removed = hi - w;
   if (removed) {
-    memmove(tb->v + w + 1, tb->v + hi + 1,
-            (tb->nv - hi - 1) * sizeof *tb->v);
-    tb->nv -= removed;
+    memmove(V->v + w + 1, V->v + hi + 1, (V->nv - hi - 1) * sizeof *V->v);
+    V->nv -= removed;
   }
+  return 0;
+}
+
+static int vupd_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
+                     uint64_t c1) {
+  struct vupd *u = ctx;
+  tbuf *tb = u->tb;
+  if (vband_split(tb, r0) || vband_split(tb, r1))
+    return -1;
+  for (uint32_t b = vband_find(tb, r0); b < tb->nvb && tb->vb[b].lo < r1;
+       b++)
+    if (vupd_list(&tb->vb[b], u, c0, c1 - c0))
+      return -1;
+  return 0;
 }
 
 rp_status rp__coherence_update(rp_graph *g, const rp__op *op,
@@ -528,11 +646,10 @@ rp_status rp__coherence_update(rp_graph *g, const rp__op *op,
     tbuf *tb = vbuf_get(g, a->region.buf);
     if (!tb)
       return rp__fail(g, RP_ENOMEM, "out of memory tracking coherence");
-    struct vupd u = {tb, 1ull << (a->space + 1), 0, 0};
+    struct vupd u = {tb, 1ull << (a->space + 1), 0};
     if (copy) /* the source is the op's first access */
       u.src = 1ull << (acc[0].space + 1);
-    rp__region_each(&g->buf[a->region.buf], &a->region, vupd_visit, &u);
-    if (u.oom)
+    if (region_rects(&g->buf[a->region.buf], &a->region, vupd_rect, &u))
       return rp__fail(g, RP_ENOMEM, "out of memory tracking coherence");
   }
   return RP_OK;

@@ -4,13 +4,14 @@
 
 #include "record/graph.h"
 
-/* Edges one op's transitive-reduction search may read (hazard.c). */
-#define RP__REDUCE_BUDGET 32
-
 /* Derives the edges into node j (appended to g->edge; g->pred_off[j] must
  * be set, the caller sets pred_off[j + 1]) and updates the hazard state. */
 rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
                       uint32_t nacc, const rp_node *after, uint32_t nafter);
+
+/* Tests: sets the ancestor window (a power of two >= 64) of a graph with
+ * nothing recorded yet (record/reduce.h). */
+void rp__hazard_window(rp_graph *g, uint32_t window);
 
 /* Called for each part [off, off + len) of an access whose space holds no
  * valid copy; mask says which spaces do (bit 0 host, bit d+1 device d). */

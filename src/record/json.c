@@ -225,7 +225,7 @@ rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
     return RP_ENOMEM;
   /* While recording, edges are grouped by target: sort a copy as
    * rp_graph_end() would, so the file does not depend on the phase. */
-  const rp_edge *edges = g->ended ? g->sorted : g->edge;
+  const rp_edge *edges = g->edge;
   rp_edge *tmp = NULL;
   if (!g->ended && g->nedge) {
     if (!(tmp = malloc((size_t)g->nedge * sizeof *tmp))) {
@@ -251,8 +251,18 @@ rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
     write_op(w, g, i);
   }
   w_str(w, "],\n  \"edges\": [");
-  for (uint32_t i = 0; i < g->nedge && !w->bad; i++) {
-    rp_edge e = edges[i];
+  for (uint32_t i = 0, f = 0; i < g->nedge && !w->bad; i++) {
+    rp_edge e;
+    if (g->ended) { /* the successor CSR, walked in order */
+      while (g->succ_off[f + 1] <= i)
+        f++;
+      e.from = f;
+      e.to = g->succ[i];
+      e.kind = (rp_edge_kind)(g->ekind[i] >> 30);
+      e.buf = (g->ekind[i] & ((1u << 30) - 1)) - 1;
+    } else {
+      e = edges[i];
+    }
     w_str(w, i ? ",\n" : "\n");
     w_key_u64(w, "    {\"from\": ", e.from);
     w_key_u64(w, ", \"to\": ", e.to);

@@ -1,0 +1,447 @@
+/* Exact transitive reduction: on large random graphs of several shapes the
+ * stored edges must EQUAL the brute-force transitive reduction of the
+ * brute-force pairwise hazards (plus the explicit edges), for the default
+ * ancestor window and for a tiny one (so that most decisions are made
+ * outside the window). */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include "record/graph.h"
+#include "record/hazard.h"
+#include "util.h"
+#include "reprise/kernel.h"
+
+TestSuite(reduce, .timeout = 300);
+
+/* ---- brute force --------------------------------------------------------- */
+
+typedef struct bacc {
+  uint32_t node, buf;
+  int space, mode;
+  uint64_t n, *iv; /* n (offset, length) pairs, increasing */
+} bacc;
+
+static int overlap(const bacc *a, const bacc *b) {
+  uint64_t i = 0, k = 0;
+  while (i < a->n && k < b->n) {
+    uint64_t alo = a->iv[2 * i], ahi = alo + a->iv[2 * i + 1];
+    uint64_t blo = b->iv[2 * k], bhi = blo + b->iv[2 * k + 1];
+    if (alo < bhi && blo < ahi)
+      return 1;
+    if (ahi <= bhi)
+      i++;
+    else
+      k++;
+  }
+  return 0;
+}
+
+/* Hazard kind bits of (earlier a, later b): 1 raw, 2 war, 4 waw. */
+static unsigned kinds(const bacc *a, const bacc *b) {
+  if (a->buf != b->buf || a->space != b->space || !overlap(a, b))
+    return 0;
+  unsigned k = 0;
+  if ((a->mode & RP_OUT) && (b->mode & RP_IN))
+    k |= 1;
+  if ((a->mode & RP_IN) && (b->mode & RP_OUT))
+    k |= 2;
+  if ((a->mode & RP_OUT) && (b->mode & RP_OUT))
+    k |= 4;
+  return k;
+}
+
+typedef struct brute {
+  uint32_t n, words;
+  uint64_t *direct; /* row i: direct successors of i */
+  uint64_t *after;  /* row i: explicit successors of i */
+  uint64_t *reach;  /* row i: descendants of i */
+  bacc *acc;
+  uint32_t nacc;
+} brute;
+
+#define ROW(m, b, i) ((m) + (size_t)(i) * (b)->words)
+#define BIT(r, k) (((r)[(k) >> 6] >> ((k) & 63)) & 1)
+#define SET(r, k) ((r)[(k) >> 6] |= 1ull << ((k) & 63))
+
+static int acc_cmp(const void *x, const void *y) {
+  const bacc *a = x, *b = y;
+  if (a->buf != b->buf)
+    return a->buf < b->buf ? -1 : 1;
+  if (a->space != b->space)
+    return a->space < b->space ? -1 : 1;
+  return a->node < b->node ? -1 : a->node > b->node;
+}
+
+static void brute_build(brute *B, const rp_graph *g) {
+  uint32_t n = rp_graph_num_nodes(g);
+  B->n = n;
+  B->words = (n + 63) / 64;
+  B->direct = calloc((size_t)n * B->words, 8);
+  B->after = calloc((size_t)n * B->words, 8);
+  B->reach = calloc((size_t)n * B->words, 8);
+  B->acc = calloc(g->nacc + 1, sizeof *B->acc);
+  B->nacc = 0;
+  for (uint32_t j = 0; j < n; j++) {
+    rp_node_info in;
+    rp_node_info_get(g, j, &in);
+    for (unsigned x = 0; x < in.naccess; x++) {
+      rp_access_info ai;
+      rp_node_access(g, j, x, &ai);
+      bacc *a = &B->acc[B->nacc++];
+      a->node = j;
+      a->buf = ai.region.buf;
+      a->space = ai.space;
+      a->mode = ai.mode;
+      a->n = rp_region_intervals(g, &ai.region, NULL, 0);
+      a->iv = malloc((a->n + 1) * 2 * sizeof *a->iv);
+      rp_region_intervals(g, &ai.region, a->iv, a->n);
+    }
+    const rp__op *o = &g->op[j];
+    for (uint32_t k = 0; k < o->nafter; k++)
+      SET(ROW(B->after, B, g->after[o->after0 + k]), j);
+  }
+  /* Pairs of accesses of one (buffer, space). */
+  qsort(B->acc, B->nacc, sizeof *B->acc, acc_cmp);
+  for (uint32_t s = 0, e; s < B->nacc; s = e) {
+    for (e = s; e < B->nacc && B->acc[e].buf == B->acc[s].buf &&
+                B->acc[e].space == B->acc[s].space;
+         e++)
+      ;
+    for (uint32_t x = s; x < e; x++)
+      for (uint32_t y = x + 1; y < e; y++)
+        if (B->acc[x].node < B->acc[y].node &&
+            kinds(&B->acc[x], &B->acc[y]))
+          SET(ROW(B->direct, B, B->acc[x].node), B->acc[y].node);
+  }
+  for (size_t i = 0; i < (size_t)n * B->words; i++)
+    B->direct[i] |= B->after[i];
+  /* Descendants, latest node first. */
+  for (uint32_t i = n; i-- > 0;) {
+    uint64_t *r = ROW(B->reach, B, i);
+    const uint64_t *d = ROW(B->direct, B, i);
+    for (uint32_t k = i + 1; k < n; k++)
+      if (BIT(d, k)) {
+        SET(r, k);
+        const uint64_t *rk = ROW(B->reach, B, k);
+        for (uint32_t w = 0; w < B->words; w++)
+          r[w] |= rk[w];
+      }
+  }
+}
+
+static void brute_free(brute *B) {
+  for (uint32_t i = 0; i < B->nacc; i++)
+    free(B->acc[i].iv);
+  free(B->acc);
+  free(B->direct);
+  free(B->after);
+  free(B->reach);
+}
+
+/* Hazard kinds between nodes i < j on buffer b (bits as in kinds()). */
+static unsigned pair_kinds(const brute *B, uint32_t i, uint32_t j,
+                           uint32_t b) {
+  unsigned k = 0;
+  for (uint32_t x = 0; x < B->nacc; x++)
+    if (B->acc[x].node == i && B->acc[x].buf == b)
+      for (uint32_t y = 0; y < B->nacc; y++)
+        if (B->acc[y].node == j)
+          k |= kinds(&B->acc[x], &B->acc[y]);
+  return k;
+}
+
+/* The stored edges equal TR(hazards + afters) + afters, exactly. */
+static void check_exact(const rp_graph *g, const char *what) {
+  brute B;
+  brute_build(&B, g);
+  uint32_t n = B.n, W = B.words;
+  uint64_t *want = calloc((size_t)n * W, 8), *got = calloc((size_t)n * W, 8);
+  uint64_t *tmp = calloc(W, 8);
+  size_t nwant = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const uint64_t *d = ROW(B.direct, &B, i);
+    memset(tmp, 0, W * 8);
+    for (uint32_t k = i + 1; k < n; k++)
+      if (BIT(d, k)) {
+        const uint64_t *rk = ROW(B.reach, &B, k);
+        for (uint32_t w = 0; w < W; w++)
+          tmp[w] |= rk[w];
+      }
+    uint64_t *row = ROW(want, &B, i);
+    const uint64_t *af = ROW(B.after, &B, i);
+    for (uint32_t w = 0; w < W; w++) {
+      row[w] = (d[w] & ~tmp[w]) | af[w];
+      nwant += (size_t)__builtin_popcountll(row[w]);
+    }
+  }
+  uint32_t m = rp_graph_num_edges(g);
+  for (uint32_t e = 0; e < m; e++) {
+    rp_edge ed;
+    rp_graph_edge(g, e, &ed);
+    cr_assert_lt(ed.from, ed.to, "%s", what);
+    cr_assert(!BIT(ROW(got, &B, ed.from), ed.to),
+              "%s: edge %u->%u stored twice", what, ed.from, ed.to);
+    SET(ROW(got, &B, ed.from), ed.to);
+    cr_assert(BIT(ROW(want, &B, ed.from), ed.to),
+              "%s: edge %u->%u is not in the transitive reduction", what,
+              ed.from, ed.to);
+    if (BIT(ROW(B.after, &B, ed.from), ed.to)) {
+      cr_assert_eq(ed.kind, RP_EDGE_AFTER, "%s", what);
+      cr_assert_eq(ed.buf, RP_NONE, "%s", what);
+    } else {
+      cr_assert_neq(ed.kind, RP_EDGE_AFTER, "%s", what);
+      unsigned k = pair_kinds(&B, ed.from, ed.to, ed.buf);
+      cr_assert(k & (1u << ed.kind), "%s: edge %u->%u labelled %s on "
+                "buffer %u, which has hazard kinds %#x there", what,
+                ed.from, ed.to, rp_edge_kind_name(ed.kind), ed.buf, k);
+    }
+  }
+  cr_assert_eq(m, nwant, "%s: %u edges stored, the reduction has %zu", what,
+               m, nwant);
+  free(want);
+  free(got);
+  free(tmp);
+  brute_free(&B);
+}
+
+/* ---- shapes -------------------------------------------------------------- */
+
+static void nop_host(void *user, void *const *ptrs) { (void)user, (void)ptrs; }
+
+static rp_graph *new_graph(unsigned flags, uint32_t window) {
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, flags));
+  if (window)
+    rp__hazard_window(g, window);
+  return g;
+}
+
+/* The blocked-solver shape: nbuf buffers of bytes; each op reads one whole
+ * buffer and updates a piece of another (an after edge now and then). */
+static rp_graph *solver_shape(uint64_t seed, uint32_t window, unsigned nbuf,
+                              uint64_t bytes, uint64_t piece, unsigned nops,
+                              unsigned ndev) {
+  static char host[1];
+  rp_graph *g = new_graph(RP_GRAPH_NO_COHERENCE, window);
+  for (unsigned b = 0; b < nbuf; b++) {
+    char name[16];
+    snprintf(name, sizeof name, "v%u", b);
+    rp_buffer_desc d = {name, host, bytes, 1, 0, {0, 0, 0}};
+    TU_OK(g, rp_buffer_add(g, &d, NULL));
+  }
+  static const rp_param ps[] = {{"x", RP_IN}, {"y", RP_INOUT}};
+  static const rp_kernel k = {"upd", 2, ps, NULL, NULL, NULL, {0, 0, 0},
+                              NULL, NULL, 0};
+  uint64_t s = seed * 7919 + 1;
+  for (unsigned i = 0; i < nops; i++) {
+    rp_buf a = (rp_buf)(tu_rand(&s) % nbuf), b = (rp_buf)(tu_rand(&s) % nbuf);
+    if (a == b)
+      b = (b + 1) % nbuf;
+    uint64_t off = (tu_rand(&s) % (bytes / piece)) * piece;
+    rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
+                      rp_arg_buf(rp_bytes(b, off, piece))};
+    rp_node after = (rp_node)(i ? tu_rand(&s) % i : 0);
+    rp_op_opts o = {NULL, 0, &after, i && tu_rand(&s) % 16 == 0};
+    int dev = (int)(tu_rand(&s) % ndev);
+    TU_OK(g, rp_record_kernel(g, &k, dev, rp_dims3(1, 1, 1), args, &o,
+                              NULL));
+  }
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
+/* A tiled Cholesky factorization over one matrix of t x t tiles of e x e
+ * elements, every task a 2-d box of tiles. */
+static rp_graph *cholesky_shape(unsigned t, unsigned e, uint32_t window) {
+  static double host[1];
+  rp_graph *g = new_graph(RP_GRAPH_NO_COHERENCE, window);
+  rp_buf A;
+  rp_buffer_desc d = {"A", host, (uint64_t)t * e * t * e * 8, 8, 2,
+                      {(uint64_t)t * e, (uint64_t)t * e, 0}};
+  TU_OK(g, rp_buffer_add(g, &d, &A));
+#define TILE(i, j) rp_box2(A, (i) * e, (i) * e + e, (j) * e, (j) * e + e)
+  for (unsigned k = 0; k < t; k++) {
+    rp_access a1[1] = {{TILE(k, k), RP_INOUT}};
+    TU_OK(g, rp_record_host(g, nop_host, NULL, a1, 1, NULL, NULL));
+    for (unsigned i = k + 1; i < t; i++) {
+      rp_access a2[2] = {{TILE(k, k), RP_IN}, {TILE(i, k), RP_INOUT}};
+      TU_OK(g, rp_record_host(g, nop_host, NULL, a2, 2, NULL, NULL));
+    }
+    for (unsigned i = k + 1; i < t; i++) {
+      rp_access a3[2] = {{TILE(i, k), RP_IN}, {TILE(i, i), RP_INOUT}};
+      TU_OK(g, rp_record_host(g, nop_host, NULL, a3, 2, NULL, NULL));
+      for (unsigned j = k + 1; j < i; j++) {
+        rp_access a4[3] = {{TILE(i, k), RP_IN}, {TILE(j, k), RP_IN},
+                           {TILE(i, j), RP_INOUT}};
+        TU_OK(g, rp_record_host(g, nop_host, NULL, a4, 3, NULL, NULL));
+      }
+    }
+  }
+#undef TILE
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
+static const uint32_t windows[] = {64, 0};
+
+Test(reduce, blocked_solver_whole_read_partial_update) {
+  char what[96];
+  for (unsigned w = 0; w < 2; w++)
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+      /* 64 buffers of 1 MiB, 4 KiB updates: most pieces written once. */
+      rp_graph *g = solver_shape(seed, windows[w], 64, 1 << 20, 4096, 2500,
+                                 1);
+      snprintf(what, sizeof what, "solver 1MiB seed %llu window %u",
+               (unsigned long long)seed, windows[w]);
+      check_exact(g, what);
+      rp_graph_destroy(g);
+      /* Few pieces per buffer, so that pieces are rewritten often; two
+       * devices (spaces never conflict). */
+      g = solver_shape(seed, windows[w], 16, 1 << 14, 4096, 2500, 2);
+      snprintf(what, sizeof what, "solver 16KiB seed %llu window %u",
+               (unsigned long long)seed, windows[w]);
+      check_exact(g, what);
+      rp_graph_destroy(g);
+    }
+}
+
+Test(reduce, tiled_cholesky_boxes) {
+  for (unsigned w = 0; w < 2; w++) {
+    rp_graph *g = cholesky_shape(16, 4, windows[w]);
+    cr_assert_eq(rp_graph_num_nodes(g), 16 * 17 * 18 / 6);
+    check_exact(g, windows[w] ? "cholesky window 64" : "cholesky");
+    rp_graph_destroy(g);
+  }
+}
+
+Test(reduce, random_partial_regions_several_devices) {
+  char what[96];
+  for (unsigned w = 0; w < 2; w++)
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+      tu_random r;
+      unsigned flags = seed % 2 ? RP_GRAPH_NO_COHERENCE : 0;
+      /* The window is set on a graph before anything is recorded. */
+      memset(&r, 0, sizeof r);
+      cr_assert_eq(tu_random_graph_w(&r, seed, 6, 256, 1500, 3, flags, 1,
+                                     windows[w]),
+                   0, "%s", rp_graph_error(r.g));
+      TU_OK(r.g, rp_graph_end(r.g));
+      snprintf(what, sizeof what, "random seed %llu flags %u window %u",
+               (unsigned long long)seed, flags, windows[w]);
+      check_exact(r.g, what);
+      tu_random_free(&r);
+    }
+}
+
+/* Boxes and byte ranges mixed over 2-d and 3-d buffers: rows split into
+ * bands at arbitrary places, partial rows, boxes of rows of rows. */
+Test(reduce, random_boxes_and_byte_ranges_2d_3d) {
+  static char host[1];
+  char what[96];
+  for (unsigned w = 0; w < 2; w++)
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+      rp_graph *g = new_graph(seed % 2 ? RP_GRAPH_NO_COHERENCE : 0,
+                              windows[w]);
+      rp_buf b2, b3;
+      rp_buffer_desc d2 = {"M", host, 12 * 10 * 2, 2, 2, {12, 10, 0}};
+      rp_buffer_desc d3 = {"C", host, 4 * 5 * 6 * 4, 4, 3, {4, 5, 6}};
+      TU_OK(g, rp_buffer_add(g, &d2, &b2));
+      TU_OK(g, rp_buffer_add(g, &d3, &b3));
+      uint64_t s = seed * 104729;
+      for (unsigned i = 0; i < 1200; i++) {
+        rp_access acc[2];
+        unsigned n = 1 + (unsigned)(tu_rand(&s) % 2);
+        for (unsigned k = 0; k < n; k++) {
+          int three = (int)(tu_rand(&s) % 2);
+          rp_buf b = three ? b3 : b2;
+          const rp_buffer_desc *d = three ? &d3 : &d2;
+          if (tu_rand(&s) % 3 == 0) {
+            uint64_t len = 1 + tu_rand(&s) % (d->bytes / 3);
+            uint64_t off = tu_rand(&s) % (d->bytes - len + 1);
+            acc[k].region = rp_bytes(b, off, len);
+          } else {
+            uint64_t lo[3], hi[3];
+            for (unsigned x = 0; x < d->ndims; x++) {
+              lo[x] = tu_rand(&s) % d->dims[x];
+              hi[x] = lo[x] + 1 + tu_rand(&s) % (d->dims[x] - lo[x]);
+            }
+            acc[k].region = rp_box(b, d->ndims, lo, hi);
+          }
+          acc[k].mode = (rp_mode)(1 + tu_rand(&s) % 3);
+        }
+        if (n == 2 && acc[0].region.buf == acc[1].region.buf)
+          n = 1; /* one access per buffer: no overlap within an op */
+        TU_OK(g, rp_record_host(g, nop_host, NULL, acc, n, NULL, NULL));
+      }
+      TU_OK(g, rp_graph_end(g));
+      snprintf(what, sizeof what, "boxes seed %llu window %u",
+               (unsigned long long)seed, windows[w]);
+      check_exact(g, what);
+      rp_graph_destroy(g);
+    }
+}
+
+/* Automatic coherence over boxes: kernels on two devices and host tasks
+ * bump random boxes of one 2-d buffer; the reference replay must give
+ * what program order gives. */
+RP_KERNEL(box_bump_k, {
+  uint8_t *a = RP_PTR(uint8_t, 0);
+  uint64_t r0 = RP_VAL(uint64_t, 1), c0 = RP_VAL(uint64_t, 2);
+  uint64_t i = (r0 + RP_Y) * 10 + c0 + RP_X;
+  a[i] = (uint8_t)(a[i] * 5 + 7);
+})
+static const rp_param box_bump_p[] = {
+    {"a", RP_INOUT}, {"r0", RP_SCALAR}, {"c0", RP_SCALAR}};
+static const rp_kernel box_bump = RP_KERNEL_DESC(box_bump_k, box_bump_p);
+
+typedef struct hbox {
+  uint64_t r0, r1, c0, c1;
+} hbox;
+
+static void host_box(void *user, void *const *ptrs) {
+  const hbox *h = user;
+  uint8_t *a = ptrs[0];
+  for (uint64_t r = h->r0; r < h->r1; r++)
+    for (uint64_t c = h->c0; c < h->c1; c++)
+      a[r * 10 + c] = (uint8_t)(a[r * 10 + c] * 5 + 7);
+}
+
+Test(reduce, coherence_over_boxes_matches_program_order) {
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    uint8_t M[120], want[120];
+    hbox hb[200];
+    for (int i = 0; i < 120; i++)
+      M[i] = want[i] = (uint8_t)(i * 7 + seed);
+    rp_graph *g;
+    rp_buf m;
+    TU_OK(NULL, rp_graph_create(&g, 0));
+    TU_OK(g, rp_buffer_register_2d(g, "M", M, 12, 10, 1, &m));
+    uint64_t s = seed * 31337;
+    for (unsigned i = 0; i < 200; i++) {
+      hbox *h = &hb[i];
+      h->r0 = tu_rand(&s) % 12;
+      h->r1 = h->r0 + 1 + tu_rand(&s) % (12 - h->r0);
+      h->c0 = tu_rand(&s) % 10;
+      h->c1 = h->c0 + 1 + tu_rand(&s) % (10 - h->c0);
+      rp_region r = rp_box2(m, h->r0, h->r1, h->c0, h->c1);
+      unsigned kind = (unsigned)(tu_rand(&s) % 3);
+      if (kind < 2) {
+        rp_arg args[3] = {rp_arg_buf(r), rp_arg_i64((int64_t)h->r0),
+                          rp_arg_i64((int64_t)h->c0)};
+        TU_OK(g, rp_record_kernel(g, &box_bump, (int)kind,
+                                  rp_dims3(h->c1 - h->c0, h->r1 - h->r0, 1),
+                                  args, NULL, NULL));
+      } else {
+        rp_access acc = {r, RP_INOUT};
+        TU_OK(g, rp_record_host(g, host_box, h, &acc, 1, NULL, NULL));
+      }
+      host_box(h, (void *const[]){want});
+    }
+    TU_OK(g, rp_record_sync_host(g, rp_whole(m), NULL));
+    TU_OK(g, rp_graph_end(g));
+    check_exact(g, "coherence over boxes");
+    TU_OK(g, rp_replay_reference(g, 1));
+    cr_assert_arr_eq(M, want, 120, "seed %llu", (unsigned long long)seed);
+    rp_graph_destroy(g);
+  }
+}
