@@ -1,0 +1,378 @@
+/* The calibrated prediction: the serial and the overlapped replay predicted
+ * with one machine model, so that their ratio compares like with like.
+ *
+ * Serial: run_us + Σ (cost + op_us) of the serial mode (+ host_task_us per
+ * host task): one operation at a time, each paying its launch.
+ *
+ * Overlapped: an event-driven simulation in which work progresses at a
+ * rate that depends on what runs at the same time (a fluid model):
+ *  - each op first waits its mode's op_us (a node's delay on its device),
+ *    or, in a host-issue mode (streams), cannot start before the host has
+ *    issued it and every op before it: (rank + 1) * op_us;
+ *  - copies, peer copies and host tasks hold their lane (h2d:N, d2h:N or
+ *    copy:N, p2p:N, host) one at a time; an h2d and a d2h of one device
+ *    running together progress at the duplex bandwidths' share;
+ *  - kernels do not hold a lane: the kernels running on one physical
+ *    device share its compute units; a kernel the backend splits (at least
+ *    split_min points on a device with several units) may use them all,
+ *    one it does not split uses one; the units are shared out evenly
+ *    (water-filling), each kernel's work being its cost at one unit. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analyze/analysis.h"
+
+typedef struct sim {
+  rp_analysis *a;
+  const rp_model *m;
+  const rp_model_mode *md;
+  double *delay, *work, *elig;
+  uint32_t *left;          /* predecessors not ended */
+  uint8_t *phase;          /* 0 waiting, 1 delay, 2 work, 3 done */
+  uint32_t *active, nactive;
+  uint8_t *lane_busy;
+  uint32_t **queue, *nq;   /* per exclusive lane: ready ops */
+  uint32_t *future, nfuture; /* ready ops not yet issued (elig > t) */
+  double *rate;            /* per op while in work */
+  uint32_t *tmp;
+} sim;
+
+static int exclusive(const rp_analysis *a, uint32_t n) {
+  return a->lanes[a->lane[n]].kind != RP__LANE_COMPUTE;
+}
+
+static int resource_of(const rp_model *m, int d) {
+  if (d < 0 || d >= RP_MAX_DEVICES)
+    return 0;
+  return m->phys[d] >= 0 ? m->phys[d] : d;
+}
+
+static unsigned units_of(const rp_model *m, int d) {
+  if (d < 0 || d >= RP_MAX_DEVICES)
+    return 1;
+  return m->units[d] > 1 ? m->units[d] : 1;
+}
+
+/* Units a kernel can use. */
+static double width(const sim *s, uint32_t n) {
+  const rp__op *op = &s->a->g->op[n];
+  unsigned u = units_of(s->m, op->device);
+  if (u <= 1)
+    return 1;
+  uint64_t pts = op->space.x * op->space.y * op->space.z;
+  return pts >= s->m->split_min ? (double)u : 1;
+}
+
+/* The op's work (µs at one unit) under the model: modelled copies use the
+ * model's links; every other cost is the analysis's. */
+static double work_of(const sim *s, uint32_t n) {
+  const rp_analysis *a = s->a;
+  const rp__op *op = &a->g->op[n];
+  if (a->source[n] != RP_COST_MODELLED)
+    return a->cost[n];
+  const rp_model_link *l = op->type == RP_OP_COPY_H2D   ? &s->m->h2d
+                           : op->type == RP_OP_COPY_D2H ? &s->m->d2h
+                                                        : &s->m->p2p;
+  if (!(l->gbps > 0))
+    return 0;
+  return l->latency_us + (double)rp__copy_bytes(a->g, n) / (l->gbps * 1e3);
+}
+
+static double op_delay(const sim *s, uint32_t n, const rp_model_mode *md) {
+  double d = md && !md->host_issue ? md->op_us : 0;
+  if (s->a->g->op[n].type == RP_OP_HOST)
+    d += s->m->host_task_us;
+  return d;
+}
+
+/* Higher priority first: larger bottom level, then program order. */
+static int prior(const rp_analysis *a, uint32_t x, uint32_t y) {
+  return a->bottom[x] > a->bottom[y] ||
+         (a->bottom[x] == a->bottom[y] && x < y);
+}
+
+static void begin(sim *s, uint32_t n, double t) {
+  s->a->mstart[n] = t;
+  s->phase[n] = 1;
+  s->active[s->nactive++] = n;
+  if (exclusive(s->a, n))
+    s->lane_busy[s->a->lane[n]] = 1;
+}
+
+/* Op n is ready (all predecessors ended) at time t. */
+static void ready(sim *s, uint32_t n, double t) {
+  double e = s->elig[n] > t ? s->elig[n] : t;
+  s->elig[n] = e;
+  s->future[s->nfuture++] = n;
+}
+
+/* Moves issued ready ops to their lanes and starts what can start. */
+static void dispatch(sim *s, double t, double eps) {
+  rp_analysis *a = s->a;
+  for (uint32_t i = 0; i < s->nfuture;) {
+    uint32_t n = s->future[i];
+    if (s->elig[n] > t + eps) {
+      i++;
+      continue;
+    }
+    s->future[i] = s->future[--s->nfuture];
+    if (!exclusive(a, n)) {
+      begin(s, n, t);
+    } else {
+      uint32_t l = a->lane[n];
+      s->queue[l][s->nq[l]++] = n;
+    }
+  }
+  for (uint32_t l = 0; l < a->nlane; l++) {
+    if (s->lane_busy[l] || !s->nq[l])
+      continue;
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < s->nq[l]; i++)
+      if (prior(a, s->queue[l][i], s->queue[l][best]))
+        best = i;
+    uint32_t n = s->queue[l][best];
+    s->queue[l][best] = s->queue[l][--s->nq[l]];
+    begin(s, n, t);
+  }
+}
+
+/* Rates of the ops in work: compute units shared out per physical device,
+ * the duplex share for copies. */
+static void rates(sim *s) {
+  rp_analysis *a = s->a;
+  const rp_model *m = s->m;
+  int h2d_on[RP_MAX_DEVICES] = {0}, d2h_on[RP_MAX_DEVICES] = {0};
+  for (uint32_t i = 0; i < s->nactive; i++) {
+    uint32_t n = s->active[i];
+    const rp__op *op = &a->g->op[n];
+    if (s->phase[n] != 2 || op->device < 0 || op->device >= RP_MAX_DEVICES)
+      continue;
+    if (op->type == RP_OP_COPY_H2D)
+      h2d_on[op->device] = 1;
+    else if (op->type == RP_OP_COPY_D2H)
+      d2h_on[op->device] = 1;
+  }
+  double fh = m->duplex_h2d_gbps > 0 && m->h2d.gbps > 0
+                  ? fmin(1, m->duplex_h2d_gbps / m->h2d.gbps) : 1;
+  double fd = m->duplex_d2h_gbps > 0 && m->d2h.gbps > 0
+                  ? fmin(1, m->duplex_d2h_gbps / m->d2h.gbps) : 1;
+  /* Kernels per physical device, by width (water-filling). */
+  for (int r = 0; r < RP_MAX_DEVICES; r++) {
+    uint32_t k = 0;
+    double cap = 0;
+    for (uint32_t i = 0; i < s->nactive; i++) {
+      uint32_t n = s->active[i];
+      const rp__op *op = &a->g->op[n];
+      if (s->phase[n] != 2 || op->type != RP_OP_KERNEL ||
+          resource_of(m, op->device) != r)
+        continue;
+      double c = units_of(m, op->device);
+      cap = c > cap ? c : cap;
+      /* insertion by width */
+      uint32_t j = k++;
+      while (j > 0 && width(s, s->tmp[j - 1]) > width(s, n)) {
+        s->tmp[j] = s->tmp[j - 1];
+        j--;
+      }
+      s->tmp[j] = n;
+    }
+    for (uint32_t j = 0; j < k; j++) {
+      double share = cap / (double)(k - j), w = width(s, s->tmp[j]);
+      double got = w < share ? w : share;
+      s->rate[s->tmp[j]] = got;
+      cap -= got;
+    }
+  }
+  for (uint32_t i = 0; i < s->nactive; i++) {
+    uint32_t n = s->active[i];
+    const rp__op *op = &a->g->op[n];
+    if (s->phase[n] != 2 || op->type == RP_OP_KERNEL)
+      continue;
+    s->rate[n] = 1;
+    if (a->opts.copy_engines == 2 && op->device >= 0 &&
+        op->device < RP_MAX_DEVICES && h2d_on[op->device] &&
+        d2h_on[op->device]) {
+      if (op->type == RP_OP_COPY_H2D)
+        s->rate[n] = fh;
+      else if (op->type == RP_OP_COPY_D2H)
+        s->rate[n] = fd;
+    }
+  }
+}
+
+static void finish(sim *s, uint32_t i, double t) {
+  rp_analysis *a = s->a;
+  uint32_t n = s->active[i], ns;
+  s->active[i] = s->active[--s->nactive];
+  s->phase[n] = 3;
+  a->mend[n] = t;
+  if (exclusive(a, n))
+    s->lane_busy[a->lane[n]] = 0;
+  const rp_node *succ = rp_graph_succs(a->g, n, &ns);
+  for (uint32_t j = 0; j < ns; j++)
+    if (--s->left[succ[j]] == 0)
+      ready(s, succ[j], t);
+}
+
+static rp_status simulate(sim *s, double *makespan) {
+  rp_analysis *a = s->a;
+  uint32_t nop = a->nop, done = 0;
+  for (uint32_t n = 0; n < nop; n++) {
+    uint32_t np;
+    rp_graph_preds(a->g, n, &np);
+    s->left[n] = np;
+    s->delay[n] = op_delay(s, n, s->md);
+    s->work[n] = work_of(s, n);
+    if (!isfinite(s->work[n]))
+      return RP_EINVAL;
+    s->elig[n] = s->md && s->md->host_issue ? (n + 1) * s->md->op_us : 0;
+    if (np == 0)
+      ready(s, n, 0);
+  }
+  double t = 0;
+  while (done < nop) {
+    double eps = 1e-12 * (t > 1 ? t : 1);
+    dispatch(s, t, eps);
+    /* Settle: delays and work that are over now. */
+    int moved = 0;
+    for (uint32_t i = 0; i < s->nactive;) {
+      uint32_t n = s->active[i];
+      if (s->phase[n] == 1 && s->delay[n] <= eps)
+        s->phase[n] = 2;
+      if (s->phase[n] == 2 && s->work[n] <= eps) {
+        finish(s, i, t);
+        done++;
+        moved = 1;
+        continue;
+      }
+      i++;
+    }
+    if (moved)
+      continue;
+    rates(s);
+    double dt = INFINITY;
+    for (uint32_t i = 0; i < s->nactive; i++) {
+      uint32_t n = s->active[i];
+      double d = s->phase[n] == 1 ? s->delay[n] : s->work[n] / s->rate[n];
+      dt = d < dt ? d : dt;
+    }
+    for (uint32_t i = 0; i < s->nfuture; i++)
+      if (s->elig[s->future[i]] - t < dt)
+        dt = s->elig[s->future[i]] - t;
+    if (!isfinite(dt))
+      return RP_EINVAL; /* nothing runs, nothing comes: cannot happen */
+    if (dt < 0)
+      dt = 0;
+    for (uint32_t i = 0; i < s->nactive; i++) {
+      uint32_t n = s->active[i];
+      if (s->phase[n] == 1) {
+        s->delay[n] -= dt;
+      } else {
+        double w = s->work[n] / s->rate[n];
+        s->work[n] = w <= dt ? 0 : s->work[n] - dt * s->rate[n];
+      }
+    }
+    /* The op that set dt ends its phase exactly now. */
+    t += dt;
+    for (uint32_t i = 0; i < s->nactive; i++) {
+      uint32_t n = s->active[i];
+      if (s->phase[n] == 1 && s->delay[n] <= 1e-12 * (t > 1 ? t : 1))
+        s->delay[n] = 0;
+    }
+  }
+  *makespan = t;
+  return RP_OK;
+}
+
+rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
+  rp_summary *sum = &a->sum;
+  const char *oname = a->opts.mode, *sname = a->opts.serial_mode;
+  const rp_model_mode *md = NULL, *ms = NULL;
+  if (oname)
+    md = rp_model_find_mode(m, oname);
+  else
+    for (unsigned i = 0; i < m->nmode && i < RP_MODEL_MAX_MODES && !md; i++)
+      if (strcmp(m->mode[i].name, "serial"))
+        md = &m->mode[i];
+  ms = rp_model_find_mode(m, sname ? sname : "serial");
+  if ((oname && !md) || (sname && !ms))
+    return RP_ENOTFOUND;
+  uint32_t nop = a->nop, nl = a->nlane;
+  size_t k = nop ? nop : 1, kl = nl ? nl : 1;
+  sim s;
+  memset(&s, 0, sizeof s);
+  s.a = a;
+  s.m = m;
+  s.md = md;
+  a->mstart = malloc(sizeof *a->mstart * k);
+  a->mend = malloc(sizeof *a->mend * k);
+  s.delay = malloc(sizeof *s.delay * k);
+  s.work = malloc(sizeof *s.work * k);
+  s.elig = malloc(sizeof *s.elig * k);
+  s.rate = malloc(sizeof *s.rate * k);
+  s.left = malloc(sizeof *s.left * k);
+  s.phase = calloc(k, 1);
+  s.active = malloc(sizeof *s.active * k);
+  s.future = malloc(sizeof *s.future * k);
+  s.tmp = malloc(sizeof *s.tmp * k);
+  s.lane_busy = calloc(kl, 1);
+  s.nq = calloc(kl, sizeof *s.nq);
+  s.queue = calloc(kl, sizeof *s.queue);
+  rp_status st = RP_ENOMEM;
+  if (!a->mstart || !a->mend || !s.delay || !s.work || !s.elig || !s.rate ||
+      !s.left || !s.phase || !s.active || !s.future || !s.tmp ||
+      !s.lane_busy || !s.nq || !s.queue)
+    goto out;
+  /* Queues: an exclusive lane holds at most its own ops. */
+  {
+    uint32_t *per = calloc(kl, sizeof *per);
+    if (!per)
+      goto out;
+    for (uint32_t n = 0; n < nop; n++)
+      per[a->lane[n]]++;
+    for (uint32_t l = 0; l < nl; l++)
+      if (per[l] && !(s.queue[l] = malloc(sizeof **s.queue * per[l]))) {
+        free(per);
+        goto out;
+      }
+    free(per);
+  }
+  double span = 0;
+  if ((st = simulate(&s, &span)) != RP_OK)
+    goto out;
+  double serial = 0;
+  for (uint32_t n = 0; n < nop; n++) {
+    serial += work_of(&s, n) + (ms ? ms->op_us : 0) +
+              (a->g->op[n].type == RP_OP_HOST ? m->host_task_us : 0);
+  }
+  sum->modelled = 1;
+  snprintf(a->mbackend, sizeof a->mbackend, "%s", m->backend);
+  snprintf(a->mmachine, sizeof a->mmachine, "%s", m->machine);
+  snprintf(a->mmode, sizeof a->mmode, "%s", md ? md->name : "none");
+  snprintf(a->msmode, sizeof a->msmode, "%s", ms ? ms->name : "none");
+  a->mcalibrated = m->calibrated;
+  sum->model_serial_us = serial + (ms ? ms->run_us : 0);
+  sum->model_overlap_us = span + (md ? md->run_us : 0);
+  sum->model_speedup = sum->model_overlap_us > 0
+                           ? sum->model_serial_us / sum->model_overlap_us
+                           : 1;
+  st = isfinite(sum->model_serial_us) ? RP_OK : RP_EINVAL;
+out:
+  if (s.queue)
+    for (uint32_t l = 0; l < nl; l++)
+      free(s.queue[l]);
+  free(s.queue);
+  free(s.nq);
+  free(s.lane_busy);
+  free(s.tmp);
+  free(s.future);
+  free(s.active);
+  free(s.phase);
+  free(s.left);
+  free(s.rate);
+  free(s.elig);
+  free(s.work);
+  free(s.delay);
+  return st;
+}
