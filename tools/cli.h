@@ -9,6 +9,8 @@
  * 0 success, 1 failure of the work, 2 bad usage. */
 int rp_cmd_dot(int argc, char **argv);
 int rp_cmd_analyze(int argc, char **argv);
+int rp_cmd_calibrate(int argc, char **argv);
+int rp_cmd_check(int argc, char **argv);
 
 /* Reads a graph file ("-" is standard input); prints why on stderr and
  * returns NULL on failure. */
