@@ -80,6 +80,16 @@ RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
  * receives microseconds, fit for rp_analysis_opts.measured_us. */
 RP_API rp_status rp_exec_profile(rp_exec *x, double *op_us);
 
+/** @brief Profile @p runs times (0: 5) and keep, per node, the median,
+ * the smallest and the largest time (microseconds); any of the three
+ * arrays (one entry per node) may be NULL. Fit for
+ * rp_graph_set_measured_all() and rp_analysis_opts.measured_us.
+ * @return RP_OK, RP_EINVAL (runs > 1000), RP_ENOMEM, or the failure of a
+ *   profiled run. */
+RP_API rp_status rp_exec_profile_n(rp_exec *x, unsigned runs,
+                                   double *median_us, double *min_us,
+                                   double *max_us);
+
 /** @brief The backend of @p x. */
 RP_API const rp_backend *rp_exec_backend(const rp_exec *x);
 

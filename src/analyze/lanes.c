@@ -150,8 +150,12 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
 
     rp_cost_source src;
     double c;
+    rp_measured gm;
     if (measured && measured[n] >= 0) {
       c = measured[n];
+      src = RP_COST_MEASURED;
+    } else if (g->measured && rp_graph_get_measured(g, n, &gm) == RP_OK) {
+      c = gm.median_us;
       src = RP_COST_MEASURED;
     } else if (op->cost_us >= 0) {
       c = op->cost_us;

@@ -74,6 +74,8 @@ struct rp_graph {
 
   int max_device;         /* -1 if none */
   rp__track *track;       /* hazard + coherence state while recording */
+  struct rp__measured *measured; /* measured costs, per op (analyze/
+                                    measured.c); NULL if none */
 };
 
 /* Recording core (record/op.c): validates, inserts coherence copies,
@@ -89,6 +91,14 @@ rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...)
     ;
 /* Checks a region against its buffer and resolves WHOLE to BYTES. */
 rp_status rp__region_check(rp_graph *g, rp_region *r, const char *what);
+/* Measured costs (analyze/measured.c): free them; write op n's
+ * `, "measured": {...}` into buf (returns 0 and writes "" if none); read
+ * an op's "measured" object (a cJSON *, NULL if absent) into node n,
+ * returning RP_OK or RP_EPARSE with the reason in why. */
+void rp__measured_free(rp_graph *g);
+int rp__measured_json(const rp_graph *g, rp_node n, char *buf, size_t size);
+rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json,
+                            char *why, size_t size);
 /* Free the recording-time tracking state. */
 void rp__track_free(rp_graph *g);
 char *rp__strdup(const char *s);
