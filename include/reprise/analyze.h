@@ -278,6 +278,56 @@ RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
                                             unsigned *units,
                                             const rp_exec *x);
 
+/** One operation whose achieved time departs from the prediction. */
+typedef struct rp_departure {
+  rp_node node;
+  double pred_start_us, pred_end_us;  /**< predicted (the model's when the
+                                           analysis has one, else the list
+                                           schedule's) */
+  double start_us, end_us;            /**< achieved */
+  double own_us;      /**< what the op itself adds: (achieved - predicted)
+                           duration plus (achieved - predicted) wait between
+                           its last predecessor's end and its start */
+  double late_us;     /**< achieved end - predicted end */
+  const char *cause;  /**< "ran longer", "ran shorter", "shared link",
+                           "shared compute", "waited on a lane", "launch",
+                           "waited on a copy", "waited on an op" */
+  rp_node blame;      /**< the lane's op or the predecessor waited on, or
+                           RP_NONE */
+} rp_departure;
+
+/** @brief The operations whose achieved times (@p start_us, @p end_us:
+ * one entry per node, µs from the replay's start, as rp_exec_timeline()
+ * gives them) depart most from the prediction, largest |own_us| first (ties
+ * by |late_us|, then node), with the cause the model can name: its own
+ * duration (and whether a copy shared its link with the other direction or
+ * a kernel its device with another kernel), its start after its inputs
+ * were ready (another op held its lane, or nothing did: launch overhead),
+ * or a predecessor that ended late (a copy or another op).
+ * @param out up to @p max entries. @param count receives how many were
+ *   written. @return RP_OK, RP_EINVAL. */
+RP_API rp_status rp_analysis_departures(const rp_analysis *a,
+                                        const double *start_us,
+                                        const double *end_us,
+                                        rp_departure *out, uint32_t max,
+                                        uint32_t *count);
+
+/** @brief Chrome/Perfetto trace with two tracks groups: "predicted" (the
+ * model's prediction when the analysis has one, else the list schedule)
+ * and "achieved" (@p start_us / @p end_us per node), one thread per lane
+ * in each, and flow arrows along the hazard edges in both.
+ * @return RP_OK, RP_EINVAL, RP_EIO. */
+RP_API rp_status rp_analysis_write_trace2(const rp_analysis *a,
+                                          const double *start_us,
+                                          const double *end_us, FILE *fp);
+
+/** @brief Text list of the @p top largest departures (rp_analysis_departures)
+ * with their causes, and the achieved against predicted makespan. */
+RP_API rp_status rp_analysis_write_departures(const rp_analysis *a,
+                                              const double *start_us,
+                                              const double *end_us,
+                                              unsigned top, FILE *fp);
+
 /** @brief Number of lanes. */
 RP_API uint32_t rp_analysis_num_lanes(const rp_analysis *a);
 

@@ -90,6 +90,15 @@ RP_API rp_status rp_exec_profile_n(rp_exec *x, unsigned runs,
                                    double *median_us, double *min_us,
                                    double *max_us);
 
+/** @brief One overlapped run recording when each operation started and
+ * ended (µs since the run's start, one entry per node), for
+ * rp_analysis_write_trace2() and rp_analysis_departures(). The reference
+ * backend runs one operation at a time: its timeline is its profile laid
+ * end to end. Other backends need the backend table's timeline hook.
+ * @return RP_OK, RP_ENOTSUP (the backend cannot), or the run's failure. */
+RP_API rp_status rp_exec_timeline(rp_exec *x, double *start_us,
+                                  double *end_us);
+
 /** @brief The backend of @p x. */
 RP_API const rp_backend *rp_exec_backend(const rp_exec *x);
 

@@ -109,6 +109,8 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
     return RP_ENOMEM;
   a->g = g;
   a->opts = *o;
+  for (int d = 0; d < RP_MAX_DEVICES; d++)
+    a->mphys[d] = o->model ? o->model->phys[d] : -1;
   a->opts.measured_us = NULL; /* not kept: the caller owns it */
   a->has_measured = o->measured_us != NULL;
   uint32_t nop = a->nop = g->nop;

@@ -56,6 +56,7 @@ struct rp_analysis {
   double *mstart, *mend;   /* per op, in the predicted overlapped replay */
   char mbackend[32], mmachine[64], mmode[16], msmode[16];
   int mcalibrated;
+  int mphys[RP_MAX_DEVICES]; /* the model's physical devices, else -1 */
 
   rp_summary sum;
 };

@@ -41,3 +41,27 @@ rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
   free(col);
   return s;
 }
+
+rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us) {
+  if (!x || !start_us || !end_us)
+    return RP_EINVAL;
+  /* TODO(plan layer, issue 11): call the backend table's
+   * timeline(state, start_us, end_us) hook when the backend has one. */
+  if (strcmp(rp_backend_name(rp_exec_backend(x)), "reference")) {
+    rp_exec_set_error(x, "backend \"%s\" cannot record a timeline",
+                      rp_backend_name(rp_exec_backend(x)));
+    return RP_ENOTSUP;
+  }
+  uint32_t nop = rp_graph_num_nodes(rp_exec_graph(x));
+  rp_status s = rp_exec_profile(x, end_us);
+  if (s != RP_OK)
+    return s;
+  double t = 0;
+  for (uint32_t n = 0; n < nop; n++) {
+    double d = end_us[n];
+    start_us[n] = t;
+    t += d;
+    end_us[n] = t;
+  }
+  return RP_OK;
+}
