@@ -67,6 +67,13 @@ typedef struct rp_model {
   int phys[RP_MAX_DEVICES];
   uint64_t split_min;      /**< kernels of at least this many points are
                                 split over the units (openmp: 8192) */
+  double split_efficiency; /**< share of a core each unit of the
+                                overlapped replay gets, as calibrated (a
+                                streaming kernel split over the team
+                                against one thread, divided by the team
+                                size): every kernel on a device with units
+                                runs at e per unit it uses, the serial
+                                replay's one thread at 1. 0: 1 (ideal) */
 } rp_model;
 
 /** @brief An uncalibrated model: no overheads, copies at 25 GB/s, one

@@ -27,6 +27,25 @@ static const rp_param nop_params[] = {{"x", RP_INOUT}};
 static const rp_kernel nop = {"rp_calibrate_nop", 1, nop_params, nop_kernel,
                               NULL, NULL, {0, 0, 0}, NULL, NULL, 0};
 
+/* A streaming kernel (y = 0.5 * y + x * x) for the efficiency of a kernel
+ * split over threads. */
+static void triad_kernel(const rp_kargs *a, const uint64_t lo[3],
+                         const uint64_t hi[3]) {
+  const float *x = (const float *)a->a[0].p;
+  float *y = (float *)a->a[1].p;
+  for (uint64_t j = lo[1]; j < hi[1]; j++)
+    for (uint64_t i = lo[0]; i < hi[0]; i++) {
+      uint64_t k = j * a->n[0] + i;
+      y[k] = 0.5f * y[k] + x[k] * x[k];
+    }
+}
+static const rp_param triad_params[] = {{"x", RP_IN}, {"y", RP_INOUT}};
+static const rp_kernel triad = {"rp_calibrate_triad", 2, triad_params,
+                                triad_kernel, NULL, NULL, {0, 0, 0},
+                                NULL, NULL, 0};
+#define TRIAD_ROWS 512
+#define TRIAD_COLS 2048
+
 typedef enum { CHAIN_KERNEL, CHAIN_COPY, CHAIN_HOST } chain_kind;
 
 static int cmp_double(const void *x, const void *y) {
@@ -177,6 +196,55 @@ static rp_status measure_link(cp_kind k, char *a, char *b,
   return RP_OK;
 }
 
+/* Speedup of the triad over the exec's threads against one thread (the
+ * serial mode), per thread: how much of a core each thread really gets. */
+static rp_status split_efficiency(rp_model *m, const rp_backend *be,
+                                  const rp_exec_opts *xo, unsigned runs) {
+  size_t n = (size_t)TRIAD_ROWS * TRIAD_COLS;
+  float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
+  rp_graph *g = NULL;
+  rp_buf bx, by;
+  rp_status s = RP_ENOMEM;
+  if (!x || !y || (s = rp_graph_create(&g, 0)) != RP_OK)
+    goto out;
+  if ((s = rp_buffer_register(g, "x", x, n * sizeof *x, &bx)) ||
+      (s = rp_buffer_register(g, "y", y, n * sizeof *y, &by)))
+    goto out;
+  rp_arg args[2] = {rp_arg_buf(rp_whole(bx)), rp_arg_buf(rp_whole(by))};
+  if ((s = rp_record_kernel(g, &triad, 0, rp_dims3(TRIAD_COLS, TRIAD_ROWS, 1),
+                            args, NULL, NULL)) ||
+      (s = rp_graph_end(g)))
+    goto out;
+  double tp, ts;
+  if ((s = time_graph(g, be, xo, "parallel", runs, 5, &tp)) ||
+      (s = time_graph(g, be, xo, "serial", runs, 5, &ts)))
+    goto out;
+  rp_exec_opts o;
+  if (xo)
+    o = *xo;
+  else
+    memset(&o, 0, sizeof o);
+  o.mode = "parallel";
+  rp_exec *ex = NULL;
+  rp_analysis_opts ao;
+  rp_model tmp;
+  rp_model_init(&tmp);
+  rp_analysis_opts_init(&ao);
+  if ((s = rp_exec_create(&ex, g, be, &o)) == RP_OK)
+    s = rp_analysis_opts_from_exec(&ao, &tmp, NULL, ex);
+  rp_exec_destroy(ex);
+  if (s != RP_OK)
+    goto out;
+  double threads = tmp.units[0] > 1 ? tmp.units[0] : 1;
+  double e = tp > 0 ? ts / tp / threads : 1;
+  m->split_efficiency = e > 1 ? 1 : e > 0 ? e : 0;
+out:
+  rp_graph_destroy(g);
+  free(x);
+  free(y);
+  return s;
+}
+
 /* The modes a backend offers, its overlapped mode first. */
 static unsigned backend_modes(const char *name, const char **modes,
                               int *issue) {
@@ -281,8 +349,11 @@ rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
   free(b);
   if (s != RP_OK)
     return s;
-  if (!strcmp(m->backend, "openmp"))
+  if (!strcmp(m->backend, "openmp")) {
     m->split_min = 8192; /* RP_OMP_SPLIT_MIN of backends/openmp */
+    if ((s = split_efficiency(m, be, xo, runs)) != RP_OK)
+      return s;
+  }
   m->calibrated = 1;
   return RP_OK;
 }

@@ -125,8 +125,10 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   rp__put_num(fp, m->duplex_d2h_gbps);
   fprintf(fp, "}\n  },\n  \"host_task_us\": ");
   rp__put_num(fp, m->host_task_us);
-  fprintf(fp, ",\n  \"split_min\": %llu,\n  \"devices\": [",
+  fprintf(fp, ",\n  \"split_min\": %llu, \"split_efficiency\": ",
           (unsigned long long)m->split_min);
+  rp__put_num(fp, m->split_efficiency);
+  fprintf(fp, ",\n  \"devices\": [");
   int last = -1;
   for (int d = 0; d < RP_MAX_DEVICES; d++)
     if (m->units[d] > 1 || m->phys[d] >= 0)
@@ -250,8 +252,11 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
   }
   double split = (double)m->split_min;
   if ((s = num(r, root, "host_task_us", &m->host_task_us)) ||
-      (s = num(r, root, "split_min", &split)))
+      (s = num(r, root, "split_min", &split)) ||
+      (s = num(r, root, "split_efficiency", &m->split_efficiency)))
     return s;
+  if (m->split_efficiency > 1)
+    return fail(r, "model: \"%s\" is at most 1", "split_efficiency");
   if (split > 9007199254740992.0)
     return fail(r, "model: \"%s\" is too large", "split_min");
   m->split_min = (uint64_t)split;
@@ -375,7 +380,8 @@ int rp__model_valid(const rp_model *m) {
     if (!ok_num(l[i]->gbps) || !ok_num(l[i]->latency_us))
       return 0;
   if (!ok_num(m->duplex_h2d_gbps) || !ok_num(m->duplex_d2h_gbps) ||
-      !ok_num(m->host_task_us))
+      !ok_num(m->host_task_us) || !ok_num(m->split_efficiency) ||
+      m->split_efficiency > 1)
     return 0;
   for (int d = 0; d < RP_MAX_DEVICES; d++)
     if (m->units[d] > 4096 || m->phys[d] < -1 || m->phys[d] >= RP_MAX_DEVICES)

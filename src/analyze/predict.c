@@ -16,7 +16,10 @@
  *    device share its compute units; a kernel the backend splits (at least
  *    split_min points on a device with several units) may use them all,
  *    one it does not split uses one; the units are shared out evenly
- *    (water-filling), each kernel's work being its cost at one unit. */
+ *    (water-filling), each kernel's work being its cost at one unit; a
+ *    calibrated efficiency e (the share of a core each thread of the
+ *    overlapped team gets) scales the units: k units run a split kernel
+ *    k * e times faster than the serial replay's one thread. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,14 +57,14 @@ static unsigned units_of(const rp_model *m, int d) {
   return m->units[d] > 1 ? m->units[d] : 1;
 }
 
-/* Units a kernel can use. */
+/* Units a kernel can use (effective units: scaled by the calibrated
+ * efficiency of a split kernel). */
 static double width(const sim *s, uint32_t n) {
   const rp__op *op = &s->a->g->op[n];
   unsigned u = units_of(s->m, op->device);
-  if (u <= 1)
-    return 1;
   uint64_t pts = op->space.x * op->space.y * op->space.z;
-  return pts >= s->m->split_min ? (double)u : 1;
+  double e = s->m->split_efficiency > 0 ? s->m->split_efficiency : 1;
+  return (u > 1 && pts >= s->m->split_min ? (double)u : 1) * e;
 }
 
 /* The op's work (µs at one unit) under the model: modelled copies use the
@@ -168,6 +171,8 @@ static void rates(sim *s) {
           resource_of(m, op->device) != r)
         continue;
       double c = units_of(m, op->device);
+      if (m->split_efficiency > 0)
+        c *= m->split_efficiency;
       cap = c > cap ? c : cap;
       /* insertion by width */
       uint32_t j = k++;
