@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "reprise.h"
 #include "util.h"
@@ -382,5 +383,45 @@ Test(model, options_from_exec) {
   cr_assert_eq(m.phys[0], 0);
   cr_assert_eq(m.phys[1], 0);
   rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+/* The tool: calibrate into a file, then analyse a graph with it. */
+Test(model, command_line) {
+  char dir[] = "/tmp/rp_mcli_XXXXXX", mpath[256], gpath[256], cmd[1024];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(mpath, sizeof mpath, "%s/m.json", dir);
+  snprintf(gpath, sizeof gpath, "%s/g.json", dir);
+  snprintf(cmd, sizeof cmd, "%s calibrate --backend reference --runs 3 "
+           "--out %s --quiet 2>/dev/null", RP_TEST_TOOL, mpath);
+  cr_assert_eq(system(cmd), 0);
+  rp_model m;
+  cr_assert_eq(rp_model_load(&m, mpath), RP_OK);
+  cr_assert_str_eq(m.backend, "reference");
+  /* A hand-written model: 3 kernels on 3 devices, as in the first test. */
+  model2(&m, "graph", 1, 5, 0, 4, 2);
+  cr_assert_eq(rp_model_save(&m, mpath), RP_OK);
+  rp_graph *g = graph();
+  for (int d = 0; d < 3; d++)
+    kern(g, d, buf(g, d, 64), 16, 10);
+  TU_OK(g, rp_graph_end(g));
+  FILE *fp = fopen(gpath, "w");
+  cr_assert_eq(rp_graph_write_json(g, fp), RP_OK);
+  fclose(fp);
+  snprintf(cmd, sizeof cmd, "%s analyze %s --model %s --json", RP_TEST_TOOL,
+           gpath, mpath);
+  FILE *p = popen(cmd, "r");
+  char out[16384] = "";
+  size_t k = fread(out, 1, sizeof out - 1, p);
+  out[k] = 0;
+  cr_assert_eq(pclose(p), 0);
+  cr_assert(strstr(out, "\"serial_us\": 44, \"overlap_us\": 16, "
+                        "\"speedup\": 2.75"), "%s", out);
+  snprintf(cmd, sizeof cmd, "%s analyze %s --model %s --mode streams "
+           ">/dev/null 2>&1", RP_TEST_TOOL, gpath, mpath);
+  cr_assert_eq(WEXITSTATUS(system(cmd)), 1);
+  unlink(mpath);
+  unlink(gpath);
+  rmdir(dir);
   rp_graph_destroy(g);
 }
