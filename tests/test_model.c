@@ -28,7 +28,7 @@ static rp_graph *graph(void) {
 }
 
 static rp_buf buf(rp_graph *g, int i, uint64_t bytes) {
-  char name[8];
+  char name[16];
   rp_buf b;
   snprintf(name, sizeof name, "B%d", i);
   TU_OK(g, rp_buffer_register(g, name, mem[i], bytes, &b));
