@@ -291,6 +291,21 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
       fclose(fp);
     }
   }
+  /* Where the backend records an achieved timeline: the trace shows it
+   * beside the prediction, and the largest departures are listed. */
+  if (o->trace) {
+    double *ts = (double *)calloc(nn + 1, sizeof(double));
+    double *te = (double *)calloc(nn + 1, sizeof(double));
+    FILE *fp;
+    if (ts && te && rp_exec_timeline(x, ts, te) == RP_OK &&
+        (fp = fopen(o->trace, "w"))) {
+      rp_analysis_write_trace2(an, ts, te, fp);
+      fclose(fp);
+      rp_analysis_write_departures(an, ts, te, 5, stdout);
+    }
+    free(ts);
+    free(te);
+  }
   rp_analysis_summary(an, &sm);
   printf("serial replay      %10.3f ms  (%u replays, one at a time, "
          "program order)\n", t_ser / 1e3, iters);
