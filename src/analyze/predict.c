@@ -12,8 +12,9 @@
  *  - copies, peer copies and host tasks hold their lane (h2d:N, d2h:N or
  *    copy:N, p2p:N, host) one at a time; an h2d and a d2h of one device
  *    running together progress at the duplex bandwidths' share;
- *  - kernels do not hold a lane: the kernels running on one physical
- *    device share its compute units; a kernel the backend splits (at least
+ *  - kernels queue per physical device, which runs as many at once as
+ *    its compute units (one on a GPU; a CPU group's threads), those
+ *    running sharing the units; a kernel the backend splits (at least
  *    split_min points on a device with several units) may use them all,
  *    one it does not split uses one; the units are shared out evenly
  *    (water-filling), each kernel's work being its cost at one unit; a
@@ -34,11 +35,14 @@ typedef struct sim {
   uint32_t *left;          /* predecessors not ended */
   uint8_t *phase;          /* 0 waiting, 1 delay, 2 work, 3 done */
   uint32_t *active, nactive;
-  uint8_t *lane_busy;
-  uint32_t **queue, *nq;   /* per exclusive lane: ready ops */
+  /* Queues of ready ops: one per exclusive lane (0 .. nlane-1), one per
+   * physical device for kernels (nlane + device); each a heap by
+   * priority, with how many of its ops run and how many may. */
+  uint32_t nqueue;
+  uint32_t **queue, *nq, *busy, *slots;
   uint32_t *future, nfuture; /* ready ops not yet issued (elig > t) */
   double *rate;            /* per op while in work */
-  uint32_t *tmp;
+  struct kitem *kt;        /* kernels in work, per event */
 } sim;
 
 static int exclusive(const rp_analysis *a, uint32_t n) {
@@ -95,49 +99,119 @@ static int prior(const rp_analysis *a, uint32_t x, uint32_t y) {
          (a->bottom[x] == a->bottom[y] && x < y);
 }
 
+static uint32_t queue_of(const sim *s, uint32_t n) {
+  const rp_analysis *a = s->a;
+  return exclusive(a, n) ? a->lane[n]
+                         : a->nlane + (uint32_t)resource_of(
+                                          s->m, a->g->op[n].device);
+}
+
+static void q_push(sim *s, uint32_t q, uint32_t n) {
+  uint32_t *h = s->queue[q], i = s->nq[q]++;
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (!prior(s->a, n, h[p]))
+      break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = n;
+}
+
+static uint32_t q_pop(sim *s, uint32_t q) {
+  uint32_t *h = s->queue[q], top = h[0], x = h[--s->nq[q]], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= s->nq[q])
+      break;
+    if (c + 1 < s->nq[q] && prior(s->a, h[c + 1], h[c]))
+      c++;
+    if (!prior(s->a, h[c], x))
+      break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (s->nq[q])
+    h[i] = x;
+  return top;
+}
+
 static void begin(sim *s, uint32_t n, double t) {
   s->a->mstart[n] = t;
   s->phase[n] = 1;
   s->active[s->nactive++] = n;
-  if (exclusive(s->a, n))
-    s->lane_busy[s->a->lane[n]] = 1;
+  s->busy[queue_of(s, n)]++;
+}
+
+/* The future ops form a binary min-heap by (elig, id). */
+static int earlier(const sim *s, uint32_t x, uint32_t y) {
+  return s->elig[x] < s->elig[y] || (s->elig[x] == s->elig[y] && x < y);
+}
+
+static void fut_push(sim *s, uint32_t n) {
+  uint32_t i = s->nfuture++;
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (!earlier(s, n, s->future[p]))
+      break;
+    s->future[i] = s->future[p];
+    i = p;
+  }
+  s->future[i] = n;
+}
+
+static uint32_t fut_pop(sim *s) {
+  uint32_t top = s->future[0], x = s->future[--s->nfuture], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= s->nfuture)
+      break;
+    if (c + 1 < s->nfuture && earlier(s, s->future[c + 1], s->future[c]))
+      c++;
+    if (!earlier(s, s->future[c], x))
+      break;
+    s->future[i] = s->future[c];
+    i = c;
+  }
+  if (s->nfuture)
+    s->future[i] = x;
+  return top;
 }
 
 /* Op n is ready (all predecessors ended) at time t. */
 static void ready(sim *s, uint32_t n, double t) {
   double e = s->elig[n] > t ? s->elig[n] : t;
   s->elig[n] = e;
-  s->future[s->nfuture++] = n;
+  fut_push(s, n);
 }
 
 /* Moves issued ready ops to their lanes and starts what can start. */
 static void dispatch(sim *s, double t, double eps) {
   rp_analysis *a = s->a;
-  for (uint32_t i = 0; i < s->nfuture;) {
-    uint32_t n = s->future[i];
-    if (s->elig[n] > t + eps) {
-      i++;
-      continue;
-    }
-    s->future[i] = s->future[--s->nfuture];
-    if (!exclusive(a, n)) {
-      begin(s, n, t);
-    } else {
-      uint32_t l = a->lane[n];
-      s->queue[l][s->nq[l]++] = n;
-    }
+  (void)a;
+  while (s->nfuture && s->elig[s->future[0]] <= t + eps) {
+    uint32_t n = fut_pop(s);
+    q_push(s, queue_of(s, n), n);
   }
-  for (uint32_t l = 0; l < a->nlane; l++) {
-    if (s->lane_busy[l] || !s->nq[l])
-      continue;
-    uint32_t best = 0;
-    for (uint32_t i = 1; i < s->nq[l]; i++)
-      if (prior(a, s->queue[l][i], s->queue[l][best]))
-        best = i;
-    uint32_t n = s->queue[l][best];
-    s->queue[l][best] = s->queue[l][--s->nq[l]];
-    begin(s, n, t);
-  }
+  for (uint32_t q = 0; q < s->nqueue; q++)
+    while (s->nq[q] && s->busy[q] < s->slots[q])
+      begin(s, q_pop(s, q), t);
+}
+
+/* A kernel in work, for sharing out its device's units. */
+typedef struct kitem {
+  int res;
+  double w;
+  uint32_t n;
+} kitem;
+
+static int by_resource_width(const void *x, const void *y) {
+  const kitem *p = x, *q = y;
+  if (p->res != q->res)
+    return p->res < q->res ? -1 : 1;
+  if (p->w != q->w)
+    return p->w < q->w ? -1 : 1;
+  return p->n < q->n ? -1 : p->n > q->n;
 }
 
 /* Rates of the ops in work: compute units shared out per physical device,
@@ -160,34 +234,36 @@ static void rates(sim *s) {
                   ? fmin(1, m->duplex_h2d_gbps / m->h2d.gbps) : 1;
   double fd = m->duplex_d2h_gbps > 0 && m->d2h.gbps > 0
                   ? fmin(1, m->duplex_d2h_gbps / m->d2h.gbps) : 1;
-  /* Kernels per physical device, by width (water-filling). */
-  for (int r = 0; r < RP_MAX_DEVICES; r++) {
-    uint32_t k = 0;
+  /* Kernels per physical device, by width (water-filling): sorted by
+   * (device, width), each group shares its device's capacity. */
+  uint32_t k = 0;
+  kitem *kt = s->kt;
+  for (uint32_t i = 0; i < s->nactive; i++) {
+    uint32_t n = s->active[i];
+    if (s->phase[n] == 2 && a->g->op[n].type == RP_OP_KERNEL) {
+      kt[k].res = resource_of(m, a->g->op[n].device);
+      kt[k].w = width(s, n);
+      kt[k++].n = n;
+    }
+  }
+  qsort(kt, k, sizeof *kt, by_resource_width);
+  for (uint32_t lo = 0; lo < k;) {
+    uint32_t hi = lo;
     double cap = 0;
-    for (uint32_t i = 0; i < s->nactive; i++) {
-      uint32_t n = s->active[i];
-      const rp__op *op = &a->g->op[n];
-      if (s->phase[n] != 2 || op->type != RP_OP_KERNEL ||
-          resource_of(m, op->device) != r)
-        continue;
-      double c = units_of(m, op->device);
+    while (hi < k && kt[hi].res == kt[lo].res) {
+      double c = units_of(m, a->g->op[kt[hi].n].device);
       if (m->split_efficiency > 0)
         c *= m->split_efficiency;
       cap = c > cap ? c : cap;
-      /* insertion by width */
-      uint32_t j = k++;
-      while (j > 0 && width(s, s->tmp[j - 1]) > width(s, n)) {
-        s->tmp[j] = s->tmp[j - 1];
-        j--;
-      }
-      s->tmp[j] = n;
+      hi++;
     }
-    for (uint32_t j = 0; j < k; j++) {
-      double share = cap / (double)(k - j), w = width(s, s->tmp[j]);
-      double got = w < share ? w : share;
-      s->rate[s->tmp[j]] = got;
+    for (uint32_t j = lo; j < hi; j++) {
+      double share = cap / (double)(hi - j);
+      double got = kt[j].w < share ? kt[j].w : share;
+      s->rate[kt[j].n] = got;
       cap -= got;
     }
+    lo = hi;
   }
   for (uint32_t i = 0; i < s->nactive; i++) {
     uint32_t n = s->active[i];
@@ -212,8 +288,7 @@ static void finish(sim *s, uint32_t i, double t) {
   s->active[i] = s->active[--s->nactive];
   s->phase[n] = 3;
   a->mend[n] = t;
-  if (exclusive(a, n))
-    s->lane_busy[a->lane[n]] = 0;
+  s->busy[queue_of(s, n)]--;
   const rp_node *succ = rp_graph_succs(a->g, n, &ns);
   for (uint32_t j = 0; j < ns; j++)
     if (--s->left[succ[j]] == 0)
@@ -262,9 +337,8 @@ static rp_status simulate(sim *s, double *makespan) {
       double d = s->phase[n] == 1 ? s->delay[n] : s->work[n] / s->rate[n];
       dt = d < dt ? d : dt;
     }
-    for (uint32_t i = 0; i < s->nfuture; i++)
-      if (s->elig[s->future[i]] - t < dt)
-        dt = s->elig[s->future[i]] - t;
+    if (s->nfuture && s->elig[s->future[0]] - t < dt)
+      dt = s->elig[s->future[0]] - t;
     if (!isfinite(dt))
       return RP_EINVAL; /* nothing runs, nothing comes: cannot happen */
     if (dt < 0)
@@ -320,27 +394,41 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   s.phase = calloc(k, 1);
   s.active = malloc(sizeof *s.active * k);
   s.future = malloc(sizeof *s.future * k);
-  s.tmp = malloc(sizeof *s.tmp * k);
-  s.lane_busy = calloc(kl, 1);
-  s.nq = calloc(kl, sizeof *s.nq);
-  s.queue = calloc(kl, sizeof *s.queue);
+  s.kt = malloc(sizeof *s.kt * k);
+  s.nqueue = nl + RP_MAX_DEVICES;
+  s.nq = calloc(s.nqueue, sizeof *s.nq);
+  s.busy = calloc(s.nqueue, sizeof *s.busy);
+  s.slots = calloc(s.nqueue, sizeof *s.slots);
+  s.queue = calloc(s.nqueue, sizeof *s.queue);
   rp_status st = RP_ENOMEM;
+  (void)kl;
   if (!a->mstart || !a->mend || !s.delay || !s.work || !s.elig || !s.rate ||
-      !s.left || !s.phase || !s.active || !s.future || !s.tmp ||
-      !s.lane_busy || !s.nq || !s.queue)
+      !s.left || !s.phase || !s.active || !s.future || !s.kt || !s.nq ||
+      !s.busy || !s.slots || !s.queue)
     goto out;
-  /* Queues: an exclusive lane holds at most its own ops. */
+  /* Queues: each holds at most its own ops. A lane runs one op at a time;
+   * a physical device as many kernels as its most units (a CPU group's
+   * threads, one task each; a GPU, one kernel filling it, its work shared
+   * with the next only as one ends: kernels that fill a device gain
+   * nothing from running together). */
   {
-    uint32_t *per = calloc(kl, sizeof *per);
+    uint32_t *per = calloc(s.nqueue, sizeof *per);
     if (!per)
       goto out;
     for (uint32_t n = 0; n < nop; n++)
-      per[a->lane[n]]++;
-    for (uint32_t l = 0; l < nl; l++)
-      if (per[l] && !(s.queue[l] = malloc(sizeof **s.queue * per[l]))) {
+      per[queue_of(&s, n)]++;
+    for (uint32_t q = 0; q < s.nqueue; q++) {
+      s.slots[q] = 1;
+      if (per[q] && !(s.queue[q] = malloc(sizeof **s.queue * per[q]))) {
         free(per);
         goto out;
       }
+    }
+    for (int d = 0; d < RP_MAX_DEVICES; d++) {
+      uint32_t q = nl + (uint32_t)resource_of(m, d);
+      if (units_of(m, d) > s.slots[q])
+        s.slots[q] = units_of(m, d);
+    }
     free(per);
   }
   double span = 0;
@@ -365,12 +453,13 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   st = isfinite(sum->model_serial_us) ? RP_OK : RP_EINVAL;
 out:
   if (s.queue)
-    for (uint32_t l = 0; l < nl; l++)
-      free(s.queue[l]);
+    for (uint32_t q = 0; q < s.nqueue; q++)
+      free(s.queue[q]);
   free(s.queue);
   free(s.nq);
-  free(s.lane_busy);
-  free(s.tmp);
+  free(s.busy);
+  free(s.slots);
+  free(s.kt);
   free(s.future);
   free(s.active);
   free(s.phase);
