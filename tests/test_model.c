@@ -425,3 +425,44 @@ Test(model, command_line) {
   rmdir(dir);
   rp_graph_destroy(g);
 }
+
+Test(model, bad_arguments) {
+  rp_model m;
+  cr_assert_eq(rp_model_get(&m, NULL, NULL, 8), RP_EINVAL);
+  cr_assert_eq(rp_model_calibrate(&m, NULL, NULL, 64), RP_EINVAL);
+  cr_assert_null(rp_model_find_mode(&m, NULL));
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  rp_analysis *a = NULL;
+  rp_model_init(&m);
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_ESTATE); /* not ended */
+  TU_OK(g, rp_graph_end(g));
+  m.split_efficiency = 1.5;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_EINVAL);
+  m.split_efficiency = 0;
+  m.phys[3] = RP_MAX_DEVICES;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_EINVAL);
+  m.phys[3] = -1;
+  /* No modes at all: no overheads, the two predictions are the costs. */
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_serial_us, 10);
+  EXACT(s.model_overlap_us, 10);
+  double st;
+  cr_assert_eq(rp_analysis_op_model(a, 1, &st, NULL), RP_EINVAL);
+  rp_analysis_destroy(a);
+  o.model = NULL;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  cr_assert_eq(rp_analysis_op_model(a, 0, &st, NULL), RP_ENOTFOUND);
+  rp_analysis_summary(a, &s);
+  cr_assert_eq(s.modelled, 0);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+  rp_check *c = (rp_check *)1;
+  cr_assert_eq(rp_check_deps(NULL, NULL, &c), RP_EINVAL);
+  cr_assert_null(c);
+}

@@ -39,7 +39,8 @@ static void usage(FILE *fp) {
           "by operation\n                      name (the k-th op named X gets "
           "the k-th one's)\n"
           "  --model FILE        machine model (docs/model.md): adds the "
-          "calibrated\n                      prediction beside the bounds\n"
+          "calibrated\n                      prediction beside the bounds "
+          "(--*-gbps override it)\n"
           "  --backend B         the model calibrated for backend B on this "
           "machine\n                      (reprise calibrate)\n"
           "  --calibrate         with --backend: calibrate now if there is "
@@ -182,8 +183,18 @@ int rp_cmd_analyze(int argc, char **argv) {
   }
   if (rp_cli_model(model, backend, calibrate, &m))
     return 1;
-  if (model || backend)
+  if (model || backend) {
+    /* Bandwidths given on the command line override the model's. */
+    for (int i = 1; i < argc - 1; i++) {
+      if (!strcmp(argv[i], "--h2d-gbps"))
+        m.h2d.gbps = o.h2d_gbps;
+      else if (!strcmp(argv[i], "--d2h-gbps"))
+        m.d2h.gbps = o.d2h_gbps;
+      else if (!strcmp(argv[i], "--p2p-gbps"))
+        m.p2p.gbps = o.p2p_gbps;
+    }
     o.model = &m;
+  }
   rp_graph *g = rp_cli_load(in);
   if (!g || rp_cli_apply_costs(g, costs)) {
     rp_graph_destroy(g);
