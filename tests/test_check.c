@@ -177,3 +177,28 @@ Test(check, command_line) {
   unlink(path);
   rp_graph_destroy(g);
 }
+
+/* With a model the gains are the model's: each op pays a 1 us node
+ * overhead, so the wait on h2d A costs 11 us. */
+Test(check, gains_from_the_model) {
+  rp_graph *g = streams(0, 1);
+  rp_model m;
+  rp_model_init(&m);
+  snprintf(m.mode[0].name, sizeof m.mode[0].name, "graph");
+  m.mode[0].op_us = 1;
+  m.nmode = 1;
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  rp_check *c = NULL;
+  cr_assert_eq(rp_check_deps(g, &o, &c), RP_OK);
+  rp_check_item x;
+  cr_assert_eq(rp_check_superfluous(c, 0, &x), RP_OK);
+  cr_assert_float_eq(x.gain_us, 11, 1e-9);
+  double w, mn;
+  rp_check_times(c, &w, &mn);
+  cr_assert_float_eq(w, 95, 1e-9);
+  cr_assert_float_eq(mn, 84, 1e-9);
+  rp_check_destroy(c);
+  rp_graph_destroy(g);
+}
