@@ -27,6 +27,8 @@ static void usage(FILE *fp, const char *prog, const ex_flag *f,
   put_flag(fp, "--threads", "N", "openmp threads (default: all cores)");
   put_flag(fp, "--dot", "FILE", "write the analysed graph (Graphviz)");
   put_flag(fp, "--trace", "FILE", "write the schedule (Chrome trace JSON)");
+  put_flag(fp, "--calibrate", NULL,
+           "calibrate the machine model first if not cached");
   put_flag(fp, "--help", NULL, "this text");
 }
 
@@ -68,6 +70,10 @@ int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
       else
         o->threads = (int)x;
       i++;
+      continue;
+    }
+    if (!strcmp(a, "--calibrate")) {
+      o->calibrate = 1;
       continue;
     }
     while (k < nf && strcmp(a, f[k].name))
@@ -197,22 +203,6 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
   return x;
 }
 
-/* The openmp backend runs a device's kernels on its group of threads: the
- * analysis gets one compute lane per thread (its "compute units"), kernels
- * taken in turn. A kernel the backend splits over the team is still
- * counted whole on one lane: the model sees concurrency between kernels,
- * not inside one. */
-static void cpu_lanes(const rp_graph *g, const ex_opts *o,
-                      rp_analysis_opts *ao, unsigned *units) {
-  long t = o->threads > 0 ? o->threads : sysconf(_SC_NPROCESSORS_ONLN);
-  unsigned nd = rp_graph_num_devices(g) ? rp_graph_num_devices(g) : 1;
-  long per = t / (long)nd > 1 ? t / (long)nd : 1;
-  for (unsigned d = 0; d < nd; d++)
-    units[d] = (unsigned)per;
-  ao->compute_units = units;
-  ao->ncompute_units = nd;
-}
-
 /* What the backend runs: the plan's size, and the recorder's coherence
  * warnings. */
 static void print_plan(const rp_graph *g, const rp_exec *x) {
@@ -240,6 +230,8 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   const char *bad = NULL;
   int chk = 0;
   rp_analysis_opts ao;
+  rp_model model;
+  rp_exec_opts eo;
   rp_summary sm;
   memset(&snap, 0, sizeof snap);
   rp_status rc = rp_backend_find(o->backend, &be);
@@ -276,14 +268,24 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
       timed_run(xs, iters, init, ctx, &t_ser) ||
       timed_run(x, iters, init, ctx, &t_par))
     goto out;
-  if ((rc = rp_exec_profile(xs, op_us))) {
+  /* Costs: the median of 5 profiled replays. The analysis is told what
+   * the overlapped exec really runs (threads, device groups, mode) and
+   * the machine model calibrated for the backend, if any. */
+  if ((rc = rp_exec_profile_n(xs, 5, op_us, NULL, NULL))) {
     fprintf(stderr, "profile: %s\n", rp_strerror(rc));
     goto out;
   }
+  memset(&eo, 0, sizeof eo);
+  eo.nthreads = o->threads;
+  if (rp_model_get(&model, be, &eo, o->calibrate ? RP_MODEL_CALIBRATE : 0) !=
+      RP_OK)
+    rp_model_init(&model);
   rp_analysis_opts_init(&ao);
   ao.measured_us = op_us;
-  if (!strcmp(rp_backend_name(be), "openmp"))
-    cpu_lanes(g, o, &ao, units);
+  if ((rc = rp_analysis_opts_from_exec(&ao, &model, units, x))) {
+    fprintf(stderr, "analysis options: %s\n", rp_strerror(rc));
+    goto out;
+  }
   if ((rc = rp_analyze(g, &ao, &an))) {
     fprintf(stderr, "analysis: %s\n", rp_strerror(rc));
     goto out;
@@ -302,6 +304,21 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
       fclose(fp);
     }
   }
+  /* Where the backend records an achieved timeline: the trace shows it
+   * beside the prediction, and the largest departures are listed. */
+  if (o->trace) {
+    double *ts = (double *)calloc(nn + 1, sizeof(double));
+    double *te = (double *)calloc(nn + 1, sizeof(double));
+    FILE *fp;
+    if (ts && te && rp_exec_timeline(x, ts, te) == RP_OK &&
+        (fp = fopen(o->trace, "w"))) {
+      rp_analysis_write_trace2(an, ts, te, fp);
+      fclose(fp);
+      rp_analysis_write_departures(an, ts, te, 5, stdout);
+    }
+    free(ts);
+    free(te);
+  }
   rp_analysis_summary(an, &sm);
   printf("serial replay      %10.3f ms  (%u replays, one at a time, "
          "program order)\n", t_ser / 1e3, iters);
@@ -310,6 +327,11 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   printf("achieved speedup   %10.2fx\n", t_par > 0 ? t_ser / t_par : 0.0);
   printf("predicted speedup  %10.2fx  bound %.2fx (limited by %s)\n",
          sm.predicted_speedup, sm.bound, sm.limited_by);
+  printf("model predicted    %10.2fx  (%s model of %s: serial %.3f ms, "
+         "overlapped %.3f ms per replay)\n", sm.model_speedup,
+         model.calibrated ? "calibrated" : "uncalibrated",
+         rp_backend_name(be), sm.model_serial_us / 1e3,
+         sm.model_overlap_us / 1e3);
   ret = 0;
 out:
   rp_analysis_destroy(an);

@@ -106,6 +106,8 @@ typedef struct ex_opts {
   unsigned iters;      /* replays */
   int threads;         /* openmp threads, 0: default */
   const char *dot, *trace;
+  int calibrate;       /* --calibrate: measure the machine model now if
+                          the cache has none (reprise calibrate) */
   double rtol;         /* 0: results must be identical to the bit; else
                           buffers of doubles may differ by this relative
                           amount (GPU exp/log/erf round differently) */

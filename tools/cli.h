@@ -9,10 +9,21 @@
  * 0 success, 1 failure of the work, 2 bad usage. */
 int rp_cmd_dot(int argc, char **argv);
 int rp_cmd_analyze(int argc, char **argv);
+int rp_cmd_calibrate(int argc, char **argv);
+int rp_cmd_check(int argc, char **argv);
 
 /* Reads a graph file ("-" is standard input); prints why on stderr and
  * returns NULL on failure. */
 rp_graph *rp_cli_load(const char *path);
+
+/* The model for analyze: read from path, or the calibration of backend
+ * (calibrated and saved first with calibrate and no file); neither: m is
+ * left uninitialised. Prints why and returns 1 on failure, else 0. */
+int rp_cli_model(const char *path, const char *backend, int calibrate,
+                 rp_model *m);
+/* Applies the measured costs of graph file `path` (NULL: nothing) to g by
+ * operation name; prints how many matched on stderr. Returns 0 or 1. */
+int rp_cli_apply_costs(rp_graph *g, const char *path);
 
 /* Opens an output file ("-" or NULL is standard output); prints why on
  * stderr and returns NULL on failure. */

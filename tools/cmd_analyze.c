@@ -9,7 +9,8 @@ static void usage(FILE *fp) {
           "usage: reprise analyze FILE.json [--json] [--copy-engines 1|2]\n"
           "         [--h2d-gbps X] [--d2h-gbps X] [--p2p-gbps X]\n"
           "         [--kernel-us X] [--host-us X] [--compute-units K]\n"
-          "         [--dot OUT] [--trace OUT] [--svg OUT]\n\n"
+          "         [--dot OUT] [--trace OUT] [--svg OUT] [--costs FILE]\n"
+          "         [--model FILE | --backend B [--calibrate]] [--mode M]\n\n"
           "Analyses the graph in FILE.json (\"-\": standard input): puts "
           "every operation on\na lane (compute:N, h2d:N, d2h:N or copy:N, "
           "p2p:N, host), computes the serial\ntime, the critical path, the "
@@ -34,6 +35,18 @@ static void usage(FILE *fp) {
           "  --trace OUT         write a Chrome trace-event timeline to OUT "
           "(Perfetto)\n"
           "  --svg OUT           write an SVG Gantt chart to OUT\n"
+          "  --costs FILE        measured costs of the graph in FILE, applied "
+          "by operation\n                      name (the k-th op named X gets "
+          "the k-th one's)\n"
+          "  --model FILE        machine model (docs/model.md): adds the "
+          "calibrated\n                      prediction beside the bounds "
+          "(--*-gbps override it)\n"
+          "  --backend B         the model calibrated for backend B on this "
+          "machine\n                      (reprise calibrate)\n"
+          "  --calibrate         with --backend: calibrate now if there is "
+          "no model yet\n"
+          "  --mode M            overlapped mode predicted (graph, streams, "
+          "parallel)\n"
           "OUT may be \"-\" for standard output.\n"
           "Exit status: 0 success, 1 unreadable graph, failed analysis or "
           "failed write,\n2 bad usage.\n");
@@ -70,7 +83,9 @@ static int write_to(const char *path, writer w, const rp_analysis *a) {
 
 int rp_cmd_analyze(int argc, char **argv) {
   const char *in = NULL, *dot = NULL, *trace = NULL, *svg = NULL;
-  int json = 0;
+  int json = 0, calibrate = 0;
+  const char *costs = NULL, *model = NULL, *backend = NULL;
+  rp_model m;
   rp_analysis_opts o;
   static unsigned units[RP_MAX_DEVICES];
   rp_analysis_opts_init(&o);
@@ -80,8 +95,8 @@ int rp_cmd_analyze(int argc, char **argv) {
       usage(stdout);
       return 0;
     }
-    if (!strcmp(arg, "--json")) {
-      json = 1;
+    if (!strcmp(arg, "--json") || !strcmp(arg, "--calibrate")) {
+      *(arg[2] == 'j' ? &json : &calibrate) = 1;
       continue;
     }
     if (arg[0] != '-' || !arg[1]) {
@@ -96,7 +111,8 @@ int rp_cmd_analyze(int argc, char **argv) {
         "--copy-engines", "--h2d-gbps", "--d2h-gbps", "--p2p-gbps",
         "--kernel-us",    "--host-us",  "--dot",      "--trace",
         "--compute-units",
-        "--svg"};
+        "--svg",          "--costs",    "--model",    "--backend",
+        "--mode"};
     int known = 0;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
       known |= !strcmp(arg, valued[k]);
@@ -143,6 +159,14 @@ int rp_cmd_analyze(int argc, char **argv) {
       dot = v;
     } else if (!strcmp(arg, "--trace")) {
       trace = v;
+    } else if (!strcmp(arg, "--costs")) {
+      costs = v;
+    } else if (!strcmp(arg, "--model")) {
+      model = v;
+    } else if (!strcmp(arg, "--backend")) {
+      backend = v;
+    } else if (!strcmp(arg, "--mode")) {
+      o.mode = v;
     } else {
       svg = v;
     }
@@ -153,9 +177,29 @@ int rp_cmd_analyze(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  rp_graph *g = rp_cli_load(in);
-  if (!g)
+  if (model && backend) {
+    fprintf(stderr, "reprise analyze: --model or --backend, not both\n");
+    return 2;
+  }
+  if (rp_cli_model(model, backend, calibrate, &m))
     return 1;
+  if (model || backend) {
+    /* Bandwidths given on the command line override the model's. */
+    for (int i = 1; i < argc - 1; i++) {
+      if (!strcmp(argv[i], "--h2d-gbps"))
+        m.h2d.gbps = o.h2d_gbps;
+      else if (!strcmp(argv[i], "--d2h-gbps"))
+        m.d2h.gbps = o.d2h_gbps;
+      else if (!strcmp(argv[i], "--p2p-gbps"))
+        m.p2p.gbps = o.p2p_gbps;
+    }
+    o.model = &m;
+  }
+  rp_graph *g = rp_cli_load(in);
+  if (!g || rp_cli_apply_costs(g, costs)) {
+    rp_graph_destroy(g);
+    return 1;
+  }
   rp_analysis *a = NULL;
   rp_status s = rp_analyze(g, &o, &a);
   if (s != RP_OK) {
@@ -164,7 +208,7 @@ int rp_cmd_analyze(int argc, char **argv) {
     fprintf(stderr, "reprise analyze: %s: cannot analyse: %s%s\n", in,
             rp_strerror(s),
             s == RP_EINVAL ? " (the costs add up to more than a double holds)"
-                           : "");
+            : s == RP_ENOTFOUND ? " (the model has no such mode)" : "");
     rp_graph_destroy(g);
     return 1;
   }

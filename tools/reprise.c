@@ -10,6 +10,8 @@ static const struct {
 } cmds[] = {
   {"analyze", rp_cmd_analyze, "analyse a graph file: bound, schedule, reports"},
   {"dot", rp_cmd_dot, "write a graph file as Graphviz dot"},
+  {"calibrate", rp_cmd_calibrate, "measure this machine's model for a backend"},
+  {"check", rp_cmd_check, "check a graph's hand-written dependencies"},
 };
 
 static void usage(FILE *fp) {

@@ -4,10 +4,176 @@
 
 #include <stdio.h>
 #include "reprise/record.h"
+#include "reprise/replay.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** @defgroup rp_model_fn Machine model
+ * A machine model says what a backend on one machine costs beyond the
+ * operations' own work: the overhead of each operation in each replay mode
+ * (a node of a CUDA graph, a launch on a stream, a launch followed by a
+ * synchronisation, an OpenMP task), copy bandwidth and latency in each
+ * direction alone and with both directions at once on one link, peer
+ * copies, host tasks, and how many compute units each device has and which
+ * logical devices share one physical device. `reprise calibrate` measures
+ * it by replaying small graphs and saves it as JSON in the user's cache
+ * directory (docs/model.md describes the format); the analysis uses it to
+ * predict the serial and the overlapped replay with the same model.
+ * @{ */
+
+/** Most replay modes a model describes. */
+#define RP_MODEL_MAX_MODES 4
+
+/** Overhead of one replay mode. */
+typedef struct rp_model_mode {
+  char name[16];        /**< "graph", "streams", "serial", "parallel" */
+  double op_us;         /**< overhead per operation */
+  double run_us;        /**< overhead per replay (launch and wait) */
+  int host_issue;       /**< 1: the host issues operations one after the
+                             other, each taking op_us of host time before
+                             it can start (streams, serial); 0: op_us is a
+                             delay of each node on its device (graph,
+                             OpenMP tasks) */
+} rp_model_mode;
+
+/** One copy direction: time = latency_us + bytes / (gbps * 1e3). */
+typedef struct rp_model_link {
+  double gbps;          /**< GB/s (1e9 B/s); 0: copies of this kind cost 0
+                             (host and device share memory) */
+  double latency_us;
+} rp_model_link;
+
+/** A calibrated machine model. Initialise with rp_model_init(). */
+typedef struct rp_model {
+  char backend[32];     /**< "openmp", "cuda", ... */
+  char machine[64];     /**< host name of the calibration */
+  int calibrated;       /**< 1 if measured (loaded or calibrated) */
+  rp_model_mode mode[RP_MODEL_MAX_MODES];
+  unsigned nmode;
+  rp_model_link h2d, d2h, p2p;
+  double duplex_h2d_gbps;  /**< h2d bandwidth while a d2h runs on the same
+                                link (0: as alone) */
+  double duplex_d2h_gbps;  /**< d2h bandwidth while an h2d runs */
+  double host_task_us;     /**< overhead of a host task */
+  /** Compute units of each logical device: a kernel that its backend
+   * splits over them occupies all of them (CPU threads of the device's
+   * group), one that it does not split occupies one; 0 or 1: the device
+   * runs one kernel at full speed, concurrent kernels share it. */
+  unsigned units[RP_MAX_DEVICES];
+  /** Physical device of each logical device: logical devices with the
+   * same physical device share its compute. -1: its own. */
+  int phys[RP_MAX_DEVICES];
+  uint64_t split_min;      /**< kernels of at least this many points are
+                                split over the units (openmp: 8192) */
+  double split_efficiency; /**< share of a core each unit of the
+                                overlapped replay gets, as calibrated (a
+                                streaming kernel split over the team
+                                against one thread, divided by the team
+                                size): every kernel on a device with units
+                                runs at e per unit it uses, the serial
+                                replay's one thread at 1. 0: 1 (ideal) */
+} rp_model;
+
+/** @brief An uncalibrated model: no overheads, copies at 25 GB/s, one
+ * compute unit per device, every logical device its own. */
+RP_API void rp_model_init(rp_model *m);
+
+/** @brief The mode named @p name, or NULL. */
+RP_API const rp_model_mode *rp_model_find_mode(const rp_model *m,
+                                               const char *name);
+
+/** @brief Path of the calibration file of @p backend on this machine:
+ * $XDG_CACHE_HOME/reprise/<backend>-<hostname>.json, else
+ * $HOME/.cache/reprise/... @return RP_OK, RP_EINVAL (no room, no
+ * $HOME), RP_ENOTFOUND. */
+RP_API rp_status rp_model_path(const char *backend, char *path, size_t size);
+
+/** @brief Read a model ("reprise-model" JSON, docs/model.md).
+ * @return RP_OK, RP_EIO (cannot open), RP_EPARSE (malformed, with the
+ *   reason in rp_last_error()). */
+RP_API rp_status rp_model_load(rp_model *m, const char *path);
+
+/** @brief Write a model as JSON; creates the parent directory.
+ * @return RP_OK, RP_EIO. */
+RP_API rp_status rp_model_save(const rp_model *m, const char *path);
+
+/** @brief Write a model as JSON to @p fp. */
+RP_API rp_status rp_model_write_json(const rp_model *m, FILE *fp);
+
+/** @brief Measure the model of backend @p be (NULL: auto) by building and
+ * replaying small graphs (chains of empty kernels, host tasks and tiny
+ * copies in every mode; copies of two sizes, alone and both directions at
+ * once; a peer copy where the backend has two devices). Each figure is the
+ * median of @p runs timed replays (0: 7). @p xo: exec options (threads,
+ * cores) or NULL. Takes about a second on a CPU.
+ * @return RP_OK or the failure of a replay. */
+RP_API rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
+                                    const rp_exec_opts *xo, unsigned runs);
+
+/** Flags of rp_model_get(). */
+enum {
+  RP_MODEL_CALIBRATE = 1u << 0 /**< calibrate and save when no file */
+};
+
+/** @brief The model of @p be on this machine: loaded from rp_model_path()
+ * or, with RP_MODEL_CALIBRATE and no file, calibrated and saved.
+ * @return RP_OK, RP_ENOTFOUND (no file, no RP_MODEL_CALIBRATE), or the
+ *   failure of the load or the calibration. */
+RP_API rp_status rp_model_get(rp_model *m, const rp_backend *be,
+                              const rp_exec_opts *xo, unsigned flags);
+
+/** @} */
+
+/** @defgroup rp_measured_fn Measured costs
+ * A graph can carry the measured cost of each operation (the median of
+ * several profiled replays, with min, max, the number of runs and where it
+ * was measured). They are saved in the graph file as a `measured` object
+ * per operation and read back; the analysis uses them before given costs.
+ * @{ */
+
+/** The measured cost of one operation. */
+typedef struct rp_measured {
+  double median_us, min_us, max_us;
+  unsigned runs;
+  char backend[32];
+  char machine[64];
+} rp_measured;
+
+/** @brief Attach measured cost @p m to node @p n (also on an ended graph:
+ * costs are not structure). NULL removes it.
+ * @return RP_OK, RP_EINVAL (bad node; times negative, not finite, or not
+ *   min <= median <= max), RP_ENOMEM. */
+RP_API rp_status rp_graph_set_measured(rp_graph *g, rp_node n,
+                                       const rp_measured *m);
+
+/** @brief Attach to every node its figures from rp_exec_profile_n(): the
+ * arrays have one entry per node (@p min_us and @p max_us may be NULL:
+ * the median is used); @p machine NULL: this host's name. */
+RP_API rp_status rp_graph_set_measured_all(rp_graph *g,
+                                           const double *median_us,
+                                           const double *min_us,
+                                           const double *max_us,
+                                           unsigned runs, const char *backend,
+                                           const char *machine);
+
+/** @brief The measured cost of node @p n.
+ * @return RP_OK, RP_ENOTFOUND (none), RP_EINVAL. */
+RP_API rp_status rp_graph_get_measured(const rp_graph *g, rp_node n,
+                                       rp_measured *out);
+
+/** @brief Apply the measured costs of graph @p src to graph @p dst by
+ * operation name: the k-th operation named X in @p dst gets the costs of
+ * the k-th one named X in @p src, or of its last one named X when @p src
+ * has fewer. Operations of @p src without a measured cost give their given
+ * cost_us, as a measured cost of 0 runs. @p matched receives how many
+ * operations of @p dst got costs, may be NULL.
+ * @return RP_OK, RP_EINVAL, RP_ENOMEM. */
+RP_API rp_status rp_graph_apply_costs(rp_graph *dst, const rp_graph *src,
+                                      uint32_t *matched);
+
+/** @} */
 
 /** @defgroup rp_analysis_fn Analysis
  * An analysis puts every operation of an ended graph on a lane
@@ -29,13 +195,21 @@ typedef struct rp_analysis_opts {
   double host_us;           /**< cost of a host task with none given */
   const double *measured_us;/**< per node (one entry for each), from a
                                  profiled replay; NULL, or negative
-                                 entries: not measured */
+                                 entries: not measured (the graph's own
+                                 measured costs are used then) */
   const unsigned *compute_units; /**< per device: kernels of device d run
                                  on compute_units[d] lanes "compute:d.u",
                                  taken in turn in program order (an FPGA's
                                  compute units); NULL, 0 or 1: one lane
                                  "compute:d" */
   unsigned ncompute_units;  /**< entries in compute_units */
+  const rp_model *model;    /**< calibrated model for the prediction beside
+                                 the bounds; NULL: none (the prediction is
+                                 then the schedule's) */
+  const char *mode;         /**< overlapped mode predicted ("graph",
+                                 "streams", "parallel"); NULL: the model's
+                                 first mode that is not "serial" */
+  const char *serial_mode;  /**< baseline mode; NULL: "serial" */
 } rp_analysis_opts;
 
 /** Where a cost came from. */
@@ -61,6 +235,10 @@ typedef struct rp_summary {
   const char *limited_by;       /**< "critical_path" or a lane name */
   double amdahl_compute_us, amdahl_copy_us, amdahl_speedup;
   double predicted_speedup;     /**< serial / makespan */
+  int modelled;                 /**< a model was given */
+  double model_serial_us;       /**< predicted serial replay, overheads in */
+  double model_overlap_us;      /**< predicted overlapped replay */
+  double model_speedup;         /**< model_serial_us / model_overlap_us */
 } rp_summary;
 
 /** @brief Default options: 2 copy engines, 25 GB/s each way and peer,
@@ -87,6 +265,75 @@ RP_API void rp_analysis_summary(const rp_analysis *a, rp_summary *out);
 /** @brief Schedule of node @p n. @return RP_OK or RP_EINVAL. */
 RP_API rp_status rp_analysis_op(const rp_analysis *a, rp_node n,
                                 rp_op_sched *out);
+
+/** @brief Start and end of node @p n in the model's prediction of the
+ * overlapped replay (µs from its start, per-replay overhead excluded).
+ * @return RP_OK, RP_EINVAL, RP_ENOTFOUND (analysis without a model). */
+RP_API rp_status rp_analysis_op_model(const rp_analysis *a, rp_node n,
+                                      double *start_us, double *end_us);
+
+/** @brief Fill analysis options from what exec @p x really runs: its
+ * backend's mode (the overlapped mode predicted), and in @p m (which the
+ * options then point to) the compute units of each device (openmp: the
+ * threads of the device's group) and which logical devices share a
+ * physical device (the exec's device map). @p m should hold the
+ * calibration (rp_model_get()) or rp_model_init(); @p o is initialised
+ * with rp_analysis_opts_init() first. @p units receives RP_MAX_DEVICES
+ * entries for o->compute_units (the bound's lanes), may be NULL.
+ * @return RP_OK, RP_EINVAL. */
+RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
+                                            unsigned *units,
+                                            const rp_exec *x);
+
+/** One operation whose achieved time departs from the prediction. */
+typedef struct rp_departure {
+  rp_node node;
+  double pred_start_us, pred_end_us;  /**< predicted (the model's when the
+                                           analysis has one, else the list
+                                           schedule's) */
+  double start_us, end_us;            /**< achieved */
+  double own_us;      /**< what the op itself adds: (achieved - predicted)
+                           duration plus (achieved - predicted) wait between
+                           its last predecessor's end and its start */
+  double late_us;     /**< achieved end - predicted end */
+  const char *cause;  /**< "ran longer", "ran shorter", "shared link",
+                           "shared compute", "waited on a lane", "launch",
+                           "waited on a copy", "waited on an op" */
+  rp_node blame;      /**< the lane's op or the predecessor waited on, or
+                           RP_NONE */
+} rp_departure;
+
+/** @brief The operations whose achieved times (@p start_us, @p end_us:
+ * one entry per node, µs from the replay's start, as rp_exec_timeline()
+ * gives them) depart most from the prediction, largest |own_us| first (ties
+ * by |late_us|, then node), with the cause the model can name: its own
+ * duration (and whether a copy shared its link with the other direction or
+ * a kernel its device with another kernel), its start after its inputs
+ * were ready (another op held its lane, or nothing did: launch overhead),
+ * or a predecessor that ended late (a copy or another op).
+ * @param out up to @p max entries. @param count receives how many were
+ *   written. @return RP_OK, RP_EINVAL. */
+RP_API rp_status rp_analysis_departures(const rp_analysis *a,
+                                        const double *start_us,
+                                        const double *end_us,
+                                        rp_departure *out, uint32_t max,
+                                        uint32_t *count);
+
+/** @brief Chrome/Perfetto trace with two tracks groups: "predicted" (the
+ * model's prediction when the analysis has one, else the list schedule)
+ * and "achieved" (@p start_us / @p end_us per node), one thread per lane
+ * in each, and flow arrows along the hazard edges in both.
+ * @return RP_OK, RP_EINVAL, RP_EIO. */
+RP_API rp_status rp_analysis_write_trace2(const rp_analysis *a,
+                                          const double *start_us,
+                                          const double *end_us, FILE *fp);
+
+/** @brief Text list of the @p top largest departures (rp_analysis_departures)
+ * with their causes, and the achieved against predicted makespan. */
+RP_API rp_status rp_analysis_write_departures(const rp_analysis *a,
+                                              const double *start_us,
+                                              const double *end_us,
+                                              unsigned top, FILE *fp);
 
 /** @brief Number of lanes. */
 RP_API uint32_t rp_analysis_num_lanes(const rp_analysis *a);
@@ -118,6 +365,73 @@ RP_API rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp);
  * @return RP_OK, RP_EINVAL, RP_ENOMEM, RP_EIO or rp_analyze()'s error. */
 RP_API rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
                                             uint32_t max_nodes);
+
+/** @} */
+
+/** @defgroup rp_check_fn Checking hand-written dependencies
+ * A program that orders its operations by hand (streams and events, or
+ * any explicit ordering) is transcribed as a graph whose operations carry
+ * their accesses and their explicit `after` dependencies (record with
+ * RP_GRAPH_NO_COHERENCE so that copies are as written). The check looks
+ * only at the accesses and the `after` lists, never at the edges the
+ * recorder derives: every pair of conflicting operations (same buffer, same
+ * memory space, intersecting regions, one writes) that the `after` edges
+ * do not order is a missing order, a race; every `after` edge whose removal
+ * leaves every conflicting pair ordered is superfluous, and the check
+ * predicts what dropping it gains (the schedule over the `after` edges,
+ * with and without it). Quadratic in the operations (it compares every
+ * conflicting pair and keeps reachability as bit sets): meant for
+ * transcribed programs of up to some thousands of operations.
+ * @{ */
+
+typedef struct rp_check rp_check;
+
+/** One finding. */
+typedef struct rp_check_item {
+  rp_node from, to;     /**< the two operations, from before to */
+  rp_edge_kind kind;    /**< races: RP_EDGE_RAW/WAR/WAW; superfluous:
+                             RP_EDGE_AFTER */
+  rp_buf buf;           /**< races: the buffer; else RP_NONE */
+  int space;            /**< races: RP_SPACE_HOST or the device */
+  uint64_t offset, bytes; /**< races: the first intersecting byte range */
+  int implied;          /**< superfluous: other `after` edges order the
+                             two operations anyway (no gain) */
+  double gain_us;       /**< superfluous: predicted time saved by dropping
+                             the edge (schedule makespan, or the model's
+                             overlapped time when a model is given) */
+} rp_check_item;
+
+/** Most operations rp_check_deps() takes (reachability is kept as bit
+ * sets, nop^2 / 8 bytes). */
+#define RP_CHECK_MAX_OPS 32768u
+
+/** @brief Check the `after` dependencies of ended graph @p g against its
+ * accesses. @p o: analysis options for the predicted gains, or NULL.
+ * @return RP_OK, RP_ESTATE (not ended), RP_EINVAL (more than
+ *   RP_CHECK_MAX_OPS operations, bad options), RP_ENOMEM. */
+RP_API rp_status rp_check_deps(const rp_graph *g, const rp_analysis_opts *o,
+                               rp_check **out);
+/** @brief Destroy a check. NULL is a no-op. */
+RP_API void rp_check_destroy(rp_check *c);
+/** @brief Number of races (missing orders), in (to, from) order. */
+RP_API uint32_t rp_check_num_races(const rp_check *c);
+/** @brief Race @p i. @return RP_OK or RP_EINVAL. */
+RP_API rp_status rp_check_race(const rp_check *c, uint32_t i,
+                               rp_check_item *out);
+/** @brief Number of superfluous `after` edges, in (to, from) order. */
+RP_API uint32_t rp_check_num_superfluous(const rp_check *c);
+/** @brief Superfluous edge @p i. @return RP_OK or RP_EINVAL. */
+RP_API rp_status rp_check_superfluous(const rp_check *c, uint32_t i,
+                                      rp_check_item *out);
+/** @brief Predicted time of the graph ordered by its `after` edges, and
+ * with every superfluous edge dropped. */
+RP_API void rp_check_times(const rp_check *c, double *as_written_us,
+                           double *minimal_us);
+/** @brief Human report: each race with its operations, buffer, byte range
+ * and kind; each superfluous edge with its predicted gain. */
+RP_API rp_status rp_check_write_text(const rp_check *c, FILE *fp);
+/** @brief The same as JSON ("reprise-check", version 1). */
+RP_API rp_status rp_check_write_json(const rp_check *c, FILE *fp);
 
 /** @} */
 

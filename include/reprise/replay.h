@@ -153,6 +153,25 @@ RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
  * receives microseconds, fit for rp_analysis_opts.measured_us. */
 RP_API rp_status rp_exec_profile(rp_exec *x, double *op_us);
 
+/** @brief Profile @p runs times (0: 5) and keep, per node, the median,
+ * the smallest and the largest time (microseconds); any of the three
+ * arrays (one entry per node) may be NULL. Fit for
+ * rp_graph_set_measured_all() and rp_analysis_opts.measured_us.
+ * @return RP_OK, RP_EINVAL (runs > 1000), RP_ENOMEM, or the failure of a
+ *   profiled run. */
+RP_API rp_status rp_exec_profile_n(rp_exec *x, unsigned runs,
+                                   double *median_us, double *min_us,
+                                   double *max_us);
+
+/** @brief One overlapped run recording when each operation started and
+ * ended (µs since the run's start, one entry per node), for
+ * rp_analysis_write_trace2() and rp_analysis_departures(). The reference
+ * backend runs one operation at a time: its timeline is its profile laid
+ * end to end. Other backends need the backend table's timeline hook.
+ * @return RP_OK, RP_ENOTSUP (the backend cannot), or the run's failure. */
+RP_API rp_status rp_exec_timeline(rp_exec *x, double *start_us,
+                                  double *end_us);
+
 /** @brief The backend of @p x. */
 RP_API const rp_backend *rp_exec_backend(const rp_exec *x);
 

@@ -33,6 +33,8 @@ void rp_analysis_destroy(rp_analysis *a) {
   free(a->start);
   free(a->slack);
   free(a->order);
+  free(a->mstart);
+  free(a->mend);
   free(a);
 }
 
@@ -99,12 +101,16 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   for (unsigned d = 0; d < o->ncompute_units; d++)
     if (o->compute_units[d] > 4096)
       return RP_EINVAL;
+  if (o->model && !rp__model_valid(o->model))
+    return RP_EINVAL;
 
   rp_analysis *a = calloc(1, sizeof *a);
   if (!a)
     return RP_ENOMEM;
   a->g = g;
   a->opts = *o;
+  for (int d = 0; d < RP_MAX_DEVICES; d++)
+    a->mphys[d] = o->model ? o->model->phys[d] : -1;
   a->opts.measured_us = NULL; /* not kept: the caller owns it */
   a->has_measured = o->measured_us != NULL;
   uint32_t nop = a->nop = g->nop;
@@ -128,6 +134,10 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   a->opts.compute_units = NULL; /* used above; the caller owns it */
   a->opts.ncompute_units = 0;
   figures(a);
+  if (o->model && (s = rp__analysis_predict(a, o->model)) != RP_OK)
+    goto fail;
+  a->opts.model = NULL; /* the caller owns it, and the mode names */
+  a->opts.mode = a->opts.serial_mode = NULL;
   *out = a;
   return RP_OK;
 fail:
@@ -156,6 +166,19 @@ rp_status rp_analysis_op(const rp_analysis *a, rp_node n, rp_op_sched *out) {
   out->slack_us = a->slack[n];
   out->critical = a->critical[n];
   out->source = (rp_cost_source)a->source[n];
+  return RP_OK;
+}
+
+rp_status rp_analysis_op_model(const rp_analysis *a, rp_node n,
+                               double *start_us, double *end_us) {
+  if (!a || n >= a->nop)
+    return RP_EINVAL;
+  if (!a->mstart)
+    return RP_ENOTFOUND;
+  if (start_us)
+    *start_us = a->mstart[n];
+  if (end_us)
+    *end_us = a->mend[n];
   return RP_OK;
 }
 

@@ -52,6 +52,12 @@ struct rp_analysis {
   double *start, *slack;   /* per op; end = start + cost */
   uint32_t *order;         /* ops in the order the schedule started them */
 
+  /* Calibrated prediction (predict.c), with a model only. */
+  double *mstart, *mend;   /* per op, in the predicted overlapped replay */
+  char mbackend[32], mmachine[64], mmode[16], msmode[16];
+  int mcalibrated;
+  int mphys[RP_MAX_DEVICES]; /* the model's physical devices, else -1 */
+
   rp_summary sum;
 };
 
@@ -62,6 +68,14 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured);
 rp_status rp__analysis_critical(rp_analysis *a);
 /* The list schedule: start, order, makespan and slack. */
 rp_status rp__analysis_schedule(rp_analysis *a);
+
+/* The calibrated prediction: model_* figures of the summary, mstart and
+ * mend. RP_ENOTFOUND when the options name a mode the model lacks. */
+rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m);
+/* Bytes copy n moves (its written access). */
+uint64_t rp__copy_bytes(const rp_graph *g, uint32_t n);
+/* Whether a model holds only finite, non-negative figures. */
+int rp__model_valid(const rp_model *m);
 
 /* Writers' helpers (report.c). */
 /* Prints a double as the shortest of %.15g/%.16g/%.17g that reads back

@@ -28,7 +28,7 @@ static uint64_t region_bytes(const rp_graph *g, const rp_region *r) {
 }
 
 /* A copy moves the bytes of the access it writes (its destination). */
-static uint64_t copy_bytes(const rp_graph *g, uint32_t n) {
+uint64_t rp__copy_bytes(const rp_graph *g, uint32_t n) {
   const rp__op *op = &g->op[n];
   const rp__access *acc = rp__op_acc(g, n);
   if (op->nacc == 0)
@@ -86,7 +86,7 @@ static double model_cost(const rp_analysis *a, uint32_t n,
   }
   *src = RP_COST_MODELLED;
   /* GB/s = 1e9 B/s = 1e3 B/us. */
-  return (double)copy_bytes(a->g, n) / (gbps * 1e3);
+  return (double)rp__copy_bytes(a->g, n) / (gbps * 1e3);
 }
 
 /* Compute units of device d (1 unless the options say more). */
@@ -150,8 +150,12 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
 
     rp_cost_source src;
     double c;
+    rp_measured gm;
     if (measured && measured[n] >= 0) {
       c = measured[n];
+      src = RP_COST_MEASURED;
+    } else if (g->measured && rp_graph_get_measured(g, n, &gm) == RP_OK) {
+      c = gm.median_us;
       src = RP_COST_MEASURED;
     } else if (op->cost_us >= 0) {
       c = op->cost_us;

@@ -157,6 +157,20 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
   else
     fprintf(fp, " (the makespan reaches max(critical path, max lane): the "
                 "bound)\n");
+  if (s->modelled) {
+    fprintf(fp, "\nmodel           %s on %s (%s), overlapped mode %s, "
+                "serial mode %s\n",
+            a->mbackend[0] ? a->mbackend : "?",
+            a->mmachine[0] ? a->mmachine : "?",
+            a->mcalibrated ? "calibrated" : "not calibrated", a->mmode,
+            a->msmode);
+    fprintf(fp, "model serial    %14.3f us (launch and synchronisation "
+                "overheads in)\n", s->model_serial_us);
+    fprintf(fp, "model overlap   %14.3f us (shared links and compute "
+                "units)\n", s->model_overlap_us);
+    fprintf(fp, "model predicted %14.3fx model serial / model overlap\n",
+            s->model_speedup);
+  }
   return done(fp);
 }
 
@@ -237,6 +251,32 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
   rp__put_num(fp, s->amdahl_speedup);
   fputs("},\n  \"predicted_speedup\": ", fp);
   rp__put_num(fp, s->predicted_speedup);
+  if (s->modelled) {
+    fputs(",\n  \"model\": {\"backend\": ", fp);
+    rp__put_json_str(fp, a->mbackend);
+    fputs(", \"machine\": ", fp);
+    rp__put_json_str(fp, a->mmachine);
+    fprintf(fp, ", \"calibrated\": %s, \"mode\": ",
+            a->mcalibrated ? "true" : "false");
+    rp__put_json_str(fp, a->mmode);
+    fputs(", \"serial_mode\": ", fp);
+    rp__put_json_str(fp, a->msmode);
+    fputs(", \"serial_us\": ", fp);
+    rp__put_num(fp, s->model_serial_us);
+    fputs(", \"overlap_us\": ", fp);
+    rp__put_num(fp, s->model_overlap_us);
+    fputs(", \"speedup\": ", fp);
+    rp__put_num(fp, s->model_speedup);
+    fputs(",\n    \"ops\": [", fp);
+    for (uint32_t n = 0; n < a->nop; n++) {
+      fprintf(fp, "%s{\"id\": %u, \"start_us\": ", n ? ", " : "", n);
+      rp__put_num(fp, a->mstart[n]);
+      fputs(", \"end_us\": ", fp);
+      rp__put_num(fp, a->mend[n]);
+      fputc('}', fp);
+    }
+    fputs("]}", fp);
+  }
   fputs("\n}\n", fp);
   return done(fp);
 }

@@ -82,6 +82,8 @@ struct rp_graph {
   char **warn;            /* coherence warnings found by rp_graph_end */
   unsigned nwarn;
   rp__track *track;       /* hazard + coherence state while recording */
+  struct rp__measured *measured; /* measured costs, per op (analyze/
+                                    measured.c); NULL if none */
 };
 
 /* Recording core (record/op.c): validates, inserts coherence copies,
@@ -105,6 +107,14 @@ void rp__warnings_free(rp_graph *g);
 rp_buf rp__names_find(const rp_graph *g, const char *name);
 /* Indexes buffer b by its name (not indexed yet); -1 when out of memory. */
 int rp__names_add(rp_graph *g, rp_buf b);
+/* Measured costs (analyze/measured.c): free them; write op n's
+ * `, "measured": {...}` into buf (returns 0 and writes "" if none); read
+ * an op's "measured" object (a cJSON *, NULL if absent) into node n,
+ * returning RP_OK or RP_EPARSE with the reason in why. */
+void rp__measured_free(rp_graph *g);
+int rp__measured_json(const rp_graph *g, rp_node n, char *buf, size_t size);
+rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json,
+                            char *why, size_t size);
 /* Free the recording-time tracking state. */
 void rp__track_free(rp_graph *g);
 char *rp__strdup(const char *s);

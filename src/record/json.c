@@ -192,6 +192,9 @@ static void write_op(wr *w, const rp_graph *g, uint32_t i) {
     w_str(w, ", \"cost_us\": ");
     w_double(w, o->cost_us);
   }
+  char measured[512]; /* hook: analyze/measured.c */
+  if (rp__measured_json(g, i, measured, sizeof measured))
+    w_str(w, measured);
   w_str(w, ",\n     \"access\": [");
   for (uint32_t k = 0; k < o->nacc; k++) {
     w_str(w, k ? ",\n" : "\n");
@@ -1024,6 +1027,11 @@ static rp_status load_op(rd *r, const cJSON *j, uint32_t i) {
                rp_graph_error(r->g));
   if (node != i)
     return bad(r, RP_EPARSE, "%s: recorded as node %u", path, node);
+  char why[160]; /* hook: analyze/measured.c */
+  if ((s = rp__measured_load(r->g, node,
+                             cJSON_GetObjectItemCaseSensitive(j, "measured"),
+                             why, sizeof why)))
+    return bad(r, s, "%s.measured: %s", path, why);
   return RP_OK;
 }
 

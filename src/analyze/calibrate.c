@@ -1,0 +1,359 @@
+/* Calibration: measures a backend's machine model by replaying small graphs
+ * through the public replay API (chains of empty operations in every mode,
+ * copies of two sizes alone and in both directions at once, peer copies). */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "analyze/analysis.h"
+
+#define CHAIN_SHORT 8
+#define CHAIN_LONG 64
+#define COPY_SMALL (1u << 20)
+#define COPY_LARGE (32u << 20)
+
+static void nop_kernel(const rp_kargs *a, const uint64_t lo[3],
+                       const uint64_t hi[3]) {
+  (void)a;
+  (void)lo;
+  (void)hi;
+}
+
+static void nop_host(void *user, void *const *ptrs) {
+  (void)user;
+  (void)ptrs;
+}
+
+static const rp_param nop_params[] = {{"x", RP_INOUT}};
+static const rp_kernel nop = {"rp_calibrate_nop", 1, nop_params, nop_kernel,
+                              NULL, NULL, {0, 0, 0}, NULL, NULL, 0};
+
+/* A streaming kernel (y = 0.5 * y + x * x) for the efficiency of a kernel
+ * split over threads. */
+static void triad_kernel(const rp_kargs *a, const uint64_t lo[3],
+                         const uint64_t hi[3]) {
+  const float *x = (const float *)a->a[0].p;
+  float *y = (float *)a->a[1].p;
+  for (uint64_t j = lo[1]; j < hi[1]; j++)
+    for (uint64_t i = lo[0]; i < hi[0]; i++) {
+      uint64_t k = j * a->n[0] + i;
+      y[k] = 0.5f * y[k] + x[k] * x[k];
+    }
+}
+static const rp_param triad_params[] = {{"x", RP_IN}, {"y", RP_INOUT}};
+static const rp_kernel triad = {"rp_calibrate_triad", 2, triad_params,
+                                triad_kernel, NULL, NULL, {0, 0, 0},
+                                NULL, NULL, 0};
+#define TRIAD_ROWS 512
+#define TRIAD_COLS 2048
+
+typedef enum { CHAIN_KERNEL, CHAIN_COPY, CHAIN_HOST } chain_kind;
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Median over `runs` timed rp_exec_run()s of `iters` iterations, per
+ * iteration, after one untimed run. */
+static rp_status time_exec(rp_exec *x, unsigned runs, unsigned iters,
+                           double *us) {
+  double t[64];
+  rp_status s = rp_exec_run(x, 1);
+  for (unsigned i = 0; s == RP_OK && i < runs; i++) {
+    s = rp_exec_run(x, iters);
+    t[i] = rp_exec_last_us(x) / iters;
+  }
+  if (s != RP_OK)
+    return s;
+  qsort(t, runs, sizeof t[0], cmp_double);
+  *us = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+  return RP_OK;
+}
+
+/* Instantiates g on be in mode and times it. */
+static rp_status time_graph(rp_graph *g, const rp_backend *be,
+                            const rp_exec_opts *xo, const char *mode,
+                            unsigned runs, unsigned iters, double *us) {
+  rp_exec_opts o;
+  if (xo)
+    o = *xo;
+  else
+    memset(&o, 0, sizeof o);
+  o.mode = mode;
+  rp_exec *x = NULL;
+  rp_status s = rp_exec_create(&x, g, be, &o);
+  if (s == RP_OK)
+    s = time_exec(x, runs, iters, us);
+  rp_exec_destroy(x);
+  return s;
+}
+
+/* A chain of n empty operations of one kind, each depending on the last. */
+static rp_status chain(rp_graph **out, chain_kind kind, unsigned n,
+                       void *host) {
+  rp_graph *g;
+  rp_buf b;
+  rp_status s = rp_graph_create(&g, RP_GRAPH_NO_COHERENCE);
+  if (s != RP_OK)
+    return s;
+  s = rp_buffer_register(g, "x", host, 64, &b);
+  for (unsigned i = 0; s == RP_OK && i < n; i++) {
+    if (kind == CHAIN_KERNEL) {
+      rp_arg arg = rp_arg_buf(rp_whole(b));
+      s = rp_record_kernel(g, &nop, 0, rp_dims3(1, 1, 1), &arg, NULL, NULL);
+    } else if (kind == CHAIN_COPY) {
+      s = rp_record_copy_to_device(g, rp_bytes(b, 0, 4), 0, NULL, NULL);
+    } else {
+      rp_access a = {rp_whole(b), RP_INOUT};
+      s = rp_record_host(g, nop_host, NULL, &a, 1, NULL, NULL);
+    }
+  }
+  if (s == RP_OK)
+    s = rp_graph_end(g);
+  if (s != RP_OK) {
+    rp_graph_destroy(g);
+    return s;
+  }
+  *out = g;
+  return RP_OK;
+}
+
+/* Per-operation and per-replay overhead of a chain kind in one mode: the
+ * slope and intercept between a short and a long chain. */
+static rp_status chain_cost(chain_kind kind, const rp_backend *be,
+                            const rp_exec_opts *xo, const char *mode,
+                            unsigned runs, double *op_us, double *run_us) {
+  static char host[64];
+  double t[2];
+  const unsigned len[2] = {CHAIN_SHORT, CHAIN_LONG};
+  for (int i = 0; i < 2; i++) {
+    rp_graph *g = NULL;
+    rp_status s = chain(&g, kind, len[i], host);
+    if (s == RP_OK)
+      s = time_graph(g, be, xo, mode, runs, 20, &t[i]);
+    rp_graph_destroy(g);
+    if (s != RP_OK)
+      return s;
+  }
+  double slope = (t[1] - t[0]) / (CHAIN_LONG - CHAIN_SHORT);
+  *op_us = slope > 0 ? slope : 0;
+  double icpt = t[0] - CHAIN_SHORT * *op_us;
+  *run_us = icpt > 0 ? icpt : 0;
+  return RP_OK;
+}
+
+/* One graph of independent copies: h2d of buffer a and/or d2h of buffer b,
+ * each of `bytes`, or a peer copy 0 -> 1 of a. */
+typedef enum { CP_H2D = 1, CP_D2H = 2, CP_BOTH = 3, CP_PEER = 4 } cp_kind;
+
+static rp_status copy_time(cp_kind k, uint64_t bytes, char *a, char *b,
+                           const rp_backend *be, const rp_exec_opts *xo,
+                           const char *mode, unsigned runs, double *us) {
+  rp_graph *g;
+  rp_buf ba, bb;
+  rp_status s = rp_graph_create(&g, RP_GRAPH_NO_COHERENCE);
+  if (s != RP_OK)
+    return s;
+  if ((s = rp_buffer_register(g, "a", a, bytes, &ba)) == RP_OK)
+    s = rp_buffer_register(g, "b", b, bytes, &bb);
+  if (s == RP_OK && (k & CP_H2D))
+    s = rp_record_copy_to_device(g, rp_whole(ba), 0, NULL, NULL);
+  if (s == RP_OK && (k & CP_D2H))
+    s = rp_record_copy_to_host(g, rp_whole(bb), 0, NULL, NULL);
+  if (s == RP_OK && k == CP_PEER)
+    s = rp_record_copy_peer(g, rp_whole(ba), 0, 1, NULL, NULL);
+  if (s == RP_OK)
+    s = rp_graph_end(g);
+  if (s == RP_OK)
+    s = time_graph(g, be, xo, mode, runs, 3, us);
+  rp_graph_destroy(g);
+  return s;
+}
+
+/* Bandwidth and latency of one copy kind from two sizes, given the mode's
+ * fixed overhead (per replay and per operation). Copies that do not grow with their size (elided: host and
+ * device share memory) get gbps 0, meaning free. */
+static rp_status measure_link(cp_kind k, char *a, char *b,
+                              const rp_backend *be, const rp_exec_opts *xo,
+                              const char *mode, double fixed, unsigned runs,
+                              rp_model_link *l, double *large_xfer_us) {
+  double t1, t2;
+  rp_status s;
+  if ((s = copy_time(k, COPY_SMALL, a, b, be, xo, mode, runs, &t1)) ||
+      (s = copy_time(k, COPY_LARGE, a, b, be, xo, mode, runs, &t2)))
+    return s;
+  /* Less than 1 us per MiB more for 31 MiB more: faster than any link. */
+  if (t2 - t1 < (COPY_LARGE - COPY_SMALL) / 1048576.0) {
+    l->gbps = 0;
+    l->latency_us = 0;
+    *large_xfer_us = 0;
+    return RP_OK;
+  }
+  l->gbps = (double)(COPY_LARGE - COPY_SMALL) / (t2 - t1) / 1e3;
+  double lat = t1 - fixed - COPY_SMALL / (l->gbps * 1e3);
+  l->latency_us = lat > 0 ? lat : 0;
+  *large_xfer_us = t2 - fixed - l->latency_us;
+  return RP_OK;
+}
+
+/* Speedup of the triad over the exec's threads against one thread (the
+ * serial mode), per thread: how much of a core each thread really gets. */
+static rp_status split_efficiency(rp_model *m, const rp_backend *be,
+                                  const rp_exec_opts *xo, unsigned runs) {
+  size_t n = (size_t)TRIAD_ROWS * TRIAD_COLS;
+  float *x = calloc(n, sizeof *x), *y = calloc(n, sizeof *y);
+  rp_graph *g = NULL;
+  rp_buf bx, by;
+  rp_status s = RP_ENOMEM;
+  if (!x || !y || (s = rp_graph_create(&g, 0)) != RP_OK)
+    goto out;
+  if ((s = rp_buffer_register(g, "x", x, n * sizeof *x, &bx)) ||
+      (s = rp_buffer_register(g, "y", y, n * sizeof *y, &by)))
+    goto out;
+  rp_arg args[2] = {rp_arg_buf(rp_whole(bx)), rp_arg_buf(rp_whole(by))};
+  if ((s = rp_record_kernel(g, &triad, 0, rp_dims3(TRIAD_COLS, TRIAD_ROWS, 1),
+                            args, NULL, NULL)) ||
+      (s = rp_graph_end(g)))
+    goto out;
+  double tp, ts;
+  if ((s = time_graph(g, be, xo, "parallel", runs, 5, &tp)) ||
+      (s = time_graph(g, be, xo, "serial", runs, 5, &ts)))
+    goto out;
+  rp_exec_opts o;
+  if (xo)
+    o = *xo;
+  else
+    memset(&o, 0, sizeof o);
+  o.mode = "parallel";
+  rp_exec *ex = NULL;
+  rp_analysis_opts ao;
+  rp_model tmp;
+  rp_model_init(&tmp);
+  rp_analysis_opts_init(&ao);
+  if ((s = rp_exec_create(&ex, g, be, &o)) == RP_OK)
+    s = rp_analysis_opts_from_exec(&ao, &tmp, NULL, ex);
+  rp_exec_destroy(ex);
+  if (s != RP_OK)
+    goto out;
+  double threads = tmp.units[0] > 1 ? tmp.units[0] : 1;
+  double e = tp > 0 ? ts / tp / threads : 1;
+  m->split_efficiency = e > 1 ? 1 : e > 0 ? e : 0;
+out:
+  rp_graph_destroy(g);
+  free(x);
+  free(y);
+  return s;
+}
+
+/* The modes a backend offers, its overlapped mode first. */
+static unsigned backend_modes(const char *name, const char **modes,
+                              int *issue) {
+  if (!strcmp(name, "cuda")) {
+    modes[0] = "graph", issue[0] = 0;
+    modes[1] = "streams", issue[1] = 1;
+    modes[2] = "serial", issue[2] = 1;
+    return 3;
+  }
+  if (!strcmp(name, "openmp")) {
+    modes[0] = "parallel", issue[0] = 0;
+    modes[1] = "serial", issue[1] = 1;
+    return 2;
+  }
+  modes[0] = "default", issue[0] = 0;
+  modes[1] = "serial", issue[1] = 1;
+  return 2;
+}
+
+rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
+                             const rp_exec_opts *xo, unsigned runs) {
+  if (!m || runs > 63)
+    return RP_EINVAL;
+  if (!runs)
+    runs = 7;
+  rp_status s;
+  if (!be && (s = rp_backend_find(NULL, &be)) != RP_OK)
+    return s;
+  rp_model_init(m);
+  snprintf(m->backend, sizeof m->backend, "%s", rp_backend_name(be));
+  if (gethostname(m->machine, sizeof m->machine) != 0)
+    snprintf(m->machine, sizeof m->machine, "localhost");
+  m->machine[sizeof m->machine - 1] = 0;
+  const char *modes[RP_MODEL_MAX_MODES];
+  int issue[RP_MODEL_MAX_MODES];
+  unsigned nm = backend_modes(m->backend, modes, issue);
+  for (unsigned i = 0; i < nm; i++) {
+    rp_model_mode *md = &m->mode[m->nmode];
+    /* The generic modes are the backend's default (no mode given). */
+    const char *arg = strcmp(modes[i], "default") ? modes[i] : NULL;
+    s = chain_cost(CHAIN_KERNEL, be, xo, arg, runs, &md->op_us, &md->run_us);
+    if (s == RP_ENOKERNEL) /* no CPU body there: tiny copies instead */
+      s = chain_cost(CHAIN_COPY, be, xo, arg, runs, &md->op_us, &md->run_us);
+    if (s != RP_OK && i > 0)
+      continue; /* a mode this backend does not offer */
+    if (s != RP_OK)
+      return s;
+    snprintf(md->name, sizeof md->name, "%s", modes[i]);
+    md->host_issue = issue[i];
+    m->nmode++;
+  }
+  /* Host tasks: what a host task costs beyond an operation's overhead. */
+  double hop, hrun;
+  const char *arg0 = strcmp(modes[0], "default") ? modes[0] : NULL;
+  if ((s = chain_cost(CHAIN_HOST, be, xo, arg0, runs, &hop, &hrun)))
+    return s;
+  m->host_task_us = hop > m->mode[0].op_us ? hop - m->mode[0].op_us : 0;
+
+  char *a = calloc(COPY_LARGE, 1), *b = calloc(COPY_LARGE, 1);
+  if (!a || !b) {
+    free(a);
+    free(b);
+    return RP_ENOMEM;
+  }
+  double fixed = m->mode[0].run_us + m->mode[0].op_us;
+  double xh, xd, xb = 0, tb;
+  s = measure_link(CP_H2D, a, b, be, xo, arg0, fixed, runs, &m->h2d, &xh);
+  if (s == RP_OK)
+    s = measure_link(CP_D2H, a, b, be, xo, arg0, fixed, runs, &m->d2h, &xd);
+  if (s == RP_OK && m->h2d.gbps > 0 && m->d2h.gbps > 0 &&
+      (s = copy_time(CP_BOTH, COPY_LARGE, a, b, be, xo, arg0, runs, &tb)) ==
+          RP_OK) {
+    double lat = m->h2d.latency_us > m->d2h.latency_us ? m->h2d.latency_us
+                                                       : m->d2h.latency_us;
+    xb = tb - m->mode[0].run_us - 2 * m->mode[0].op_us - lat;
+    double alone = xh > xd ? xh : xd;
+    double r = xb > alone ? alone / xb : 1;
+    m->duplex_h2d_gbps = m->h2d.gbps * r;
+    m->duplex_d2h_gbps = m->d2h.gbps * r;
+  }
+  /* Peer copies need two devices; where the backend has one, peer copies
+   * are modelled as h2d ones. */
+  if (s == RP_OK) {
+    double xp;
+    rp_exec_opts po;
+    static const int two[2] = {0, 0};
+    if (xo)
+      po = *xo;
+    else
+      memset(&po, 0, sizeof po);
+    rp_status ps = measure_link(CP_PEER, a, b, be, &po, arg0, fixed, runs, &m->p2p,
+                                &xp);
+    if (ps != RP_OK && !po.device_map) {
+      po.device_map = two; /* both logical devices on the first one */
+      po.ndevice_map = 2;
+      ps = measure_link(CP_PEER, a, b, be, &po, arg0, fixed, runs, &m->p2p, &xp);
+    }
+    if (ps != RP_OK)
+      m->p2p = m->h2d;
+  }
+  free(a);
+  free(b);
+  if (s != RP_OK)
+    return s;
+  if (!strcmp(m->backend, "openmp")) {
+    m->split_min = 8192; /* RP_OMP_SPLIT_MIN of backends/openmp */
+    if ((s = split_efficiency(m, be, xo, runs)) != RP_OK)
+      return s;
+  }
+  m->calibrated = 1;
+  return RP_OK;
+}

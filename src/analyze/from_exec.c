@@ -1,0 +1,84 @@
+/* Analysis options from what an exec really runs: its mode, the compute
+ * units of each device and which logical devices share a physical one. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "analyze/analysis.h"
+
+/* The OpenMP team size when the exec gives none: the OpenMP default, which
+ * is OMP_NUM_THREADS's first entry when set, else the online cores. (The
+ * public API has no accessor for the team an exec really built.) */
+static long omp_default_threads(void) {
+  const char *e = getenv("OMP_NUM_THREADS");
+  if (e && *e) {
+    char *end;
+    long v = strtol(e, &end, 10);
+    if (end != e && v > 0)
+      return v;
+  }
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  return c > 0 ? c : 1;
+}
+
+rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
+                                     unsigned *units, const rp_exec *x) {
+  if (!o || !m || !x)
+    return RP_EINVAL;
+  const rp_exec_opts *xo = rp_exec_opts_get(x);
+  const rp_graph *g = rp_exec_graph(x);
+  const char *be = rp_backend_name(rp_exec_backend(x));
+  unsigned nd = rp_graph_num_devices(g);
+  if (!nd)
+    nd = 1;
+  if (nd > RP_MAX_DEVICES)
+    return RP_EINVAL;
+  int map[RP_MAX_DEVICES];
+  int ngroups = 1;
+  for (unsigned d = 0; d < nd; d++) {
+    map[d] = xo->device_map && d < xo->ndevice_map ? xo->device_map[d]
+                                                   : (int)d;
+    if (map[d] < 0 || map[d] >= RP_MAX_DEVICES)
+      return RP_EINVAL;
+    ngroups = map[d] + 1 > ngroups ? map[d] + 1 : ngroups;
+  }
+  for (int d = 0; d < RP_MAX_DEVICES; d++) {
+    m->units[d] = 0;
+    m->phys[d] = -1;
+  }
+  int serial = xo->mode && !strcmp(xo->mode, "serial");
+  if (!strcmp(be, "openmp")) {
+    long nth = xo->nthreads > 0 ? xo->nthreads
+               : xo->cores && xo->ncores ? (long)xo->ncores
+                                         : omp_default_threads();
+    if (serial)
+      nth = 1;
+    if (nth > 4096)
+      nth = 4096;
+    /* The backend's groups: thread i in group i * ngroups / nth. */
+    int ng = ngroups < nth ? ngroups : (int)nth;
+    unsigned gsize[RP_MAX_DEVICES] = {0};
+    for (long i = 0; i < nth; i++)
+      gsize[i * ng / nth]++;
+    for (unsigned d = 0; d < nd; d++) {
+      int grp = map[d] % ng;
+      m->units[d] = gsize[grp];
+      m->phys[d] = grp;
+    }
+    if (!m->split_min)
+      m->split_min = 8192;
+  } else {
+    for (unsigned d = 0; d < nd; d++) {
+      m->units[d] = 1;
+      m->phys[d] = map[d];
+    }
+  }
+  o->model = m;
+  o->mode = xo->mode;
+  if (units) {
+    for (int d = 0; d < RP_MAX_DEVICES; d++)
+      units[d] = d < (int)nd ? (m->units[d] ? m->units[d] : 1) : 1;
+    o->compute_units = units;
+    o->ncompute_units = nd;
+  }
+  return RP_OK;
+}

@@ -1,0 +1,264 @@
+/* Measured costs of operations: kept per graph, saved in graph files as a
+ * `measured` object per operation, applied across graphs by name. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cjson/cJSON.h>
+#include "analyze/analysis.h"
+
+typedef struct ent {
+  int set;
+  rp_measured m;
+} ent;
+
+struct rp__measured {
+  uint32_t n; /* entries, one per op up to the highest set */
+  ent *e;
+};
+
+void rp__measured_free(rp_graph *g) {
+  if (g && g->measured) {
+    free(g->measured->e);
+    free(g->measured);
+    g->measured = NULL;
+  }
+}
+
+static int good(const rp_measured *m) {
+  return isfinite(m->median_us) && isfinite(m->min_us) &&
+         isfinite(m->max_us) && m->min_us >= 0 && m->min_us <= m->median_us &&
+         m->median_us <= m->max_us;
+}
+
+rp_status rp_graph_set_measured(rp_graph *g, rp_node n, const rp_measured *m) {
+  if (!g || n >= g->nop || (m && !good(m)))
+    return RP_EINVAL;
+  if (!m) {
+    if (g->measured && n < g->measured->n)
+      g->measured->e[n].set = 0;
+    return RP_OK;
+  }
+  if (!g->measured && !(g->measured = calloc(1, sizeof *g->measured)))
+    return RP_ENOMEM;
+  struct rp__measured *t = g->measured;
+  if (n >= t->n) {
+    uint32_t k = g->nop;
+    ent *e = realloc(t->e, sizeof *e * k);
+    if (!e)
+      return RP_ENOMEM;
+    memset(e + t->n, 0, sizeof *e * (k - t->n));
+    t->e = e;
+    t->n = k;
+  }
+  t->e[n].set = 1;
+  t->e[n].m = *m;
+  t->e[n].m.backend[sizeof m->backend - 1] = 0;
+  t->e[n].m.machine[sizeof m->machine - 1] = 0;
+  return RP_OK;
+}
+
+rp_status rp_graph_get_measured(const rp_graph *g, rp_node n,
+                                rp_measured *out) {
+  if (!g || !out || n >= g->nop)
+    return RP_EINVAL;
+  if (!g->measured || n >= g->measured->n || !g->measured->e[n].set)
+    return RP_ENOTFOUND;
+  *out = g->measured->e[n].m;
+  return RP_OK;
+}
+
+rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
+                                    const double *min_us,
+                                    const double *max_us, unsigned runs,
+                                    const char *backend,
+                                    const char *machine) {
+  if (!g || !median_us)
+    return RP_EINVAL;
+  rp_measured m;
+  memset(&m, 0, sizeof m);
+  m.runs = runs;
+  snprintf(m.backend, sizeof m.backend, "%s", backend ? backend : "");
+  if (machine)
+    snprintf(m.machine, sizeof m.machine, "%s", machine);
+  else if (gethostname(m.machine, sizeof m.machine) != 0)
+    m.machine[0] = 0;
+  m.machine[sizeof m.machine - 1] = 0;
+  for (uint32_t n = 0; n < g->nop; n++) {
+    m.median_us = median_us[n];
+    m.min_us = min_us ? min_us[n] : median_us[n];
+    m.max_us = max_us ? max_us[n] : median_us[n];
+    rp_status s = rp_graph_set_measured(g, n, &m);
+    if (s != RP_OK)
+      return s;
+  }
+  return RP_OK;
+}
+
+/* Appends s as a JSON string (control characters as \u00XX). */
+static size_t put_str(char *b, size_t at, size_t size, const char *s) {
+  if (at < size)
+    b[at] = '"';
+  at++;
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    char tmp[8];
+    int k = c == '"' || c == '\\' ? snprintf(tmp, sizeof tmp, "\\%c", c)
+            : c < 0x20            ? snprintf(tmp, sizeof tmp, "\\u%04x", c)
+                                  : snprintf(tmp, sizeof tmp, "%c", c);
+    for (int i = 0; i < k; i++, at++)
+      if (at < size)
+        b[at] = tmp[i];
+  }
+  if (at < size)
+    b[at] = '"';
+  return at + 1;
+}
+
+int rp__measured_json(const rp_graph *g, rp_node n, char *buf, size_t size) {
+  if (!size)
+    return 0;
+  buf[0] = 0;
+  rp_measured m;
+  if (rp_graph_get_measured(g, n, &m) != RP_OK)
+    return 0;
+  int k = snprintf(buf, size, ", \"measured\": {\"median_us\": %.17g, "
+                   "\"min_us\": %.17g, \"max_us\": %.17g, \"runs\": %u, "
+                   "\"backend\": ", m.median_us, m.min_us, m.max_us, m.runs);
+  if (k < 0 || (size_t)k >= size)
+    return buf[0] = 0, 0;
+  size_t at = put_str(buf, (size_t)k, size, m.backend);
+  const char *mid = ", \"machine\": ";
+  for (const char *c = mid; *c; c++, at++)
+    if (at < size)
+      buf[at] = *c;
+  at = put_str(buf, at, size, m.machine);
+  if (at + 2 > size)
+    return buf[0] = 0, 0;
+  buf[at++] = '}';
+  buf[at] = 0;
+  return 1;
+}
+
+static rp_status why(char *w, size_t size, const char *msg) {
+  snprintf(w, size, "%s", msg);
+  return RP_EPARSE;
+}
+
+rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json,
+                            char *w, size_t size) {
+  const cJSON *j = json;
+  if (!j)
+    return RP_OK;
+  if (!cJSON_IsObject(j))
+    return why(w, size, "expected an object");
+  rp_measured m;
+  memset(&m, 0, sizeof m);
+  static const char *const keys[3] = {"median_us", "min_us", "max_us"};
+  double *v[3] = {&m.median_us, &m.min_us, &m.max_us};
+  for (int i = 0; i < 3; i++) {
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, keys[i]);
+    if (!x && i > 0) {
+      *v[i] = m.median_us;
+      continue;
+    }
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) ||
+        x->valuedouble < 0)
+      return why(w, size, i == 0 ? "median_us: expected a number >= 0"
+                 : i == 1 ? "min_us: expected a number >= 0"
+                          : "max_us: expected a number >= 0");
+    *v[i] = x->valuedouble;
+  }
+  if (!good(&m))
+    return why(w, size, "expected min_us <= median_us <= max_us");
+  const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "runs");
+  if (r) {
+    if (!cJSON_IsNumber(r) || r->valuedouble < 0 || r->valuedouble > 1e9 ||
+        r->valuedouble != floor(r->valuedouble))
+      return why(w, size, "runs: expected a count");
+    m.runs = (unsigned)r->valuedouble;
+  }
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "backend");
+  const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "machine");
+  if ((b && !cJSON_IsString(b)) || (h && !cJSON_IsString(h)))
+    return why(w, size, "backend and machine are strings");
+  if (b)
+    snprintf(m.backend, sizeof m.backend, "%s", b->valuestring);
+  if (h)
+    snprintf(m.machine, sizeof m.machine, "%s", h->valuestring);
+  rp_status s = rp_graph_set_measured(g, n, &m);
+  if (s != RP_OK)
+    snprintf(w, size, "%s", rp_strerror(s));
+  return s;
+}
+
+/* Name-sorted index of a graph's ops: (name, occurrence) -> op. */
+typedef struct named {
+  const char *name;
+  uint32_t op;
+} named;
+
+static int named_cmp(const void *x, const void *y) {
+  const named *a = x, *b = y;
+  int c = strcmp(a->name, b->name);
+  return c ? c : (a->op < b->op ? -1 : a->op > b->op);
+}
+
+static named *index_of(const rp_graph *g) {
+  named *v = malloc(sizeof *v * (g->nop ? g->nop : 1));
+  if (!v)
+    return NULL;
+  for (uint32_t n = 0; n < g->nop; n++) {
+    v[n].name = g->op[n].name ? g->op[n].name : "";
+    v[n].op = n;
+  }
+  qsort(v, g->nop, sizeof *v, named_cmp);
+  return v;
+}
+
+rp_status rp_graph_apply_costs(rp_graph *dst, const rp_graph *src,
+                               uint32_t *matched) {
+  if (matched)
+    *matched = 0;
+  if (!dst || !src)
+    return RP_EINVAL;
+  named *d = index_of(dst), *s = index_of(src);
+  rp_status st = RP_ENOMEM;
+  if (!d || !s)
+    goto out;
+  st = RP_OK;
+  uint32_t j = 0, cnt = 0;
+  for (uint32_t i = 0; i < dst->nop;) {
+    /* The run of dst ops with one name, and src's run with that name. */
+    uint32_t i1 = i;
+    while (i1 < dst->nop && !strcmp(d[i1].name, d[i].name))
+      i1++;
+    while (j < src->nop && strcmp(s[j].name, d[i].name) < 0)
+      j++;
+    uint32_t j1 = j;
+    while (j1 < src->nop && !strcmp(s[j1].name, d[i].name))
+      j1++;
+    for (uint32_t k = i; j1 > j && k < i1; k++) {
+      uint32_t from = s[j + (k - i < j1 - j ? k - i : j1 - j - 1)].op;
+      rp_measured m;
+      if (rp_graph_get_measured(src, from, &m) != RP_OK) {
+        double c = src->op[from].cost_us;
+        if (!(c >= 0))
+          continue;
+        memset(&m, 0, sizeof m);
+        m.median_us = m.min_us = m.max_us = c;
+      }
+      if ((st = rp_graph_set_measured(dst, d[k].op, &m)) != RP_OK)
+        goto out;
+      cnt++;
+    }
+    i = i1;
+  }
+  if (matched)
+    *matched = cnt;
+out:
+  free(d);
+  free(s);
+  return st;
+}

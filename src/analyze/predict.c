@@ -1,0 +1,472 @@
+/* The calibrated prediction: the serial and the overlapped replay predicted
+ * with one machine model, so that their ratio compares like with like.
+ *
+ * Serial: run_us + Σ (cost + op_us) of the serial mode (+ host_task_us per
+ * host task): one operation at a time, each paying its launch.
+ *
+ * Overlapped: an event-driven simulation in which work progresses at a
+ * rate that depends on what runs at the same time (a fluid model):
+ *  - each op first waits its mode's op_us (a node's delay on its device),
+ *    or, in a host-issue mode (streams), cannot start before the host has
+ *    issued it and every op before it: (rank + 1) * op_us;
+ *  - copies, peer copies and host tasks hold their lane (h2d:N, d2h:N or
+ *    copy:N, p2p:N, host) one at a time; an h2d and a d2h of one device
+ *    running together progress at the duplex bandwidths' share;
+ *  - kernels queue per physical device, which runs as many at once as
+ *    its compute units (one on a GPU; a CPU group's threads), those
+ *    running sharing the units; a kernel the backend splits (at least
+ *    split_min points on a device with several units) may use them all,
+ *    one it does not split uses one; the units are shared out evenly
+ *    (water-filling), each kernel's work being its cost at one unit; a
+ *    calibrated efficiency e (the share of a core each thread of the
+ *    overlapped team gets) scales the units: k units run a split kernel
+ *    k * e times faster than the serial replay's one thread. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analyze/analysis.h"
+
+typedef struct sim {
+  rp_analysis *a;
+  const rp_model *m;
+  const rp_model_mode *md;
+  double *delay, *work, *elig;
+  uint32_t *left;          /* predecessors not ended */
+  uint8_t *phase;          /* 0 waiting, 1 delay, 2 work, 3 done */
+  uint32_t *active, nactive;
+  /* Queues of ready ops: one per exclusive lane (0 .. nlane-1), one per
+   * physical device for kernels (nlane + device); each a heap by
+   * priority, with how many of its ops run and how many may. */
+  uint32_t nqueue;
+  uint32_t **queue, *nq, *busy, *slots;
+  uint32_t *future, nfuture; /* ready ops not yet issued (elig > t) */
+  double *rate;            /* per op while in work */
+  struct kitem *kt;        /* kernels in work, per event */
+} sim;
+
+static int exclusive(const rp_analysis *a, uint32_t n) {
+  return a->lanes[a->lane[n]].kind != RP__LANE_COMPUTE;
+}
+
+static int resource_of(const rp_model *m, int d) {
+  if (d < 0 || d >= RP_MAX_DEVICES)
+    return 0;
+  return m->phys[d] >= 0 ? m->phys[d] : d;
+}
+
+static unsigned units_of(const rp_model *m, int d) {
+  if (d < 0 || d >= RP_MAX_DEVICES)
+    return 1;
+  return m->units[d] > 1 ? m->units[d] : 1;
+}
+
+/* Units a kernel can use (effective units: scaled by the calibrated
+ * efficiency of a split kernel). */
+static double width(const sim *s, uint32_t n) {
+  const rp__op *op = &s->a->g->op[n];
+  unsigned u = units_of(s->m, op->device);
+  uint64_t pts = op->space.x * op->space.y * op->space.z;
+  double e = s->m->split_efficiency > 0 ? s->m->split_efficiency : 1;
+  return (u > 1 && pts >= s->m->split_min ? (double)u : 1) * e;
+}
+
+/* The op's work (µs at one unit) under the model: modelled copies use the
+ * model's links; every other cost is the analysis's. */
+static double work_of(const sim *s, uint32_t n) {
+  const rp_analysis *a = s->a;
+  const rp__op *op = &a->g->op[n];
+  if (a->source[n] != RP_COST_MODELLED)
+    return a->cost[n];
+  const rp_model_link *l = op->type == RP_OP_COPY_H2D   ? &s->m->h2d
+                           : op->type == RP_OP_COPY_D2H ? &s->m->d2h
+                                                        : &s->m->p2p;
+  if (!(l->gbps > 0))
+    return 0;
+  return l->latency_us + (double)rp__copy_bytes(a->g, n) / (l->gbps * 1e3);
+}
+
+static double op_delay(const sim *s, uint32_t n, const rp_model_mode *md) {
+  double d = md && !md->host_issue ? md->op_us : 0;
+  if (s->a->g->op[n].type == RP_OP_HOST)
+    d += s->m->host_task_us;
+  return d;
+}
+
+/* Higher priority first: larger bottom level, then program order. */
+static int prior(const rp_analysis *a, uint32_t x, uint32_t y) {
+  return a->bottom[x] > a->bottom[y] ||
+         (a->bottom[x] == a->bottom[y] && x < y);
+}
+
+static uint32_t queue_of(const sim *s, uint32_t n) {
+  const rp_analysis *a = s->a;
+  return exclusive(a, n) ? a->lane[n]
+                         : a->nlane + (uint32_t)resource_of(
+                                          s->m, a->g->op[n].device);
+}
+
+static void q_push(sim *s, uint32_t q, uint32_t n) {
+  uint32_t *h = s->queue[q], i = s->nq[q]++;
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (!prior(s->a, n, h[p]))
+      break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = n;
+}
+
+static uint32_t q_pop(sim *s, uint32_t q) {
+  uint32_t *h = s->queue[q], top = h[0], x = h[--s->nq[q]], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= s->nq[q])
+      break;
+    if (c + 1 < s->nq[q] && prior(s->a, h[c + 1], h[c]))
+      c++;
+    if (!prior(s->a, h[c], x))
+      break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (s->nq[q])
+    h[i] = x;
+  return top;
+}
+
+static void begin(sim *s, uint32_t n, double t) {
+  s->a->mstart[n] = t;
+  s->phase[n] = 1;
+  s->active[s->nactive++] = n;
+  s->busy[queue_of(s, n)]++;
+}
+
+/* The future ops form a binary min-heap by (elig, id). */
+static int earlier(const sim *s, uint32_t x, uint32_t y) {
+  return s->elig[x] < s->elig[y] || (s->elig[x] == s->elig[y] && x < y);
+}
+
+static void fut_push(sim *s, uint32_t n) {
+  uint32_t i = s->nfuture++;
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (!earlier(s, n, s->future[p]))
+      break;
+    s->future[i] = s->future[p];
+    i = p;
+  }
+  s->future[i] = n;
+}
+
+static uint32_t fut_pop(sim *s) {
+  uint32_t top = s->future[0], x = s->future[--s->nfuture], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= s->nfuture)
+      break;
+    if (c + 1 < s->nfuture && earlier(s, s->future[c + 1], s->future[c]))
+      c++;
+    if (!earlier(s, s->future[c], x))
+      break;
+    s->future[i] = s->future[c];
+    i = c;
+  }
+  if (s->nfuture)
+    s->future[i] = x;
+  return top;
+}
+
+/* Op n is ready (all predecessors ended) at time t. */
+static void ready(sim *s, uint32_t n, double t) {
+  double e = s->elig[n] > t ? s->elig[n] : t;
+  s->elig[n] = e;
+  fut_push(s, n);
+}
+
+/* Moves issued ready ops to their lanes and starts what can start. */
+static void dispatch(sim *s, double t, double eps) {
+  rp_analysis *a = s->a;
+  (void)a;
+  while (s->nfuture && s->elig[s->future[0]] <= t + eps) {
+    uint32_t n = fut_pop(s);
+    q_push(s, queue_of(s, n), n);
+  }
+  for (uint32_t q = 0; q < s->nqueue; q++)
+    while (s->nq[q] && s->busy[q] < s->slots[q])
+      begin(s, q_pop(s, q), t);
+}
+
+/* A kernel in work, for sharing out its device's units. */
+typedef struct kitem {
+  int res;
+  double w;
+  uint32_t n;
+} kitem;
+
+static int by_resource_width(const void *x, const void *y) {
+  const kitem *p = x, *q = y;
+  if (p->res != q->res)
+    return p->res < q->res ? -1 : 1;
+  if (p->w != q->w)
+    return p->w < q->w ? -1 : 1;
+  return p->n < q->n ? -1 : p->n > q->n;
+}
+
+/* Rates of the ops in work: compute units shared out per physical device,
+ * the duplex share for copies. */
+static void rates(sim *s) {
+  rp_analysis *a = s->a;
+  const rp_model *m = s->m;
+  int h2d_on[RP_MAX_DEVICES] = {0}, d2h_on[RP_MAX_DEVICES] = {0};
+  for (uint32_t i = 0; i < s->nactive; i++) {
+    uint32_t n = s->active[i];
+    const rp__op *op = &a->g->op[n];
+    if (s->phase[n] != 2 || op->device < 0 || op->device >= RP_MAX_DEVICES)
+      continue;
+    if (op->type == RP_OP_COPY_H2D)
+      h2d_on[op->device] = 1;
+    else if (op->type == RP_OP_COPY_D2H)
+      d2h_on[op->device] = 1;
+  }
+  double fh = m->duplex_h2d_gbps > 0 && m->h2d.gbps > 0
+                  ? fmin(1, m->duplex_h2d_gbps / m->h2d.gbps) : 1;
+  double fd = m->duplex_d2h_gbps > 0 && m->d2h.gbps > 0
+                  ? fmin(1, m->duplex_d2h_gbps / m->d2h.gbps) : 1;
+  /* Kernels per physical device, by width (water-filling): sorted by
+   * (device, width), each group shares its device's capacity. */
+  uint32_t k = 0;
+  kitem *kt = s->kt;
+  for (uint32_t i = 0; i < s->nactive; i++) {
+    uint32_t n = s->active[i];
+    if (s->phase[n] == 2 && a->g->op[n].type == RP_OP_KERNEL) {
+      kt[k].res = resource_of(m, a->g->op[n].device);
+      kt[k].w = width(s, n);
+      kt[k++].n = n;
+    }
+  }
+  qsort(kt, k, sizeof *kt, by_resource_width);
+  for (uint32_t lo = 0; lo < k;) {
+    uint32_t hi = lo;
+    double cap = 0;
+    while (hi < k && kt[hi].res == kt[lo].res) {
+      double c = units_of(m, a->g->op[kt[hi].n].device);
+      if (m->split_efficiency > 0)
+        c *= m->split_efficiency;
+      cap = c > cap ? c : cap;
+      hi++;
+    }
+    for (uint32_t j = lo; j < hi; j++) {
+      double share = cap / (double)(hi - j);
+      double got = kt[j].w < share ? kt[j].w : share;
+      s->rate[kt[j].n] = got;
+      cap -= got;
+    }
+    lo = hi;
+  }
+  for (uint32_t i = 0; i < s->nactive; i++) {
+    uint32_t n = s->active[i];
+    const rp__op *op = &a->g->op[n];
+    if (s->phase[n] != 2 || op->type == RP_OP_KERNEL)
+      continue;
+    s->rate[n] = 1;
+    if (a->opts.copy_engines == 2 && op->device >= 0 &&
+        op->device < RP_MAX_DEVICES && h2d_on[op->device] &&
+        d2h_on[op->device]) {
+      if (op->type == RP_OP_COPY_H2D)
+        s->rate[n] = fh;
+      else if (op->type == RP_OP_COPY_D2H)
+        s->rate[n] = fd;
+    }
+  }
+}
+
+static void finish(sim *s, uint32_t i, double t) {
+  rp_analysis *a = s->a;
+  uint32_t n = s->active[i], ns;
+  s->active[i] = s->active[--s->nactive];
+  s->phase[n] = 3;
+  a->mend[n] = t;
+  s->busy[queue_of(s, n)]--;
+  const rp_node *succ = rp_graph_succs(a->g, n, &ns);
+  for (uint32_t j = 0; j < ns; j++)
+    if (--s->left[succ[j]] == 0)
+      ready(s, succ[j], t);
+}
+
+static rp_status simulate(sim *s, double *makespan) {
+  rp_analysis *a = s->a;
+  uint32_t nop = a->nop, done = 0;
+  for (uint32_t n = 0; n < nop; n++) {
+    uint32_t np;
+    rp_graph_preds(a->g, n, &np);
+    s->left[n] = np;
+    s->delay[n] = op_delay(s, n, s->md);
+    s->work[n] = work_of(s, n);
+    if (!isfinite(s->work[n]))
+      return RP_EINVAL;
+    s->elig[n] = s->md && s->md->host_issue ? (n + 1) * s->md->op_us : 0;
+    if (np == 0)
+      ready(s, n, 0);
+  }
+  double t = 0;
+  while (done < nop) {
+    double eps = 1e-12 * (t > 1 ? t : 1);
+    dispatch(s, t, eps);
+    /* Settle: delays and work that are over now. */
+    int moved = 0;
+    for (uint32_t i = 0; i < s->nactive;) {
+      uint32_t n = s->active[i];
+      if (s->phase[n] == 1 && s->delay[n] <= eps)
+        s->phase[n] = 2;
+      if (s->phase[n] == 2 && s->work[n] <= eps) {
+        finish(s, i, t);
+        done++;
+        moved = 1;
+        continue;
+      }
+      i++;
+    }
+    if (moved)
+      continue;
+    rates(s);
+    double dt = INFINITY;
+    for (uint32_t i = 0; i < s->nactive; i++) {
+      uint32_t n = s->active[i];
+      double d = s->phase[n] == 1 ? s->delay[n] : s->work[n] / s->rate[n];
+      dt = d < dt ? d : dt;
+    }
+    if (s->nfuture && s->elig[s->future[0]] - t < dt)
+      dt = s->elig[s->future[0]] - t;
+    if (!isfinite(dt))
+      return RP_EINVAL; /* nothing runs, nothing comes: cannot happen */
+    if (dt < 0)
+      dt = 0;
+    for (uint32_t i = 0; i < s->nactive; i++) {
+      uint32_t n = s->active[i];
+      if (s->phase[n] == 1) {
+        s->delay[n] -= dt;
+      } else {
+        double w = s->work[n] / s->rate[n];
+        s->work[n] = w <= dt ? 0 : s->work[n] - dt * s->rate[n];
+      }
+    }
+    /* The op that set dt ends its phase exactly now. */
+    t += dt;
+    for (uint32_t i = 0; i < s->nactive; i++) {
+      uint32_t n = s->active[i];
+      if (s->phase[n] == 1 && s->delay[n] <= 1e-12 * (t > 1 ? t : 1))
+        s->delay[n] = 0;
+    }
+  }
+  *makespan = t;
+  return RP_OK;
+}
+
+rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
+  rp_summary *sum = &a->sum;
+  const char *oname = a->opts.mode, *sname = a->opts.serial_mode;
+  const rp_model_mode *md = NULL, *ms = NULL;
+  if (oname)
+    md = rp_model_find_mode(m, oname);
+  else
+    for (unsigned i = 0; i < m->nmode && i < RP_MODEL_MAX_MODES && !md; i++)
+      if (strcmp(m->mode[i].name, "serial"))
+        md = &m->mode[i];
+  ms = rp_model_find_mode(m, sname ? sname : "serial");
+  if ((oname && !md) || (sname && !ms))
+    return RP_ENOTFOUND;
+  uint32_t nop = a->nop, nl = a->nlane;
+  size_t k = nop ? nop : 1, kl = nl ? nl : 1;
+  sim s;
+  memset(&s, 0, sizeof s);
+  s.a = a;
+  s.m = m;
+  s.md = md;
+  a->mstart = malloc(sizeof *a->mstart * k);
+  a->mend = malloc(sizeof *a->mend * k);
+  s.delay = malloc(sizeof *s.delay * k);
+  s.work = malloc(sizeof *s.work * k);
+  s.elig = malloc(sizeof *s.elig * k);
+  s.rate = malloc(sizeof *s.rate * k);
+  s.left = malloc(sizeof *s.left * k);
+  s.phase = calloc(k, 1);
+  s.active = malloc(sizeof *s.active * k);
+  s.future = malloc(sizeof *s.future * k);
+  s.kt = malloc(sizeof *s.kt * k);
+  s.nqueue = nl + RP_MAX_DEVICES;
+  s.nq = calloc(s.nqueue, sizeof *s.nq);
+  s.busy = calloc(s.nqueue, sizeof *s.busy);
+  s.slots = calloc(s.nqueue, sizeof *s.slots);
+  s.queue = calloc(s.nqueue, sizeof *s.queue);
+  rp_status st = RP_ENOMEM;
+  (void)kl;
+  if (!a->mstart || !a->mend || !s.delay || !s.work || !s.elig || !s.rate ||
+      !s.left || !s.phase || !s.active || !s.future || !s.kt || !s.nq ||
+      !s.busy || !s.slots || !s.queue)
+    goto out;
+  /* Queues: each holds at most its own ops. A lane runs one op at a time;
+   * a physical device as many kernels as its most units (a CPU group's
+   * threads, one task each; a GPU, one kernel filling it, its work shared
+   * with the next only as one ends: kernels that fill a device gain
+   * nothing from running together). */
+  {
+    uint32_t *per = calloc(s.nqueue, sizeof *per);
+    if (!per)
+      goto out;
+    for (uint32_t n = 0; n < nop; n++)
+      per[queue_of(&s, n)]++;
+    for (uint32_t q = 0; q < s.nqueue; q++) {
+      s.slots[q] = 1;
+      if (per[q] && !(s.queue[q] = malloc(sizeof **s.queue * per[q]))) {
+        free(per);
+        goto out;
+      }
+    }
+    for (int d = 0; d < RP_MAX_DEVICES; d++) {
+      uint32_t q = nl + (uint32_t)resource_of(m, d);
+      if (units_of(m, d) > s.slots[q])
+        s.slots[q] = units_of(m, d);
+    }
+    free(per);
+  }
+  double span = 0;
+  if ((st = simulate(&s, &span)) != RP_OK)
+    goto out;
+  double serial = 0;
+  for (uint32_t n = 0; n < nop; n++) {
+    serial += work_of(&s, n) + (ms ? ms->op_us : 0) +
+              (a->g->op[n].type == RP_OP_HOST ? m->host_task_us : 0);
+  }
+  sum->modelled = 1;
+  snprintf(a->mbackend, sizeof a->mbackend, "%s", m->backend);
+  snprintf(a->mmachine, sizeof a->mmachine, "%s", m->machine);
+  snprintf(a->mmode, sizeof a->mmode, "%s", md ? md->name : "none");
+  snprintf(a->msmode, sizeof a->msmode, "%s", ms ? ms->name : "none");
+  a->mcalibrated = m->calibrated;
+  sum->model_serial_us = serial + (ms ? ms->run_us : 0);
+  sum->model_overlap_us = span + (md ? md->run_us : 0);
+  sum->model_speedup = sum->model_overlap_us > 0
+                           ? sum->model_serial_us / sum->model_overlap_us
+                           : 1;
+  st = isfinite(sum->model_serial_us) ? RP_OK : RP_EINVAL;
+out:
+  if (s.queue)
+    for (uint32_t q = 0; q < s.nqueue; q++)
+      free(s.queue[q]);
+  free(s.queue);
+  free(s.nq);
+  free(s.busy);
+  free(s.slots);
+  free(s.kt);
+  free(s.future);
+  free(s.active);
+  free(s.phase);
+  free(s.left);
+  free(s.rate);
+  free(s.elig);
+  free(s.work);
+  free(s.delay);
+  return st;
+}

@@ -1,0 +1,67 @@
+/* Profiling over several replays: median, min and max per operation. */
+#include <stdlib.h>
+#include <string.h>
+#include "reprise/backend.h"
+
+static int cmp_double(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
+                            double *min_us, double *max_us) {
+  if (!x || runs > 1000)
+    return RP_EINVAL;
+  if (!runs)
+    runs = 5;
+  uint32_t nop = rp_graph_num_nodes(rp_exec_graph(x));
+  size_t k = nop ? nop : 1;
+  double *t = malloc(sizeof *t * k * runs), *col = malloc(sizeof *col * runs);
+  if (!t || !col) {
+    free(t);
+    free(col);
+    return RP_ENOMEM;
+  }
+  rp_status s = RP_OK;
+  for (unsigned r = 0; r < runs && s == RP_OK; r++)
+    s = rp_exec_profile(x, t + (size_t)r * k);
+  for (uint32_t n = 0; s == RP_OK && n < nop; n++) {
+    for (unsigned r = 0; r < runs; r++)
+      col[r] = t[(size_t)r * k + n];
+    qsort(col, runs, sizeof *col, cmp_double);
+    if (median_us)
+      median_us[n] = runs % 2 ? col[runs / 2]
+                              : (col[runs / 2 - 1] + col[runs / 2]) / 2;
+    if (min_us)
+      min_us[n] = col[0];
+    if (max_us)
+      max_us[n] = col[runs - 1];
+  }
+  free(t);
+  free(col);
+  return s;
+}
+
+rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us) {
+  if (!x || !start_us || !end_us)
+    return RP_EINVAL;
+  /* TODO(plan layer, issue 11): call the backend table's
+   * timeline(state, start_us, end_us) hook when the backend has one. */
+  if (strcmp(rp_backend_name(rp_exec_backend(x)), "reference")) {
+    rp_exec_set_error(x, "backend \"%s\" cannot record a timeline",
+                      rp_backend_name(rp_exec_backend(x)));
+    return RP_ENOTSUP;
+  }
+  uint32_t nop = rp_graph_num_nodes(rp_exec_graph(x));
+  rp_status s = rp_exec_profile(x, end_us);
+  if (s != RP_OK)
+    return s;
+  double t = 0;
+  for (uint32_t n = 0; n < nop; n++) {
+    double d = end_us[n];
+    start_us[n] = t;
+    t += d;
+    end_us[n] = t;
+  }
+  return RP_OK;
+}

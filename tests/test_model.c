@@ -1,0 +1,468 @@
+/* Tests of the machine model: its file, calibration, and the calibrated
+ * prediction on small graphs with exact figures. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "reprise.h"
+#include "util.h"
+
+static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
+                    const uint64_t hi[3]) {}
+static const rp_param p_io[] = {{"a", RP_INOUT}};
+static const rp_kernel k_io = {"k_io", 1, p_io, nop_cpu, NULL, NULL,
+                               {0, 0, 0}, NULL, NULL, 0};
+
+static unsigned char mem[4][2000000];
+
+static rp_graph *graph(void) {
+  rp_graph *g = NULL;
+  cr_assert_eq(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE), RP_OK);
+  return g;
+}
+
+static rp_buf buf(rp_graph *g, int i, uint64_t bytes) {
+  char name[16];
+  rp_buf b;
+  snprintf(name, sizeof name, "B%d", i);
+  TU_OK(g, rp_buffer_register(g, name, mem[i], bytes, &b));
+  return b;
+}
+
+static rp_node kern(rp_graph *g, int dev, rp_buf x, uint64_t pts, double us) {
+  rp_arg arg = rp_arg_buf(rp_whole(x));
+  rp_op_opts o = {NULL, us, NULL, 0};
+  rp_node n;
+  TU_OK(g, rp_record_kernel(g, &k_io, dev, rp_dims3(pts, 1, 1), &arg, &o,
+                            &n));
+  return n;
+}
+
+/* A model with two modes: an overlapped one and "serial". */
+static void model2(rp_model *m, const char *name, double op, double run,
+                   int issue, double sop, double srun) {
+  rp_model_init(m);
+  snprintf(m->backend, sizeof m->backend, "test");
+  snprintf(m->mode[0].name, sizeof m->mode[0].name, "%s", name);
+  m->mode[0].op_us = op;
+  m->mode[0].run_us = run;
+  m->mode[0].host_issue = issue;
+  snprintf(m->mode[1].name, sizeof m->mode[1].name, "serial");
+  m->mode[1].op_us = sop;
+  m->mode[1].run_us = srun;
+  m->mode[1].host_issue = 1;
+  m->nmode = 2;
+}
+
+static rp_analysis *run(rp_graph *g, const rp_model *m) {
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = m;
+  rp_analysis *a = NULL;
+  TU_OK(g, rp_graph_end(g));
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  return a;
+}
+
+#define EXACT(x, v) cr_assert(fabs((x) - (v)) < 1e-9, #x " = %.17g, not %.17g", \
+                              (double)(x), (double)(v))
+
+Test(model, launch_overhead_in_both_predictions) {
+  rp_graph *g = graph();
+  for (int d = 0; d < 3; d++)
+    kern(g, d, buf(g, d, 64), 16, 10);
+  rp_model m;
+  model2(&m, "graph", 1, 5, 0, 4, 2);
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  cr_assert(s.modelled);
+  EXACT(s.model_serial_us, 2 + 3 * (10 + 4));
+  EXACT(s.model_overlap_us, 5 + 1 + 10);
+  EXACT(s.model_speedup, 44.0 / 16.0);
+  EXACT(s.predicted_speedup, 3); /* the bound's prediction is kept */
+  double st, en;
+  cr_assert_eq(rp_analysis_op_model(a, 2, &st, &en), RP_OK);
+  EXACT(st, 0);
+  EXACT(en, 11);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
+Test(model, host_issue_serialises_launches) {
+  rp_graph *g = graph();
+  for (int d = 0; d < 3; d++)
+    kern(g, d, buf(g, d, 64), 16, 10);
+  rp_model m;
+  model2(&m, "streams", 3, 0, 1, 3, 0);
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 9 + 10);
+  EXACT(s.model_serial_us, 3 * 13);
+  double st, en;
+  cr_assert_eq(rp_analysis_op_model(a, 1, &st, &en), RP_OK);
+  EXACT(st, 6);
+  EXACT(en, 16);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
+/* h2d of 2 MB and d2h of 1 MB at 1 GB/s (2000 and 1000 us alone); with
+ * both at once each runs at half speed: the d2h ends at 2000, the h2d has
+ * 1000 us left and ends at 3000. */
+Test(model, duplex_copies_share_the_link) {
+  rp_graph *g = graph();
+  rp_buf a0 = buf(g, 0, 2000000), b1 = buf(g, 1, 1000000);
+  TU_OK(g, rp_record_copy_to_device(g, rp_whole(a0), 0, NULL, NULL));
+  TU_OK(g, rp_record_copy_to_host(g, rp_whole(b1), 0, NULL, NULL));
+  rp_model m;
+  model2(&m, "graph", 0, 0, 0, 0, 0);
+  m.h2d.gbps = m.d2h.gbps = 1;
+  m.duplex_h2d_gbps = m.duplex_d2h_gbps = 0.5;
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_serial_us, 3000);
+  EXACT(s.model_overlap_us, 3000);
+  double st, en;
+  rp_analysis_op_model(a, 1, &st, &en);
+  EXACT(en, 2000);
+  rp_analysis_destroy(a);
+  /* Independent directions (duplex at full speed): 2000. */
+  m.duplex_h2d_gbps = m.duplex_d2h_gbps = 1;
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 2000);
+  EXACT(s.model_speedup, 1.5);
+  /* Latency counts once per copy. */
+  m.h2d.latency_us = 7;
+  rp_analysis_destroy(a);
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_serial_us, 3007);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
+Test(model, logical_devices_on_one_physical_share_it) {
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 1, buf(g, 1, 64), 16, 10);
+  rp_model m;
+  model2(&m, "graph", 0, 0, 0, 0, 0);
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 10); /* two GPUs */
+  rp_analysis_destroy(a);
+  m.phys[0] = m.phys[1] = 0;     /* one GPU: each at half speed */
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 20);
+  EXACT(s.model_speedup, 1);
+  EXACT(s.bound, 2); /* the bound still counts two compute lanes */
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
+/* Device 0 with 2 threads: a split kernel (>= split_min points) alone runs
+ * at 2 units; two split kernels share the 2; an unsplit one uses one. */
+Test(model, split_cpu_kernels_occupy_the_threads) {
+  rp_model m;
+  model2(&m, "parallel", 0, 0, 0, 0, 0);
+  m.units[0] = 2;
+  m.split_min = 100;
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 1000, 10);
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 5);
+  EXACT(s.model_speedup, 2);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 1000, 10);
+  kern(g, 0, buf(g, 1, 64), 1000, 10);
+  a = run(g, &m);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 10);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+
+  /* Unsplit (16 points) 10 us and split 30 us: 1 unit each until the
+   * small one ends at 10 (the big one has 20 left), then 2: 10 + 10. */
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 1000, 30);
+  a = run(g, &m);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 20);
+  EXACT(s.model_serial_us, 40);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
+Test(model, unknown_mode_is_refused) {
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  TU_OK(g, rp_graph_end(g));
+  rp_model m;
+  model2(&m, "graph", 0, 0, 0, 0, 0);
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  o.mode = "streams";
+  rp_analysis *a = NULL;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_ENOTFOUND);
+  cr_assert_null(a);
+  o.mode = NULL;
+  m.h2d.gbps = NAN;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_EINVAL);
+  rp_graph_destroy(g);
+}
+
+Test(model, file_round_trip) {
+  rp_model m, r;
+  model2(&m, "graph", 0.75, 5.5, 0, 4.25, 2);
+  snprintf(m.machine, sizeof m.machine, "box");
+  m.h2d.gbps = 21.5;
+  m.h2d.latency_us = 3;
+  m.d2h.gbps = 20.25;
+  m.duplex_h2d_gbps = 17;
+  m.duplex_d2h_gbps = 16.5;
+  m.host_task_us = 1.5;
+  m.units[1] = 4;
+  m.phys[0] = m.phys[1] = 0;
+  m.split_min = 8192;
+  char dir[] = "/tmp/rp_model_XXXXXX", path[256];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/sub/m.json", dir);
+  cr_assert_eq(rp_model_save(&m, path), RP_OK);
+  cr_assert_eq(rp_model_load(&r, path), RP_OK);
+  cr_assert_str_eq(r.backend, "test");
+  cr_assert_str_eq(r.machine, "box");
+  cr_assert_eq(r.nmode, 2);
+  cr_assert_str_eq(r.mode[1].name, "serial");
+  EXACT(r.mode[0].op_us, 0.75);
+  EXACT(r.mode[0].run_us, 5.5);
+  EXACT(r.mode[1].op_us, 4.25);
+  cr_assert_eq(r.mode[1].host_issue, 1);
+  EXACT(r.h2d.gbps, 21.5);
+  EXACT(r.h2d.latency_us, 3);
+  EXACT(r.d2h.gbps, 20.25);
+  EXACT(r.duplex_h2d_gbps, 17);
+  EXACT(r.duplex_d2h_gbps, 16.5);
+  EXACT(r.host_task_us, 1.5);
+  cr_assert_eq(r.units[1], 4);
+  cr_assert_eq(r.phys[1], 0);
+  cr_assert_eq(r.phys[2], -1);
+  cr_assert_eq(r.split_min, 8192);
+  cr_assert_eq(r.calibrated, 1);
+  /* Malformed files are refused with a reason. */
+  FILE *fp = fopen(path, "w");
+  fputs("{\"format\": \"reprise-model\", \"version\": 1, \"host_task_us\": -1}",
+        fp);
+  fclose(fp);
+  cr_assert_eq(rp_model_load(&r, path), RP_EPARSE);
+  cr_assert(strstr(rp_last_error(), "host_task_us"));
+  fp = fopen(path, "w");
+  fputs("{\"format\": \"reprise-graph\", \"version\": 1}", fp);
+  fclose(fp);
+  cr_assert_eq(rp_model_load(&r, path), RP_EPARSE);
+  unlink(path);
+  cr_assert_eq(rp_model_load(&r, path), RP_EIO);
+}
+
+Test(model, cache_path) {
+  char p[512], host[64];
+  gethostname(host, sizeof host);
+  host[63] = 0;
+  setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  cr_assert_eq(rp_model_path("cuda", p, sizeof p), RP_OK);
+  char want[512];
+  snprintf(want, sizeof want, "/x/cache/reprise/cuda-%s.json", host);
+  cr_assert_str_eq(p, want);
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/u", 1);
+  cr_assert_eq(rp_model_path("openmp", p, sizeof p), RP_OK);
+  snprintf(want, sizeof want, "/home/u/.cache/reprise/openmp-%s.json", host);
+  cr_assert_str_eq(p, want);
+  cr_assert_eq(rp_model_path("../x", p, sizeof p), RP_EINVAL);
+  cr_assert_eq(rp_model_path("openmp", p, 8), RP_EINVAL);
+}
+
+/* Calibration through the public replay API, on the always-present
+ * reference backend (the oracle) and on openmp where built. */
+static void calibrated_ok(const char *be_name, const char *overlapped) {
+  const rp_backend *be = NULL;
+  if (rp_backend_find(be_name, &be) != RP_OK)
+    return;
+  rp_exec_opts xo;
+  memset(&xo, 0, sizeof xo);
+  xo.nthreads = 2;
+  rp_model m;
+  cr_assert_eq(rp_model_calibrate(&m, be, &xo, 3), RP_OK, "%s", be_name);
+  cr_assert_str_eq(m.backend, be_name);
+  cr_assert_eq(m.calibrated, 1);
+  cr_assert_geq(m.nmode, 2);
+  cr_assert_str_eq(m.mode[0].name, overlapped);
+  cr_assert_not_null(rp_model_find_mode(&m, "serial"));
+  for (unsigned i = 0; i < m.nmode; i++)
+    cr_assert(isfinite(m.mode[i].op_us) && m.mode[i].op_us >= 0);
+  cr_assert(isfinite(m.h2d.gbps) && m.h2d.gbps >= 0);
+  /* It is usable by the analysis as it is, and after a round trip. */
+  char dir[] = "/tmp/rp_cal_XXXXXX", path[256];
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("XDG_CACHE_HOME", dir, 1);
+  cr_assert_eq(rp_model_get(&m, be, &xo, 0), RP_ENOTFOUND);
+  cr_assert_eq(rp_model_get(&m, be, &xo, RP_MODEL_CALIBRATE), RP_OK);
+  cr_assert_eq(rp_model_path(be_name, path, sizeof path), RP_OK);
+  cr_assert_eq(access(path, R_OK), 0, "%s not written", path);
+  rp_model r;
+  cr_assert_eq(rp_model_get(&r, be, &xo, 0), RP_OK);
+  cr_assert_eq(r.nmode, m.nmode);
+  cr_assert_eq(r.mode[0].op_us, m.mode[0].op_us);
+  unlink(path);
+  unsetenv("XDG_CACHE_HOME");
+}
+
+Test(model, calibrate_reference) { calibrated_ok("reference", "default"); }
+Test(model, calibrate_openmp) { calibrated_ok("openmp", "parallel"); }
+
+/* The options follow the exec: threads per device group, the mode. */
+Test(model, options_from_exec) {
+  const rp_backend *be = NULL;
+  if (rp_backend_find("openmp", &be) != RP_OK)
+    return;
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 1, buf(g, 1, 64), 16, 10);
+  TU_OK(g, rp_graph_end(g));
+  rp_exec_opts xo;
+  memset(&xo, 0, sizeof xo);
+  xo.nthreads = 3;
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
+  rp_analysis_opts o;
+  rp_model m;
+  unsigned units[RP_MAX_DEVICES];
+  rp_analysis_opts_init(&o);
+  rp_model_init(&m);
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, units, x), RP_OK);
+  cr_assert_eq(o.model, &m);
+  cr_assert_eq(m.units[0], 2); /* threads 0, 1 */
+  cr_assert_eq(m.units[1], 1); /* thread 2 */
+  cr_assert_eq(m.phys[0], 0);
+  cr_assert_eq(m.phys[1], 1);
+  cr_assert_eq(o.ncompute_units, 2);
+  cr_assert_eq(units[0], 2);
+  rp_exec_destroy(x);
+  /* Both devices on one group: they share its threads. */
+  static const int one[2] = {0, 0};
+  xo.device_map = one;
+  xo.ndevice_map = 2;
+  xo.nthreads = 1;
+  cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, NULL, x), RP_OK);
+  cr_assert_eq(m.units[0], 1);
+  cr_assert_eq(m.phys[0], 0);
+  cr_assert_eq(m.phys[1], 0);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+/* The tool: calibrate into a file, then analyse a graph with it. */
+Test(model, command_line) {
+  char dir[] = "/tmp/rp_mcli_XXXXXX", mpath[256], gpath[256], cmd[1024];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(mpath, sizeof mpath, "%s/m.json", dir);
+  snprintf(gpath, sizeof gpath, "%s/g.json", dir);
+  snprintf(cmd, sizeof cmd, "%s calibrate --backend reference --runs 3 "
+           "--out %s --quiet 2>/dev/null", RP_TEST_TOOL, mpath);
+  cr_assert_eq(system(cmd), 0);
+  rp_model m;
+  cr_assert_eq(rp_model_load(&m, mpath), RP_OK);
+  cr_assert_str_eq(m.backend, "reference");
+  /* A hand-written model: 3 kernels on 3 devices, as in the first test. */
+  model2(&m, "graph", 1, 5, 0, 4, 2);
+  cr_assert_eq(rp_model_save(&m, mpath), RP_OK);
+  rp_graph *g = graph();
+  for (int d = 0; d < 3; d++)
+    kern(g, d, buf(g, d, 64), 16, 10);
+  TU_OK(g, rp_graph_end(g));
+  FILE *fp = fopen(gpath, "w");
+  cr_assert_eq(rp_graph_write_json(g, fp), RP_OK);
+  fclose(fp);
+  snprintf(cmd, sizeof cmd, "%s analyze %s --model %s --json", RP_TEST_TOOL,
+           gpath, mpath);
+  FILE *p = popen(cmd, "r");
+  char out[16384] = "";
+  size_t k = fread(out, 1, sizeof out - 1, p);
+  out[k] = 0;
+  cr_assert_eq(pclose(p), 0);
+  cr_assert(strstr(out, "\"serial_us\": 44, \"overlap_us\": 16, "
+                        "\"speedup\": 2.75"), "%s", out);
+  snprintf(cmd, sizeof cmd, "%s analyze %s --model %s --mode streams "
+           ">/dev/null 2>&1", RP_TEST_TOOL, gpath, mpath);
+  cr_assert_eq(WEXITSTATUS(system(cmd)), 1);
+  unlink(mpath);
+  unlink(gpath);
+  rmdir(dir);
+  rp_graph_destroy(g);
+}
+
+Test(model, bad_arguments) {
+  rp_model m;
+  cr_assert_eq(rp_model_get(&m, NULL, NULL, 8), RP_EINVAL);
+  cr_assert_eq(rp_model_calibrate(&m, NULL, NULL, 64), RP_EINVAL);
+  cr_assert_null(rp_model_find_mode(&m, NULL));
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  rp_analysis *a = NULL;
+  rp_model_init(&m);
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_ESTATE); /* not ended */
+  TU_OK(g, rp_graph_end(g));
+  m.split_efficiency = 1.5;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_EINVAL);
+  m.split_efficiency = 0;
+  m.phys[3] = RP_MAX_DEVICES;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_EINVAL);
+  m.phys[3] = -1;
+  /* No modes at all: no overheads, the two predictions are the costs. */
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_serial_us, 10);
+  EXACT(s.model_overlap_us, 10);
+  double st;
+  cr_assert_eq(rp_analysis_op_model(a, 1, &st, NULL), RP_EINVAL);
+  rp_analysis_destroy(a);
+  o.model = NULL;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  cr_assert_eq(rp_analysis_op_model(a, 0, &st, NULL), RP_ENOTFOUND);
+  rp_analysis_summary(a, &s);
+  cr_assert_eq(s.modelled, 0);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+  rp_check *c = (rp_check *)1;
+  cr_assert_eq(rp_check_deps(NULL, NULL, &c), RP_EINVAL);
+  cr_assert_null(c);
+}

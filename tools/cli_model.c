@@ -1,0 +1,54 @@
+/* Machine models and measured costs for the reprise tool's subcommands. */
+#include <string.h>
+#include "cli.h"
+
+int rp_cli_model(const char *path, const char *backend, int calibrate,
+                 rp_model *m) {
+  rp_status s;
+  if (path) {
+    if ((s = rp_model_load(m, path)) != RP_OK) {
+      fprintf(stderr, "reprise: %s: %s: %s\n", path, rp_strerror(s),
+              rp_last_error());
+      return 1;
+    }
+    return 0;
+  }
+  if (!backend)
+    return 0;
+  const rp_backend *be = NULL;
+  if ((s = rp_backend_find(backend, &be)) != RP_OK) {
+    fprintf(stderr, "reprise: backend %s: %s\n", backend, rp_strerror(s));
+    return 1;
+  }
+  s = rp_model_get(m, be, NULL, calibrate ? RP_MODEL_CALIBRATE : 0);
+  if (s == RP_ENOTFOUND) {
+    fprintf(stderr, "reprise: no model of backend %s on this machine: run "
+                    "`reprise calibrate --backend %s` or add --calibrate\n",
+            backend, backend);
+    return 1;
+  }
+  if (s != RP_OK) {
+    fprintf(stderr, "reprise: model of backend %s: %s\n", backend,
+            rp_strerror(s));
+    return 1;
+  }
+  return 0;
+}
+
+int rp_cli_apply_costs(rp_graph *g, const char *path) {
+  if (!path)
+    return 0;
+  rp_graph *src = rp_cli_load(path);
+  if (!src)
+    return 1;
+  uint32_t k = 0;
+  rp_status s = rp_graph_apply_costs(g, src, &k);
+  rp_graph_destroy(src);
+  if (s != RP_OK) {
+    fprintf(stderr, "reprise: %s: %s\n", path, rp_strerror(s));
+    return 1;
+  }
+  fprintf(stderr, "reprise: costs of %u of %u operations from %s\n", k,
+          rp_graph_num_nodes(g), path);
+  return 0;
+}

@@ -1,0 +1,107 @@
+/* reprise calibrate: measure a backend's machine model and save it. */
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+static void usage(FILE *fp) {
+  fprintf(fp,
+          "usage: reprise calibrate [--backend B] [--threads N] [--runs N]\n"
+          "         [--out FILE] [--quiet]\n\n"
+          "Measures the machine model of backend B (default: auto) on this "
+          "machine by\nreplaying small graphs: the overhead of an operation "
+          "in each replay mode,\ncopy bandwidth and latency in each "
+          "direction alone and both at once, peer\ncopies, host tasks. "
+          "Saves it as JSON (docs/model.md) in\n"
+          "$XDG_CACHE_HOME/reprise/<backend>-<host>.json (else "
+          "~/.cache/reprise/...),\nwhere `reprise analyze --backend B` and "
+          "rp_model_get() find it, and prints it.\n\n"
+          "  --backend B   openmp, cuda, xrt, reference (default: auto)\n"
+          "  --threads N   openmp: team size (default: the OpenMP default)\n"
+          "  --runs N      timed replays per figure, the median kept "
+          "(default 7, max 63)\n"
+          "  --out FILE    write there instead of the cache (\"-\": only "
+          "print)\n"
+          "  --quiet       do not print the model\n"
+          "Exit status: 0 success, 1 failed measurement or write, 2 bad "
+          "usage.\n");
+}
+
+int rp_cmd_calibrate(int argc, char **argv) {
+  const char *backend = NULL, *out = NULL;
+  long threads = 0, runs = 0;
+  int quiet = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+      usage(stdout);
+      return 0;
+    }
+    if (!strcmp(arg, "--quiet")) {
+      quiet = 1;
+      continue;
+    }
+    int val = !strcmp(arg, "--backend") || !strcmp(arg, "--threads") ||
+              !strcmp(arg, "--runs") || !strcmp(arg, "--out");
+    if (!val) {
+      fprintf(stderr, "reprise calibrate: unknown argument '%s'\n", arg);
+      usage(stderr);
+      return 2;
+    }
+    if (++i >= argc) {
+      fprintf(stderr, "reprise calibrate: %s needs a value\n", arg);
+      return 2;
+    }
+    const char *v = argv[i];
+    if (!strcmp(arg, "--backend")) {
+      backend = v;
+    } else if (!strcmp(arg, "--out")) {
+      out = v;
+    } else {
+      char *end;
+      long k = strtol(v, &end, 10);
+      long max = !strcmp(arg, "--runs") ? 63 : 4096;
+      if (end == v || *end || k < 1 || k > max) {
+        fprintf(stderr, "reprise calibrate: %s is 1 to %ld\n", arg, max);
+        return 2;
+      }
+      *(!strcmp(arg, "--runs") ? &runs : &threads) = k;
+    }
+  }
+  const rp_backend *be = NULL;
+  rp_status s = rp_backend_find(backend, &be);
+  if (s != RP_OK) {
+    fprintf(stderr, "reprise calibrate: backend %s: %s (%s)\n",
+            backend ? backend : "auto", rp_strerror(s), rp_last_error());
+    return 1;
+  }
+  rp_exec_opts xo;
+  memset(&xo, 0, sizeof xo);
+  xo.nthreads = (int)threads;
+  rp_model m;
+  s = rp_model_calibrate(&m, be, &xo, (unsigned)runs);
+  if (s != RP_OK) {
+    fprintf(stderr, "reprise calibrate: %s: %s\n", rp_backend_name(be),
+            rp_strerror(s));
+    return 1;
+  }
+  char path[4096];
+  if (!out) {
+    s = rp_model_path(rp_backend_name(be), path, sizeof path);
+    if (s != RP_OK) {
+      fprintf(stderr, "reprise calibrate: no cache directory (set "
+                      "XDG_CACHE_HOME or HOME, or give --out)\n");
+      return 1;
+    }
+    out = path;
+  }
+  if (strcmp(out, "-")) {
+    if ((s = rp_model_save(&m, out)) != RP_OK) {
+      fprintf(stderr, "reprise calibrate: %s: %s\n", out, rp_strerror(s));
+      return 1;
+    }
+    fprintf(stderr, "reprise calibrate: saved %s\n", out);
+  }
+  if (!quiet || !strcmp(out, "-"))
+    rp_model_write_json(&m, stdout);
+  return 0;
+}
