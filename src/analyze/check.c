@@ -194,7 +194,7 @@ static rp_status time_with(const rp_graph *g, const rp_analysis_opts *o,
   uint32_t *so = calloc(nop + 1, sizeof *so), *po = calloc(nop + 1, sizeof *po);
   rp_node *succ = malloc(sizeof *succ * (ne ? ne : 1));
   rp_node *pred = malloc(sizeof *pred * (ne ? ne : 1));
-  rp_edge *sorted = malloc(sizeof *sorted * (ne ? ne : 1));
+  uint32_t *sorted = malloc(sizeof *sorted * (ne ? ne : 1));
   uint32_t *fill = calloc(nop + 1, sizeof *fill);
   rp_status st = RP_ENOMEM;
   if (!so || !po || !succ || !pred || !sorted || !fill)
@@ -217,8 +217,8 @@ static rp_status time_with(const rp_graph *g, const rp_analysis_opts *o,
   for (uint32_t i = 0; i < ne; i++)
     if (i != skip && !(dead && dead[i])) {
       succ[so[e[i].from] + fill[e[i].from]++] = e[i].to;
-      rp_edge x = {e[i].from, e[i].to, RP_EDGE_AFTER, RP_NONE};
-      sorted[k++] = x;
+      /* the edge's kind, encoded as rp_graph_edge() reads it */
+      sorted[k++] = (uint32_t)RP_EDGE_AFTER << 30;
     }
   {
     /* A view of g with these edges only (the analysis reads the graph's
@@ -228,7 +228,7 @@ static rp_status time_with(const rp_graph *g, const rp_analysis_opts *o,
     v.succ = succ;
     v.pred_off_end = po;
     v.pred = pred;
-    v.sorted = sorted;
+    v.ekind = sorted;
     v.nedge = m;
     v.track = NULL;
     rp_analysis *a = NULL;
