@@ -39,6 +39,12 @@ typedef struct otask {
   _Atomic long done;   /* hw tasks: last replay (epoch) they finished */
 } otask;
 
+/* A kernel's argument block on cache lines of its own: the index space
+ * and the first slots, all a small kernel reads, share its first line. */
+typedef struct okargs {
+  _Alignas(64) rp_kargs k;
+} okargs;
+
 typedef struct padl {
   _Alignas(64) _Atomic long v;
 } padl;
@@ -66,7 +72,7 @@ typedef struct ostate {
 
   otask *task;         /* per plan node */
   const uint32_t *succ;
-  rp_kargs *kargs;     /* per node (only kernels' are used) */
+  okargs *kargs;       /* per kernel node, in program order */
   void **hptr;         /* host tasks' pointer arrays */
   uint32_t *hptr0;     /* per node: first entry in hptr */
   ocopy *copy;         /* per node (only copies' are used) */

@@ -32,6 +32,9 @@
  * twice a one-way cache-line hand-off between cores of a 2-socket or
  * virtualised host (anchors: 230-280 ns). */
 #define RP_OMP_HANDOFF_US 0.5
+/* What the engine adds to every task (µs): keeps tasks measured at ~0
+ * from looking free, so independent ones still spread. */
+#define RP_OMP_TASK_US 0.01
 
 rp_status rp__omp_owner_plan(ostate *st, const double *dur) {
   const rp_plan *p = st->p;
@@ -79,7 +82,7 @@ rp_status rp__omp_owner_plan(ostate *st, const double *dur) {
       }
     }
     own[v] = best;
-    fin[v] = bstart + (dur ? dur[v] : 1.0);
+    fin[v] = bstart + (dur ? dur[v] : 1.0) + RP_OMP_TASK_US;
     freet[best] = fin[v];
     cnt[best + 1]++;
   }

@@ -31,7 +31,7 @@ static void bind(ostate *st) {
     if (nd->type == RP_OP_KERNEL) {
       for (uint32_t k = 0; k < nd->nacc; k++)
         if (a[k].image != RP_NONE)
-          st->kargs[v].a[k].p = st->img[a[k].image];
+          ((rp_kargs *)st->task[v].p)->a[k].p = st->img[a[k].image];
     } else if (nd->type == RP_OP_HOST) {
       for (uint32_t k = 0; k < nd->nacc; k++)
         st->hptr[st->hptr0[v] + k] = st->img[a[k].image];
@@ -141,7 +141,7 @@ static rp_status build_images(ostate *st) {
  * successors and in-degrees (the plan's), host writers. */
 static rp_status build_tasks(ostate *st) {
   const rp_plan *p = st->p;
-  uint32_t nhp = 0;
+  uint32_t nhp = 0, nk = 0;
   for (uint32_t v = 0; v < st->n; v++) {
     st->hptr0[v] = nhp;
     if (p->node[v].type == RP_OP_HOST)
@@ -169,12 +169,13 @@ static rp_status build_tasks(ostate *st) {
         return RP_ENOKERNEL;
       }
       const rp_kargs *tpl = rp_exec_args(st->x, nd->op);
+      rp_kargs *ka = &st->kargs[nk++].k;
       if (tpl)
-        st->kargs[v] = *tpl;
+        *ka = *tpl;
       t->kind = OT_KERNEL;
       t->fn.k = ni.kernel->cpu;
-      t->p = &st->kargs[v];
-      const uint64_t *nn = st->kargs[v].n;
+      t->p = ka;
+      const uint64_t *nn = ka->n;
       uint64_t pts = nn[0] * nn[1] * nn[2];
       t->sdim = nn[2] > 1 ? 2 : nn[1] > 1 ? 1 : 0;
       t->split = !st->serial && pts >= RP_OMP_SPLIT_MIN && nn[t->sdim] > 1;
@@ -219,7 +220,12 @@ static rp_status omp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   st->succ = p->succ;
   size_t nt = st->n ? st->n : 1, ni = p->nimage ? p->nimage : 1;
   st->task = aligned_alloc(64, nt * sizeof(otask));
-  st->kargs = calloc(nt, sizeof *st->kargs);
+  size_t nk = 0;
+  for (uint32_t v = 0; v < st->n; v++)
+    nk += p->node[v].type == RP_OP_KERNEL;
+  st->kargs = aligned_alloc(64, (nk ? nk : 1) * sizeof *st->kargs);
+  if (st->kargs)
+    memset(st->kargs, 0, (nk ? nk : 1) * sizeof *st->kargs);
   st->hptr0 = calloc(nt, sizeof *st->hptr0);
   st->copy = calloc(nt, sizeof *st->copy);
   st->img = calloc(ni, sizeof *st->img);
@@ -370,7 +376,9 @@ static rp_status omp_set_scalar(void *state, uint32_t n, unsigned param) {
   const rp_kargs *tpl = rp_exec_args(st->x, st->p->node[n].op);
   if (!tpl || param >= RP_MAX_PARAMS)
     return RP_EINVAL;
-  st->kargs[n].a[param] = tpl->a[param];
+  if (st->task[n].kind != OT_KERNEL)
+    return RP_EINVAL;
+  ((rp_kargs *)st->task[n].p)->a[param] = tpl->a[param];
   return RP_OK;
 }
 

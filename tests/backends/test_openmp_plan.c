@@ -361,3 +361,39 @@ Test(openmp_plan, owner_engine_random_graphs_several_launches,
     tu_random_free(&r);
   }
 }
+
+/* ---- the timeline hook (called through the table: the core's entry
+ * point is another helper's) ---- */
+#include "replay/exec.h"
+
+Test(openmp_plan, timeline_respects_every_edge, .timeout = 60) {
+  tu_random r;
+  cr_assert_eq(tu_random_graph(&r, 5, 4, 96, 60, 2, 0, 0), 0);
+  cr_assert_eq(rp_graph_end(r.g), RP_OK);
+  for (int nth = 1; nth <= 2; nth++)
+    for (int launches = 0; launches < 2; launches++) {
+      rp_exec *x = mk(r.g, "openmp", nth, NULL);
+      for (int l = 0; l < launches; l++)
+        cr_assert_eq(rp_exec_run(x, 1), RP_OK);
+      const rp_backend *be = rp_exec_backend(x);
+      const rp_plan *p = rp_exec_plan(x);
+      cr_assert(be->timeline);
+      double *s = malloc(p->nnode * sizeof *s), *e = malloc(p->nnode * sizeof *e);
+      for (uint32_t v = 0; v < p->nnode; v++)
+        s[v] = e[v] = -1;
+      cr_assert_eq(be->timeline(x->state, s, e), RP_OK);
+      for (uint32_t v = 0; v < p->nnode; v++) {
+        cr_assert(s[v] >= 0 && e[v] >= s[v], "node %u: %g .. %g", v, s[v],
+                  e[v]);
+        for (uint32_t k = 0; k < p->node[v].nsucc; k++) {
+          uint32_t w = p->succ[p->node[v].succ0 + k];
+          cr_assert(e[v] <= s[w], "edge %u -> %u: ends %g, starts %g", v, w,
+                    e[v], s[w]);
+        }
+      }
+      free(s);
+      free(e);
+      rp_exec_destroy(x);
+    }
+  tu_random_free(&r);
+}

@@ -9,7 +9,8 @@
  * tasks ("reprise") and as 1-point kernels on device 0 with automatic
  * coherence ("reprise-kernels"). Usage:
  *   OMP_PROC_BIND=true bench_omp [chain] [indep] [wavefront] [tree]
- *                                [jacobi_tiny] [jacobi_real]
+ *                                [jacobi_tiny] [jacobi_real] [launch]
+ * ("launch": the cost of one launch + wait of a one-task graph).
  * BENCH_REPS (default 7) and BENCH_REPS_REAL (5) set the repetitions. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -568,6 +569,55 @@ static const result *find(const char *m, int thr, int shape) {
   return NULL;
 }
 
+/* Cost of one rp_exec_run of one replay of a one-task graph: the launch
+ * (handed to the core's launch thread, which starts the team) and the
+ * wait; median of 5 x 2000 runs. */
+static void nop_task(void *u, void *const *p) {
+  (void)u;
+  (void)p;
+}
+static void launch_cost(void) {
+  static uint64_t line[8];
+  for (int thr = 1; thr <= 2; thr++) {
+    rp_graph *g;
+    rp_buf X;
+    rp_graph_create(&g, 0);
+    rp_buffer_register(g, "X", line, sizeof line, &X);
+    rp_access a = {rp_whole(X), RP_INOUT};
+    rp_record_host(g, nop_task, NULL, &a, 1, NULL, NULL);
+    rp_graph_end(g);
+    int cores[2] = {0, 1};
+    rp_exec_opts o;
+    memset(&o, 0, sizeof o);
+    o.nthreads = thr;
+    o.cores = cores;
+    o.ncores = (unsigned)thr;
+    const rp_backend *be = NULL;
+    rp_exec *x;
+    if (rp_backend_find("openmp", &be) || rp_exec_create(&x, g, be, &o)) {
+      rp_graph_destroy(g);
+      return;
+    }
+    double t[5];
+    for (int r = 0; r < 5; r++) {
+      double t0 = now_ns();
+      for (int i = 0; i < 2000; i++)
+        rp_exec_run(x, 1);
+      t[r] = (now_ns() - t0) / 2000 / 1e3;
+    }
+    for (int i = 1; i < 5; i++)
+      for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+        double v = t[j];
+        t[j] = t[j - 1];
+        t[j - 1] = v;
+      }
+    printf("RESULT launch+wait     thr=%d us/run=%.2f (1-task graph, "
+           "median of 5 x 2000)\n", thr, t[2]);
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+  }
+}
+
 int main(int argc, char **argv) {
   int want[NSHAPE] = {0}, any = 0;
   for (int i = 1; i < argc; i++)
@@ -575,6 +625,11 @@ int main(int argc, char **argv) {
       if (!strcmp(argv[i], shape_name[k]))
         want[k] = any = 1;
   setenv("STARPU_SILENT", "1", 0);
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "launch"))
+      launch_cost();
+  if (argc == 2 && !strcmp(argv[1], "launch"))
+    return 0;
   for (int k = 0; k < NSHAPE; k++)
     if (!any || want[k])
       run_shape(k);
