@@ -31,7 +31,8 @@
  *    succeeds at a node of the kinds above. It does not enter a node
  *    inside j's window that the bitset does not hold (exactly known not to
  *    lead to a candidate), nor one whose level is not below the highest
- *    candidate level. A node searched to the end without success stays
+ *    candidate level, nor one later than the latest candidate (paths go
+ *    forward). A node searched to the end without success stays
  *    "no" for the other candidates of j (the target set is the same);
  *    when a search succeeds the nodes on its path are marked "yes".
  * No budget anywhere: the result is always the exact reduction. */
@@ -58,6 +59,7 @@ struct rp__reduce {
   } *oe;
   uint32_t capoe;
   uint32_t cur, now; /* now: the node begun last */
+  uint32_t maxc;     /* the latest candidate of the current node */
   rp__cand *c;
   uint32_t nc, capc;
   struct proxy { rp__cand c; uint32_t via; } *px; /* see rp__reduce_add_via */
@@ -246,7 +248,8 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
       r->nd[c].via = x;
       return 1;
     }
-    if (r->nd[x].vis == cur || j - x < W || r->nd[x].level >= maxlev)
+    if (r->nd[x].vis == cur || j - x < W || r->nd[x].level >= maxlev ||
+        x > r->maxc)
       continue;
     r->nd[x].vis = cur;
     if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
@@ -269,7 +272,7 @@ static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
   if (x != RP_NONE && x < j && known_implying(r, j, x, aj))
     return 1;
   uint32_t steps = 0;
-  for (x = r->nd[c].succ; x != RP_NONE && x < j && steps < 64;
+  for (x = r->nd[c].succ; x != RP_NONE && x <= r->maxc && steps < 64;
        x = r->nd[x].succ, steps++)
     if (known_implying(r, j, x, aj)) {
       r->nd[c].via = x;
@@ -287,6 +290,7 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   if (r->oom)
     return -1;
   uint32_t n = r->nc, W = r->W, maxlev = 0, e0 = g->nedge;
+  r->maxc = 0;
   if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
                sizeof *g->edge) ||
       rp__grow((void **)&r->oe, &r->capoe, g->nedge + n, sizeof *r->oe))
@@ -298,6 +302,8 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
     uint32_t f = r->c[i].from;
     if (r->nd[f].level > maxlev)
       maxlev = r->nd[f].level;
+    if (f > r->maxc)
+      r->maxc = f;
     if (j - f < W)
       or_ancestors(r, aj, f, j);
   }
@@ -318,6 +324,8 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
       rp__reduce_add(r, p->c.from, p->c.kind, 0, p->c.buf);
       if (r->nd[p->c.from].level > maxlev)
         maxlev = r->nd[p->c.from].level;
+      if (p->c.from > r->maxc)
+        r->maxc = p->c.from;
     }
   }
   if (r->oom || rp__grow((void **)&g->edge, &g->capedge, g->nedge + r->nc,
