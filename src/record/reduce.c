@@ -24,7 +24,9 @@
  *    of c found by an earlier search, or a chain of known descendants (the
  *    latest node that had c as a candidate, and so on), that is another
  *    candidate, a node of j's window bitset (an ancestor of a candidate)
- *    or a node on an earlier successful search path;
+ *    or a node on an earlier successful search path; or, among a few
+ *    candidates, a later one that c conflicts with directly (same bytes
+ *    of one space, one of them written);
  *  - else an exhaustive forward search from c over the stored edges (whose
  *    closure is the closure of all hazards; every node keeps the list of
  *    its stored out-edges while recording), latest successors first. It
@@ -261,6 +263,35 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
 
 /* Is far candidate c (outside j's window) an ancestor of another
  * candidate? maxlev: the highest level of a candidate. */
+/* Do two stored accesses overlap? Byte ranges and boxes of one rank are
+ * compared; anything else answers "not known" (0). */
+static int overlap(const rp__access *a, const rp__access *b) {
+  const rp_region *x = &a->region, *y = &b->region;
+  if (x->buf != y->buf || a->space != b->space || x->kind != y->kind)
+    return 0;
+  if (x->kind == RP_REGION_BYTES)
+    return x->offset < y->offset + y->bytes &&
+           y->offset < x->offset + x->bytes;
+  if (x->kind != RP_REGION_BOX || x->ndims != y->ndims)
+    return 0;
+  for (unsigned d = 0; d < x->ndims; d++)
+    if (!(x->lo[d] < y->hi[d] && y->lo[d] < x->hi[d]))
+      return 0;
+  return 1;
+}
+
+/* Does op c (earlier) conflict directly with op y: one access of each on
+ * the same bytes of one space, one of them a write? Then c -> y is a
+ * hazard. 0 also means "not known". */
+static int conflicts(const rp_graph *g, uint32_t c, uint32_t y) {
+  const rp__access *ac = rp__op_acc(g, c), *ay = rp__op_acc(g, y);
+  for (uint32_t i = 0; i < g->op[c].nacc; i++)
+    for (uint32_t k = 0; k < g->op[y].nacc; k++)
+      if (((ac[i].mode | ay[k].mode) & RP_OUT) && overlap(&ac[i], &ay[k]))
+        return 1;
+  return 0;
+}
+
 static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
                        uint32_t c, const uint64_t *aj, uint32_t maxlev) {
   /* An ancestor has a lower level than its descendants. */
@@ -278,6 +309,14 @@ static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
       r->nd[c].via = x;
       return 1;
     }
+  /* A later candidate that c conflicts with directly (when few). */
+  for (uint32_t i = 0; r->nc <= 8 && i < r->nc; i++) {
+    uint32_t y = r->c[i].from;
+    if (y > c && conflicts(g, c, y)) {
+      r->nd[c].via = y;
+      return 1;
+    }
+  }
   return search(g, r, j, c, aj, maxlev);
 }
 
