@@ -58,7 +58,7 @@ Test(dot, nodes_edges_and_lanes) {
 static void nop_host(void *user, void *const *ptrs) { (void)user, (void)ptrs; }
 
 static rp_graph *chain_graph(unsigned len) {
-  static uint8_t A[1], B[1000];
+  static uint8_t A[1], B[2000];
   rp_graph *g;
   rp_buf a, b;
   TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
@@ -145,5 +145,25 @@ Test(dot, critical_path_longer_than_the_limit_is_grouped) {
     cr_assert_eq(pclose(p), 0, "dot rejected the output");
   }
   free(s);
+  rp_graph_destroy(g);
+}
+
+/* The SVG of a big schedule merges bars closer than a pixel: the chain of
+ * 3 000 ops runs back to back on one lane, so one bar holds them all. */
+Test(dot, svg_of_a_big_schedule_merges_bars) {
+  rp_graph *g = chain_graph(1500);
+  rp_analysis *a;
+  TU_OK(NULL, rp_analyze(g, NULL, &a));
+  char *s = NULL;
+  size_t n = 0;
+  FILE *fp = open_memstream(&s, &n);
+  TU_OK(NULL, rp_analysis_write_svg(a, fp));
+  fclose(fp);
+  cr_assert_eq(count(s, "<title>"), 1, "%.3000s", s);
+  cr_assert(strstr(s, "<title>3000 ops from #0 (fill): 0.000 .. 16500.000 "
+                      "us</title>"), "%.3000s", s);
+  cr_assert(strstr(s, "3000 operations drawn as 1 bars"), "%.3000s", s);
+  free(s);
+  rp_analysis_destroy(a);
   rp_graph_destroy(g);
 }

@@ -327,3 +327,28 @@ Test(record, many_buffers_found_by_name) {
   cr_assert_eq(rp_graph_num_buffers(g), 20000);
   rp_graph_destroy(g);
 }
+
+/* A kernel op without a given name shares its descriptor's name (no copy
+ * per op); a given name is copied. */
+Test(record, kernel_names_shared_given_names_copied) {
+  uint8_t A[8];
+  rp_graph *g;
+  rp_buf a;
+  TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
+  TU_OK(g, rp_buffer_register(g, "A", A, 8, &a));
+  rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
+  char given[] = "mine";
+  rp_op_opts o = {given, 0, NULL, 0};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL,
+                            NULL));
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, &o,
+                            NULL));
+  given[0] = 'X';
+  TU_OK(g, rp_graph_end(g));
+  rp_node_info in;
+  TU_OK(g, rp_node_info_get(g, 0, &in));
+  cr_assert_eq(in.name, tu_bump.name, "shared with the descriptor");
+  TU_OK(g, rp_node_info_get(g, 1, &in));
+  cr_assert_str_eq(in.name, "mine");
+  rp_graph_destroy(g);
+}

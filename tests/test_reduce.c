@@ -445,3 +445,20 @@ Test(reduce, coherence_over_boxes_matches_program_order) {
     rp_graph_destroy(g);
   }
 }
+
+/* Larger: 6 000 operations of the solver shape and of random regions on
+ * three devices, window 64 (nearly every decision beyond it). */
+Test(reduce, large_graphs_window_64) {
+  rp_graph *g = solver_shape(11, 64, 64, 1 << 20, 4096, 6000, 1);
+  check_exact(g, "solver 6000");
+  rp_graph_destroy(g);
+  g = solver_shape(12, 64, 24, 1 << 15, 4096, 6000, 3);
+  check_exact(g, "solver 32KiB 6000");
+  rp_graph_destroy(g);
+  tu_random r;
+  cr_assert_eq(tu_random_graph_w(&r, 13, 8, 512, 6000, 3, 0, 1, 64), 0, "%s",
+               rp_graph_error(r.g));
+  TU_OK(r.g, rp_graph_end(r.g));
+  check_exact(r.g, "random 6000");
+  tu_random_free(&r);
+}

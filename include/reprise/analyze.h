@@ -350,7 +350,10 @@ RP_API rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp);
 /** @brief Graphviz with the schedule: lanes as clusters, critical path bold,
  * edges labelled with kind and buffer. */
 RP_API rp_status rp_analysis_write_dot(const rp_analysis *a, FILE *fp);
-/** @brief Chrome trace-event JSON (opens in Perfetto), a track per lane. */
+/** @brief Chrome trace-event JSON (opens in Perfetto), a track per lane.
+ * Always complete: one event per operation. The trace viewers stop loading
+ * JSON traces of about 1 M events or 256 MB; for bigger graphs open the
+ * file with Perfetto's trace_processor, or draw the SVG, which merges. */
 RP_API rp_status rp_analysis_write_trace(const rp_analysis *a, FILE *fp);
 /** @brief SVG Gantt chart of the schedule. */
 RP_API rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp);

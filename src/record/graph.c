@@ -72,7 +72,8 @@ void rp_graph_destroy(rp_graph *g) {
   for (uint32_t i = 0; i < g->nbuf; i++)
     free(g->buf[i].name);
   for (uint32_t i = 0; i < g->nop; i++) {
-    free(g->op[i].name);
+    if (!g->op[i].name_shared)
+      free(g->op[i].name);
     free(g->op[i].kernel_name);
   }
   free(g->buf);

@@ -38,6 +38,7 @@ typedef struct rp__op {
   rp_host_fn fn;        /* host tasks */
   void *user;
   bool inserted;        /* added by automatic coherence */
+  bool name_shared;     /* name is the kernel descriptor's: not freed */
 } rp__op;
 
 /* Per (buffer, space) hazard and validity state lives in record/hazard.c. */

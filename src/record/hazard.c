@@ -1,16 +1,20 @@
 /* Hazard edges and coherence state, derived while recording.
  *
- * For every (buffer, space) the recorder keeps a sorted list of segments
- * covering the buffer; each segment remembers its last writer and the
- * readers since. A new access visits only the segments it overlaps, so the
- * cost per operation depends on what it touches, never on how many
- * operations came before. A segment's readers that are known ancestors of
- * its latest reader are dropped (a later writer's edge from the latest one
- * implies theirs). Candidates, one per source (record/reduce.c), are then
- * reduced exactly: one is dropped iff another candidate's path implies it.
- * For every buffer a second segment list keeps
- * which spaces hold a valid copy of each byte (bit 0 the host, bit d+1
- * device d), for automatic coherence. */
+ * A buffer is seen as rows of equal length (a 2-d buffer's rows, a 3-d
+ * buffer's rows of rows, a 1-d buffer one row), split into bands of rows
+ * where accesses begin or end. For every (buffer, space) each band keeps a
+ * sorted list of segments covering a row's bytes; each segment remembers
+ * its last writer and the readers since, for every row of the band. An
+ * access (a byte range: at most three rectangles; a box: one per run of
+ * rows) visits only the bands and segments it overlaps, so the cost per
+ * operation depends on what it touches, never on how many operations came
+ * before. A segment's readers that are known ancestors of its latest
+ * reader are dropped (a later writer's edge from the latest one implies
+ * theirs). Candidates, one per source (record/reduce.c), are then reduced
+ * exactly: one is dropped iff another candidate's path implies it.
+ * For every buffer, bands of a second kind keep which spaces hold a valid
+ * copy of each byte (bit 0 the host, bit d+1 device d), for automatic
+ * coherence. */
 #include <stdlib.h>
 #include <string.h>
 #include "record/graph.h"
@@ -145,9 +149,8 @@ static bands *bands_get(rp_graph *g, tbuf *tb, rp_buf b, int space) {
       return NULL;
     segs *S = &B->b[0].S;
     memset(S, 0, sizeof *S);
-    if (rp__grow((void **)&S->s, &S->cap, 1, sizeof *S->s)) {
+    if (rp__grow((void **)&S->s, &S->cap, 1, sizeof *S->s))
       return NULL;
-    }
     S->s[0] = (seg){0, rowb, RP_NONE, 0, 0, NULL};
     S->n = 1;
     B->b[0].lo = 0;

@@ -59,18 +59,25 @@ static rp_status check_devices(rp_graph *g, const rp__op *p) {
   return RP_OK;
 }
 
+/* The op's name: the given one (copied), else its kernel's own (shared,
+ * not copied: the descriptor outlives the graph), else a derived one.
+ * *owned says whether the graph must free it. */
 static char *derive_name(const rp_graph *g, const rp__op *p,
-                         const rp__access *acc, const char *given) {
+                         const rp__access *acc, const char *given,
+                         bool *owned) {
   char tmp[256];
+  *owned = true;
   if (given)
     return rp__strdup(given);
+  if (p->type == RP_OP_KERNEL && p->kernel && p->kernel->name) {
+    *owned = false;
+    return (char *)p->kernel->name;
+  }
   const char *b = p->nacc ? buf_name(g, acc[0].region.buf) : "";
   switch (p->type) {
   case RP_OP_KERNEL:
     snprintf(tmp, sizeof tmp, "%s",
-             p->kernel && p->kernel->name ? p->kernel->name
-             : p->kernel_name            ? p->kernel_name
-                                         : "kernel");
+             p->kernel_name ? p->kernel_name : "kernel");
     break;
   case RP_OP_COPY_H2D:
     snprintf(tmp, sizeof tmp, "moveto %s", b);
@@ -217,13 +224,16 @@ rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
     goto done;
   rp__op p = *proto;
   p.nacc = nacc;
-  p.name = derive_name(g, &p, chk, o ? o->name : NULL);
+  bool owned;
+  p.name = derive_name(g, &p, chk, o ? o->name : NULL, &owned);
+  p.name_shared = !owned;
   if (!p.name) {
     s = rp__fail(g, RP_ENOMEM, "out of memory recording");
     goto done;
   }
   if (proto->kernel_name && !(p.kernel_name = rp__strdup(proto->kernel_name))) {
-    free(p.name);
+    if (owned)
+      free(p.name);
     s = rp__fail(g, RP_ENOMEM, "out of memory recording");
     goto done;
   }
@@ -236,7 +246,8 @@ rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
   for (uint32_t i = 0; coherent && i < nacc; i++)
     if (chk[i].mode & RP_IN)
       if ((s = make_valid(g, &chk[i], p.name, NULL)) != RP_OK) {
-        free(p.name);
+        if (owned)
+          free(p.name);
         free(p.kernel_name);
         goto done;
       }
@@ -251,7 +262,8 @@ rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
                sizeof *g->after) ||
       rp__grow((void **)&g->pred_off, &g->cappred, g->nop + 2,
                sizeof *g->pred_off)) {
-    free(p.name);
+    if (owned)
+      free(p.name);
     free(p.kernel_name);
     s = rp__fail(g, RP_ENOMEM, "out of memory recording");
     goto done;

@@ -24,14 +24,17 @@
  *    of c found by an earlier search, or a chain of known descendants (the
  *    latest node that had c as a candidate, and so on), that is another
  *    candidate, a node of j's window bitset (an ancestor of a candidate)
- *    or a node on an earlier successful search path;
+ *    or a node on an earlier successful search path; or, among a few
+ *    candidates, a later one that c conflicts with directly (same bytes
+ *    of one space, one of them written);
  *  - else an exhaustive forward search from c over the stored edges (whose
  *    closure is the closure of all hazards; every node keeps the list of
  *    its stored out-edges while recording), latest successors first. It
  *    succeeds at a node of the kinds above. It does not enter a node
  *    inside j's window that the bitset does not hold (exactly known not to
  *    lead to a candidate), nor one whose level is not below the highest
- *    candidate level. A node searched to the end without success stays
+ *    candidate level, nor one later than the latest candidate (paths go
+ *    forward). A node searched to the end without success stays
  *    "no" for the other candidates of j (the target set is the same);
  *    when a search succeeds the nodes on its path are marked "yes".
  * No budget anywhere: the result is always the exact reduction. */
@@ -58,6 +61,7 @@ struct rp__reduce {
   } *oe;
   uint32_t capoe;
   uint32_t cur, now; /* now: the node begun last */
+  uint32_t maxc;     /* the latest candidate of the current node */
   rp__cand *c;
   uint32_t nc, capc;
   struct proxy { rp__cand c; uint32_t via; } *px; /* see rp__reduce_add_via */
@@ -246,7 +250,8 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
       r->nd[c].via = x;
       return 1;
     }
-    if (r->nd[x].vis == cur || j - x < W || r->nd[x].level >= maxlev)
+    if (r->nd[x].vis == cur || j - x < W || r->nd[x].level >= maxlev ||
+        x > r->maxc)
       continue;
     r->nd[x].vis = cur;
     if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
@@ -258,6 +263,35 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
 
 /* Is far candidate c (outside j's window) an ancestor of another
  * candidate? maxlev: the highest level of a candidate. */
+/* Do two stored accesses overlap? Byte ranges and boxes of one rank are
+ * compared; anything else answers "not known" (0). */
+static int overlap(const rp__access *a, const rp__access *b) {
+  const rp_region *x = &a->region, *y = &b->region;
+  if (x->buf != y->buf || a->space != b->space || x->kind != y->kind)
+    return 0;
+  if (x->kind == RP_REGION_BYTES)
+    return x->offset < y->offset + y->bytes &&
+           y->offset < x->offset + x->bytes;
+  if (x->kind != RP_REGION_BOX || x->ndims != y->ndims)
+    return 0;
+  for (unsigned d = 0; d < x->ndims; d++)
+    if (!(x->lo[d] < y->hi[d] && y->lo[d] < x->hi[d]))
+      return 0;
+  return 1;
+}
+
+/* Does op c (earlier) conflict directly with op y: one access of each on
+ * the same bytes of one space, one of them a write? Then c -> y is a
+ * hazard. 0 also means "not known". */
+static int conflicts(const rp_graph *g, uint32_t c, uint32_t y) {
+  const rp__access *ac = rp__op_acc(g, c), *ay = rp__op_acc(g, y);
+  for (uint32_t i = 0; i < g->op[c].nacc; i++)
+    for (uint32_t k = 0; k < g->op[y].nacc; k++)
+      if (((ac[i].mode | ay[k].mode) & RP_OUT) && overlap(&ac[i], &ay[k]))
+        return 1;
+  return 0;
+}
+
 static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
                        uint32_t c, const uint64_t *aj, uint32_t maxlev) {
   /* An ancestor has a lower level than its descendants. */
@@ -269,12 +303,20 @@ static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
   if (x != RP_NONE && x < j && known_implying(r, j, x, aj))
     return 1;
   uint32_t steps = 0;
-  for (x = r->nd[c].succ; x != RP_NONE && x < j && steps < 64;
+  for (x = r->nd[c].succ; x != RP_NONE && x <= r->maxc && steps < 64;
        x = r->nd[x].succ, steps++)
     if (known_implying(r, j, x, aj)) {
       r->nd[c].via = x;
       return 1;
     }
+  /* A later candidate that c conflicts with directly (when few). */
+  for (uint32_t i = 0; r->nc <= 8 && i < r->nc; i++) {
+    uint32_t y = r->c[i].from;
+    if (y > c && conflicts(g, c, y)) {
+      r->nd[c].via = y;
+      return 1;
+    }
+  }
   return search(g, r, j, c, aj, maxlev);
 }
 
@@ -287,6 +329,7 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   if (r->oom)
     return -1;
   uint32_t n = r->nc, W = r->W, maxlev = 0, e0 = g->nedge;
+  r->maxc = 0;
   if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
                sizeof *g->edge) ||
       rp__grow((void **)&r->oe, &r->capoe, g->nedge + n, sizeof *r->oe))
@@ -298,6 +341,8 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
     uint32_t f = r->c[i].from;
     if (r->nd[f].level > maxlev)
       maxlev = r->nd[f].level;
+    if (f > r->maxc)
+      r->maxc = f;
     if (j - f < W)
       or_ancestors(r, aj, f, j);
   }
@@ -318,6 +363,8 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
       rp__reduce_add(r, p->c.from, p->c.kind, 0, p->c.buf);
       if (r->nd[p->c.from].level > maxlev)
         maxlev = r->nd[p->c.from].level;
+      if (p->c.from > r->maxc)
+        r->maxc = p->c.from;
     }
   }
   if (r->oom || rp__grow((void **)&g->edge, &g->capedge, g->nedge + r->nc,

@@ -43,7 +43,8 @@ static void footprint(const rp_graph *g, double *per_op, double *per_edge) {
                (size_t)g->nafter * sizeof *g->after +
                2 * ((size_t)g->nop + 1) * sizeof(uint32_t);
   for (uint32_t i = 0; i < g->nop; i++) {
-    ops += g->op[i].name ? malloc_usable_size(g->op[i].name) : 0;
+    if (g->op[i].name && !g->op[i].name_shared)
+      ops += malloc_usable_size(g->op[i].name);
     ops += g->op[i].kernel_name ? malloc_usable_size(g->op[i].kernel_name)
                                 : 0;
   }
