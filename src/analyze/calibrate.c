@@ -27,24 +27,26 @@ static const rp_param nop_params[] = {{"x", RP_INOUT}};
 static const rp_kernel nop = {"rp_calibrate_nop", 1, nop_params, nop_kernel,
                               NULL, NULL, {0, 0, 0}, NULL, NULL, 0};
 
-/* A streaming kernel (y = 0.5 * y + x * x) for the efficiency of a kernel
- * split over threads. */
+/* A streaming kernel (y = 0.5 * y + x * x over rows row0 + [lo, hi)) for
+ * the efficiency of kernels split over threads. */
 static void triad_kernel(const rp_kargs *a, const uint64_t lo[3],
                          const uint64_t hi[3]) {
   const float *x = (const float *)a->a[0].p;
   float *y = (float *)a->a[1].p;
   for (uint64_t j = lo[1]; j < hi[1]; j++)
     for (uint64_t i = lo[0]; i < hi[0]; i++) {
-      uint64_t k = j * a->n[0] + i;
+      uint64_t k = ((uint64_t)a->a[2].i64 + j) * a->n[0] + i;
       y[k] = 0.5f * y[k] + x[k] * x[k];
     }
 }
-static const rp_param triad_params[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-static const rp_kernel triad = {"rp_calibrate_triad", 2, triad_params,
+static const rp_param triad_params[] = {
+    {"x", RP_IN}, {"y", RP_INOUT}, {"row0", RP_SCALAR}};
+static const rp_kernel triad = {"rp_calibrate_triad", 3, triad_params,
                                 triad_kernel, NULL, NULL, {0, 0, 0},
                                 NULL, NULL, 0};
-#define TRIAD_ROWS 512
+#define TRIAD_ROWS 1024
 #define TRIAD_COLS 2048
+#define TRIAD_BLOCK 64
 
 typedef enum { CHAIN_KERNEL, CHAIN_COPY, CHAIN_HOST } chain_kind;
 
@@ -210,10 +212,20 @@ static rp_status split_efficiency(rp_model *m, const rp_backend *be,
   if ((s = rp_buffer_register(g, "x", x, n * sizeof *x, &bx)) ||
       (s = rp_buffer_register(g, "y", y, n * sizeof *y, &by)))
     goto out;
-  rp_arg args[2] = {rp_arg_buf(rp_whole(bx)), rp_arg_buf(rp_whole(by))};
-  if ((s = rp_record_kernel(g, &triad, 0, rp_dims3(TRIAD_COLS, TRIAD_ROWS, 1),
-                            args, NULL, NULL)) ||
-      (s = rp_graph_end(g)))
+  /* Independent blocks of rows, each split over the team: the way the
+   * examples' kernels run (tasks side by side, each split). */
+  for (uint64_t r = 0; r < TRIAD_ROWS; r += TRIAD_BLOCK) {
+    uint64_t bytes = (uint64_t)TRIAD_BLOCK * TRIAD_COLS * sizeof(float);
+    uint64_t off = r * TRIAD_COLS * sizeof(float);
+    rp_arg args[3] = {rp_arg_buf(rp_bytes(bx, off, bytes)),
+                      rp_arg_buf(rp_bytes(by, off, bytes)),
+                      rp_arg_i64((int64_t)r)};
+    if ((s = rp_record_kernel(g, &triad, 0,
+                              rp_dims3(TRIAD_COLS, TRIAD_BLOCK, 1), args,
+                              NULL, NULL)))
+      goto out;
+  }
+  if ((s = rp_graph_end(g)))
     goto out;
   double tp, ts;
   if ((s = time_graph(g, be, xo, "parallel", runs, 5, &tp)) ||
