@@ -84,9 +84,19 @@ const char *rp_backend_name(const rp_backend *be) {
 }
 
 rp_status rp_backend_probe(const rp_backend *be) {
-  if (!be)
+  if (!be) {
+    rp__set_last_error("rp_backend_probe: no backend");
     return RP_EINVAL;
-  return be->probe ? be->probe() : RP_OK;
+  }
+  rp__set_last_error("");
+  rp_status s = be->probe ? be->probe() : RP_OK;
+  if (s != RP_OK && !rp_last_error()[0]) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "backend \"%.64s\" cannot run here: %s",
+             be->name, rp_strerror(s));
+    rp__set_last_error(msg);
+  }
+  return s;
 }
 
 /* A name a plugin file may carry: [a-z0-9_-], 1 to 32 characters. */

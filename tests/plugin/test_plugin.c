@@ -82,6 +82,23 @@ Test(plugin, bad_paths_and_names) {
 #endif
 }
 
+#ifdef RP_TEST_CUDA_PLUGIN
+/* The CUDA plugin loads wherever the CUDA runtime is installed; without a
+ * device its probe says so. */
+Test(plugin, cuda_from_its_plugin) {
+  const rp_backend *be;
+  cr_assert_eq(rp_backend_find("cuda", &be), RP_OK, "%s", rp_last_error());
+  Dl_info info;
+  cr_assert(dladdr(be, &info));
+  cr_assert(strstr(info.dli_fname, "reprise/libreprise-cuda.so"), "%s",
+            info.dli_fname);
+  rp_status s = rp_backend_probe(be);
+  cr_assert(s == RP_OK || s == RP_ENODEV, "%s", rp_status_name(s));
+  if (s == RP_ENODEV)
+    cr_assert(rp_last_error()[0]);
+}
+#endif
+
 #ifdef RP_TEST_XRT_PLUGIN
 RP_KERNEL(twice, {
   RP_PTR(double, 1)[RP_X] = 2.0 * RP_PTR(const double, 0)[RP_X];
