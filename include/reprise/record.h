@@ -416,6 +416,31 @@ RP_API rp_status rp_graph_write_json(const rp_graph *g, FILE *fp);
 RP_API rp_status rp_graph_read_json(rp_graph **out, FILE *fp, char *err,
                                     size_t errlen);
 
+/** Reading flags. */
+enum {
+  RP_READ_STRICT = 1u << 0 /**< an unknown key is an error (RP_EPARSE) */
+};
+
+/** Options of rp_graph_read_json_opts(); start from RP_READ_OPTS_INIT. */
+typedef struct rp_read_opts {
+  size_t size;        /**< sizeof(rp_read_opts), so that it can grow */
+  unsigned flags;     /**< RP_READ_* */
+  /** Called once per unknown key with a message naming it and where it is
+   * ("ops[2].acess: unknown key"); NULL: unknown keys are ignored. */
+  void (*warn)(void *user, const char *msg);
+  void *user;         /**< passed to warn */
+} rp_read_opts;
+
+#define RP_READ_OPTS_INIT {sizeof(rp_read_opts), 0, NULL, NULL}
+
+/** @brief rp_graph_read_json() with options: unknown keys reported through
+ * @p o->warn, or refused with RP_READ_STRICT. @p o may be NULL (as
+ * rp_graph_read_json()). @return as rp_graph_read_json(); RP_EINVAL for
+ * options of an unknown size or flags. */
+RP_API rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
+                                         const rp_read_opts *o, char *err,
+                                         size_t errlen);
+
 /** @brief Write the graph in the Graphviz language: a node per operation
  * (name, type, device), edges labelled with kind and buffer, a colour per
  * lane. */
