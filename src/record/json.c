@@ -767,7 +767,7 @@ static const char *space_str(int space, char buf[16]) {
   return buf;
 }
 
-/* DESIGN.md's table: a kernel accesses the space of its device, a host
+/* docs/design.md's table: a kernel accesses the space of its device, a host
  * task the host; a copy (as the recorder stores it) reads access[0] in its
  * source space and writes the same region as access[1] in its
  * destination space. */
