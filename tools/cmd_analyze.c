@@ -161,12 +161,8 @@ int rp_cmd_analyze(int argc, char **argv) {
   rp_analysis *a = NULL;
   rp_status s = rp_analyze(g, &o, &a);
   if (s != RP_OK) {
-    /* The options were checked here and the graph by its reader: what is
-     * left to refuse is costs whose sum overflows. */
-    fprintf(stderr, "reprise analyze: %s: cannot analyse: %s%s\n", in,
-            rp_strerror(s),
-            s == RP_EINVAL ? " (the costs add up to more than a double holds)"
-                           : "");
+    fprintf(stderr, "reprise analyze: %s: cannot analyse: %s (%s)\n", in,
+            rp_strerror(s), rp_last_error());
     rp_graph_destroy(g);
     return 1;
   }

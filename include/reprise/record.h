@@ -294,7 +294,8 @@ RP_API void rp_graph_set_data(rp_graph *g, void *data);
 /** @brief The user pointer (NULL if none). */
 RP_API void *rp_graph_get_data(const rp_graph *g);
 
-/** @brief Number of operations. */
+/** @brief Number of operations (0 for a NULL graph, like the three
+ * counts below). */
 RP_API uint32_t rp_graph_num_nodes(const rp_graph *g);
 /** @brief Number of buffers. */
 RP_API uint32_t rp_graph_num_buffers(const rp_graph *g);
@@ -319,7 +320,8 @@ RP_API rp_status rp_node_access(const rp_graph *g, rp_node n, unsigned i,
  * @param us cost in microseconds, finite and >= 0. */
 RP_API rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us);
 
-/** @brief Look a buffer up by name. @return RP_OK or RP_ENOTFOUND. */
+/** @brief Look a buffer up by name.
+ * @return RP_OK, RP_ENOTFOUND, or RP_EINVAL for a NULL argument. */
 RP_API rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
                                       rp_buf *out);
 

@@ -1299,5 +1299,6 @@ rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
     return s;
   }
   *out = r.g;
+  rp__set_last_error("");
   return RP_OK;
 }

@@ -29,9 +29,11 @@ void rp_exec_set_error(rp_exec *x, const char *fmt, ...) {
 const rp_graph *rp_exec_graph(const rp_exec *x) { return x->g; }
 const rp_exec_opts *rp_exec_opts_get(const rp_exec *x) { return &x->opts; }
 void *const *rp_exec_host(const rp_exec *x) { return x->host; }
-const rp_backend *rp_exec_backend(const rp_exec *x) { return x->be; }
+const rp_backend *rp_exec_backend(const rp_exec *x) {
+  return x ? x->be : NULL;
+}
 const char *rp_exec_error(const rp_exec *x) { return x ? x->err : ""; }
-double rp_exec_last_us(const rp_exec *x) { return x->last_us; }
+double rp_exec_last_us(const rp_exec *x) { return x ? x->last_us : 0.0; }
 
 const rp_kargs *rp_exec_args(const rp_exec *x, rp_node n) {
   if (n >= x->g->nop || x->kidx[n] == RP_NONE)

@@ -96,6 +96,8 @@ rp_status rp_plugin_load(const char *path, const rp_backend **out) {
   pthread_mutex_unlock(&load_mu);
   if (out)
     *out = be;
+  if (s == RP_OK)
+    rp__set_last_error("");
   return s;
 }
 

@@ -136,7 +136,7 @@ static rp_status find_named(const char *name, const rp_backend **out) {
   return RP_ENOTFOUND;
 }
 
-rp_status rp_backend_find(const char *name, const rp_backend **out) {
+static rp_status find_any(const char *name, const rp_backend **out) {
   if (!out) {
     rp__set_last_error("rp_backend_find: out is NULL");
     return RP_EINVAL;
@@ -158,4 +158,11 @@ rp_status rp_backend_find(const char *name, const rp_backend **out) {
   }
   *out = best;
   return RP_OK;
+}
+
+rp_status rp_backend_find(const char *name, const rp_backend **out) {
+  rp_status s = find_any(name, out);
+  if (s == RP_OK)
+    rp__set_last_error("");
+  return s;
 }
