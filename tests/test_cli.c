@@ -173,3 +173,15 @@ Test(cli, run_refuses_kernels_and_unknown_backends) {
   expect("run -b nosuch " DATA "/copies.json", 1, NULL,
          "no backend named \"nosuch\"");
 }
+
+/* Times in dot labels are rounded (4 significant digits), not printed with
+ * every digit of a double: 4096 bytes at 3 GB/s is 1.3653333... us. */
+Test(cli, dot_labels_rounded) {
+  char *o, *e;
+  cr_assert_eq(tool("analyze --h2d-gbps=3 --dot=- " DATA "/copies.json", &o,
+                    &e), 0, "%s", e);
+  cr_assert(strstr(o, "B up\\n0 .. 1.365 us"), "%s", o);
+  cr_assert(strstr(o, "critical path 1.386 us"), "%s", o);
+  cr_assert_null(strstr(o, "1.36533"), "%s", o);
+  free(o), free(e);
+}
