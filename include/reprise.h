@@ -7,5 +7,6 @@
 #include "reprise/analyze.h"
 #include "reprise/replay.h"
 #include "reprise/kernel.h"
+#include "reprise/plugin.h"
 
 #endif

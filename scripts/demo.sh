@@ -7,9 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build.log 2>&1 ||
-  { cat build.log; exit 1; }
-cmake --build build -j"$(nproc)" >>build.log 2>&1 || { cat build.log; exit 1; }
+# The build's log goes into the build folder, the pictures into out/
+# (ignored by git): the demo leaves nothing untracked in the tree.
+mkdir -p build
+log=build/demo-build.log
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >"$log" 2>&1 ||
+  { cat "$log"; exit 1; }
+cmake --build build -j"$(nproc)" >>"$log" 2>&1 || { cat "$log"; exit 1; }
 mkdir -p out
 build/examples/jacobi2d --dot out/jacobi2d.dot --trace out/jacobi2d.trace.json "$@"
 if command -v dot >/dev/null; then

@@ -1,17 +1,37 @@
 #!/usr/bin/env bash
-# The tests: install what is missing, build with warnings as errors, run
-# every test (Criterion, through CTest). GPU tests skip, saying why, when no
-# GPU is present. RP_SANITIZE=1 builds with AddressSanitizer and UBSan.
+# The tests (CI runs exactly this, through .ci/run): install what is
+# missing, then
+#   plain  build with warnings as errors, run every test (build-test);
+#          GPU tests are reported Skipped, saying why, without a GPU;
+#   asan   the same suite under AddressSanitizer + UBSan (build-asan; no
+#          CUDA, no benchmarks);
+#   fuzz   fuzz the graph reader, the analysis and the reports for
+#          RP_FUZZ_SECONDS (default 60) s with libFuzzer (scripts/fuzz.sh).
+# RP_TEST_STAGES picks stages (default "plain asan fuzz"); RP_SANITIZE=1
+# runs the asan stage alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-dir=build-test
-extra=()
-if [ "${RP_SANITIZE:-0}" = 1 ]; then
-  dir=build-asan
-  extra=(-DRP_SANITIZE=ON)
-fi
-cmake -S . -B "$dir" -DRP_WERROR=ON "${extra[@]}"
-cmake --build "$dir" -j"$(nproc)"
-cd "$dir"
-ctest --output-on-failure -j"$(nproc)"
+stages=${RP_TEST_STAGES:-plain asan fuzz}
+[ "${RP_SANITIZE:-0}" = 1 ] && stages=asan
+jobs=$(nproc)
+
+suite() {   # suite DIR CMAKE-ARGS...
+  local dir=$1
+  shift
+  echo "== reprise tests: $dir ($*)"
+  cmake -S . -B "$dir" -DRP_WERROR=ON "$@"
+  cmake --build "$dir" -j"$jobs"
+  (cd "$dir" && ctest --output-on-failure -j"$jobs")
+}
+
+for s in $stages; do
+  case $s in
+    plain) suite build-test ;;
+    asan) suite build-asan -DRP_SANITIZE=ON -DRP_WITH_CUDA=OFF \
+                -DRP_BUILD_BENCH=OFF ;;
+    fuzz) echo "== reprise fuzzing: ${RP_FUZZ_SECONDS:-60} s"
+          scripts/fuzz.sh "${RP_FUZZ_SECONDS:-60}" ;;
+    *) echo "scripts/test.sh: unknown stage '$s'" >&2; exit 2 ;;
+  esac
+done

@@ -2,18 +2,27 @@
 #ifndef RP_CLI_H
 #define RP_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 #include "reprise.h"
 
 /* Each subcommand gets argv[0] = its own name; returns the exit status:
- * 0 success, 1 failure of the work, 2 bad usage. */
+ * 0 success, 1 failure of the work, 2 bad usage. `--help` prints its usage
+ * on standard output (`reprise help CMD` does that, and the man page
+ * tools/reprise.1 is generated from it). Options are parsed with
+ * getopt_long: `--opt value`, `--opt=value`, options after operands. */
 int rp_cmd_dot(int argc, char **argv);
 int rp_cmd_analyze(int argc, char **argv);
 int rp_cmd_calibrate(int argc, char **argv);
 int rp_cmd_check(int argc, char **argv);
+int rp_cmd_run(int argc, char **argv);
 
-/* Reads a graph file ("-" is standard input); prints why on stderr and
- * returns NULL on failure. */
+/* Set by --strict: unknown keys in graph files are errors, not warnings. */
+extern int rp_cli_strict;
+
+/* Reads a graph file ("-" is standard input); prints why on stderr (a
+ * directory, an unreadable file, a malformed graph) and returns NULL on
+ * failure; prints a warning per unknown key (an error with rp_cli_strict). */
 rp_graph *rp_cli_load(const char *path);
 
 /* The model for analyze: read from path, or the calibration of backend
@@ -30,5 +39,18 @@ int rp_cli_apply_costs(rp_graph *g, const char *path);
 FILE *rp_cli_open_out(const char *path);
 /* Closes what rp_cli_open_out returned; returns 0 or prints and returns 1. */
 int rp_cli_close_out(FILE *fp, const char *path);
+
+/* Starts getopt_long over a subcommand's arguments (resets its state). */
+void rp_cli_getopt_reset(void);
+/* Prints the error getopt_long signalled with @p c ('?' unknown option or
+ * ':' missing value) for command @p cmd; returns 2. */
+int rp_cli_bad_option(const char *cmd, int c, char **argv);
+/* Parses a non-negative (rate: positive) finite number for option @p opt;
+ * prints why and returns -1 when it is not one. */
+int rp_cli_number(const char *cmd, const char *opt, const char *s, int rate,
+                  double *out);
+/* Parses an unsigned integer in [lo, hi]; prints why and returns -1. */
+int rp_cli_uint(const char *cmd, const char *opt, const char *s,
+                unsigned long lo, unsigned long hi, unsigned long *out);
 
 #endif

@@ -1,18 +1,37 @@
-/* File helpers shared by the reprise tool's subcommands. */
+/* File and option helpers shared by the reprise tool's subcommands. */
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cli.h"
 
+int rp_cli_strict;
+
+static void warn_key(void *user, const char *msg) {
+  fprintf(stderr, "reprise: %s: warning: %s\n", (const char *)user, msg);
+}
+
 rp_graph *rp_cli_load(const char *path) {
-  FILE *fp = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+  int std = !strcmp(path, "-");
+  struct stat st;
+  if (!std && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "reprise: %s: is a directory, not a graph file\n", path);
+    return NULL;
+  }
+  FILE *fp = std ? stdin : fopen(path, "rb");
   if (!fp) {
-    fprintf(stderr, "reprise: %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "reprise: %s: cannot open: %s\n", path, strerror(errno));
     return NULL;
   }
   char err[512] = "";
   rp_graph *g = NULL;
-  rp_status s = rp_graph_read_json(&g, fp, err, sizeof err);
-  if (fp != stdin)
+  rp_read_opts o = RP_READ_OPTS_INIT;
+  o.flags = rp_cli_strict ? RP_READ_STRICT : 0;
+  o.warn = warn_key;
+  o.user = (void *)path;
+  rp_status s = rp_graph_read_json_opts(&g, fp, &o, err, sizeof err);
+  if (!std)
     fclose(fp);
   if (s != RP_OK) {
     fprintf(stderr, "reprise: %s: %s%s%s\n", path, rp_strerror(s),
@@ -27,7 +46,8 @@ FILE *rp_cli_open_out(const char *path) {
     return stdout;
   FILE *fp = fopen(path, "w");
   if (!fp)
-    fprintf(stderr, "reprise: %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "reprise: %s: cannot write: %s\n", path,
+            strerror(errno));
   return fp;
 }
 
@@ -41,5 +61,51 @@ int rp_cli_close_out(FILE *fp, const char *path) {
     fprintf(stderr, "reprise: %s: write failed\n", path ? path : "stdout");
     return 1;
   }
+  return 0;
+}
+
+void rp_cli_getopt_reset(void) {
+  optind = 0;   /* GNU: full reinitialisation */
+  opterr = 0;
+}
+
+int rp_cli_bad_option(const char *cmd, int c, char **argv) {
+  const char *arg = argv[optind - 1];
+  if (c == ':')
+    fprintf(stderr, "reprise %s: option '%s' needs a value\n", cmd, arg);
+  else if (optopt && arg[0] == '-' && arg[1] != '-')
+    fprintf(stderr, "reprise %s: unknown option '-%c'\n", cmd, optopt);
+  else
+    fprintf(stderr, "reprise %s: unknown option '%s'\n", cmd, arg);
+  fprintf(stderr, "Try 'reprise help %s'.\n", cmd);
+  return 2;
+}
+
+int rp_cli_number(const char *cmd, const char *opt, const char *s, int rate,
+                  double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || *end || errno || !isfinite(v) ||
+      (rate ? !(v > 0) : !(v >= 0))) {
+    fprintf(stderr, "reprise %s: %s needs a %s number, not '%s'\n", cmd,
+            opt, rate ? "positive" : "non-negative", s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+int rp_cli_uint(const char *cmd, const char *opt, const char *s,
+                unsigned long lo, unsigned long hi, unsigned long *out) {
+  char *end;
+  errno = 0;
+  unsigned long v = strtoul(s, &end, 10);
+  if (end == s || *end || errno || s[0] == '-' || v < lo || v > hi) {
+    fprintf(stderr, "reprise %s: %s is an integer from %lu to %lu, not "
+            "'%s'\n", cmd, opt, lo, hi, s);
+    return -1;
+  }
+  *out = v;
   return 0;
 }

@@ -6,11 +6,7 @@
 
 static void usage(FILE *fp) {
   fprintf(fp,
-          "usage: reprise analyze FILE.json [--json] [--copy-engines 1|2]\n"
-          "         [--h2d-gbps X] [--d2h-gbps X] [--p2p-gbps X]\n"
-          "         [--kernel-us X] [--host-us X] [--compute-units K]\n"
-          "         [--dot OUT] [--trace OUT] [--svg OUT] [--costs FILE]\n"
-          "         [--model FILE | --backend B [--calibrate]] [--mode M]\n\n"
+          "usage: reprise analyze [OPTIONS] FILE.json\n\n"
           "Analyses the graph in FILE.json (\"-\": standard input): puts "
           "every operation on\na lane (compute:N, h2d:N, d2h:N or copy:N, "
           "p2p:N, host), computes the serial\ntime, the critical path, the "
@@ -26,11 +22,11 @@ static void usage(FILE *fp) {
           "  --d2h-gbps X        device-to-host bandwidth, GB/s (default 25)\n"
           "  --p2p-gbps X        peer-copy bandwidth, GB/s (default 25)\n"
           "  --kernel-us X       cost of a kernel without one (default 10)\n"
+          "  --host-us X         cost of a host task without one "
+          "(default 10)\n"
           "  --compute-units K   K compute lanes per device (FPGA compute "
           "units),\n"
           "                      kernels taken in turn (default 1)\n"
-          "  --host-us X         cost of a host task without one "
-          "(default 10)\n"
           "  --dot OUT           write Graphviz dot of the schedule to OUT\n"
           "  --trace OUT         write a Chrome trace-event timeline to OUT "
           "(Perfetto)\n"
@@ -47,22 +43,14 @@ static void usage(FILE *fp) {
           "no model yet\n"
           "  --mode M            overlapped mode predicted (graph, streams, "
           "parallel)\n"
-          "OUT may be \"-\" for standard output.\n"
+          "  --strict            unknown keys in FILE.json are errors, not "
+          "warnings\n"
+          "  -h, --help          print this help\n\n"
+          "Options take their value as --opt VALUE or --opt=VALUE. OUT may "
+          "be \"-\" for\nstandard output: the report is then not printed, "
+          "so that the two never mix\n(one OUT at most may be \"-\").\n"
           "Exit status: 0 success, 1 unreadable graph, failed analysis or "
           "failed write,\n2 bad usage.\n");
-}
-
-/* Parses a number for option @p opt; rate: > 0, else >= 0. */
-static int number(const char *opt, const char *s, int rate, double *out) {
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || *end || !isfinite(v) || (rate ? !(v > 0) : !(v >= 0))) {
-    fprintf(stderr, "reprise analyze: %s needs a %s number, not '%s'\n",
-            opt, rate ? "positive" : "non-negative", s);
-    return -1;
-  }
-  *out = v;
-  return 0;
 }
 
 typedef rp_status (*writer)(const rp_analysis *, FILE *);
@@ -81,100 +69,129 @@ static int write_to(const char *path, writer w, const rp_analysis *a) {
   return rc;
 }
 
+enum { O_JSON = 256, O_ENGINES, O_H2D, O_D2H, O_P2P, O_KERNEL, O_HOST,
+       O_UNITS, O_DOT, O_TRACE, O_SVG, O_STRICT, O_COSTS, O_MODEL,
+       O_BACKEND, O_CALIBRATE, O_MODE };
+
 int rp_cmd_analyze(int argc, char **argv) {
-  const char *in = NULL, *dot = NULL, *trace = NULL, *svg = NULL;
-  int json = 0, calibrate = 0;
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, O_JSON},
+      {"copy-engines", required_argument, NULL, O_ENGINES},
+      {"h2d-gbps", required_argument, NULL, O_H2D},
+      {"d2h-gbps", required_argument, NULL, O_D2H},
+      {"p2p-gbps", required_argument, NULL, O_P2P},
+      {"kernel-us", required_argument, NULL, O_KERNEL},
+      {"host-us", required_argument, NULL, O_HOST},
+      {"compute-units", required_argument, NULL, O_UNITS},
+      {"dot", required_argument, NULL, O_DOT},
+      {"trace", required_argument, NULL, O_TRACE},
+      {"svg", required_argument, NULL, O_SVG},
+      {"strict", no_argument, NULL, O_STRICT},
+      {"costs", required_argument, NULL, O_COSTS},
+      {"model", required_argument, NULL, O_MODEL},
+      {"backend", required_argument, NULL, O_BACKEND},
+      {"calibrate", no_argument, NULL, O_CALIBRATE},
+      {"mode", required_argument, NULL, O_MODE},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *cmd = "analyze";
+  const char *dot = NULL, *trace = NULL, *svg = NULL;
+  int json = 0, calibrate = 0, c;
+  int set_h2d = 0, set_d2h = 0, set_p2p = 0;
   const char *costs = NULL, *model = NULL, *backend = NULL;
   rp_model m;
   rp_analysis_opts o;
   static unsigned units[RP_MAX_DEVICES];
   rp_analysis_opts_init(&o);
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+  rp_cli_getopt_reset();
+  while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    unsigned long k;
+    int bad = 0;
+    switch (c) {
+    case 'h':
       usage(stdout);
       return 0;
-    }
-    if (!strcmp(arg, "--json") || !strcmp(arg, "--calibrate")) {
-      *(arg[2] == 'j' ? &json : &calibrate) = 1;
-      continue;
-    }
-    if (arg[0] != '-' || !arg[1]) {
-      if (in) {
-        fprintf(stderr, "reprise analyze: one graph file at a time\n");
+    case O_JSON:
+      json = 1;
+      break;
+    case O_STRICT:
+      rp_cli_strict = 1;
+      break;
+    case O_CALIBRATE:
+      calibrate = 1;
+      break;
+    case O_COSTS:
+      costs = optarg;
+      break;
+    case O_MODEL:
+      model = optarg;
+      break;
+    case O_BACKEND:
+      backend = optarg;
+      break;
+    case O_MODE:
+      o.mode = optarg;
+      break;
+    case O_ENGINES:
+      bad = rp_cli_uint(cmd, "--copy-engines", optarg, 1, 2, &k);
+      o.copy_engines = (unsigned)k;
+      break;
+    case O_H2D:
+      bad = rp_cli_number(cmd, "--h2d-gbps", optarg, 1, &o.h2d_gbps);
+      set_h2d = 1;
+      break;
+    case O_D2H:
+      bad = rp_cli_number(cmd, "--d2h-gbps", optarg, 1, &o.d2h_gbps);
+      set_d2h = 1;
+      break;
+    case O_P2P:
+      bad = rp_cli_number(cmd, "--p2p-gbps", optarg, 1, &o.p2p_gbps);
+      set_p2p = 1;
+      break;
+    case O_KERNEL:
+      bad = rp_cli_number(cmd, "--kernel-us", optarg, 0, &o.kernel_us);
+      break;
+    case O_HOST:
+      bad = rp_cli_number(cmd, "--host-us", optarg, 0, &o.host_us);
+      break;
+    case O_UNITS:
+      if (!(bad = rp_cli_uint(cmd, "--compute-units", optarg, 1, 4096, &k))) {
+        for (unsigned d = 0; d < RP_MAX_DEVICES; d++)
+          units[d] = (unsigned)k;
+        o.compute_units = units;
+        o.ncompute_units = RP_MAX_DEVICES;
+      }
+      break;
+    case O_DOT:
+    case O_TRACE:
+    case O_SVG:
+      if (!optarg[0]) {
+        fprintf(stderr, "reprise analyze: %s needs a file name (or \"-\")\n",
+                c == O_DOT ? "--dot" : c == O_TRACE ? "--trace" : "--svg");
         return 2;
       }
-      in = arg;
-      continue;
-    }
-    static const char *const valued[] = {
-        "--copy-engines", "--h2d-gbps", "--d2h-gbps", "--p2p-gbps",
-        "--kernel-us",    "--host-us",  "--dot",      "--trace",
-        "--compute-units",
-        "--svg",          "--costs",    "--model",    "--backend",
-        "--mode"};
-    int known = 0;
-    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-      known |= !strcmp(arg, valued[k]);
-    if (!known) {
-      fprintf(stderr, "reprise analyze: unknown option '%s'\n", arg);
-      usage(stderr);
-      return 2;
-    }
-    if (++i >= argc) {
-      fprintf(stderr, "reprise analyze: %s needs a value\n", arg);
-      return 2;
-    }
-    const char *v = argv[i];
-    int bad = 0;
-    if (!strcmp(arg, "--copy-engines")) {
-      if (!strcmp(v, "1") || !strcmp(v, "2")) {
-        o.copy_engines = (unsigned)(v[0] - '0');
-      } else {
-        fprintf(stderr, "reprise analyze: --copy-engines is 1 or 2\n");
-        bad = 1;
-      }
-    } else if (!strcmp(arg, "--h2d-gbps")) {
-      bad = number(arg, v, 1, &o.h2d_gbps);
-    } else if (!strcmp(arg, "--d2h-gbps")) {
-      bad = number(arg, v, 1, &o.d2h_gbps);
-    } else if (!strcmp(arg, "--p2p-gbps")) {
-      bad = number(arg, v, 1, &o.p2p_gbps);
-    } else if (!strcmp(arg, "--kernel-us")) {
-      bad = number(arg, v, 0, &o.kernel_us);
-    } else if (!strcmp(arg, "--host-us")) {
-      bad = number(arg, v, 0, &o.host_us);
-    } else if (!strcmp(arg, "--compute-units")) {
-      char *end;
-      unsigned long k = strtoul(v, &end, 10);
-      if (*end || end == v || k < 1 || k > 4096) {
-        fprintf(stderr, "reprise analyze: --compute-units is 1 to 4096\n");
-        bad = 1;
-      }
-      for (unsigned d = 0; d < RP_MAX_DEVICES; d++)
-        units[d] = (unsigned)k;
-      o.compute_units = units;
-      o.ncompute_units = RP_MAX_DEVICES;
-    } else if (!strcmp(arg, "--dot")) {
-      dot = v;
-    } else if (!strcmp(arg, "--trace")) {
-      trace = v;
-    } else if (!strcmp(arg, "--costs")) {
-      costs = v;
-    } else if (!strcmp(arg, "--model")) {
-      model = v;
-    } else if (!strcmp(arg, "--backend")) {
-      backend = v;
-    } else if (!strcmp(arg, "--mode")) {
-      o.mode = v;
-    } else {
-      svg = v;
+      *(c == O_DOT ? &dot : c == O_TRACE ? &trace : &svg) = optarg;
+      break;
+    default:
+      return rp_cli_bad_option(cmd, c, argv);
     }
     if (bad)
       return 2;
   }
-  if (!in) {
-    usage(stderr);
+  if (optind != argc - 1) {
+    if (optind < argc)
+      fprintf(stderr, "reprise analyze: one graph file at a time\n");
+    else
+      fprintf(stderr, "reprise analyze: no graph file given\n");
+    fprintf(stderr, "Try 'reprise help analyze'.\n");
+    return 2;
+  }
+  const char *in = argv[optind];
+  int to_stdout = (dot && !strcmp(dot, "-")) + (trace && !strcmp(trace, "-")) +
+                  (svg && !strcmp(svg, "-"));
+  if (to_stdout > 1) {
+    fprintf(stderr, "reprise analyze: only one of --dot, --trace, --svg may "
+            "write to standard output\n");
     return 2;
   }
   if (model && backend) {
@@ -185,14 +202,12 @@ int rp_cmd_analyze(int argc, char **argv) {
     return 1;
   if (model || backend) {
     /* Bandwidths given on the command line override the model's. */
-    for (int i = 1; i < argc - 1; i++) {
-      if (!strcmp(argv[i], "--h2d-gbps"))
-        m.h2d.gbps = o.h2d_gbps;
-      else if (!strcmp(argv[i], "--d2h-gbps"))
-        m.d2h.gbps = o.d2h_gbps;
-      else if (!strcmp(argv[i], "--p2p-gbps"))
-        m.p2p.gbps = o.p2p_gbps;
-    }
+    if (set_h2d)
+      m.h2d.gbps = o.h2d_gbps;
+    if (set_d2h)
+      m.d2h.gbps = o.d2h_gbps;
+    if (set_p2p)
+      m.p2p.gbps = o.p2p_gbps;
     o.model = &m;
   }
   rp_graph *g = rp_cli_load(in);
@@ -203,17 +218,13 @@ int rp_cmd_analyze(int argc, char **argv) {
   rp_analysis *a = NULL;
   rp_status s = rp_analyze(g, &o, &a);
   if (s != RP_OK) {
-    /* The options were checked here and the graph by its reader: what is
-     * left to refuse is costs whose sum overflows. */
-    fprintf(stderr, "reprise analyze: %s: cannot analyse: %s%s\n", in,
-            rp_strerror(s),
-            s == RP_EINVAL ? " (the costs add up to more than a double holds)"
-            : s == RP_ENOTFOUND ? " (the model has no such mode)" : "");
+    fprintf(stderr, "reprise analyze: %s: cannot analyse: %s (%s)\n", in,
+            rp_strerror(s), rp_last_error());
     rp_graph_destroy(g);
     return 1;
   }
-  int rc = write_to(NULL, json ? rp_analysis_write_json
-                               : rp_analysis_write_text, a);
+  int rc = to_stdout ? 0 : write_to(NULL, json ? rp_analysis_write_json
+                                             : rp_analysis_write_text, a);
   if (dot)
     rc |= write_to(dot, rp_analysis_write_dot, a);
   if (trace)

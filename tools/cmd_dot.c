@@ -6,47 +6,56 @@
 #define DOT_LIMIT 2000
 
 static void usage(FILE *fp) {
-  fprintf(fp, "usage: reprise dot FILE.json [-o OUT.dot] [--full]\n\n"
+  fprintf(fp, "usage: reprise dot [OPTIONS] FILE.json\n\n"
               "Writes the graph in FILE.json (\"-\": standard input) as "
               "Graphviz dot: one node\nper operation, edges labelled with "
               "their hazard and buffer, a colour per lane.\n"
-              "Over %d operations only the critical path and the operations "
-              "next to it\nare drawn, with a note saying what was left out.\n"
               "Render it with: dot -Tsvg OUT.dot -o OUT.svg\n\n"
-              "  -o OUT   write to OUT instead of standard output\n"
-              "  --full   draw every operation, however many\n", DOT_LIMIT);
+              "  -o, --output OUT    write to OUT instead of standard output\n"
+              "  --strict            unknown keys in FILE.json are errors, "
+              "not warnings\n"
+              "  -h, --help          print this help\n\n"
+              "Exit status: 0 success, 1 unreadable graph or failed write, "
+              "2 bad usage.\n");
 }
 
 int rp_cmd_dot(int argc, char **argv) {
-  const char *in = NULL, *out = NULL;
-  int full = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+  static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                       {"strict", no_argument, NULL, 'S'},
+                                       {"full", no_argument, NULL, 'F'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+  const char *out = NULL;
+  int c, full = 0;
+  rp_cli_getopt_reset();
+  while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+    switch (c) {
+    case 'h':
       usage(stdout);
       return 0;
-    } else if (!strcmp(argv[i], "--full")) {
-      full = 1;
-    } else if (!strcmp(argv[i], "-o")) {
-      if (++i >= argc) {
+    case 'o':
+      if (!optarg[0]) {
         fprintf(stderr, "reprise dot: -o needs a file name\n");
         return 2;
       }
-      out = argv[i];
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      fprintf(stderr, "reprise dot: unknown option '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
-    } else if (!in) {
-      in = argv[i];
-    } else {
-      fprintf(stderr, "reprise dot: one graph file at a time\n");
-      return 2;
+      out = optarg;
+      break;
+    case 'S':
+      rp_cli_strict = 1;
+      break;
+    case 'F':
+      full = 1;
+      break;
+    default:
+      return rp_cli_bad_option("dot", c, argv);
     }
   }
-  if (!in) {
-    usage(stderr);
+  if (optind != argc - 1) {
+    fprintf(stderr, "reprise dot: %s\nTry 'reprise help dot'.\n",
+            optind < argc ? "one graph file at a time" : "no graph file given");
     return 2;
   }
+  const char *in = argv[optind];
   rp_graph *g = rp_cli_load(in);
   if (!g)
     return 1;

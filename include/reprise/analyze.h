@@ -180,7 +180,7 @@ RP_API rp_status rp_graph_apply_costs(rp_graph *dst, const rp_graph *src,
  * (compute:N, h2d:N, d2h:N or copy:N, p2p:N, host), gives it a cost (given,
  * measured or modelled), and computes the serial time, the critical path,
  * the lane loads, the bound, the Amdahl form of the overlap bound and a list
- * schedule with its makespan. See DESIGN.md, "Lanes, costs and bounds".
+ * schedule with its makespan. See docs/design.md, "Lanes, costs and bounds".
  * @{ */
 
 typedef struct rp_analysis rp_analysis;
@@ -345,7 +345,7 @@ RP_API rp_status rp_analysis_lane(const rp_analysis *a, uint32_t i,
 /** @brief Human report: lanes with busy %, critical path, bound,
  * prediction and what limits it. */
 RP_API rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp);
-/** @brief The "reprise-analysis" JSON of DESIGN.md. */
+/** @brief The "reprise-analysis" JSON (docs/format.md). */
 RP_API rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp);
 /** @brief Graphviz with the schedule: lanes as clusters, critical path bold,
  * edges labelled with kind and buffer. */

@@ -60,7 +60,9 @@ RP_API const char *rp_strerror(rp_status s);
 RP_API const char *rp_status_name(rp_status s);
 
 /** @brief Details of the last failure of a call that returns no object to
- * ask (rp_exec_create, rp_analyze, ...) in this thread ("" if none). */
+ * ask (rp_exec_create, rp_analyze, rp_backend_find, rp_graph_read_json,
+ * rp_plugin_load, ...) in this thread. Per thread; such a call clears it
+ * ("") when it succeeds. */
 RP_API const char *rp_last_error(void);
 
 /** @brief The library's version string ("0.1.0"). */

@@ -343,7 +343,8 @@ RP_API rp_device_kind rp_graph_device_kind(const rp_graph *g, int device);
 /** @brief Name of a device kind ("default", "cpu", "cuda", "fpga"). */
 RP_API const char *rp_device_kind_name(rp_device_kind k);
 
-/** @brief Number of operations. */
+/** @brief Number of operations (0 for a NULL graph, like the three
+ * counts below). */
 RP_API uint32_t rp_graph_num_nodes(const rp_graph *g);
 /** @brief Number of buffers. */
 RP_API uint32_t rp_graph_num_buffers(const rp_graph *g);
@@ -368,7 +369,8 @@ RP_API rp_status rp_node_access(const rp_graph *g, rp_node n, unsigned i,
  * @param us cost in microseconds, finite and >= 0. */
 RP_API rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us);
 
-/** @brief Look a buffer up by name. @return RP_OK or RP_ENOTFOUND. */
+/** @brief Look a buffer up by name.
+ * @return RP_OK, RP_ENOTFOUND, or RP_EINVAL for a NULL argument. */
 RP_API rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
                                       rp_buf *out);
 
@@ -488,6 +490,31 @@ RP_API rp_status rp_graph_write_json(const rp_graph *g, FILE *fp);
  * @return RP_OK, RP_EPARSE, RP_EIO, RP_ENOMEM. */
 RP_API rp_status rp_graph_read_json(rp_graph **out, FILE *fp, char *err,
                                     size_t errlen);
+
+/** Reading flags. */
+enum {
+  RP_READ_STRICT = 1u << 0 /**< an unknown key is an error (RP_EPARSE) */
+};
+
+/** Options of rp_graph_read_json_opts(); start from RP_READ_OPTS_INIT. */
+typedef struct rp_read_opts {
+  size_t size;        /**< sizeof(rp_read_opts), so that it can grow */
+  unsigned flags;     /**< RP_READ_* */
+  /** Called once per unknown key with a message naming it and where it is
+   * ("ops[2].acess: unknown key"); NULL: unknown keys are ignored. */
+  void (*warn)(void *user, const char *msg);
+  void *user;         /**< passed to warn */
+} rp_read_opts;
+
+#define RP_READ_OPTS_INIT {sizeof(rp_read_opts), 0, NULL, NULL}
+
+/** @brief rp_graph_read_json() with options: unknown keys reported through
+ * @p o->warn, or refused with RP_READ_STRICT. @p o may be NULL (as
+ * rp_graph_read_json()). @return as rp_graph_read_json(); RP_EINVAL for
+ * options of an unknown size or flags. */
+RP_API rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
+                                         const rp_read_opts *o, char *err,
+                                         size_t errlen);
 
 /** @brief Write the graph in the Graphviz language: a node per operation
  * (name, type, device), edges labelled with kind and buffer, a colour per

@@ -1,5 +1,6 @@
 /* Analysis object: options, the passes in order, the headline figures. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/analysis.h"
@@ -77,36 +78,48 @@ static void figures(rp_analysis *a) {
       s->makespan_us > 0 ? serial / s->makespan_us : 1;
 }
 
+/* Every failure of rp_analyze says why (rp_last_error). */
+static rp_status refuse(rp_status s, const char *msg) {
+  char m[256];
+  snprintf(m, sizeof m, "rp_analyze: %s", msg);
+  rp__set_last_error(m);
+  return s;
+}
+
 rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
                      rp_analysis **out) {
   if (!out)
-    return RP_EINVAL;
+    return refuse(RP_EINVAL, "out is NULL");
   *out = NULL;
   if (!g)
-    return RP_EINVAL;
+    return refuse(RP_EINVAL, "no graph");
   if (!g->ended)
-    return RP_ESTATE;
+    return refuse(RP_ESTATE, "the graph is still recording (call "
+                  "rp_graph_end first)");
   rp_analysis_opts def;
   rp_analysis_opts_init(&def);
   if (!o)
     o = &def;
-  if ((o->copy_engines != 1 && o->copy_engines != 2) ||
-      bad_rate(o->h2d_gbps) || bad_rate(o->d2h_gbps) ||
-      bad_rate(o->p2p_gbps) || bad_time(o->kernel_us) ||
-      bad_time(o->host_us))
-    return RP_EINVAL;
+  if (o->copy_engines != 1 && o->copy_engines != 2)
+    return refuse(RP_EINVAL, "copy_engines must be 1 or 2");
+  if (bad_rate(o->h2d_gbps) || bad_rate(o->d2h_gbps) ||
+      bad_rate(o->p2p_gbps))
+    return refuse(RP_EINVAL, "bandwidths must be finite and > 0");
+  if (bad_time(o->kernel_us) || bad_time(o->host_us))
+    return refuse(RP_EINVAL, "default costs must be finite and >= 0");
   if (o->ncompute_units > RP_MAX_DEVICES ||
       (o->ncompute_units && !o->compute_units))
-    return RP_EINVAL;
+    return refuse(RP_EINVAL, "compute_units: NULL list or more entries "
+                  "than RP_MAX_DEVICES");
   for (unsigned d = 0; d < o->ncompute_units; d++)
     if (o->compute_units[d] > 4096)
-      return RP_EINVAL;
+      return refuse(RP_EINVAL, "compute_units: more than 4096 on a device");
   if (o->model && !rp__model_valid(o->model))
-    return RP_EINVAL;
+    return refuse(RP_EINVAL, "model: not a valid machine model");
 
   rp_analysis *a = calloc(1, sizeof *a);
   if (!a)
-    return RP_ENOMEM;
+    return refuse(RP_ENOMEM, "out of memory");
   a->g = g;
   a->opts = *o;
   for (int d = 0; d < RP_MAX_DEVICES; d++)
@@ -139,10 +152,14 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   a->opts.model = NULL; /* the caller owns it, and the mode names */
   a->opts.mode = a->opts.serial_mode = NULL;
   *out = a;
+  rp__set_last_error("");
   return RP_OK;
 fail:
   rp_analysis_destroy(a);
-  return s;
+  return refuse(s, s == RP_ENOMEM ? "out of memory"
+                   : s == RP_EINVAL ? "a cost or a sum of costs is not "
+                                      "finite (more than a double holds)"
+                   : rp_strerror(s));
 }
 
 void rp_analysis_summary(const rp_analysis *a, rp_summary *out) {

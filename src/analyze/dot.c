@@ -1,5 +1,8 @@
 /* Graphviz output of an analysis: lanes as clusters, critical path bold. */
 #include <ctype.h>
+#include <math.h>
+#include <string.h>
+#include <stdio.h>
 #include "analyze/analysis.h"
 
 /* Prints s inside a dot double-quoted string. */
@@ -31,17 +34,38 @@ static int crit_step(const rp_analysis *a, uint32_t u, uint32_t v) {
   return lo + 1 < a->ncrit && a->crit[lo] == u && a->crit[lo + 1] == v;
 }
 
+/* A time for a label: 4 significant digits at most (never exponents for
+ * times up to 10^15 us), trailing zeros dropped: "5.461", "180", "1234". */
+static void label_num(FILE *fp, double v) {
+  if (!isfinite(v)) {
+    fputs("?", fp);
+    return;
+  }
+  double m = fabs(v);
+  int dec = m >= 1000 ? 0 : m >= 100 ? 1 : m >= 10 ? 2 : 3;
+  char buf[48];
+  snprintf(buf, sizeof buf, "%.*f", dec, v);
+  if (dec) {
+    char *e = buf + strlen(buf) - 1;
+    while (*e == '0')
+      *e-- = 0;
+    if (*e == '.')
+      *e = 0;
+  }
+  fputs(strcmp(buf, "-0") ? buf : "0", fp);
+}
+
 rp_status rp_analysis_write_dot(const rp_analysis *a, FILE *fp) {
   if (!a || !fp)
     return RP_EINVAL;
   const rp_graph *g = a->g;
   fprintf(fp, "digraph reprise {\n  graph [fontname=\"Helvetica\", "
               "label=\"serial ");
-  rp__put_num(fp, a->sum.serial_us);
+  label_num(fp, a->sum.serial_us);
   fputs(" us, critical path ", fp);
-  rp__put_num(fp, a->sum.critical_path_us);
+  label_num(fp, a->sum.critical_path_us);
   fputs(" us, makespan ", fp);
-  rp__put_num(fp, a->sum.makespan_us);
+  label_num(fp, a->sum.makespan_us);
   fputs(" us\", labelloc=t];\n"
         "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\""
         ", fontsize=10];\n"
@@ -58,9 +82,9 @@ rp_status rp_analysis_write_dot(const rp_analysis *a, FILE *fp) {
       fprintf(fp, "    n%u [label=\"#%u ", n, n);
       put_dot_str(fp, rp__op_name(a, n));
       fputs("\\n", fp);
-      rp__put_num(fp, a->start[n]);
+      label_num(fp, a->start[n]);
       fputs(" .. ", fp);
-      rp__put_num(fp, rp__end(a, n));
+      label_num(fp, rp__end(a, n));
       fprintf(fp, " us\", fillcolor=\"%s\"%s];\n", rp__lane_colour(ln->kind),
               a->critical[n] ? ", penwidth=3, style=\"rounded,filled,bold\""
                              : "");

@@ -152,13 +152,16 @@ rp_status rp_graph_end(rp_graph *g) {
 
 int rp_graph_ended(const rp_graph *g) { return g && g->ended; }
 const char *rp_graph_error(const rp_graph *g) { return g ? g->err : ""; }
-void rp_graph_set_data(rp_graph *g, void *data) { g->data = data; }
-void *rp_graph_get_data(const rp_graph *g) { return g->data; }
-uint32_t rp_graph_num_nodes(const rp_graph *g) { return g->nop; }
-uint32_t rp_graph_num_buffers(const rp_graph *g) { return g->nbuf; }
-uint32_t rp_graph_num_edges(const rp_graph *g) { return g->nedge; }
+void rp_graph_set_data(rp_graph *g, void *data) {
+  if (g)
+    g->data = data;
+}
+void *rp_graph_get_data(const rp_graph *g) { return g ? g->data : NULL; }
+uint32_t rp_graph_num_nodes(const rp_graph *g) { return g ? g->nop : 0; }
+uint32_t rp_graph_num_buffers(const rp_graph *g) { return g ? g->nbuf : 0; }
+uint32_t rp_graph_num_edges(const rp_graph *g) { return g ? g->nedge : 0; }
 unsigned rp_graph_num_devices(const rp_graph *g) {
-  return (unsigned)(g->max_device + 1);
+  return g ? (unsigned)(g->max_device + 1) : 0;
 }
 
 rp_status rp_graph_edge(const rp_graph *g, uint32_t i, rp_edge *out) {
@@ -255,11 +258,12 @@ rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us) {
 
 rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
                                rp_buf *out) {
-  rp_buf b = g && name ? rp__names_find(g, name) : RP_NONE;
+  if (!g || !name || !out)
+    return RP_EINVAL;
+  rp_buf b = rp__names_find(g, name);
   if (b == RP_NONE)
     return RP_ENOTFOUND;
-  if (out)
-    *out = b;
+  *out = b;
   return RP_OK;
 }
 

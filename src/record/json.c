@@ -6,6 +6,7 @@
 #include <string.h>
 #include <cjson/cJSON.h>
 #include "record/graph.h"
+#include "record/json_keys.h"
 
 /* Integers in a graph file are JSON numbers, read as doubles: from 2^53 on
  * they may have lost precision already, so they are refused. */
@@ -309,6 +310,7 @@ typedef struct rd {
   uint32_t cap_acc;
   rp_node *after;
   uint32_t cap_after;
+  const rp_read_opts *opts; /* unknown keys: warn or refuse (NULL: ignore) */
 } rd;
 
 /* The first problem wins: later ones are consequences. */
@@ -325,6 +327,16 @@ static rp_status bad(rd *r, rp_status st, const char *fmt, ...) {
     va_end(ap);
   }
   return st;
+}
+
+/* Reports the keys of object @p j not in @p known (record/json_keys.c). */
+static rp_status check_keys(rd *r, const cJSON *j, const char *path,
+                            const char *const *known) {
+  for (const cJSON *c = j->child; r->opts && c; c = c->next)
+    if (c->string && rp__json_key(r->opts, path, c->string, known, r->msg,
+                                  sizeof r->msg))
+      return RP_EPARSE;
+  return RP_OK;
 }
 
 static void line_col(const rd *r, size_t pos, size_t *line, size_t *col) {
@@ -641,7 +653,8 @@ static rp_status load_buffer(rd *r, const cJSON *j, uint32_t i) {
   int has_elem;
   const cJSON *dims = NULL;
   rp_status s;
-  if ((s = get_uint(r, j, path, "id", 1, &id, NULL)))
+  if ((s = check_keys(r, j, path, rp__keys_buffer)) ||
+      (s = get_uint(r, j, path, "id", 1, &id, NULL)))
     return s;
   if (id != i)
     return bad(r, RP_EPARSE, "%s.id: expected %u (buffer ids are 0, 1, 2, "
@@ -734,7 +747,8 @@ static rp_status load_region(rd *r, const cJSON *j, const char *path,
   const cJSON *lo = NULL, *hi = NULL;
   uint64_t vlo[3] = {0}, vhi[3] = {0};
   unsigned nlo, nhi;
-  if ((s = get(r, box, bp, "lo", 1, &lo)) ||
+  if ((s = check_keys(r, box, bp, rp__keys_box)) ||
+      (s = get(r, box, bp, "lo", 1, &lo)) ||
       (s = get(r, box, bp, "hi", 1, &hi)))
     return s;
   snprintf(kp, sizeof kp, "%s.lo", bp);
@@ -766,7 +780,7 @@ static const char *space_str(int space, char buf[16]) {
   return buf;
 }
 
-/* DESIGN.md's table: a kernel accesses the space of its device, a host
+/* docs/design.md's table: a kernel accesses the space of its device, a host
  * task the host; a copy (as the recorder stores it) reads access[0] in its
  * source space and writes the same region as access[1] in its
  * destination space. */
@@ -833,7 +847,8 @@ static rp_status load_access(rd *r, const cJSON *j, const char *path,
   uint64_t b;
   const char *space, *mode;
   rp_status s;
-  if ((s = get_uint(r, j, path, "buffer", 1, &b, NULL)))
+  if ((s = check_keys(r, j, path, rp__keys_access)) ||
+      (s = get_uint(r, j, path, "buffer", 1, &b, NULL)))
     return s;
   if (b >= r->g->nbuf)
     return bad(r, RP_EPARSE, "%s.buffer: unknown buffer %llu (the file has "
@@ -950,7 +965,8 @@ static rp_status load_op(rd *r, const cJSON *j, uint32_t i) {
   const char *name;
   const cJSON *cost = NULL, *ins = NULL, *acc = NULL, *after = NULL;
   rp_status s;
-  if ((s = get_uint(r, j, path, "id", 1, &id, NULL)))
+  if ((s = check_keys(r, j, path, rp__keys_op)) ||
+      (s = get_uint(r, j, path, "id", 1, &id, NULL)))
     return s;
   if (id != i)
     return bad(r, RP_EPARSE, "%s.id: expected %u (op ids are their program "
@@ -1066,7 +1082,11 @@ static rp_status scan_top(rd *r, span v[K_N]) {
       int k = 0;
       while (k < K_N && strcmp(key->valuestring, top_keys[k]))
         k++;
+      s = k < K_N ? RP_OK : rp__json_key(r->opts, "", key->valuestring,
+                                         rp__keys_top, r->msg, sizeof r->msg);
       cJSON_Delete(key);
+      if (s)
+        return s;
       p = skip_ws(r, kb);
       if (p >= r->n || r->s[p] != ':')
         return bad_at(r, p, "expected ':'");
@@ -1145,6 +1165,13 @@ static rp_status each_element(rd *r, span v, const char *key,
   }
 }
 
+/* An edge of the input: only its keys are checked. */
+static rp_status edge_keys(rd *r, const cJSON *j, uint32_t i) {
+  char path[48];
+  snprintf(path, sizeof path, "edges[%u]", i);
+  return cJSON_IsObject(j) ? check_keys(r, j, path, rp__keys_edge) : RP_OK;
+}
+
 static rp_status load_all(rd *r) {
   span v[K_N] = {{0, 0}};
   cJSON *j;
@@ -1184,7 +1211,8 @@ static rp_status load_all(rd *r) {
       (s = each_element(r, v[K_OPS], "ops", load_op)))
     return s;
   /* Edges are derived again; the given ones need only be JSON. */
-  if (v[K_EDGES].b && (s = each_element(r, v[K_EDGES], "edges", NULL)))
+  if (v[K_EDGES].b &&
+      (s = each_element(r, v[K_EDGES], "edges", r->opts ? edge_keys : NULL)))
     return s;
   if ((s = rp_graph_end(r->g)))
     return bad(r, s, "%s", rp_graph_error(r->g));
@@ -1245,17 +1273,28 @@ static rp_status slurp(rd *r, FILE *fp, char **out, size_t *len) {
 
 rp_status rp_graph_read_json(rp_graph **out, FILE *fp, char *err,
                              size_t errlen) {
+  return rp_graph_read_json_opts(out, fp, NULL, err, errlen);
+}
+
+rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
+                                  const rp_read_opts *o, char *err,
+                                  size_t errlen) {
   if (err && errlen)
     err[0] = '\0';
   if (out)
     *out = NULL;
-  if (!out || !fp) {
+  if (!out || !fp || (o && (o->size != sizeof *o || o->flags & ~1u))) {
+    const char *m = !out ? "no output pointer" : !fp ? "no file given"
+                    : "rp_read_opts: unknown size or flags (start from "
+                      "RP_READ_OPTS_INIT)";
     if (err && errlen)
-      snprintf(err, errlen, "no %s given", out ? "file" : "output pointer");
+      snprintf(err, errlen, "%s", m);
+    rp__set_last_error(m);
     return RP_EINVAL;
   }
   rd r;
   memset(&r, 0, sizeof r);
+  r.opts = o;
   char *text = NULL;
   rp_status s = slurp(&r, fp, &text, &r.n);
   if (!s) {
@@ -1278,5 +1317,6 @@ rp_status rp_graph_read_json(rp_graph **out, FILE *fp, char *err,
     return s;
   }
   *out = r.g;
+  rp__set_last_error("");
   return RP_OK;
 }

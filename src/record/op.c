@@ -16,11 +16,16 @@ static int space_valid(int space) {
 
 /* Checks every access of an op; on success the checked copies (WHOLE
  * resolved) are in out. */
+/* The access that the last failed check_accesses of this thread refused
+ * (RP_NONE: none), for rp_record_kernel to name its parameter. */
+static _Thread_local uint32_t refused_access = RP_NONE;
+
 static rp_status check_accesses(rp_graph *g, const rp__op *p,
                                 const rp__access *acc, uint32_t nacc,
                                 rp__access *out) {
   char what[64];
   for (uint32_t i = 0; i < nacc; i++) {
+    refused_access = i;  /* until it passes */
     snprintf(what, sizeof what, "access[%u]", i);
     out[i] = acc[i];
     rp_status s = rp__region_check(g, &out[i].region, what);
@@ -39,6 +44,7 @@ static rp_status check_accesses(rp_graph *g, const rp__op *p,
                       "no host image)", what, buf_name(g, out[i].region.buf));
   }
   (void)p;
+  refused_access = RP_NONE;
   return RP_OK;
 }
 
@@ -195,6 +201,7 @@ static rp_status make_valid(rp_graph *g, const rp__access *a,
 rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
                         uint32_t nacc, const rp_arg *args,
                         const rp_op_opts *o, rp_node *out) {
+  refused_access = RP_NONE;
   if (!g || !proto || (nacc && !acc))
     return g ? rp__fail(g, RP_EINVAL, "NULL argument") : RP_EINVAL;
   if (g->ended)
@@ -340,9 +347,9 @@ rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
   p.space.y = space.y ? space.y : 1;
   p.space.z = space.z ? space.z : 1;
   rp_status s = rp__record_op(g, &p, acc, nacc, args, o, out);
-  if (s != RP_OK && !strncmp(g->err, "access[", 7)) {
+  if (s != RP_OK && refused_access != RP_NONE) {
     /* Name the parameter rather than the access. */
-    unsigned ai = (unsigned)atoi(g->err + 7), pi = 0, seen = 0;
+    unsigned ai = refused_access, pi = 0, seen = 0;
     for (; pi < k->nparams; pi++)
       if (k->params[pi].mode != RP_SCALAR && seen++ == ai)
         break;

@@ -1,80 +1,23 @@
-/* The backend-neutral executor: registry, instantiate, run, rebind. */
+/* The backend-neutral executor: instantiate, run, rebind. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "replay/exec.h"
-#include "backends_table.h"
 
 extern const rp_backend rp_backend_reference;
 
-static const rp_backend *const builtin[] = {&rp_backend_reference,
-                                            RP_BUILTIN_BACKENDS NULL};
-
-/* Backends this project knows, built in or not. */
-static const char *const known[] = {"reference", "openmp", "cuda", "xrt"};
+/* The registry (rp_backend_find, rp_backend_list, ...) is in
+ * replay/registry.c, the plugin loader in replay/plugin.c. */
 
 double rp_clock_us(void) { return rp__now_us(); }
 
-double rp__now_us(void) {
+/* Exported for plugins, which link against the shared library. */
+RP_API double rp__now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-const rp_backend *const *rp_backend_list(void) { return builtin; }
-const char *rp_backend_name(const rp_backend *be) {
-  return be ? be->name : "none";
-}
-rp_status rp_backend_probe(const rp_backend *be) {
-  if (!be)
-    return RP_EINVAL;
-  return be->probe ? be->probe() : RP_OK;
-}
-
-static rp_status find_named(const char *name, const rp_backend **out) {
-  for (const rp_backend *const *b = builtin; *b; b++)
-    if (!strcmp((*b)->name, name)) {
-      if ((*b)->abi != RP_BACKEND_ABI) {
-        rp__set_last_error("backend built for another interface version");
-        return RP_ENOTSUP;
-      }
-      *out = *b;
-      return RP_OK;
-    }
-  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-    if (!strcmp(known[i], name)) {
-      char msg[128];
-      snprintf(msg, sizeof msg, "backend \"%s\" is not built into this "
-               "library", name);
-      rp__set_last_error(msg);
-      return RP_ENOTSUP;
-    }
-  char msg[160];
-  snprintf(msg, sizeof msg, "no backend named \"%.100s\"", name);
-  rp__set_last_error(msg);
-  return RP_ENOTFOUND;
-}
-
-rp_status rp_backend_find(const char *name, const rp_backend **out) {
-  if (!out)
-    return RP_EINVAL;
-  *out = NULL;
-  if (name && strcmp(name, "auto"))
-    return find_named(name, out);
-  const char *env = getenv("RP_BACKEND");
-  if (env && env[0] && strcmp(env, "auto"))
-    return find_named(env, out);
-  const rp_backend *best = NULL;
-  for (const rp_backend *const *b = builtin; *b; b++)
-    if ((*b)->abi == RP_BACKEND_ABI && (!best || (*b)->priority > best->priority) &&
-        rp_backend_probe(*b) == RP_OK)
-      best = *b;
-  if (!best)
-    return RP_ENODEV;
-  *out = best;
-  return RP_OK;
 }
 
 void rp_exec_set_error(rp_exec *x, const char *fmt, ...) {

@@ -1,0 +1,168 @@
+/* The backend registry: the backends built in, those linked in (static
+ * library) and the plugins loaded so far; finding one by name (loading its
+ * plugin on first use) or choosing one automatically. Compiled once per
+ * library: RP_LINKED_PLUGINS for the static one. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "record/graph.h"
+#include "replay/registry.h"
+#include "reprise/plugin.h"
+#include "backends_table.h"
+
+extern const rp_backend rp_backend_reference;
+
+enum { MAX_BACKENDS = 32 };
+
+/* NULL-terminated; only ever appended to, under mu, so a reader of
+ * rp_backend_list() sees a consistent prefix. */
+static const rp_backend *list[MAX_BACKENDS + 1] = {
+    &rp_backend_reference, RP_BUILTIN_BACKENDS RP_LINKED_BACKENDS NULL};
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Plugins of this build, tried for "auto"; and names this project knows,
+ * for a clearer message when one is not installed. */
+static const char *const plugins[] = {RP_PLUGIN_NAMES NULL};
+static const char *const known[] = {"reference", "openmp", "cuda", "xrt",
+                                    "starpu"};
+
+static const rp_backend *get_locked(const char *name) {
+  for (const rp_backend *const *b = list; *b; b++)
+    if (!strcmp((*b)->name, name))
+      return *b;
+  return NULL;
+}
+
+const rp_backend *rp__registry_get(const char *name) {
+  pthread_mutex_lock(&mu);
+  const rp_backend *be = get_locked(name);
+  pthread_mutex_unlock(&mu);
+  return be;
+}
+
+rp_status rp__registry_add(const rp_backend *be) {
+  rp_status s = RP_OK;
+  char msg[160];
+  pthread_mutex_lock(&mu);
+  const rp_backend *old = get_locked(be->name);
+  size_t n = 0;
+  while (list[n])
+    n++;
+  if (old && old != be) {
+    snprintf(msg, sizeof msg, "a backend named \"%.64s\" is already "
+             "registered", be->name);
+    s = RP_ESTATE;
+  } else if (!old && n == MAX_BACKENDS) {
+    snprintf(msg, sizeof msg, "too many backends (%d)", MAX_BACKENDS);
+    s = RP_ENOMEM;
+  } else if (!old) {
+    list[n] = be;
+  }
+  pthread_mutex_unlock(&mu);
+  if (s != RP_OK)
+    rp__set_last_error(msg);
+  return s;
+}
+
+/* Loads every plugin of this build not loaded yet, ignoring failures. */
+static void load_plugins(void) {
+  for (const char *const *p = plugins; *p; p++)
+    if (!rp__registry_get(*p)) {
+      const rp_backend *be;
+      rp__plugin_load_name(*p, &be);
+    }
+}
+
+const rp_backend *const *rp_backend_list(void) {
+  load_plugins();
+  return list;
+}
+
+const char *rp_backend_name(const rp_backend *be) {
+  return be ? be->name : "none";
+}
+
+rp_status rp_backend_probe(const rp_backend *be) {
+  if (!be) {
+    rp__set_last_error("rp_backend_probe: no backend");
+    return RP_EINVAL;
+  }
+  rp__set_last_error("");
+  rp_status s = be->probe ? be->probe() : RP_OK;
+  if (s != RP_OK && !rp_last_error()[0]) {
+    char msg[160];
+    snprintf(msg, sizeof msg, "backend \"%.64s\" cannot run here: %s",
+             be->name, rp_strerror(s));
+    rp__set_last_error(msg);
+  }
+  return s;
+}
+
+/* A name a plugin file may carry: [a-z0-9_-], 1 to 32 characters. */
+static int plugin_name_ok(const char *name) {
+  size_t n = strlen(name);
+  if (n == 0 || n > 32)
+    return 0;
+  for (const char *c = name; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+          *c == '_' || *c == '-'))
+      return 0;
+  return 1;
+}
+
+static rp_status find_named(const char *name, const rp_backend **out) {
+  const rp_backend *be = rp__registry_get(name);
+  if (be) {
+    *out = be;
+    return RP_OK;
+  }
+  rp_status s = plugin_name_ok(name) ? rp__plugin_load_name(name, out)
+                                     : RP_ENOTFOUND;
+  if (s != RP_ENOTFOUND)
+    return s;             /* loaded, or found and failed: message set */
+  char msg[512];
+  for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+    if (!strcmp(known[i], name)) {
+      snprintf(msg, sizeof msg, "backend \"%s\" is not available: not "
+               "built into this library and no plugin libreprise-%s.so in "
+               "%.300s (REPRISE_PLUGIN_PATH adds folders)",
+               name, name, rp_plugin_path());
+      rp__set_last_error(msg);
+      return RP_ENOTSUP;
+    }
+  snprintf(msg, sizeof msg, "no backend named \"%.100s\"", name);
+  rp__set_last_error(msg);
+  return RP_ENOTFOUND;
+}
+
+static rp_status find_any(const char *name, const rp_backend **out) {
+  if (!out) {
+    rp__set_last_error("rp_backend_find: out is NULL");
+    return RP_EINVAL;
+  }
+  *out = NULL;
+  if (name && strcmp(name, "auto"))
+    return find_named(name, out);
+  const char *env = getenv("RP_BACKEND");
+  if (env && env[0] && strcmp(env, "auto"))
+    return find_named(env, out);
+  const rp_backend *best = NULL;
+  for (const rp_backend *const *b = rp_backend_list(); *b; b++)
+    if ((!best || (*b)->priority > best->priority) &&
+        rp_backend_probe(*b) == RP_OK)
+      best = *b;
+  if (!best) {
+    rp__set_last_error("no backend found a usable device");
+    return RP_ENODEV;
+  }
+  *out = best;
+  return RP_OK;
+}
+
+rp_status rp_backend_find(const char *name, const rp_backend **out) {
+  rp_status s = find_any(name, out);
+  if (s == RP_OK)
+    rp__set_last_error("");
+  return s;
+}

@@ -1,0 +1,4 @@
+# The man page tools/reprise.1 is the output of scripts/gen_man.sh over the
+# tool's help texts: regenerate it when a help text changes.
+add_test(NAME man_page_current
+  COMMAND sh -c "sh '${CMAKE_SOURCE_DIR}/scripts/gen_man.sh' '$<TARGET_FILE:reprise_cli>' > man.1 && diff -u '${CMAKE_SOURCE_DIR}/tools/reprise.1' man.1 || { echo 'tools/reprise.1 is stale: run scripts/gen_man.sh build/tools/reprise > tools/reprise.1'; exit 1; }")

@@ -1,0 +1,83 @@
+/* libFuzzer target: the graph-file reader, then what `reprise analyze`
+ * does with a graph it accepts (analysis, every report, the graph's and the
+ * schedule's dot), then a round trip: a graph written by the library must
+ * read back and write the same text again. Any crash, sanitizer report or
+ * broken invariant (abort) is a bug. See docs/fuzzing.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "reprise.h"
+
+static FILE *sink(void) {
+  static FILE *null;
+  if (!null)
+    null = fopen("/dev/null", "w");
+  return null;
+}
+
+/* The JSON text of @p g (malloc'ed, *n bytes). */
+static char *to_json(const rp_graph *g, size_t *n) {
+  char *buf = NULL;
+  FILE *fp = open_memstream(&buf, n);
+  if (!fp)
+    abort();
+  if (rp_graph_write_json(g, fp) != RP_OK)
+    abort();             /* writing an accepted graph cannot fail */
+  fclose(fp);
+  return buf;
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
+  if (size == 0)
+    return 0;
+  FILE *fp = fmemopen((void *)data, size, "r");
+  if (!fp)
+    return 0;
+  rp_graph *g = NULL;
+  char err[512];
+  rp_read_opts ro = RP_READ_OPTS_INIT;
+  ro.flags = size & 1 ? RP_READ_STRICT : 0;    /* both paths */
+  rp_status s = rp_graph_read_json_opts(&g, fp, &ro, err, sizeof err);
+  fclose(fp);
+  if (s != RP_OK) {
+    if (g || !err[0])
+      abort();           /* a failure returns no graph and says why */
+    return 0;
+  }
+  FILE *out = sink();
+  rp_graph_write_dot(g, out);
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.copy_engines = size % 3 == 0 ? 1 : 2;
+  rp_analysis *a = NULL;
+  if (rp_analyze(g, &o, &a) == RP_OK) {
+    rp_analysis_write_text(a, out);
+    rp_analysis_write_json(a, out);
+    rp_analysis_write_dot(a, out);
+    rp_analysis_write_trace(a, out);
+    rp_analysis_write_svg(a, out);
+    rp_analysis_destroy(a);
+  }
+  /* round trip: write, read back, write again: the same text */
+  size_t n1, n2;
+  char *t1 = to_json(g, &n1);
+  FILE *in = fmemopen(t1, n1, "r");
+  rp_graph *g2 = NULL;
+  if (!in || rp_graph_read_json(&g2, in, err, sizeof err) != RP_OK) {
+    fprintf(stderr, "round trip: the library's own output is refused: %s\n",
+            err);
+    abort();
+  }
+  fclose(in);
+  char *t2 = to_json(g2, &n2);
+  if (n1 != n2 || memcmp(t1, t2, n1)) {
+    fprintf(stderr, "round trip: the text changed\n");
+    abort();
+  }
+  free(t1);
+  free(t2);
+  rp_graph_destroy(g2);
+  rp_graph_destroy(g);
+  return 0;
+}

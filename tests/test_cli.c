@@ -1,0 +1,187 @@
+/* The reprise tool as a user meets it: getopt_long syntax (--opt=value,
+ * options after the file), -V, help, clear errors for directories, bad
+ * values and unknown options, --svg - never mixed with the report,
+ * unknown JSON keys (warning, --strict error), and `run` replaying a graph
+ * file of copies on each backend against the reference. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "reprise.h"
+
+#define DATA RP_TEST_DATA
+#define JACOBI DATA "/jacobi.json"
+
+/* Runs the tool with @p args; stdout in *out, stderr in *err (both freed by
+ * the caller); returns the exit status. */
+static int tool(const char *args, char **out, char **err) {
+  char ep[] = "/tmp/rp_cli_errXXXXXX";
+  int fd = mkstemp(ep);
+  cr_assert(fd >= 0);
+  close(fd);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "%s %s 2>%s", RP_TEST_TOOL, args, ep);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  size_t cap = 1 << 20, len = 0, r;
+  char *buf = malloc(cap);
+  while ((r = fread(buf + len, 1, cap - 1 - len, p)) > 0)
+    len += r;
+  buf[len] = 0;
+  int st = pclose(p);
+  FILE *fe = fopen(ep, "r");
+  char *eb = calloc(1, 65536);
+  if (fe) {
+    size_t n = fread(eb, 1, 65535, fe);
+    eb[n] = 0;
+    fclose(fe);
+  }
+  unlink(ep);
+  *out = buf;
+  *err = eb;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void expect(const char *args, int rc, const char *in_out,
+                   const char *in_err) {
+  char *o, *e;
+  int got = tool(args, &o, &e);
+  cr_assert_eq(got, rc, "reprise %s: exit %d, expected %d\nstdout: %s\n"
+               "stderr: %s", args, got, rc, o, e);
+  if (in_out)
+    cr_assert(strstr(o, in_out), "reprise %s: stdout lacks \"%s\":\n%s",
+              args, in_out, o);
+  if (in_err)
+    cr_assert(strstr(e, in_err), "reprise %s: stderr lacks \"%s\":\n%s",
+              args, in_err, e);
+  free(o);
+  free(e);
+}
+
+Test(cli, version_and_help) {
+  char v[64];
+  snprintf(v, sizeof v, "reprise %s\n", rp_version());
+  expect("-V", 0, v, NULL);
+  expect("--version", 0, v, NULL);
+  expect("help", 0, "commands:", NULL);
+  expect("help analyze", 0, "--copy-engines", NULL);
+  expect("analyze --help", 0, "--copy-engines", NULL);
+  expect("help run", 0, "--backend", NULL);
+  expect("help dot", 0, "--output", NULL);
+  expect("help nosuch", 2, NULL, "unknown command 'nosuch'");
+  expect("--nosuch", 2, NULL, "unknown option '--nosuch'");
+  expect("nosuch", 2, NULL, "unknown command 'nosuch'");
+  expect("", 2, NULL, "usage:");
+}
+
+Test(cli, option_syntax) {
+  char *a, *b, *e1, *e2;
+  /* --opt=value, --opt value and options after the file mean the same */
+  cr_assert_eq(tool("analyze --json --copy-engines=1 --kernel-us=5 " JACOBI,
+                    &a, &e1), 0, "%s", e1);
+  cr_assert_eq(tool("analyze " JACOBI " --kernel-us 5 --copy-engines 1 --json",
+                    &b, &e2), 0, "%s", e2);
+  cr_assert_str_eq(a, b);
+  cr_assert(strstr(a, "\"copy:0\""), "one copy lane: %s", a);
+  free(a), free(b), free(e1), free(e2);
+}
+
+Test(cli, clear_errors) {
+  expect("analyze " DATA, 1, NULL, "is a directory");
+  expect("analyze " DATA "/no_such.json", 1, NULL, "No such file");
+  expect("analyze --kernel-us=abc " JACOBI, 2, NULL,
+         "--kernel-us needs a non-negative number, not 'abc'");
+  expect("analyze --h2d-gbps=0 " JACOBI, 2, NULL, "positive number");
+  expect("analyze --copy-engines=3 " JACOBI, 2, NULL, "from 1 to 2");
+  expect("analyze --compute-units=-1 " JACOBI, 2, NULL, "--compute-units");
+  expect("analyze --dot", 2, NULL, "'--dot' needs a value");
+  expect("analyze --bogus " JACOBI, 2, NULL, "unknown option '--bogus'");
+  expect("analyze -x " JACOBI, 2, NULL, "unknown option '-x'");
+  expect("analyze", 2, NULL, "no graph file given");
+  expect("analyze " JACOBI " " JACOBI, 2, NULL, "one graph file at a time");
+  expect("dot " DATA "/bad_truncated.json", 1, NULL, "malformed graph file");
+  expect("run --iters=0 " DATA "/copies.json", 2, NULL, "--iters");
+}
+
+Test(cli, svg_to_stdout_is_not_mixed_with_the_report) {
+  char *o, *e;
+  cr_assert_eq(tool("analyze " JACOBI " --svg -", &o, &e), 0, "%s", e);
+  cr_assert(!strncmp(o, "<?xml", 5), "starts with: %.40s", o);
+  cr_assert_null(strstr(o, "reprise analysis"));
+  free(o), free(e);
+  expect("analyze " JACOBI " --svg - --dot -", 2, NULL,
+         "only one of --dot, --trace, --svg");
+}
+
+Test(cli, unknown_keys_warn_or_fail_with_strict) {
+  char path[] = "/tmp/rp_cli_keysXXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  FILE *fp = fdopen(fd, "w");
+  fputs("{\"format\": \"reprise-graph\", \"version\": 1, \"colour\": 1,\n"
+        " \"buffers\": [{\"id\": 0, \"name\": \"A\", \"bytes\": 64, "
+        "\"dims\": [64], "
+        "\"owner\": \"me\"}],\n"
+        " \"ops\": [{\"id\": 0, \"type\": \"copy_h2d\", \"device\": 0, "
+        "\"acess\": [], \"access\": [\n"
+        "  {\"buffer\": 0, \"space\": \"host\", \"mode\": \"in\", "
+        "\"box\": {\"lo\": [0], \"hi\": [64]}},\n"
+        "  {\"buffer\": 0, \"space\": \"device:0\", \"mode\": \"out\", "
+        "\"box\": {\"lo\": [0], \"hi\": [64], \"step\": [1]}}]}],\n"
+        " \"edges\": [{\"from\": 0, \"to\": 0, \"weight\": 2}]}\n", fp);
+  fclose(fp);
+  char args[256], *o, *e;
+  snprintf(args, sizeof args, "dot %s", path);
+  cr_assert_eq(tool(args, &o, &e), 0, "%s", e);
+  cr_assert(strstr(e, "warning: \"colour\": unknown key"), "%s", e);
+  cr_assert(strstr(e, "buffers[0].\"owner\": unknown key"), "%s", e);
+  cr_assert(strstr(e, "ops[0].\"acess\": unknown key"), "%s", e);
+  cr_assert(strstr(e, ".box.\"step\": unknown key"), "%s", e);
+  cr_assert(strstr(e, "edges[0].\"weight\": unknown key"), "%s", e);
+  free(o), free(e);
+  snprintf(args, sizeof args, "dot --strict %s", path);
+  cr_assert_eq(tool(args, &o, &e), 1);
+  cr_assert(strstr(e, "\"colour\": unknown key (strict reading)"), "%s", e);
+  free(o), free(e);
+  /* a file the library wrote has no unknown key */
+  cr_assert_eq(tool("analyze --strict " JACOBI, &o, &e), 0, "%s", e);
+  cr_assert_eq(e[0], 0, "%s", e);
+  free(o), free(e);
+  unlink(path);
+}
+
+Test(cli, run_copies_on_each_backend) {
+  static const char *const bes[] = {"reference", "openmp", "xrt"};
+  for (size_t i = 0; i < sizeof bes / sizeof bes[0]; i++) {
+    const rp_backend *be;
+    if (rp_backend_find(bes[i], &be) != RP_OK)
+      continue;
+    char args[256];
+    snprintf(args, sizeof args, "run --iters=3 --backend %s "
+             DATA "/copies.json", bes[i]);
+    setenv("RP_XRT_EMULATE", "1", 1);
+    expect(args, 0, "1020 bytes of host data changed, equal to the reference",
+           NULL);
+  }
+}
+
+Test(cli, run_refuses_kernels_and_unknown_backends) {
+  expect("run " JACOBI, 1, NULL,
+         "cannot replay op 2 (\"jacobi 0\"): it is a kernel");
+  expect("run -b nosuch " DATA "/copies.json", 1, NULL,
+         "no backend named \"nosuch\"");
+}
+
+/* Times in dot labels are rounded (4 significant digits), not printed with
+ * every digit of a double: 4096 bytes at 3 GB/s is 1.3653333... us. */
+Test(cli, dot_labels_rounded) {
+  char *o, *e;
+  cr_assert_eq(tool("analyze --h2d-gbps=3 --dot=- " DATA "/copies.json", &o,
+                    &e), 0, "%s", e);
+  cr_assert(strstr(o, "B up\\n0 .. 1.365 us"), "%s", o);
+  cr_assert(strstr(o, "critical path 1.386 us"), "%s", o);
+  cr_assert_null(strstr(o, "1.36533"), "%s", o);
+  free(o), free(e);
+}
