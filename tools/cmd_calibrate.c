@@ -19,53 +19,58 @@ static void usage(FILE *fp) {
           "  --threads N   openmp: team size (default: the OpenMP default)\n"
           "  --runs N      timed replays per figure, the median kept "
           "(default 7, max 63)\n"
-          "  --out FILE    write there instead of the cache (\"-\": only "
+          "  -o, --out FILE  write there instead of the cache (\"-\": only "
           "print)\n"
           "  --quiet       do not print the model\n"
+          "  -h, --help    print this help\n\n"
           "Exit status: 0 success, 1 failed measurement or write, 2 bad "
           "usage.\n");
 }
 
 int rp_cmd_calibrate(int argc, char **argv) {
+  static const struct option opts[] = {
+      {"backend", required_argument, NULL, 'b'},
+      {"threads", required_argument, NULL, 't'},
+      {"runs", required_argument, NULL, 'r'},
+      {"out", required_argument, NULL, 'o'},
+      {"quiet", no_argument, NULL, 'q'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
   const char *backend = NULL, *out = NULL;
-  long threads = 0, runs = 0;
-  int quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+  unsigned long threads = 0, runs = 0;
+  int quiet = 0, c;
+  rp_cli_getopt_reset();
+  while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+    int bad = 0;
+    switch (c) {
+    case 'h':
       usage(stdout);
       return 0;
-    }
-    if (!strcmp(arg, "--quiet")) {
+    case 'q':
       quiet = 1;
-      continue;
+      break;
+    case 'b':
+      backend = optarg;
+      break;
+    case 'o':
+      out = optarg;
+      break;
+    case 't':
+      bad = rp_cli_uint("calibrate", "--threads", optarg, 1, 4096, &threads);
+      break;
+    case 'r':
+      bad = rp_cli_uint("calibrate", "--runs", optarg, 1, 63, &runs);
+      break;
+    default:
+      return rp_cli_bad_option("calibrate", c, argv);
     }
-    int val = !strcmp(arg, "--backend") || !strcmp(arg, "--threads") ||
-              !strcmp(arg, "--runs") || !strcmp(arg, "--out");
-    if (!val) {
-      fprintf(stderr, "reprise calibrate: unknown argument '%s'\n", arg);
-      usage(stderr);
+    if (bad)
       return 2;
-    }
-    if (++i >= argc) {
-      fprintf(stderr, "reprise calibrate: %s needs a value\n", arg);
-      return 2;
-    }
-    const char *v = argv[i];
-    if (!strcmp(arg, "--backend")) {
-      backend = v;
-    } else if (!strcmp(arg, "--out")) {
-      out = v;
-    } else {
-      char *end;
-      long k = strtol(v, &end, 10);
-      long max = !strcmp(arg, "--runs") ? 63 : 4096;
-      if (end == v || *end || k < 1 || k > max) {
-        fprintf(stderr, "reprise calibrate: %s is 1 to %ld\n", arg, max);
-        return 2;
-      }
-      *(!strcmp(arg, "--runs") ? &runs : &threads) = k;
-    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "reprise calibrate: unexpected argument '%s'\nTry "
+            "'reprise help calibrate'.\n", argv[optind]);
+    return 2;
   }
   const rp_backend *be = NULL;
   rp_status s = rp_backend_find(backend, &be);

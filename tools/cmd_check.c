@@ -4,8 +4,7 @@
 
 static void usage(FILE *fp) {
   fprintf(fp,
-          "usage: reprise check FILE.json [--json] [--model FILE | --backend "
-          "B]\n\n"
+          "usage: reprise check [OPTIONS] FILE.json\n\n"
           "Checks the hand-written dependencies of the graph in FILE.json "
           "(\"-\": standard\ninput): its operations' `after` lists against "
           "their accesses, ignoring the\nedges derived from them. Reports "
@@ -17,43 +16,61 @@ static void usage(FILE *fp) {
           "  --json        print the reprise-check JSON instead of the text\n"
           "  --model FILE  predict the gains with this machine model\n"
           "  --backend B   ... with the model calibrated for backend B\n"
+          "  --strict      unknown keys in FILE.json are errors, not "
+          "warnings\n"
+          "  -h, --help    print this help\n\n"
           "Exit status: 0 no race, 3 races found, 1 unreadable graph or "
           "failed check,\n2 bad usage.\n");
 }
 
 int rp_cmd_check(int argc, char **argv) {
-  const char *in = NULL, *model = NULL, *backend = NULL;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if ((!strcmp(argv[i], "--model") || !strcmp(argv[i], "--backend")) &&
-        i + 1 < argc) {
-      *(argv[i][2] == 'm' ? &model : &backend) = argv[i + 1];
-      i++;
-      continue;
-    }
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+  static const struct option opts[] = {
+      {"json", no_argument, NULL, 'j'},
+      {"model", required_argument, NULL, 'm'},
+      {"backend", required_argument, NULL, 'b'},
+      {"strict", no_argument, NULL, 'S'},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *model = NULL, *backend = NULL;
+  int json = 0, opt;
+  rp_cli_getopt_reset();
+  while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    switch (opt) {
+    case 'h':
       usage(stdout);
       return 0;
-    }
-    if (!strcmp(argv[i], "--json")) {
+    case 'j':
       json = 1;
-    } else if ((argv[i][0] != '-' || !argv[i][1]) && !in) {
-      in = argv[i];
-    } else {
-      fprintf(stderr, "reprise check: unexpected argument '%s'\n", argv[i]);
-      usage(stderr);
-      return 2;
+      break;
+    case 'm':
+      model = optarg;
+      break;
+    case 'b':
+      backend = optarg;
+      break;
+    case 'S':
+      rp_cli_strict = 1;
+      break;
+    default:
+      return rp_cli_bad_option("check", opt, argv);
     }
   }
-  if (!in) {
-    usage(stderr);
+  if (optind != argc - 1) {
+    fprintf(stderr, "reprise check: %s\nTry 'reprise help check'.\n",
+            optind < argc ? "one graph file at a time"
+                          : "no graph file given");
     return 2;
   }
+  if (model && backend) {
+    fprintf(stderr, "reprise check: --model or --backend, not both\n");
+    return 2;
+  }
+  const char *in = argv[optind];
   rp_model m;
   rp_analysis_opts o;
   rp_analysis_opts_init(&o);
-  if ((model && backend) || rp_cli_model(model, backend, 0, &m))
-    return model && backend ? 2 : 1;
+  if (rp_cli_model(model, backend, 0, &m))
+    return 1;
   if (model || backend)
     o.model = &m;
   rp_graph *g = rp_cli_load(in);
