@@ -13,7 +13,8 @@ static const rp_backend *const builtin[] = {&rp_backend_reference,
                                             RP_BUILTIN_BACKENDS NULL};
 
 /* Backends this project knows, built in or not. */
-static const char *const known[] = {"reference", "openmp", "cuda", "xrt"};
+static const char *const known[] = {"reference", "openmp", "cuda", "xrt",
+                                     "starpu"};
 
 double rp_clock_us(void) { return rp__now_us(); }
 
@@ -198,7 +199,11 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
         a->a[p] = g->args[op->arg0 + p].value;
   }
   rp__set_last_error("");
-  if ((s = rp__plan_build(g, be, &x->plan, x->err, sizeof x->err)) !=
+  /* The plan sees the flags of this exec (the table's and its options'). */
+  rp_backend eff = *be;
+  if (be->exec_flags)
+    eff.flags |= be->exec_flags(&x->opts);
+  if ((s = rp__plan_build(g, &eff, &x->plan, x->err, sizeof x->err)) !=
       RP_OK) {
     rp__set_last_error(x->err);
     exec_free(x);
