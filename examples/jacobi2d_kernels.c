@@ -35,6 +35,11 @@ static void jac_sum(void *user, void *const *ptrs) {
   ((double *)ptrs[1])[u >> 48] = s;
 }
 
+/* The device of row block i of nb. */
+static int jac_device(const ex_jacobi2d *p, uint64_t i, uint64_t nb) {
+  return p->devices > 1 ? (int)(i * p->devices / nb) : p->device;
+}
+
 uint64_t ex_jacobi2d_nsums(const ex_jacobi2d *p) {
   uint64_t k = p->every ? p->steps / p->every : 0;
   return k ? k : 1;
@@ -55,6 +60,7 @@ rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
   rp_buf A, B, S;
   rp_status rc;
   if (n < 3 || nb > n - 2 || ex_jacobi2d_nsums(p) >= 65536 ||
+      p->devices > RP_MAX_DEVICES ||
       n >= (1ull << 24))
     return RP_EINVAL;
   if ((rc = rp_buffer_register_2d(g, "A", a, n, n, 8, &A)) ||
@@ -70,7 +76,7 @@ rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
       args[1] = rp_arg_buf(rp_box2(B, r0, r1, 0, n));
       args[2] = rp_arg_i64((int64_t)n);
       args[3] = rp_arg_i64((int64_t)r0);
-      rc = rp_record_kernel(g, &jac_copy_k, p->device,
+      rc = rp_record_kernel(g, &jac_copy_k, jac_device(p, i, nb),
                             rp_dims3(n, r1 - r0, 1), args, NULL, NULL);
       if (rc)
         return rc;
@@ -82,7 +88,7 @@ rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
       args[1] = rp_arg_buf(rp_box2(A, r0, r1, 1, n - 1));
       args[2] = rp_arg_i64((int64_t)n);
       args[3] = rp_arg_i64((int64_t)r0);
-      rc = rp_record_kernel(g, &jac_sten_k, p->device,
+      rc = rp_record_kernel(g, &jac_sten_k, jac_device(p, i, nb),
                             rp_dims3(n - 2, r1 - r0, 1), args, NULL, NULL);
       if (rc)
         return rc;

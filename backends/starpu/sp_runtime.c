@@ -42,9 +42,38 @@ static int sp_mpi_finalize(MPI_Comm comm, int key, void *attr, void *extra) {
 
 static void sp_atexit(void) { starpu_mpi_shutdown(); }
 
+/* How many ranks share this node: MPI's view when MPI is up, else the
+ * launcher's environment (Open MPI, MPICH/Hydra), else 1. */
+static int local_ranks(int inited) {
+  if (inited) {
+    MPI_Comm node;
+    int n = 1;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                            MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_size(node, &n);
+      MPI_Comm_free(&node);
+    }
+    return n;
+  }
+  const char *e = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (!e)
+    e = getenv("MPI_LOCALNRANKS");
+  return e ? atoi(e) : 1;
+}
+
 static rp_status start_mpi(char *err, size_t errlen) {
   int inited = 0, level = 0;
   MPI_Initialized(&inited);
+  /* Every process binds its workers from core 0 and its MPI thread to the
+   * next core: ranks sharing a node would all pile onto the same cores
+   * (a message then costs milliseconds). Unless the user placed them
+   * (STARPU_WORKERS_CPUID, STARPU_MPI_THREAD_CPUID, or these variables),
+   * let the system place the threads. */
+  if (local_ranks(inited) > 1 && !getenv("STARPU_WORKERS_CPUID")) {
+    setenv("STARPU_WORKERS_NOBIND", "1", 0);
+    if (!getenv("STARPU_MPI_THREAD_CPUID"))
+      setenv("STARPU_MPI_NOBIND", "1", 0);
+  }
   if (inited) {
     MPI_Query_thread(&level);
     if (level < MPI_THREAD_SERIALIZED) {
