@@ -9,6 +9,7 @@ static void usage(FILE *fp) {
           "usage: reprise analyze FILE.json [--json] [--copy-engines 1|2]\n"
           "         [--h2d-gbps X] [--d2h-gbps X] [--p2p-gbps X]\n"
           "         [--kernel-us X] [--host-us X] [--compute-units K]\n"
+          "         [--ranks N] [--net-latency-us X] [--net-gbps X]\n"
           "         [--dot OUT] [--trace OUT] [--svg OUT]\n\n"
           "Analyses the graph in FILE.json (\"-\": standard input): puts "
           "every operation on\na lane (compute:N, h2d:N, d2h:N or copy:N, "
@@ -30,6 +31,15 @@ static void usage(FILE *fp) {
           "                      kernels taken in turn (default 1)\n"
           "  --host-us X         cost of a host task without one "
           "(default 10)\n"
+          "  --ranks N           the graph runs over N MPI ranks (starpu "
+          "mode \"mpi\": host on\n"
+          "                      rank 0, device d on rank d %% N); copies "
+          "between ranks go on\n"
+          "                      a lane net:a-b per pair of ranks\n"
+          "  --net-latency-us X  one-way message latency, us (default 2)\n"
+          "  --net-gbps X        bandwidth between ranks, GB/s (default 10; "
+          "both from\n"
+          "                      tools/bench/bench_mpi_pingpong)\n"
           "  --dot OUT           write Graphviz dot of the schedule to OUT\n"
           "  --trace OUT         write a Chrome trace-event timeline to OUT "
           "(Perfetto)\n"
@@ -95,7 +105,7 @@ int rp_cmd_analyze(int argc, char **argv) {
     static const char *const valued[] = {
         "--copy-engines", "--h2d-gbps", "--d2h-gbps", "--p2p-gbps",
         "--kernel-us",    "--host-us",  "--dot",      "--trace",
-        "--compute-units",
+        "--compute-units", "--ranks", "--net-latency-us", "--net-gbps",
         "--svg"};
     int known = 0;
     for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
@@ -124,6 +134,18 @@ int rp_cmd_analyze(int argc, char **argv) {
       bad = number(arg, v, 1, &o.d2h_gbps);
     } else if (!strcmp(arg, "--p2p-gbps")) {
       bad = number(arg, v, 1, &o.p2p_gbps);
+    } else if (!strcmp(arg, "--net-latency-us")) {
+      bad = number(arg, v, 0, &o.net_latency_us);
+    } else if (!strcmp(arg, "--net-gbps")) {
+      bad = number(arg, v, 1, &o.net_gbps);
+    } else if (!strcmp(arg, "--ranks")) {
+      char *end;
+      unsigned long k = strtoul(v, &end, 10);
+      if (*end || end == v || k < 1 || k > 4096) {
+        fprintf(stderr, "reprise analyze: --ranks is 1 to 4096\n");
+        bad = 1;
+      }
+      o.nranks = (unsigned)k;
     } else if (!strcmp(arg, "--kernel-us")) {
       bad = number(arg, v, 0, &o.kernel_us);
     } else if (!strcmp(arg, "--host-us")) {

@@ -3,11 +3,15 @@
  * lowered once at instantiate (sp_lower.c); a replay submits it again.
  *
  * Modes (rp_exec_opts.mode):
- * - "implicit" (default): one StarPU data handle per plan image (a vector
- *   over the image's memory); each task accesses its images R, W or RW, and
- *   StarPU's sequential consistency orders the tasks, across replays too.
- * - "explicit": the plan's edges as task dependencies; replay k + 1 starts
- *   after replay k (a join task between them).
+ * - "explicit" (default): the plan's edges as task dependencies; replay
+ *   k + 1 starts after replay k (a join task between them). Faster than
+ *   "implicit" on every shape of tools/bench/bench_starpu (docs/
+ *   benchmarks.md): it keeps the parallelism between row blocks of one
+ *   image, which whole-image data dependencies serialise.
+ * - "implicit": one StarPU data handle per plan image (a vector over the
+ *   image's memory); each task accesses its images R, W or RW, and
+ *   StarPU's sequential consistency orders the tasks, across replays too;
+ *   rp_exec_wait_buffer() waits for the buffer's writers only.
  * - "mpi": ranks of MPI_COMM_WORLD; every space has its own image, owned
  *   by one rank (the host by rank 0, device d by rank d % nranks); each
  *   rank submits only the tasks it runs and the messages its data feed
@@ -60,10 +64,10 @@ rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out) {
 }
 
 static int parse_mode(const char *m) {
-  if (!m || !strcmp(m, "implicit"))
-    return SP_IMPLICIT;
-  if (!strcmp(m, "explicit"))
+  if (!m || !strcmp(m, "explicit"))
     return SP_EXPLICIT;
+  if (!strcmp(m, "implicit"))
+    return SP_IMPLICIT;
   if (!strcmp(m, "mpi"))
     return SP_MPI;
   return -1;

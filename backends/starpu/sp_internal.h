@@ -12,7 +12,8 @@
 enum {
   SP_IMPLICIT = 0, /* "implicit": StarPU orders tasks from their data
                       accesses (one handle per image, R/W/RW) */
-  SP_EXPLICIT = 1, /* "explicit": the plan's edges as task dependencies */
+  SP_EXPLICIT = 1, /* "explicit" (default): the plan's edges as task
+                      dependencies */
   SP_MPI = 2       /* "mpi": ranks, each running its pruned part */
 };
 

@@ -15,6 +15,8 @@ void rp_analysis_opts_init(rp_analysis_opts *o) {
   o->kernel_us = 10;
   o->host_us = 10;
   o->measured_us = NULL;
+  o->net_latency_us = 2;
+  o->net_gbps = 10;
 }
 
 static int bad_rate(double x) { return !isfinite(x) || !(x > 0); }
@@ -92,6 +94,9 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
       bad_rate(o->h2d_gbps) || bad_rate(o->d2h_gbps) ||
       bad_rate(o->p2p_gbps) || bad_time(o->kernel_us) ||
       bad_time(o->host_us))
+    return RP_EINVAL;
+  if (o->nranks > 1 && (bad_rate(o->net_gbps) ||
+                        bad_time(o->net_latency_us)))
     return RP_EINVAL;
   if (o->ncompute_units > RP_MAX_DEVICES ||
       (o->ncompute_units && !o->compute_units))
