@@ -31,6 +31,10 @@ typedef struct ex_jacobi2d {
   uint64_t n;
   unsigned steps, every, blocks;
   int device;
+  unsigned devices; /* > 1: row block i of `blocks` runs on device
+                       i * devices / blocks (the grid split by rows over
+                       devices 0 .. devices-1; coherence moves the halos);
+                       0 or 1: every block on `device` */
 } ex_jacobi2d;
 uint64_t ex_jacobi2d_nsums(const ex_jacobi2d *p);
 void ex_jacobi2d_init(const ex_jacobi2d *p, double *a, double *b,

@@ -35,6 +35,11 @@ static void jac_sum(void *user, void *const *ptrs) {
   ((double *)ptrs[1])[u >> 48] = s;
 }
 
+/* The device of row block i of nb. */
+static int jac_device(const ex_jacobi2d *p, uint64_t i, uint64_t nb) {
+  return p->devices > 1 ? (int)(i * p->devices / nb) : p->device;
+}
+
 uint64_t ex_jacobi2d_nsums(const ex_jacobi2d *p) {
   uint64_t k = p->every ? p->steps / p->every : 0;
   return k ? k : 1;
@@ -53,7 +58,7 @@ void ex_jacobi2d_init(const ex_jacobi2d *p, double *a, double *b,
  * device (cpu >= 0) the top half of the blocks on it. */
 static int block_device(const ex_jacobi2d *p, int cpu, uint64_t i,
                         uint64_t nb) {
-  return cpu >= 0 && i < nb / 2 ? cpu : p->device;
+  return cpu >= 0 && i < nb / 2 ? cpu : jac_device(p, i, nb);
 }
 
 static rp_status record(rp_graph *g, const ex_jacobi2d *p, int cpu,
@@ -62,6 +67,7 @@ static rp_status record(rp_graph *g, const ex_jacobi2d *p, int cpu,
   rp_buf A, B, S;
   rp_status rc;
   if (n < 3 || nb > n - 2 || ex_jacobi2d_nsums(p) >= 65536 ||
+      p->devices > RP_MAX_DEVICES ||
       n >= (1ull << 24))
     return RP_EINVAL;
   if ((rc = rp_buffer_register_2d(g, "A", a, n, n, 8, &A)) ||

@@ -4,7 +4,8 @@
 # /usr/local/cuda the CUDA backend is built, otherwise it is left out.
 set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libcjson-dev libcriterion-dev graphviz
-      libxrt-dev uuid-dev libstarpu-dev valgrind clang libclang-rt-dev)
+      libxrt-dev uuid-dev libstarpu-dev openmpi-bin libopenmpi-dev
+      valgrind clang libclang-rt-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

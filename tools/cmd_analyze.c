@@ -43,6 +43,15 @@ static void usage(FILE *fp) {
           "no model yet\n"
           "  --mode M            overlapped mode predicted (graph, streams, "
           "parallel)\n"
+          "  --ranks N           the graph runs over N MPI ranks (starpu "
+          "mode \"mpi\": host on\n"
+          "                      rank 0, device d on rank d %% N); copies "
+          "between ranks go on\n"
+          "                      a lane net:a-b per pair of ranks\n"
+          "  --net-latency-us X  one-way message latency, us (default 2)\n"
+          "  --net-gbps X        bandwidth between ranks, GB/s (default 10; "
+          "both from\n"
+          "                      tools/bench/bench_mpi_pingpong)\n"
           "  --strict            unknown keys in FILE.json are errors, not "
           "warnings\n"
           "  -h, --help          print this help\n\n"
@@ -71,7 +80,7 @@ static int write_to(const char *path, writer w, const rp_analysis *a) {
 
 enum { O_JSON = 256, O_ENGINES, O_H2D, O_D2H, O_P2P, O_KERNEL, O_HOST,
        O_UNITS, O_DOT, O_TRACE, O_SVG, O_STRICT, O_COSTS, O_MODEL,
-       O_BACKEND, O_CALIBRATE, O_MODE };
+       O_BACKEND, O_CALIBRATE, O_MODE, O_RANKS, O_NETLAT, O_NETBW };
 
 int rp_cmd_analyze(int argc, char **argv) {
   static const struct option opts[] = {
@@ -92,6 +101,9 @@ int rp_cmd_analyze(int argc, char **argv) {
       {"backend", required_argument, NULL, O_BACKEND},
       {"calibrate", no_argument, NULL, O_CALIBRATE},
       {"mode", required_argument, NULL, O_MODE},
+      {"ranks", required_argument, NULL, O_RANKS},
+      {"net-latency-us", required_argument, NULL, O_NETLAT},
+      {"net-gbps", required_argument, NULL, O_NETBW},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *cmd = "analyze";
@@ -131,6 +143,17 @@ int rp_cmd_analyze(int argc, char **argv) {
       break;
     case O_MODE:
       o.mode = optarg;
+      break;
+    case O_RANKS:
+      bad = rp_cli_uint(cmd, "--ranks", optarg, 1, 4096, &k);
+      o.nranks = (unsigned)k;
+      break;
+    case O_NETLAT:
+      bad = rp_cli_number(cmd, "--net-latency-us", optarg, 0,
+                          &o.net_latency_us);
+      break;
+    case O_NETBW:
+      bad = rp_cli_number(cmd, "--net-gbps", optarg, 1, &o.net_gbps);
       break;
     case O_ENGINES:
       bad = rp_cli_uint(cmd, "--copy-engines", optarg, 1, 2, &k);

@@ -210,6 +210,16 @@ typedef struct rp_analysis_opts {
                                  "streams", "parallel"); NULL: the model's
                                  first mode that is not "serial" */
   const char *serial_mode;  /**< baseline mode; NULL: "serial" */
+  /** > 1: the graph runs over MPI ranks as the starpu backend's mode
+   * "mpi" places it (the host on rank 0, device d on rank d % nranks): a
+   * copy between spaces of two ranks runs on the lane "net:a-b" (a < b)
+   * of that pair of ranks and costs net_latency_us + bytes / net_gbps,
+   * whatever was measured or given for it (calibrate both with
+   * tools/bench/bench_mpi_pingpong). 0 or 1: one
+   * process, no net lanes. */
+  unsigned nranks;
+  double net_latency_us;    /**< one-way latency of a message, us */
+  double net_gbps;          /**< bandwidth between two ranks, GB/s */
 } rp_analysis_opts;
 
 /** Where a cost came from. */

@@ -185,6 +185,11 @@ struct rp_backend {
    * the replay began). NULL: RP_ENOTSUP. */
   rp_status (*timeline)(void *state, double *start_us, double *end_us);
   void (*destroy)(void *state);
+  /** Optional: RP_BACKEND_* flags this one exec adds to .flags, from its
+   * options (read before the plan is built): a distributed mode whose
+   * spaces live in different processes needs RP_BACKEND_SEPARATE_IMAGES,
+   * say. NULL: none. */
+  unsigned (*exec_flags)(const rp_exec_opts *o);
 };
 
 /** @brief The graph being executed. */

@@ -16,6 +16,8 @@ void rp_analysis_opts_init(rp_analysis_opts *o) {
   o->kernel_us = 10;
   o->host_us = 10;
   o->measured_us = NULL;
+  o->net_latency_us = 2;
+  o->net_gbps = 10;
 }
 
 static int bad_rate(double x) { return !isfinite(x) || !(x > 0); }
@@ -107,6 +109,10 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
     return refuse(RP_EINVAL, "bandwidths must be finite and > 0");
   if (bad_time(o->kernel_us) || bad_time(o->host_us))
     return refuse(RP_EINVAL, "default costs must be finite and >= 0");
+  if (o->nranks > 1 && (bad_rate(o->net_gbps) ||
+                        bad_time(o->net_latency_us)))
+    return refuse(RP_EINVAL, "nranks > 1 needs a finite net_gbps > 0 and "
+                  "net_latency_us >= 0");
   if (o->ncompute_units > RP_MAX_DEVICES ||
       (o->ncompute_units && !o->compute_units))
     return refuse(RP_EINVAL, "compute_units: NULL list or more entries "

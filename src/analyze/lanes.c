@@ -89,6 +89,24 @@ static double model_cost(const rp_analysis *a, uint32_t n,
   return (double)rp__copy_bytes(a->g, n) / (gbps * 1e3);
 }
 
+/* Net lanes (opts.nranks > 1): the rank of a space as the starpu
+ * backend's mode "mpi" places it; a copy between two ranks' spaces runs on
+ * the net lane of the pair. Returns 1 and the pair (a < b) for such a
+ * copy. */
+static int net_pair(const rp_analysis *a, const rp__op *op, int *lo,
+                    int *hi) {
+  unsigned nr = a->opts.nranks;
+  if (nr < 2 || op->type == RP_OP_KERNEL || op->type == RP_OP_HOST)
+    return 0;
+  int dev = op->device % (int)nr;
+  int s = op->type == RP_OP_COPY_H2D ? 0 : dev;
+  int d = op->type == RP_OP_COPY_H2D ? dev
+          : op->type == RP_OP_COPY_D2H ? 0 : op->dst_device % (int)nr;
+  *lo = s < d ? s : d;
+  *hi = s < d ? d : s;
+  return s != d;
+}
+
 /* Compute units of device d (1 unless the options say more). */
 static unsigned units_of(const rp_analysis *a, int d) {
   if (!a->opts.compute_units || d < 0 || (unsigned)d >= a->opts.ncompute_units)
@@ -107,7 +125,9 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     unit_base[d] = RP__LANE_KINDS * RP_MAX_DEVICES + units;
     units += units_of(a, d) > 1 ? units_of(a, d) : 0;
   }
-  uint32_t nslot = RP__LANE_KINDS * RP_MAX_DEVICES + units;
+  uint32_t net0 = RP__LANE_KINDS * RP_MAX_DEVICES + units;
+  uint32_t nslot = net0 + (a->opts.nranks > 1 ? RP_MAX_DEVICES *
+                                                    RP_MAX_DEVICES : 0);
   uint32_t *map = malloc(sizeof *map * nslot);
   a->lanes = calloc(nslot, sizeof *a->lanes);
   if (!map || !a->lanes) {
@@ -129,7 +149,12 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     }
     uint32_t *slot = &map[kind * RP_MAX_DEVICES + (dev < 0 ? 0 : dev)];
     unsigned k = kind == RP__LANE_COMPUTE ? units_of(a, dev) : 1, u = 0;
-    if (k > 1) {
+    int rlo, rhi, net = net_pair(a, op, &rlo, &rhi);
+    if (net) { /* a transfer between ranks: a copy lane of its own */
+      kind = RP__LANE_P2P;
+      dev = -1;
+      slot = &map[net0 + (uint32_t)rlo * RP_MAX_DEVICES + (uint32_t)rhi];
+    } else if (k > 1) {
       u = turn[dev]++ % k;
       slot = &map[unit_base[dev] + u];
     }
@@ -137,7 +162,10 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
       rp__lane *l = &a->lanes[a->nlane];
       l->kind = kind;
       l->device = dev;
-      if (kind == RP__LANE_HOST)
+      if (net)
+        snprintf(l->name, sizeof l->name, "net:%u-%u", (unsigned)rlo & 63u,
+                 (unsigned)rhi & 63u); /* ranks < RP_MAX_DEVICES */
+      else if (kind == RP__LANE_HOST)
         snprintf(l->name, sizeof l->name, "host");
       else if (k > 1)
         snprintf(l->name, sizeof l->name, "%s:%d.%u", kind_prefix[kind], dev,
@@ -151,7 +179,12 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     rp_cost_source src;
     double c;
     rp_measured gm;
-    if (measured && measured[n] >= 0) {
+    if (net) { /* a profile times copies within one process: the net
+                  model is what a transfer between ranks costs */
+      src = RP_COST_MODELLED;
+      c = a->opts.net_latency_us +
+          (double)rp__copy_bytes(g, n) / (a->opts.net_gbps * 1e3);
+    } else if (measured && measured[n] >= 0) {
       c = measured[n];
       src = RP_COST_MEASURED;
     } else if (g->measured && rp_graph_get_measured(g, n, &gm) == RP_OK) {

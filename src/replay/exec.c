@@ -206,7 +206,11 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     }
   }
   rp__set_last_error("");
-  if ((s = rp__plan_build(g, be, &x->plan, x->err, sizeof x->err)) !=
+  /* The plan sees the flags of this exec (the table's and its options'). */
+  rp_backend eff = *be;
+  if (be->exec_flags)
+    eff.flags |= be->exec_flags(&x->opts);
+  if ((s = rp__plan_build(g, &eff, &x->plan, x->err, sizeof x->err)) !=
       RP_OK) {
     rp__set_last_error(x->err);
     exec_free(x);

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 /* Benchmark: recording with hazard derivation, N operations over 1 000
  * buffers with partial regions; prints operations per second and the time
  * ratio between N and 10 N. */

@@ -1,0 +1,482 @@
+/* The starpu backend: replays the plan as StarPU tasks running the CPU
+ * bodies of the kernels, the host tasks and the copies. The task list is
+ * lowered once at instantiate (sp_lower.c); a replay submits it again.
+ *
+ * Modes (rp_exec_opts.mode):
+ * - "explicit" (default): the plan's edges as task dependencies; replay
+ *   k + 1 starts after replay k (a join task between them). Faster than
+ *   "implicit" on every shape of tools/bench/bench_starpu (docs/
+ *   benchmarks.md): it keeps the parallelism between row blocks of one
+ *   image, which whole-image data dependencies serialise.
+ * - "implicit": one StarPU data handle per plan image (a vector over the
+ *   image's memory); each task accesses its images R, W or RW, and
+ *   StarPU's sequential consistency orders the tasks, across replays too;
+ *   rp_exec_wait_buffer() waits for the buffer's writers only.
+ * - "mpi": ranks of MPI_COMM_WORLD; every space has its own image, owned
+ *   by one rank (the host by rank 0, device d by rank d % nranks); each
+ *   rank submits only the tasks it runs and the messages its data feed
+ *   (StarPU-MPI's detached sends and receives of staging handles). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sp_internal.h"
+#ifdef RP_STARPU_MPI
+#include <starpu_mpi.h>
+#endif
+
+static void sp_body(void *buffers[], void *arg) {
+  (void)buffers;
+  rp__sp_run_item((const sp_item *)arg);
+}
+
+static struct starpu_codelet sp_cl = {
+    .cpu_funcs = {sp_body},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .name = "reprise",
+};
+
+/* Live states, for rp__starpu_stats_get(). */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static sp *live[64];
+static uint64_t mpi_execs; /* mpi execs created by this process */
+
+static void set_live(sp *s, int on) {
+  pthread_mutex_lock(&live_mu);
+  for (unsigned i = 0; i < sizeof live / sizeof *live; i++)
+    if (on ? !live[i] : live[i] == s) {
+      live[i] = on ? s : NULL;
+      break;
+    }
+  pthread_mutex_unlock(&live_mu);
+}
+
+rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out) {
+  rp_status st = RP_EINVAL;
+  pthread_mutex_lock(&live_mu);
+  for (unsigned i = 0; i < sizeof live / sizeof *live; i++)
+    if (live[i] && live[i]->x == x) {
+      *out = live[i]->st;
+      st = RP_OK;
+      break;
+    }
+  pthread_mutex_unlock(&live_mu);
+  return st;
+}
+
+static int parse_mode(const char *m) {
+  if (!m || !strcmp(m, "explicit"))
+    return SP_EXPLICIT;
+  if (!strcmp(m, "implicit"))
+    return SP_IMPLICIT;
+  if (!strcmp(m, "mpi"))
+    return SP_MPI;
+  return -1;
+}
+
+static unsigned sp_exec_flags(const rp_exec_opts *o) {
+  return parse_mode(o->mode) == SP_MPI ? RP_BACKEND_SEPARATE_IMAGES : 0;
+}
+
+static void sp_destroy(void *state) {
+  sp *s = state;
+  if (!s)
+    return;
+  set_live(s, 0);
+  const rp_plan *p = s->p;
+  for (uint32_t i = 0; s->h && i < p->nimage; i++)
+    if (s->h[i])
+      starpu_data_unregister(s->h[i]);
+  for (uint32_t v = 0; s->sh && v < p->nnode; v++)
+    if (s->sh[v])
+      starpu_data_unregister(s->sh[v]);
+  for (uint32_t i = 0; s->img && i < p->nimage; i++)
+    free(s->img[i]);
+  for (uint32_t v = 0; s->stage && v < p->nnode; v++)
+    free(s->stage[v]);
+  free(s->img);
+  free(s->h);
+  free(s->kern);
+  free(s->stage);
+  free(s->stage_bytes);
+  free(s->sh);
+  free(s->item);
+  free(s->descr);
+  free(s->cur);
+  free(s->prev);
+  free(s->deps);
+  pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->cv);
+  free(s);
+}
+
+/* Every kernel needs a CPU body, every host task its function. */
+static rp_status check_bodies(sp *s) {
+  const rp_plan *p = s->p;
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    const rp_plan_node *nd = &p->node[v];
+    rp_node_info ni;
+    rp_node_info_get(p->graph, nd->op, &ni);
+    s->kern[v] = ni.kernel;
+    if (nd->type == RP_OP_KERNEL && (!ni.kernel || !ni.kernel->cpu)) {
+      rp_exec_set_error(s->x, "starpu: kernel \"%s\" has no CPU body%s",
+                        ni.name, ni.kernel ? "" : " (graph loaded from a "
+                        "file)");
+      return RP_ENOKERNEL;
+    }
+    rp_host_fn fn;
+    void *user;
+    if (nd->type == RP_OP_HOST &&
+        (rp_node_host_fn(p->graph, nd->op, &fn, &user) != RP_OK || !fn)) {
+      rp_exec_set_error(s->x, "starpu: host task \"%s\" has no function "
+                        "(graph loaded from a file)", ni.name);
+      return RP_ENOKERNEL;
+    }
+  }
+  return RP_OK;
+}
+
+static void *image_ptr(const sp *s, uint32_t i) {
+  const rp_plan_image *im = &s->p->image[i];
+  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf] : s->img[i];
+}
+
+/* The images this rank holds, their handles; the staging buffers of the
+ * copies between ranks it takes part in. */
+static rp_status alloc_data(sp *s) {
+  const rp_plan *p = s->p;
+  int data = s->mode != SP_EXPLICIT;
+  for (uint32_t i = 0; i < p->nimage; i++) {
+    const rp_plan_image *im = &p->image[i];
+    if (s->mode == SP_MPI &&
+        rp__sp_space_rank(im->space, s->nranks) != s->rank)
+      continue;
+    if (!(im->flags & RP_IMAGE_USER) &&
+        !(s->img[i] = calloc(1, im->bytes)))
+      return RP_ENOMEM;
+    if (data)
+      starpu_vector_data_register(&s->h[i], STARPU_MAIN_RAM,
+                                  (uintptr_t)image_ptr(s, i), im->bytes, 1);
+  }
+  for (uint32_t v = 0; s->mode == SP_MPI && v < p->nnode; v++) {
+    const rp_plan_node *nd = &p->node[v];
+    if (nd->type != RP_OP_COPY_H2D && nd->type != RP_OP_COPY_D2H &&
+        nd->type != RP_OP_COPY_D2D)
+      continue;
+    const rp_plan_access *a = p->acc + nd->acc0;
+    int src = rp__sp_space_rank(a[0].space, s->nranks);
+    int dst = rp__sp_space_rank(a[1].space, s->nranks);
+    if (src == dst || (src != s->rank && dst != s->rank))
+      continue;
+    const uint64_t *iv = p->iv + 2 * (uint64_t)a[1].iv0;
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < a[1].niv; k++)
+      n += iv[2 * k + 1];
+    s->stage_bytes[v] = n;
+    if (!(s->stage[v] = calloc(1, n ? n : 1)))
+      return RP_ENOMEM;
+    starpu_vector_data_register(&s->sh[v], STARPU_MAIN_RAM,
+                                (uintptr_t)s->stage[v], n ? n : 1, 1);
+  }
+  return RP_OK;
+}
+
+static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
+  int mode = parse_mode(rp_exec_opts_get(x)->mode);
+  if (mode < 0) {
+    rp_exec_set_error(x, "starpu: unknown mode \"%s\" (implicit, explicit, "
+                      "mpi)", rp_exec_opts_get(x)->mode);
+    return RP_EINVAL;
+  }
+  char err[256] = "";
+  int rank, nranks;
+  rp_status st = rp__sp_start(mode == SP_MPI, &rank, &nranks, err,
+                              sizeof err);
+  if (st != RP_OK) {
+    rp_exec_set_error(x, "%s", err);
+    return st;
+  }
+  sp *s = calloc(1, sizeof *s);
+  if (!s)
+    return RP_ENOMEM;
+  s->x = x;
+  s->p = p;
+  s->mode = mode;
+  s->rank = rank;
+  s->nranks = nranks;
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  size_t nn = (size_t)p->nnode + 1, ni = (size_t)p->nimage + 1;
+  s->img = calloc(ni, sizeof *s->img);
+  s->h = calloc(ni, sizeof *s->h);
+  s->kern = calloc(nn, sizeof *s->kern);
+  s->stage = calloc(nn, sizeof *s->stage);
+  s->stage_bytes = calloc(nn, sizeof *s->stage_bytes);
+  s->sh = calloc(nn, sizeof *s->sh);
+  if (!s->img || !s->h || !s->kern || !s->stage || !s->stage_bytes ||
+      !s->sh) {
+    st = RP_ENOMEM;
+    goto fail;
+  }
+  if ((st = check_bodies(s)) != RP_OK || (st = alloc_data(s)) != RP_OK)
+    goto fail;
+  if (mode == SP_MPI) {
+    pthread_mutex_lock(&live_mu);
+    s->tag0 = ++mpi_execs << 32;
+    pthread_mutex_unlock(&live_mu);
+  }
+  double t0 = rp_clock_us();
+  if ((st = rp__sp_lower(s)) != RP_OK)
+    goto fail;
+  rp__sp_count(p, mode, rank, nranks, &s->st);
+  s->st.lower_us = rp_clock_us() - t0;
+  if (mode == SP_EXPLICIT) {
+    uint32_t maxp = 0;
+    for (uint32_t v = 0; v < p->nnode; v++)
+      if (p->node[v].npred > maxp)
+        maxp = p->node[v].npred;
+    s->cur = calloc(nn, sizeof *s->cur);
+    s->prev = calloc(nn, sizeof *s->prev);
+    s->deps = calloc(nn > maxp + 1 ? nn : maxp + 1, sizeof *s->deps);
+    if (!s->cur || !s->prev || !s->deps) {
+      st = RP_ENOMEM;
+      goto fail;
+    }
+  }
+  set_live(s, 1);
+  *state = s;
+  return RP_OK;
+fail:
+  sp_destroy(s);
+  return st;
+}
+
+static void sp_done(void *arg) {
+  sp *s = arg;
+  pthread_mutex_lock(&s->mu);
+  if (!--s->pending)
+    pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* Submit one item of the task list (implicit and mpi modes). */
+static rp_status submit(sp *s, sp_item *it) {
+  pthread_mutex_lock(&s->mu);
+  s->pending++;
+  pthread_mutex_unlock(&s->mu);
+  int r;
+  switch (it->kind) {
+#ifdef RP_STARPU_MPI
+  case SP_SEND:
+    r = starpu_mpi_isend_detached(s->sh[it->v], it->peer,
+                                  (starpu_mpi_tag_t)(s->tag0 + it->v),
+                                  MPI_COMM_WORLD, sp_done, s);
+    break;
+  case SP_RECV:
+    r = starpu_mpi_irecv_detached(s->sh[it->v], it->peer,
+                                  (starpu_mpi_tag_t)(s->tag0 + it->v),
+                                  MPI_COMM_WORLD, sp_done, s);
+    break;
+#endif
+  default:
+    r = starpu_task_insert(&sp_cl, STARPU_CL_ARGS_NFREE, it, sizeof *it,
+                           STARPU_DATA_MODE_ARRAY, s->descr + it->d0,
+                           (int)it->nd, STARPU_CALLBACK_WITH_ARG_NFREE, sp_done, s,
+                           0);
+  }
+  if (r) {
+    sp_done(s);
+    rp_exec_set_error(s->x, "starpu: submitting node %u failed (%d)", it->v,
+                      r);
+    return RP_EBACKEND;
+  }
+  return RP_OK;
+}
+
+static void wait_pending(sp *s) {
+  pthread_mutex_lock(&s->mu);
+  while (s->pending)
+    pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void drop_tasks(sp *s, struct starpu_task **t) {
+  for (uint32_t v = 0; v <= s->p->nnode; v++)
+    if (t[v]) {
+      if (starpu_task_wait(t[v]))
+        continue; /* never submitted: StarPU did not take it */
+      starpu_task_destroy(t[v]);
+      t[v] = NULL;
+    }
+}
+
+static struct starpu_task *new_task(void) {
+  struct starpu_task *t = starpu_task_create();
+  if (t) {
+    t->detach = 0;
+    t->destroy = 0;
+  }
+  return t;
+}
+
+/* Explicit mode: replay by replay, the plan's edges as dependencies. */
+static rp_status launch_explicit(sp *s, unsigned iterations) {
+  const rp_plan *p = s->p;
+  rp_status st = RP_OK;
+  for (unsigned it = 0; it < iterations && st == RP_OK; it++) {
+    struct starpu_task *join = NULL;
+    if (it > 0) {
+      unsigned n = 0;
+      for (uint32_t v = 0; v < p->nnode; v++)
+        if (!p->node[v].nsucc)
+          s->deps[n++] = s->prev[v];
+      if (!(join = new_task())) {
+        st = RP_ENOMEM;
+        break;
+      }
+      if (n)
+        starpu_task_declare_deps_array(join, n, s->deps);
+      if (starpu_task_submit(join)) {
+        starpu_task_destroy(join);
+        st = RP_EBACKEND;
+        break;
+      }
+    }
+    s->cur[p->nnode] = join;
+    for (uint32_t v = 0; v < p->nnode && st == RP_OK; v++) {
+      const rp_plan_node *nd = &p->node[v];
+      struct starpu_task *t = new_task();
+      if (!t) {
+        st = RP_ENOMEM;
+        break;
+      }
+      t->cl = &sp_cl;
+      t->cl_arg = &s->item[v];
+      t->nbuffers = 0;
+      unsigned n = 0;
+      for (uint32_t k = 0; k < nd->npred; k++)
+        s->deps[n++] = s->cur[p->pred[nd->pred0 + k]];
+      if (!n && join)
+        s->deps[n++] = join;
+      if (n)
+        starpu_task_declare_deps_array(t, n, s->deps);
+      if (starpu_task_submit(t)) {
+        starpu_task_destroy(t);
+        rp_exec_set_error(s->x, "starpu: submitting node %u failed", v);
+        st = RP_EBACKEND;
+        break;
+      }
+      s->cur[v] = t;
+    }
+    drop_tasks(s, s->prev);
+    struct starpu_task **tmp = s->prev;
+    s->prev = s->cur;
+    s->cur = tmp;
+  }
+  drop_tasks(s, s->cur);
+  drop_tasks(s, s->prev);
+  return st;
+}
+
+static void set_progress(sp *s, int submitted, int running) {
+  pthread_mutex_lock(&s->mu);
+  s->submitted = submitted;
+  s->running = running;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static rp_status sp_launch(void *state, unsigned iterations) {
+  sp *s = state;
+  pthread_mutex_lock(&s->mu);
+  s->batch = rp_exec_batch(s->x, NULL);
+  s->submitted = 0;
+  s->running = 1;
+  pthread_mutex_unlock(&s->mu);
+  rp_status st = RP_OK;
+  if (s->mode == SP_EXPLICIT) {
+    st = launch_explicit(s, iterations);
+  } else {
+    for (unsigned it = 0; it < iterations && st == RP_OK; it++)
+      for (uint32_t i = 0; i < s->nitem && st == RP_OK; i++)
+        st = submit(s, &s->item[i]);
+    set_progress(s, 1, 1);
+    wait_pending(s);
+  }
+  set_progress(s, 1, 0);
+  return st;
+}
+
+static rp_status sp_wait(void *state) { return RP_OK; }
+
+/* Implicit and mpi modes: once the batch is submitted, acquiring the user
+ * array's handle for reading waits for exactly its writers. Explicit
+ * mode: the whole batch. */
+static rp_status sp_wait_buffer(void *state, rp_buf b) {
+  sp *s = state;
+  uint64_t batch = rp_exec_batch(s->x, NULL);
+  pthread_mutex_lock(&s->mu);
+  while (s->batch != batch ||
+         (s->running && (!s->submitted || s->mode == SP_EXPLICIT)))
+    pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+  if (s->mode == SP_EXPLICIT)
+    return RP_OK;
+  for (uint32_t i = 0; i < s->p->nimage; i++) {
+    const rp_plan_image *im = &s->p->image[i];
+    if (im->buf == b && (im->flags & RP_IMAGE_USER) && s->h[i]) {
+      starpu_data_acquire(s->h[i], STARPU_R);
+      starpu_data_release(s->h[i]);
+    }
+  }
+  return RP_OK;
+}
+
+static rp_status sp_rebind(void *state, rp_buf b) {
+  sp *s = state;
+  for (uint32_t i = 0; i < s->p->nimage; i++) {
+    const rp_plan_image *im = &s->p->image[i];
+    if (im->buf != b || !(im->flags & RP_IMAGE_USER) || !s->h[i])
+      continue;
+    starpu_data_unregister_no_coherency(s->h[i]);
+    starpu_vector_data_register(&s->h[i], STARPU_MAIN_RAM,
+                                (uintptr_t)image_ptr(s, i), im->bytes, 1);
+  }
+  return RP_OK;
+}
+
+static rp_status sp_set_scalar(void *state, uint32_t n, unsigned param) {
+  return RP_OK; /* kernels read their arguments when they run */
+}
+
+static rp_status sp_profile(void *state, double *node_us) {
+  sp *s = state;
+  if (s->mode == SP_MPI) {
+    rp_exec_set_error(s->x, "starpu: no profile in mode \"mpi\"");
+    return RP_ENOTSUP;
+  }
+  for (uint32_t v = 0; v < s->p->nnode; v++) {
+    sp_item it = {s, v, SP_RUN, 0, 0, 0};
+    double t0 = rp_clock_us();
+    rp__sp_run_item(&it);
+    node_us[v] = rp_clock_us() - t0;
+  }
+  return RP_OK;
+}
+
+const rp_backend rp_backend_starpu = {
+    .abi = RP_BACKEND_ABI,
+    .name = "starpu",
+    .priority = -1, /* never chosen by "auto": asked for by name */
+    .owns = RP_DEVICE_CPU,
+    .flags = RP_BACKEND_BLOCKING_LAUNCH,
+    .probe = NULL,
+    .instantiate = sp_instantiate,
+    .launch = sp_launch,
+    .wait = sp_wait,
+    .wait_buffer = sp_wait_buffer,
+    .rebind = sp_rebind,
+    .set_scalar = sp_set_scalar,
+    .profile = sp_profile,
+    .destroy = sp_destroy,
+    .exec_flags = sp_exec_flags,
+};

@@ -1,0 +1,91 @@
+/* Internal interface of the starpu backend: the state of one exec, the
+ * lowering of the plan into a task list, StarPU's start-up. */
+#ifndef RP_SP_INTERNAL_H
+#define RP_SP_INTERNAL_H
+
+#include <pthread.h>
+#include <starpu.h>
+#include "reprise/backend.h"
+#include "rp_starpu.h"
+
+/* Modes of an exec (rp_exec_opts.mode). */
+enum {
+  SP_IMPLICIT = 0, /* "implicit": StarPU orders tasks from their data
+                      accesses (one handle per image, R/W/RW) */
+  SP_EXPLICIT = 1, /* "explicit" (default): the plan's edges as task
+                      dependencies */
+  SP_MPI = 2       /* "mpi": ranks, each running its pruned part */
+};
+
+/* What one item of the task list does. */
+enum {
+  SP_RUN = 0,    /* run plan node v (kernel, host task, local copy) */
+  SP_PACK = 1,   /* copy node v: source region -> staging buffer */
+  SP_UNPACK = 2, /* copy node v: staging buffer -> destination region */
+  SP_SEND = 3,   /* send node v's staging buffer to rank peer */
+  SP_RECV = 4    /* receive node v's staging buffer from rank peer */
+};
+
+typedef struct sp sp;
+
+/* One item of the task list a replay submits, in program order. */
+typedef struct sp_item {
+  sp *s;
+  uint32_t v;      /* plan node */
+  uint8_t kind;    /* SP_* */
+  int peer;        /* send, recv: the other rank */
+  uint32_t d0, nd; /* data accesses at s->descr[d0 .. d0 + nd) */
+} sp_item;
+
+struct sp {
+  rp_exec *x;
+  const rp_plan *p;
+  int mode, rank, nranks;
+  uint64_t tag0;                 /* mpi: this exec's message tags */
+  void **img;                    /* per image: memory we allocated */
+  starpu_data_handle_t *h;       /* per image on this rank (else NULL) */
+  const rp_kernel **kern;        /* per node */
+  void **stage;                  /* per node: staging buffer of a copy
+                                    between ranks (NULL otherwise) */
+  uint64_t *stage_bytes;
+  starpu_data_handle_t *sh;      /* per node: staging handle */
+  sp_item *item;
+  uint32_t nitem;
+  struct starpu_data_descr *descr;
+  uint32_t ndescr;
+  rp__starpu_stats st;
+  /* explicit mode: the tasks of the replay in flight and the one before
+   * (nnode + 1 each: the last is the join of the replays). */
+  struct starpu_task **cur, **prev;
+  struct starpu_task **deps;     /* scratch */
+  /* Progress. */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint64_t pending;              /* tasks and requests not done */
+  uint64_t batch;                /* batch being launched */
+  int submitted;                 /* its task list is all submitted */
+  int running;
+};
+
+/* Start StarPU once per process (with StarPU-MPI when mpi is 1); later
+ * calls return what the first one did. *rank, *nranks: this process in
+ * MPI_COMM_WORLD (0 and 1 without MPI). */
+rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
+                       size_t errlen);
+
+/* The rank that owns space sp (RP_SPACE_HOST or a device) among nranks. */
+int rp__sp_space_rank(int space, int nranks);
+
+/* Build s->item and s->descr: the task list of rank s->rank (the whole
+ * plan outside mpi mode). Handles and staging must exist. */
+rp_status rp__sp_lower(sp *s);
+
+/* Count, without StarPU, the items rank `rank` of nranks lowers from plan
+ * p (what rp__sp_lower builds): tasks, sends, receives. */
+void rp__sp_count(const rp_plan *p, int mode, int rank, int nranks,
+                  rp__starpu_stats *out);
+
+/* Run item it's work on the calling thread. */
+void rp__sp_run_item(const sp_item *it);
+
+#endif

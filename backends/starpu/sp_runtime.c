@@ -1,0 +1,154 @@
+/* StarPU's start-up, once per process. Starting takes tens of
+ * milliseconds, so the runtime stays up until the process ends: with
+ * StarPU-MPI it is shut down when MPI is finalised (an attribute of
+ * MPI_COMM_SELF, whose delete callback MPI_Finalize calls first), or at
+ * exit when the backend initialised MPI itself. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sp_internal.h"
+#ifdef RP_STARPU_MPI
+#include <starpu_mpi.h>
+#endif
+
+static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+static int started;       /* 0 no, 1 plain, 2 with MPI, -1 failed */
+static int my_rank, world;
+static int own_mpi;       /* we called MPI_Init (through StarPU-MPI) */
+
+int rp__sp_space_rank(int space, int nranks) {
+  return space < 0 || nranks <= 1 ? 0 : space % nranks;
+}
+
+/* StarPU prints a banner and warnings unless told otherwise; a small
+ * default number of CPU workers keeps start-up short (STARPU_NCPU wins). */
+static void quiet_conf(struct starpu_conf *c, int mpi) {
+  setenv("STARPU_SILENT", "1", 0);
+  starpu_conf_init(c);
+  c->ncuda = 0;
+  c->nopencl = 0;
+  if (!getenv("STARPU_NCPU") && !getenv("STARPU_NCPUS")) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    c->ncpus = mpi ? 1 : (int)(n > 0 ? n : 1);
+  }
+}
+
+#ifdef RP_STARPU_MPI
+static int sp_mpi_finalize(MPI_Comm comm, int key, void *attr, void *extra) {
+  starpu_mpi_shutdown();
+  return MPI_SUCCESS;
+}
+
+static void sp_atexit(void) { starpu_mpi_shutdown(); }
+
+/* How many ranks share this node: MPI's view when MPI is up, else the
+ * launcher's environment (Open MPI, MPICH/Hydra), else 1. */
+static int local_ranks(int inited) {
+  if (inited) {
+    MPI_Comm node;
+    int n = 1;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+                            MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_size(node, &n);
+      MPI_Comm_free(&node);
+    }
+    return n;
+  }
+  const char *e = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (!e)
+    e = getenv("MPI_LOCALNRANKS");
+  return e ? atoi(e) : 1;
+}
+
+static rp_status start_mpi(char *err, size_t errlen) {
+  int inited = 0, level = 0;
+  MPI_Initialized(&inited);
+  /* Every process binds its workers from core 0 and its MPI thread to the
+   * next core: ranks sharing a node would all pile onto the same cores
+   * (a message then costs milliseconds). Unless the user placed them
+   * (STARPU_WORKERS_CPUID, STARPU_MPI_THREAD_CPUID, or these variables),
+   * let the system place the threads. */
+  if (local_ranks(inited) > 1 && !getenv("STARPU_WORKERS_CPUID")) {
+    setenv("STARPU_WORKERS_NOBIND", "1", 0);
+    if (!getenv("STARPU_MPI_THREAD_CPUID"))
+      setenv("STARPU_MPI_NOBIND", "1", 0);
+  }
+  if (inited) {
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_SERIALIZED) {
+      snprintf(err, errlen, "starpu mpi: MPI was initialised with thread "
+               "level %d; StarPU-MPI needs MPI_THREAD_SERIALIZED at least "
+               "(MPI_Init_thread)", level);
+      return RP_ENOTSUP;
+    }
+  }
+  struct starpu_conf c;
+  quiet_conf(&c, 1);
+  if (starpu_mpi_init_conf(NULL, NULL, !inited, MPI_COMM_WORLD, &c)) {
+    snprintf(err, errlen, "starpu mpi: starpu_mpi_init_conf failed");
+    return RP_ENODEV;
+  }
+  own_mpi = !inited;
+  if (own_mpi) {
+    atexit(sp_atexit);
+  } else {
+    int key;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, sp_mpi_finalize, &key,
+                           NULL);
+    MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
+  }
+  starpu_mpi_comm_rank(MPI_COMM_WORLD, &my_rank);
+  starpu_mpi_comm_size(MPI_COMM_WORLD, &world);
+  return RP_OK;
+}
+#endif
+
+rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
+                       size_t errlen) {
+  rp_status s = RP_OK;
+  pthread_mutex_lock(&start_mu);
+  if (!started) {
+#ifdef RP_STARPU_MPI
+    if (mpi) {
+      s = start_mpi(err, errlen);
+      started = s == RP_OK ? 2 : -1;
+    }
+#endif
+    if (!mpi) {
+      struct starpu_conf c;
+      quiet_conf(&c, 0);
+      if (starpu_init(&c)) {
+        snprintf(err, errlen, "starpu: starpu_init failed");
+        s = RP_ENODEV;
+      }
+      started = s == RP_OK ? 1 : -1;
+      my_rank = 0;
+      world = 1;
+    }
+  } else if (started < 0) {
+    snprintf(err, errlen, "starpu: the runtime failed to start");
+    s = RP_ENODEV;
+  } else if (mpi && started != 2) {
+    snprintf(err, errlen, "starpu: mode \"mpi\" needs StarPU-MPI, but "
+#ifdef RP_STARPU_MPI
+             "StarPU was started without it by an earlier exec of this "
+             "process (create the mpi exec first)"
+#else
+             "this library was built without it"
+#endif
+             );
+    s = RP_ENOTSUP;
+  }
+#ifndef RP_STARPU_MPI
+  if (mpi && s == RP_OK && !started) {
+    snprintf(err, errlen, "starpu: mode \"mpi\" needs StarPU-MPI, which "
+             "this library was built without");
+    s = RP_ENOTSUP;
+  }
+#endif
+  *rank = mpi ? my_rank : 0;
+  *nranks = mpi ? world : 1;
+  pthread_mutex_unlock(&start_mu);
+  return s;
+}

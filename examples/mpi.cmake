@@ -1,0 +1,46 @@
+# MPI examples (examples/mpi_*.c): the starpu backend's distributed mode.
+# Built when the library has StarPU-MPI; each runs under mpirun with 2 and
+# 4 ranks in ctest (--oversubscribe: CI has 2 cores; --allow-run-as-root:
+# CI runs as root), StarPU on one CPU worker per rank and silent.
+if(NOT RP_HAVE_STARPU_MPI)
+  return()
+endif()
+find_package(MPI COMPONENTS C REQUIRED)
+foreach(n mpi_jacobi2d mpi_heat2d)
+  if(NOT EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${n}.c)
+    continue()
+  endif()
+  add_executable(${n} ${CMAKE_CURRENT_SOURCE_DIR}/${n}.c
+                 ${CMAKE_CURRENT_SOURCE_DIR}/mpi_common.c)
+  target_compile_options(${n} PRIVATE ${RP_WARN})
+  target_include_directories(${n} PRIVATE ${CMAKE_SOURCE_DIR}/backends/starpu)
+  target_link_libraries(${n} PRIVATE rp_examples reprise_static MPI::MPI_C)
+endforeach()
+if(NOT RP_BUILD_TESTS)
+  return()
+endif()
+find_program(RP_MPIRUN NAMES mpirun mpiexec)
+if(NOT RP_MPIRUN)
+  return()
+endif()
+set(rp_mpi_env "STARPU_NCPU=1;STARPU_SILENT=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+set(rp_mpi_tests
+  "heat2d_np2 2 mpi_heat2d --n 64 --steps 4 --iters 3"
+  "heat2d_np4 4 mpi_heat2d --n 61 --steps 5 --iters 2 --devices-per-rank 2"
+  "heat2d_explicit_np2 2 mpi_heat2d --n 64 --steps 4 --iters 2 --explicit-halo"
+  "jacobi2d_np2 2 mpi_jacobi2d --n 64 --steps 4 --every 2 --iters 3"
+  "jacobi2d_np4 4 mpi_jacobi2d --n 80 --steps 4 --every 0 --iters 2")
+foreach(t ${rp_mpi_tests})
+  separate_arguments(args UNIX_COMMAND "${t}")
+  list(GET args 0 name)
+  list(GET args 1 np)
+  list(GET args 2 prog)
+  list(REMOVE_AT args 0 1 2)
+  if(TARGET ${prog})
+    add_test(NAME mpi_${name}
+             COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
+                     -np ${np} $<TARGET_FILE:${prog}> ${args})
+    set_tests_properties(mpi_${name} PROPERTIES TIMEOUT 120
+                         ENVIRONMENT "${rp_mpi_env}")
+  endif()
+endforeach()

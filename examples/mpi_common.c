@@ -1,0 +1,68 @@
+/* The driver the MPI examples share. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mpi_common.h"
+#include "rp_starpu.h"
+
+int exm_start(int *argc, char ***argv, int *rank, int *size) {
+  int level;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &level) !=
+      MPI_SUCCESS)
+    return 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  return 0;
+}
+
+rp_exec *exm_exec(const rp_graph *g, const char *prog) {
+  const rp_backend *be;
+  rp_exec_opts o;
+  rp_exec *x = NULL;
+  rp_status rc;
+  memset(&o, 0, sizeof o);
+  o.mode = "mpi";
+  if ((rc = rp_backend_find("starpu", &be)) ||
+      (rc = rp_exec_create(&x, g, be, &o))) {
+    fprintf(stderr, "%s: starpu mpi exec: %s: %s\n", prog, rp_strerror(rc),
+            rp_last_error());
+    return NULL;
+  }
+  return x;
+}
+
+int exm_check_lowering(const rp_exec *x, const char *prog) {
+  rp__starpu_stats st, want;
+  int rank, size, bad = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (rp__starpu_stats_get(x, &st) != RP_OK)
+    memset(&st, 0, sizeof st);
+  rp__starpu_count(rp_exec_plan(x), rank, size, &want);
+  bad = st.tasks != want.tasks || st.sends != want.sends ||
+        st.recvs != want.recvs || (size > 1 && st.tasks >= st.nodes);
+  double mine[6] = {st.nodes, st.tasks, st.sends, st.recvs, st.lower_us,
+                    bad};
+  double *all = rank == 0 ? malloc(6 * sizeof *all * (size_t)size) : NULL;
+  MPI_Gather(mine, 6, MPI_DOUBLE, all, 6, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (rank == 0) {
+    printf("%s: lowering per rank (plan: %.0f nodes)\n", prog, all[0]);
+    printf("  rank  tasks  sends  recvs  lower_us  pruned\n");
+    for (int r = 0; r < size; r++) {
+      const double *v = all + 6 * r;
+      printf("  %4d  %5.0f  %5.0f  %5.0f  %8.1f  %s\n", r, v[1], v[2], v[3],
+             v[4], v[5] ? "WRONG" : "ok");
+    }
+    free(all);
+  }
+  int any;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any;
+}
+
+int exm_finish(int rc) {
+  int all = rc;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return all;
+}

@@ -1,0 +1,23 @@
+/* The driver the MPI examples share (mpi_common.c): start MPI, create the
+ * starpu exec in mode "mpi", check each rank's lowering, finish. */
+#ifndef RP_MPI_COMMON_H
+#define RP_MPI_COMMON_H
+
+#include <mpi.h>
+#include "reprise.h"
+#include "reprise/backend.h" /* rp_clock_us */
+
+/* MPI_Init_thread (MPI_THREAD_MULTIPLE) and this process's place. */
+int exm_start(int *argc, char ***argv, int *rank, int *size);
+/* The starpu backend in mode "mpi" on ended graph g; NULL after saying why
+ * on stderr. */
+rp_exec *exm_exec(const rp_graph *g, const char *prog);
+/* Gathers every rank's lowering figures on rank 0, prints them and checks
+ * that each rank submits exactly its pruned task list (what the plan says
+ * it runs and feeds), less than the whole graph when there are several
+ * ranks. Returns 0 when every rank is right (on every rank). */
+int exm_check_lowering(const rp_exec *x, const char *prog);
+/* Same value of rc on every rank (the largest); then MPI_Finalize. */
+int exm_finish(int rc);
+
+#endif

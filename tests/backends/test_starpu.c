@@ -1,0 +1,363 @@
+/* Tests of the starpu backend against the sequential reference replay, in
+ * its two single-process modes; the lowering of mode "mpi" counted
+ * without MPI (the distributed runs are the mpi_* ctest entries). */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "reprise/kernel.h"
+#include "rp_starpu.h"
+#include "util.h"
+#ifdef RP_HAVE_EXAMPLES
+#include "examples.h"
+#include "multidev.h"
+#endif
+
+static const char *const modes[] = {"implicit", "explicit"};
+
+static rp_exec *mk(const rp_graph *g, const char *mode) {
+  const rp_backend *be = NULL;
+  cr_assert_eq(rp_backend_find("starpu", &be), RP_OK);
+  rp_exec_opts o;
+  memset(&o, 0, sizeof o);
+  o.mode = mode;
+  rp_exec *x = NULL;
+  rp_status s = rp_exec_create(&x, g, be, &o);
+  cr_assert_eq(s, RP_OK, "exec_create (%s): %s: %s", mode, rp_status_name(s),
+               rp_last_error());
+  return x;
+}
+
+/* Host images of all buffers, concatenated. */
+static unsigned char *snapshot(const rp_graph *g, size_t *len) {
+  size_t tot = 0;
+  for (rp_buf b = 0; b < rp_graph_num_buffers(g); b++) {
+    rp_buffer_desc d;
+    rp_buffer_info(g, b, &d);
+    tot += d.host ? d.bytes : 0;
+  }
+  unsigned char *s = malloc(tot + 1), *p = s;
+  for (rp_buf b = 0; b < rp_graph_num_buffers(g); b++) {
+    rp_buffer_desc d;
+    rp_buffer_info(g, b, &d);
+    if (d.host) {
+      memcpy(p, d.host, d.bytes);
+      p += d.bytes;
+    }
+  }
+  *len = tot;
+  return s;
+}
+
+typedef void (*reset_fn)(void *ctx);
+
+/* iters replays by the reference and by starpu (mode) from the same
+ * initial data leave identical host images. */
+static void same_as_reference(const rp_graph *g, reset_fn reset, void *ctx,
+                              unsigned iters, const char *mode) {
+  size_t n1, n2;
+  reset(ctx);
+  cr_assert_eq(rp_replay_reference(g, iters), RP_OK);
+  unsigned char *ref = snapshot(g, &n1);
+  reset(ctx);
+  rp_exec *x = mk(g, mode);
+  cr_assert_eq(rp_exec_run(x, iters), RP_OK, "%s", rp_exec_error(x));
+  unsigned char *got = snapshot(g, &n2);
+  cr_assert_eq(n1, n2);
+  cr_assert(memcmp(ref, got, n1) == 0,
+            "starpu (%s, %u replays) differs from the reference", mode,
+            iters);
+  rp_exec_destroy(x);
+  free(ref);
+  free(got);
+}
+
+static void tr_reset(void *v) { tu_random_reset((tu_random *)v, 99); }
+
+Test(starpu, random_graphs_both_modes_1_to_3_replays, .timeout = 240) {
+  for (uint64_t seed = 1; seed <= 30; seed++) {
+    tu_random r;
+    cr_assert_eq(tu_random_graph(&r, 99 + seed, 3, 256, 40, 1 + seed % 3, 0,
+                                 (int)(seed % 2)), 0);
+    TU_OK(r.g, rp_graph_end(r.g));
+    for (unsigned m = 0; m < 2; m++)
+      for (unsigned it = 1; it <= 3; it++) {
+        tu_random_reset(&r, 99 + seed);
+        same_as_reference(r.g, tr_reset, &r, it, modes[m]);
+      }
+    tu_random_free(&r);
+  }
+}
+
+Test(starpu, bad_mode_is_refused, .timeout = 30) {
+  rp_graph *g;
+  uint8_t a[16] = {0};
+  rp_buf A;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", a, 16, &A));
+  rp_arg args[2] = {rp_arg_buf(rp_whole(A)), rp_arg_i64(0)};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(16, 1, 1), args, NULL,
+                            NULL));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(A), NULL));
+  TU_OK(g, rp_graph_end(g));
+  const rp_backend *be;
+  cr_assert_eq(rp_backend_find("starpu", &be), RP_OK);
+  rp_exec_opts o;
+  memset(&o, 0, sizeof o);
+  o.mode = "nonsense";
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g, be, &o), RP_EINVAL);
+  cr_assert_null(x);
+  cr_assert(strstr(rp_last_error(), "nonsense"), "%s", rp_last_error());
+  /* auto never picks starpu */
+  cr_assert_eq(rp_backend_find(NULL, &be), RP_OK);
+  cr_assert_str_neq(rp_backend_name(be), "starpu");
+  rp_graph_destroy(g);
+}
+
+/* A host task that blocks until released, so the test can see a buffer
+ * final while the replay is still running. */
+typedef struct gate {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int open;
+} gate;
+
+static void gate_task(void *user, void *const *ptrs) {
+  gate *gt = user;
+  pthread_mutex_lock(&gt->mu);
+  while (!gt->open)
+    pthread_cond_wait(&gt->cv, &gt->mu);
+  pthread_mutex_unlock(&gt->mu);
+  ((uint8_t *)ptrs[0])[0] += 1;
+}
+
+Test(starpu, wait_buffer_returns_before_the_replay_ends, .timeout = 60) {
+  uint8_t a[64], b[64];
+  gate gt = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+  rp_graph *g;
+  rp_buf A, B;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", a, 64, &A));
+  TU_OK(g, rp_buffer_register(g, "B", b, 64, &B));
+  rp_arg args[2] = {rp_arg_buf(rp_whole(A)), rp_arg_i64(0)};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(64, 1, 1), args, NULL,
+                            NULL));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(A), NULL));
+  rp_access acc = {rp_whole(B), RP_INOUT};
+  TU_OK(g, rp_record_host(g, gate_task, &gt, &acc, 1, NULL, NULL));
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = mk(g, "implicit");
+  memset(a, 1, 64);
+  memset(b, 0, 64);
+  cr_assert_eq(rp_exec_launch(x, 2), RP_OK);
+  cr_assert_eq(rp_exec_wait_buffer(x, A), RP_OK);
+  /* two replays of A = 5 A + 7 over bytes: 1 -> 12 -> 67 */
+  for (int i = 0; i < 64; i++)
+    cr_assert_eq(a[i], 67, "A[%d] = %d", i, a[i]);
+  cr_assert_eq(b[0], 0, "the gated host task ran before it was released");
+  pthread_mutex_lock(&gt.mu);
+  gt.open = 1;
+  pthread_cond_broadcast(&gt.cv);
+  pthread_mutex_unlock(&gt.mu);
+  cr_assert_eq(rp_exec_wait(x), RP_OK);
+  cr_assert_eq(b[0], 2);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+#ifdef RP_HAVE_EXAMPLES
+typedef struct jctx {
+  ex_jacobi2d p;
+  double *a, *b, *s;
+} jctx;
+
+static void j_reset(void *v) {
+  jctx *c = v;
+  ex_jacobi2d_init(&c->p, c->a, c->b, c->s);
+}
+
+Test(starpu, jacobi_rebind_and_many_replays, .timeout = 120) {
+  jctx c;
+  memset(&c, 0, sizeof c);
+  c.p.n = 40;
+  c.p.steps = 4;
+  c.p.every = 2;
+  c.p.blocks = 3;
+  uint64_t nn = 40 * 40;
+  c.a = malloc(nn * 8);
+  c.b = malloc(nn * 8);
+  c.s = malloc(16);
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, ex_jacobi2d_record(g, &c.p, c.a, c.b, c.s));
+  TU_OK(g, rp_graph_end(g));
+  double *ea = malloc(nn * 8), *eb = malloc(nn * 8), es[2];
+  double *a2 = malloc(nn * 8), *b2 = malloc(nn * 8), s2[2];
+  for (unsigned m = 0; m < 2; m++) {
+    same_as_reference(g, j_reset, &c, 3, modes[m]);
+    rp_exec *x = mk(g, modes[m]);
+    /* rebind all three arrays to other memory: the graph's stay put */
+    rp_buf A, B, S;
+    TU_OK(g, rp_graph_find_buffer(g, "A", &A));
+    TU_OK(g, rp_graph_find_buffer(g, "B", &B));
+    TU_OK(g, rp_graph_find_buffer(g, "sums", &S));
+    j_reset(&c);
+    ex_jacobi2d_init(&c.p, a2, b2, s2);
+    cr_assert_eq(rp_exec_rebind(x, A, a2), RP_OK);
+    cr_assert_eq(rp_exec_rebind(x, B, b2), RP_OK);
+    cr_assert_eq(rp_exec_rebind(x, S, s2), RP_OK);
+    for (int i = 0; i < 50; i++)
+      cr_assert_eq(rp_exec_run(x, 1), RP_OK);
+    cr_assert_eq(rp_exec_launch(x, 150), RP_OK);
+    cr_assert_eq(rp_exec_wait(x), RP_OK);
+    ex_jacobi2d_init(&c.p, ea, eb, es);
+    ex_jacobi2d_check(&c.p, 200, ea, eb, es);
+    cr_assert(memcmp(ea, a2, nn * 8) == 0 && memcmp(eb, b2, nn * 8) == 0 &&
+              memcmp(es, s2, 16) == 0, "%s: 200 replays after rebind",
+              modes[m]);
+    ex_jacobi2d_init(&c.p, ea, eb, es);
+    cr_assert(memcmp(ea, c.a, nn * 8) == 0, "graph's A was written");
+    rp_exec_destroy(x);
+  }
+  free(ea);
+  free(eb);
+  free(a2);
+  free(b2);
+  free(c.a);
+  free(c.b);
+  free(c.s);
+  rp_graph_destroy(g);
+}
+
+typedef struct hctx {
+  ex_heat2d p;
+  double *u, *v;
+} hctx;
+
+static void h_reset(void *x) {
+  hctx *c = x;
+  ex_heat2d_init(&c->p, c->u, c->v);
+}
+
+static rp_graph *heat_graph(hctx *c, uint64_t n, unsigned steps,
+                            unsigned devices, int explicit_halo) {
+  memset(c, 0, sizeof *c);
+  c->p.n = n;
+  c->p.steps = steps;
+  c->p.devices = devices;
+  c->p.explicit_halo = explicit_halo;
+  c->u = malloc(n * n * 8);
+  c->v = malloc(n * n * 8);
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, explicit_halo ? RP_GRAPH_NO_COHERENCE : 0));
+  TU_OK(g, ex_heat2d_record(g, &c->p, c->u, c->v));
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
+Test(starpu, heat2d_over_devices_and_recurrence_set_scalar, .timeout = 120) {
+  for (int ex = 0; ex < 2; ex++) {
+    hctx c;
+    rp_graph *g = heat_graph(&c, 37, 5, 3, ex);
+    for (unsigned m = 0; m < 2; m++)
+      for (unsigned it = 1; it <= 3; it++)
+        same_as_reference(g, h_reset, &c, it, modes[m]);
+    rp_graph_destroy(g);
+    free(c.u);
+    free(c.v);
+  }
+  ex_recurrence p;
+  memset(&p, 0, sizeof p);
+  p.rows = 48;
+  p.cols = 50;
+  p.inner = 3;
+  p.rounds = 3;
+  p.blocks = 4;
+  p.r = 3.6;
+  p.c = 0.002;
+  size_t bytes = 48 * 50 * 8;
+  double *u = malloc(bytes), *e = malloc(bytes);
+  rp_graph *g;
+  rp_node first;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, ex_recurrence_record(g, &p, u, &first));
+  TU_OK(g, rp_graph_end(g));
+  for (unsigned m = 0; m < 2; m++) {
+    rp_exec *x = mk(g, modes[m]);
+    rp_slot v;
+    v.f64 = 3.9;
+    for (rp_node n = 0; n < rp_graph_num_nodes(g); n++) {
+      rp_node_info ni;
+      rp_node_info_get(g, n, &ni);
+      if (ni.type == RP_OP_KERNEL)
+        cr_assert_eq(rp_exec_set_scalar(x, n, 2, v), RP_OK);
+    }
+    p.r = 3.6;
+    ex_recurrence_init(&p, u);
+    cr_assert_eq(rp_exec_run(x, 2), RP_OK);
+    p.r = 3.9;
+    ex_recurrence_init(&p, e);
+    ex_recurrence_check(&p, 2, e);
+    cr_assert(memcmp(e, u, bytes) == 0, "%s: set_scalar not applied",
+              modes[m]);
+    rp_exec_destroy(x);
+  }
+  free(u);
+  free(e);
+  rp_graph_destroy(g);
+}
+
+/* Mode "mpi" lowering, counted for ranks that are not there: every node
+ * is lowered by exactly one rank (a copy between ranks by two, as a pack
+ * and an unpack), and with the rows per rank fixed (weak scaling) the
+ * largest task list of a rank stays the same from 3 ranks to 32. */
+Test(starpu, mpi_lowering_is_pruned_and_flat_in_ranks, .timeout = 120) {
+  uint32_t most[7] = {0};
+  unsigned ranks[7] = {1, 2, 3, 4, 8, 16, 32};
+  for (unsigned k = 0; k < 7; k++) {
+    unsigned nr = ranks[k];
+    hctx c;
+    rp_graph *g = heat_graph(&c, 6 * (uint64_t)nr, 4, nr, 0);
+    const rp_backend *ref;
+    rp_exec *x;
+    cr_assert_eq(rp_backend_find("reference", &ref), RP_OK);
+    cr_assert_eq(rp_exec_create(&x, g, ref, NULL), RP_OK);
+    const rp_plan *p = rp_exec_plan(x);
+    uint32_t cross = 0, tasks = 0, sends = 0, recvs = 0;
+    for (uint32_t v = 0; v < p->nnode; v++) {
+      const rp_plan_node *nd = &p->node[v];
+      if (nd->type == RP_OP_KERNEL || nd->type == RP_OP_HOST)
+        continue;
+      const rp_plan_access *a = p->acc + nd->acc0;
+      int s = a[0].space < 0 ? 0 : a[0].space % (int)nr;
+      int d = a[1].space < 0 ? 0 : a[1].space % (int)nr;
+      cross += s != d;
+    }
+    for (unsigned r = 0; r < nr; r++) {
+      rp__starpu_stats st;
+      rp__starpu_count(p, (int)r, (int)nr, &st);
+      cr_assert_eq(st.nodes, p->nnode);
+      tasks += st.tasks;
+      sends += st.sends;
+      recvs += st.recvs;
+      if (r > 0 && st.tasks > most[k])
+        most[k] = st.tasks;
+      if (nr > 1)
+        cr_assert_lt(st.tasks, p->nnode, "rank %u of %u lowers the whole "
+                     "graph", r, nr);
+    }
+    cr_assert_eq(tasks, p->nnode + cross, "%u ranks", nr);
+    cr_assert_eq(sends, cross);
+    cr_assert_eq(recvs, cross);
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+    free(c.u);
+    free(c.v);
+  }
+  for (unsigned k = 3; k < 7; k++)
+    cr_assert_eq(most[k], most[2], "largest task list of a rank other than "
+                 "0: %u with %u ranks, %u with 3", most[k], ranks[k],
+                 most[2]);
+}
+#endif

@@ -1,0 +1,104 @@
+/* The analysis over MPI ranks: copies between two ranks' spaces on a
+ * "net:a-b" lane of their pair, costed latency + bytes / bandwidth. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include "reprise/kernel.h"
+#include "util.h"
+
+RP_KERNEL(net_touch, { RP_PTR(uint8_t, 0)[RP_X] += 1; })
+static const rp_param net_touch_params[] = {{"a", RP_INOUT}};
+static const rp_kernel net_touch_k =
+    RP_KERNEL_DESC(net_touch, net_touch_params);
+
+/* A buffer of 4 x 1000 bytes; device d touches row d, then every device
+ * touches row 0 (coherence copies it around), then the host reads all. */
+static rp_graph *ring(uint8_t *a) {
+  rp_graph *g;
+  rp_buf A;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register_2d(g, "A", a, 4, 1000, 1, &A));
+  for (int d = 0; d < 4; d++) {
+    rp_arg arg = rp_arg_buf(rp_box2(A, (uint64_t)d, (uint64_t)d + 1, 0,
+                                    1000));
+    TU_OK(g, rp_record_kernel(g, &net_touch_k, d, rp_dims3(1000, 1, 1), &arg,
+                              NULL, NULL));
+  }
+  for (int d = 0; d < 4; d++) {
+    rp_arg arg = rp_arg_buf(rp_box2(A, 0, 1, 0, 1000));
+    TU_OK(g, rp_record_kernel(g, &net_touch_k, d, rp_dims3(1000, 1, 1), &arg,
+                              NULL, NULL));
+  }
+  TU_OK(g, rp_record_sync_host(g, rp_whole(A), NULL));
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
+static int rank_of(int space, unsigned nr) {
+  return space < 0 ? 0 : space % (int)nr;
+}
+
+Test(analyze_net, copies_between_ranks_on_pair_lanes) {
+  uint8_t a[4000] = {0};
+  rp_graph *g = ring(a);
+  for (unsigned nr = 1; nr <= 4; nr++) {
+    rp_analysis_opts o;
+    rp_analysis_opts_init(&o);
+    o.nranks = nr;
+    o.net_latency_us = 7;
+    o.net_gbps = 0.5; /* 500 bytes per us */
+    rp_analysis *an;
+    cr_assert_eq(rp_analyze(g, &o, &an), RP_OK);
+    unsigned nnet = 0;
+    for (rp_node n = 0; n < rp_graph_num_nodes(g); n++) {
+      rp_node_info ni;
+      rp_node_info_get(g, n, &ni);
+      rp_op_sched sc;
+      const char *lane;
+      double busy;
+      cr_assert_eq(rp_analysis_op(an, n, &sc), RP_OK);
+      cr_assert_eq(rp_analysis_lane(an, sc.lane, &lane, &busy), RP_OK);
+      if (ni.type == RP_OP_KERNEL || ni.type == RP_OP_HOST) {
+        cr_assert(strncmp(lane, "net:", 4), "%s on %s", ni.name, lane);
+        continue;
+      }
+      int s = ni.type == RP_OP_COPY_H2D ? -1 : ni.device;
+      int d = ni.type == RP_OP_COPY_H2D   ? ni.device
+              : ni.type == RP_OP_COPY_D2H ? -1
+                                          : ni.dst_device;
+      int rs = rank_of(s, nr), rd = rank_of(d, nr);
+      if (rs == rd) {
+        cr_assert(strncmp(lane, "net:", 4), "%s within rank %d on %s",
+                  ni.name, rs, lane);
+        continue;
+      }
+      char want[16];
+      snprintf(want, sizeof want, "net:%d-%d", rs < rd ? rs : rd,
+               rs < rd ? rd : rs);
+      cr_assert_str_eq(lane, want, "%s (rank %d -> %d)", ni.name, rs, rd);
+      /* every copy here moves one row: 1000 bytes */
+      cr_assert_float_eq(sc.cost_us, 7 + 1000 / 500.0, 1e-9, "%s: %g",
+                         ni.name, sc.cost_us);
+      nnet++;
+    }
+    if (nr == 1)
+      cr_assert_eq(nnet, 0);
+    else
+      cr_assert_gt(nnet, 0, "%u ranks: no copy between ranks", nr);
+    rp_summary sm;
+    rp_analysis_summary(an, &sm);
+    cr_assert_geq(sm.makespan_us + 1e-9, sm.max_lane_us);
+    rp_analysis_destroy(an);
+  }
+  /* bad network figures are refused when there are ranks */
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.nranks = 2;
+  o.net_gbps = 0;
+  rp_analysis *an = NULL;
+  cr_assert_eq(rp_analyze(g, &o, &an), RP_EINVAL);
+  o.nranks = 1;
+  cr_assert_eq(rp_analyze(g, &o, &an), RP_OK);
+  rp_analysis_destroy(an);
+  rp_graph_destroy(g);
+}

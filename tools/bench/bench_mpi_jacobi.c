@@ -1,0 +1,221 @@
+/* Benchmark: distributed Jacobi 2D, a hand-written MPI code against
+ * reprise on StarPU-MPI (the starpu backend, mode "mpi"), in one run on
+ * the same ranks. Both do the same work per run: rank 0 holds the grids,
+ * the rows go out to the ranks, S steps (B = A over each rank's rows; the
+ * halo rows of B exchanged with non-blocking sends and receives; A = the
+ * 5-point average of B inside), and A and B come back to rank 0 — the
+ * hand-written code with MPI_Scatterv / Isend / Irecv / MPI_Gatherv, reprise
+ * with the graph ex_jacobi2d_record records (row blocks on devices 0 ..
+ * ranks-1, device d on rank d; the recorder inserts the halo copies and
+ * the copies home). For each grid size: the median of >= 5 timed runs of
+ * each, the ratio reprise / MPI, whether rank 0's grids are identical
+ * after the same number of runs, and the analysis' prediction of one run
+ * (kernel and local copy costs profiled on rank 0 by the reference
+ * replay, transfers between ranks on the net lanes: --net-latency-us and
+ * --net-gbps, from bench_mpi_pingpong). Run with mpirun -np 2 or 4
+ * (STARPU_NCPU=1: one worker per rank, as the MPI code has one thread). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "examples.h"
+#include "mpi_common.h"
+#include "reprise/analyze.h"
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Rows [r0, r1) of the copy kernels of rank r: the blocks ex_jacobi2d
+ * gives device r (one block per rank here). */
+static void rows(uint64_t n, int r, int size, uint64_t *r0, uint64_t *r1) {
+  *r0 = n * (uint64_t)r / (uint64_t)size;
+  *r1 = n * (uint64_t)(r + 1) / (uint64_t)size;
+}
+
+/* The hand-written code: one run of `steps` steps on the full grids of
+ * rank 0 (a, b), each rank working in its local window la, lb of rows
+ * [r0 - 1, r1 + 1). */
+static void mpi_run(uint64_t n, unsigned steps, double *a, double *b,
+                    double *la, double *lb, int rank, int size, int *cnt,
+                    int *dsp) {
+  uint64_t r0, r1;
+  rows(n, rank, size, &r0, &r1);
+  uint64_t lo = r0 ? r0 - 1 : 0; /* first row of the window */
+  double *wa = la + (r0 - lo) * n, *wb = lb + (r0 - lo) * n;
+  MPI_Scatterv(a, cnt, dsp, MPI_DOUBLE, wa, cnt[rank], MPI_DOUBLE, 0,
+               MPI_COMM_WORLD);
+  for (unsigned s = 0; s < steps; s++) {
+    memcpy(wb, wa, (r1 - r0) * n * sizeof *wb);
+    MPI_Request rq[4];
+    int nr = 0;
+    if (rank > 0) {
+      MPI_Irecv(wb - n, (int)n, MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD,
+                &rq[nr++]);
+      MPI_Isend(wb, (int)n, MPI_DOUBLE, rank - 1, 2, MPI_COMM_WORLD,
+                &rq[nr++]);
+    }
+    if (rank + 1 < size) {
+      MPI_Irecv(wb + (r1 - r0) * n, (int)n, MPI_DOUBLE, rank + 1, 2,
+                MPI_COMM_WORLD, &rq[nr++]);
+      MPI_Isend(wb + (r1 - r0 - 1) * n, (int)n, MPI_DOUBLE, rank + 1, 1,
+                MPI_COMM_WORLD, &rq[nr++]);
+    }
+    MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+    uint64_t i0 = r0 ? r0 : 1, i1 = r1 < n ? r1 : n - 1;
+    for (uint64_t i = i0; i < i1; i++) {
+      const double *bb = lb + (i - lo) * n;
+      double *aa = la + (i - lo) * n;
+      for (uint64_t j = 1; j + 1 < n; j++)
+        aa[j] = 0.25 * (bb[j - n] + bb[j + n] + bb[j - 1] + bb[j + 1]);
+    }
+  }
+  MPI_Gatherv(wa, cnt[rank], MPI_DOUBLE, a, cnt, dsp, MPI_DOUBLE, 0,
+              MPI_COMM_WORLD);
+  MPI_Gatherv(wb, cnt[rank], MPI_DOUBLE, b, cnt, dsp, MPI_DOUBLE, 0,
+              MPI_COMM_WORLD);
+}
+
+/* The analysis' makespan of one run over `size` ranks, from costs
+ * profiled here (rank 0) by the reference replay. */
+static double predict(const rp_graph *g, int size, double lat, double gbps) {
+  const rp_backend *ref;
+  rp_exec *x = NULL;
+  uint32_t nop = rp_graph_num_nodes(g);
+  double *us = malloc(nop * sizeof *us), out = -1;
+  if (!us || rp_backend_find("reference", &ref) ||
+      rp_exec_create(&x, g, ref, NULL) || rp_exec_profile(x, us)) {
+    rp_exec_destroy(x);
+    free(us);
+    return -1;
+  }
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.measured_us = us;
+  o.nranks = (unsigned)size;
+  o.net_latency_us = lat;
+  o.net_gbps = gbps;
+  rp_analysis *an;
+  if (rp_analyze(g, &o, &an) == RP_OK) {
+    rp_summary sm;
+    rp_analysis_summary(an, &sm);
+    out = sm.makespan_us;
+    rp_analysis_destroy(an);
+  }
+  rp_exec_destroy(x);
+  free(us);
+  return out;
+}
+
+static double timed(int which, rp_exec *x, uint64_t n, unsigned steps,
+                    double *a, double *b, double *la, double *lb, int rank,
+                    int size, int *cnt, int *dsp) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = rp_clock_us();
+  if (which)
+    rp_exec_run(x, 1);
+  else
+    mpi_run(n, steps, a, b, la, lb, rank, size, cnt, dsp);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return rp_clock_us() - t0;
+}
+
+int main(int argc, char **argv) {
+  int rank, size;
+  if (exm_start(&argc, &argv, &rank, &size))
+    return 2;
+  unsigned steps = 20, runs = 5;
+  double lat = 2, gbps = 5;
+  uint64_t sizes[8] = {256, 1024, 2048};
+  unsigned nsz = 3;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--steps") && i + 1 < argc)
+      steps = (unsigned)atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--net-latency-us") && i + 1 < argc)
+      lat = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--net-gbps") && i + 1 < argc)
+      gbps = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+      runs = (unsigned)atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--n") && i + 1 < argc) {
+      nsz = 0;
+      for (char *t = strtok(argv[++i], ","); t && nsz < 8;
+           t = strtok(NULL, ","))
+        sizes[nsz++] = strtoull(t, NULL, 10);
+    }
+  }
+  if (runs < 5)
+    runs = 5;
+  if (rank == 0)
+    printf("bench_mpi_jacobi: %d ranks, %u steps per run, median of %u "
+           "runs; net %.1f us + bytes / %.2f GB/s\n%6s %10s %12s %12s %8s "
+           "%10s %13s\n", size, steps, runs, lat, gbps, "n", "graph_ops",
+           "mpi_ms", "reprise_ms", "ratio", "results", "predicted_ms");
+  int bad = 0;
+  for (unsigned k = 0; k < nsz; k++) {
+    uint64_t n = sizes[k], nn = n * n;
+    double *a = malloc(nn * 8), *b = malloc(nn * 8), s[1];
+    double *ma = malloc(nn * 8), *mb = malloc(nn * 8);
+    double *la = calloc(nn, 8), *lb = calloc(nn, 8);
+    double *tm = malloc(runs * sizeof *tm), *tr = malloc(runs * sizeof *tr);
+    int *cnt = malloc((size_t)size * sizeof *cnt);
+    int *dsp = malloc((size_t)size * sizeof *dsp);
+    for (int r = 0; r < size; r++) {
+      uint64_t r0, r1;
+      rows(n, r, size, &r0, &r1);
+      cnt[r] = (int)((r1 - r0) * n);
+      dsp[r] = (int)(r0 * n);
+    }
+    ex_jacobi2d p;
+    memset(&p, 0, sizeof p);
+    p.n = n;
+    p.steps = steps;
+    p.every = 0;
+    p.blocks = (unsigned)size;
+    p.devices = (unsigned)size;
+    rp_graph *g = NULL;
+    rp_exec *x = NULL;
+    if (rp_graph_create(&g, 0) || ex_jacobi2d_record(g, &p, a, b, s) ||
+        rp_graph_end(g) || !(x = exm_exec(g, "bench_mpi_jacobi"))) {
+      fprintf(stderr, "bench_mpi_jacobi: n = %llu: setup failed: %s\n",
+              (unsigned long long)n, rp_last_error());
+      return exm_finish(2);
+    }
+    ex_jacobi2d_init(&p, a, b, s);
+    ex_jacobi2d_init(&p, ma, mb, s);
+    /* one warm-up run each, then alternating timed runs */
+    timed(0, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
+    timed(1, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
+    for (unsigned r = 0; r < runs; r++) {
+      tm[r] = timed(0, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
+      tr[r] = timed(1, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
+    }
+    qsort(tm, runs, sizeof *tm, cmp_d);
+    qsort(tr, runs, sizeof *tr, cmp_d);
+    int same = rank != 0 || (!memcmp(a, ma, nn * 8) && !memcmp(b, mb, nn * 8));
+    double pred = rank == 0 ? predict(g, size, lat, gbps) : 0;
+    MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    bad |= !same;
+    if (exm_check_lowering(x, "bench_mpi_jacobi"))
+      bad = 1;
+    if (rank == 0)
+      printf("%6llu %10u %12.2f %12.2f %8.3f %10s %13.2f\n",
+             (unsigned long long)n, rp_graph_num_nodes(g),
+             tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
+             tr[runs / 2] / tm[runs / 2], same ? "identical" : "DIFFER",
+             pred * 1e-3);
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+    free(a);
+    free(b);
+    free(ma);
+    free(mb);
+    free(la);
+    free(lb);
+    free(tm);
+    free(tr);
+    free(cnt);
+    free(dsp);
+  }
+  return exm_finish(bad);
+}
