@@ -26,12 +26,14 @@ static rp_status tb_inst(rp_exec *x, const rp_plan *p, void **state) {
 static rp_status tb_launch(void *s, unsigned n) { return RP_OK; }
 static rp_status tb_wait(void *s) { return RP_OK; }
 static void tb_destroy(void *s) {}
-static rp_backend test_cpu = {RP_BACKEND_ABI, "test-cpu", 0, RP_DEVICE_CPU,
-                              0, NULL, tb_inst, tb_launch, tb_wait, NULL,
-                              NULL, NULL, NULL, NULL, tb_destroy};
-static rp_backend test_gpu = {RP_BACKEND_ABI, "test-gpu", 0, RP_DEVICE_CUDA,
-                              0, NULL, tb_inst, tb_launch, tb_wait, NULL,
-                              NULL, NULL, NULL, NULL, tb_destroy};
+static rp_backend test_cpu = {.abi = RP_BACKEND_ABI, .name = "test-cpu",
+                              .owns = RP_DEVICE_CPU, .instantiate = tb_inst,
+                              .launch = tb_launch, .wait = tb_wait,
+                              .destroy = tb_destroy};
+static rp_backend test_gpu = {.abi = RP_BACKEND_ABI, .name = "test-gpu",
+                              .owns = RP_DEVICE_CUDA, .instantiate = tb_inst,
+                              .launch = tb_launch, .wait = tb_wait,
+                              .destroy = tb_destroy};
 
 static uint32_t node_of_name(const rp_plan *p, const char *name) {
   for (uint32_t v = 0; v < p->nnode; v++) {
@@ -364,10 +366,13 @@ static rp_status sq_launch(void *state, unsigned iterations) {
 
 static rp_status sq_rebind(void *state, rp_buf b) { return RP_OK; }
 
-static rp_backend test_seq = {RP_BACKEND_ABI, "test-shuffled", 0,
-                              RP_DEVICE_CPU, RP_BACKEND_BLOCKING_LAUNCH, NULL, sq_inst, sq_launch,
-                              tb_wait, NULL, sq_rebind, NULL, NULL, NULL,
-                              sq_destroy};
+static rp_backend test_seq = {.abi = RP_BACKEND_ABI,
+                              .name = "test-shuffled",
+                              .owns = RP_DEVICE_CPU,
+                              .flags = RP_BACKEND_BLOCKING_LAUNCH,
+                              .instantiate = sq_inst, .launch = sq_launch,
+                              .wait = tb_wait, .rebind = sq_rebind,
+                              .destroy = sq_destroy};
 
 /* ---- every backend present ----------------------------------------------- */
 
