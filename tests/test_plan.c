@@ -674,7 +674,10 @@ Test(plan, differential_random_programs, .timeout = 600) {
   cr_assert_eq(rp_backend_find("reference", &ref), RP_OK);
   static uint8_t want[3][NBUF][BSZ], got[3][NBUF][BSZ];
   unsigned compared[8] = {0}, refused[8] = {0};
-  const unsigned nprog = 1000;
+  /* RP_TEST_PROGRAMS: fewer for a quick run, more for a long one. */
+  const char *np = getenv("RP_TEST_PROGRAMS");
+  const unsigned nprog = np && atoi(np) > 0 ? (unsigned)atoi(np) : 1000;
+  double spent[8] = {0};
   for (uint64_t seed = 1; seed <= nprog; seed++) {
     prog P;
     prog_make(&P, seed);
@@ -684,7 +687,10 @@ Test(plan, differential_random_programs, .timeout = 600) {
       int rebind = mode == 1, batch = mode == 2;
       prog_run(&P, ref, 3, rebind, batch, want, seed);
       for (unsigned i = 0; i < nb; i++) {
-        if (!prog_run(&P, be[i], 3, rebind, batch, got, seed)) {
+        double t0 = rp_clock_us();
+        int ran = prog_run(&P, be[i], 3, rebind, batch, got, seed);
+        spent[i] += rp_clock_us() - t0;
+        if (!ran) {
           refused[i]++;
           continue;
         }
@@ -704,8 +710,8 @@ Test(plan, differential_random_programs, .timeout = 600) {
     rp_graph_destroy(P.g);
   }
   for (unsigned i = 0; i < nb; i++) {
-    cr_log_info("%s: %u runs compared, %u refused", rp_backend_name(be[i]),
-                compared[i], refused[i]);
+    cr_log_info("%s: %u runs compared, %u refused, %.1f s", rp_backend_name(be[i]),
+                compared[i], refused[i], spent[i] / 1e6);
     if (!strcmp(rp_backend_name(be[i]), "openmp"))
       cr_assert_eq(refused[i], 0);
   }
@@ -1016,7 +1022,8 @@ Test(plan, exec_accessors_refuse_null_and_errors_are_fresh) {
   nodev.probe = probe_nodev;
   rp_exec *x;
   cr_assert_eq(rp_exec_create(&x, g, &nodev, NULL), RP_ENODEV);
-  cr_assert_str_eq(rp_last_error(),
-                   "backend \"nodev\": found no usable device");
+  cr_assert(strstr(rp_last_error(), "\"nodev\"") &&
+                strstr(rp_last_error(), "no usable device"),
+            "%s", rp_last_error());
   rp_graph_destroy(g);
 }
