@@ -425,7 +425,7 @@ static void jacobi_init(const void *p) {
 }
 Test(backend_cuda, example_jacobi2d, .timeout = 60) {
   need_gpu();
-  ex_jacobi2d p = {96, 6, 2, 4, 0};
+  ex_jacobi2d p = {96, 6, 2, 4, 0, 0};
   cr_assert(ex_jacobi2d_nsums(&p) <= 128 * 128);
   rp_graph *g;
   TU_OK(NULL, rp_graph_create(&g, 0));

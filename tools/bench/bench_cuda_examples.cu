@@ -245,7 +245,7 @@ static void *halloc(size_t bytes) {
 }
 
 static void jacobi(work &w) {
-  static ex_jacobi2d p = {1024, 8, 0, 8, 0};
+  static ex_jacobi2d p = {1024, 8, 0, 8, 0, 0};
   uint64_t n = p.n, nn = n * n, nb = p.blocks;
   double *a = (double *)halloc(nn * 8), *b = (double *)halloc(nn * 8);
   double *s = (double *)halloc(8);
