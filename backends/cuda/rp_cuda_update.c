@@ -105,6 +105,40 @@ static cudaError_t flush_whole(cu_state *s) {
   return e;
 }
 
+/* The executable graph again from the template, once every changed node
+ * is in it: for what no in-place update takes (a 3-d memcpy's operands,
+ * host memory of another kind than at instantiation), at the cost of an
+ * instantiation. A captured host wrapper cannot be set in the template:
+ * the new exec gets it set in place. */
+static cudaError_t reinstantiate(cu_state *s) {
+  (void)cudaGetLastError();
+  cudaError_t e = cudaSuccess;
+  for (uint32_t n = 0; n < s->nn && e == cudaSuccess; n++) {
+    cu_op *o = &s->op[n];
+    bool child = o->kind == CU_KERNEL && !o->k->cuda;
+    if ((o->dirty || o->stale) && !child)
+      e = set_node(s, n, true);
+  }
+  if (e != cudaSuccess)
+    return e;
+  cudaGraphExec_t nx;
+  cudaSetDevice(s->phys0);
+  e = cudaGraphInstantiate(&nx, s->graph, 0);
+  if (e != cudaSuccess)
+    return e;
+  cudaGraphExecDestroy(s->exec);
+  s->exec = nx;
+  for (uint32_t n = 0; n < s->nn && e == cudaSuccess; n++) {
+    cu_op *o = &s->op[n];
+    bool child = o->kind == CU_KERNEL && !o->k->cuda;
+    if (child && (o->dirty || o->stale))
+      e = set_node(s, n, false);
+    else
+      o->stale = false;
+  }
+  return e;
+}
+
 rp_status rp__cu_flush(cu_state *s) {
   if (s->ndirty == 0 || !s->exec)
     return RP_OK;
@@ -127,6 +161,8 @@ rp_status rp__cu_flush(cu_state *s) {
         bad = n;
       }
   }
+  if (e != cudaSuccess && (e = reinstantiate(s)) == cudaSuccess)
+    bad = RP_NONE;
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, bad, "updating the graph node");
   for (uint32_t n = 0; n < s->nn; n++)

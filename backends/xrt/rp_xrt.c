@@ -645,6 +645,24 @@ static rp_status xrt_profile(void *state, double *node_us) {
   return s;
 }
 
+/* One replay as a DAG, each node's start and end stamped when the
+ * polling loop starts it and sees it complete. */
+static rp_status xrt_timeline(void *state, double *start_us,
+                              double *end_us) {
+  xstate *st = (xstate *)state;
+  progress_start(st);
+  st->replay = 0;
+  st->tl0 = start_us;
+  st->tl1 = end_us;
+  st->tl_base = rp_clock_us();
+  rp_status s = rp__xrt_run_dag(st);
+  st->tl0 = st->tl1 = NULL;
+  pthread_mutex_lock(&st->mu);
+  st->running = 0;
+  pthread_mutex_unlock(&st->mu);
+  return s;
+}
+
 /* Buffer objects never alias the user's array (it is looked up at each
  * copy and host node): nothing to do. */
 static rp_status xrt_rebind(void *state, rp_buf b) { return RP_OK; }
@@ -697,5 +715,6 @@ const rp_backend rp_backend_xrt = {
     .rebind = xrt_rebind,
     .set_scalar = xrt_set_scalar,
     .profile = xrt_profile,
+    .timeline = xrt_timeline,
     .destroy = xrt_destroy,
 };

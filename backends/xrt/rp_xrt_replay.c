@@ -180,8 +180,15 @@ static void node_done(xstate *st, uint32_t v) {
   pthread_mutex_unlock(&st->mu);
 }
 
+/* Timeline run: node v starts (end 0) or ends (end 1) now. */
+static void stamp(xstate *st, uint32_t v, int end) {
+  if (st->tl0)
+    (end ? st->tl1 : st->tl0)[v] = rp_clock_us() - st->tl_base;
+}
+
 static void complete(xstate *st, uint32_t v, uint32_t *nready) {
   const rp_plan_node *nd = &st->p->node[v];
+  stamp(st, v, 1);
   node_done(st, v);
   for (uint32_t i = 0; i < nd->nsucc; i++) {
     uint32_t w = st->p->succ[nd->succ0 + i];
@@ -209,6 +216,7 @@ rp_status rp__xrt_run_dag(xstate *st) {
       uint32_t v = st->ready[i];
       int started = 0;
       if (s == RP_OK && st->op[v].fpga) {
+        stamp(st, v, 0);
         s = start_kernel(st, v, &started);
         if (started)
           st->fly[nfly++] = v;
@@ -221,6 +229,7 @@ rp_status rp__xrt_run_dag(xstate *st) {
     }
     nready = keep;
     if (host_op != RP_NONE) {
+      stamp(st, host_op, 0);
       rp_status hs = run_host_side(st, host_op);
       if (hs != RP_OK && s == RP_OK)
         s = hs;

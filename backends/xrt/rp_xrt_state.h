@@ -56,6 +56,9 @@ typedef struct xstate {
   uint32_t *ready, *fly;
   void **ptrs;    /* scratch: host task pointers */
   unsigned replay; /* replay of the batch being run (0 the first) */
+  double *tl0, *tl1; /* timeline run: each node's start and end (us since
+                        tl_base), NULL otherwise */
+  double tl_base;
   /* Progress, for wait_buffer: the batch the engine runs, per node the
    * replays of it done, whether the engine still runs it. */
   pthread_mutex_t mu;

@@ -70,8 +70,8 @@ Test(cuda_mixed, timeline_respects_the_plan, .timeout = 60) {
   cr_assert_eq(be->timeline(x->state, t0, t1), RP_OK, "%s",
                rp_exec_error(x));
   for (uint32_t v = 0; v < p->nnode; v++) {
-    cr_assert(t0[v] >= 0 && t1[v] >= t0[v], "node %u: %g..%g", v, t0[v],
-              t1[v]);
+    cr_assert(t0[v] >= 0 && t1[v] >= t0[v] && t1[v] > 0,
+              "node %u: %g..%g", v, t0[v], t1[v]);
     for (uint32_t i = 0; i < p->node[v].npred; i++)
       cr_assert(t0[v] >= t1[p->pred[p->node[v].pred0 + i]] - 1.0,
                 "node %u starts before its predecessor ends", v);

@@ -381,3 +381,39 @@ Test(xrt, wait_buffer_returns_before_a_blocked_task) {
   for (unsigned reps = 1; reps <= 3; reps++)
     mw_wait_buffer(be, NULL, &tu_mix, &tu_bump, reps);
 }
+
+/* The timeline hook (on the exec's state: the core has no call for it
+ * yet): every node starts before it ends, after its predecessors end, and
+ * the replay computes what the reference does. */
+Test(xrt, timeline_respects_the_plan) {
+  const rp_backend *be;
+  cr_assert_eq(rp_backend_find("xrt", &be), RP_OK);
+  static uint8_t want[MW_NB][MW_BS];
+  mw_prog P;
+  mw_make(&P, &tu_mix, &tu_bump, 5, 1);
+  cr_assert_eq(rp_replay_reference(P.g, 1), RP_OK);
+  memcpy(want, P.rec, sizeof want);
+  for (rp_buf b = 0; b < MW_NB; b++)
+    mw_fill(P.rec[b], 5 + b);
+  rp_exec *x;
+  cr_assert_eq(rp_exec_create(&x, P.g, be, NULL), RP_OK, "%s",
+               rp_last_error());
+  const rp_plan *p = rp_exec_plan(x);
+  double *t0 = calloc(p->nnode + 1, sizeof *t0);
+  double *t1 = calloc(p->nnode + 1, sizeof *t1);
+  cr_assert_not_null(be->timeline);
+  cr_assert_eq(be->timeline(x->state, t0, t1), RP_OK, "%s",
+               rp_exec_error(x));
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    cr_assert(t0[v] >= 0 && t1[v] >= t0[v] && t1[v] > 0,
+              "node %u: %g..%g", v, t0[v], t1[v]);
+    for (uint32_t i = 0; i < p->node[v].npred; i++)
+      cr_assert(t0[v] >= t1[p->pred[p->node[v].pred0 + i]],
+                "node %u starts before its predecessor ends", v);
+  }
+  cr_assert_eq(memcmp(P.rec, want, sizeof want), 0);
+  free(t0);
+  free(t1);
+  rp_exec_destroy(x);
+  rp_graph_destroy(P.g);
+}
