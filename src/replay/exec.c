@@ -418,6 +418,10 @@ rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
   return s;
 }
 
+rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us) {
+  return x->be->timeline(x->state, start_us, end_us);
+}
+
 rp_status rp_exec_profile(rp_exec *x, double *op_us) {
   if (!x || !op_us)
     return RP_EINVAL;

@@ -33,6 +33,9 @@ struct rp_exec {
   char err[512];
 };
 
+/* The backend's timeline hook on this exec, per plan node
+ * (rp_exec_timeline() maps the times to operations). */
+rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us);
 /* Monotonic time in microseconds. */
 double rp__now_us(void);
 

@@ -1,7 +1,7 @@
 /* Profiling over several replays: median, min and max per operation. */
 #include <stdlib.h>
 #include <string.h>
-#include "reprise/backend.h"
+#include "replay/exec.h"
 
 static int cmp_double(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
@@ -42,17 +42,58 @@ rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
   return s;
 }
 
+/* An elided copy moves nothing: it starts and ends when the last of its
+ * predecessors in the graph ended (0 with none). */
+static void elided_times(const rp_graph *g, const rp_plan *p, double *start,
+                         double *end) {
+  for (rp_node n = 0; n < rp_graph_num_nodes(g); n++) {
+    if (p->node_of[n] != RP_NONE)
+      continue;
+    uint32_t np;
+    const rp_node *pr = rp_graph_preds(g, n, &np);
+    double t = 0;
+    for (uint32_t i = 0; i < np; i++)
+      if (end[pr[i]] > t)
+        t = end[pr[i]];
+    start[n] = end[n] = t;
+  }
+}
+
 rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us) {
   if (!x || !start_us || !end_us)
     return RP_EINVAL;
-  /* TODO(plan layer, issue 11): call the backend table's
-   * timeline(state, start_us, end_us) hook when the backend has one. */
-  if (strcmp(rp_backend_name(rp_exec_backend(x)), "reference")) {
+  const rp_backend *be = rp_exec_backend(x);
+  const rp_plan *p = rp_exec_plan(x);
+  const rp_graph *g = rp_exec_graph(x);
+  uint32_t nop = rp_graph_num_nodes(g);
+  if (be->timeline) {
+    rp_status s = rp_exec_wait(x);
+    if (s != RP_OK)
+      return s;
+    double *st = malloc(sizeof *st * (p->nnode + 1));
+    double *en = malloc(sizeof *en * (p->nnode + 1));
+    if (!st || !en) {
+      free(st);
+      free(en);
+      return RP_ENOMEM;
+    }
+    s = rp__exec_timeline(x, st, en);
+    for (uint32_t n = 0; s == RP_OK && n < nop; n++)
+      if (p->node_of[n] != RP_NONE) {
+        start_us[n] = st[p->node_of[n]];
+        end_us[n] = en[p->node_of[n]];
+      }
+    if (s == RP_OK)
+      elided_times(g, p, start_us, end_us);
+    free(st);
+    free(en);
+    return s;
+  }
+  if (strcmp(rp_backend_name(be), "reference")) {
     rp_exec_set_error(x, "backend \"%s\" cannot record a timeline",
-                      rp_backend_name(rp_exec_backend(x)));
+                      rp_backend_name(be));
     return RP_ENOTSUP;
   }
-  uint32_t nop = rp_graph_num_nodes(rp_exec_graph(x));
   rp_status s = rp_exec_profile(x, end_us);
   if (s != RP_OK)
     return s;
