@@ -437,9 +437,14 @@ static rp_status sp_rebind(void *state, rp_buf b) {
     const rp_plan_image *im = &s->p->image[i];
     if (im->buf != b || !(im->flags & RP_IMAGE_USER) || !s->h[i])
       continue;
-    starpu_data_unregister_no_coherency(s->h[i]);
+    starpu_data_handle_t old = s->h[i];
+    starpu_data_unregister_no_coherency(old);
     starpu_vector_data_register(&s->h[i], STARPU_MAIN_RAM,
                                 (uintptr_t)image_ptr(s, i), im->bytes, 1);
+    /* the task list names handles: point it at the new one */
+    for (uint32_t k = 0; k < s->ndescr; k++)
+      if (s->descr[k].handle == old)
+        s->descr[k].handle = s->h[i];
   }
   return RP_OK;
 }
