@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "examples.h"
+#include "reprise/backend.h"
 
 /* Prints "  --name ARG" padded, then the help. */
 static void put_flag(FILE *fp, const char *name, const char *arg,
@@ -212,6 +213,17 @@ static void cpu_lanes(const rp_graph *g, const ex_opts *o,
   ao->ncompute_units = nd;
 }
 
+/* What the backend runs: the plan's size, and the recorder's coherence
+ * warnings. */
+static void print_plan(const rp_graph *g, const rp_exec *x) {
+  const rp_plan *p = rp_exec_plan(x);
+  printf("plan: %u nodes from %u recorded operations (%u copies elided: "
+         "their spaces share memory), %u images\n", p->nnode,
+         rp_graph_num_nodes(g), p->nelided, p->nimage);
+  for (unsigned i = 0; i < rp_graph_num_warnings(g); i++)
+    printf("warning: %s\n", rp_graph_warning(g, i));
+}
+
 int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
                    int (*check)(void *ctx), void *ctx) {
   const rp_backend *be = NULL, *ref = NULL;
@@ -245,6 +257,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   if (!(x = make_exec(g, be, o, NULL)) || timed_run(x, iters, init, ctx,
                                                     &t_par))
     goto out;
+  print_plan(g, x);
   bad = snap_diff(&snap, g, o->rtol, &worst);
   chk = bad || !check ? 0 : check(ctx);
   if (!bad && worst > 0)

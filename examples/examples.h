@@ -159,6 +159,26 @@ rp_status ex_matmul_record(rp_graph *g, const ex_matmul *p, float *a,
 void ex_matmul_check(const ex_matmul *p, unsigned replays, const float *a,
                      const float *b, float *c);
 
+/* ---- Tiled matrix product with a library kernel (gemm_kernels.c): C +=
+ * A B on n x n doubles in t x t tiles, one operation per tile product
+ * C_ij += A_ik B_kj (boxes of "A", "B", "C"), whose CUDA body is cuBLAS
+ * dgemm on the node's stream when built with cuBLAS (ex_gemm_uses_library)
+ * and whose CPU body is a loop; ends with rp_record_sync_host(C). Values
+ * are small integers, so every order of the sums gives the same bits. */
+typedef struct ex_gemm {
+  uint64_t n, tile;
+  int device;
+} ex_gemm;
+extern const rp_kernel ex_gemm_tile_k;
+extern const int ex_gemm_uses_library;
+/* Creates the cuBLAS handle (outside any graph capture); 0 on success. */
+int ex_gemm_library_init(void);
+void ex_gemm_init(const ex_gemm *p, double *a, double *b, double *c);
+rp_status ex_gemm_record(rp_graph *g, const ex_gemm *p, double *a, double *b,
+                         double *c);
+void ex_gemm_check(const ex_gemm *p, unsigned replays, const double *a,
+                   const double *b, double *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -210,7 +210,7 @@ Test(record, exec_rebind_and_scalars) {
   TU_OK(NULL, rp_exec_run(x, 1));
   cr_assert_eq(A[0], 7);
   cr_assert_eq(A[8], 0);
-  TU_OK(NULL, rp_exec_rebind(x, a, B));
+  TU_OK(NULL, rp_exec_rebind(x, a, B, sizeof B));
   rp_slot off = {0};
   off.u64 = 8;
   TU_OK(NULL, rp_exec_set_scalar(x, k, 1, off));
@@ -220,7 +220,7 @@ Test(record, exec_rebind_and_scalars) {
   cr_assert_eq(A[0], 7, "the old buffer is left alone");
   cr_assert_eq(A[8], 0, "the old buffer is left alone");
   cr_assert_eq(rp_exec_set_scalar(x, k, 0, off), RP_EINVAL);
-  cr_assert_eq(rp_exec_rebind(x, 5, B), RP_EINVAL);
+  cr_assert_eq(rp_exec_rebind(x, 5, B, sizeof B), RP_EINVAL);
   cr_assert_geq(rp_exec_last_us(x), 0);
   rp_exec_destroy(x);
   rp_graph_destroy(g);

@@ -56,6 +56,11 @@ typedef struct rp_plan_image {
                            device d */
   unsigned flags;     /**< RP_IMAGE_* */
   uint64_t bytes;     /**< the buffer's size */
+  uint64_t lo, hi;    /**< the bytes [lo, hi) that accesses of this image
+                           touch: a backend may allocate only those (and
+                           hand out base pointers moved back by lo); the
+                           whole buffer for user images; lo == hi when no
+                           node touches it */
 } rp_plan_image;
 
 /** One resolved parameter of a node. */
@@ -206,6 +211,16 @@ RP_API const rp_kargs *rp_exec_args(const rp_exec *x, rp_node op);
  * engine is running, since a launch of a blocking-launch backend may not
  * have reached the engine yet. */
 RP_API uint64_t rp_exec_batch(const rp_exec *x, unsigned *iterations);
+/** @brief After running a CPU body or a host task on the calling thread:
+ * the code it gave rp_task_fail() (0 if it did not fail), clearing it;
+ * @p msg (may be NULL) receives its message. */
+RP_API int rp_task_take_failure(char *msg, size_t n);
+/** @brief Report plan node @p node's failure (code and message from
+ * rp_task_take_failure) in replay @p replay (0 the first of the batch):
+ * sets rp_exec_error() and returns RP_ETASK. Call it once per batch, for
+ * the first failure seen. */
+RP_API rp_status rp_exec_fail_task(rp_exec *x, uint32_t node, unsigned replay,
+                                   int code, const char *msg);
 /** @brief Record a failure message for rp_exec_error(); printf-style. */
 RP_API void rp_exec_set_error(rp_exec *x, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -41,7 +41,8 @@ extern "C" {
   X(ENOKERNEL, -11, "kernel has no implementation for this backend")        \
   X(ENOTFOUND, -12, "no such name")                                        \
   X(ECOHERENCE, -13, "results would depend on memory the program never "  \
-    "synchronised")
+    "synchronised")                                                        \
+  X(ETASK, -14, "an operation reported failure")
 
 /** Status of every fallible call: 0 on success, negative on error. */
 typedef enum {

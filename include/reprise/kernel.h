@@ -22,6 +22,14 @@
  * gives the __global__ wrapper saxpy_rp_cuda, which clips the threads
  * outside the index space. Replace a slot of the descriptor to give a
  * backend-specific body.
+ *
+ * On CPU cores (openmp) a kernel of 8 192 index points or more is split
+ * along its slowest non-trivial axis (z, else y, else x) into chunks that
+ * idle threads of its device's group run at once; each chunk calls the CPU
+ * body with its own box [lo, hi). Smaller kernels run whole on one thread.
+ * A body must therefore not assume it sees the whole index space, nor that
+ * points run in any order. A CPU body may report failure with
+ * rp_task_fail().
  * @{ */
 
 #if defined(__CUDACC__)
@@ -43,6 +51,19 @@
 
 /** Pointer to the buffer of parameter @p i, as type T*. */
 #define RP_PTR(T, i) ((T *)rp__a->a[i].p)
+/** Start of the region recorded for buffer parameter @p i, as T*: the
+ * first byte the region covers (RP_PTR gives the buffer's base). */
+#define RP_REGION_PTR(T, i)                                                 \
+  ((T *)(void *)((char *)rp__a->a[i].p + rp__a->r[i].offset))
+/** Bytes the region of parameter @p i spans (first to last byte). */
+#define RP_REGION_SIZE(i) (rp__a->r[i].bytes)
+/** A box parameter @p i: its first element in buffer dim @p d (0 the
+ * slowest), its extent in dim @p d, and the buffer's row length in
+ * elements (the leading dimension): element (r, c) of a 2-d box is
+ * RP_REGION_PTR(T, i)[r * RP_BOX_LD(i) + c]. */
+#define RP_BOX_LO(i, d) ((uint64_t)rp__a->r[i].lo[d])
+#define RP_BOX_N(i, d) ((uint64_t)rp__a->r[i].n[d])
+#define RP_BOX_LD(i) (rp__a->r[i].ld)
 /** Value of scalar parameter @p i, of type T (8 bytes at most). */
 #define RP_VAL(T, i) (*(const T *)(const void *)&rp__a->a[i])
 /** The point of the index space. */

@@ -97,13 +97,28 @@ typedef union rp_slot {
   uint32_t u32;
 } rp_slot;
 
-/** What a kernel body receives: the index space and one slot per parameter
+/** Where a buffer parameter's region lies in its buffer, as the kernel
+ * was recorded with it (read it with RP_REGION_PTR and RP_BOX_* of
+ * reprise/kernel.h). */
+typedef struct rp_pregion {
+  uint64_t offset;   /**< first byte of the region */
+  uint64_t bytes;    /**< span of the region: last byte + 1 - offset */
+  uint64_t ld;       /**< elements per row of the buffer (its last dim;
+                          for a buffer without dims: bytes / elem) */
+  uint32_t lo[3];    /**< box: first element per dim, dim 0 slowest; byte
+                          range: lo[0] its first element */
+  uint32_t n[3];     /**< box: extents per dim (1 beyond its rank); byte
+                          range: n[0] its elements */
+} rp_pregion;
+
+/** What a kernel body receives: the index space, one slot per parameter
  * (a buffer parameter's slot holds the base address of the buffer's image in
- * the kernel's memory space; a scalar's its value). Passed by value to CUDA
- * kernels. */
+ * the kernel's memory space; a scalar's its value) and where each buffer
+ * parameter's region lies. Passed by value to CUDA kernels. */
 typedef struct rp_kargs {
   uint64_t n[3];
   rp_slot a[RP_MAX_PARAMS];
+  rp_pregion r[RP_MAX_PARAMS];
 } rp_kargs;
 
 /** A kernel parameter: its name and role. */
@@ -432,6 +447,30 @@ RP_API rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
  * valid. @param count receives the number of copies recorded, may be NULL. */
 RP_API rp_status rp_record_sync_host(rp_graph *g, rp_region r,
                                      unsigned *count);
+
+/** @brief Record a kernel that runs once (a one-point index space): a
+ * task, as task runtimes call it. Same as rp_record_kernel() with
+ * rp_dims3(1, 1, 1). */
+RP_API rp_status rp_record_task(rp_graph *g, const rp_kernel *k, int device,
+                                const rp_arg *args, const rp_op_opts *o,
+                                rp_node *out);
+
+/** @brief From a kernel's CPU body or a host task, while it runs: report
+ * that the operation failed (a factorization step that meets a
+ * non-positive pivot, say). The body should then return. The replay stops
+ * at the next safe point: no operation starts once the failure is seen,
+ * those already running finish. rp_exec_wait() (or rp_exec_run()) returns
+ * RP_ETASK and rp_exec_error() names the operation, its replay and the
+ * message. The buffers hold what the operations completed before the stop
+ * wrote (and, for buffers the failing operation writes, whatever it wrote
+ * before failing); the exec can be launched again. Device (CUDA, FPGA)
+ * bodies cannot call it. Thread-safe; the first call of an operation wins.
+ * @param code nonzero, the caller's own. @param fmt printf-style message. */
+RP_API void rp_task_fail(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /** @} */
 

@@ -17,8 +17,12 @@ extern "C" {
 typedef struct rp_backend rp_backend;
 typedef struct rp_exec rp_exec;
 
-/** Options of rp_exec_create(). Zero-initialise, then set what you need. */
+/** Options of rp_exec_create(). Zero-initialise (or RP_EXEC_OPTS_INIT),
+ * then set what you need. */
 typedef struct rp_exec_opts {
+  size_t size;           /**< sizeof the struct as the caller was compiled
+                              with (RP_EXEC_OPTS_INIT sets it), so that the
+                              struct can grow; 0: this header's */
   const char *mode;      /**< backend mode: cuda "graph" (default),
                               "streams", "serial"; openmp "parallel"
                               (default), "serial"; NULL: default */
@@ -29,7 +33,20 @@ typedef struct rp_exec_opts {
   const int *device_map; /**< logical device -> physical device; NULL:
                               identity (cuda) / core subsets (openmp) */
   unsigned ndevice_map;
+  int xrt_emulate;       /**< xrt: 1 runs on XRT's noop shim, CPU bodies
+                              computing (as RP_XRT_EMULATE=1); 0: the
+                              environment decides */
+  unsigned xrt_emu_cus;  /**< xrt emulation: compute units per kernel of
+                              the generated xclbin (as RP_XRT_EMU_CUS);
+                              0: the environment or 1 */
+  const char *cuda_update; /**< cuda: how rebind and set_scalar reach the
+                              executable graph: "node", "graph" (as
+                              RP_CUDA_UPDATE); NULL: chosen by count */
 } rp_exec_opts;
+
+/** An rp_exec_opts with its size set and every option at its default. */
+#define RP_EXEC_OPTS_INIT                                                   \
+  {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL}
 
 /** @brief Find a backend by name ("openmp", "cuda", "xrt", "reference").
  * NULL or "auto" picks the best one present (cuda with a GPU, else openmp,
@@ -82,9 +99,46 @@ RP_API rp_status rp_exec_wait_buffer(rp_exec *x, rp_buf b);
  * iterations), or of the last launch + wait. */
 RP_API double rp_exec_last_us(const rp_exec *x);
 
-/** @brief Point buffer @p b's host image at @p host (same size) for the next
- * runs, without instantiating again. */
-RP_API rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host);
+/** Type of the value rp_exec_run_until() tests. */
+typedef enum {
+  RP_UNTIL_F64 = 0, RP_UNTIL_F32 = 1, RP_UNTIL_I64 = 2, RP_UNTIL_I32 = 3
+} rp_until_type;
+
+/** How the value compares with the threshold for the loop to stop. */
+typedef enum {
+  RP_UNTIL_LT = 0, RP_UNTIL_LE = 1, RP_UNTIL_GT = 2, RP_UNTIL_GE = 3
+} rp_until_cmp;
+
+/** The predicate of rp_exec_run_until(): one value in a buffer that the
+ * graph writes every replay (a residual a kernel reduces, say). */
+typedef struct rp_until {
+  rp_buf buf;            /**< a buffer with a host array that the graph
+                              brings home each replay */
+  uint64_t offset;       /**< byte offset of the value in it */
+  rp_until_type type;
+  rp_until_cmp cmp;      /**< stop once value cmp threshold holds */
+  double threshold;
+} rp_until;
+
+/** @brief Replay until a value the graph computes says to stop: after each
+ * replay (or each @p check_every replays) the value is read, and the loop
+ * ends once it satisfies the predicate or @p max_replays have run. Results
+ * equal those of the same number of replays one by one.
+ * @param done receives the number of replays run (may be NULL).
+ * @return RP_OK (converged or not: compare *done with max_replays),
+ *   RP_EINVAL (bad predicate: no such buffer, internal, value past its
+ *   end), or the replays' failure. */
+RP_API rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
+                                   unsigned max_replays,
+                                   unsigned check_every, unsigned *done);
+
+/** @brief Point buffer @p b's host array at @p host for the next runs,
+ * without instantiating again (waits for launched runs first).
+ * @param bytes the size of the new array: at least the buffer's size.
+ * @return RP_OK, RP_EINVAL (no such buffer, an internal one, NULL, or an
+ *   array smaller than the buffer), or the backend's failure. */
+RP_API rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host,
+                                uint64_t bytes);
 
 /** @brief Change scalar parameter @p param of kernel node @p n. */
 RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,

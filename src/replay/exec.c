@@ -86,8 +86,11 @@ void rp_exec_set_error(rp_exec *x, const char *fmt, ...) {
   rp__set_last_error(x->err);
 }
 
-const rp_graph *rp_exec_graph(const rp_exec *x) { return x->g; }
-const rp_exec_opts *rp_exec_opts_get(const rp_exec *x) { return &x->opts; }
+const rp_graph *rp_exec_graph(const rp_exec *x) { return x ? x->g : NULL; }
+const rp_exec_opts *rp_exec_opts_get(const rp_exec *x) {
+  static const rp_exec_opts none = RP_EXEC_OPTS_INIT;
+  return x ? &x->opts : &none;
+}
 uint64_t rp_exec_batch(const rp_exec *x, unsigned *iterations) {
   if (iterations)
     *iterations = x ? x->launched_iters : 0;
@@ -96,13 +99,15 @@ uint64_t rp_exec_batch(const rp_exec *x, unsigned *iterations) {
 const rp_plan *rp_exec_plan(const rp_exec *x) {
   return x && x->plan ? rp__plan_view(x->plan) : NULL;
 }
-void *const *rp_exec_host(const rp_exec *x) { return x->host; }
-const rp_backend *rp_exec_backend(const rp_exec *x) { return x->be; }
+void *const *rp_exec_host(const rp_exec *x) { return x ? x->host : NULL; }
+const rp_backend *rp_exec_backend(const rp_exec *x) {
+  return x ? x->be : NULL;
+}
 const char *rp_exec_error(const rp_exec *x) { return x ? x->err : ""; }
-double rp_exec_last_us(const rp_exec *x) { return x->last_us; }
+double rp_exec_last_us(const rp_exec *x) { return x ? x->last_us : 0.0; }
 
 const rp_kargs *rp_exec_args(const rp_exec *x, rp_node n) {
-  if (n >= x->g->nop || x->kidx[n] == RP_NONE)
+  if (!x || n >= x->g->nop || x->kidx[n] == RP_NONE)
     return NULL;
   return &x->kargs[x->kidx[n]];
 }
@@ -126,6 +131,40 @@ static void exec_free(rp_exec *x) {
   free(x);
 }
 
+/* Where a checked region lies, for the kernel's accessors. */
+static void param_region(const rp_graph *g, const rp_region *r,
+                         rp_pregion *out) {
+  rp_buffer_desc d;
+  rp_buffer_info(g, r->buf, &d);
+  uint64_t el = d.elem ? d.elem : 1;
+  unsigned nd = d.ndims;
+  memset(out, 0, sizeof *out);
+  out->ld = nd ? d.dims[nd - 1] : d.bytes / el;
+  for (int k = 0; k < 3; k++)
+    out->n[k] = 1;
+  if (r->kind != RP_REGION_BOX) {
+    out->offset = r->offset;
+    out->bytes = r->bytes;
+    out->lo[0] = (uint32_t)(r->offset / el);
+    out->n[0] = (uint32_t)(r->bytes / el);
+    return;
+  }
+  uint64_t stride[3], first = 0, last = 0;
+  stride[nd - 1] = el;
+  for (int k = (int)nd - 2; k >= 0; k--)
+    stride[k] = stride[k + 1] * d.dims[k + 1];
+  int empty = 0;
+  for (unsigned k = 0; k < nd; k++) {
+    out->lo[k] = (uint32_t)r->lo[k];
+    out->n[k] = (uint32_t)(r->hi[k] - r->lo[k]);
+    empty |= r->hi[k] == r->lo[k];
+    first += r->lo[k] * stride[k];
+    last += (r->hi[k] ? r->hi[k] - 1 : 0) * stride[k];
+  }
+  out->offset = first;
+  out->bytes = empty ? 0 : last + el - first;
+}
+
 rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
                          const rp_backend *be, const rp_exec_opts *o) {
   if (!out || !g)
@@ -143,13 +182,14 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     rp__set_last_error("backend built for another interface version");
     return RP_ENOTSUP;
   }
+  rp__set_last_error("");
   if ((s = rp_backend_probe(be)) != RP_OK) {
-    if (!rp_last_error()[0] || s == RP_ENODEV) {
+    /* The probe's own message if it gave one, never an earlier one. */
+    if (!rp_last_error()[0]) {
       char msg[160];
-      snprintf(msg, sizeof msg, "backend \"%s\" found no usable device",
-               be->name);
-      if (!rp_last_error()[0])
-        rp__set_last_error(msg);
+      snprintf(msg, sizeof msg, "backend \"%s\": %s", be->name,
+               s == RP_ENODEV ? "found no usable device" : rp_strerror(s));
+      rp__set_last_error(msg);
     }
     return s;
   }
@@ -158,24 +198,34 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     return RP_ENOMEM;
   x->g = g;
   x->be = be;
-  if (o)
-    x->opts = *o;
+  if (o) {
+    size_t n = o->size ? o->size : sizeof *o;
+    if (n < sizeof(size_t) + sizeof(const char *) || n > sizeof *o) {
+      rp__set_last_error("rp_exec_create: opts->size is not the size of an "
+                         "rp_exec_opts this library knows");
+      free(x);
+      return RP_EINVAL;
+    }
+    memcpy(&x->opts, o, n);
+    x->opts.size = sizeof x->opts;
+  }
   uint32_t nk = 0;
   for (uint32_t i = 0; i < g->nop; i++)
     nk += g->op[i].type == RP_OP_KERNEL;
   x->host = calloc(g->nbuf ? g->nbuf : 1, sizeof *x->host);
   x->kargs = calloc(nk ? nk : 1, sizeof *x->kargs);
   x->kidx = malloc((g->nop ? g->nop : 1) * sizeof *x->kidx);
-  if (o && o->cores && o->ncores &&
-      (x->cores = malloc(o->ncores * sizeof *x->cores)))
-    memcpy(x->cores, o->cores, o->ncores * sizeof *x->cores);
-  if (o && o->device_map && o->ndevice_map &&
-      (x->device_map = malloc(o->ndevice_map * sizeof *x->device_map)))
-    memcpy(x->device_map, o->device_map,
-           o->ndevice_map * sizeof *x->device_map);
+  const rp_exec_opts *xo = &x->opts;
+  if (xo->cores && xo->ncores &&
+      (x->cores = malloc(xo->ncores * sizeof *x->cores)))
+    memcpy(x->cores, xo->cores, xo->ncores * sizeof *x->cores);
+  if (xo->device_map && xo->ndevice_map &&
+      (x->device_map = malloc(xo->ndevice_map * sizeof *x->device_map)))
+    memcpy(x->device_map, xo->device_map,
+           xo->ndevice_map * sizeof *x->device_map);
   if (!x->host || !x->kargs || !x->kidx ||
-      (o && o->cores && o->ncores && !x->cores) ||
-      (o && o->device_map && o->ndevice_map && !x->device_map)) {
+      (xo->cores && xo->ncores && !x->cores) ||
+      (xo->device_map && xo->ndevice_map && !x->device_map)) {
     exec_free(x);
     return RP_ENOMEM;
   }
@@ -194,9 +244,15 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     a->n[1] = op->space.y;
     a->n[2] = op->space.z;
     unsigned np = op->kernel ? op->kernel->nparams : 0;
-    for (unsigned p = 0; p < np; p++)
-      if (op->kernel->params[p].mode == RP_SCALAR)
+    for (unsigned p = 0, acc = 0; p < np; p++) {
+      if (op->kernel->params[p].mode == RP_SCALAR) {
         a->a[p] = g->args[op->arg0 + p].value;
+        continue;
+      }
+      rp_access_info ai;
+      rp_node_access(g, i, acc++, &ai);
+      param_region(g, &ai.region, &a->r[p]);
+    }
   }
   rp__set_last_error("");
   /* The plan sees the flags of this exec (the table's and its options'). */
@@ -346,7 +402,7 @@ rp_status rp_exec_run(rp_exec *x, unsigned iterations) {
   return rp_exec_wait(x);
 }
 
-rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host) {
+rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host, uint64_t bytes) {
   if (!x)
     return RP_EINVAL;
   if (b >= x->g->nbuf) {
@@ -357,6 +413,13 @@ rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host) {
     rp_exec_set_error(x, "rebind: buffer \"%s\" %s", x->g->buf[b].name,
                       host ? "is internal (it has no host image)"
                            : "needs a host pointer");
+    return RP_EINVAL;
+  }
+  if (bytes < x->g->buf[b].bytes) {
+    rp_exec_set_error(x, "rebind: %llu bytes given for buffer \"%s\" of "
+                      "%llu bytes", (unsigned long long)bytes,
+                      x->g->buf[b].name,
+                      (unsigned long long)x->g->buf[b].bytes);
     return RP_EINVAL;
   }
   rp_status s = rp_exec_wait(x);

@@ -118,6 +118,8 @@ static rp_status add_image(bld *b, rp_buf buf, uint64_t spaces,
         break;
       }
   im->flags = user_array ? RP_IMAGE_USER : RP_IMAGE_ZERO;
+  im->lo = user_array ? 0 : d.bytes;
+  im->hi = user_array ? d.bytes : 0;
   if (host_memory(b, im->space))
     im->flags |= RP_IMAGE_HOST_MEMORY;
   for (unsigned l = 0; l < b->nsl; l++)
@@ -203,6 +205,11 @@ static rp_status add_access(bld *b, const rp_access_info *ai, rp_mode mode) {
     const uint64_t *f = p->iv + 2 * p->pub.niv, *l = f + 2 * (n - 1);
     a->offset = f[0];
     a->bytes = l[0] + l[1] - f[0];
+    rp_plan_image *im = &p->image[a->image];
+    if (a->offset < im->lo)
+      im->lo = a->offset;
+    if (a->offset + a->bytes > im->hi)
+      im->hi = a->offset + a->bytes;
   }
   p->pub.niv += n;
   return RP_OK;
@@ -270,6 +277,9 @@ static rp_status nodes(bld *b) {
     v->nacc = p->pub.nacc - v->acc0;
     p->node_of[n] = p->pub.nnode++;
   }
+  for (uint32_t i = 0; i < p->pub.nimage; i++)
+    if (p->image[i].lo >= p->image[i].hi)
+      p->image[i].lo = p->image[i].hi = 0; /* no node touches it */
   p->pub.node = p->node;
   p->pub.node_of = p->node_of;
   p->pub.acc = p->acc;

@@ -41,6 +41,21 @@ static void ref_destroy(void *state) {
 }
 
 static rp_status ref_instantiate(rp_exec *x, const rp_plan *p, void **state) {
+  const rp_exec_opts *o = rp_exec_opts_get(x);
+  const char *bad = o->mode && strcmp(o->mode, "serial") ? "mode"
+                    : o->nthreads > 1                    ? "nthreads"
+                    : o->cores || o->ncores              ? "cores"
+                    : o->xclbin                          ? "xclbin"
+                    : o->device_map || o->ndevice_map    ? "device_map"
+                    : o->xrt_emulate || o->xrt_emu_cus   ? "xrt_emulate"
+                    : o->cuda_update                     ? "cuda_update"
+                                                         : NULL;
+  if (bad) {
+    rp_exec_set_error(x, "reference: option \"%s\" is not supported (it "
+                      "runs one operation at a time on the calling "
+                      "thread's behalf, every device in host memory)", bad);
+    return RP_EINVAL;
+  }
   ref *r = calloc(1, sizeof *r);
   if (!r)
     return RP_ENOMEM;
@@ -139,18 +154,26 @@ static rp_status ref_launch(void *state, unsigned iterations) {
   r->nodes_done = 0;
   r->running = 1;
   pthread_mutex_unlock(&r->mu);
-  for (unsigned it = 0; it < iterations; it++) {
+  rp_status s = RP_OK;
+  for (unsigned it = 0; it < iterations && s == RP_OK; it++) {
     for (uint32_t v = 0; v < r->p->nnode; v++) {
       run_node(r, v);
+      char msg[256];
+      int code = rp_task_take_failure(msg, sizeof msg);
+      if (code) {
+        s = rp_exec_fail_task(r->x, v, it, code, msg);
+        break;
+      }
       progress(r, it, v + 1);
     }
-    progress(r, it + 1, 0);
+    if (s == RP_OK)
+      progress(r, it + 1, 0);
   }
   pthread_mutex_lock(&r->mu);
   r->running = 0;
   pthread_cond_broadcast(&r->cv);
   pthread_mutex_unlock(&r->mu);
-  return RP_OK;
+  return s;
 }
 
 static rp_status ref_wait(void *state) { return RP_OK; }

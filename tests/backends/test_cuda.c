@@ -208,7 +208,7 @@ Test(backend_cuda, rebind_and_set_scalar, .timeout = 60) {
     for (unsigned i = 0; i < N; i++)
       cr_assert_eq(h1[i], (uint8_t)((uint8_t)i * 5 + 7), "%s: h1", modes[m]);
     memcpy(w, h1, N);
-    TU_OK(NULL, rp_exec_rebind(x, 0, h2));
+    TU_OK(NULL, rp_exec_rebind(x, 0, h2, N));
     run_ok(x, 1);
     cr_assert_eq(memcmp(h1, w, N), 0, "%s: old image touched", modes[m]);
     for (unsigned i = 0; i < N; i++)

@@ -441,9 +441,9 @@ Test(openmp, jacobi_rebind_swaps_buffers, .timeout = 60) {
   /* other memory: the graph's arrays stay untouched */
   ex_jacobi2d_init(&c.p, c.a, c.b, c.s);
   ex_jacobi2d_init(&c.p, a2, b2, s2);
-  cr_assert_eq(rp_exec_rebind(x, A, a2), RP_OK);
-  cr_assert_eq(rp_exec_rebind(x, B, b2), RP_OK);
-  cr_assert_eq(rp_exec_rebind(x, S, s2), RP_OK);
+  cr_assert_eq(rp_exec_rebind(x, A, a2, nn * 8), RP_OK);
+  cr_assert_eq(rp_exec_rebind(x, B, b2, nn * 8), RP_OK);
+  cr_assert_eq(rp_exec_rebind(x, S, s2, 8), RP_OK);
   cr_assert_eq(rp_exec_run(x, 2), RP_OK);
   j_expect(&c, 2, a2, b2, s2);
   double *ia = malloc(nn * 8), *ib = malloc(nn * 8), is[1];
@@ -451,8 +451,8 @@ Test(openmp, jacobi_rebind_swaps_buffers, .timeout = 60) {
   cr_assert(memcmp(ia, c.a, nn * 8) == 0, "graph's A was written");
   /* swap: A is now the memory that was B's, and back */
   ex_jacobi2d_init(&c.p, b2, a2, s2);
-  cr_assert_eq(rp_exec_rebind(x, A, b2), RP_OK);
-  cr_assert_eq(rp_exec_rebind(x, B, a2), RP_OK);
+  cr_assert_eq(rp_exec_rebind(x, A, b2, nn * 8), RP_OK);
+  cr_assert_eq(rp_exec_rebind(x, B, a2, nn * 8), RP_OK);
   cr_assert_eq(rp_exec_run(x, 3), RP_OK);
   j_expect(&c, 3, b2, a2, s2);
   free(a2);

@@ -170,8 +170,8 @@ Test(xrt, serial_mode_set_scalar_and_rebind) {
   cr_assert_eq(rp_exec_set_scalar(x, k, 2, v), RP_OK, "%s",
                rp_exec_error(x));
   cr_assert_eq(rp_exec_set_scalar(r, k, 2, v), RP_OK);
-  cr_assert_eq(rp_exec_rebind(x, 2, c2), RP_OK, "%s", rp_exec_error(x));
-  cr_assert_eq(rp_exec_rebind(r, 2, ref), RP_OK);
+  cr_assert_eq(rp_exec_rebind(x, 2, c2, sizeof c2), RP_OK, "%s", rp_exec_error(x));
+  cr_assert_eq(rp_exec_rebind(r, 2, ref, sizeof ref), RP_OK);
   memset(c2, 0xff, sizeof c2);
   memset(ref, 0xee, sizeof ref);
   cr_assert_eq(rp_exec_run(r, 1), RP_OK);

@@ -263,7 +263,7 @@ static void rebind_copies(const rp_backend *be, cudaStream_t s) {
       l[r] = now_us() - t0;
       RK(rp_exec_wait(x));
       t0 = now_us();
-      RK(rp_exec_rebind(x, b, r % 2 ? h1 : h2));
+      RK(rp_exec_rebind(x, b, r % 2 ? h1 : h2, (uint64_t)N * SL));
       RK(rp_exec_launch(x, 1));
       v[r] = now_us() - t0;
       RK(rp_exec_wait(x));

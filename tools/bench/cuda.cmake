@@ -11,3 +11,10 @@ if(TARGET bench_cuda)
     set_target_properties(bench_cuda PROPERTIES EXCLUDE_FROM_ALL ON)
   endif()
 endif()
+# The seed examples against the same kernels launched by hand.
+if("cuda" IN_LIST RP_BACKENDS_BUILT AND TARGET rp_examples)
+  add_executable(bench_cuda_examples
+                 ${CMAKE_CURRENT_SOURCE_DIR}/bench_cuda_examples.cu)
+  target_link_libraries(bench_cuda_examples PRIVATE rp_examples
+                        reprise_static CUDA::cudart)
+endif()

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Build and test reprise on a GPU machine that has nvcc and CMake but no
+# package manager: cJSON and Criterion come as Debian .deb files in DEBS
+# (default .gl/debs; fill it here with `apt-get download libcjson1
+# libcjson-dev libcriterion3 libcriterion-dev libgit2-1.5 libnanomsg5 libffi8
+# libmbedtls14 libmbedx509-1 libmbedcrypto7 libssh2-1 libhttp-parser2.9`),
+# unpacked into a private prefix, never into /. Runs every test (the GPU
+# ones really run there), the examples on the cuda backend, and, with
+# BENCH=1, the CUDA benchmarks. Logs go to $OUT (or out/gpu).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+debs=${DEBS:-.gl/debs}
+out=${OUT:-out/gpu}
+mkdir -p "$out"
+prefix=/tmp/rp-deps
+mkdir -p "$prefix"
+for d in "$debs"/*.deb; do
+  [ -e "$d" ] && dpkg -x "$d" "$prefix"
+done
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
+  | tee "$out/gpu.txt"
+dir=build-gpu
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DRP_WERROR=ON \
+  -DCMAKE_PREFIX_PATH="$prefix/usr" >"$out/configure.log" 2>&1 ||
+  { tail -30 "$out/configure.log"; exit 1; }
+cmake --build "$dir" -j"$(nproc)" >"$out/build.log" 2>&1 ||
+  { grep -E "error" "$out/build.log" | head -40; exit 1; }
+(cd "$dir" && ctest --output-on-failure -j4 >"../$out/ctest.log" 2>&1)
+ct=$?
+summary="ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
+ex=0
+for e in jacobi2d jacobi2d_mixed matpow recurrence blackscholes heat2d \
+         matmul_rows twokernels; do
+  [ -x "$dir/examples/$e" ] || continue
+  if "$dir/examples/$e" --backend cuda >"$out/ex_$e.log" 2>&1; then
+    summary+=$'\n'"example $e: ok ($(grep -iE 'achieved' "$out/ex_$e.log" | head -1))"
+  else
+    summary+=$'\n'"example $e: FAILED"
+    ex=1
+  fi
+done
+if [ "${BENCH:-0}" = 1 ]; then
+  for b in "$dir"/tools/bench/bench_cuda*; do
+    [ -x "$b" ] && "$b" >"$out/$(basename "$b").log" 2>&1
+  done
+fi
+grep -E "Skipped|Failed|\*\*\*" "$out/ctest.log" | head -20
+echo "$summary"
+[ $ct -eq 0 ] && [ $ex -eq 0 ]

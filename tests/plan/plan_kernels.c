@@ -1,0 +1,2 @@
+/* The plan tests' kernels, CPU bodies only. */
+#include "plan_kernels.inc"
