@@ -28,10 +28,10 @@ static rp_status tb_wait(void *s) { return RP_OK; }
 static void tb_destroy(void *s) {}
 static rp_backend test_cpu = {RP_BACKEND_ABI, "test-cpu", 0, RP_DEVICE_CPU,
                               0, NULL, tb_inst, tb_launch, tb_wait, NULL,
-                              NULL, NULL, NULL, NULL, tb_destroy};
+                              NULL, NULL, NULL, NULL, tb_destroy, NULL};
 static rp_backend test_gpu = {RP_BACKEND_ABI, "test-gpu", 0, RP_DEVICE_CUDA,
                               0, NULL, tb_inst, tb_launch, tb_wait, NULL,
-                              NULL, NULL, NULL, NULL, tb_destroy};
+                              NULL, NULL, NULL, NULL, tb_destroy, NULL};
 
 static uint32_t node_of_name(const rp_plan *p, const char *name) {
   for (uint32_t v = 0; v < p->nnode; v++) {
@@ -367,7 +367,7 @@ static rp_status sq_rebind(void *state, rp_buf b) { return RP_OK; }
 static rp_backend test_seq = {RP_BACKEND_ABI, "test-shuffled", 0,
                               RP_DEVICE_CPU, RP_BACKEND_BLOCKING_LAUNCH, NULL, sq_inst, sq_launch,
                               tb_wait, NULL, sq_rebind, NULL, NULL, NULL,
-                              sq_destroy};
+                              sq_destroy, NULL};
 
 /* ---- every backend present ----------------------------------------------- */
 

@@ -204,9 +204,9 @@ Test(starpu, jacobi_rebind_and_many_replays, .timeout = 120) {
     TU_OK(g, rp_graph_find_buffer(g, "sums", &S));
     j_reset(&c);
     ex_jacobi2d_init(&c.p, a2, b2, s2);
-    cr_assert_eq(rp_exec_rebind(x, A, a2), RP_OK);
-    cr_assert_eq(rp_exec_rebind(x, B, b2), RP_OK);
-    cr_assert_eq(rp_exec_rebind(x, S, s2), RP_OK);
+    cr_assert_eq(rp_exec_rebind(x, A, a2, nn * 8), RP_OK);
+    cr_assert_eq(rp_exec_rebind(x, B, b2, nn * 8), RP_OK);
+    cr_assert_eq(rp_exec_rebind(x, S, s2, sizeof s2), RP_OK);
     for (int i = 0; i < 50; i++)
       cr_assert_eq(rp_exec_run(x, 1), RP_OK);
     cr_assert_eq(rp_exec_launch(x, 150), RP_OK);
