@@ -10,8 +10,10 @@
  *   image, which whole-image data dependencies serialise.
  * - "implicit": one StarPU data handle per plan image (a vector over the
  *   image's memory); each task accesses its images R, W or RW, and
- *   StarPU's sequential consistency orders the tasks, across replays too;
- *   rp_exec_wait_buffer() waits for the buffer's writers only.
+ *   StarPU's sequential consistency orders the tasks, across replays too.
+ * In every mode rp_exec_wait_buffer() waits for the buffer's writers only,
+ * and a task failing (rp_task_fail) stops the batch: the tasks after it do
+ * nothing and the launch reports the first failure.
  * - "mpi": ranks of MPI_COMM_WORLD; every space has its own image, owned
  *   by one rank (the host by rank 0, device d by rank d % nranks); each
  *   rank submits only the tasks it runs and the messages its data feed
@@ -104,6 +106,8 @@ static void sp_destroy(void *state) {
   free(s->cur);
   free(s->prev);
   free(s->deps);
+  free(s->ndone);
+  free(s->mine);
   pthread_mutex_destroy(&s->mu);
   pthread_cond_destroy(&s->cv);
   free(s);
@@ -212,8 +216,10 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   s->stage = calloc(nn, sizeof *s->stage);
   s->stage_bytes = calloc(nn, sizeof *s->stage_bytes);
   s->sh = calloc(nn, sizeof *s->sh);
+  s->ndone = calloc(nn, sizeof *s->ndone);
+  s->mine = calloc(nn, sizeof *s->mine);
   if (!s->img || !s->h || !s->kern || !s->stage || !s->stage_bytes ||
-      !s->sh) {
+      !s->sh || !s->ndone || !s->mine) {
     st = RP_ENOMEM;
     goto fail;
   }
@@ -322,7 +328,9 @@ static struct starpu_task *new_task(void) {
 static rp_status launch_explicit(sp *s, unsigned iterations) {
   const rp_plan *p = s->p;
   rp_status st = RP_OK;
-  for (unsigned it = 0; it < iterations && st == RP_OK; it++) {
+  for (unsigned it = 0; it < iterations && st == RP_OK &&
+                      !__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE);
+       it++) {
     struct starpu_task *join = NULL;
     if (it > 0) {
       unsigned n = 0;
@@ -391,6 +399,9 @@ static rp_status sp_launch(void *state, unsigned iterations) {
   s->batch = rp_exec_batch(s->x, NULL);
   s->submitted = 0;
   s->running = 1;
+  s->failed = 0;
+  s->fail_code = 0;
+  memset(s->ndone, 0, s->p->nnode * sizeof *s->ndone);
   pthread_mutex_unlock(&s->mu);
   rp_status st = RP_OK;
   if (s->mode == SP_EXPLICIT) {
@@ -402,33 +413,39 @@ static rp_status sp_launch(void *state, unsigned iterations) {
     set_progress(s, 1, 1);
     wait_pending(s);
   }
+  if (st == RP_OK && s->failed)
+    st = rp_exec_fail_task(s->x, s->fail_v, s->fail_rep, s->fail_code,
+                           s->fail_msg);
   set_progress(s, 1, 0);
   return st;
 }
 
 static rp_status sp_wait(void *state) { return RP_OK; }
 
-/* Implicit and mpi modes: once the batch is submitted, acquiring the user
- * array's handle for reading waits for exactly its writers. Explicit
- * mode: the whole batch. */
+/* Done when this batch's last replay has run every node that writes the
+ * buffer's user array here (the nodes count their runs), or the batch
+ * ended (finished or failed). */
 static rp_status sp_wait_buffer(void *state, rp_buf b) {
   sp *s = state;
-  uint64_t batch = rp_exec_batch(s->x, NULL);
+  const rp_plan *p = s->p;
+  unsigned iters;
+  uint64_t batch = rp_exec_batch(s->x, &iters);
   pthread_mutex_lock(&s->mu);
-  while (s->batch != batch ||
-         (s->running && (!s->submitted || s->mode == SP_EXPLICIT)))
+  for (;;) {
+    int done = s->batch == batch;
+    if (done && s->running && !s->failed)
+      for (uint32_t i = p->hw_off[b]; i < p->hw_off[b + 1]; i++) {
+        uint32_t v = p->host_writers[i];
+        if (s->mine[v] && s->ndone[v] < iters)
+          done = 0;
+      }
+    if (done)
+      break;
     pthread_cond_wait(&s->cv, &s->mu);
-  pthread_mutex_unlock(&s->mu);
-  if (s->mode == SP_EXPLICIT)
-    return RP_OK;
-  for (uint32_t i = 0; i < s->p->nimage; i++) {
-    const rp_plan_image *im = &s->p->image[i];
-    if (im->buf == b && (im->flags & RP_IMAGE_USER) && s->h[i]) {
-      starpu_data_acquire(s->h[i], STARPU_R);
-      starpu_data_release(s->h[i]);
-    }
   }
-  return RP_OK;
+  int failed = s->batch == batch && s->failed;
+  pthread_mutex_unlock(&s->mu);
+  return failed ? RP_ETASK : RP_OK; /* the core then waits and reports */
 }
 
 static rp_status sp_rebind(void *state, rp_buf b) {
@@ -437,9 +454,14 @@ static rp_status sp_rebind(void *state, rp_buf b) {
     const rp_plan_image *im = &s->p->image[i];
     if (im->buf != b || !(im->flags & RP_IMAGE_USER) || !s->h[i])
       continue;
-    starpu_data_unregister_no_coherency(s->h[i]);
+    starpu_data_handle_t old = s->h[i];
+    starpu_data_unregister_no_coherency(old);
     starpu_vector_data_register(&s->h[i], STARPU_MAIN_RAM,
                                 (uintptr_t)image_ptr(s, i), im->bytes, 1);
+    /* the task list names handles: point it at the new one */
+    for (uint32_t k = 0; k < s->ndescr; k++)
+      if (s->descr[k].handle == old)
+        s->descr[k].handle = s->h[i];
   }
   return RP_OK;
 }

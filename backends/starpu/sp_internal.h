@@ -59,6 +59,13 @@ struct sp {
   struct starpu_task **cur, **prev;
   struct starpu_task **deps;     /* scratch */
   /* Progress. */
+  uint32_t *ndone;               /* per node: runs done in this batch */
+  uint8_t *mine;                 /* per node: run or unpacked here */
+  int failed;                    /* a task failed in this batch */
+  int fail_code;
+  uint32_t fail_v;
+  unsigned fail_rep;
+  char fail_msg[256];
   pthread_mutex_t mu;
   pthread_cond_t cv;
   uint64_t pending;              /* tasks and requests not done */
@@ -85,7 +92,8 @@ rp_status rp__sp_lower(sp *s);
 void rp__sp_count(const rp_plan *p, int mode, int rank, int nranks,
                   rp__starpu_stats *out);
 
-/* Run item it's work on the calling thread. */
+/* Run item it's work on the calling thread (nothing once a task of the
+ * batch failed); counts the node's runs and keeps the first failure. */
 void rp__sp_run_item(const sp_item *it);
 
 #endif

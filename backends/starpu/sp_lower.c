@@ -5,6 +5,7 @@
  * runs and, for a copy between ranks, its half: the source's owner packs
  * the region and sends it, the destination's owner receives and unpacks
  * it. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sp_internal.h"
@@ -116,6 +117,7 @@ rp_status rp__sp_lower(sp *s) {
       if (dst != s->rank)
         continue;
       sp_item *it = add_item(s, v, SP_RUN, 0);
+      s->mine[v] = 1;
       for (uint32_t k = 0; data && k < nd->nacc; k++)
         if (a[k].image != RP_NONE)
           add_descr(s, it, s->h[a[k].image], a[k].mode);
@@ -132,6 +134,7 @@ rp_status rp__sp_lower(sp *s) {
     if (dst == s->rank) {
       add_item(s, v, SP_RECV, src);
       sp_item *it = add_item(s, v, SP_UNPACK, 0);
+      s->mine[v] = 1;
       add_descr(s, it, s->sh[v], RP_IN);
       add_descr(s, it, s->h[a[1].image], RP_INOUT);
       s->ndescr += it->nd;
@@ -145,7 +148,33 @@ static void *image(const sp *s, uint32_t i) {
   return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf] : s->img[i];
 }
 
+static void run_work(const sp_item *it);
+
 void rp__sp_run_item(const sp_item *it) {
+  sp *s = it->s;
+  if (__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE)) {
+    /* a failed batch stops: later tasks do nothing */
+  } else {
+    run_work(it);
+  }
+  char msg[256];
+  int code = it->kind == SP_RUN ? rp_task_take_failure(msg, sizeof msg) : 0;
+  if (it->kind != SP_RUN && it->kind != SP_UNPACK)
+    return;
+  pthread_mutex_lock(&s->mu);
+  if (code && !s->failed) {
+    s->fail_code = code;
+    s->fail_v = it->v;
+    s->fail_rep = s->ndone[it->v];
+    snprintf(s->fail_msg, sizeof s->fail_msg, "%s", msg);
+    __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
+  }
+  s->ndone[it->v]++;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void run_work(const sp_item *it) {
   const sp *s = it->s;
   const rp_plan *p = s->p;
   const rp_plan_node *nd = &p->node[it->v];

@@ -4,6 +4,6 @@
 if(TARGET test_starpu)
   target_include_directories(test_starpu PRIVATE
     ${CMAKE_SOURCE_DIR}/backends/starpu)
-  set_tests_properties(test_starpu PROPERTIES ENVIRONMENT
+  set_property(TEST test_starpu APPEND PROPERTY ENVIRONMENT
     "STARPU_NCPU=2;STARPU_SILENT=1")
 endif()
