@@ -249,6 +249,8 @@ Test(model, file_round_trip) {
   m.units[1] = 4;
   m.phys[0] = m.phys[1] = 0;
   m.split_min = 8192;
+  m.physical_devices = 2;
+  m.split_efficiency = 0.75;
   char dir[] = "/tmp/rp_model_XXXXXX", path[256];
   cr_assert_not_null(mkdtemp(dir));
   snprintf(path, sizeof path, "%s/sub/m.json", dir);
@@ -272,6 +274,8 @@ Test(model, file_round_trip) {
   cr_assert_eq(r.phys[1], 0);
   cr_assert_eq(r.phys[2], -1);
   cr_assert_eq(r.split_min, 8192);
+  cr_assert_eq(r.physical_devices, 2);
+  EXACT(r.split_efficiency, 0.75);
   cr_assert_eq(r.calibrated, 1);
   /* Malformed files are refused with a reason. */
   FILE *fp = fopen(path, "w");

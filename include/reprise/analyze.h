@@ -65,6 +65,8 @@ typedef struct rp_model {
   /** Physical device of each logical device: logical devices with the
    * same physical device share its compute. -1: its own. */
   int phys[RP_MAX_DEVICES];
+  unsigned physical_devices; /**< devices the backend found (cuda: GPUs),
+                                as calibrated; 0: unknown */
   uint64_t split_min;      /**< kernels of at least this many points are
                                 split over the units (openmp: 8192) */
   double split_efficiency; /**< share of a core each unit of the
