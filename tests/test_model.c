@@ -470,3 +470,44 @@ Test(model, bad_arguments) {
   cr_assert_eq(rp_check_deps(NULL, NULL, &c), RP_EINVAL);
   cr_assert_null(c);
 }
+
+/* Other backends: one unit per device; the exec's map, else the identity,
+ * else (fewer physical devices than logical ones, as calibrated) all on
+ * device 0. */
+Test(model, options_from_exec_map) {
+  const rp_backend *be = NULL;
+  cr_assert_eq(rp_backend_find("reference", &be), RP_OK);
+  rp_graph *g = graph();
+  for (int d = 0; d < 3; d++)
+    kern(g, d, buf(g, d, 64), 16, 10);
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g, be, NULL), RP_OK);
+  rp_analysis_opts o;
+  rp_model m;
+  rp_model_init(&m);
+  rp_analysis_opts_init(&o);
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, NULL, x), RP_OK);
+  cr_assert_eq(m.phys[2], 2);
+  cr_assert_eq(m.units[2], 1);
+  cr_assert_null(o.mode);
+  m.physical_devices = 2;
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, NULL, x), RP_OK);
+  cr_assert_eq(m.phys[1], 0);
+  cr_assert_eq(m.phys[2], 0);
+  rp_exec_destroy(x);
+  static const int map[3] = {1, 1, 0};
+  rp_exec_opts xo;
+  memset(&xo, 0, sizeof xo);
+  xo.device_map = map;
+  xo.ndevice_map = 3;
+  xo.mode = "serial";
+  cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, NULL, x), RP_OK);
+  cr_assert_eq(m.phys[0], 1);
+  cr_assert_eq(m.phys[1], 1);
+  cr_assert_eq(m.phys[2], 0);
+  cr_assert_str_eq(o.mode, "serial");
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
