@@ -511,3 +511,29 @@ Test(model, options_from_exec_map) {
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }
+
+/* The calibrated share of a core applies to a team of several threads,
+ * never to one thread (the serial replay's). */
+Test(model, efficiency_applies_to_a_team) {
+  rp_model m;
+  model2(&m, "parallel", 0, 0, 0, 0, 0);
+  m.split_min = 100;
+  m.split_efficiency = 0.5;
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 1000, 10);
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 10); /* one unit: no team */
+  rp_analysis_destroy(a);
+  m.units[0] = 2;                /* two threads at half a core each */
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 10);
+  EXACT(s.model_speedup, 1);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}

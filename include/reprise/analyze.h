@@ -73,9 +73,10 @@ typedef struct rp_model {
                                 overlapped replay gets, as calibrated (a
                                 streaming kernel split over the team
                                 against one thread, divided by the team
-                                size): every kernel on a device with units
-                                runs at e per unit it uses, the serial
-                                replay's one thread at 1. 0: 1 (ideal) */
+                                size): when the devices running kernels
+                                have several units in all (a team), every
+                                kernel runs at e per unit it uses; the
+                                serial replay's one thread at 1. 0: 1 */
 } rp_model;
 
 /** @brief An uncalibrated model: no overheads, copies at 25 GB/s, one
