@@ -249,6 +249,8 @@ Test(model, file_round_trip) {
   m.units[1] = 4;
   m.phys[0] = m.phys[1] = 0;
   m.split_min = 8192;
+  m.physical_devices = 2;
+  m.split_efficiency = 0.75;
   char dir[] = "/tmp/rp_model_XXXXXX", path[256];
   cr_assert_not_null(mkdtemp(dir));
   snprintf(path, sizeof path, "%s/sub/m.json", dir);
@@ -272,6 +274,8 @@ Test(model, file_round_trip) {
   cr_assert_eq(r.phys[1], 0);
   cr_assert_eq(r.phys[2], -1);
   cr_assert_eq(r.split_min, 8192);
+  cr_assert_eq(r.physical_devices, 2);
+  EXACT(r.split_efficiency, 0.75);
   cr_assert_eq(r.calibrated, 1);
   /* Malformed files are refused with a reason. */
   FILE *fp = fopen(path, "w");
@@ -466,4 +470,71 @@ Test(model, bad_arguments) {
   rp_check *c = (rp_check *)1;
   cr_assert_eq(rp_check_deps(NULL, NULL, &c), RP_EINVAL);
   cr_assert_null(c);
+}
+
+/* Other backends: one unit per device; the exec's map, else the identity,
+ * else (fewer physical devices than logical ones, as calibrated) all on
+ * device 0. */
+Test(model, options_from_exec_map) {
+  const rp_backend *be = NULL;
+  cr_assert_eq(rp_backend_find("reference", &be), RP_OK);
+  rp_graph *g = graph();
+  for (int d = 0; d < 3; d++)
+    kern(g, d, buf(g, d, 64), 16, 10);
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g, be, NULL), RP_OK);
+  rp_analysis_opts o;
+  rp_model m;
+  rp_model_init(&m);
+  rp_analysis_opts_init(&o);
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, NULL, x), RP_OK);
+  cr_assert_eq(m.phys[2], 2);
+  cr_assert_eq(m.units[2], 1);
+  cr_assert_null(o.mode);
+  m.physical_devices = 2;
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, NULL, x), RP_OK);
+  cr_assert_eq(m.phys[1], 0);
+  cr_assert_eq(m.phys[2], 0);
+  rp_exec_destroy(x);
+  static const int map[3] = {1, 1, 0};
+  rp_exec_opts xo;
+  memset(&xo, 0, sizeof xo);
+  xo.device_map = map;
+  xo.ndevice_map = 3;
+  xo.mode = "serial";
+  cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, NULL, x), RP_OK);
+  cr_assert_eq(m.phys[0], 1);
+  cr_assert_eq(m.phys[1], 1);
+  cr_assert_eq(m.phys[2], 0);
+  cr_assert_str_eq(o.mode, "serial");
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+/* The calibrated share of a core applies to a team of several threads,
+ * never to one thread (the serial replay's). */
+Test(model, efficiency_applies_to_a_team) {
+  rp_model m;
+  model2(&m, "parallel", 0, 0, 0, 0, 0);
+  m.split_min = 100;
+  m.split_efficiency = 0.5;
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 1000, 10);
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 10); /* one unit: no team */
+  rp_analysis_destroy(a);
+  m.units[0] = 2;                /* two threads at half a core each */
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 10);
+  EXACT(s.model_speedup, 1);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
 }

@@ -65,15 +65,18 @@ typedef struct rp_model {
   /** Physical device of each logical device: logical devices with the
    * same physical device share its compute. -1: its own. */
   int phys[RP_MAX_DEVICES];
+  unsigned physical_devices; /**< devices the backend found (cuda: GPUs),
+                                as calibrated; 0: unknown */
   uint64_t split_min;      /**< kernels of at least this many points are
                                 split over the units (openmp: 8192) */
   double split_efficiency; /**< share of a core each unit of the
                                 overlapped replay gets, as calibrated (a
                                 streaming kernel split over the team
                                 against one thread, divided by the team
-                                size): every kernel on a device with units
-                                runs at e per unit it uses, the serial
-                                replay's one thread at 1. 0: 1 (ideal) */
+                                size): when the devices running kernels
+                                have several units in all (a team), every
+                                kernel runs at e per unit it uses; the
+                                serial replay's one thread at 1. 0: 1 */
 } rp_model;
 
 /** @brief An uncalibrated model: no overheads, copies at 25 GB/s, one

@@ -257,6 +257,42 @@ out:
   return s;
 }
 
+/* How many physical devices the backend accepts in a device map: the
+ * largest k (up to 8) for which a graph on k devices mapped one to one
+ * instantiates. */
+static unsigned count_devices(const rp_backend *be, const rp_exec_opts *xo) {
+  static char host[64];
+  static const int ident[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  unsigned found = 1;
+  for (unsigned k = 2; k <= 8; k++) {
+    rp_graph *g = NULL;
+    rp_buf b;
+    rp_status s = rp_graph_create(&g, RP_GRAPH_NO_COHERENCE);
+    if (s == RP_OK)
+      s = rp_buffer_register(g, "x", host, sizeof host, &b);
+    for (unsigned d = 0; s == RP_OK && d < k; d++)
+      s = rp_record_copy_to_device(g, rp_bytes(b, 0, 4), (int)d, NULL, NULL);
+    if (s == RP_OK)
+      s = rp_graph_end(g);
+    rp_exec_opts o;
+    if (xo)
+      o = *xo;
+    else
+      memset(&o, 0, sizeof o);
+    o.device_map = ident;
+    o.ndevice_map = k;
+    rp_exec *x = NULL;
+    if (s == RP_OK)
+      s = rp_exec_create(&x, g, be, &o);
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+    if (s != RP_OK)
+      break;
+    found = k;
+  }
+  return found;
+}
+
 /* The modes a backend offers, its overlapped mode first. */
 static unsigned backend_modes(const char *name, const char **modes,
                               int *issue) {
@@ -361,6 +397,8 @@ rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
   free(b);
   if (s != RP_OK)
     return s;
+  if (!strcmp(m->backend, "cuda"))
+    m->physical_devices = count_devices(be, xo);
   if (!strcmp(m->backend, "openmp")) {
     m->split_min = 8192; /* RP_OMP_SPLIT_MIN of backends/openmp */
     if ((s = split_efficiency(m, be, xo, runs)) != RP_OK)

@@ -67,9 +67,15 @@ rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
     if (!m->split_min)
       m->split_min = 8192;
   } else {
+    /* The cuda backend without a map: the identity when there are enough
+     * devices, else everything on device 0 (its map_devices()). The
+     * number of devices comes from the calibration; the public API has no
+     * accessor for the exec's real map. */
+    int all0 = !xo->device_map && m->physical_devices &&
+               nd > m->physical_devices;
     for (unsigned d = 0; d < nd; d++) {
       m->units[d] = 1;
-      m->phys[d] = map[d];
+      m->phys[d] = all0 ? 0 : map[d];
     }
   }
   o->model = m;

@@ -125,7 +125,8 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   rp__put_num(fp, m->duplex_d2h_gbps);
   fprintf(fp, "}\n  },\n  \"host_task_us\": ");
   rp__put_num(fp, m->host_task_us);
-  fprintf(fp, ",\n  \"split_min\": %llu, \"split_efficiency\": ",
+  fprintf(fp, ",\n  \"physical_devices\": %u,", m->physical_devices);
+  fprintf(fp, "\n  \"split_min\": %llu, \"split_efficiency\": ",
           (unsigned long long)m->split_min);
   rp__put_num(fp, m->split_efficiency);
   fprintf(fp, ",\n  \"devices\": [");
@@ -250,7 +251,13 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
                 (s = num(r, dup, "d2h_gbps", &m->duplex_d2h_gbps))))
       return s;
   }
-  double split = (double)m->split_min;
+  double split = (double)m->split_min, pd = 0;
+  if ((s = num(r, root, "physical_devices", &pd)))
+    return s;
+  if (pd > RP_MAX_DEVICES || pd != floor(pd))
+    return fail(r, "model: \"%s\" must be a device count",
+                "physical_devices");
+  m->physical_devices = (unsigned)pd;
   if ((s = num(r, root, "host_task_us", &m->host_task_us)) ||
       (s = num(r, root, "split_min", &split)) ||
       (s = num(r, root, "split_efficiency", &m->split_efficiency)))

@@ -43,6 +43,9 @@ typedef struct sim {
   uint32_t *future, nfuture; /* ready ops not yet issued (elig > t) */
   double *rate;            /* per op while in work */
   struct kitem *kt;        /* kernels in work, per event */
+  double eff;              /* share of a core per unit: the calibrated
+                              efficiency when the team has several
+                              threads, else 1 */
 } sim;
 
 static int exclusive(const rp_analysis *a, uint32_t n) {
@@ -67,7 +70,7 @@ static double width(const sim *s, uint32_t n) {
   const rp__op *op = &s->a->g->op[n];
   unsigned u = units_of(s->m, op->device);
   uint64_t pts = op->space.x * op->space.y * op->space.z;
-  double e = s->m->split_efficiency > 0 ? s->m->split_efficiency : 1;
+  double e = s->eff;
   return (u > 1 && pts >= s->m->split_min ? (double)u : 1) * e;
 }
 
@@ -252,8 +255,7 @@ static void rates(sim *s) {
     double cap = 0;
     while (hi < k && kt[hi].res == kt[lo].res) {
       double c = units_of(m, a->g->op[kt[hi].n].device);
-      if (m->split_efficiency > 0)
-        c *= m->split_efficiency;
+      c *= s->eff;
       cap = c > cap ? c : cap;
       hi++;
     }
@@ -429,6 +431,12 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
       if (units_of(m, d) > s.slots[q])
         s.slots[q] = units_of(m, d);
     }
+    /* The team: the units of the devices that run kernels. */
+    uint32_t team = 0;
+    for (uint32_t q = nl; q < s.nqueue; q++)
+      if (per[q])
+        team += s.slots[q];
+    s.eff = team > 1 && m->split_efficiency > 0 ? m->split_efficiency : 1;
     free(per);
   }
   double span = 0;

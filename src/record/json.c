@@ -193,7 +193,7 @@ static void write_op(wr *w, const rp_graph *g, uint32_t i) {
     w_str(w, ", \"cost_us\": ");
     w_double(w, o->cost_us);
   }
-  char measured[512]; /* hook: analyze/measured.c */
+  char measured[1024]; /* hook: analyze/measured.c */
   if (rp__measured_json(g, i, measured, sizeof measured))
     w_str(w, measured);
   w_str(w, ",\n     \"access\": [");
