@@ -38,9 +38,9 @@ file(RELATIVE_PATH RP_PC_TO_PREFIX
 string(REGEX REPLACE "/$" "" RP_PC_TO_PREFIX "${RP_PC_TO_PREFIX}")
 set(RP_PC_PRIVATE "")
 foreach(l ${CJSON_LIBRARIES} ${RP_STATIC_PLUGIN_LIBS} ${CMAKE_DL_LIBS} m)
-  if(l MATCHES "^CUDA::(.*)")
-    list(APPEND RP_PC_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR}"
-         "-l${CMAKE_MATCH_1}")
+  if(l MATCHES "^CUDA::(.*)")       # FindCUDAToolkit's CUDA_<lib>_LIBRARY
+    get_filename_component(d "${CUDA_${CMAKE_MATCH_1}_LIBRARY}" DIRECTORY)
+    list(APPEND RP_PC_PRIVATE "-L${d}" "-l${CMAKE_MATCH_1}")
   elseif(IS_ABSOLUTE "${l}")
     get_filename_component(d ${l} DIRECTORY)
     get_filename_component(n ${l} NAME)

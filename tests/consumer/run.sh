@@ -27,9 +27,12 @@ cc=${CC:-cc}
 $cc -std=c11 -o "$work/pc_shared" "$src/tests/consumer/main.c" \
     $(pkg-config --cflags --libs reprise)
 LD_LIBRARY_PATH="$libdir" "$work/pc_shared"
-$cc -std=c11 -static-libgcc -o "$work/pc_static" \
-    "$src/tests/consumer/main.c" $(pkg-config --cflags reprise) \
-    "$libdir/libreprise.a" $(pkg-config --libs-only-other --libs-only-l --static reprise | sed 's/-lreprise//')
+$cc -std=c11 -o "$work/pc_static" "$src/tests/consumer/main.c" \
+    $(pkg-config --cflags reprise) \
+    $(pkg-config --static --libs reprise | sed 's/-lreprise /-l:libreprise.a /')
+if ldd "$work/pc_static" | grep -q libreprise; then
+  echo "FAIL: pc_static is linked with the shared library"; exit 1
+fi
 "$work/pc_static"
 
 # a plugin backend, loaded from the installed plugin folder
