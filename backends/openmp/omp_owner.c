@@ -3,9 +3,10 @@
  * Every task gets an owner thread, chosen once by a list-schedule
  * simulation over the plan with the task durations measured in the first
  * launch (run by the dynamic engine, omp_engine.c): a task goes to the
- * allowed thread where it could start first, charging a core-to-core
- * hand-off (RP_OMP_HANDOFF_US) on every edge from a task of another
- * thread, ties going to the thread of its last predecessor. A chain of
+ * allowed thread where it could start first, charging on every edge from a
+ * task of another thread a core-to-core hand-off (RP_OMP_HANDOFF_US) of
+ * latency and some busy time on both threads (RP_OMP_REMOTE_US), ties
+ * going to the thread of its last predecessor. A chain of
  * dependent tiny tasks therefore stays on one core, and independent work
  * spreads. Each thread then runs its own tasks in program order (a
  * topological order, so the oldest unfinished task of the whole replay is
@@ -32,27 +33,29 @@
  * twice a one-way cache-line hand-off between cores of a 2-socket or
  * virtualised host (anchors: 230-280 ns). */
 #define RP_OMP_HANDOFF_US 0.5
+/* Time an edge between threads costs each side's thread (µs): the
+ * producer's atomic add and the consumer's read of the counter, and of the
+ * data, each a line another core last wrote. */
+#define RP_OMP_REMOTE_US 0.25
 /* What the engine adds to every task (µs): keeps tasks measured at ~0
  * from looking free, so independent ones still spread. */
 #define RP_OMP_TASK_US 0.01
 
-rp_status rp__omp_owner_plan(ostate *st, const double *dur) {
+enum { SIM_GREEDY, SIM_FIXED, SIM_SERIAL };
+
+/* One list-schedule simulation in program order. SIM_GREEDY: each task to
+ * the allowed thread where it starts first, costs of edges between threads
+ * times mult; SIM_FIXED: the owners in own, costs as they are;
+ * SIM_SERIAL: each group's tasks on its first thread (a host task on the
+ * thread of its last predecessor). Writes own (but for SIM_FIXED) and
+ * fin; returns when the last thread is done. */
+static double simulate(const ostate *st, const double *dur, int how,
+                       double mult, int32_t *own, double *fin) {
   const rp_plan *p = st->p;
-  const uint32_t n = st->n;
-  int nth = st->nth;
-  int32_t *own = malloc((n ? n : 1) * sizeof *own);
-  double *fin = malloc((n ? n : 1) * sizeof *fin);
-  uint32_t *rs0 = calloc((size_t)n + 1, sizeof *rs0);
-  uint32_t *rind = calloc(n ? n : 1, sizeof *rind);
-  uint32_t *list = malloc((n ? n : 1) * sizeof *list);
-  _Atomic long *arr = aligned_alloc(64, ((n ? n : 1) * sizeof(long) + 63) /
-                                            64 * 64);
+  const int nth = st->nth;
   double freet[RP_OMP_MAXT] = {0};
-  uint32_t cnt[RP_OMP_MAXT + 1] = {0};
-  uint32_t *rsucc = NULL;
-  if (!own || !fin || !rs0 || !rind || !list || !arr)
-    goto nomem;
-  for (uint32_t v = 0; v < n; v++) {
+  const double lat = RP_OMP_HANDOFF_US * mult, busy = RP_OMP_REMOTE_US * mult;
+  for (uint32_t v = 0; v < st->n; v++) {
     const rp_plan_node *nd = &p->node[v];
     const int g = st->task[v].group;
     double last = -1.0;
@@ -69,12 +72,23 @@ rp_status rp__omp_owner_plan(ostate *st, const double *dur) {
     for (int q = 0; q < nth; q++) {
       if (g >= 0 && st->tgroup[q] != g)
         continue;
-      double r = freet[q];
+      if (how == SIM_FIXED && q != own[v])
+        continue;
+      if (how == SIM_SERIAL && best >= 0)
+        break;
+      if (how == SIM_SERIAL && g < 0 && lastp >= 0)
+        q = lastp;
+      double r = freet[q], extra = 0;
       for (uint32_t k = 0; k < nd->npred; k++) {
         uint32_t u = p->pred[nd->pred0 + k];
-        double f = fin[u] + (own[u] != q ? RP_OMP_HANDOFF_US : 0.0);
+        double f = fin[u];
+        if (own[u] != q) {
+          f += lat;
+          extra += busy;
+        }
         r = f > r ? f : r;
       }
+      r += extra; /* the thread's own side of its remote edges */
       if (best < 0 || r < bstart - 1e-9 ||
           (fabs(r - bstart) <= 1e-9 && q == lastp)) {
         best = q;
@@ -82,10 +96,55 @@ rp_status rp__omp_owner_plan(ostate *st, const double *dur) {
       }
     }
     own[v] = best;
+    /* the producers' side */
+    for (uint32_t k = 0; k < nd->npred; k++) {
+      uint32_t u = p->pred[nd->pred0 + k];
+      if (own[u] != best)
+        freet[own[u]] += busy;
+    }
     fin[v] = bstart + (dur ? dur[v] : 1.0) + RP_OMP_TASK_US;
     freet[best] = fin[v];
-    cnt[best + 1]++;
   }
+  double end = 0;
+  for (int q = 0; q < nth; q++)
+    end = freet[q] > end ? freet[q] : end;
+  return end;
+}
+
+rp_status rp__omp_owner_plan(ostate *st, const double *dur) {
+  const rp_plan *p = st->p;
+  const uint32_t n = st->n;
+  int nth = st->nth;
+  int32_t *own = malloc((n ? n : 1) * sizeof *own);
+  int32_t *alt = malloc((n ? n : 1) * sizeof *alt);
+  double *fin = malloc((n ? n : 1) * sizeof *fin);
+  uint32_t *rs0 = calloc((size_t)n + 1, sizeof *rs0);
+  uint32_t *rind = calloc(n ? n : 1, sizeof *rind);
+  uint32_t *list = malloc((n ? n : 1) * sizeof *list);
+  _Atomic long *arr = aligned_alloc(64, ((n ? n : 1) * sizeof(long) + 63) /
+                                            64 * 64);
+  uint32_t cnt[RP_OMP_MAXT + 1] = {0};
+  uint32_t *rsucc = NULL;
+  if (!own || !alt || !fin || !rs0 || !rind || !list || !arr)
+    goto nomem;
+  /* The best of: each group on one thread, and greedy placements with the
+   * costs of edges between threads scaled up (the greedy choice is
+   * myopic: tiny tasks spread by it can make the whole slower), each
+   * judged by a simulation at the real costs. Spreading must gain 5%. */
+  double best = simulate(st, dur, SIM_SERIAL, 1.0, own, fin);
+  static const double mults[] = {1.0, 3.0, 10.0, 30.0};
+  for (unsigned m = 0; m < sizeof mults / sizeof *mults; m++) {
+    simulate(st, dur, SIM_GREEDY, mults[m], alt, fin);
+    double t = simulate(st, dur, SIM_FIXED, 1.0, alt, fin);
+    if (t < 0.95 * best) {
+      best = t;
+      int32_t *x = own;
+      own = alt;
+      alt = x;
+    }
+  }
+  for (uint32_t v = 0; v < n; v++)
+    cnt[own[v] + 1]++;
   /* Per-thread lists in program order; remote edges. */
   for (int q = 0; q < nth; q++)
     cnt[q + 1] += cnt[q];
@@ -152,6 +211,7 @@ rp_status rp__omp_owner_plan(ostate *st, const double *dur) {
     if (st->task[v].split)
       st->gsplit[st->tgroup[own[v]]] = true;
   free(own);
+  free(alt);
   free(fin);
   rp__omp_owner_free(st);
   st->olist = list;
@@ -164,6 +224,7 @@ rp_status rp__omp_owner_plan(ostate *st, const double *dur) {
   return RP_OK;
 nomem:
   free(own);
+  free(alt);
   free(fin);
   free(rs0);
   free(rind);
