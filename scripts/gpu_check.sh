@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 debs=${DEBS:-.gl/debs}
 out=${OUT:-out/gpu}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 prefix=/tmp/rp-deps
 mkdir -p "$prefix"
 for d in "$debs"/*.deb; do
@@ -26,12 +27,21 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DRP_WERROR=ON \
   { tail -30 "$out/configure.log"; exit 1; }
 cmake --build "$dir" -j"$(nproc)" >"$out/build.log" 2>&1 ||
   { grep -E "error" "$out/build.log" | head -40; exit 1; }
-(cd "$dir" && ctest --output-on-failure -j4 >"../$out/ctest.log" 2>&1)
+if [ "${BENCH_ONLY:-0}" = 1 ]; then
+  for b in bench_cuda_examples bench_cuda; do
+    [ -x "$dir/tools/bench/$b" ] && "$dir/tools/bench/$b" >"$out/$b.log" 2>&1
+    tail -12 "$out/$b.log"
+  done
+  sh scripts/prediction_table.sh "$dir" cuda 5 >"$out/prediction.md" 2>&1
+  tail -15 "$out/prediction.md"
+  exit 0
+fi
+(cd "$dir" && ctest --output-on-failure -j4 >"$out/ctest.log" 2>&1)
 ct=$?
 summary="ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
 ex=0
 for e in jacobi2d jacobi2d_mixed matpow recurrence blackscholes heat2d \
-         matmul_rows twokernels; do
+         matmul_rows twokernels gemm; do
   [ -x "$dir/examples/$e" ] || continue
   if "$dir/examples/$e" --backend cuda >"$out/ex_$e.log" 2>&1; then
     summary+=$'\n'"example $e: ok ($(grep -iE 'achieved' "$out/ex_$e.log" | head -1))"
