@@ -1,6 +1,10 @@
 /* Jacobi 2D: record copy + stencil steps once (the host reading the grid
  * every k steps), replay them, check against the reference, and compare the
- * achieved speedup with the analysis' prediction. */
+ * achieved speedup with the analysis' prediction. With --mixed, over two
+ * device kinds in one graph: the top half of the rows on CPU cores (a
+ * CPU-kind device 1), the bottom half on device 0 (a GPU on the cuda
+ * backend, CPU cores on openmp), the halo rows between them copied by
+ * automatic coherence. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +40,10 @@ int main(int argc, char **argv) {
   c.p.every = 4;
   c.p.blocks = 8;
   o.iters = 10;
+  int mixed = 0;
   const ex_flag flags[] = {
+      {"--mixed", NULL, "top half of the rows on a CPU-kind device 1, the "
+       "bottom half on device 0", &mixed, 0, 0, 1},
       {"--n", "N", "grid of N x N doubles (default 1024)", &c.p.n, 1, 3,
        1u << 20},
       {"--steps", "S", "Jacobi steps recorded in the graph (8)", &c.p.steps,
@@ -65,15 +72,18 @@ int main(int argc, char **argv) {
     fprintf(stderr, "jacobi2d: out of memory\n");
     goto out;
   }
-  if ((rc = ex_jacobi2d_record(g, &c.p, c.a, c.b, c.s)) ||
+  if ((rc = mixed ? ex_jacobi2d_mixed_record(g, &c.p, 1, c.a, c.b, c.s)
+             : ex_jacobi2d_record(g, &c.p, c.a, c.b, c.s)) ||
       (rc = rp_graph_end(g))) {
     fprintf(stderr, "jacobi2d: recording failed: %s: %s\n", rp_strerror(rc),
             rp_graph_error(g));
     goto out;
   }
-  printf("jacobi2d: %llux%llu grid, %u row blocks, %u steps per graph "
+  printf("jacobi2d: %llux%llu grid, %u row blocks%s, %u steps per graph "
          "(host reads every %u), %u replays\n",
          (unsigned long long)c.p.n, (unsigned long long)c.p.n, c.p.blocks,
+         mixed ? " (the top half on CPU-kind device 1, the bottom half on "
+                 "device 0)" : "",
          c.p.steps, c.p.every, c.iters);
   printf("graph: %u ops, %u edges\n", rp_graph_num_nodes(g),
          rp_graph_num_edges(g));

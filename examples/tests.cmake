@@ -4,7 +4,7 @@ if(RP_BUILD_TESTS)
   enable_testing()
   set(rp_ex_smoke
     "jacobi2d --n 64 --steps 4 --every 2 --blocks 4 --iters 3"
-    "jacobi2d_mixed --n 64 --steps 4 --every 2 --blocks 4 --iters 3"
+    "jacobi2d --mixed --n 64 --steps 4 --every 2 --blocks 4 --iters 3"
     "matpow --n 48 --steps 4 --blocks 4 --iters 2"
     "recurrence --rows 64 --cols 64 --inner 5 --rounds 3 --blocks 8 --iters 2"
     "blackscholes --n 5000 --blocks 8 --iters 2"
@@ -14,8 +14,16 @@ if(RP_BUILD_TESTS)
     list(GET args 0 prog)
     list(REMOVE_AT args 0)
     if(TARGET ${prog})
-      add_test(NAME example_${prog} COMMAND ${prog} ${args})
-      set_tests_properties(example_${prog} PROPERTIES TIMEOUT 120)
+      # A second run of one program is named after its first switch
+      # (example_jacobi2d_mixed for "jacobi2d --mixed ...").
+      set(tname example_${prog})
+      if(TEST ${tname})
+        list(GET args 0 sw)
+        string(REGEX REPLACE "^--" "_" sw "${sw}")
+        set(tname ${tname}${sw})
+      endif()
+      add_test(NAME ${tname} COMMAND ${prog} ${args})
+      set_tests_properties(${tname} PROPERTIES TIMEOUT 120)
     endif()
   endforeach()
 endif()

@@ -40,7 +40,7 @@ fi
 ct=$?
 summary="ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log")"
 ex=0
-for e in jacobi2d jacobi2d_mixed matpow recurrence blackscholes heat2d \
+for e in jacobi2d matpow recurrence blackscholes heat2d \
          matmul_rows twokernels gemm; do
   [ -x "$dir/examples/$e" ] || continue
   if "$dir/examples/$e" --backend cuda >"$out/ex_$e.log" 2>&1; then
@@ -50,6 +50,12 @@ for e in jacobi2d jacobi2d_mixed matpow recurrence blackscholes heat2d \
     ex=1
   fi
 done
+if "$dir/examples/jacobi2d" --mixed --backend cuda >"$out/ex_jacobi2d_mixed.log" 2>&1; then
+  summary+=$'\n'"example jacobi2d --mixed: ok ($(grep -iE 'achieved' "$out/ex_jacobi2d_mixed.log" | head -1))"
+else
+  summary+=$'\n'"example jacobi2d --mixed: FAILED"
+  ex=1
+fi
 if [ "${BENCH:-0}" = 1 ]; then
   for b in "$dir"/tools/bench/bench_cuda*; do
     [ -x "$b" ] && "$b" >"$out/$(basename "$b").log" 2>&1
