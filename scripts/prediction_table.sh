@@ -27,6 +27,9 @@ median() { sort -g | awk '{v[NR] = $1} END {
   if (NR == 0) { print "nan"; exit }
   if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
+# Threads are an openmp option; the other backends refuse it.
+topt=""
+[ "$backend" = openmp ] && topt="--threads $threads"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "| example | backend | predicted | achieved | error | runs (achieved min-max) |"
 echo "| --- | --- | ---: | ---: | ---: | --- |"
@@ -37,10 +40,12 @@ for e in $examples; do
   ach=""; pred=""
   # Calibrated right before the example's runs: on a shared machine the
   # share of a core the team gets changes by the minute.
-  "$tool" calibrate --backend "$backend" --threads "$threads" --quiet 2>/dev/null
+  if ! cal=$("$tool" calibrate --backend "$backend" $topt --quiet 2>&1); then
+    echo "$e: calibration failed: $cal" >&2
+  fi
   i=0
   while [ $i -lt "$runs" ]; do
-    out=$("$exe" --backend "$backend" --threads "$threads" ${EXTRA:-} 2>&1) ||
+    out=$("$exe" --backend "$backend" $topt ${EXTRA:-} 2>&1) ||
       { echo "$e failed: $out" >&2; break; }
     a=$(printf '%s\n' "$out" | awk '/^achieved speedup/ {sub("x", "", $3); print $3}')
     p=$(printf '%s\n' "$out" | awk '/^model predicted  / && /model of/ {sub("x", "", $3); print $3}')
