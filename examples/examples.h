@@ -189,7 +189,8 @@ typedef struct ex_gemm {
 } ex_gemm;
 extern const rp_kernel ex_gemm_tile_k;
 extern const int ex_gemm_uses_library;
-/* Creates the cuBLAS handle (outside any graph capture); 0 on success. */
+/* Creates the cuBLAS handle (outside any graph capture) when a GPU is
+ * there; 0 on success, and without a GPU (nothing to create). */
 int ex_gemm_library_init(void);
 void ex_gemm_init(const ex_gemm *p, double *a, double *b, double *c);
 rp_status ex_gemm_record(rp_graph *g, const ex_gemm *p, double *a, double *b,

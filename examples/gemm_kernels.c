@@ -27,7 +27,13 @@ static const rp_param gemm_tile_params[] = {
 #if defined(__CUDACC__) && defined(RP_HAVE_CUBLAS)
 static cublasHandle_t handle;
 
+/* Without a GPU the cuda backend cannot run, nor is cuBLAS needed. */
 int ex_gemm_library_init(void) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    return 0;
+  }
   return handle || cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS ? 0 : -1;
 }
 
