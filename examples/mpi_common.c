@@ -66,3 +66,17 @@ int exm_finish(int rc) {
   MPI_Finalize();
   return all;
 }
+
+int exm_run(rp_exec *x, unsigned iters, const char *prog, int rank,
+            double *us) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = rp_clock_us();
+  if (rp_exec_run(x, iters)) {
+    fprintf(stderr, "%s: rank %d: replay failed: %s\n", prog, rank,
+            rp_exec_error(x));
+    return 2;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  *us = rp_clock_us() - t0;
+  return 0;
+}

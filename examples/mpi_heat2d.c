@@ -60,15 +60,9 @@ int main(int argc, char **argv) {
            (unsigned long long)p.n, p.steps, iters, size, p.devices,
            rp_graph_num_nodes(g));
   ex_heat2d_init(&p, u, v);
-  MPI_Barrier(MPI_COMM_WORLD);
-  double t0 = rp_clock_us();
-  if ((rc = rp_exec_run(x, iters))) {
-    fprintf(stderr, "mpi_heat2d: rank %d: replay failed: %s\n", rank,
-            rp_exec_error(x));
+  double us;
+  if (exm_run(x, iters, "mpi_heat2d", rank, &us))
     goto out;
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  double us = rp_clock_us() - t0;
   ret = 0;
   if (rank == 0) {
     /* the sequential reference, then a plain loop */

@@ -61,15 +61,9 @@ int main(int argc, char **argv) {
            "ops\n", (unsigned long long)p.n, (unsigned long long)p.n,
            p.blocks, p.steps, p.every, iters, size, rp_graph_num_nodes(g));
   ex_jacobi2d_init(&p, a, b, s);
-  MPI_Barrier(MPI_COMM_WORLD);
-  double t0 = rp_clock_us();
-  if ((rc = rp_exec_run(x, iters))) {
-    fprintf(stderr, "mpi_jacobi2d: rank %d: replay failed: %s\n", rank,
-            rp_exec_error(x));
+  double us;
+  if (exm_run(x, iters, "mpi_jacobi2d", rank, &us))
     goto out;
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  double us = rp_clock_us() - t0;
   ret = 0;
   if (rank == 0) {
     memcpy(ca, a, nn * 8);

@@ -190,3 +190,23 @@ const char *tu_edges_str(const rp_graph *g, char *buf, size_t n) {
   }
   return buf;
 }
+
+unsigned char *tu_snapshot(const rp_graph *g, size_t *len) {
+  size_t tot = 0;
+  for (rp_buf b = 0; b < rp_graph_num_buffers(g); b++) {
+    rp_buffer_desc d;
+    rp_buffer_info(g, b, &d);
+    tot += d.host ? d.bytes : 0;
+  }
+  unsigned char *s = malloc(tot + 1), *p = s;
+  for (rp_buf b = 0; s && b < rp_graph_num_buffers(g); b++) {
+    rp_buffer_desc d;
+    rp_buffer_info(g, b, &d);
+    if (d.host) {
+      memcpy(p, d.host, d.bytes);
+      p += d.bytes;
+    }
+  }
+  *len = tot;
+  return s;
+}

@@ -56,6 +56,10 @@ int tu_random_graph_w(tu_random *r, uint64_t seed, unsigned nbuf,
 void tu_random_reset(tu_random *r, uint64_t seed);
 void tu_random_free(tu_random *r);
 
+/* The host arrays of every buffer of g, concatenated (malloc'ed; free
+ * it); *len receives the size. */
+unsigned char *tu_snapshot(const rp_graph *g, size_t *len);
+
 /* xorshift. */
 uint64_t tu_rand(uint64_t *s);
 

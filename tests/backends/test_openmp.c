@@ -31,27 +31,6 @@ static rp_exec *mk(const rp_graph *g, int nth, const char *mode,
   return x;
 }
 
-/* Host images of all buffers, concatenated. */
-static unsigned char *snapshot(const rp_graph *g, size_t *len) {
-  size_t tot = 0;
-  for (rp_buf b = 0; b < rp_graph_num_buffers(g); b++) {
-    rp_buffer_desc d;
-    rp_buffer_info(g, b, &d);
-    tot += d.host ? d.bytes : 0;
-  }
-  unsigned char *s = malloc(tot + 1), *p = s;
-  for (rp_buf b = 0; b < rp_graph_num_buffers(g); b++) {
-    rp_buffer_desc d;
-    rp_buffer_info(g, b, &d);
-    if (d.host) {
-      memcpy(p, d.host, d.bytes);
-      p += d.bytes;
-    }
-  }
-  *len = tot;
-  return s;
-}
-
 typedef void (*reset_fn)(void *ctx);
 
 /* iters replays by the reference and by openmp (nth threads, mode) from the
@@ -62,11 +41,11 @@ static void same_as_reference(const rp_graph *g, reset_fn reset, void *ctx,
   size_t n1, n2;
   reset(ctx);
   cr_assert_eq(rp_replay_reference(g, iters), RP_OK);
-  unsigned char *ref = snapshot(g, &n1);
+  unsigned char *ref = tu_snapshot(g, &n1);
   reset(ctx);
   rp_exec *x = mk(g, nth, mode, cores, ncores);
   cr_assert_eq(rp_exec_run(x, iters), RP_OK, "%s", rp_exec_error(x));
-  unsigned char *got = snapshot(g, &n2);
+  unsigned char *got = tu_snapshot(g, &n2);
   cr_assert_eq(n1, n2);
   cr_assert(memcmp(ref, got, n1) == 0,
             "openmp (%d threads, %s) differs from the reference", nth,
