@@ -310,34 +310,11 @@ static rp_status sq_inst(rp_exec *x, const rp_plan *p, void **state) {
   return RP_OK;
 }
 
+static void *sq_addr(void *ctx, uint32_t i) { return sq_image(ctx, i); }
+
 static void sq_node(sq *q, uint32_t v) {
-  const rp_plan *p = q->p;
-  const rp_plan_node *nd = &p->node[v];
-  const rp_plan_access *a = p->acc + nd->acc0;
-  rp_node_info ni;
-  rp_node_info_get(p->graph, nd->op, &ni);
-  if (nd->type == RP_OP_KERNEL) {
-    rp_kargs ka = *rp_exec_args(q->x, nd->op);
-    for (uint32_t k = 0; k < nd->nacc; k++)
-      if (a[k].image != RP_NONE)
-        ka.a[k].p = sq_image(q, a[k].image);
-    uint64_t lo[3] = {0, 0, 0};
-    ni.kernel->cpu(&ka, lo, ka.n);
-  } else if (nd->type == RP_OP_HOST) {
-    void *ptrs[8];
-    rp_host_fn fn;
-    void *user;
-    rp_node_host_fn(p->graph, nd->op, &fn, &user);
-    for (uint32_t k = 0; k < nd->nacc; k++)
-      ptrs[k] = sq_image(q, a[k].image);
-    fn(user, ptrs);
-  } else {
-    char *dst = sq_image(q, a[1].image);
-    const char *src = sq_image(q, a[0].image);
-    const uint64_t *iv = p->iv + 2 * (uint64_t)a[1].iv0;
-    for (uint32_t i = 0; i < a[1].niv; i++)
-      memmove(dst + iv[2 * i], src + iv[2 * i], iv[2 * i + 1]);
-  }
+  void *ptrs[8];
+  cr_assert_eq(rp_plan_run_on_host(q->x, v, sq_addr, q, ptrs), RP_OK);
 }
 
 static rp_status sq_launch(void *state, unsigned iterations) {

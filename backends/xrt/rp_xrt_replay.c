@@ -76,25 +76,17 @@ static rp_status run_copy(xstate *st, uint32_t v) {
   return s;
 }
 
-/* A kernel's CPU body over its images: host memory for a kernel of a
- * CPU-kind device, the buffer objects' maps for an emulated FPGA run (the
+/* Where a CPU body or host task sees image i: host memory for a
+ * host-memory image, the buffer object's map for an emulated FPGA run (the
  * noop shim executes nothing). */
+static void *cpu_addr(void *ctx, uint32_t i) {
+  xstate *st = ctx;
+  return st->p->image[i].flags & RP_IMAGE_HOST_MEMORY ? rp__xrt_host(st, i)
+                                                      : (void *)st->bo[i].map;
+}
+
 static void run_cpu_body(xstate *st, uint32_t v) {
-  const rp_plan *p = st->p;
-  const rp_plan_node *nd = &p->node[v];
-  rp_node_info ni;
-  rp_node_info_get(st->g, nd->op, &ni);
-  rp_kargs ka = *rp_exec_args(st->x, nd->op);
-  for (uint32_t k = 0; k < nd->nacc; k++) {
-    uint32_t im = p->acc[nd->acc0 + k].image;
-    if (im == RP_NONE)
-      continue;
-    ka.a[k].p = p->image[im].flags & RP_IMAGE_HOST_MEMORY
-                    ? rp__xrt_host(st, im)
-                    : (void *)st->bo[im].map;
-  }
-  uint64_t lo[3] = {0, 0, 0};
-  ni.kernel->cpu(&ka, lo, ka.n);
+  rp_plan_run_on_host(st->x, v, cpu_addr, st, st->ptrs);
 }
 
 /* A failure a CPU body or host task reported, as the replay's status. */
@@ -114,12 +106,7 @@ static rp_status run_host_side(xstate *st, uint32_t v) {
     return task_status(st, v);
   }
   if (nd->type == RP_OP_HOST) {
-    rp_host_fn fn;
-    void *user;
-    rp_node_host_fn(st->g, nd->op, &fn, &user);
-    for (uint32_t k = 0; k < nd->nacc; k++)
-      st->ptrs[k] = rp__xrt_host(st, p->acc[nd->acc0 + k].image);
-    fn(user, st->ptrs);
+    run_cpu_body(st, v);
     return task_status(st, v);
   }
   return run_copy(st, v);

@@ -251,6 +251,19 @@ RP_API const rp_node *rp_graph_preds(const rp_graph *g, rp_node n,
  * a row-major buffer gives one interval per contiguous run. */
 RP_API uint64_t rp_region_intervals(const rp_graph *g, const rp_region *r,
                                     uint64_t *iv, uint64_t max);
+/** Address of plan image @p image, as a backend keeps it (the user's
+ * current array for RP_IMAGE_USER images). */
+typedef void *(*rp_image_addr_fn)(void *ctx, uint32_t image);
+
+/** @brief Run plan node @p node whole on the calling thread, its images in
+ * host memory at addr(ctx, image): a kernel's CPU body over its whole index
+ * space, a host task's function (its pointer array built in @p scratch, at
+ * least the node's nacc entries), a copy's byte runs. Failures the body
+ * reports stay for rp_task_take_failure().
+ * @return RP_OK, RP_ENOKERNEL (no CPU body or function), RP_EINVAL. */
+RP_API rp_status rp_plan_run_on_host(rp_exec *x, uint32_t node,
+                                     rp_image_addr_fn addr, void *ctx,
+                                     void **scratch);
 /** @brief Monotonic clock in microseconds (the one rp_exec_last_us uses). */
 RP_API double rp_clock_us(void);
 

@@ -102,40 +102,10 @@ nomem:
   return RP_ENOMEM;
 }
 
+static void *image_addr(void *ctx, uint32_t i) { return image(ctx, i); }
+
 static void run_node(ref *r, uint32_t v) {
-  const rp_plan *p = r->p;
-  const rp_plan_node *nd = &p->node[v];
-  const rp_plan_access *a = p->acc + nd->acc0;
-  rp_node_info ni;
-  rp_node_info_get(p->graph, nd->op, &ni);
-  switch (nd->type) {
-  case RP_OP_KERNEL: {
-    rp_kargs ka = *rp_exec_args(r->x, nd->op);
-    for (uint32_t k = 0; k < nd->nacc; k++)
-      if (a[k].image != RP_NONE)
-        ka.a[k].p = image(r, a[k].image);
-    uint64_t lo[3] = {0, 0, 0};
-    ni.kernel->cpu(&ka, lo, ka.n);
-    return;
-  }
-  case RP_OP_HOST: {
-    rp_host_fn fn;
-    void *user;
-    rp_node_host_fn(p->graph, nd->op, &fn, &user);
-    for (uint32_t k = 0; k < nd->nacc; k++)
-      r->ptrs[k] = image(r, a[k].image);
-    fn(user, r->ptrs);
-    return;
-  }
-  default: {
-    char *dst = image(r, a[1].image);
-    const char *src = image(r, a[0].image);
-    const uint64_t *iv = p->iv + 2 * (uint64_t)a[1].iv0;
-    for (uint32_t i = 0; i < a[1].niv; i++)
-      memmove(dst + iv[2 * i], src + iv[2 * i], iv[2 * i + 1]);
-    return;
-  }
-  }
+  rp_plan_run_on_host(r->x, v, image_addr, r, r->ptrs);
 }
 
 static void progress(ref *r, unsigned reps, uint32_t nodes) {
