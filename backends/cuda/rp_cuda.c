@@ -45,22 +45,40 @@ static rp_status cu_probe(void) {
   return RP_OK;
 }
 
-static void *himg_addr(void *ctx, uint32_t i) {
-  return rp__cu_himg(ctx, i);
-}
-
 /* The host side of a node: a host task, a CPU-kind device's kernel, or a
  * copy between two host-memory images. Once a host node of the batch
  * failed (rp_task_fail), the others do nothing. */
 static void run_host(cu_state *s, cu_host *h) {
-  const rp_plan_node *nd = &s->p->node[h->v];
+  const rp_plan *p = s->p;
+  const rp_plan_node *nd = &p->node[h->v];
+  const rp_plan_access *a = p->acc + nd->acc0;
   unsigned replay = h->calls++;
   if (__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE))
     return;
-  rp_plan_run_on_host(s->x, h->v, himg_addr, s, h->ptrs);
-  if (nd->type == RP_OP_COPY_H2D || nd->type == RP_OP_COPY_D2H ||
-      nd->type == RP_OP_COPY_D2D)
+  if (nd->type == RP_OP_KERNEL) {
+    rp_node_info ni;
+    rp_node_info_get(s->g, nd->op, &ni);
+    rp_kargs ka = *rp_exec_args(s->x, nd->op);
+    for (uint32_t k = 0; k < nd->nacc; k++)
+      if (a[k].image != RP_NONE)
+        ka.a[k].p = rp__cu_himg(s, a[k].image);
+    uint64_t lo[3] = {0, 0, 0};
+    ni.kernel->cpu(&ka, lo, ka.n);
+  } else if (nd->type == RP_OP_HOST) {
+    rp_host_fn fn;
+    void *user;
+    rp_node_host_fn(s->g, nd->op, &fn, &user);
+    for (uint32_t k = 0; k < nd->nacc; k++)
+      h->ptrs[k] = rp__cu_himg(s, a[k].image);
+    fn(user, h->ptrs);
+  } else {
+    char *dst = rp__cu_himg(s, a[1].image);
+    const char *src = rp__cu_himg(s, a[0].image);
+    const uint64_t *iv = p->iv + 2 * (uint64_t)a[1].iv0;
+    for (uint32_t i = 0; i < a[1].niv; i++)
+      memmove(dst + iv[2 * i], src + iv[2 * i], iv[2 * i + 1]);
     return;
+  }
   char msg[256];
   int code = rp_task_take_failure(msg, sizeof msg);
   if (!code)
