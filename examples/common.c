@@ -27,6 +27,8 @@ static void usage(FILE *fp, const char *prog, const ex_flag *f,
   put_flag(fp, "--threads", "N", "openmp threads (default: all cores)");
   put_flag(fp, "--dot", "FILE", "write the analysed graph (Graphviz)");
   put_flag(fp, "--trace", "FILE", "write the schedule (Chrome trace JSON)");
+  put_flag(fp, "--save", "FILE",
+           "write the graph with its measured costs (JSON)");
   put_flag(fp, "--calibrate", NULL,
            "calibrate the machine model first if not cached");
   put_flag(fp, "--help", NULL, "this text");
@@ -55,10 +57,13 @@ int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
       return 1;
     }
     if (!strcmp(a, "--backend") || !strcmp(a, "--dot") ||
-        !strcmp(a, "--trace")) {
+        !strcmp(a, "--trace") || !strcmp(a, "--save")) {
       if (!v)
         goto bad_value;
-      *(a[2] == 'b' ? &o->backend : a[2] == 'd' ? &o->dot : &o->trace) = v;
+      *(a[2] == 'b'   ? &o->backend
+        : a[2] == 'd' ? &o->dot
+        : a[2] == 's' ? &o->save
+                      : &o->trace) = v;
       i++;
       continue;
     }
@@ -98,7 +103,7 @@ int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
   bad_value:
     fprintf(stderr, "%s: %s needs %s\n", prog, a,
             !strcmp(a, "--backend") || !strcmp(a, "--dot") ||
-                    !strcmp(a, "--trace")
+                    !strcmp(a, "--trace") || !strcmp(a, "--save")
                 ? "a value"
                 : "a whole number in range");
     return 2;
@@ -214,6 +219,26 @@ static void print_plan(const rp_graph *g, const rp_exec *x) {
     printf("warning: %s\n", rp_graph_warning(g, i));
 }
 
+/* Writes g with the measured costs of 5 profiled runs attached. */
+static int save_measured(rp_graph *g, const char *path, const double *med,
+                         const double *lo, const double *hi,
+                         const rp_backend *be) {
+  FILE *fp;
+  rp_status rc = rp_graph_set_measured_all(g, med, lo, hi, 5,
+                                           rp_backend_name(be), NULL);
+  if (rc || !(fp = fopen(path, "w"))) {
+    fprintf(stderr, "cannot save %s: %s\n", path,
+            rc ? rp_strerror(rc) : "cannot open");
+    return 1;
+  }
+  rc = rp_graph_write_json(g, fp);
+  if (fclose(fp) || rc) {
+    fprintf(stderr, "cannot write %s\n", path);
+    return 1;
+  }
+  return 0;
+}
+
 int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
                    int (*check)(void *ctx), void *ctx) {
   const rp_backend *be = NULL, *ref = NULL;
@@ -224,6 +249,8 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   unsigned iters = o->iters ? o->iters : 1;
   uint32_t nn = rp_graph_num_nodes(g);
   double *op_us = (double *)calloc(nn + 1, sizeof(double));
+  double *op_min = (double *)calloc(nn + 1, sizeof(double));
+  double *op_max = (double *)calloc(nn + 1, sizeof(double));
   double t_ser = 0, t_par = 0, worst = 0;
   unsigned units[RP_MAX_DEVICES];
   char within[96] = "";
@@ -271,10 +298,13 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   /* Costs: the median of 5 profiled replays. The analysis is told what
    * the overlapped exec really runs (threads, device groups, mode) and
    * the machine model calibrated for the backend, if any. */
-  if ((rc = rp_exec_profile_n(xs, 5, op_us, NULL, NULL))) {
+  if ((rc = rp_exec_profile_n(xs, 5, op_us, op_min, op_max))) {
     fprintf(stderr, "profile: %s\n", rp_strerror(rc));
     goto out;
   }
+  /* --save: the graph with these costs, for `reprise analyze` later. */
+  if (o->save && save_measured(g, o->save, op_us, op_min, op_max, be))
+    goto out;
   memset(&eo, 0, sizeof eo);
   eo.nthreads = o->threads;
   if (rp_model_get(&model, be, &eo, o->calibrate ? RP_MODEL_CALIBRATE : 0) !=
@@ -339,5 +369,7 @@ out:
   rp_exec_destroy(xs);
   snap_free(&snap);
   free(op_us);
+  free(op_min);
+  free(op_max);
   return ret;
 }

@@ -110,6 +110,7 @@ typedef struct ex_opts {
   unsigned iters;      /* replays */
   int threads;         /* openmp threads, 0: default */
   const char *dot, *trace;
+  const char *save;    /* --save FILE: the graph with its measured costs */
   int calibrate;       /* --calibrate: measure the machine model now if
                           the cache has none (reprise calibrate) */
   double rtol;         /* 0: results must be identical to the bit; else
