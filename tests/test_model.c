@@ -179,6 +179,59 @@ Test(model, logical_devices_on_one_physical_share_it) {
   rp_graph_destroy(g);
 }
 
+/* h2d copies of 1 MB to logical devices 0 and 1 at 1 GB/s (1000 us each):
+ * on two GPUs they run at once; on one GPU they share its link and its
+ * copy engine, one after the other; an h2d of device 0 and a d2h of device
+ * 1 on one GPU share its link as duplex copies of one device. */
+Test(model, copies_of_logical_devices_on_one_physical_share_its_link) {
+  rp_graph *g = graph();
+  rp_buf b0 = buf(g, 0, 1000000), b1 = buf(g, 1, 1000000);
+  TU_OK(g, rp_record_copy_to_device(g, rp_whole(b0), 0, NULL, NULL));
+  TU_OK(g, rp_record_copy_to_device(g, rp_whole(b1), 1, NULL, NULL));
+  rp_model m;
+  model2(&m, "graph", 0, 0, 0, 0, 0);
+  m.h2d.gbps = m.d2h.gbps = 1;
+  m.duplex_h2d_gbps = m.duplex_d2h_gbps = 0.5;
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_serial_us, 2000);
+  EXACT(s.model_overlap_us, 1000); /* two GPUs, two links */
+  rp_analysis_destroy(a);
+  m.phys[0] = m.phys[1] = 0;
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 2000);
+  EXACT(s.model_speedup, 1);
+  double st, en;
+  cr_assert_eq(rp_analysis_op_model(a, 1, &st, &en), RP_OK);
+  EXACT(st, 1000); /* waits for the link */
+  EXACT(en, 2000);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+
+  g = graph();
+  b0 = buf(g, 0, 1000000);
+  b1 = buf(g, 1, 1000000);
+  TU_OK(g, rp_record_copy_to_device(g, rp_whole(b0), 0, NULL, NULL));
+  TU_OK(g, rp_record_copy_to_host(g, rp_whole(b1), 1, NULL, NULL));
+  TU_OK(g, rp_graph_end(g));
+  m.phys[0] = m.phys[1] = -1; /* two links: no sharing */
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 1000);
+  rp_analysis_destroy(a);
+  m.phys[0] = m.phys[1] = 0; /* one link: each at half speed */
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 2000);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
 /* Device 0 with 2 threads: a split kernel (>= split_min points) alone runs
  * at 2 units; two split kernels share the 2; an unsplit one uses one. */
 Test(model, split_cpu_kernels_occupy_the_threads) {

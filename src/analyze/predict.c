@@ -10,8 +10,10 @@
  *    or, in a host-issue mode (streams), cannot start before the host has
  *    issued it and every op before it: (rank + 1) * op_us;
  *  - copies, peer copies and host tasks hold their lane (h2d:N, d2h:N or
- *    copy:N, p2p:N, host) one at a time; an h2d and a d2h of one device
- *    running together progress at the duplex bandwidths' share;
+ *    copy:N, p2p:N, host) one at a time, the copy lanes of logical
+ *    devices that share one physical device being one (its copy engines
+ *    and its link); an h2d and a d2h of one physical device running
+ *    together progress at the duplex bandwidths' share;
  *  - kernels queue per physical device, which runs as many at once as
  *    its compute units (one on a GPU; a CPU group's threads), those
  *    running sharing the units; a kernel the backend splits (at least
@@ -102,11 +104,20 @@ static int prior(const rp_analysis *a, uint32_t x, uint32_t y) {
          (a->bottom[x] == a->bottom[y] && x < y);
 }
 
+/* Queues: the analysis's lanes (the host lane, net lanes), then one per
+ * physical device for kernels, then one per (copy lane kind, physical
+ * device): copies of logical devices that share one physical device share
+ * its copy engines and its link, as kernels share its compute. */
 static uint32_t queue_of(const sim *s, uint32_t n) {
   const rp_analysis *a = s->a;
-  return exclusive(a, n) ? a->lane[n]
-                         : a->nlane + (uint32_t)resource_of(
-                                          s->m, a->g->op[n].device);
+  if (!exclusive(a, n))
+    return a->nlane + (uint32_t)resource_of(s->m, a->g->op[n].device);
+  const rp__lane *l = &a->lanes[a->lane[n]];
+  if (l->device < 0 || l->kind == RP__LANE_HOST)
+    return a->lane[n];
+  return a->nlane + RP_MAX_DEVICES +
+         (uint32_t)l->kind * RP_MAX_DEVICES +
+         (uint32_t)resource_of(s->m, l->device);
 }
 
 static void q_push(sim *s, uint32_t q, uint32_t n) {
@@ -229,9 +240,9 @@ static void rates(sim *s) {
     if (s->phase[n] != 2 || op->device < 0 || op->device >= RP_MAX_DEVICES)
       continue;
     if (op->type == RP_OP_COPY_H2D)
-      h2d_on[op->device] = 1;
+      h2d_on[resource_of(m, op->device)] = 1;
     else if (op->type == RP_OP_COPY_D2H)
-      d2h_on[op->device] = 1;
+      d2h_on[resource_of(m, op->device)] = 1;
   }
   double fh = m->duplex_h2d_gbps > 0 && m->h2d.gbps > 0
                   ? fmin(1, m->duplex_h2d_gbps / m->h2d.gbps) : 1;
@@ -274,8 +285,8 @@ static void rates(sim *s) {
       continue;
     s->rate[n] = 1;
     if (a->opts.copy_engines == 2 && op->device >= 0 &&
-        op->device < RP_MAX_DEVICES && h2d_on[op->device] &&
-        d2h_on[op->device]) {
+        op->device < RP_MAX_DEVICES && h2d_on[resource_of(m, op->device)] &&
+        d2h_on[resource_of(m, op->device)]) {
       if (op->type == RP_OP_COPY_H2D)
         s->rate[n] = fh;
       else if (op->type == RP_OP_COPY_D2H)
@@ -397,7 +408,7 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   s.active = malloc(sizeof *s.active * k);
   s.future = malloc(sizeof *s.future * k);
   s.kt = malloc(sizeof *s.kt * k);
-  s.nqueue = nl + RP_MAX_DEVICES;
+  s.nqueue = nl + RP_MAX_DEVICES + RP__LANE_KINDS * RP_MAX_DEVICES;
   s.nq = calloc(s.nqueue, sizeof *s.nq);
   s.busy = calloc(s.nqueue, sizeof *s.busy);
   s.slots = calloc(s.nqueue, sizeof *s.slots);
@@ -427,13 +438,13 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
       }
     }
     for (int d = 0; d < RP_MAX_DEVICES; d++) {
-      uint32_t q = nl + (uint32_t)resource_of(m, d);
+      uint32_t q = nl + (uint32_t)resource_of(m, d); /* kernels */
       if (units_of(m, d) > s.slots[q])
         s.slots[q] = units_of(m, d);
     }
     /* The team: the units of the devices that run kernels. */
     uint32_t team = 0;
-    for (uint32_t q = nl; q < s.nqueue; q++)
+    for (uint32_t q = nl; q < nl + RP_MAX_DEVICES; q++)
       if (per[q])
         team += s.slots[q];
     s.eff = team > 1 && m->split_efficiency > 0 ? m->split_efficiency : 1;
