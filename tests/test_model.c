@@ -232,6 +232,61 @@ Test(model, copies_of_logical_devices_on_one_physical_share_its_link) {
   rp_graph_destroy(g);
 }
 
+/* A GPU of 100 multiprocessors: kernels of 1 block (16 points) run side
+ * by side at their speed alone; two of 60 blocks (256 * 60 points) want
+ * 1.2 GPUs, each gets 0.5 of 0.6 and runs at 5/6 of its speed (12 us
+ * instead of 10); two that fill it (25600 points, 100 blocks) on two
+ * logical devices of one GPU do not overlap at all. */
+Test(model, gpu_kernels_share_its_multiprocessors) {
+  static const uint64_t pts[3] = {16, 256 * 60, 256 * 100};
+  static const double span[3] = {10, 12, 20};
+  for (int i = 0; i < 3; i++) {
+    rp_graph *g = graph();
+    kern(g, 0, buf(g, 0, 64), pts[i], 10);
+    kern(g, 1, buf(g, 1, 64), pts[i], 10);
+    rp_model m;
+    model2(&m, "graph", 0, 0, 0, 0, 0);
+    m.multiprocessors = 100;
+    m.phys[0] = m.phys[1] = 0;
+    rp_analysis *a = run(g, &m);
+    rp_summary s;
+    rp_analysis_summary(a, &s);
+    EXACT(s.model_serial_us, 20);
+    EXACT(s.model_overlap_us, span[i]);
+    rp_analysis_destroy(a);
+    /* Without multiprocessors: one kernel at a time on the device. */
+    m.multiprocessors = 0;
+    rp_analysis_opts o;
+    rp_analysis_opts_init(&o);
+    o.model = &m;
+    cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+    rp_analysis_summary(a, &s);
+    EXACT(s.model_overlap_us, 20);
+    rp_analysis_destroy(a);
+    rp_graph_destroy(g);
+  }
+  /* 2-d index spaces launch 32 x 8 blocks: 64 x 64 points are 16 blocks;
+   * eight such kernels want 1.28 GPUs and share it: 10 * 1.28 us. */
+  rp_graph *g = graph();
+  rp_buf b = buf(g, 0, 64);
+  for (int k = 0; k < 8; k++) {
+    rp_arg arg = rp_arg_buf(rp_bytes(b, 8 * (uint64_t)k, 8));
+    rp_op_opts o = {NULL, 10, NULL, 0};
+    TU_OK(g, rp_record_kernel(g, &k_io, 0, rp_dims3(64, 64, 1), &arg, &o,
+                              NULL));
+  }
+  rp_model m;
+  model2(&m, "graph", 0, 0, 0, 0, 0);
+  m.multiprocessors = 100;
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 12.8);
+  EXACT(s.model_serial_us, 80);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
 /* Device 0 with 2 threads: a split kernel (>= split_min points) alone runs
  * at 2 units; two split kernels share the 2; an unsplit one uses one. */
 Test(model, split_cpu_kernels_occupy_the_threads) {
@@ -304,6 +359,7 @@ Test(model, file_round_trip) {
   m.phys[0] = m.phys[1] = 0;
   m.split_min = 8192;
   m.physical_devices = 2;
+  m.multiprocessors = 132;
   m.split_efficiency = 0.75;
   char dir[] = "/tmp/rp_model_XXXXXX", path[256];
   cr_assert_not_null(mkdtemp(dir));
@@ -329,6 +385,7 @@ Test(model, file_round_trip) {
   cr_assert_eq(r.phys[2], -1);
   cr_assert_eq(r.split_min, 8192);
   cr_assert_eq(r.physical_devices, 2);
+  cr_assert_eq(r.multiprocessors, 132);
   EXACT(r.split_efficiency, 0.75);
   cr_assert_eq(r.calibrated, 1);
   /* Malformed files are refused with a reason. */
@@ -338,6 +395,12 @@ Test(model, file_round_trip) {
   fclose(fp);
   cr_assert_eq(rp_model_load(&r, path), RP_EPARSE);
   cr_assert(strstr(rp_last_error(), "host_task_us"));
+  fp = fopen(path, "w");
+  fputs("{\"format\": \"reprise-model\", \"version\": 1, "
+        "\"multiprocessors\": 1.5}", fp);
+  fclose(fp);
+  cr_assert_eq(rp_model_load(&r, path), RP_EPARSE);
+  cr_assert(strstr(rp_last_error(), "multiprocessors"));
   fp = fopen(path, "w");
   fputs("{\"format\": \"reprise-graph\", \"version\": 1}", fp);
   fclose(fp);

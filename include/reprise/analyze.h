@@ -77,6 +77,11 @@ typedef struct rp_model {
                                 have several units in all (a team), every
                                 kernel runs at e per unit it uses; the
                                 serial replay's one thread at 1. 0: 1 */
+  /** GPU multiprocessors (cuda: SMs, as calibrated) of each physical
+   * device with one compute unit; 0: not a GPU model. Kernels on such a
+   * device run side by side, each occupying min(1, thread blocks /
+   * multiprocessors) of it, sharing it out beyond (docs/model.md). */
+  unsigned multiprocessors;
 } rp_model;
 
 /** @brief An uncalibrated model: no overheads, copies at 25 GB/s, one

@@ -1,6 +1,7 @@
 /* Calibration: measures a backend's machine model by replaying small graphs
  * through the public replay API (chains of empty operations in every mode,
  * copies of two sizes alone and in both directions at once, peer copies). */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -293,6 +294,34 @@ static unsigned count_devices(const rp_backend *be, const rp_exec_opts *xo) {
   return found;
 }
 
+/* The multiprocessors (SMs) of GPU 0 as the CUDA driver reports them
+ * (libcuda.so.1, the driver library the cuda backend's runtime loads; its
+ * interface and CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16 are stable);
+ * 0 when it cannot say. */
+static unsigned gpu_multiprocessors(void) {
+  typedef int (*init_fn)(unsigned);
+  typedef int (*get_fn)(int *, int);
+  typedef int (*attr_fn)(int *, int, int);
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    return 0;
+  void *si = dlsym(h, "cuInit"), *sg = dlsym(h, "cuDeviceGet"),
+       *sa = dlsym(h, "cuDeviceGetAttribute");
+  init_fn init;
+  get_fn get;
+  attr_fn attr;
+  int dev = 0, n = 0;
+  unsigned r = 0;
+  memcpy(&init, &si, sizeof init);
+  memcpy(&get, &sg, sizeof get);
+  memcpy(&attr, &sa, sizeof attr);
+  if (si && sg && sa && init(0) == 0 && get(&dev, 0) == 0 &&
+      attr(&n, 16, dev) == 0 && n > 0 && n <= 65536)
+    r = (unsigned)n;
+  dlclose(h); /* the runtime holds its own reference */
+  return r;
+}
+
 /* The modes a backend offers, its overlapped mode first. */
 static unsigned backend_modes(const char *name, const char **modes,
                               int *issue) {
@@ -397,8 +426,10 @@ rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
   free(b);
   if (s != RP_OK)
     return s;
-  if (!strcmp(m->backend, "cuda"))
+  if (!strcmp(m->backend, "cuda")) {
     m->physical_devices = count_devices(be, xo);
+    m->multiprocessors = gpu_multiprocessors();
+  }
   if (!strcmp(m->backend, "openmp")) {
     m->split_min = 8192; /* RP_OMP_SPLIT_MIN of backends/openmp */
     if ((s = split_efficiency(m, be, xo, runs)) != RP_OK)

@@ -125,7 +125,8 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   rp__put_num(fp, m->duplex_d2h_gbps);
   fprintf(fp, "}\n  },\n  \"host_task_us\": ");
   rp__put_num(fp, m->host_task_us);
-  fprintf(fp, ",\n  \"physical_devices\": %u,", m->physical_devices);
+  fprintf(fp, ",\n  \"physical_devices\": %u, \"multiprocessors\": %u,",
+          m->physical_devices, m->multiprocessors);
   fprintf(fp, "\n  \"split_min\": %llu, \"split_efficiency\": ",
           (unsigned long long)m->split_min);
   rp__put_num(fp, m->split_efficiency);
@@ -258,6 +259,13 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
     return fail(r, "model: \"%s\" must be a device count",
                 "physical_devices");
   m->physical_devices = (unsigned)pd;
+  double mp = 0;
+  if ((s = num(r, root, "multiprocessors", &mp)))
+    return s;
+  if (mp > 65536 || mp != floor(mp))
+    return fail(r, "model: \"%s\" must be an integer up to 65536",
+                "multiprocessors");
+  m->multiprocessors = (unsigned)mp;
   if ((s = num(r, root, "host_task_us", &m->host_task_us)) ||
       (s = num(r, root, "split_min", &split)) ||
       (s = num(r, root, "split_efficiency", &m->split_efficiency)))
@@ -388,7 +396,7 @@ int rp__model_valid(const rp_model *m) {
       return 0;
   if (!ok_num(m->duplex_h2d_gbps) || !ok_num(m->duplex_d2h_gbps) ||
       !ok_num(m->host_task_us) || !ok_num(m->split_efficiency) ||
-      m->split_efficiency > 1)
+      m->split_efficiency > 1 || m->multiprocessors > 65536)
     return 0;
   for (int d = 0; d < RP_MAX_DEVICES; d++)
     if (m->units[d] > 4096 || m->phys[d] < -1 || m->phys[d] >= RP_MAX_DEVICES)

@@ -14,7 +14,12 @@
  *    devices that share one physical device being one (its copy engines
  *    and its link); an h2d and a d2h of one physical device running
  *    together progress at the duplex bandwidths' share;
- *  - kernels queue per physical device, which runs as many at once as
+ *  - on a GPU (the model gives its multiprocessors), kernels run side
+ *    by side, each occupying the share of the GPU its thread blocks fill
+ *    (blocks / multiprocessors, at most 1) and running at its speed alone
+ *    while the shares fit; beyond, the GPU is shared out evenly
+ *    (water-filling) and a kernel given g of its share f runs at g / f;
+ *  - other kernels queue per physical device, which runs as many at once as
  *    its compute units (one on a GPU; a CPU group's threads), those
  *    running sharing the units; a kernel the backend splits (at least
  *    split_min points on a device with several units) may use them all,
@@ -28,6 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/analysis.h"
+
+/* Kernels a GPU runs at once (Hopper: 128). */
+#define RP__GPU_KERNELS 128
 
 typedef struct sim {
   rp_analysis *a;
@@ -66,10 +74,45 @@ static unsigned units_of(const rp_model *m, int d) {
   return m->units[d] > 1 ? m->units[d] : 1;
 }
 
+/* A kernel on a GPU: the model gives its multiprocessors and the device
+ * has one compute unit. */
+static int on_gpu(const rp_model *m, int d) {
+  return m->multiprocessors > 0 && units_of(m, d) <= 1;
+}
+
+/* Thread blocks of kernel n as the cuda backend launches it: the
+ * kernel's block shape, else 256 x 1 x 1, 32 x 8 x 1 or 32 x 4 x 4 by the
+ * rank of its index space. */
+static double blocks_of(const rp__op *op) {
+  uint64_t n[3] = {op->space.x, op->space.y, op->space.z}, b[3] = {256, 1, 1};
+  const unsigned *kb = op->kernel ? op->kernel->block : NULL;
+  if (kb && (kb[0] || kb[1] || kb[2])) {
+    for (int i = 0; i < 3; i++)
+      b[i] = kb[i] ? kb[i] : 1;
+  } else if (n[2] > 1) {
+    b[0] = 32, b[1] = 4, b[2] = 4;
+  } else if (n[1] > 1) {
+    b[0] = 32, b[1] = 8;
+  }
+  double k = 1;
+  for (int i = 0; i < 3; i++)
+    k *= (double)((n[i] + b[i] - 1) / b[i]);
+  return k;
+}
+
+/* The share of its GPU a kernel occupies alone: its blocks over the
+ * multiprocessors, at most all of them. */
+static double gpu_share(const sim *s, uint32_t n) {
+  double f = blocks_of(&s->a->g->op[n]) / (double)s->m->multiprocessors;
+  return f < 1 ? f : 1;
+}
+
 /* Units a kernel can use (effective units: scaled by the calibrated
- * efficiency of a split kernel). */
+ * efficiency of a split kernel); on a GPU, the share it occupies. */
 static double width(const sim *s, uint32_t n) {
   const rp__op *op = &s->a->g->op[n];
+  if (on_gpu(s->m, op->device))
+    return gpu_share(s, n);
   unsigned u = units_of(s->m, op->device);
   uint64_t pts = op->space.x * op->space.y * op->space.z;
   double e = s->eff;
@@ -264,16 +307,19 @@ static void rates(sim *s) {
   for (uint32_t lo = 0; lo < k;) {
     uint32_t hi = lo;
     double cap = 0;
+    int gpu = on_gpu(m, a->g->op[kt[lo].n].device);
     while (hi < k && kt[hi].res == kt[lo].res) {
       double c = units_of(m, a->g->op[kt[hi].n].device);
       c *= s->eff;
       cap = c > cap ? c : cap;
       hi++;
     }
+    if (gpu) /* the whole GPU; a kernel's work is its time alone */
+      cap = 1;
     for (uint32_t j = lo; j < hi; j++) {
       double share = cap / (double)(hi - j);
       double got = kt[j].w < share ? kt[j].w : share;
-      s->rate[kt[j].n] = got;
+      s->rate[kt[j].n] = gpu ? got / kt[j].w : got;
       cap -= got;
     }
     lo = hi;
@@ -439,14 +485,20 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
     }
     for (int d = 0; d < RP_MAX_DEVICES; d++) {
       uint32_t q = nl + (uint32_t)resource_of(m, d); /* kernels */
-      if (units_of(m, d) > s.slots[q])
-        s.slots[q] = units_of(m, d);
+      unsigned k = on_gpu(m, d) ? RP__GPU_KERNELS : units_of(m, d);
+      if (k > s.slots[q])
+        s.slots[q] = k;
     }
-    /* The team: the units of the devices that run kernels. */
+    /* The team: the units of the CPU devices that run kernels. */
     uint32_t team = 0;
-    for (uint32_t q = nl; q < nl + RP_MAX_DEVICES; q++)
-      if (per[q])
-        team += s.slots[q];
+    uint8_t seen[RP_MAX_DEVICES] = {0};
+    for (int d = 0; d < RP_MAX_DEVICES; d++) {
+      int r = resource_of(m, d);
+      if (per[nl + (uint32_t)r] && !on_gpu(m, d) && !seen[r]) {
+        seen[r] = 1;
+        team += s.slots[nl + (uint32_t)r];
+      }
+    }
     s.eff = team > 1 && m->split_efficiency > 0 ? m->split_efficiency : 1;
     free(per);
   }
