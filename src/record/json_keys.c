@@ -10,7 +10,8 @@ const char *const rp__keys_buffer[] = {"id", "name", "bytes", "elem", "dims",
                                        NULL};
 const char *const rp__keys_op[] = {
     "id",     "name",     "type",   "device",  "src_device", "dst_device",
-    "kernel", "space",    "cost_us", "inserted", "access",   "after", NULL};
+    "kernel", "space",    "cost_us", "inserted", "access",   "after",
+    "measured", NULL};
 const char *const rp__keys_access[] = {"buffer", "space", "mode", "offset",
                                        "bytes",  "box",   NULL};
 const char *const rp__keys_box[] = {"lo", "hi", NULL};
