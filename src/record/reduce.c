@@ -41,22 +41,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include "record/reduce.h"
+#ifdef RP_REDUCE_STATS /* development only: counts printed at exit */
+#include <stdio.h>
+static unsigned long long st_search, st_visit, st_far;
+static void st_print(void) {
+  fprintf(stderr, "reduce: %llu far candidates, %llu searches, %llu nodes\n",
+          st_far, st_search, st_visit);
+}
+__attribute__((constructor)) static void st_init(void) { atexit(st_print); }
+#define STAT(x) (x)
+#else
+#define STAT(x) ((void)0)
+#endif
+
+enum { RP__INLINE_OUT = 3 };
 
 struct rp__reduce {
   uint32_t W, WW;   /* window (nodes) and words per bitset */
   uint64_t *ring;   /* W bitsets; node u's at (u % W) * WW */
   uint32_t cap;     /* nodes in nd */
-  struct node {     /* two per cache line: a search reads them all */
+  /* Per node, split by use: what a search reads for every node it meets
+   * (32 bytes, its first out-edges inline: following a linked list of
+   * out-edges cost a cache miss per edge), then the rest. */
+  struct node {
     uint32_t level; /* longest path from a source, in edges */
+    uint32_t cst;   /* == cur: a candidate of the current node */
+    uint32_t mark;  /* 2 cur: searched (or on the search path), no;
+                       2 cur + 1: reaches a candidate (successful path) */
+    uint32_t ohead; /* latest out-edge past the inline ones (in oe), NONE */
+    uint32_t out[RP__INLINE_OUT]; /* the first out-edges' targets */
+    uint32_t nout;  /* how many of out[] are set */
+  } *nd;
+  struct cold {
     uint32_t succ;  /* latest node that had this one as a candidate */
     uint32_t via;   /* a descendant found by an earlier search, or NONE */
-    uint32_t ohead; /* latest stored out-edge (index in oe), or NONE */
-    uint32_t cst;   /* == cur: a candidate of the current node */
-    uint32_t cix;   /* its index in c */
-    uint32_t vis;   /* == cur: searched (or on the search path) */
-    uint32_t pos;   /* == cur: reaches a candidate (a successful path) */
-  } *nd;
-  struct oedge {    /* per stored edge, by index in g->edge */
+    uint32_t cix;   /* its index in c, while a candidate */
+  } *cd;
+  struct oedge {    /* per stored edge past a node's inline ones, by
+                       index in g->edge */
     uint32_t to, next; /* next: the source's next older out-edge */
   } *oe;
   uint32_t capoe;
@@ -66,7 +88,8 @@ struct rp__reduce {
   uint32_t nc, capc;
   struct proxy { rp__cand c; uint32_t via; } *px; /* see rp__reduce_add_via */
   uint32_t npx, cappx;
-  struct fwd { uint32_t u, e; } *st; /* search stack: node, next out-edge */
+  /* Search stack: node, next out-edge in oe, then inline ones left. */
+  struct fwd { uint32_t u, e, i; } *st;
   uint32_t capst;
   int oom;
 };
@@ -91,6 +114,7 @@ void rp__reduce_free(rp__reduce *r) {
     return;
   free(r->ring);
   free(r->nd);
+  free(r->cd);
   free(r->oe);
   free(r->c);
   free(r->px);
@@ -109,9 +133,15 @@ static int grow_nodes(rp__reduce *r, uint32_t n) {
   struct node *q = realloc(r->nd, (size_t)c * sizeof *q);
   if (!q)
     return -1;
-  for (uint32_t i = r->cap; i < c; i++)
-    q[i] = (struct node){0, RP_NONE, RP_NONE, RP_NONE, 0, 0, 0, 0};
   r->nd = q;
+  struct cold *d = realloc(r->cd, (size_t)c * sizeof *d);
+  if (!d)
+    return -1;
+  r->cd = d;
+  for (uint32_t i = r->cap; i < c; i++) {
+    q[i] = (struct node){0, 0, 0, RP_NONE, {0}, 0};
+    d[i] = (struct cold){RP_NONE, RP_NONE, 0};
+  }
   r->cap = (uint32_t)c;
   return 0;
 }
@@ -119,9 +149,9 @@ static int grow_nodes(rp__reduce *r, uint32_t n) {
 int rp__reduce_begin(rp__reduce *r, uint32_t j) {
   if (grow_nodes(r, j + 1))
     return -1;
-  if (++r->cur == 0) { /* stamps wrapped: forget them all */
+  if (++r->cur >= 1u << 31) { /* stamps (2 cur + 1 too) wrapped */
     for (uint32_t i = 0; i < r->cap; i++)
-      r->nd[i].cst = r->nd[i].vis = r->nd[i].pos = 0;
+      r->nd[i].cst = r->nd[i].mark = 0;
     r->cur = 1;
   }
   r->nc = 0;
@@ -136,7 +166,7 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j) {
 void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
                     uint32_t buf) {
   if (r->nd[from].cst == r->cur) {
-    rp__cand *c = &r->c[r->nd[from].cix];
+    rp__cand *c = &r->c[r->cd[from].cix];
     int better = keep != c->keep ? keep > c->keep
                  : kind != c->kind ? kind < c->kind
                                    : buf < c->buf;
@@ -149,7 +179,7 @@ void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
     return;
   }
   r->nd[from].cst = r->cur;
-  r->nd[from].cix = r->nc;
+  r->cd[from].cix = r->nc;
   r->c[r->nc++] = (rp__cand){from, (uint8_t)kind, (uint8_t)keep, buf};
 }
 
@@ -223,7 +253,7 @@ int rp__reduce_known_ancestor(const rp__reduce *r, uint32_t x, uint32_t u) {
 static int known_implying(const rp__reduce *r, uint32_t j, uint32_t x,
                           const uint64_t *aj) {
   uint32_t cur = r->cur;
-  return r->nd[x].cst == cur || r->nd[x].pos == cur ||
+  return r->nd[x].cst == cur || r->nd[x].mark == 2 * cur + 1 ||
          (j - x < r->W && bit_get(r, aj, x));
 }
 
@@ -231,32 +261,54 @@ static int known_implying(const rp__reduce *r, uint32_t j, uint32_t x,
  * an ancestor of one, 0 if not, -1 when out of memory. */
 static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
                   const uint64_t *aj, uint32_t maxlev) {
-  uint32_t sp = 0, cur = r->cur, W = r->W;
+  uint32_t sp = 0, cur = r->cur, W = r->W, maxc = r->maxc;
+  struct node *nd = r->nd;
+  (void)g;
   if (rp__grow((void **)&r->st, &r->capst, 1, sizeof *r->st))
     return -1;
-  r->nd[c].vis = cur;
-  r->st[sp++] = (struct fwd){c, r->nd[c].ohead};
+  nd[c].mark = 2 * cur;
+  STAT(st_search++);
+  r->st[sp++] = (struct fwd){c, nd[c].ohead, nd[c].nout};
   while (sp) {
     struct fwd *top = &r->st[sp - 1];
-    if (top->e == RP_NONE) {
+    uint32_t x;
+    if (top->e != RP_NONE) { /* latest out-edges first */
+      x = r->oe[top->e].to;
+      top->e = r->oe[top->e].next;
+    } else if (top->i) {
+      x = nd[top->u].out[--top->i];
+    } else {
       sp--; /* searched: no */
       continue;
     }
-    uint32_t e = top->e, x = r->oe[e].to;
-    top->e = r->oe[e].next;
-    if (known_implying(r, j, x, aj)) {
+    /* Later than every candidate: neither one nor an ancestor of one
+     * (paths go forward). Inside j's window: the bitset knows exactly
+     * (a node of the window reaching a candidate reaches one of the
+     * window, whose ancestors the bitset holds). Neither needs x's
+     * state. */
+    if (x > maxc)
+      continue;
+    int hit;
+    if (j - x < W) {
+      if (!bit_get(r, aj, x))
+        continue;
+      hit = 1;
+    } else {
+      hit = nd[x].cst == cur || nd[x].mark == 2 * cur + 1;
+    }
+    if (hit) {
       for (uint32_t i = 0; i < sp; i++)
-        r->nd[r->st[i].u].pos = cur;
-      r->nd[c].via = x;
+        nd[r->st[i].u].mark = 2 * cur + 1;
+      r->cd[c].via = x;
       return 1;
     }
-    if (r->nd[x].vis == cur || j - x < W || r->nd[x].level >= maxlev ||
-        x > r->maxc)
+    if (nd[x].mark == 2 * cur || nd[x].level >= maxlev)
       continue;
-    r->nd[x].vis = cur;
+    nd[x].mark = 2 * cur;
+    STAT(st_visit++);
     if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
       return -1;
-    r->st[sp++] = (struct fwd){x, r->nd[x].ohead};
+    r->st[sp++] = (struct fwd){x, nd[x].ohead, nd[x].nout};
   }
   return 0;
 }
@@ -294,26 +346,27 @@ static int conflicts(const rp_graph *g, uint32_t c, uint32_t y) {
 
 static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
                        uint32_t c, const uint64_t *aj, uint32_t maxlev) {
+  STAT(st_far++);
   /* An ancestor has a lower level than its descendants. */
   if (r->nd[c].level >= maxlev)
     return 0;
   /* The descendant an earlier search found; then a chain of descendants
    * (shortcuts only, so the chain's length is bounded). */
-  uint32_t x = r->nd[c].via;
+  uint32_t x = r->cd[c].via;
   if (x != RP_NONE && x < j && known_implying(r, j, x, aj))
     return 1;
   uint32_t steps = 0;
-  for (x = r->nd[c].succ; x != RP_NONE && x <= r->maxc && steps < 64;
-       x = r->nd[x].succ, steps++)
+  for (x = r->cd[c].succ; x != RP_NONE && x <= r->maxc && steps < 64;
+       x = r->cd[x].succ, steps++)
     if (known_implying(r, j, x, aj)) {
-      r->nd[c].via = x;
+      r->cd[c].via = x;
       return 1;
     }
   /* A later candidate that c conflicts with directly (when few). */
   for (uint32_t i = 0; r->nc <= 8 && i < r->nc; i++) {
     uint32_t y = r->c[i].from;
     if (y > c && conflicts(g, c, y)) {
-      r->nd[c].via = y;
+      r->cd[c].via = y;
       return 1;
     }
   }
@@ -386,7 +439,7 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   }
   r->nd[j].level = n ? maxlev + 1 : 0;
   for (uint32_t i = 0; i < n; i++)
-    r->nd[r->c[i].from].succ = j;
+    r->cd[r->c[i].from].succ = j;
   /* Sources increasing, as the CSR will have them. */
   rp_edge *ej = g->edge + e0;
   uint32_t m = g->nedge - e0;
@@ -403,8 +456,13 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   }
   for (uint32_t e = e0; e < g->nedge; e++) {
     uint32_t f = g->edge[e].from;
-    r->oe[e] = (struct oedge){j, r->nd[f].ohead};
-    r->nd[f].ohead = e;
+    struct node *nf = &r->nd[f];
+    if (nf->nout < RP__INLINE_OUT) {
+      nf->out[nf->nout++] = j;
+    } else {
+      r->oe[e] = (struct oedge){j, nf->ohead};
+      nf->ohead = e;
+    }
   }
   return 0;
 }

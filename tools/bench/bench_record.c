@@ -1,7 +1,9 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
-/* Benchmark: recording with hazard derivation, N operations over 1 000
- * buffers with partial regions; prints operations per second and the time
- * ratio between N and 10 N. */
+/* Benchmark: recording with hazard derivation and exact reduction, N, 10 N
+ * (and 100 N) operations of three shapes (partial regions over 1 000
+ * buffers, uniform or in a sweep; a blocked solver's whole reads and 4 KiB
+ * updates); prints the median process CPU time, operations per second,
+ * stored bytes per operation and per edge, and the time ratios 10N/N. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,16 +29,16 @@ static const rp_kernel k = {"k", 2, params, nop, NULL, NULL, {0, 0, 0},
 
 enum { NBUF = 1000, BYTES = 1 << 16, CHUNKS = 16 };
 
-/* Records n ops. Random: each reads a random chunk of one buffer and
- * updates a random chunk of another, anywhere among the 1 000 buffers (the
- * hardest case for the reduction: every op's dependencies reach far
- * back); one in 8 ops is a copy of a chunk back to the host. Local: the
- * same, but the two buffers are neighbours in a sweep over the buffers,
- * the way a blocked solver touches its tiles. Returns seconds, or a
- * negative value on failure. */
 /* Bytes the ended graph keeps per operation (operations, their accesses,
  * kernel arguments, explicit dependencies, names, CSR offsets) and per
  * edge (successor, predecessor, packed kind and buffer). */
+/* Shapes (run() records n ops of one). Uniform: each op reads a random
+ * chunk of one buffer and updates a random chunk of another, anywhere
+ * among the 1 000 buffers (the hardest case for the reduction: every op's
+ * dependencies reach far back); one in 8 ops is a copy of a chunk back to
+ * the host when coherence is off. Sweep: the same, but the two buffers
+ * are neighbours in a sweep over the buffers, the way a blocked solver
+ * touches its tiles. Solver: see SOL_*. */
 static void footprint(const rp_graph *g, double *per_op, double *per_edge) {
   size_t ops = (size_t)g->nop * sizeof *g->op +
                (size_t)g->nacc * sizeof *g->acc +
@@ -55,16 +57,31 @@ static void footprint(const rp_graph *g, double *per_op, double *per_edge) {
   *per_edge = g->nedge ? (double)edges / g->nedge : 0;
 }
 
-static double run(uint64_t n, int coherence, int local, uint32_t *edges) {
+enum { SHAPE_UNIFORM, SHAPE_SWEEP, SHAPE_SOLVER };
+static const char *const shape_name[] = {"uniform", "sweep", "solver"};
+
+/* Solver shape: 64 buffers of 1 MiB; each op reads one whole buffer and
+ * updates a 4 KiB piece of another. */
+enum { SOL_NBUF = 64, SOL_BYTES = 1 << 20, SOL_PIECE = 4096 };
+
+typedef struct result {
+  double t;            /* CPU seconds: record + derive + reduce + end */
+  uint32_t nodes, edges;
+  double bop, bedge;   /* stored bytes per op and per edge */
+} result;
+
+static int run(uint64_t n, int coherence, int shape, result *res) {
   static char mem[1];
   rp_graph *g;
   if (rp_graph_create(&g, coherence ? 0 : RP_GRAPH_NO_COHERENCE) != RP_OK)
     return -1;
-  for (int b = 0; b < NBUF; b++) {
+  int nbuf = shape == SHAPE_SOLVER ? SOL_NBUF : NBUF;
+  uint64_t bytes = shape == SHAPE_SOLVER ? SOL_BYTES : BYTES;
+  for (int b = 0; b < nbuf; b++) {
     char name[16];
     snprintf(name, sizeof name, "b%d", b);
     /* The graph never touches the memory: one byte serves as "host". */
-    rp_buffer_desc d = {name, mem, BYTES, 1, 0, {0, 0, 0}};
+    rp_buffer_desc d = {name, mem, bytes, 1, 0, {0, 0, 0}};
     if (rp_buffer_add(g, &d, NULL) != RP_OK)
       return -1;
   }
@@ -72,20 +89,30 @@ static double run(uint64_t n, int coherence, int local, uint32_t *edges) {
   double t0 = now_s();
   for (uint64_t i = 0; i < n; i++) {
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    rp_buf a = (rp_buf)(s % NBUF), b = (rp_buf)((s >> 20) % NBUF);
-    if (local) {
-      b = (rp_buf)(i % NBUF);
-      a = (rp_buf)((b + 1 + (s % 2)) % NBUF);
-    }
-    uint64_t ca = (s >> 40) % CHUNKS, cb = (s >> 50) % CHUNKS;
-    const uint64_t cs = BYTES / CHUNKS;
     rp_status st;
-    if ((s >> 60) % 8 == 0 && !coherence) {
-      st = rp_record_copy_to_host(g, rp_bytes(a, ca * cs, cs), 0, NULL, NULL);
-    } else {
-      rp_arg args[2] = {rp_arg_buf(rp_bytes(a, ca * cs, cs)),
-                        rp_arg_buf(rp_bytes(b, cb * cs, cs))};
+    if (shape == SHAPE_SOLVER) {
+      rp_buf a = (rp_buf)(s % SOL_NBUF);
+      rp_buf b = (rp_buf)((a + 1 + (s >> 8) % (SOL_NBUF - 1)) % SOL_NBUF);
+      uint64_t pc = (s >> 20) % (SOL_BYTES / SOL_PIECE);
+      rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
+                        rp_arg_buf(rp_bytes(b, pc * SOL_PIECE, SOL_PIECE))};
       st = rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL);
+    } else {
+      rp_buf a = (rp_buf)(s % NBUF), b = (rp_buf)((s >> 20) % NBUF);
+      if (shape == SHAPE_SWEEP) {
+        b = (rp_buf)(i % NBUF);
+        a = (rp_buf)((b + 1 + (s % 2)) % NBUF);
+      }
+      uint64_t ca = (s >> 40) % CHUNKS, cb = (s >> 50) % CHUNKS;
+      const uint64_t cs = BYTES / CHUNKS;
+      if ((s >> 60) % 8 == 0 && !coherence) {
+        st = rp_record_copy_to_host(g, rp_bytes(a, ca * cs, cs), 0, NULL,
+                                    NULL);
+      } else {
+        rp_arg args[2] = {rp_arg_buf(rp_bytes(a, ca * cs, cs)),
+                          rp_arg_buf(rp_bytes(b, cb * cs, cs))};
+        st = rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL);
+      }
     }
     if (st != RP_OK) {
       fprintf(stderr, "record: %s\n", rp_graph_error(g));
@@ -94,50 +121,96 @@ static double run(uint64_t n, int coherence, int local, uint32_t *edges) {
   }
   if (rp_graph_end(g) != RP_OK)
     return -1;
-  double t = now_s() - t0;
-  *edges = rp_graph_num_edges(g);
-  uint32_t nodes = rp_graph_num_nodes(g);
-  double bop, bedge;
-  footprint(g, &bop, &bedge);
+  res->t = now_s() - t0;
+  res->edges = rp_graph_num_edges(g);
+  res->nodes = rp_graph_num_nodes(g);
+  footprint(g, &res->bop, &res->bedge);
   rp_graph_destroy(g);
-  printf("  %9llu ops requested, %9u nodes, %9u edges: %.3f s, %.2f M ops/s"
-         "; stored %.0f B/op + %.0f B/edge (budget 150 + 12)\n",
-         (unsigned long long)n, nodes, *edges, t, nodes / t / 1e6, bop,
-         bedge);
+  return 0;
+}
+
+static int dcmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median CPU time of `runs` runs of n ops (the other figures are the same
+ * in every run: the program is deterministic). */
+static int measure(uint64_t n, int coh, int shape, int runs, result *r) {
+  double t[64];
+  for (int i = 0; i < runs; i++) {
+    if (run(n, coh, shape, r))
+      return -1;
+    t[i] = r->t;
+  }
+  qsort(t, (size_t)runs, sizeof *t, dcmp);
+  r->t = runs % 2 ? t[runs / 2] : (t[runs / 2 - 1] + t[runs / 2]) / 2;
+  printf("  %9llu ops: %9u nodes, %9u edges (%.2f/op): median %.3f s of %d"
+         " (min %.3f, max %.3f), %.2f M ops/s; stored %.0f B/op + %.0f "
+         "B/edge (budget 150 + 12)\n",
+         (unsigned long long)n, r->nodes, r->edges,
+         (double)r->edges / r->nodes, r->t, runs, t[0], t[runs - 1],
+         r->nodes / r->t / 1e6, r->bop, r->bedge);
   fflush(stdout);
-  return t;
+  return 0;
 }
 
 int main(int argc, char **argv) {
-  uint64_t n = 1000000;
-  int ten = 1;
+  uint64_t n = 100000;
+  int sizes = 2, runs = 5, runs10 = 3, runs100 = 1, only_shape = -1,
+      only_coh = -1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--ops") && i + 1 < argc)
       n = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--no-10x"))
-      ten = 0;
+      sizes = 1;
+    else if (!strcmp(argv[i], "--10m"))
+      sizes = 3;
+    else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+      runs = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--runs10") && i + 1 < argc)
+      runs10 = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
+      const char *v = argv[++i];
+      for (int k2 = 0; k2 < 3; k2++)
+        if (!strcmp(v, shape_name[k2]))
+          only_shape = k2;
+      if (only_shape < 0)
+        return 2;
+    } else if (!strcmp(argv[i], "--coherence") && i + 1 < argc)
+      only_coh = !strcmp(argv[++i], "on");
     else {
-      printf("usage: bench_record [--ops N] [--no-10x]\n"
-             "Records N kernels over %d buffers (partial regions) with "
-             "hazard derivation,\nthen 10 N, and prints the rate and the "
-             "time ratio.\n", NBUF);
+      printf("usage: bench_record [--ops N] [--no-10x | --10m] [--runs R] "
+             "[--runs10 R]\n"
+             "       [--shape uniform|sweep|solver] [--coherence on|off]\n"
+             "Records N ops (default 100 000; median of R = 5 runs), then "
+             "10 N (R10 = 3 runs),\nand with --10m 100 N (one run), with "
+             "hazard derivation and exact reduction,\nand prints process "
+             "CPU time, rate, stored bytes and the ratios 10N/N.\n");
       return strcmp(argv[i], "--help") ? 2 : 0;
     }
   }
-  uint32_t e;
-  for (int v = 0; v < 4; v++) {
-    int coh = v & 1, local = v >> 1;
-    printf("%s, %s:\n", local ? "local sweep" : "uniform random",
-           coh ? "automatic coherence on (copies inserted)"
-               : "coherence off (explicit copies)");
-    double t1 = run(n, coh, local, &e);
-    if (t1 < 0)
-      return 1;
-    if (ten) {
-      double t10 = run(10 * n, coh, local, &e);
-      if (t10 < 0)
-        return 1;
-      printf("  ratio 10N/N: %.2f (linear: 10)\n", t10 / t1);
+  if (runs < 1 || runs > 64 || runs10 < 1 || runs10 > 64)
+    return 2;
+  for (int shape = 0; shape < 3; shape++) {
+    if (only_shape >= 0 && shape != only_shape)
+      continue;
+    for (int coh = 0; coh < 2; coh++) {
+      if (only_coh >= 0 && coh != only_coh)
+        continue;
+      printf("%s, %s:\n", shape_name[shape],
+             coh ? "automatic coherence on (copies inserted)"
+                 : "coherence off (explicit copies)");
+      result r[3];
+      uint64_t m = n;
+      int rr[3] = {runs, runs10, runs100};
+      for (int z = 0; z < sizes; z++, m *= 10) {
+        if (measure(m, coh, shape, rr[z], &r[z]))
+          return 1;
+        if (z)
+          printf("  ratio 10N/N: %.2f (linear: 10; goal <= 12)\n",
+                 r[z].t / r[z - 1].t);
+      }
     }
   }
   return 0;
