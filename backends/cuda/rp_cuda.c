@@ -113,7 +113,9 @@ void rp__cu_pin(cu_state *s, rp_buf b) {
       pa.type != cudaMemoryTypeUnregistered)
     return;
   (void)cudaGetLastError();
-  if (cudaHostRegister(h, d.bytes, cudaHostRegisterPortable) == cudaSuccess)
+  /* Mapped too: run_until's loop kernel reads the predicate there. */
+  if (cudaHostRegister(h, d.bytes, cudaHostRegisterPortable |
+                                       cudaHostRegisterMapped) == cudaSuccess)
     s->pinned[b] = h;
   else
     (void)cudaGetLastError();
@@ -479,7 +481,7 @@ static bool host_node(const cu_op *o) {
 }
 
 /* Adds node v's graph node(s) after the last nodes of its preds. */
-static rp_status add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
+rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
                           cudaGraphNode_t *deps) {
   cu_op *o = &s->op[v];
   const rp_plan_node *nd = &s->p->node[v];
@@ -567,7 +569,7 @@ static rp_status build_graph(cu_state *s) {
     if (s->op[v].kind == CU_KERNEL && s->op[v].k->cuda)
       st = check_launch(s, v);
     if (st == RP_OK)
-      st = add_node(s, s->graph, v, deps);
+      st = rp__cu_add_node(s, s->graph, v, deps);
   }
   if (s->multi)
     cudaSetDevice(s->phys0);
@@ -603,6 +605,7 @@ static void cu_destroy(void *state) {
   if (s->main)
     cudaStreamSynchronize(s->main);
   rp__cu_streams_free(s);
+  rp__cu_until_free(s);
   if (s->exec)
     cudaGraphExecDestroy(s->exec);
   if (s->graph)
@@ -788,4 +791,5 @@ const rp_backend rp_backend_cuda = {
   .profile = rp__cu_profile,
   .timeline = rp__cu_timeline,
   .destroy = cu_destroy,
+  .run_until = rp__cu_run_until,
 };

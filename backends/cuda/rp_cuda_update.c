@@ -17,6 +17,7 @@ rp_status rp__cu_rebind(void *state, rp_buf b) {
     cudaStreamSynchronize(s->main);
   rp__cu_unpin(s, b);
   rp__cu_pin(s, b);
+  s->gen++;
   for (uint32_t n = 0; n < s->nn; n++) {
     if (s->op[n].kind != CU_MEMCPY)
       continue;
@@ -43,6 +44,7 @@ rp_status rp__cu_set_scalar(void *state, uint32_t n, unsigned param) {
   if (!t)
     return RP_EINVAL;
   s->kargs[n].a[param] = t->a[param];
+  s->gen++;
   mark(s, n);
   return RP_OK;
 }
