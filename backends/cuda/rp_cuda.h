@@ -72,7 +72,10 @@ typedef struct cu_state {
   int *phys;                   /* logical -> physical */
   int phys0;                   /* device of the main stream */
   bool multi;                  /* more than one physical device */
-  void **img;                  /* per plan image: our allocation */
+  void **img;                  /* per plan image: its base address (a
+                                  device image's allocation moved back by
+                                  its lo) */
+  void **img_alloc;            /* per device image: the allocation */
   bool *img_host;              /* per plan image: cudaMallocHost'ed */
   void **pinned;               /* per buffer: user array we registered */
   rp_kargs *kargs;             /* per node: GPU kernels' argument blocks */

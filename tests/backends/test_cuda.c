@@ -23,6 +23,7 @@ static rp_exec *mk(const rp_graph *g, const rp_backend *be, const char *mode,
   o.mode = mode;
   o.device_map = map;
   o.ndevice_map = nmap;
+  o.device_fold = 1; /* two logical devices on one GPU */
   rp_exec *x = NULL;
   rp_status s = rp_exec_create(&x, g, be, &o);
   cr_assert_eq(s, RP_OK, "exec (%s): %s: %s", mode ? mode : "graph",
