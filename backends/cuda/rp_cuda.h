@@ -88,6 +88,7 @@ typedef struct cu_state {
   int lim_dev, lim[6], lim_thr; /* launch limits of lim_dev, lim_fn */
   const void *lim_fn;
   unsigned ndirty;
+  unsigned reinstantiated;     /* updates refused, instantiated again */
   unsigned gen;                /* bumped by every rebind and set_scalar */
   /* run_until on the device (rp_cuda_until.c): the loop graph, built for
    * generation lgen, and its predicate block in device memory */

@@ -163,8 +163,16 @@ rp_status rp__cu_flush(cu_state *s) {
         bad = n;
       }
   }
-  if (e != cudaSuccess && (e = reinstantiate(s)) == cudaSuccess)
-    bad = RP_NONE;
+  if (e != cudaSuccess) {
+    cudaError_t refused = e;
+    if ((e = reinstantiate(s)) == cudaSuccess) {
+      bad = RP_NONE;
+      s->reinstantiated++;
+      rp_exec_set_error(s->x, "cuda: note: the update was refused (%s): "
+                        "the graph was instantiated again",
+                        cudaGetErrorString(refused));
+    }
+  }
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, bad, "updating the graph node");
   for (uint32_t n = 0; n < s->nn; n++)
