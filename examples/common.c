@@ -198,6 +198,9 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
   memset(&eo, 0, sizeof eo);
   eo.mode = mode;
   eo.nthreads = mode ? 0 : o->threads;
+  /* Several logical GPUs on a machine with fewer: fold them onto the GPUs
+   * present, and say so (the backend's note). */
+  eo.device_fold = 1;
   rp_status rc = rp_exec_create(&x, g, be, &eo);
   if (rc) {
     fprintf(stderr, "%s backend: %s: %s\n", rp_backend_name(be),
@@ -217,6 +220,21 @@ static void print_plan(const rp_graph *g, const rp_exec *x) {
          rp_graph_num_nodes(g), p->nelided, p->nimage);
   for (unsigned i = 0; i < rp_graph_num_warnings(g); i++)
     printf("warning: %s\n", rp_graph_warning(g, i));
+  /* Device memory: the byte spans the images touch, against whole
+   * buffers (a backend may allocate only the spans: cuda does). */
+  for (unsigned d = 0; d < p->ndev && d < 64; d++) {
+    uint64_t span = 0, whole = 0;
+    for (uint32_t i = 0; i < p->nimage; i++) {
+      const rp_plan_image *im = &p->image[i];
+      if (im->space != (int)d || (im->flags & RP_IMAGE_HOST_MEMORY))
+        continue;
+      span += im->hi - im->lo;
+      whole += im->bytes;
+    }
+    if (whole)
+      printf("device %u images: %.3f MiB touched of %.3f MiB whole "
+             "buffers\n", d, span / 1048576.0, whole / 1048576.0);
+  }
 }
 
 /* Writes g with the measured costs of 5 profiled runs attached. */
@@ -277,6 +295,8 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
                                                     &t_par))
     goto out;
   print_plan(g, x);
+  if (rp_exec_error(x)[0])
+    printf("%s\n", rp_exec_error(x));
   bad = snap_diff(&snap, g, o->rtol, &worst);
   chk = bad || !check ? 0 : check(ctx);
   if (!bad && worst > 0)

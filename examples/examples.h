@@ -199,6 +199,27 @@ rp_status ex_gemm_record(rp_graph *g, const ex_gemm *p, double *a, double *b,
 void ex_gemm_check(const ex_gemm *p, unsigned replays, const double *a,
                    const double *b, double *c);
 
+/* ---- Jacobi 2D converging to a tolerance (issue 15, item 4,
+ * converge_kernels.c): on an n x n grid of doubles (boundary cells 1,
+ * interior starting at 0), one replay is two Jacobi steps U -> V -> U over
+ * `blocks` row blocks, a residual per row max |U - V| (rowres), then its
+ * maximum into "res" (one double, brought home each replay): replay with
+ * rp_exec_run_until(res < tol). With u NULL the grid "U" is internal (no
+ * host copy); else U is the user's array, brought home each replay too.
+ * ex_converge_check: the same in plain C (u, v n*n doubles from
+ * ex_converge_init), stopping once res < tol or after max replays;
+ * returns the replays run. Bit-identical to the graph. */
+typedef struct ex_converge {
+  uint64_t n;
+  unsigned blocks;
+  int device;
+} ex_converge;
+void ex_converge_init(const ex_converge *p, double *u, double *res);
+rp_status ex_converge_record(rp_graph *g, const ex_converge *p, double *u,
+                             double *res, rp_buf *res_buf);
+unsigned ex_converge_check(const ex_converge *p, double tol, unsigned max,
+                           double *u, double *v, double *res);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,7 +8,8 @@ if(RP_BUILD_TESTS)
     "matpow --n 48 --steps 4 --blocks 4 --iters 2"
     "recurrence --rows 64 --cols 64 --inner 5 --rounds 3 --blocks 8 --iters 2"
     "blackscholes --n 5000 --blocks 8 --iters 2"
-    "gemm --n 64 --tile 16 --iters 2")
+    "gemm --n 64 --tile 16 --iters 2"
+    "converge --n 24 --blocks 3 --tol 5")
   foreach(cmd ${rp_ex_smoke})
     separate_arguments(args UNIX_COMMAND "${cmd}")
     list(GET args 0 prog)

@@ -613,7 +613,9 @@ static void prog_make(prog *P, uint64_t seed) {
 static int prog_run(prog *P, const rp_backend *be, unsigned reps, int rebind,
                     int batch, uint8_t out[3][NBUF][BSZ], uint64_t seed) {
   rp_exec *x;
-  rp_status s = rp_exec_create(&x, P->g, be, NULL);
+  rp_exec_opts eo = RP_EXEC_OPTS_INIT;
+  eo.device_fold = 1; /* cuda: up to 3 logical devices on fewer GPUs */
+  rp_status s = rp_exec_create(&x, P->g, be, &eo);
   if (s != RP_OK) {
     cr_assert(s == RP_ENOKERNEL || s == RP_ENODEV || s == RP_ENOTSUP,
               "%s: %s", rp_backend_name(be), rp_last_error());

@@ -113,7 +113,9 @@ void rp__cu_pin(cu_state *s, rp_buf b) {
       pa.type != cudaMemoryTypeUnregistered)
     return;
   (void)cudaGetLastError();
-  if (cudaHostRegister(h, d.bytes, cudaHostRegisterPortable) == cudaSuccess)
+  /* Mapped too: run_until's loop kernel reads the predicate there. */
+  if (cudaHostRegister(h, d.bytes, cudaHostRegisterPortable |
+                                       cudaHostRegisterMapped) == cudaSuccess)
     s->pinned[b] = h;
   else
     (void)cudaGetLastError();
@@ -154,8 +156,15 @@ static void piece(cu_copy *c, unsigned i, const rp_region *r,
       q->srcPtr = make_cudaPitchedPtr(src, row, row, ysz);
       q->dstPtr = make_cudaPitchedPtr(dst, row, row, ysz);
       unsigned xd = nd - 1;
-      q->srcPos = make_cudaPos(r->lo[xd] * el, r->lo[xd - 1],
-                               nd == 3 ? r->lo[0] : 0);
+      /* The pointers at the box's first byte, the position 0: a device
+       * image may hold only the bytes its accesses touch, so its base
+       * need not point into its allocation (cudaMemcpyDefault looks the
+       * pointer up). */
+      size_t first = ((nd == 3 ? r->lo[0] * ysz : 0) + r->lo[xd - 1]) * row +
+                     r->lo[xd] * el;
+      q->srcPtr.ptr = src + first;
+      q->dstPtr.ptr = dst + first;
+      q->srcPos = make_cudaPos(0, 0, 0);
       q->dstPos = q->srcPos;
       q->extent = make_cudaExtent((r->hi[xd] - r->lo[xd]) * el,
                                   r->hi[xd - 1] - r->lo[xd - 1],
@@ -191,21 +200,21 @@ void rp__cu_copy_params(cu_state *s, uint32_t v) {
 }
 
 /* Logical devices map onto physical ones: the user's map, else the
- * identity when there are enough GPUs, else everything onto GPU 0. */
+ * identity; a GPU device past the machine's GPUs is an error unless the
+ * user asked for folding (device_fold: logical d on GPU d mod count). */
 static rp_status map_devices(cu_state *s, const rp_exec_opts *eo) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count <= 0)
     return e != cudaSuccess ? rp__cu_fail(s, e, RP_NONE, "device count")
                             : RP_ENODEV;
-  unsigned nd = s->ndev ? s->ndev : 1;
+  unsigned nd = s->ndev ? s->ndev : 1, folded = 0, top = 0;
   s->phys = calloc(nd, sizeof *s->phys);
   if (!s->phys)
     return RP_ENOMEM;
   for (unsigned i = 0; i < nd; i++) {
-    int p = (int)i < count ? (int)i : 0;
-    if ((unsigned)count < nd)
-      p = 0;
+    bool gpu = i >= s->p->ndev || s->p->dev[i].native;
+    int p = (int)i < count ? (int)i : gpu ? (int)(i % (unsigned)count) : 0;
     if (eo->device_map) {
       if (i >= eo->ndevice_map) {
         rp_exec_set_error(s->x, "cuda: device_map has %u entries, the "
@@ -218,23 +227,43 @@ static rp_status map_devices(cu_state *s, const rp_exec_opts *eo) {
                           i, p, count);
         return RP_EINVAL;
       }
+    } else if (gpu && (int)i >= count) {
+      if (!eo->device_fold) {
+        rp_exec_set_error(s->x, "cuda: the graph runs on logical device %u "
+                          "but this machine has %d GPU(s): map the devices "
+                          "(rp_exec_opts.device_map) or allow folding them "
+                          "onto the GPUs present (rp_exec_opts.device_fold)",
+                          i, count);
+        return RP_ENODEV;
+      }
+      folded++;
+      top = i;
     }
     s->phys[i] = p;
-    if (p != s->phys[0] && (i >= s->p->ndev || s->p->dev[i].native))
+    if (p != s->phys[0] && gpu)
       s->multi = true;
   }
+  if (folded)
+    rp_exec_set_error(s->x, "cuda: note: %u logical GPU device(s) folded "
+                      "onto the %d GPU(s) present (device_fold): logical "
+                      "device d runs on GPU d mod %d, up to device %u",
+                      folded, count, count, top);
   s->phys0 = s->phys[0];
   return RP_OK;
 }
 
 /* Device images on their GPU, host-memory images we own pinned, both
- * zeroed; user arrays pinned where possible. */
+ * zeroed; user arrays pinned where possible. A device image holds only
+ * the bytes [lo, hi) the plan's accesses touch: s->img[i] is its base
+ * moved back by lo (s->img_alloc[i] the allocation), so that a device
+ * holding a block of rows and its halos does not hold the whole grid. */
 static rp_status alloc_images(cu_state *s) {
   const rp_plan *p = s->p;
   s->img = calloc(p->nimage + 1, sizeof *s->img);
   s->img_host = calloc(p->nimage + 1, sizeof *s->img_host);
+  s->img_alloc = calloc(p->nimage + 1, sizeof *s->img_alloc);
   s->pinned = calloc(s->nb + 1, sizeof *s->pinned);
-  if (!s->img || !s->img_host || !s->pinned)
+  if (!s->img || !s->img_host || !s->img_alloc || !s->pinned)
     return RP_ENOMEM;
   for (rp_buf b = 0; b < s->nb; b++)
     rp__cu_pin(s, b);
@@ -251,17 +280,22 @@ static rp_status alloc_images(cu_state *s) {
         memset(s->img[i], 0, bytes);
       }
     } else {
+      uint64_t lo = im->lo < im->hi ? im->lo : 0;
+      bytes = im->lo < im->hi ? im->hi - im->lo : 1;
       e = cudaSetDevice(s->phys[im->space]);
       if (e == cudaSuccess)
-        e = cudaMalloc(&s->img[i], bytes);
+        e = cudaMalloc(&s->img_alloc[i], bytes);
       if (e == cudaSuccess)
-        e = cudaMemset(s->img[i], 0, bytes);
+        e = cudaMemset(s->img_alloc[i], 0, bytes);
+      if (s->img_alloc[i])
+        s->img[i] = (void *)((uintptr_t)s->img_alloc[i] - lo);
     }
     if (e != cudaSuccess) {
       rp_buffer_desc d;
       rp_buffer_info(s->g, im->buf, &d);
-      if (s->img[i] && !s->img_host[i])
-        cudaFree(s->img[i]);
+      if (s->img_alloc[i])
+        cudaFree(s->img_alloc[i]);
+      s->img_alloc[i] = NULL;
       s->img[i] = NULL;
       rp_exec_set_error(s->x, "cuda: allocating %llu bytes of \"%s\" %s "
                         "%d: %s", (unsigned long long)im->bytes, d.name,
@@ -479,7 +513,7 @@ static bool host_node(const cu_op *o) {
 }
 
 /* Adds node v's graph node(s) after the last nodes of its preds. */
-static rp_status add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
+rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
                           cudaGraphNode_t *deps) {
   cu_op *o = &s->op[v];
   const rp_plan_node *nd = &s->p->node[v];
@@ -567,7 +601,7 @@ static rp_status build_graph(cu_state *s) {
     if (s->op[v].kind == CU_KERNEL && s->op[v].k->cuda)
       st = check_launch(s, v);
     if (st == RP_OK)
-      st = add_node(s, s->graph, v, deps);
+      st = rp__cu_add_node(s, s->graph, v, deps);
   }
   if (s->multi)
     cudaSetDevice(s->phys0);
@@ -603,6 +637,7 @@ static void cu_destroy(void *state) {
   if (s->main)
     cudaStreamSynchronize(s->main);
   rp__cu_streams_free(s);
+  rp__cu_until_free(s);
   if (s->exec)
     cudaGraphExecDestroy(s->exec);
   if (s->graph)
@@ -617,13 +652,12 @@ static void cu_destroy(void *state) {
   for (rp_buf b = 0; s->bev && b < s->nb; b++)
     if (s->bev[b])
       cudaEventDestroy(s->bev[b]);
-  for (uint32_t i = 0; s->img && i < s->p->nimage; i++)
-    if (s->img[i]) {
-      if (s->img_host[i])
-        cudaFreeHost(s->img[i]);
-      else
-        cudaFree(s->img[i]);
-    }
+  for (uint32_t i = 0; s->img && i < s->p->nimage; i++) {
+    if (s->img[i] && s->img_host[i])
+      cudaFreeHost(s->img[i]);
+    if (s->img_alloc && s->img_alloc[i])
+      cudaFree(s->img_alloc[i]);
+  }
   for (rp_buf b = 0; s->pinned && b < s->nb; b++)
     rp__cu_unpin(s, b);
   (void)cudaGetLastError();
@@ -632,6 +666,7 @@ static void cu_destroy(void *state) {
   free(s->kargs);
   free(s->img);
   free(s->img_host);
+  free(s->img_alloc);
   free(s->pinned);
   free(s->bev);
   free(s->phys);
@@ -788,4 +823,5 @@ const rp_backend rp_backend_cuda = {
   .profile = rp__cu_profile,
   .timeline = rp__cu_timeline,
   .destroy = cu_destroy,
+  .run_until = rp__cu_run_until,
 };

@@ -72,7 +72,10 @@ typedef struct cu_state {
   int *phys;                   /* logical -> physical */
   int phys0;                   /* device of the main stream */
   bool multi;                  /* more than one physical device */
-  void **img;                  /* per plan image: our allocation */
+  void **img;                  /* per plan image: its base address (a
+                                  device image's allocation moved back by
+                                  its lo) */
+  void **img_alloc;            /* per device image: the allocation */
   bool *img_host;              /* per plan image: cudaMallocHost'ed */
   void **pinned;               /* per buffer: user array we registered */
   rp_kargs *kargs;             /* per node: GPU kernels' argument blocks */
@@ -85,6 +88,14 @@ typedef struct cu_state {
   int lim_dev, lim[6], lim_thr; /* launch limits of lim_dev, lim_fn */
   const void *lim_fn;
   unsigned ndirty;
+  unsigned reinstantiated;     /* updates refused, instantiated again */
+  unsigned gen;                /* bumped by every rebind and set_scalar */
+  /* run_until on the device (rp_cuda_until.c): the loop graph, built for
+   * generation lgen, and its predicate block in device memory */
+  cudaGraph_t lgraph;
+  cudaGraphExec_t lexec;
+  unsigned lgen;
+  struct rp_cu_until_dev *ldev;
   /* per-buffer wait: an event recorded once the buffer's host writers
    * are done (NULL: no writer) */
   cudaEvent_t *bev;
@@ -124,6 +135,12 @@ void rp__cu_pin(cu_state *s, rp_buf b);
 void rp__cu_unpin(cu_state *s, rp_buf b);
 void CUDART_CB rp__cu_host_tramp(void *p);
 cudaError_t rp__cu_capture(cu_state *s, uint32_t v, cudaGraph_t *out);
+rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
+                          cudaGraphNode_t *deps);
+/* rp_cuda_until.c */
+rp_status rp__cu_run_until(void *state, const rp_until *u,
+                           unsigned max_replays, unsigned *done);
+void rp__cu_until_free(cu_state *s);
 /* rp_cuda_update.c */
 rp_status rp__cu_rebind(void *state, rp_buf b);
 rp_status rp__cu_set_scalar(void *state, uint32_t v, unsigned param);

@@ -17,6 +17,7 @@ rp_status rp__cu_rebind(void *state, rp_buf b) {
     cudaStreamSynchronize(s->main);
   rp__cu_unpin(s, b);
   rp__cu_pin(s, b);
+  s->gen++;
   for (uint32_t n = 0; n < s->nn; n++) {
     if (s->op[n].kind != CU_MEMCPY)
       continue;
@@ -43,6 +44,7 @@ rp_status rp__cu_set_scalar(void *state, uint32_t n, unsigned param) {
   if (!t)
     return RP_EINVAL;
   s->kargs[n].a[param] = t->a[param];
+  s->gen++;
   mark(s, n);
   return RP_OK;
 }
@@ -161,8 +163,16 @@ rp_status rp__cu_flush(cu_state *s) {
         bad = n;
       }
   }
-  if (e != cudaSuccess && (e = reinstantiate(s)) == cudaSuccess)
-    bad = RP_NONE;
+  if (e != cudaSuccess) {
+    cudaError_t refused = e;
+    if ((e = reinstantiate(s)) == cudaSuccess) {
+      bad = RP_NONE;
+      s->reinstantiated++;
+      rp_exec_set_error(s->x, "cuda: note: the update was refused (%s): "
+                        "the graph was instantiated again",
+                        cudaGetErrorString(refused));
+    }
+  }
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, bad, "updating the graph node");
   for (uint32_t n = 0; n < s->nn; n++)

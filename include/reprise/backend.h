@@ -139,7 +139,7 @@ typedef struct rp_plan {
 
 /** Bumped when this table or the plan changes; a backend built for another
  * value is refused. */
-#define RP_BACKEND_ABI 2
+#define RP_BACKEND_ABI 3
 
 /** Backend flags. */
 enum {
@@ -190,6 +190,14 @@ struct rp_backend {
    * spaces live in different processes needs RP_BACKEND_SEPARATE_IMAGES,
    * say. NULL: none. */
   unsigned (*exec_flags)(const rp_exec_opts *o);
+  /** Optional: replay until predicate @p u holds or @p max_replays have
+   * run, testing it after every replay without the host (a CUDA
+   * conditional WHILE node, say); *done receives the replays run. The core
+   * has checked @p u and waited for launched replays; @p max_replays > 0.
+   * RP_ENOTSUP (with rp_exec_set_error() saying why): the core checks on
+   * the host instead, every check_every replays. NULL: always the host. */
+  rp_status (*run_until)(void *state, const rp_until *u,
+                         unsigned max_replays, unsigned *done);
 };
 
 /** @brief The graph being executed. */

@@ -47,11 +47,18 @@ typedef struct rp_exec_opts {
   const char *cuda_update; /**< cuda: how rebind and set_scalar reach the
                               executable graph: "node", "graph" (as
                               RP_CUDA_UPDATE); NULL: chosen by count */
+  int device_fold;       /**< cuda, without device_map: 1 folds logical
+                              GPU devices past the machine's GPUs onto
+                              the GPUs present (logical d on GPU d mod
+                              count), and rp_exec_error() says so after
+                              rp_exec_create(); 0: rp_exec_create() fails
+                              with RP_ENODEV when the graph names more
+                              GPUs than the machine has */
 } rp_exec_opts;
 
 /** An rp_exec_opts with its size set and every option at its default. */
 #define RP_EXEC_OPTS_INIT                                                   \
-  {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL}
+  {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL, 0}
 
 /** @brief Find a backend by name ("openmp", "cuda", "xrt", "reference").
  * NULL or "auto" picks the best one present (cuda with a GPU, else openmp,

@@ -1,4 +1,5 @@
 /* Replaying until a value the graph computes says to stop. */
+#include <string.h>
 #include "replay/exec.h"
 
 static int holds(const rp_until *u, const void *p) {
@@ -44,8 +45,30 @@ rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
   rp_status s = rp_exec_wait(x);
   if (s != RP_OK)
     return s;
+  x->err[0] = 0;
   unsigned k = check_every ? check_every : 1, n = 0;
   double t0 = rp__now_us();
+  if (x->be->run_until && max_replays > 0) {
+    /* The backend tests the predicate itself, after every replay. */
+    x->batch++;
+    x->launched_iters = max_replays;
+    s = x->be->run_until(x->state, u, max_replays, &n);
+    if (s != RP_ENOTSUP) {
+      x->last_us = rp__now_us() - t0;
+      if (done)
+        *done = n;
+      if (s != RP_OK && !x->err[0])
+        rp_exec_set_error(x, "backend \"%s\": run_until failed: %s",
+                          x->be->name, rp_strerror(s));
+      return s;
+    }
+    /* Refused: the host checks instead; the reason stays readable in
+     * rp_exec_error() once the loop succeeded. */
+    s = RP_OK;
+    n = 0;
+  }
+  char why[sizeof x->err];
+  memcpy(why, x->err, sizeof why);
   while (n < max_replays) {
     unsigned step = max_replays - n < k ? max_replays - n : k;
     if ((s = rp_exec_run(x, step)) != RP_OK)
@@ -58,5 +81,7 @@ rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
   x->last_us = rp__now_us() - t0;
   if (done)
     *done = n;
+  if (s == RP_OK)
+    memcpy(x->err, why, sizeof why);
   return s;
 }

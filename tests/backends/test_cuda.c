@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "cuda_kernels.h"
 #include "util.h"
 
@@ -23,6 +24,7 @@ static rp_exec *mk(const rp_graph *g, const rp_backend *be, const char *mode,
   o.mode = mode;
   o.device_map = map;
   o.ndevice_map = nmap;
+  o.device_fold = 1; /* two logical devices on one GPU */
   rp_exec *x = NULL;
   rp_status s = rp_exec_create(&x, g, be, &o);
   cr_assert_eq(s, RP_OK, "exec (%s): %s: %s", mode ? mode : "graph",
@@ -246,6 +248,64 @@ Test(backend_cuda, rebind_and_set_scalar, .timeout = 60) {
     free(h1);
     free(h2);
     free(w);
+  }
+}
+
+/* A rebind to an array that cannot be pinned (read-only pages): the copy
+ * nodes now read pageable memory. Whether the driver updates them in
+ * place or refuses (then the backend instantiates the graph again and
+ * says so), the results follow the new array, in both update paths. */
+Test(backend_cuda, rebind_to_unpinnable_memory, .timeout = 60) {
+  const rp_backend *be = need_gpu();
+  enum { N = 8192 };
+  static const char *ups[] = {"node", "graph"};
+  for (unsigned u = 0; u < 2; u++) {
+    uint8_t *h1 = malloc(N), *out = malloc(N);
+    uint8_t *ro = mmap(NULL, N, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert_neq(ro, MAP_FAILED);
+    for (unsigned i = 0; i < N; i++) {
+      h1[i] = (uint8_t)i;
+      ro[i] = (uint8_t)(i * 7 + 3);
+    }
+    cr_assert_eq(mprotect(ro, N, PROT_READ), 0);
+    rp_graph *g;
+    rp_buf a, c;
+    TU_OK(NULL, rp_graph_create(&g, 0));
+    TU_OK(g, rp_buffer_register(g, "A", h1, N, &a));
+    TU_OK(g, rp_buffer_register(g, "C", out, N, &c));
+    rp_arg args[4] = {rp_arg_buf(rp_whole(a)), rp_arg_buf(rp_whole(c)),
+                      rp_arg_i64(0), rp_arg_i64(0)};
+    TU_OK(g, rp_record_kernel(g, &tc_mix, 0, rp_dims3(N, 1, 1), args, NULL,
+                              NULL));
+    TU_OK(g, rp_record_sync_host(g, rp_whole(c), NULL));
+    TU_OK(g, rp_graph_end(g));
+    rp_exec_opts o = RP_EXEC_OPTS_INIT;
+    o.cuda_update = ups[u];
+    rp_exec *x = NULL;
+    TU_OK(g, rp_exec_create(&x, g, be, &o));
+    memset(out, 0, N);
+    run_ok(x, 1);
+    for (unsigned i = 0; i < N; i++)
+      cr_assert_eq(out[i], (uint8_t)((uint8_t)i + 1));
+    TU_OK(g, rp_exec_rebind(x, a, ro, N));
+    memset(out, 0, N);
+    run_ok(x, 1);
+    cr_log_info("%s: %s", ups[u], rp_exec_error(x)[0] ? rp_exec_error(x)
+                                                      : "updated in place");
+    for (unsigned i = 0; i < N; i++)
+      cr_assert_eq(out[i], (uint8_t)((uint8_t)(i * 7 + 3) + 1),
+                   "%s: out[%u] = %u", ups[u], i, out[i]);
+    TU_OK(g, rp_exec_rebind(x, a, h1, N));
+    memset(out, 0, N);
+    run_ok(x, 1);
+    for (unsigned i = 0; i < N; i++)
+      cr_assert_eq(out[i], (uint8_t)((uint8_t)i + 1));
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+    munmap(ro, N);
+    free(h1);
+    free(out);
   }
 }
 

@@ -20,10 +20,11 @@ static const rp_backend *need_gpu(void) {
 }
 
 #include "backends/multidev_wl.h"
+#include "reprise/backend.h"
 
 
 /* Every mode, with the logical devices all on GPU 0 by an explicit map
- * and by the default (fewer GPUs than devices: all on GPU 0). */
+ * and by folding (device_fold: logical d on GPU d mod count). */
 static void wl_all_opts(wl *w, unsigned replays, const char *name) {
   static const char *modes[] = {"graph", "streams", "serial"};
   static const int zeros[4] = {0, 0, 0, 0};
@@ -35,6 +36,7 @@ static void wl_all_opts(wl *w, unsigned replays, const char *name) {
       o.mode = modes[m];
       o.device_map = map ? zeros : NULL;
       o.ndevice_map = map ? 4 : 0;
+      o.device_fold = !map;
       snprintf(what, sizeof what, "%s, %s, map %s", name, modes[m],
                map ? "{0,0,...}" : "default");
       wl_compare(w, need_gpu(), replays, &o, what);
@@ -71,6 +73,50 @@ Test(cuda_multidev, heat2d_three_and_four_devices, .timeout = 120) {
 Test(cuda_multidev, heat2d_explicit_halo, .timeout = 120) {
   run_heat(2, 1, 64, 4);
   run_heat(3, 1, 50, 5);
+}
+
+/* Four logical GPUs: without a map or folding, a machine with fewer GPUs
+ * refuses the exec and says how to ask; with folding it runs and says it
+ * folded. Each device's images span only its rows and halos. */
+Test(cuda_multidev, folding_is_asked_for, .timeout = 120) {
+  wl w;
+  const rp_backend *be = need_gpu();
+  memset(&w, 0, sizeof w);
+  w.kind = W_HEAT;
+  w.h.n = 128;
+  w.h.steps = 3;
+  w.h.devices = 4;
+  wl_make(&w, 0, 3);
+  rp_exec_opts o = RP_EXEC_OPTS_INIT;
+  rp_exec *x = NULL;
+  rp_status s = rp_exec_create(&x, w.g, be, &o);
+  if (s == RP_OK) { /* four GPUs or more: nothing to fold */
+    cr_assert_null(strstr(rp_exec_error(x), "folded"));
+    rp_exec_destroy(x);
+  } else {
+    cr_assert_eq(s, RP_ENODEV, "%s", rp_status_name(s));
+    cr_assert(strstr(rp_last_error(), "device_fold") &&
+                  strstr(rp_last_error(), "logical device"),
+              "%s", rp_last_error());
+    o.device_fold = 1;
+    s = rp_exec_create(&x, w.g, be, &o);
+    cr_assert_eq(s, RP_OK, "%s", rp_last_error());
+    cr_assert(strstr(rp_exec_error(x), "folded"), "%s", rp_exec_error(x));
+    const rp_plan *p = rp_exec_plan(x);
+    for (uint32_t i = 0; i < p->nimage; i++) {
+      const rp_plan_image *im = &p->image[i];
+      if (im->space < 0 || (im->flags & RP_IMAGE_HOST_MEMORY))
+        continue;
+      /* a quarter of the rows and two halo rows at most */
+      cr_assert_leq(im->hi - im->lo, im->bytes / 4 + 2 * 128 * 8,
+                    "image %u of device %d spans %llu of %llu bytes", i,
+                    im->space, (unsigned long long)(im->hi - im->lo),
+                    (unsigned long long)im->bytes);
+    }
+    rp_exec_destroy(x);
+    wl_compare(&w, be, 3, &o, "heat2d folded from 4 devices");
+  }
+  wl_free(&w);
 }
 
 Test(cuda_multidev, matmul_rows, .timeout = 120) {

@@ -200,16 +200,23 @@ static void chain(const rp_backend *be, cudaStream_t s) {
     CK(cudaGraphGetNodes(cg, NULL, &nn));
     cudaGraphNode_t *nodes = malloc(nn * sizeof *nodes);
     CK(cudaGraphGetNodes(cg, nodes, &nn));
-    ka.a[1].f32 = 3.0f;
-    struct cudaKernelNodeParams kn = {(void *)bc_tiny.cuda, gr, bl, 0, kp,
-                                      NULL};
-    double t0 = now_us();
-    for (size_t i = 0; i < nn; i++)
-      CK(cudaGraphKernelNodeSetParams(nodes[i], &kn));
-    double t1 = now_us();
-    cudaGraphExecUpdateResultInfo info;
-    CK(cudaGraphExecUpdate(ce, cg, &info));
-    double t2 = now_us();
+    /* Medians of REPS rounds, a new value each (one round alone varied
+     * 0.4-1.7 us per node between runs). */
+    double vs[REPS], vu[REPS];
+    for (int r = 0; r < REPS; r++) {
+      ka.a[1].f32 = (float)(r + 3);
+      struct cudaKernelNodeParams kn = {(void *)bc_tiny.cuda, gr, bl, 0, kp,
+                                        NULL};
+      double a0 = now_us();
+      for (size_t i = 0; i < nn; i++)
+        CK(cudaGraphKernelNodeSetParams(nodes[i], &kn));
+      double a1 = now_us();
+      cudaGraphExecUpdateResultInfo info;
+      CK(cudaGraphExecUpdate(ce, cg, &info));
+      vu[r] = now_us() - a1;
+      vs[r] = a1 - a0;
+    }
+    double t0 = 0, t1 = median(vs, REPS), t2 = t1 + median(vu, REPS);
     free(nodes);
     printf("(d) set_scalar on %d kernel nodes [%s]: reprise %.3f us/node, "
            "cudaGraphExecUpdate %.3f us/node (+ template set %.3f): ratio "
@@ -273,18 +280,28 @@ static void rebind_copies(const rp_backend *be, cudaStream_t s) {
     CK(cudaGraphGetNodes(cg, NULL, &nn));
     cudaGraphNode_t *nodes = malloc(nn * sizeof *nodes);
     CK(cudaGraphGetNodes(cg, nodes, &nn));
-    double t0 = now_us();
-    for (size_t i = 0; i < nn; i++) {
-      struct cudaMemcpy3DParms p;
-      CK(cudaGraphMemcpyNodeGetParams(nodes[i], &p));
-      char *from = m ? h2 : h1, *to = m ? h1 : h2;
-      p.srcPtr.ptr = to + ((char *)p.srcPtr.ptr - from);
-      CK(cudaGraphMemcpyNodeSetParams(nodes[i], &p));
+    /* Medians of REPS rounds, each moving every node to the other array. */
+    double vs[REPS], vu[REPS];
+    cudaError_t ue = cudaSuccess;
+    static int at = 0;
+    for (int r = 0; r < REPS; r++, at ^= 1) {
+      char *from = at ? h2 : h1, *to = at ? h1 : h2;
+      double a0 = now_us();
+      for (size_t i = 0; i < nn; i++) {
+        struct cudaMemcpy3DParms p;
+        CK(cudaGraphMemcpyNodeGetParams(nodes[i], &p));
+        p.srcPtr.ptr = to + ((char *)p.srcPtr.ptr - from);
+        CK(cudaGraphMemcpyNodeSetParams(nodes[i], &p));
+      }
+      double a1 = now_us();
+      cudaGraphExecUpdateResultInfo info;
+      cudaError_t e1 = cudaGraphExecUpdate(ce, cg, &info);
+      vu[r] = now_us() - a1;
+      vs[r] = a1 - a0;
+      if (e1 != cudaSuccess)
+        ue = e1;
     }
-    double t1 = now_us();
-    cudaGraphExecUpdateResultInfo info;
-    cudaError_t ue = cudaGraphExecUpdate(ce, cg, &info);
-    double t2 = now_us();
+    double t0 = 0, t1 = median(vs, REPS), t2 = t1 + median(vu, REPS);
     (void)cudaGetLastError();
     free(nodes);
     printf("(d) rebind behind %d memcpy nodes [%s]: reprise %.3f us/node, "
