@@ -389,6 +389,48 @@ RP_API rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
 
 /** @} */
 
+/** @defgroup rp_split_fn Chunked pipelining advice
+ * What splitting the graph's splittable kernels (rp_kernel.split_axis)
+ * into chunks would gain: the split rewrite of rp_exec_opts.split is
+ * analysed for k = 1 .. max_k chunks, each chunk costing its share of the
+ * operation's cost (given, measured or the default; copies the model's
+ * latency plus their bytes), and the smallest k whose predicted time is
+ * within 3 % of the best is chosen (the model knows of the per-operation
+ * overheads of its calibration, not of every per-chunk cost). docs/split.md.
+ * @{ */
+
+/** Advice for one graph. */
+typedef struct rp_split_advice {
+  unsigned k;            /**< chunks chosen; 1: nothing to split, or no
+                              gain */
+  uint32_t nkernels;     /**< kernels the split cuts */
+  uint32_t ncopies;      /**< copies cut with them */
+  rp_node first_kernel;  /**< the first kernel cut (RP_NONE: none) */
+  double unsplit_us;     /**< predicted replay as recorded: the model's
+                              overlapped time with a model, else the
+                              schedule's makespan */
+  double split_us;       /**< the same, split in k */
+  double speedup;        /**< unsplit_us / split_us */
+} rp_split_advice;
+
+/** @brief Advise how many chunks to split ended graph @p g's splittable
+ * kernels into. @p o: analysis options (a model, measured costs) or NULL.
+ * @p max_k: the most chunks tried (0: 16).
+ * @return RP_OK (out->k 1 when nothing is splittable), RP_ESTATE (not
+ *   ended), RP_ENOTSUP (a kernel without its descriptor: loaded from a
+ *   file), RP_EINVAL, RP_ENOMEM. */
+RP_API rp_status rp_split_advise(const rp_graph *g,
+                                 const rp_analysis_opts *o, unsigned max_k,
+                                 rp_split_advice *out);
+
+/** @brief One line per advice: `split "NAME" in K: predicted S.SSx
+ * (A ms -> B ms)`, naming the first kernel cut and how many others and
+ * copies go with it, or why nothing is split. */
+RP_API rp_status rp_split_write_text(const rp_graph *g,
+                                     const rp_split_advice *a, FILE *fp);
+
+/** @} */
+
 /** @defgroup rp_check_fn Checking hand-written dependencies
  * A program that orders its operations by hand (streams and events, or
  * any explicit ordering) is transcribed as a graph whose operations carry

@@ -30,6 +30,15 @@
  * A body must therefore not assume it sees the whole index space, nor that
  * points run in any order. A CPU body may report failure with
  * rp_task_fail().
+ *
+ * A kernel declared splittable (RP_KERNEL_DESC_SPLIT) may also run as
+ * chunks of its index space when an exec is created with the split option
+ * (docs/split.md): each chunk's launch covers [origin, origin + n) of the
+ * whole space (rp_kargs.origin, .n); RP_X, RP_Y, RP_Z stay indices of the
+ * whole space, RP_NX, RP_NY, RP_NZ its whole extent, and the region
+ * accessors the regions as recorded. A body written with the RP_ macros
+ * needs nothing more; a hand-written CPU body or CUDA wrapper of a
+ * splittable kernel must add rp_kargs.origin to the points it is given.
  * @{ */
 
 #if defined(__CUDACC__)
@@ -40,7 +49,8 @@
     uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;           \
     uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;           \
     if (x < a.n[0] && y < a.n[1] && z < a.n[2])                             \
-      kname##_rp_body(&a, x, y, z);                                         \
+      kname##_rp_body(&a, a.origin[0] + x, a.origin[1] + y,                 \
+                      a.origin[2] + z);                                     \
   }
 #define RP_KERNEL_CUDA_FN(kname) ((const void *)kname##_rp_cuda)
 #else
@@ -70,10 +80,11 @@
 #define RP_X rp__x
 #define RP_Y rp__y
 #define RP_Z rp__z
-/** The extent of the index space. */
-#define RP_NX (rp__a->n[0])
-#define RP_NY (rp__a->n[1])
-#define RP_NZ (rp__a->n[2])
+/** The extent of the index space (the whole space as recorded, also in a
+ * chunk of a split kernel, which runs only part of it). */
+#define RP_NX (rp__a->whole[0] ? rp__a->whole[0] : rp__a->n[0])
+#define RP_NY (rp__a->whole[1] ? rp__a->whole[1] : rp__a->n[1])
+#define RP_NZ (rp__a->whole[2] ? rp__a->whole[2] : rp__a->n[2])
 
 /** Define kernel @p kname with the body given as the remaining argument. */
 #define RP_KERNEL(kname, ...)                                               \
@@ -88,7 +99,8 @@
     for (uint64_t z = lo[2]; z < hi[2]; z++)                                \
       for (uint64_t y = lo[1]; y < hi[1]; y++)                              \
         for (uint64_t x = lo[0]; x < hi[0]; x++)                            \
-          kname##_rp_body(a, x, y, z);                                      \
+          kname##_rp_body(a, a->origin[0] + x, a->origin[1] + y,            \
+                          a->origin[2] + z);                                \
   }                                                                         \
   RP_KERNEL_CUDA(kname)
 
@@ -96,7 +108,17 @@
  * (a true array, not a pointer). */
 #define RP_KERNEL_DESC(kname, params)                                       \
   {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
-   kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0}
+   kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0,  \
+   0, 0}
+
+/** A descriptor as RP_KERNEL_DESC() for a kernel whose index space may be
+ * split along @p axis (RP_SPLIT_X, _Y, _Z) into chunks, the buffer
+ * parameters of bit mask @p follow having regions that follow the cut
+ * (see rp_kernel.split_axis and docs/split.md). */
+#define RP_KERNEL_DESC_SPLIT(kname, params, axis, follow)                   \
+  {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
+   kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0,  \
+   (axis), (follow)}
 
 /** @} */
 #endif

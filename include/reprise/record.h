@@ -116,9 +116,16 @@ typedef struct rp_pregion {
  * the kernel's memory space; a scalar's its value) and where each buffer
  * parameter's region lies. Passed by value to CUDA kernels. */
 typedef struct rp_kargs {
-  uint64_t n[3];
+  uint64_t n[3];         /**< extent of this launch (of the whole index
+                              space unless the kernel runs in chunks) */
   rp_slot a[RP_MAX_PARAMS];
   rp_pregion r[RP_MAX_PARAMS];
+  uint64_t origin[3];    /**< first point of this launch in the whole index
+                              space: 0s unless the kernel was split into
+                              chunks (docs/split.md); the RP_KERNEL bodies
+                              add it to the points they run */
+  uint64_t whole[3];     /**< extent of the whole index space (RP_NX ...);
+                              0s: equal to n */
 } rp_kargs;
 
 /** A kernel parameter: its name and role. */
@@ -134,6 +141,14 @@ typedef void (*rp_cpu_fn)(const rp_kargs *a, const uint64_t lo[3],
  * (a vendor library call, say). Captured into the CUDA graph. */
 typedef int (*rp_cuda_host_fn)(const rp_kargs *a, void *stream);
 
+/** Axes along which a kernel's index space may be split (rp_kernel). */
+typedef enum {
+  RP_SPLIT_NONE = 0, /**< never split */
+  RP_SPLIT_X = 1,
+  RP_SPLIT_Y = 2,
+  RP_SPLIT_Z = 3
+} rp_split_axis;
+
 /** A kernel descriptor: one slot per backend; NULL means "cannot run there".
  * Fill it with RP_KERNEL_DESC() (reprise/kernel.h) or by hand. */
 typedef struct rp_kernel {
@@ -147,6 +162,19 @@ typedef struct rp_kernel {
   const char *xrt;               /**< kernel name inside an xclbin */
   const unsigned *xrt_argmap;    /**< XRT arg i is param xrt_argmap[i] */
   unsigned xrt_nargs;            /**< entries in xrt_argmap */
+  /** RP_SPLIT_NONE (0): the kernel is never split. RP_SPLIT_X/_Y/_Z: its
+   * index space may be cut along that axis into chunks that run as
+   * separate launches (rp_exec_opts.split, docs/split.md): each index
+   * point reads and writes only the slice of each following parameter's
+   * region that its chunk covers, and nothing of another chunk's. */
+  unsigned split_axis;
+  /** Bit p set: buffer parameter p follows the cut: its region's slowest
+   * dimension (a box's dim 0, a byte range's elements) spans m times the
+   * axis' extent for a whole m >= 1 (m = 1: elementwise; m > 1 or a 2-d
+   * box: row blocks), and the chunk [a, b) of the axis uses the slice
+   * [a * m, b * m) of it. Buffer parameters not set must be RP_IN: each
+   * chunk reads them whole. */
+  uint32_t split_follow;
 } rp_kernel;
 
 /** Host task body. ptrs[i] is the base of the host image of the buffer of

@@ -54,11 +54,25 @@ typedef struct rp_exec_opts {
                               rp_exec_create(); 0: rp_exec_create() fails
                               with RP_ENODEV when the graph names more
                               GPUs than the machine has */
+  unsigned split;        /**< automatic chunked pipelining (docs/split.md):
+                              0: off; k >= 2: every kernel declared
+                              splittable (rp_kernel.split_axis) runs as k
+                              chunks, and the host<->device copies of
+                              exactly its following regions as k copies,
+                              so that chunk i's copy in, kernel and copy
+                              out overlap other chunks'; RP_EXEC_SPLIT_AUTO:
+                              k chosen from the lane model
+                              (rp_split_advise() with the backend's
+                              calibrated model when saved). Results are
+                              those of the graph as recorded. */
 } rp_exec_opts;
+
+/** rp_exec_opts.split: choose the number of chunks from the lane model. */
+#define RP_EXEC_SPLIT_AUTO 0xFFFFFFFFu
 
 /** An rp_exec_opts with its size set and every option at its default. */
 #define RP_EXEC_OPTS_INIT                                                   \
-  {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL, 0}
+  {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0}
 
 /** @brief Find a backend by name ("openmp", "cuda", "xrt", "reference").
  * NULL or "auto" picks the best one present (cuda with a GPU, else openmp,
@@ -77,7 +91,12 @@ RP_API rp_status rp_backend_probe(const rp_backend *be);
 RP_API const rp_backend *const *rp_backend_list(void);
 
 /** @brief Instantiate ended graph @p g for backend @p be (NULL: auto).
- * @param o options or NULL. The graph must outlive the exec.
+ * @param o options or NULL. The graph must outlive the exec. With
+ * o->split, the exec replays a rewritten graph that it owns (see
+ * rp_exec_split_chunks()); node indices given to and returned by the exec
+ * (rp_exec_set_scalar(), rp_exec_profile(), rp_exec_timeline()) stay those
+ * of @p g: a split operation's profile is the sum of its chunks' times,
+ * its timeline entry their span.
  * @return RP_OK, RP_ESTATE (graph not ended), RP_ENODEV, RP_ENOKERNEL, ... */
 RP_API rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
                                 const rp_backend *be, const rp_exec_opts *o);
@@ -178,6 +197,12 @@ RP_API rp_status rp_exec_profile_n(rp_exec *x, unsigned runs,
  * @return RP_OK, RP_ENOTSUP (the backend cannot), or the run's failure. */
 RP_API rp_status rp_exec_timeline(rp_exec *x, double *start_us,
                                   double *end_us);
+
+/** @brief How exec @p x was split (rp_exec_opts.split): the number of
+ * chunks (1 when nothing was split), and in @p nkernels / @p ncopies (may
+ * be NULL) the kernels and copies cut. */
+RP_API unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
+                                     uint32_t *ncopies);
 
 /** @brief The backend of @p x. */
 RP_API const rp_backend *rp_exec_backend(const rp_exec *x);

@@ -74,6 +74,7 @@ static void exec_free(rp_exec *x) {
     pthread_cond_destroy(&x->cv);
   }
   rp__plan_free(x->plan);
+  rp__split_free(&x->split);
   free(x->host);
   free(x->kargs);
   free(x->kidx);
@@ -116,6 +117,36 @@ static void param_region(const rp_graph *g, const rp_region *r,
   out->bytes = empty ? 0 : last + el - first;
 }
 
+/* A kernel chunk of a split graph: its origin on the axis, the whole
+ * index space and the regions as the user recorded them, so that the body
+ * sees the arguments of the whole kernel. */
+static void split_args(rp_exec *x, rp_node i, rp_kargs *a) {
+  rp_node o = x->split.orig[i];
+  unsigned ax = (unsigned)x->split.axis[i];
+  rp_node_info ni;
+  rp_node_info_get(x->ug, o, &ni);
+  a->origin[ax] = x->split.origin[i];
+  a->whole[0] = ni.space.x;
+  a->whole[1] = ni.space.y;
+  a->whole[2] = ni.space.z;
+  for (unsigned p = 0, acc = 0; p < ni.kernel->nparams; p++) {
+    if (ni.kernel->params[p].mode == RP_SCALAR)
+      continue;
+    rp_access_info ai;
+    rp_node_access(x->ug, o, acc++, &ai);
+    param_region(x->ug, &ai.region, &a->r[p]);
+  }
+}
+
+unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
+                              uint32_t *ncopies) {
+  if (nkernels)
+    *nkernels = x && x->split.g ? x->split.nkernels : 0;
+  if (ncopies)
+    *ncopies = x && x->split.g ? x->split.ncopies : 0;
+  return x ? x->chunks : 0;
+}
+
 rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
                          const rp_backend *be, const rp_exec_opts *o) {
   if (!out || !g)
@@ -147,8 +178,9 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
   rp_exec *x = calloc(1, sizeof *x);
   if (!x)
     return RP_ENOMEM;
-  x->g = g;
+  x->g = x->ug = g;
   x->be = be;
+  x->chunks = 1;
   if (o) {
     size_t n = o->size ? o->size : sizeof *o;
     if (n < sizeof(size_t) + sizeof(const char *) || n > sizeof *o) {
@@ -159,6 +191,20 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     }
     memcpy(&x->opts, o, n);
     x->opts.size = sizeof x->opts;
+  }
+  if (x->opts.split) {
+    unsigned k = rp__split_choose(g, be, &x->opts);
+    s = rp__split_build(g, k, &x->split, x->err, sizeof x->err);
+    if (s != RP_OK && s != RP_ENOTSUP) {
+      rp__set_last_error(x->err);
+      free(x);
+      return s;
+    }
+    x->err[0] = 0;
+    if (x->split.g) {
+      x->g = g = x->split.g;
+      x->chunks = k;
+    }
   }
   uint32_t nk = 0;
   for (uint32_t i = 0; i < g->nop; i++)
@@ -204,6 +250,11 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
       rp_node_access(g, i, acc++, &ai);
       param_region(g, &ai.region, &a->r[p]);
     }
+    a->whole[0] = a->n[0];
+    a->whole[1] = a->n[1];
+    a->whole[2] = a->n[2];
+    if (x->split.g && x->split.axis[i] >= 0)
+      split_args(x, i, a);
   }
   rp__set_last_error("");
   /* The plan sees the flags of this exec (the table's and its options'). */
@@ -388,10 +439,29 @@ rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host, uint64_t bytes) {
   return s;
 }
 
+static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
+                             rp_slot value);
+
 rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
                              rp_slot value) {
   if (!x)
     return RP_EINVAL;
+  if (!x->split.g)
+    return set_scalar1(x, n, param, value);
+  if (n >= x->split.nop) {
+    rp_exec_set_error(x, "set_scalar: node %u has no scalar parameter %u", n,
+                      param);
+    return RP_EINVAL;
+  }
+  rp_status s = RP_OK;
+  for (rp_node m = x->split.first[n]; m < x->split.first[n + 1] && s == RP_OK;
+       m++)
+    s = set_scalar1(x, m, param, value);
+  return s;
+}
+
+static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
+                             rp_slot value) {
   const rp__op *op = n < x->g->nop ? &x->g->op[n] : NULL;
   if (!op || op->type != RP_OP_KERNEL || !op->kernel ||
       param >= op->kernel->nparams ||
@@ -423,6 +493,10 @@ rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us) {
 }
 
 rp_status rp_exec_profile(rp_exec *x, double *op_us) {
+  return rp__exec_profile(x, op_us, 1);
+}
+
+rp_status rp__exec_profile(rp_exec *x, double *op_us, int user) {
   if (!x || !op_us)
     return RP_EINVAL;
   rp_status s = rp_exec_wait(x);
@@ -440,8 +514,17 @@ rp_status rp_exec_profile(rp_exec *x, double *op_us) {
   double t0 = rp__now_us();
   s = x->be->profile(x->state, nus);
   x->last_us = rp__now_us() - t0;
-  for (uint32_t n = 0; n < x->g->nop; n++)
-    op_us[n] = p->node_of[n] == RP_NONE ? 0.0 : nus[p->node_of[n]];
+  user = user && x->split.g;
+  if (user)
+    for (uint32_t n = 0; n < x->split.nop; n++)
+      op_us[n] = 0.0;
+  for (uint32_t n = 0; n < x->g->nop; n++) {
+    double t = p->node_of[n] == RP_NONE ? 0.0 : nus[p->node_of[n]];
+    if (user)
+      op_us[x->split.orig[n]] += t;
+    else
+      op_us[n] = t;
+  }
   free(nus);
   return s;
 }

@@ -14,7 +14,7 @@ rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
     return RP_EINVAL;
   if (!runs)
     runs = 5;
-  uint32_t nop = rp_graph_num_nodes(rp_exec_graph(x));
+  uint32_t nop = rp_graph_num_nodes(x->ug);
   size_t k = nop ? nop : 1;
   double *t = malloc(sizeof *t * k * runs), *col = malloc(sizeof *col * runs);
   if (!t || !col) {
@@ -59,9 +59,7 @@ static void elided_times(const rp_graph *g, const rp_plan *p, double *start,
   }
 }
 
-rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us) {
-  if (!x || !start_us || !end_us)
-    return RP_EINVAL;
+static rp_status timeline(rp_exec *x, double *start_us, double *end_us) {
   const rp_backend *be = rp_exec_backend(x);
   const rp_plan *p = rp_exec_plan(x);
   const rp_graph *g = rp_exec_graph(x);
@@ -94,7 +92,7 @@ rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us) {
                       rp_backend_name(be));
     return RP_ENOTSUP;
   }
-  rp_status s = rp_exec_profile(x, end_us);
+  rp_status s = rp__exec_profile(x, end_us, 0);
   if (s != RP_OK)
     return s;
   double t = 0;
@@ -105,4 +103,28 @@ rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us) {
     end_us[n] = t;
   }
   return RP_OK;
+}
+
+rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us) {
+  if (!x || !start_us || !end_us)
+    return RP_EINVAL;
+  if (!x->split.g)
+    return timeline(x, start_us, end_us);
+  /* Split: a recorded operation spans its chunks. */
+  uint32_t nn = rp_graph_num_nodes(x->g);
+  double *st = malloc(sizeof *st * (nn + 1));
+  double *en = malloc(sizeof *en * (nn + 1));
+  rp_status s = st && en ? timeline(x, st, en) : RP_ENOMEM;
+  for (uint32_t n = 0; s == RP_OK && n < x->split.nop; n++) {
+    uint32_t a = x->split.first[n], b = x->split.first[n + 1];
+    start_us[n] = a < b ? st[a] : 0;
+    end_us[n] = a < b ? en[a] : 0;
+    for (uint32_t m = a + 1; m < b; m++) {
+      start_us[n] = st[m] < start_us[n] ? st[m] : start_us[n];
+      end_us[n] = en[m] > end_us[n] ? en[m] : end_us[n];
+    }
+  }
+  free(st);
+  free(en);
+  return s;
 }

@@ -496,6 +496,135 @@ static void pipeline(const rp_backend *be, cudaStream_t s0, int iters) {
   free(h);
 }
 
+/* (e): the pipeline recorded naively (one whole copy in, one kernel, one
+ * whole copy out of one K x 64 MiB buffer): its unsplit replay, its
+ * automatic split (rp_exec_opts.split = RP_EXEC_SPLIT_AUTO) and the
+ * hand-chunked K-chunk 4-stream version, interleaved in one run; the
+ * split's results checked byte for byte against the unsplit replay's. */
+static void autosplit(const rp_backend *be, cudaStream_t s0, int iters) {
+  enum { K = 16 };
+  const size_t n = (size_t)16 << 20, bytes = n * sizeof(float);
+  const size_t all = n * K;
+  float *h = malloc(bytes * K), *h0 = malloc(bytes * K);
+  float *want = malloc(bytes * K);
+  for (size_t i = 0; i < all; i++)
+    h0[i] = (float)(i % 1000) * 1e-3f;
+  memcpy(h, h0, bytes * K);
+  CK(cudaHostRegister(h, bytes * K, 0));
+  rp_graph *g;
+  rp_buf b;
+  RK(rp_graph_create(&g, 0));
+  RK(rp_buffer_register(g, "data", h, bytes * K, &b));
+  rp_arg a[3] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(0), rp_arg_i32(iters)};
+  RK(rp_record_copy_to_device(g, rp_whole(b), 0, NULL, NULL));
+  RK(rp_record_kernel(g, &bc_burn_split, 0, rp_dims3(all, 1, 1), a, NULL,
+                      NULL));
+  RK(rp_record_copy_to_host(g, rp_whole(b), 0, NULL, NULL));
+  RK(rp_graph_end(g));
+  rp_exec *xu = mkexec(g, be, "graph", NULL);
+  rp_exec_opts o;
+  memset(&o, 0, sizeof o);
+  o.mode = "graph";
+  o.split = RP_EXEC_SPLIT_AUTO;
+  rp_exec *xa;
+  RK(rp_exec_create(&xa, g, be, &o));
+  uint32_t nk, nc;
+  unsigned k = rp_exec_split_chunks(xa, &nk, &nc);
+
+  /* Results: one replay of each from the same data, byte for byte. */
+  RK(rp_exec_run(xu, 1));
+  memcpy(want, h, bytes * K);
+  memcpy(h, h0, bytes * K);
+  RK(rp_exec_run(xa, 1));
+  int same = !memcmp(want, h, bytes * K);
+
+  /* The advice: from the default model (what the exec used here when no
+   * calibration is saved), and from the unsplit replay's measured costs. */
+  rp_analysis_opts ao;
+  rp_analysis_opts_init(&ao);
+  rp_model m;
+  int cal = rp_model_get(&m, be, &o, 0) == RP_OK;
+  if (cal)
+    ao.model = &m;
+  ao.mode = "graph";
+  rp_split_advice adv, advm;
+  RK(rp_split_advise(g, &ao, 0, &adv));
+  double op_us[3];
+  RK(rp_exec_profile(xu, op_us));
+  ao.measured_us = op_us;
+  RK(rp_split_advise(g, &ao, 0, &advm));
+  printf("(e) advice (%s model): ", cal ? "calibrated" : "default");
+  rp_split_write_text(g, &adv, stdout);
+  printf("(e) advice (measured costs, %.2f / %.2f / %.2f ms): ",
+         op_us[0] / 1e3, op_us[1] / 1e3, op_us[2] / 1e3);
+  rp_split_write_text(g, &advm, stdout);
+
+  /* Hand-chunked: K chunks round robin over 4 streams (the anchor). */
+  float *d;
+  CK(cudaMalloc((void **)&d, bytes * K));
+  rp_kargs ka[K];
+  void *kp[K][1];
+  for (int c = 0; c < K; c++) {
+    memset(&ka[c], 0, sizeof ka[c]);
+    ka[c].n[0] = n;
+    ka[c].n[1] = ka[c].n[2] = 1;
+    ka[c].a[0].p = d;
+    ka[c].a[1].u64 = c * n;
+    ka[c].a[2].i32 = iters;
+    kp[c][0] = &ka[c];
+  }
+  hp p = {.s0 = s0, .h = h, .d = d, .n = n, .K = K, .kp = kp};
+  p.gr.x = (unsigned)((n + 255) / 256);
+  p.gr.y = p.gr.z = p.bl.y = p.bl.z = 1;
+  p.bl.x = 256;
+  CK(cudaEventCreateWithFlags(&p.fork, cudaEventDisableTiming));
+  for (int i = 0; i < 4; i++) {
+    CK(cudaStreamCreateWithFlags(&p.ss[i], cudaStreamNonBlocking));
+    CK(cudaEventCreateWithFlags(&p.join[i], cudaEventDisableTiming));
+  }
+  double vu[REPS], va[REPS], vh[REPS];
+  run_once(xu);
+  run_once(xa);
+  hand_run(&p, 4);
+  for (int r = 0; r < REPS; r++) {
+    vu[r] = run_once(xu);
+    va[r] = run_once(xa);
+    vh[r] = hand_run(&p, 4);
+  }
+  double tu = median(vu, REPS), ta = median(va, REPS), th = median(vh, REPS);
+  printf("(e) naive %d x %zu MiB, iters %d: unsplit %.2f ms, auto-split "
+         "(k %u, %u kernel, %u copies) %.2f ms, hand %d chunks 4 streams "
+         "%.2f ms; results identical: %s\n", K, bytes >> 20, iters,
+         tu / 1e3, k, nk, nc, ta / 1e3, K, th / 1e3, same ? "yes" : "NO");
+  printf("(e) auto-split vs unsplit %.2fx (goal >= 1.8: %s); vs hand %.3f "
+         "(goal <= 1.05: %s)\n", tu / ta, verdict(tu / ta >= 1.8), ta / th,
+         verdict(ta / th <= 1.05));
+  /* Fixed k beside the automatic one. */
+  static const unsigned ks[] = {2, 4, 8, 16, 32};
+  printf("(e) fixed k:");
+  for (unsigned i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    o.split = ks[i];
+    rp_exec *xk;
+    RK(rp_exec_create(&xk, g, be, &o));
+    printf(" k %u %.2f ms%s", ks[i], time_runs(xk) / 1e3,
+           i + 1 < sizeof ks / sizeof ks[0] ? ";" : "\n");
+    rp_exec_destroy(xk);
+  }
+  for (int i = 0; i < 4; i++) {
+    CK(cudaStreamDestroy(p.ss[i]));
+    CK(cudaEventDestroy(p.join[i]));
+  }
+  CK(cudaEventDestroy(p.fork));
+  CK(cudaFree(d));
+  rp_exec_destroy(xu);
+  rp_exec_destroy(xa);
+  rp_graph_destroy(g);
+  CK(cudaHostUnregister(h));
+  free(h);
+  free(h0);
+  free(want);
+}
+
 int main(int argc, char **argv) {
   const rp_backend *be;
   if (rp_backend_find("cuda", &be) != RP_OK || rp_backend_probe(be) != RP_OK) {
@@ -508,9 +637,16 @@ int main(int argc, char **argv) {
          p.multiProcessorCount, p.asyncEngineCount);
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  /* "split [iters]": only the automatic split case (e). */
+  if (argc > 1 && !strcmp(argv[1], "split")) {
+    autosplit(be, s, argc > 2 ? atoi(argv[2]) : 400);
+    CK(cudaStreamDestroy(s));
+    return 0;
+  }
   chain(be, s);
   rebind_copies(be, s);
   pipeline(be, s, argc > 1 ? atoi(argv[1]) : 400);
+  autosplit(be, s, argc > 1 ? atoi(argv[1]) : 400);
   CK(cudaStreamDestroy(s));
   return 0;
 }

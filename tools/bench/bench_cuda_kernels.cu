@@ -24,3 +24,6 @@ static const rp_param bc_burn_params[] = {
     {"p", RP_INOUT}, {"off", RP_SCALAR}, {"iters", RP_SCALAR}};
 extern "C" const rp_kernel bc_burn = RP_KERNEL_DESC(bc_burn_k,
                                                     bc_burn_params);
+/* The same kernel declared splittable along x, p following the cut. */
+extern "C" const rp_kernel bc_burn_split = RP_KERNEL_DESC_SPLIT(
+    bc_burn_k, bc_burn_params, RP_SPLIT_X, 0x1u);

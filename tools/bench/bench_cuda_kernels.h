@@ -13,6 +13,8 @@ extern const rp_kernel bc_tiny;
 /* iters FMAs per element of p[off + x] (inout p, scalar u64 off, scalar
  * i32 iters), as the anchor's burn kernel. */
 extern const rp_kernel bc_burn;
+/* bc_burn declared splittable along x (p follows): for rp_exec_opts.split. */
+extern const rp_kernel bc_burn_split;
 
 #ifdef __cplusplus
 }
