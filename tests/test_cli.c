@@ -185,3 +185,19 @@ Test(cli, dot_labels_rounded) {
   cr_assert_null(strstr(o, "1.36533"), "%s", o);
   free(o), free(e);
 }
+
+/* analyze --split: copy in, kernel, copy out of 100 us each: split in k
+ * the schedule is 100 + 200 / k, the smallest k within 3 % of the best up
+ * to 16 is 13 (docs/split.md). */
+Test(cli, analyze_split_advice) {
+  expect("analyze --split burn:x:0 " DATA "/pipeline.json", 0,
+         "split \"burn\" in 13: predicted 2.60x (0.300 ms -> 0.115 ms); 2 "
+         "copies cut with it\n", NULL);
+  expect("analyze --split nope:x:0 " DATA "/pipeline.json", 1, NULL,
+         "no kernel operation is named \"nope\"");
+  expect("analyze --split burn:q:0 " DATA "/pipeline.json", 2, NULL,
+         "--split wants NAME:AXIS:P");
+  /* The written access does not follow: never split. */
+  expect("analyze --split 'jacobi 0:y:0' " JACOBI, 0,
+         "split: no kernel declared splittable", NULL);
+}

@@ -366,3 +366,67 @@ Test(split, advice_exact) {
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }
+
+/* Host tasks, explicit dependencies and coherence-inserted copies are
+ * recorded again as they were; the results still match the reference. */
+Test(split, other_operations_kept) {
+  static uint8_t xs[4000], ys[4000];
+  for (unsigned i = 0; i < sizeof xs; i++) {
+    xs[i] = (uint8_t)(i * 7);
+    ys[i] = (uint8_t)(i * 13 + 1);
+  }
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  rp_buf X, Y;
+  TU_OK(g, rp_buffer_register(g, "X", xs, sizeof xs, &X));
+  TU_OK(g, rp_buffer_register(g, "Y", ys, sizeof ys, &Y));
+  static tu_host_arg ha = {0, 4000};
+  rp_access acx = {rp_whole(X), RP_INOUT};
+  rp_node h0, k0;
+  TU_OK(g, rp_record_host(g, tu_host_bump, &ha, &acx, 1, NULL, &h0));
+  /* No explicit copies: coherence inserts X and Y in, Y back. */
+  rp_arg ea[3] = {rp_arg_buf(rp_whole(X)), rp_arg_buf(rp_whole(Y)),
+                  rp_arg_i32(3)};
+  TU_OK(g, rp_record_kernel(g, &ts_ew, 0, rp_dims3(1000, 1, 1), ea, NULL,
+                            &k0));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(Y), NULL));
+  rp_access acy = {rp_whole(Y), RP_INOUT};
+  rp_op_opts ao = {"after", 0, &k0, 1};
+  TU_OK(g, rp_record_host(g, tu_host_bump, &ha, &acy, 1, &ao, NULL));
+  TU_OK(g, rp_graph_end(g));
+  uint8_t x0[4000], y0[4000], rx[4000], ry[4000];
+  memcpy(x0, xs, sizeof xs);
+  memcpy(y0, ys, sizeof ys);
+  TU_OK(g, rp_replay_reference(g, 2));
+  memcpy(rx, xs, sizeof xs);
+  memcpy(ry, ys, sizeof ys);
+  const rp_backend *be;
+  cr_assert(usable("openmp", &be));
+  for (unsigned k = 2; k <= 5; k++) {
+    memcpy(xs, x0, sizeof xs);
+    memcpy(ys, y0, sizeof ys);
+    rp_exec_opts o = RP_EXEC_OPTS_INIT;
+    o.split = k;
+    rp_exec *x;
+    TU_OK(g, rp_exec_create(&x, g, be, &o));
+    uint32_t nk, nc;
+    cr_assert_eq(rp_exec_split_chunks(x, &nk, &nc), k);
+    cr_assert_eq(nk, 1u);
+    cr_assert_eq(nc, 3u); /* X in, Y in, Y back: inserted, cut */
+    const rp_graph *s = rp_exec_graph(x);
+    /* The last host task waits on every chunk of the kernel. */
+    rp_node last = rp_graph_num_nodes(s) - 1;
+    for (rp_node c = 0; c < rp_graph_num_nodes(s); c++) {
+      rp_node_info ni;
+      rp_node_info_get(s, c, &ni);
+      if (ni.kernel == &ts_ew)
+        cr_assert(tu_has_edge(s, c, last, RP_EDGE_AFTER, RP_NONE),
+                  "k %u: no after edge %u -> %u", k, c, last);
+    }
+    cr_assert_eq(rp_exec_run(x, 2), RP_OK, "%s", rp_exec_error(x));
+    cr_assert(!memcmp(xs, rx, sizeof xs), "k %u: X differs", k);
+    cr_assert(!memcmp(ys, ry, sizeof ys), "k %u: Y differs", k);
+    rp_exec_destroy(x);
+  }
+  rp_graph_destroy(g);
+}

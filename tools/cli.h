@@ -34,6 +34,13 @@ int rp_cli_model(const char *path, const char *backend, int calibrate,
  * operation name; prints how many matched on stderr. Returns 0 or 1. */
 int rp_cli_apply_costs(rp_graph *g, const char *path);
 
+/* analyze --split NAME:AXIS:P[,P...]: records g again with the kernel
+ * operations named NAME declared splittable along AXIS, accesses P
+ * following, and prints rp_split_advise()'s line to fp. Returns the exit
+ * status (0, 1, 2 for a bad spec). */
+int rp_cli_split_advice(const rp_graph *g, const char *spec,
+                        const rp_analysis_opts *o, FILE *fp);
+
 /* Opens an output file ("-" or NULL is standard output); prints why on
  * stderr and returns NULL on failure. */
 FILE *rp_cli_open_out(const char *path);

@@ -52,6 +52,14 @@ static void usage(FILE *fp) {
           "  --net-gbps X        bandwidth between ranks, GB/s (default 10; "
           "both from\n"
           "                      tools/bench/bench_mpi_pingpong)\n"
+          "  --split NAME:AXIS:P[,P...]\n"
+          "                      after the report, advise how many chunks "
+          "to cut the kernel\n"
+          "                      operations named NAME into along AXIS (x, "
+          "y, z), their\n"
+          "                      accesses P following the cut "
+          "(docs/split.md):\n"
+          "                      \"split NAME in K: predicted S\"\n"
           "  --strict            unknown keys in FILE.json are errors, not "
           "warnings\n"
           "  -h, --help          print this help\n\n"
@@ -80,7 +88,8 @@ static int write_to(const char *path, writer w, const rp_analysis *a) {
 
 enum { O_JSON = 256, O_ENGINES, O_H2D, O_D2H, O_P2P, O_KERNEL, O_HOST,
        O_UNITS, O_DOT, O_TRACE, O_SVG, O_STRICT, O_COSTS, O_MODEL,
-       O_BACKEND, O_CALIBRATE, O_MODE, O_RANKS, O_NETLAT, O_NETBW };
+       O_BACKEND, O_CALIBRATE, O_MODE, O_RANKS, O_NETLAT, O_NETBW,
+       O_SPLIT };
 
 int rp_cmd_analyze(int argc, char **argv) {
   static const struct option opts[] = {
@@ -104,13 +113,14 @@ int rp_cmd_analyze(int argc, char **argv) {
       {"ranks", required_argument, NULL, O_RANKS},
       {"net-latency-us", required_argument, NULL, O_NETLAT},
       {"net-gbps", required_argument, NULL, O_NETBW},
+      {"split", required_argument, NULL, O_SPLIT},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *cmd = "analyze";
   const char *dot = NULL, *trace = NULL, *svg = NULL;
   int json = 0, calibrate = 0, c;
   int set_h2d = 0, set_d2h = 0, set_p2p = 0;
-  const char *costs = NULL, *model = NULL, *backend = NULL;
+  const char *costs = NULL, *model = NULL, *backend = NULL, *split = NULL;
   rp_model m;
   rp_analysis_opts o;
   static unsigned units[RP_MAX_DEVICES];
@@ -143,6 +153,9 @@ int rp_cmd_analyze(int argc, char **argv) {
       break;
     case O_MODE:
       o.mode = optarg;
+      break;
+    case O_SPLIT:
+      split = optarg;
       break;
     case O_RANKS:
       bad = rp_cli_uint(cmd, "--ranks", optarg, 1, 4096, &k);
@@ -254,6 +267,16 @@ int rp_cmd_analyze(int argc, char **argv) {
     rc |= write_to(trace, rp_analysis_write_trace, a);
   if (svg)
     rc |= write_to(svg, rp_analysis_write_svg, a);
+  if (split && !rc) {
+    int r = rp_cli_split_advice(g, split, &o, to_stdout || json ? stderr
+                                                                : stdout);
+    if (r == 2) {
+      rp_analysis_destroy(a);
+      rp_graph_destroy(g);
+      return 2;
+    }
+    rc |= r;
+  }
   rp_analysis_destroy(a);
   rp_graph_destroy(g);
   return rc ? 1 : 0;

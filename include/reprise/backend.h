@@ -200,7 +200,9 @@ struct rp_backend {
                          unsigned max_replays, unsigned *done);
 };
 
-/** @brief The graph being executed. */
+/** @brief The graph being executed: the one given to rp_exec_create(), or
+ * with rp_exec_opts.split the exec's own rewrite of it into chunks
+ * (docs/split.md), whose node numbers the plan and rp_exec_args() use. */
 RP_API const rp_graph *rp_exec_graph(const rp_exec *x);
 /** @brief The exec's plan (never NULL once the backend is instantiated). */
 RP_API const rp_plan *rp_exec_plan(const rp_exec *x);
@@ -211,7 +213,10 @@ RP_API const rp_exec_opts *rp_exec_opts_get(const rp_exec *x);
 RP_API void *const *rp_exec_host(const rp_exec *x);
 /** @brief The exec's argument block template of recorded kernel @p op:
  * index space and scalars filled, buffer slots NULL (each backend fills
- * them with its own images). NULL for other operations. */
+ * them with its own images). NULL for other operations. A chunk of a split
+ * kernel has n its chunk's extent, origin its first point, whole the
+ * kernel's whole extent (docs/split.md): a backend launches n points and
+ * the body adds origin. */
 RP_API const rp_kargs *rp_exec_args(const rp_exec *x, rp_node op);
 /** @brief The current batch: how many launches the exec has had (1 for
  * the first), and in @p iterations (may be NULL) how many replays the last

@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
   double tu = vu[REPS / 2], ta = va[REPS / 2], th = vh[REPS / 2];
   printf("%s: naive %zu MiB, iters %d: unsplit %.2f ms, %s split (k %u, "
          "%u kernel, %u copies) %.2f ms, hand %d chunks %.2f ms (medians "
-         "of %d); auto/unsplit %.2fx, auto/hand %.3f; results identical: "
+         "of %d); split/unsplit %.2fx, split/hand %.3f; results identical: "
          "%s\n", bn, mib, iters, tu / 1e3, fixk ? "fixed" : "auto", k, nk, nc, ta / 1e3, K, th / 1e3,
          REPS, tu / ta, ta / th, same ? "yes" : "NO");
   rp_exec_destroy(xu);
