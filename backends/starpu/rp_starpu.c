@@ -21,14 +21,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "sp_internal.h"
 #ifdef RP_STARPU_MPI
 #include <starpu_mpi.h>
 #endif
 
+static uint64_t thread_cpu_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static void sp_body(void *buffers[], void *arg) {
   (void)buffers;
-  rp__sp_run_item((const sp_item *)arg);
+  const sp_item *it = arg;
+  uint64_t t0 = thread_cpu_ns();
+  rp__sp_run_item(it);
+  __atomic_add_fetch(&it->s->body_ns, thread_cpu_ns() - t0,
+                     __ATOMIC_RELAXED);
 }
 
 static struct starpu_codelet sp_cl = {
@@ -58,6 +69,8 @@ rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out) {
   for (unsigned i = 0; i < sizeof live / sizeof *live; i++)
     if (live[i] && live[i]->x == x) {
       *out = live[i]->st;
+      out->body_cpu_us =
+          (double)__atomic_load_n(&live[i]->body_ns, __ATOMIC_RELAXED) * 1e-3;
       st = RP_OK;
       break;
     }
@@ -91,6 +104,7 @@ static void sp_destroy(void *state) {
   for (uint32_t v = 0; s->sh && v < p->nnode; v++)
     if (s->sh[v])
       starpu_data_unregister(s->sh[v]);
+
   for (uint32_t i = 0; s->img && i < p->nimage; i++)
     free(s->img[i]);
   for (uint32_t v = 0; s->stage && v < p->nnode; v++)
@@ -305,6 +319,7 @@ static void wait_pending(sp *s) {
   pthread_mutex_unlock(&s->mu);
 }
 
+
 static void drop_tasks(sp *s, struct starpu_task **t) {
   for (uint32_t v = 0; v <= s->p->nnode; v++)
     if (t[v]) {
@@ -403,6 +418,7 @@ static rp_status sp_launch(void *state, unsigned iterations) {
   s->fail_code = 0;
   memset(s->ndone, 0, s->p->nnode * sizeof *s->ndone);
   pthread_mutex_unlock(&s->mu);
+  rp__sp_busy(1);
   rp_status st = RP_OK;
   if (s->mode == SP_EXPLICIT) {
     st = launch_explicit(s, iterations);
@@ -413,6 +429,7 @@ static rp_status sp_launch(void *state, unsigned iterations) {
     set_progress(s, 1, 1);
     wait_pending(s);
   }
+  rp__sp_busy(0);
   if (st == RP_OK && s->failed)
     st = rp_exec_fail_task(s->x, s->fail_v, s->fail_rep, s->fail_code,
                            s->fail_msg);

@@ -19,6 +19,9 @@ typedef struct rp__starpu_stats {
   uint32_t sends;      /* messages it sends per replay */
   uint32_t recvs;      /* messages it receives per replay */
   double lower_us;     /* time spent lowering at instantiate */
+  double body_cpu_us;  /* CPU time the task bodies took on this rank's
+                          workers, all launches so far (the useful work:
+                          the rest of the workers' CPU time is StarPU's) */
 } rp__starpu_stats;
 
 /* The figures of starpu exec x. RP_EINVAL: x is not a live starpu exec. */

@@ -54,6 +54,7 @@ struct sp {
   struct starpu_data_descr *descr;
   uint32_t ndescr;
   rp__starpu_stats st;
+  uint64_t body_ns;              /* CPU time in task bodies, all launches */
   /* explicit mode: the tasks of the replay in flight and the one before
    * (nnode + 1 each: the last is the join of the replays). */
   struct starpu_task **cur, **prev;
@@ -79,6 +80,10 @@ struct sp {
  * MPI_COMM_WORLD (0 and 1 without MPI). */
 rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
                        size_t errlen);
+
+/* A launch begins (on 1) or ends (0): StarPU's workers run while at least
+ * one launch is in flight and are paused otherwise. */
+void rp__sp_busy(int on);
 
 /* The rank that owns space sp (RP_SPACE_HOST or a device) among nranks. */
 int rp__sp_space_rank(int space, int nranks);

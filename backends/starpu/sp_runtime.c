@@ -16,6 +16,23 @@ static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static int started;       /* 0 no, 1 plain, 2 with MPI, -1 failed */
 static int my_rank, world;
 static int own_mpi;       /* we called MPI_Init (through StarPU-MPI) */
+static unsigned active;   /* launches in flight (under start_mu) */
+
+/* StarPU's CPU workers poll for tasks in a tight loop (Debian's StarPU is
+ * built with non-blocking drivers): left running, each burns a core for
+ * as long as the process lives, the program's own work included (measured
+ * in bench_mpi_jacobi: as much CPU as the hand-written MPI code itself).
+ * So the workers are paused whenever no launch is in flight. */
+void rp__sp_busy(int on) {
+  pthread_mutex_lock(&start_mu);
+  if (started > 0) {
+    if (on && active++ == 0)
+      starpu_resume();
+    else if (!on && --active == 0)
+      starpu_pause();
+  }
+  pthread_mutex_unlock(&start_mu);
+}
 
 int rp__sp_space_rank(int space, int nranks) {
   return space < 0 || nranks <= 1 ? 0 : space % nranks;
@@ -36,11 +53,15 @@ static void quiet_conf(struct starpu_conf *c, int mpi) {
 
 #ifdef RP_STARPU_MPI
 static int sp_mpi_finalize(MPI_Comm comm, int key, void *attr, void *extra) {
+  starpu_resume(); /* paused workers would not see the shutdown */
   starpu_mpi_shutdown();
   return MPI_SUCCESS;
 }
 
-static void sp_atexit(void) { starpu_mpi_shutdown(); }
+static void sp_atexit(void) {
+  starpu_resume();
+  starpu_mpi_shutdown();
+}
 
 /* How many ranks share this node: MPI's view when MPI is up, else the
  * launcher's environment (Open MPI, MPICH/Hydra), else 1. */
@@ -108,6 +129,7 @@ rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
                        size_t errlen) {
   rp_status s = RP_OK;
   pthread_mutex_lock(&start_mu);
+  int was = started;
   if (!started) {
 #ifdef RP_STARPU_MPI
     if (mpi) {
@@ -147,6 +169,8 @@ rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
     s = RP_ENOTSUP;
   }
 #endif
+  if (s == RP_OK && started > 0 && !was && !active)
+    starpu_pause(); /* idle until the first launch (rp__sp_busy) */
   *rank = mpi ? my_rank : 0;
   *nranks = mpi ? world : 1;
   pthread_mutex_unlock(&start_mu);

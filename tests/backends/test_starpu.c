@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "reprise/kernel.h"
 #include "rp_starpu.h"
 #include "util.h"
@@ -207,6 +208,61 @@ Test(starpu, jacobi_rebind_and_many_replays, .timeout = 120) {
   free(c.b);
   free(c.s);
   rp_graph_destroy(g);
+}
+
+static double process_cpu_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* StarPU's workers poll for tasks in a tight loop (non-blocking drivers):
+ * the backend pauses them while no launch is in flight, so an idle exec
+ * costs no CPU (two polling workers would burn ~600 ms in 300 ms). The
+ * task bodies' CPU time is counted. */
+Test(starpu, workers_idle_between_launches, .timeout = 60) {
+  jctx c;
+  memset(&c, 0, sizeof c);
+  c.p.n = 64;
+  c.p.steps = 4;
+  c.p.blocks = 2;
+  c.a = malloc(64 * 64 * 8);
+  c.b = malloc(64 * 64 * 8);
+  c.s = malloc(16);
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, ex_jacobi2d_record(g, &c.p, c.a, c.b, c.s));
+  TU_OK(g, rp_graph_end(g));
+  for (unsigned m = 0; m < 2; m++) {
+    j_reset(&c);
+    rp_exec *x = mk(g, modes[m]);
+    rp__starpu_stats st;
+    cr_assert_eq(rp__starpu_stats_get(x, &st), RP_OK);
+    cr_assert_eq(st.body_cpu_us, 0);
+    cr_assert_eq(rp_exec_run(x, 3), RP_OK);
+    cr_assert_eq(rp__starpu_stats_get(x, &st), RP_OK);
+    cr_assert_gt(st.body_cpu_us, 0, "%s: task bodies not timed", modes[m]);
+    double t0 = process_cpu_ms();
+    struct timespec d = {0, 300000000};
+    nanosleep(&d, NULL);
+    double used = process_cpu_ms() - t0;
+    cr_assert_lt(used, 30, "%s: %.1f ms of CPU in 300 ms with no launch in "
+                 "flight: the workers are polling", modes[m], used);
+    /* and they run again at the next launch */
+    cr_assert_eq(rp_exec_run(x, 2), RP_OK);
+    double *ea = malloc(64 * 64 * 8), *eb = malloc(64 * 64 * 8), es[2];
+    ex_jacobi2d_init(&c.p, ea, eb, es);
+    ex_jacobi2d_check(&c.p, 5, ea, eb, es);
+    cr_assert(memcmp(ea, c.a, 64 * 64 * 8) == 0, "%s: 3 + 2 replays",
+              modes[m]);
+    free(ea);
+    free(eb);
+    rp_exec_destroy(x);
+  }
+  rp_graph_destroy(g);
+  free(c.a);
+  free(c.b);
+  free(c.s);
 }
 
 typedef struct hctx {
