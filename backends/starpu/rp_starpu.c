@@ -44,6 +44,11 @@ static void sp_body(void *buffers[], void *arg) {
 
 static struct starpu_codelet sp_cl = {
     .cpu_funcs = {sp_body},
+#ifdef STARPU_USE_CUDA
+    /* kernels with a CUDA body, in the modes whose tasks carry data */
+    .cuda_funcs = {rp__sp_cuda_body},
+    .can_execute = rp__sp_can_execute,
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .name = "reprise",
 };
@@ -444,6 +449,17 @@ static rp_status sp_launch(void *state, unsigned iterations) {
         st = submit(s, &s->item[i]);
     set_progress(s, 1, 1);
     wait_pending(s);
+#ifdef STARPU_USE_CUDA
+    /* a CUDA body left its result on the device: bring the user's arrays
+     * home (StarPU copies only what a device wrote) */
+    for (uint32_t k = 0; starpu_cuda_worker_get_count() &&
+                         k < s->part.nimage; k++) {
+      uint32_t i = s->part.image[k];
+      if ((s->p->image[i].flags & RP_IMAGE_USER) && s->h[i] &&
+          !starpu_data_acquire(s->h[i], STARPU_R))
+        starpu_data_release(s->h[i]);
+    }
+#endif
   }
   rp__sp_busy(0);
   if (st == RP_OK && s->failed)
@@ -466,6 +482,11 @@ static rp_status sp_wait_buffer(void *state, rp_buf b) {
   pthread_mutex_lock(&s->mu);
   for (;;) {
     int done = s->batch == batch;
+#ifdef STARPU_USE_CUDA
+    /* a CUDA writer's result reaches the array at the batch's end */
+    if (starpu_cuda_worker_get_count() && s->mode != SP_EXPLICIT)
+      done = done && !s->running;
+#endif
     if (done && s->running && !s->failed)
       for (uint32_t i = p->hw_off[b]; i < p->hw_off[b + 1]; i++) {
         uint32_t v = p->host_writers[i];

@@ -121,4 +121,16 @@ rp_status rp__sp_lower(sp *s);
  * batch failed); counts the node's runs and keeps the first failure. */
 void rp__sp_run_item(const sp_item *it);
 
+/* Item it is done: counts the node's runs here and keeps the first
+ * failure (code != 0, with its message). */
+void rp__sp_item_done(const sp_item *it, int code, const char *msg);
+
+#ifdef STARPU_USE_CUDA
+/* Where StarPU has CUDA (sp_cuda.c): a kernel item's CUDA body on the
+ * handles' device copies, and which items a CUDA worker may take. */
+void rp__sp_cuda_body(void *buffers[], void *arg);
+int rp__sp_can_execute(unsigned worker, struct starpu_task *task,
+                       unsigned nimpl);
+#endif
+
 #endif

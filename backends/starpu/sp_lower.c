@@ -253,6 +253,11 @@ void rp__sp_run_item(const sp_item *it) {
   }
   char msg[256];
   int code = it->kind == SP_RUN ? rp_task_take_failure(msg, sizeof msg) : 0;
+  rp__sp_item_done(it, code, msg);
+}
+
+void rp__sp_item_done(const sp_item *it, int code, const char *msg) {
+  sp *s = it->s;
   if (it->kind != SP_RUN && it->kind != SP_UNPACK)
     return;
   pthread_mutex_lock(&s->mu);

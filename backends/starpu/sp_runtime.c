@@ -43,7 +43,11 @@ int rp__sp_space_rank(int space, int nranks) {
 static void quiet_conf(struct starpu_conf *c, int mpi) {
   setenv("STARPU_SILENT", "1", 0);
   starpu_conf_init(c);
+#ifndef STARPU_USE_CUDA
   c->ncuda = 0;
+#endif
+  /* where StarPU has CUDA, its CUDA workers (STARPU_NCUDA) take the
+   * kernels that have a CUDA body (sp_cuda.c) */
   c->nopencl = 0;
   if (!getenv("STARPU_NCPU") && !getenv("STARPU_NCPUS")) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
