@@ -298,6 +298,16 @@ static void sp_done(void *arg) {
   pthread_mutex_unlock(&s->mu);
 }
 
+static void sp_task_ready(void *arg) {
+  (void)arg;
+  rp__sp_ready(1);
+}
+
+static void sp_task_done(void *arg) {
+  rp__sp_ready(0);
+  sp_done(arg);
+}
+
 /* Submit one item of the task list (implicit and mpi modes). */
 static rp_status submit(sp *s, sp_item *it) {
   pthread_mutex_lock(&s->mu);
@@ -318,10 +328,17 @@ static rp_status submit(sp *s, sp_item *it) {
     break;
 #endif
   default:
-    r = starpu_task_insert(&sp_cl, STARPU_CL_ARGS_NFREE, it, sizeof *it,
-                           STARPU_DATA_MODE_ARRAY, s->descr + it->d0,
-                           (int)it->nd, STARPU_CALLBACK_WITH_ARG_NFREE, sp_done, s,
-                           0);
+    if (s->mode == SP_MPI)
+      r = starpu_task_insert(
+          &sp_cl, STARPU_CL_ARGS_NFREE, it, sizeof *it,
+          STARPU_DATA_MODE_ARRAY, s->descr + it->d0, (int)it->nd,
+          STARPU_PROLOGUE_CALLBACK, sp_task_ready,
+          STARPU_CALLBACK_WITH_ARG_NFREE, sp_task_done, s, 0);
+    else
+      r = starpu_task_insert(&sp_cl, STARPU_CL_ARGS_NFREE, it, sizeof *it,
+                             STARPU_DATA_MODE_ARRAY, s->descr + it->d0,
+                             (int)it->nd, STARPU_CALLBACK_WITH_ARG_NFREE,
+                             sp_done, s, 0);
   }
   if (r) {
     sp_done(s);
@@ -439,7 +456,8 @@ static rp_status sp_launch(void *state, unsigned iterations) {
   for (uint32_t k = 0; k < s->part.nnode; k++)
     s->ndone[s->part.node[k]] = 0;
   pthread_mutex_unlock(&s->mu);
-  rp__sp_busy(1);
+  if (s->mode != SP_MPI)
+    rp__sp_busy(1);
   rp_status st = RP_OK;
   if (s->mode == SP_EXPLICIT) {
     st = launch_explicit(s, iterations);
@@ -461,7 +479,8 @@ static rp_status sp_launch(void *state, unsigned iterations) {
     }
 #endif
   }
-  rp__sp_busy(0);
+  if (s->mode != SP_MPI)
+    rp__sp_busy(0);
   if (st == RP_OK && s->failed)
     st = rp_exec_fail_task(s->x, s->fail_v, s->fail_rep, s->fail_code,
                            s->fail_msg);

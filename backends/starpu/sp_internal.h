@@ -100,6 +100,10 @@ rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
  * one launch is in flight and are paused otherwise. */
 void rp__sp_busy(int on);
 
+/* Mode "mpi": a task of ours became ready (on 1) or ended (0); the workers
+ * run while one is ready or running, and are paused otherwise. */
+void rp__sp_ready(int on);
+
 /* The rank that owns space sp (RP_SPACE_HOST or a device) among nranks. */
 int rp__sp_space_rank(int space, int nranks);
 
