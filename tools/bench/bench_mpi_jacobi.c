@@ -13,7 +13,11 @@
  * (kernel and local copy costs profiled on rank 0 by the reference
  * replay, transfers between ranks on the net lanes: --net-latency-us and
  * --net-gbps, from bench_mpi_pingpong). Run with mpirun -np 2 or 4
- * (STARPU_NCPU=1: one worker per rank, as the MPI code has one thread). */
+ * (STARPU_NCPU=1: one worker per rank, as the MPI code has one thread).
+ * A run's time is the slowest rank's, from a barrier to its end. Per rank
+ * it also prints each thread's CPU time per timed run, for each code, and
+ * the CPU time of reprise's task bodies (the useful work): on a shared or
+ * oversubscribed machine those say where the time goes. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
