@@ -23,7 +23,7 @@ find_program(RP_MPIRUN NAMES mpirun mpiexec)
 if(NOT RP_MPIRUN)
   return()
 endif()
-set(rp_mpi_env "STARPU_NCPU=1;STARPU_SILENT=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+set(rp_mpi_env "STARPU_NCPU=1;STARPU_SILENT=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1")
 if(RP_SANITIZE)
   # Open MPI's and hwloc's plugins (dlopen'ed, unnamed frames) leave
   # allocations LeakSanitizer reports at exit; none of them is reprise's

@@ -21,18 +21,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "sp_internal.h"
 #ifdef RP_STARPU_MPI
 #include <starpu_mpi.h>
 #endif
 
+static uint64_t thread_cpu_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static void sp_body(void *buffers[], void *arg) {
   (void)buffers;
-  rp__sp_run_item((const sp_item *)arg);
+  const sp_item *it = arg;
+  uint64_t t0 = thread_cpu_ns();
+  rp__sp_run_item(it);
+  __atomic_add_fetch(&it->s->body_ns, thread_cpu_ns() - t0,
+                     __ATOMIC_RELAXED);
 }
 
 static struct starpu_codelet sp_cl = {
     .cpu_funcs = {sp_body},
+#ifdef STARPU_USE_CUDA
+    /* kernels with a CUDA body, in the modes whose tasks carry data */
+    .cuda_funcs = {rp__sp_cuda_body},
+    .can_execute = rp__sp_can_execute,
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .name = "reprise",
 };
@@ -58,6 +74,8 @@ rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out) {
   for (unsigned i = 0; i < sizeof live / sizeof *live; i++)
     if (live[i] && live[i]->x == x) {
       *out = live[i]->st;
+      out->body_cpu_us =
+          (double)__atomic_load_n(&live[i]->body_ns, __ATOMIC_RELAXED) * 1e-3;
       st = RP_OK;
       break;
     }
@@ -84,17 +102,19 @@ static void sp_destroy(void *state) {
   if (!s)
     return;
   set_live(s, 0);
-  const rp_plan *p = s->p;
-  for (uint32_t i = 0; s->h && i < p->nimage; i++)
-    if (s->h[i])
-      starpu_data_unregister(s->h[i]);
-  for (uint32_t v = 0; s->sh && v < p->nnode; v++)
-    if (s->sh[v])
-      starpu_data_unregister(s->sh[v]);
-  for (uint32_t i = 0; s->img && i < p->nimage; i++)
-    free(s->img[i]);
-  for (uint32_t v = 0; s->stage && v < p->nnode; v++)
-    free(s->stage[v]);
+  const sp_part *pt = &s->part;
+  for (uint32_t k = 0; s->h && k < pt->nimage; k++)
+    if (s->h[pt->image[k]])
+      starpu_data_unregister(s->h[pt->image[k]]);
+  for (uint32_t k = 0; s->sh && k < pt->nnode; k++)
+    if (s->sh[pt->node[k]])
+      starpu_data_unregister(s->sh[pt->node[k]]);
+
+  for (uint32_t k = 0; s->img && k < pt->nimage; k++)
+    free(s->img[pt->image[k]]);
+  for (uint32_t k = 0; s->stage && k < pt->nnode; k++)
+    free(s->stage[pt->node[k]]);
+  rp__sp_part_free(&s->part);
   free(s->img);
   free(s->h);
   free(s->kern);
@@ -116,7 +136,8 @@ static void sp_destroy(void *state) {
 /* Every kernel needs a CPU body, every host task its function. */
 static rp_status check_bodies(sp *s) {
   const rp_plan *p = s->p;
-  for (uint32_t v = 0; v < p->nnode; v++) {
+  for (uint32_t k = 0; k < s->part.nnode; k++) {
+    uint32_t v = s->part.node[k];
     const rp_plan_node *nd = &p->node[v];
     rp_node_info ni;
     rp_node_info_get(p->graph, nd->op, &ni);
@@ -141,27 +162,35 @@ static rp_status check_bodies(sp *s) {
 
 static void *image_ptr(const sp *s, uint32_t i) {
   const rp_plan_image *im = &s->p->image[i];
-  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf] : s->img[i];
+  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf]
+                                   : (void *)((uintptr_t)s->img[i] - im->lo);
 }
 
 /* The images this rank holds, their handles; the staging buffers of the
  * copies between ranks it takes part in. */
 static rp_status alloc_data(sp *s) {
   const rp_plan *p = s->p;
+  const sp_part *pt = &s->part;
   int data = s->mode != SP_EXPLICIT;
-  for (uint32_t i = 0; i < p->nimage; i++) {
+  for (uint32_t k = 0; k < pt->nimage; k++) {
+    uint32_t i = pt->image[k];
     const rp_plan_image *im = &p->image[i];
-    if (s->mode == SP_MPI &&
-        rp__sp_space_rank(im->space, s->nranks) != s->rank)
-      continue;
-    if (!(im->flags & RP_IMAGE_USER) &&
-        !(s->img[i] = calloc(1, im->bytes)))
+    /* only the bytes its accesses touch, [lo, hi): a rank's images hold
+     * its rows and halos, not the whole grid */
+    uint64_t n = im->hi > im->lo ? im->hi - im->lo : 1;
+    if (!(im->flags & RP_IMAGE_USER) && !(s->img[i] = calloc(1, n)))
       return RP_ENOMEM;
-    if (data)
-      starpu_vector_data_register(&s->h[i], STARPU_MAIN_RAM,
-                                  (uintptr_t)image_ptr(s, i), im->bytes, 1);
+    if (data) {
+      int user = (im->flags & RP_IMAGE_USER) != 0;
+      starpu_vector_data_register(
+          &s->h[i], STARPU_MAIN_RAM,
+          user ? (uintptr_t)image_ptr(s, i) : (uintptr_t)s->img[i],
+          user ? im->bytes : n, 1);
+      s->st.handles++;
+    }
   }
-  for (uint32_t v = 0; s->mode == SP_MPI && v < p->nnode; v++) {
+  for (uint32_t k = 0; s->mode == SP_MPI && k < pt->nnode; k++) {
+    uint32_t v = pt->node[k];
     const rp_plan_node *nd = &p->node[v];
     if (nd->type != RP_OP_COPY_H2D && nd->type != RP_OP_COPY_D2H &&
         nd->type != RP_OP_COPY_D2D)
@@ -169,17 +198,18 @@ static rp_status alloc_data(sp *s) {
     const rp_plan_access *a = p->acc + nd->acc0;
     int src = rp__sp_space_rank(a[0].space, s->nranks);
     int dst = rp__sp_space_rank(a[1].space, s->nranks);
-    if (src == dst || (src != s->rank && dst != s->rank))
+    if (src == dst)
       continue;
     const uint64_t *iv = p->iv + 2 * (uint64_t)a[1].iv0;
     uint64_t n = 0;
-    for (uint32_t k = 0; k < a[1].niv; k++)
-      n += iv[2 * k + 1];
+    for (uint32_t j = 0; j < a[1].niv; j++)
+      n += iv[2 * j + 1];
     s->stage_bytes[v] = n;
     if (!(s->stage[v] = calloc(1, n ? n : 1)))
       return RP_ENOMEM;
     starpu_vector_data_register(&s->sh[v], STARPU_MAIN_RAM,
                                 (uintptr_t)s->stage[v], n ? n : 1, 1);
+    s->st.handles++;
   }
   return RP_OK;
 }
@@ -223,6 +253,9 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     st = RP_ENOMEM;
     goto fail;
   }
+  double t0 = rp_clock_us();
+  if ((st = rp__sp_part(p, mode, rank, nranks, &s->part)) != RP_OK)
+    goto fail;
   if ((st = check_bodies(s)) != RP_OK || (st = alloc_data(s)) != RP_OK)
     goto fail;
   if (mode == SP_MPI) {
@@ -230,10 +263,11 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     s->tag0 = ++mpi_execs << 32;
     pthread_mutex_unlock(&live_mu);
   }
-  double t0 = rp_clock_us();
   if ((st = rp__sp_lower(s)) != RP_OK)
     goto fail;
-  rp__sp_count(p, mode, rank, nranks, &s->st);
+  uint32_t handles = s->st.handles;
+  rp__sp_part_stats(p, &s->part, rank, nranks, &s->st);
+  s->st.handles = handles;
   s->st.lower_us = rp_clock_us() - t0;
   if (mode == SP_EXPLICIT) {
     uint32_t maxp = 0;
@@ -264,6 +298,16 @@ static void sp_done(void *arg) {
   pthread_mutex_unlock(&s->mu);
 }
 
+static void sp_task_ready(void *arg) {
+  (void)arg;
+  rp__sp_ready(1);
+}
+
+static void sp_task_done(void *arg) {
+  rp__sp_ready(0);
+  sp_done(arg);
+}
+
 /* Submit one item of the task list (implicit and mpi modes). */
 static rp_status submit(sp *s, sp_item *it) {
   pthread_mutex_lock(&s->mu);
@@ -284,10 +328,17 @@ static rp_status submit(sp *s, sp_item *it) {
     break;
 #endif
   default:
-    r = starpu_task_insert(&sp_cl, STARPU_CL_ARGS_NFREE, it, sizeof *it,
-                           STARPU_DATA_MODE_ARRAY, s->descr + it->d0,
-                           (int)it->nd, STARPU_CALLBACK_WITH_ARG_NFREE, sp_done, s,
-                           0);
+    if (s->mode == SP_MPI)
+      r = starpu_task_insert(
+          &sp_cl, STARPU_CL_ARGS_NFREE, it, sizeof *it,
+          STARPU_DATA_MODE_ARRAY, s->descr + it->d0, (int)it->nd,
+          STARPU_PROLOGUE_CALLBACK, sp_task_ready,
+          STARPU_CALLBACK_WITH_ARG_NFREE, sp_task_done, s, 0);
+    else
+      r = starpu_task_insert(&sp_cl, STARPU_CL_ARGS_NFREE, it, sizeof *it,
+                             STARPU_DATA_MODE_ARRAY, s->descr + it->d0,
+                             (int)it->nd, STARPU_CALLBACK_WITH_ARG_NFREE,
+                             sp_done, s, 0);
   }
   if (r) {
     sp_done(s);
@@ -304,6 +355,7 @@ static void wait_pending(sp *s) {
     pthread_cond_wait(&s->cv, &s->mu);
   pthread_mutex_unlock(&s->mu);
 }
+
 
 static void drop_tasks(sp *s, struct starpu_task **t) {
   for (uint32_t v = 0; v <= s->p->nnode; v++)
@@ -401,8 +453,11 @@ static rp_status sp_launch(void *state, unsigned iterations) {
   s->running = 1;
   s->failed = 0;
   s->fail_code = 0;
-  memset(s->ndone, 0, s->p->nnode * sizeof *s->ndone);
+  for (uint32_t k = 0; k < s->part.nnode; k++)
+    s->ndone[s->part.node[k]] = 0;
   pthread_mutex_unlock(&s->mu);
+  if (s->mode != SP_MPI)
+    rp__sp_busy(1);
   rp_status st = RP_OK;
   if (s->mode == SP_EXPLICIT) {
     st = launch_explicit(s, iterations);
@@ -412,7 +467,20 @@ static rp_status sp_launch(void *state, unsigned iterations) {
         st = submit(s, &s->item[i]);
     set_progress(s, 1, 1);
     wait_pending(s);
+#ifdef STARPU_USE_CUDA
+    /* a CUDA body left its result on the device: bring the user's arrays
+     * home (StarPU copies only what a device wrote) */
+    for (uint32_t k = 0; starpu_cuda_worker_get_count() &&
+                         k < s->part.nimage; k++) {
+      uint32_t i = s->part.image[k];
+      if ((s->p->image[i].flags & RP_IMAGE_USER) && s->h[i] &&
+          !starpu_data_acquire(s->h[i], STARPU_R))
+        starpu_data_release(s->h[i]);
+    }
+#endif
   }
+  if (s->mode != SP_MPI)
+    rp__sp_busy(0);
   if (st == RP_OK && s->failed)
     st = rp_exec_fail_task(s->x, s->fail_v, s->fail_rep, s->fail_code,
                            s->fail_msg);
@@ -433,6 +501,11 @@ static rp_status sp_wait_buffer(void *state, rp_buf b) {
   pthread_mutex_lock(&s->mu);
   for (;;) {
     int done = s->batch == batch;
+#ifdef STARPU_USE_CUDA
+    /* a CUDA writer's result reaches the array at the batch's end */
+    if (starpu_cuda_worker_get_count() && s->mode != SP_EXPLICIT)
+      done = done && !s->running;
+#endif
     if (done && s->running && !s->failed)
       for (uint32_t i = p->hw_off[b]; i < p->hw_off[b + 1]; i++) {
         uint32_t v = p->host_writers[i];
@@ -450,7 +523,8 @@ static rp_status sp_wait_buffer(void *state, rp_buf b) {
 
 static rp_status sp_rebind(void *state, rp_buf b) {
   sp *s = state;
-  for (uint32_t i = 0; i < s->p->nimage; i++) {
+  for (uint32_t k = 0; k < s->part.nimage; k++) {
+    uint32_t i = s->part.image[k];
     const rp_plan_image *im = &s->p->image[i];
     if (im->buf != b || !(im->flags & RP_IMAGE_USER) || !s->h[i])
       continue;

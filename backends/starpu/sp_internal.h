@@ -28,6 +28,20 @@ enum {
 
 typedef struct sp sp;
 
+/* The part of the plan one rank lowers, found in one pass over the nodes'
+ * owners (mode "mpi"; the whole plan otherwise). Everything after that
+ * pass (bodies checked, images allocated and registered, staging buffers,
+ * the task list) walks these lists only: O(own part), not O(graph). */
+typedef struct sp_part {
+  uint32_t *node;    /* nodes this rank runs, or copies between ranks with
+                        one end here; program order */
+  uint32_t nnode;
+  uint32_t *image;   /* images those nodes access on this rank, each once */
+  uint32_t nimage;
+  uint32_t nstage;   /* copies between ranks: one staging buffer each */
+  uint32_t tasks, sends, recvs, naccess;
+} sp_part;
+
 /* One item of the task list a replay submits, in program order. */
 typedef struct sp_item {
   sp *s;
@@ -54,6 +68,8 @@ struct sp {
   struct starpu_data_descr *descr;
   uint32_t ndescr;
   rp__starpu_stats st;
+  sp_part part;                  /* what this rank lowers */
+  uint64_t body_ns;              /* CPU time in task bodies, all launches */
   /* explicit mode: the tasks of the replay in flight and the one before
    * (nnode + 1 each: the last is the join of the replays). */
   struct starpu_task **cur, **prev;
@@ -80,20 +96,45 @@ struct sp {
 rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
                        size_t errlen);
 
+/* A launch begins (on 1) or ends (0): StarPU's workers run while at least
+ * one launch is in flight and are paused otherwise. */
+void rp__sp_busy(int on);
+
+/* Mode "mpi": a task of ours became ready (on 1) or ended (0); the workers
+ * run while one is ready or running, and are paused otherwise. */
+void rp__sp_ready(int on);
+
 /* The rank that owns space sp (RP_SPACE_HOST or a device) among nranks. */
 int rp__sp_space_rank(int space, int nranks);
 
-/* Build s->item and s->descr: the task list of rank s->rank (the whole
- * plan outside mpi mode). Handles and staging must exist. */
-rp_status rp__sp_lower(sp *s);
+/* Find the part rank `rank` of nranks lowers from plan p (mode SP_*),
+ * without StarPU. RP_ENOMEM. Free with rp__sp_part_free(). */
+rp_status rp__sp_part(const rp_plan *p, int mode, int rank, int nranks,
+                      sp_part *out);
+void rp__sp_part_free(sp_part *pt);
 
-/* Count, without StarPU, the items rank `rank` of nranks lowers from plan
- * p (what rp__sp_lower builds): tasks, sends, receives. */
-void rp__sp_count(const rp_plan *p, int mode, int rank, int nranks,
-                  rp__starpu_stats *out);
+/* Its figures (lower_us and body_cpu_us are left 0). */
+void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
+                       int nranks, rp__starpu_stats *out);
+
+/* Build s->item and s->descr from s->part: the task list of rank s->rank
+ * (the whole plan outside mpi mode). Handles and staging must exist. */
+rp_status rp__sp_lower(sp *s);
 
 /* Run item it's work on the calling thread (nothing once a task of the
  * batch failed); counts the node's runs and keeps the first failure. */
 void rp__sp_run_item(const sp_item *it);
+
+/* Item it is done: counts the node's runs here and keeps the first
+ * failure (code != 0, with its message). */
+void rp__sp_item_done(const sp_item *it, int code, const char *msg);
+
+#ifdef STARPU_USE_CUDA
+/* Where StarPU has CUDA (sp_cuda.c): a kernel item's CUDA body on the
+ * handles' device copies, and which items a CUDA worker may take. */
+void rp__sp_cuda_body(void *buffers[], void *arg);
+int rp__sp_can_execute(unsigned worker, struct starpu_task *task,
+                       unsigned nimpl);
+#endif
 
 #endif

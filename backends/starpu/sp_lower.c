@@ -29,37 +29,126 @@ static int node_rank(const rp_plan *p, const rp_plan_node *nd, int nranks,
   return *dst;
 }
 
-void rp__sp_count(const rp_plan *p, int mode, int rank, int nranks,
-                  rp__starpu_stats *out) {
+/* Which images the part accesses on this rank, each once: an open
+ * addressing set sized from the part (cap a power of two, > 2x entries). */
+static int set_add(uint32_t *tab, uint32_t cap, uint32_t i) {
+  uint32_t h = (i * 2654435761u) & (cap - 1);
+  while (tab[h] != RP_NONE) {
+    if (tab[h] == i)
+      return 0;
+    h = (h + 1) & (cap - 1);
+  }
+  tab[h] = i;
+  return 1;
+}
+
+void rp__sp_part_free(sp_part *pt) {
+  free(pt->node);
+  free(pt->image);
+  memset(pt, 0, sizeof *pt);
+}
+
+rp_status rp__sp_part(const rp_plan *p, int mode, int rank, int nranks,
+                      sp_part *out) {
+  memset(out, 0, sizeof *out);
+  /* The one pass over the whole plan: each node's owners (a few loads and
+   * a modulo); the rest works on what this pass keeps. */
+  uint32_t n = 0, cap = 16;
+  out->node = malloc(cap * sizeof *out->node);
+  if (!out->node)
+    return RP_ENOMEM;
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    int a = 0, b = 0;
+    if (mode == SP_MPI) {
+      node_rank(p, &p->node[v], nranks, &a, &b);
+      if (a != rank && b != rank)
+        continue;
+    }
+    if (n == cap) {
+      uint32_t *t = realloc(out->node, 2 * (size_t)cap * sizeof *t);
+      if (!t) {
+        rp__sp_part_free(out);
+        return RP_ENOMEM;
+      }
+      out->node = t;
+      cap *= 2;
+    }
+    out->node[n++] = v;
+    out->naccess += p->node[v].nacc;
+    if (a == b) {
+      out->tasks++;
+      continue;
+    }
+    out->nstage++;
+    out->tasks += (a == rank) + (b == rank);
+    out->sends += a == rank;
+    out->recvs += b == rank;
+  }
+  out->nnode = n;
+  /* The images those nodes access here: for a copy between ranks, only
+   * its end on this rank. */
+  uint32_t scap = 16;
+  while (scap < 2 * (uint64_t)out->naccess + 2)
+    scap *= 2;
+  uint32_t *set = malloc(scap * sizeof *set);
+  out->image = malloc(((size_t)out->naccess + 1) * sizeof *out->image);
+  if (!set || !out->image) {
+    free(set);
+    rp__sp_part_free(out);
+    return RP_ENOMEM;
+  }
+  memset(set, 0xff, scap * sizeof *set);
+  for (uint32_t k = 0; k < n; k++) {
+    const rp_plan_node *nd = &p->node[out->node[k]];
+    const rp_plan_access *a = p->acc + nd->acc0;
+    int src = rank, dst = rank;
+    if (mode == SP_MPI)
+      node_rank(p, nd, nranks, &src, &dst);
+    for (uint32_t j = 0; j < nd->nacc; j++) {
+      if (a[j].image == RP_NONE)
+        continue;
+      if (src != dst && (j == 0 ? src : dst) != rank)
+        continue;
+      if (set_add(set, scap, a[j].image))
+        out->image[out->nimage++] = a[j].image;
+    }
+  }
+  free(set);
+  return RP_OK;
+}
+
+void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
+                       int nranks, rp__starpu_stats *out) {
   memset(out, 0, sizeof *out);
   out->rank = rank;
   out->nranks = nranks;
   out->nodes = p->nnode;
-  for (uint32_t v = 0; v < p->nnode; v++) {
-    int a, b;
-    if (mode != SP_MPI) {
-      out->tasks++;
-      continue;
-    }
-    node_rank(p, &p->node[v], nranks, &a, &b);
-    if (a == b) {
-      out->tasks += a == rank;
-      continue;
-    }
-    if (a == rank) {
-      out->tasks++;
-      out->sends++;
-    }
-    if (b == rank) {
-      out->tasks++;
-      out->recvs++;
-    }
+  out->tasks = pt->tasks;
+  out->sends = pt->sends;
+  out->recvs = pt->recvs;
+  out->scanned = p->nnode;
+  out->visited = pt->nnode;
+  out->accesses = pt->naccess;
+  out->images = pt->nimage;
+  for (uint32_t k = 0; k < pt->nimage; k++) {
+    const rp_plan_image *im = &p->image[pt->image[k]];
+    out->image_bytes += im->flags & RP_IMAGE_USER ? 0 : im->hi - im->lo;
   }
 }
 
-void rp__starpu_count(const rp_plan *p, int rank, int nranks,
-                      rp__starpu_stats *out) {
-  rp__sp_count(p, SP_MPI, rank, nranks, out);
+rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
+                           rp__starpu_stats *out) {
+  sp_part pt;
+  double t0 = rp_clock_us();
+  rp_status st = rp__sp_part(p, SP_MPI, rank, nranks, &pt);
+  double t1 = rp_clock_us();
+  if (st != RP_OK)
+    return st;
+  rp__sp_part_stats(p, &pt, rank, nranks, out);
+  out->lower_us = t1 - t0;
+  out->handles = pt.nimage + pt.nstage;
+  rp__sp_part_free(&pt);
+  return RP_OK;
 }
 
 static enum starpu_data_access_mode sp_mode(unsigned m) {
@@ -100,14 +189,16 @@ static sp_item *add_item(sp *s, uint32_t v, int kind, int peer) {
 
 rp_status rp__sp_lower(sp *s) {
   const rp_plan *p = s->p;
+  const sp_part *pt = &s->part;
   /* At most two items per node, at most nacc + 1 accesses per item. */
-  s->item = calloc(2 * (size_t)p->nnode + 1, sizeof *s->item);
-  s->descr = calloc(2 * ((size_t)p->nacc + 2 * (size_t)p->nnode) + 1,
+  s->item = calloc(2 * (size_t)pt->nnode + 1, sizeof *s->item);
+  s->descr = calloc(2 * ((size_t)pt->naccess + 2 * (size_t)pt->nnode) + 1,
                     sizeof *s->descr);
   if (!s->item || !s->descr)
     return RP_ENOMEM;
   int data = s->mode != SP_EXPLICIT;
-  for (uint32_t v = 0; v < p->nnode; v++) {
+  for (uint32_t k = 0; k < pt->nnode; k++) {
+    uint32_t v = pt->node[k];
     const rp_plan_node *nd = &p->node[v];
     const rp_plan_access *a = p->acc + nd->acc0;
     int src = 0, dst = 0;
@@ -143,9 +234,12 @@ rp_status rp__sp_lower(sp *s) {
   return RP_OK;
 }
 
+/* An image's base: the user's array, or our allocation of its bytes
+ * [lo, hi) moved back by lo (addresses below lo are never used). */
 static void *image(const sp *s, uint32_t i) {
   const rp_plan_image *im = &s->p->image[i];
-  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf] : s->img[i];
+  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf]
+                                   : (void *)((uintptr_t)s->img[i] - im->lo);
 }
 
 static void run_work(const sp_item *it);
@@ -159,6 +253,11 @@ void rp__sp_run_item(const sp_item *it) {
   }
   char msg[256];
   int code = it->kind == SP_RUN ? rp_task_take_failure(msg, sizeof msg) : 0;
+  rp__sp_item_done(it, code, msg);
+}
+
+void rp__sp_item_done(const sp_item *it, int code, const char *msg) {
+  sp *s = it->s;
   if (it->kind != SP_RUN && it->kind != SP_UNPACK)
     return;
   pthread_mutex_lock(&s->mu);

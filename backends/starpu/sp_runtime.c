@@ -16,6 +16,55 @@ static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static int started;       /* 0 no, 1 plain, 2 with MPI, -1 failed */
 static int my_rank, world;
 static int own_mpi;       /* we called MPI_Init (through StarPU-MPI) */
+/* StarPU's CPU workers poll for tasks in a tight loop (Debian's StarPU is
+ * built with non-blocking drivers): left running, each burns a core for
+ * as long as the process lives, the program's own work included (measured
+ * in bench_mpi_jacobi: as much CPU as the hand-written MPI code itself).
+ * So the workers run only while there is work for them: a launch of mode
+ * "implicit" or "explicit" in flight, or in mode "mpi" a task of ours
+ * ready or running (a rank waiting for messages only pauses them too:
+ * measured, its worker otherwise burned 2 to 25 times the CPU of its task
+ * bodies). The tasks count themselves: ready (StarPU's prologue callback,
+ * called when a task's dependencies are met, before it is scheduled) and
+ * done (its callback). */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned active;   /* launches in flight (modes without ranks) */
+static uint64_t nready;   /* mpi tasks ready or running */
+static int paused;        /* we paused the workers */
+
+static void gate(void) {
+  int run = active > 0 || nready > 0;
+  if (run && paused) {
+    paused = 0;
+    starpu_resume();
+  } else if (!run && !paused) {
+    paused = 1;
+    starpu_pause();
+  }
+}
+
+void rp__sp_busy(int on) {
+  pthread_mutex_lock(&gate_mu);
+  active += on ? 1 : -1;
+  gate();
+  pthread_mutex_unlock(&gate_mu);
+}
+
+void rp__sp_ready(int on) {
+  pthread_mutex_lock(&gate_mu);
+  nready += on ? 1 : (uint64_t)-1;
+  gate();
+  pthread_mutex_unlock(&gate_mu);
+}
+
+/* Workers running again, for StarPU's shutdown. */
+static void unpause(void) {
+  pthread_mutex_lock(&gate_mu);
+  if (paused)
+    starpu_resume();
+  paused = 0;
+  pthread_mutex_unlock(&gate_mu);
+}
 
 int rp__sp_space_rank(int space, int nranks) {
   return space < 0 || nranks <= 1 ? 0 : space % nranks;
@@ -26,7 +75,11 @@ int rp__sp_space_rank(int space, int nranks) {
 static void quiet_conf(struct starpu_conf *c, int mpi) {
   setenv("STARPU_SILENT", "1", 0);
   starpu_conf_init(c);
+#ifndef STARPU_USE_CUDA
   c->ncuda = 0;
+#endif
+  /* where StarPU has CUDA, its CUDA workers (STARPU_NCUDA) take the
+   * kernels that have a CUDA body (sp_cuda.c) */
   c->nopencl = 0;
   if (!getenv("STARPU_NCPU") && !getenv("STARPU_NCPUS")) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -36,11 +89,15 @@ static void quiet_conf(struct starpu_conf *c, int mpi) {
 
 #ifdef RP_STARPU_MPI
 static int sp_mpi_finalize(MPI_Comm comm, int key, void *attr, void *extra) {
+  unpause(); /* paused workers would not see the shutdown */
   starpu_mpi_shutdown();
   return MPI_SUCCESS;
 }
 
-static void sp_atexit(void) { starpu_mpi_shutdown(); }
+static void sp_atexit(void) {
+  unpause();
+  starpu_mpi_shutdown();
+}
 
 /* How many ranks share this node: MPI's view when MPI is up, else the
  * launcher's environment (Open MPI, MPICH/Hydra), else 1. */
@@ -108,6 +165,7 @@ rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
                        size_t errlen) {
   rp_status s = RP_OK;
   pthread_mutex_lock(&start_mu);
+  int was = started;
   if (!started) {
 #ifdef RP_STARPU_MPI
     if (mpi) {
@@ -147,6 +205,11 @@ rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
     s = RP_ENOTSUP;
   }
 #endif
+  if (s == RP_OK && started > 0 && !was) {
+    pthread_mutex_lock(&gate_mu);
+    gate(); /* idle until there is work (rp__sp_busy, rp__sp_ready) */
+    pthread_mutex_unlock(&gate_mu);
+  }
   *rank = mpi ? my_rank : 0;
   *nranks = mpi ? world : 1;
   pthread_mutex_unlock(&start_mu);

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "reprise/kernel.h"
 #include "rp_starpu.h"
 #include "util.h"
@@ -209,6 +210,61 @@ Test(starpu, jacobi_rebind_and_many_replays, .timeout = 120) {
   rp_graph_destroy(g);
 }
 
+static double process_cpu_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* StarPU's workers poll for tasks in a tight loop (non-blocking drivers):
+ * the backend pauses them while no launch is in flight, so an idle exec
+ * costs no CPU (two polling workers would burn ~600 ms in 300 ms). The
+ * task bodies' CPU time is counted. */
+Test(starpu, workers_idle_between_launches, .timeout = 60) {
+  jctx c;
+  memset(&c, 0, sizeof c);
+  c.p.n = 64;
+  c.p.steps = 4;
+  c.p.blocks = 2;
+  c.a = malloc(64 * 64 * 8);
+  c.b = malloc(64 * 64 * 8);
+  c.s = malloc(16);
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, ex_jacobi2d_record(g, &c.p, c.a, c.b, c.s));
+  TU_OK(g, rp_graph_end(g));
+  for (unsigned m = 0; m < 2; m++) {
+    j_reset(&c);
+    rp_exec *x = mk(g, modes[m]);
+    rp__starpu_stats st;
+    cr_assert_eq(rp__starpu_stats_get(x, &st), RP_OK);
+    cr_assert_eq(st.body_cpu_us, 0);
+    cr_assert_eq(rp_exec_run(x, 3), RP_OK);
+    cr_assert_eq(rp__starpu_stats_get(x, &st), RP_OK);
+    cr_assert_gt(st.body_cpu_us, 0, "%s: task bodies not timed", modes[m]);
+    double t0 = process_cpu_ms();
+    struct timespec d = {0, 300000000};
+    nanosleep(&d, NULL);
+    double used = process_cpu_ms() - t0;
+    cr_assert_lt(used, 30, "%s: %.1f ms of CPU in 300 ms with no launch in "
+                 "flight: the workers are polling", modes[m], used);
+    /* and they run again at the next launch */
+    cr_assert_eq(rp_exec_run(x, 2), RP_OK);
+    double *ea = malloc(64 * 64 * 8), *eb = malloc(64 * 64 * 8), es[2];
+    ex_jacobi2d_init(&c.p, ea, eb, es);
+    ex_jacobi2d_check(&c.p, 5, ea, eb, es);
+    cr_assert(memcmp(ea, c.a, 64 * 64 * 8) == 0, "%s: 3 + 2 replays",
+              modes[m]);
+    free(ea);
+    free(eb);
+    rp_exec_destroy(x);
+  }
+  rp_graph_destroy(g);
+  free(c.a);
+  free(c.b);
+  free(c.s);
+}
+
 typedef struct hctx {
   ex_heat2d p;
   double *u, *v;
@@ -287,23 +343,37 @@ Test(starpu, heat2d_over_devices_and_recurrence_set_scalar, .timeout = 120) {
   rp_graph_destroy(g);
 }
 
-/* Mode "mpi" lowering, counted for ranks that are not there: every node
- * is lowered by exactly one rank (a copy between ranks by two, as a pack
- * and an unpack), and with the rows per rank fixed (weak scaling) the
- * largest task list of a rank stays the same from 3 ranks to 32. */
+/* Mode "mpi" lowering, counted for ranks that are not there (fake ranks:
+ * the code the backend lowers with, without StarPU or MPI), with the rows
+ * per rank fixed (weak scaling: the graph grows with the ranks).
+ * - every node is lowered by exactly one rank, a copy between ranks by two
+ *   (a pack and send, a receive and unpack);
+ * - a rank other than 0 lowers, accesses, allocates and registers the same
+ *   from 3 ranks to RP_MAX_DEVICES (one device per rank): its work does
+ *   not grow with the ranks;
+ * - rank 0 owns the host: it lowers the same plus one copy per host copy
+ *   with the other end on another rank (the scatter and the gather of the
+ *   whole grid, which the graph gives it), exactly (N - 1) times those of
+ *   2 ranks;
+ * - an image holds only the bytes its accesses touch (its rows and halos),
+ *   not the whole buffer. */
 Test(starpu, mpi_lowering_is_pruned_and_flat_in_ranks, .timeout = 120) {
-  uint32_t most[7] = {0};
-  unsigned ranks[7] = {1, 2, 3, 4, 8, 16, 32};
-  for (unsigned k = 0; k < 7; k++) {
+  enum { NK = 8, ROWS = 6 };
+  unsigned ranks[NK] = {1, 2, 3, 4, 8, 16, 32, RP_MAX_DEVICES};
+  rp__starpu_stats mid[NK], last[NK], first[NK];
+  uint32_t host_cross[NK];
+  for (unsigned k = 0; k < NK; k++) {
     unsigned nr = ranks[k];
     hctx c;
-    rp_graph *g = heat_graph(&c, 6 * (uint64_t)nr, 4, nr, 0);
+    uint64_t n = ROWS * (uint64_t)nr;
+    rp_graph *g = heat_graph(&c, n, 4, nr, 0);
     const rp_backend *ref;
     rp_exec *x;
     cr_assert_eq(rp_backend_find("reference", &ref), RP_OK);
     cr_assert_eq(rp_exec_create(&x, g, ref, NULL), RP_OK);
     const rp_plan *p = rp_exec_plan(x);
-    uint32_t cross = 0, tasks = 0, sends = 0, recvs = 0;
+    uint32_t cross = 0, tasks = 0, sends = 0, recvs = 0, visited = 0;
+    host_cross[k] = 0;
     for (uint32_t v = 0; v < p->nnode; v++) {
       const rp_plan_node *nd = &p->node[v];
       if (nd->type == RP_OP_KERNEL || nd->type == RP_OP_HOST)
@@ -312,21 +382,45 @@ Test(starpu, mpi_lowering_is_pruned_and_flat_in_ranks, .timeout = 120) {
       int s = a[0].space < 0 ? 0 : a[0].space % (int)nr;
       int d = a[1].space < 0 ? 0 : a[1].space % (int)nr;
       cross += s != d;
+      host_cross[k] += s != d && (a[0].space < 0 || a[1].space < 0);
     }
+    double most_us = 0;
     for (unsigned r = 0; r < nr; r++) {
       rp__starpu_stats st;
-      rp__starpu_count(p, (int)r, (int)nr, &st);
+      cr_assert_eq(rp__starpu_count(p, (int)r, (int)nr, &st), RP_OK);
       cr_assert_eq(st.nodes, p->nnode);
+      cr_assert_eq(st.scanned, p->nnode);
       tasks += st.tasks;
       sends += st.sends;
       recvs += st.recvs;
-      if (r > 0 && st.tasks > most[k])
-        most[k] = st.tasks;
+      visited += st.visited;
+      /* images and staging buffers, one handle each */
+      cr_assert_eq(st.handles, st.images + st.sends + st.recvs);
+      if (r == 0)
+        first[k] = st;
+      if (r == 1 % nr)
+        mid[k] = st;
+      if (r == nr - 1)
+        last[k] = st;
       if (nr > 1)
         cr_assert_lt(st.tasks, p->nnode, "rank %u of %u lowers the whole "
                      "graph", r, nr);
+      /* an image: its rank's rows and at most a halo row each side */
+      if (r > 0)
+        cr_assert_leq(st.image_bytes,
+                      (uint64_t)st.images * (ROWS + 2) * n * 8,
+                      "rank %u of %u: %llu image bytes for %u images", r, nr,
+                      (unsigned long long)st.image_bytes, st.images);
+      if (st.lower_us > most_us)
+        most_us = st.lower_us;
     }
+    cr_log_info("%u ranks: %u nodes; rank 0 / 1 / last: %u / %u / %u "
+                "nodes lowered, %u / %u / %u handles; slowest rank found "
+                "its part in %.1f us", nr, p->nnode, first[k].visited,
+                mid[k].visited, last[k].visited, first[k].handles,
+                mid[k].handles, last[k].handles, most_us);
     cr_assert_eq(tasks, p->nnode + cross, "%u ranks", nr);
+    cr_assert_eq(visited, p->nnode + cross, "%u ranks", nr);
     cr_assert_eq(sends, cross);
     cr_assert_eq(recvs, cross);
     rp_exec_destroy(x);
@@ -334,9 +428,32 @@ Test(starpu, mpi_lowering_is_pruned_and_flat_in_ranks, .timeout = 120) {
     free(c.u);
     free(c.v);
   }
-  for (unsigned k = 3; k < 7; k++)
-    cr_assert_eq(most[k], most[2], "largest task list of a rank other than "
-                 "0: %u with %u ranks, %u with 3", most[k], ranks[k],
-                 most[2]);
+  /* from 3 ranks on: rank 1 is interior, the last rank a boundary rank */
+  for (unsigned k = 3; k < NK; k++) {
+    const rp__starpu_stats *a = &mid[k], *b = &mid[2];
+    cr_assert(a->tasks == b->tasks && a->sends == b->sends &&
+              a->recvs == b->recvs && a->visited == b->visited &&
+              a->accesses == b->accesses && a->images == b->images &&
+              a->handles == b->handles,
+              "rank 1 of %u lowers %u nodes (%u tasks, %u accesses, %u "
+              "handles), of 3: %u (%u, %u, %u)", ranks[k], a->visited,
+              a->tasks, a->accesses, a->handles, b->visited, b->tasks,
+              b->accesses, b->handles);
+    a = &last[k];
+    b = &last[2];
+    cr_assert(a->tasks == b->tasks && a->visited == b->visited &&
+              a->accesses == b->accesses && a->handles == b->handles,
+              "last rank of %u: %u nodes, of 3: %u", ranks[k], a->visited,
+              b->visited);
+  }
+  /* rank 0: the same work plus its host copies, which grow as N - 1 */
+  for (unsigned k = 2; k < NK; k++) {
+    cr_assert_eq(host_cross[k], (ranks[k] - 1) * host_cross[1]);
+    cr_assert_eq(first[k].visited - host_cross[k],
+                 first[1].visited - host_cross[1], "rank 0 of %u ranks",
+                 ranks[k]);
+    cr_assert_eq(first[k].tasks - host_cross[k],
+                 first[1].tasks - host_cross[1]);
+  }
 }
 #endif

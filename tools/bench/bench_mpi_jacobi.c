@@ -13,13 +13,21 @@
  * (kernel and local copy costs profiled on rank 0 by the reference
  * replay, transfers between ranks on the net lanes: --net-latency-us and
  * --net-gbps, from bench_mpi_pingpong). Run with mpirun -np 2 or 4
- * (STARPU_NCPU=1: one worker per rank, as the MPI code has one thread). */
+ * (STARPU_NCPU=1: one worker per rank, as the MPI code has one thread).
+ * A run's time is the slowest rank's, from a barrier to its end. Per rank
+ * it also prints each thread's CPU time per timed run, for each code, and
+ * the CPU time of reprise's task bodies (the useful work): on a shared or
+ * oversubscribed machine those say where the time goes. */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <unistd.h>
 #include "examples.h"
 #include "mpi_common.h"
 #include "reprise/analyze.h"
+#include "rp_starpu.h"
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -107,17 +115,172 @@ static double predict(const rp_graph *g, int size, double lat, double gbps) {
   return out;
 }
 
+/* CPU time per thread of this process (Linux /proc/self/task): what each
+ * of the two codes costs in CPU, thread by thread (StarPU's worker and MPI
+ * progress threads, Open MPI's threads), robust where wall time on a
+ * shared machine is not. */
+#define NTH 64
+typedef struct thr {
+  int tid;
+  char comm[24];
+  double cpu_ms[2];  /* [0] during the MPI code's runs, [1] reprise's */
+  long csw[2];       /* context switches (voluntary + not) */
+} thr;
+static thr th[NTH];
+static unsigned nth;
+
+typedef struct snap {
+  int tid[NTH];
+  double ms[NTH];
+  long csw[NTH];
+  unsigned n;
+} snap;
+
+static long status_field(const char *path, const char *key) {
+  FILE *f = fopen(path, "r");
+  char line[256];
+  long v = 0;
+  size_t k = strlen(key);
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, key, k))
+      v += atol(line + k);
+  if (f)
+    fclose(f);
+  return v;
+}
+
+static void take(snap *s) {
+  s->n = 0;
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  double tick = 1e3 / (double)sysconf(_SC_CLK_TCK);
+  while (d && (e = readdir(d)) && s->n < NTH) {
+    if (e->d_name[0] == '.')
+      continue;
+    char path[320], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      continue;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = 0;
+    char *rp = strrchr(buf, ')');
+    unsigned long ut = 0, st = 0;
+    if (!rp || sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                      "%lu %lu", &ut, &st) != 2)
+      continue;
+    int tid = atoi(e->d_name);
+    unsigned i = s->n++;
+    s->tid[i] = tid;
+    s->ms[i] = (double)(ut + st) * tick;
+    snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+    s->csw[i] = status_field(path, "voluntary_ctxt_switches:") +
+                status_field(path, "nonvoluntary_ctxt_switches:");
+    char *lp = strchr(buf, '(');
+    unsigned t;
+    for (t = 0; t < nth && th[t].tid != tid; t++)
+      ;
+    if (t == nth && nth < NTH && lp) {
+      th[nth].tid = tid;
+      size_t cl = (size_t)(rp - lp - 1);
+      if (cl >= sizeof th[nth].comm)
+        cl = sizeof th[nth].comm - 1;
+      memcpy(th[nth].comm, lp + 1, cl);
+      th[nth].comm[cl] = 0;
+      nth++;
+    }
+  }
+  if (d)
+    closedir(d);
+}
+
+static void account(int which, const snap *a, const snap *b) {
+  for (unsigned i = 0; i < b->n; i++) {
+    double ms0 = 0;
+    long c0 = 0;
+    for (unsigned j = 0; j < a->n; j++)
+      if (a->tid[j] == b->tid[i]) {
+        ms0 = a->ms[j];
+        c0 = a->csw[j];
+      }
+    for (unsigned t = 0; t < nth; t++)
+      if (th[t].tid == b->tid[i]) {
+        th[t].cpu_ms[which] += b->ms[i] - ms0;
+        th[t].csw[which] += b->csw[i] - c0;
+      }
+  }
+}
+
+/* Rank 0 prints every rank's threads that used CPU: ms per timed run. */
+static void print_threads(int rank, int size, unsigned runs,
+                          double body_ms) {
+  double mine[NTH * 5];
+  char names[NTH * 24];
+  memset(mine, 0, sizeof mine);
+  memset(names, 0, sizeof names);
+  for (unsigned t = 0; t < nth; t++) {
+    mine[5 * t] = th[t].tid;
+    mine[5 * t + 1] = th[t].cpu_ms[0] / runs;
+    mine[5 * t + 2] = th[t].cpu_ms[1] / runs;
+    mine[5 * t + 3] = (double)th[t].csw[0] / runs;
+    mine[5 * t + 4] = (double)th[t].csw[1] / runs;
+    memcpy(names + 24 * t, th[t].comm, 24);
+  }
+  double *allb = rank == 0 ? malloc(sizeof *allb * (size_t)size) : NULL;
+  MPI_Gather(&body_ms, 1, MPI_DOUBLE, allb, 1, MPI_DOUBLE, 0,
+             MPI_COMM_WORLD);
+  double *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
+  char *an = rank == 0 ? malloc(sizeof names * (size_t)size) : NULL;
+  MPI_Gather(mine, NTH * 5, MPI_DOUBLE, all, NTH * 5, MPI_DOUBLE, 0,
+             MPI_COMM_WORLD);
+  MPI_Gather(names, NTH * 24, MPI_CHAR, an, NTH * 24, MPI_CHAR, 0,
+             MPI_COMM_WORLD);
+  if (rank == 0) {
+    printf("  CPU per timed run, by thread (ms; context switches)\n"
+           "  rank %-16s %10s %8s %10s %8s\n", "thread", "mpi_ms", "csw",
+           "reprise_ms", "csw");
+    for (int r = 0; r < size; r++) {
+      double tot[2] = {0, 0};
+      for (unsigned t = 0; t < NTH; t++) {
+        const double *v = all + (size_t)r * NTH * 5 + 5 * t;
+        tot[0] += v[1];
+        tot[1] += v[2];
+        if (v[1] + v[2] >= 1)
+          printf("  %4d %-16s %10.1f %8.0f %10.1f %8.0f\n", r,
+                 an + (size_t)r * NTH * 24 + 24 * t, v[1], v[3], v[2],
+                 v[4]);
+      }
+      printf("  %4d %-16s %10.1f %8s %10.1f\n", r, "(all threads)", tot[0],
+             "", tot[1]);
+      printf("  %4d %-16s %10s %8s %10.1f\n", r, "(task bodies)", "", "",
+             allb[r]);
+    }
+  }
+  free(all);
+  free(an);
+  free(allb);
+}
+
 static double timed(int which, rp_exec *x, uint64_t n, unsigned steps,
                     double *a, double *b, double *la, double *lb, int rank,
                     int size, int *cnt, int *dsp) {
+  snap s0, s1;
   MPI_Barrier(MPI_COMM_WORLD);
+  take(&s0);
   double t0 = rp_clock_us();
   if (which)
     rp_exec_run(x, 1);
   else
     mpi_run(n, steps, a, b, la, lb, rank, size, cnt, dsp);
+  double t1 = rp_clock_us();
+  take(&s1);
+  account(which, &s0, &s1);
   MPI_Barrier(MPI_COMM_WORLD);
-  return rp_clock_us() - t0;
+  double dt = t1 - t0, all;
+  /* the run ends when the slowest rank ends */
+  MPI_Allreduce(&dt, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return all;
 }
 
 int main(int argc, char **argv) {
@@ -186,10 +349,15 @@ int main(int argc, char **argv) {
     /* one warm-up run each, then alternating timed runs */
     timed(0, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
     timed(1, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
+    memset(th, 0, sizeof th);
+    nth = 0;
+    rp__starpu_stats b0, b1;
+    rp__starpu_stats_get(x, &b0);
     for (unsigned r = 0; r < runs; r++) {
       tm[r] = timed(0, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
       tr[r] = timed(1, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
     }
+    rp__starpu_stats_get(x, &b1);
     qsort(tm, runs, sizeof *tm, cmp_d);
     qsort(tr, runs, sizeof *tr, cmp_d);
     int same = rank != 0 || (!memcmp(a, ma, nn * 8) && !memcmp(b, mb, nn * 8));
@@ -204,6 +372,8 @@ int main(int argc, char **argv) {
              tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
              tr[runs / 2] / tm[runs / 2], same ? "identical" : "DIFFER",
              pred * 1e-3);
+    print_threads(rank, size, runs,
+                  (b1.body_cpu_us - b0.body_cpu_us) * 1e-3 / runs);
     rp_exec_destroy(x);
     rp_graph_destroy(g);
     free(a);
