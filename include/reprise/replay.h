@@ -135,7 +135,11 @@ typedef struct rp_until {
 /** @brief Replay until a value the graph computes says to stop: after each
  * replay (or each @p check_every replays) the value is read, and the loop
  * ends once it satisfies the predicate or @p max_replays have run. Results
- * equal those of the same number of replays one by one.
+ * equal those of the same number of replays one by one. A backend may test
+ * the value itself between replays (cuda, graph mode: one conditional
+ * WHILE node, no host round trip); where it cannot, the host tests it and,
+ * once the call succeeded, rp_exec_error() says why ("cuda: run_until
+ * checks on the host: ..."; empty when nothing was refused).
  * @param done receives the number of replays run (may be NULL).
  * @return RP_OK (converged or not: compare *done with max_replays),
  *   RP_EINVAL (bad predicate: no such buffer, internal, value past its
