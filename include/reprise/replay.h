@@ -46,7 +46,9 @@ typedef struct rp_exec_opts {
                               0: the environment or 1 */
   const char *cuda_update; /**< cuda: how rebind and set_scalar reach the
                               executable graph: "node", "graph" (as
-                              RP_CUDA_UPDATE); NULL: chosen by count */
+                              RP_CUDA_UPDATE); NULL: "node", measured the
+                              cheaper on the H200 even with every node
+                              changed (docs/benchmarks.md) */
   int device_fold;       /**< cuda, without device_map: 1 folds logical
                               GPU devices past the machine's GPUs onto
                               the GPUs present (logical d on GPU d mod
