@@ -208,6 +208,8 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
     rp_exec_destroy(x);
     return NULL;
   }
+  if (!mode && rp_exec_error(x)[0]) /* the backend's note (folding) */
+    printf("%s\n", rp_exec_error(x));
   return x;
 }
 
@@ -295,8 +297,6 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
                                                     &t_par))
     goto out;
   print_plan(g, x);
-  if (rp_exec_error(x)[0])
-    printf("%s\n", rp_exec_error(x));
   bad = snap_diff(&snap, g, o->rtol, &worst);
   chk = bad || !check ? 0 : check(ctx);
   if (!bad && worst > 0)

@@ -1,6 +1,7 @@
 /* CUDA backend for reprise replay: the plan as a CUDA graph built once and
  * replayed. Kernels of CPU-kind devices, host tasks and copies between two
  * host-memory images are host nodes; every other copy is a memcpy node. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "rp_cuda.h"
@@ -315,9 +316,16 @@ static dim3 mkdim(unsigned x, unsigned y, unsigned z) {
 }
 
 /* Block shape from the index space's rank unless the kernel gives one. */
+/* The block shape: the kernel's own, else RP_CUDA_BLOCK="x[,y[,z]]" (for
+ * sweeps: every kernel without its own shape), else by dimensionality. */
 static void geometry(cu_op *o, const rp_kargs *a) {
   const unsigned *bk = o->k->block;
-  if (bk[0] || bk[1] || bk[2])
+  const char *env = getenv("RP_CUDA_BLOCK");
+  unsigned eb[3] = {0, 1, 1};
+  if (env && sscanf(env, "%u,%u,%u", &eb[0], &eb[1], &eb[2]) >= 1 &&
+      eb[0] && eb[1] && eb[2] && !(bk[0] || bk[1] || bk[2]))
+    o->block = mkdim(eb[0], eb[1], eb[2]);
+  else if (bk[0] || bk[1] || bk[2])
     o->block = mkdim(bk[0] ? bk[0] : 1, bk[1] ? bk[1] : 1, bk[2] ? bk[2] : 1);
   else if (a->n[2] > 1)
     o->block = mkdim(32, 4, 4);

@@ -139,7 +139,8 @@ rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
                           cudaGraphNode_t *deps);
 /* rp_cuda_until.c */
 rp_status rp__cu_run_until(void *state, const rp_until *u,
-                           unsigned max_replays, unsigned *done);
+                           unsigned max_replays, unsigned check_every,
+                           unsigned *done);
 void rp__cu_until_free(cu_state *s);
 /* rp_cuda_update.c */
 rp_status rp__cu_rebind(void *state, rp_buf b);

@@ -5,12 +5,21 @@
 #include "rp_cuda_cond.h"
 
 #if CUDART_VERSION >= 12040
-/* After one replay: count it, read the value the replay brought home (in
- * mapped host memory: fetched again, never from a cache), and keep looping
- * while the predicate does not hold and fewer than max replays ran. */
+/* After one replay: count it; every `every` replays read the value the
+ * replay brought home (in mapped host memory: fetched again, never from a
+ * cache); keep looping while the predicate does not hold and fewer than
+ * max replays ran (as the host checks every `every` replays). */
 __global__ void rp_cu_until_cond(cudaGraphConditionalHandle h,
                                  rp_cu_until_dev *d) {
   unsigned n = ++d->count;
+  if (n >= d->max) {
+    cudaGraphSetConditional(h, 0u);
+    return;
+  }
+  if (n % d->every) {
+    cudaGraphSetConditional(h, 1u);
+    return;
+  }
   double v;
   switch (d->type) {
   case 1: v = __int_as_float(__ldcv((const int *)d->val)); break;
@@ -24,7 +33,7 @@ __global__ void rp_cu_until_cond(cudaGraphConditionalHandle h,
               : d->cmp == 2 ? v > d->thr
               : d->cmp == 3 ? v >= d->thr
                             : v < d->thr;
-  cudaGraphSetConditional(h, holds || n >= d->max ? 0u : 1u);
+  cudaGraphSetConditional(h, holds ? 0u : 1u);
 }
 
 extern "C" const void *rp__cu_until_kernel(void) {

@@ -14,6 +14,7 @@ typedef struct rp_cu_until_dev {
   int type, cmp;       /* rp_until_type, rp_until_cmp */
   double thr;
   unsigned max, count;
+  unsigned every;      /* test after every `every` replays */
 } rp_cu_until_dev;
 
 /* The loop kernel (a __global__ taking a cudaGraphConditionalHandle and an

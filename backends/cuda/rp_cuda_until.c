@@ -119,7 +119,8 @@ out:
 }
 
 rp_status rp__cu_run_until(void *state, const rp_until *u,
-                           unsigned max_replays, unsigned *done) {
+                           unsigned max_replays, unsigned check_every,
+                           unsigned *done) {
   cu_state *s = state;
   *done = 0;
   const char *why = unfit(s);
@@ -150,7 +151,7 @@ rp_status rp__cu_run_until(void *state, const rp_until *u,
     s->lgen = s->gen;
   }
   rp_cu_until_dev d = {val, (int)u->type, (int)u->cmp, u->threshold,
-                       max_replays, 0};
+                       max_replays, 0, check_every ? check_every : 1};
   cudaError_t e = cudaMemcpyAsync(s->ldev, &d, sizeof d,
                                   cudaMemcpyHostToDevice, s->main);
   if (e == cudaSuccess)

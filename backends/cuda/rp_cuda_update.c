@@ -145,9 +145,11 @@ rp_status rp__cu_flush(cu_state *s) {
   if (s->ndirty == 0 || !s->exec)
     return RP_OK;
   /* Per node by default: its cost follows the nodes that changed, where
-   * cudaGraphExecUpdate's follows the whole graph; on the H200 neither
-   * was consistently cheaper with all 2000 nodes changed (see
-   * docs/benchmarks.md). RP_CUDA_UPDATE=whole picks the other way. */
+   * cudaGraphExecUpdate's follows the whole graph and needs the template
+   * nodes set first; on the H200, with all 2000 nodes changed, per node
+   * cost 0.570-1.240 us against 0.809-1.605 us for template setters +
+   * ExecUpdate (docs/benchmarks.md), so no count makes the whole-graph
+   * path cheaper. RP_CUDA_UPDATE=whole picks it anyway. */
   bool whole = !s->has_child && s->update == 2;
   cudaError_t e = cudaErrorUnknown;
   if (whole)

@@ -190,14 +190,16 @@ struct rp_backend {
    * spaces live in different processes needs RP_BACKEND_SEPARATE_IMAGES,
    * say. NULL: none. */
   unsigned (*exec_flags)(const rp_exec_opts *o);
-  /** Optional: replay until predicate @p u holds or @p max_replays have
-   * run, testing it after every replay without the host (a CUDA
-   * conditional WHILE node, say); *done receives the replays run. The core
-   * has checked @p u and waited for launched replays; @p max_replays > 0.
-   * RP_ENOTSUP (with rp_exec_set_error() saying why): the core checks on
-   * the host instead, every check_every replays. NULL: always the host. */
+  /** Optional: replay until predicate @p u holds (tested after every
+   * @p check_every replays, >= 1) or @p max_replays have run, without the
+   * host between replays (a CUDA conditional WHILE node, say); *done
+   * receives the replays run. The core has checked @p u and waited for
+   * launched replays; @p max_replays > 0. RP_ENOTSUP, before running
+   * anything (with rp_exec_set_error() saying why): the core checks on the
+   * host instead. NULL: always the host. */
   rp_status (*run_until)(void *state, const rp_until *u,
-                         unsigned max_replays, unsigned *done);
+                         unsigned max_replays, unsigned check_every,
+                         unsigned *done);
 };
 
 /** @brief The graph being executed: the one given to rp_exec_create(), or

@@ -46,7 +46,9 @@ typedef struct rp_exec_opts {
                               0: the environment or 1 */
   const char *cuda_update; /**< cuda: how rebind and set_scalar reach the
                               executable graph: "node", "graph" (as
-                              RP_CUDA_UPDATE); NULL: chosen by count */
+                              RP_CUDA_UPDATE); NULL: "node", measured the
+                              cheaper on the H200 even with every node
+                              changed (docs/benchmarks.md) */
   int device_fold;       /**< cuda, without device_map: 1 folds logical
                               GPU devices past the machine's GPUs onto
                               the GPUs present (logical d on GPU d mod
@@ -154,7 +156,11 @@ typedef struct rp_until {
 /** @brief Replay until a value the graph computes says to stop: after each
  * replay (or each @p check_every replays) the value is read, and the loop
  * ends once it satisfies the predicate or @p max_replays have run. Results
- * equal those of the same number of replays one by one.
+ * equal those of the same number of replays one by one. A backend may test
+ * the value itself between replays (cuda, graph mode: one conditional
+ * WHILE node, no host round trip); where it cannot, the host tests it and,
+ * once the call succeeded, rp_exec_error() says why ("cuda: run_until
+ * checks on the host: ..."; empty when nothing was refused).
  * @param done receives the number of replays run (may be NULL).
  * @return RP_OK (converged or not: compare *done with max_replays),
  *   RP_EINVAL (bad predicate: no such buffer, internal, value past its

@@ -52,7 +52,7 @@ rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
     /* The backend tests the predicate itself, after every replay. */
     x->batch++;
     x->launched_iters = max_replays;
-    s = x->be->run_until(x->state, u, max_replays, &n);
+    s = x->be->run_until(x->state, u, max_replays, k, &n);
     if (s != RP_ENOTSUP) {
       x->last_us = rp__now_us() - t0;
       if (done)

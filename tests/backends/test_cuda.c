@@ -309,6 +309,51 @@ Test(backend_cuda, rebind_to_unpinnable_memory, .timeout = 60) {
   }
 }
 
+/* A rebind behind a 3-d (partial box) memcpy node, which CUDA does not
+ * update in place: the backend instantiates the graph again (and notes
+ * it); results follow the new array in both update paths. */
+Test(backend_cuda, rebind_behind_a_box_copy, .timeout = 60) {
+  const rp_backend *be = need_gpu();
+  enum { R = 37, C = 53 };
+  static const char *ups[] = {"node", "graph"};
+  float *h = malloc(sizeof(float) * R * C);
+  float *h2 = malloc(sizeof(float) * R * C);
+  for (unsigned u = 0; u < 2; u++) {
+    rp_graph *g;
+    rp_buf b;
+    TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
+    TU_OK(g, rp_buffer_register_2d(g, "M", h, R, C, sizeof(float), &b));
+    TU_OK(g, rp_record_copy_to_device(g, rp_whole(b), 0, NULL, NULL));
+    rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(C)};
+    TU_OK(g, rp_record_kernel(g, &tc_grid2, 0, rp_dims3(C, R, 1), args,
+                              NULL, NULL));
+    TU_OK(g, rp_record_copy_to_host(g, rp_box2(b, 4, 29, 6, 40), 0, NULL,
+                                    NULL));
+    TU_OK(g, rp_graph_end(g));
+    rp_exec_opts o = RP_EXEC_OPTS_INIT;
+    o.cuda_update = ups[u];
+    rp_exec *x = NULL;
+    TU_OK(g, rp_exec_create(&x, g, be, &o));
+    for (unsigned i = 0; i < R * C; i++)
+      h[i] = (float)(i % 97);
+    run_ok(x, 1);
+    for (unsigned i = 0; i < R * C; i++)
+      h2[i] = (float)(i % 89);
+    TU_OK(g, rp_exec_rebind(x, b, h2, sizeof(float) * R * C));
+    run_ok(x, 1);
+    cr_log_info("box rebind, %s: %s", ups[u],
+                rp_exec_error(x)[0] ? rp_exec_error(x) : "updated in place");
+    for (unsigned i = 0; i < R * C; i++) /* the reference, on h */
+      h[i] = (float)(i % 89);
+    TU_OK(g, rp_replay_reference(g, 1));
+    cr_assert_eq(memcmp(h2, h, sizeof(float) * R * C), 0, "%s", ups[u]);
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+  }
+  free(h);
+  free(h2);
+}
+
 /* bump A, then the invalid kernel on B, then bump C. */
 static rp_graph *bad_graph(uint8_t *a, uint8_t *b, uint8_t *c) {
   rp_graph *g;
