@@ -493,7 +493,11 @@ RP_API rp_status rp_graph_read_json(rp_graph **out, FILE *fp, char *err,
 
 /** Reading flags. */
 enum {
-  RP_READ_STRICT = 1u << 0 /**< an unknown key is an error (RP_EPARSE) */
+  RP_READ_STRICT = 1u << 0, /**< an unknown key is an error (RP_EPARSE) */
+  /** Derive the edges again from the accesses even when the file's
+   * "edges_check" matches (by default the saved edges of a file whose check
+   * matches are loaded as they are; docs/format.md). */
+  RP_READ_DERIVE = 1u << 1
 };
 
 /** Options of rp_graph_read_json_opts(); start from RP_READ_OPTS_INIT. */

@@ -18,4 +18,8 @@ rp_status rp__json_key(const rp_read_opts *o, const char *path,
                        const char *key, const char *const *known, char *msg,
                        size_t cap);
 
+/* Bytes the graph reader reads at a time (record/json.c; tests make it
+ * small to put chunk boundaries inside every token). */
+extern size_t rp__json_chunk;
+
 #endif
