@@ -439,3 +439,61 @@ Test(json_stream, read_flags) {
                RP_EINVAL);
   fclose(fp);
 }
+
+/* ---- the fast path ------------------------------------------------------ */
+
+/* Loads with the fast path on or off: status and message. */
+static rp_status load_path(const char *s, size_t len, int fast, char *err,
+                           size_t errlen, char **saved) {
+  rp__json_fast = fast;
+  rp_graph *h = NULL;
+  warns w = {0, ""};
+  rp_status st = load(s, len, 0, &h, err, errlen, &w);
+  rp__json_fast = 1;
+  *saved = NULL;
+  if (st == RP_OK) {
+    *saved = save(h, NULL);
+    rp_graph_destroy(h);
+  }
+  return st;
+}
+
+/* The scanner for operations and edges as written and the cJSON path give
+ * the same graphs, and on damaged files the same statuses and messages:
+ * the scanner accepts nothing the cJSON path refuses. */
+Test(json_stream, fast_path_same_as_cjson) {
+  tu_random r;
+  rp_graph *g = random_graph(7, 40, &r);
+  rp_node_set_cost(g, 3, 1.0 / 3.0);
+  size_t n;
+  char *s = save(g, &n);
+  char e1[512], e2[512], *a, *b;
+  cr_assert_eq(load_path(s, n, 1, e1, sizeof e1, &a), RP_OK, "%s", e1);
+  cr_assert_eq(load_path(s, n, 0, e2, sizeof e2, &b), RP_OK, "%s", e2);
+  cr_assert_str_eq(a, s);
+  cr_assert_str_eq(b, s);
+  free(a);
+  free(b);
+  static const char subst[] = "\"{]:9-\\x0 e.";
+  unsigned failed = 0;
+  for (size_t k = 0; k < n; k += 31) {
+    for (const char *c = subst; *c; c++) {
+      char keep = s[k];
+      s[k] = *c;
+      rp_status x = load_path(s, n, 1, e1, sizeof e1, &a);
+      rp_status y = load_path(s, n, 0, e2, sizeof e2, &b);
+      cr_assert_eq(x, y, "byte %zu '%c': %s vs %s", k, *c, e1, e2);
+      if (x == RP_OK)
+        cr_assert_str_eq(a, b, "byte %zu '%c'", k, *c);
+      else
+        cr_assert_str_eq(e1, e2, "byte %zu '%c'", k, *c);
+      failed += x != RP_OK;
+      free(a);
+      free(b);
+      s[k] = keep;
+    }
+  }
+  cr_assert_gt(failed, 50);
+  free(s);
+  tu_random_free(&r);
+}
