@@ -1364,7 +1364,7 @@ static int f_key(const char **c, const char *const *keys) {
   if (!f_str(c, &a, &n) || !f_lit(c, ':'))
     return -1;
   for (int k = 0; keys[k]; k++)
-    if (f_is(a, n, keys[k]))
+    if (n && keys[k][0] == a[0] && f_is(a, n, keys[k]))
       return k;
   return -1;
 }
