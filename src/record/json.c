@@ -2041,6 +2041,8 @@ static rp_status load_all(rd *r) {
         edges_check(r->g, r->fe, r->nfe) == r->check) {
       if ((s = rp__load_edges(r->g, r->fe, r->nfe)))
         return bad(r, s, "%s", rp_graph_error(r->g));
+      free(r->fe); /* copied: not held while the graph ends */
+      r->fe = NULL;
     } else {
       if (r->opts && r->opts->warn)
         r->opts->warn(r->opts->user, "edges_check: the saved edges do not "
