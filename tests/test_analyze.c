@@ -789,3 +789,81 @@ Test(analyze, compute_units_are_lanes_taken_in_turn) {
   cr_assert_eq(rp_analyze(g, &o, &an), RP_EINVAL);
   rp_graph_destroy(g);
 }
+
+/* A trace in parts: each part a trace of its own with every lane's track,
+ * the parts' events together the whole trace's, in the same order, every
+ * operation once. */
+Test(analyze, trace_parts_cover_the_whole_trace) {
+  rp_graph *g = NULL;
+  cr_assert_eq(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE), RP_OK);
+  rp_buffer_desc d = {"A", NULL, 1 << 16, 4, 0, {0, 0, 0}};
+  rp_buf b;
+  cr_assert_eq(rp_buffer_add(g, &d, &b), RP_OK);
+  for (unsigned i = 0; i < 2500; i++) {
+    rp_arg arg = rp_arg_buf(rp_bytes(b, (i % 16) * 4096, 4096));
+    cr_assert_eq(rp_record_kernel(g, &k_io, (int)(i % 3), rp_dims3(1, 1, 1),
+                                  &arg, NULL, NULL), RP_OK);
+  }
+  cr_assert_eq(rp_graph_end(g), RP_OK);
+  rp_analysis *a = analyze(g, NULL);
+  cr_assert_eq(rp_analysis_trace_parts(a, 1000), 3);
+  cr_assert_eq(rp_analysis_trace_parts(a, 2500), 1);
+  cr_assert_eq(rp_analysis_trace_parts(a, 0), 1);
+  char *whole = write_mem(a, rp_analysis_write_trace);
+  cJSON *w = cJSON_Parse(whole);
+  cr_assert_not_null(w);
+  const cJSON *wev = cJSON_GetObjectItem(w, "traceEvents"), *we;
+  /* The whole trace's events, in order. */
+  const cJSON *first_x = NULL;
+  cJSON_ArrayForEach(we, wev) if (!strcmp(str(we, "ph"), "X")) {
+    first_x = we;
+    break;
+  }
+  cr_assert_not_null(first_x);
+  static unsigned char seen[2500];
+  memset(seen, 0, sizeof seen);
+  unsigned total = 0;
+  const cJSON *next = first_x;
+  for (uint32_t k = 0; k < 3; k++) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    cr_assert_eq(rp_analysis_write_trace_part(a, fp, k * 1000, 1000), RP_OK);
+    fclose(fp);
+    cJSON *j = cJSON_Parse(buf);
+    cr_assert_not_null(j, "part %u is not JSON", k);
+    const cJSON *e;
+    unsigned x = 0, lanes = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "traceEvents")) {
+      if (!strcmp(str(e, "ph"), "M")) {
+        lanes += !strcmp(str(e, "name"), "thread_name");
+        continue;
+      }
+      rp_node n = (rp_node)num(cJSON_GetObjectItem(e, "args"), "id");
+      cr_assert(n < 2500 && !seen[n], "op %u twice", n);
+      seen[n] = 1;
+      /* The same event as the whole trace's next one. */
+      cr_assert_not_null(next);
+      char *p1 = cJSON_PrintUnformatted(e), *p2 = cJSON_PrintUnformatted(next);
+      cr_assert_str_eq(p1, p2);
+      free(p1);
+      free(p2);
+      next = next->next;
+      x++;
+    }
+    cr_assert_eq(lanes, 3, "part %u: %u lane tracks", k, lanes);
+    cr_assert_eq(x, k < 2 ? 1000u : 500u);
+    total += x;
+    cJSON_Delete(j);
+    free(buf);
+  }
+  cr_assert_eq(total, 2500);
+  cr_assert_null(next);
+  FILE *fp = fopen("/dev/null", "w");
+  cr_assert_eq(rp_analysis_write_trace_part(a, fp, 2501, 1), RP_EINVAL);
+  fclose(fp);
+  cJSON_Delete(w);
+  free(whole);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}

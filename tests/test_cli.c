@@ -201,3 +201,43 @@ Test(cli, analyze_split_advice) {
   expect("analyze --split 'jacobi 0:y:0' " JACOBI, 0,
          "split: no kernel declared splittable", NULL);
 }
+
+/* A trace over --trace-events operations comes as numbered files, each a
+ * trace of its own; at or under the limit, one file as asked. --strict
+ * stays a flag (it once fell through into --compute-units). */
+Test(cli, trace_split_into_numbered_files) {
+  char dir[] = "/tmp/rp_cli_traceXXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char args[512], path[600];
+  snprintf(args, sizeof args, "analyze --strict --trace %s/t.json "
+           "--trace-events 3 " JACOBI, dir);
+  expect(args, 0, "critical path", "written as 3 files of at most 3");
+  unsigned events = 0;
+  for (int k = 1; k <= 4; k++) {
+    snprintf(path, sizeof path, "%s/t.%d.json", dir, k);
+    FILE *fp = fopen(path, "rb");
+    if (k == 4) {
+      cr_assert_null(fp, "a fourth part");
+      break;
+    }
+    cr_assert_not_null(fp, "no %s", path);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, fp);
+    text[n] = '\0';
+    fclose(fp);
+    for (const char *p = text; (p = strstr(p, "\"ph\": \"X\"")); p++)
+      events++;
+    cr_assert(strstr(text, "\"thread_name\""), "%s", path);
+    unlink(path);
+  }
+  cr_assert_eq(events, 7);
+  snprintf(args, sizeof args, "analyze --trace %s/t.json --trace-events 7 "
+           JACOBI, dir);
+  expect(args, 0, NULL, NULL);
+  snprintf(path, sizeof path, "%s/t.json", dir);
+  cr_assert_eq(access(path, R_OK), 0);
+  unlink(path);
+  snprintf(args, sizeof args, "analyze --trace-events 0 " JACOBI);
+  expect(args, 2, NULL, "--trace-events");
+  rmdir(dir);
+}

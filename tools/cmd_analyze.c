@@ -29,7 +29,14 @@ static void usage(FILE *fp) {
           "                      kernels taken in turn (default 1)\n"
           "  --dot OUT           write Graphviz dot of the schedule to OUT\n"
           "  --trace OUT         write a Chrome trace-event timeline to OUT "
-          "(Perfetto)\n"
+          "(Perfetto);\n"
+          "                      over --trace-events operations, as "
+          "numbered files\n"
+          "                      OUT.1.json, OUT.2.json, ... (OUT less its "
+          ".json)\n"
+          "  --trace-events N    operations per trace file (default "
+          "500000: the viewers\n"
+          "                      stop at about 1 M events or 256 MB)\n"
           "  --svg OUT           write an SVG Gantt chart to OUT\n"
           "  --costs FILE        measured costs of the graph in FILE, applied "
           "by operation\n                      name (the k-th op named X gets "
@@ -86,10 +93,49 @@ static int write_to(const char *path, writer w, const rp_analysis *a) {
   return rc;
 }
 
+/* The trace, in numbered files of at most @p max events when it has more
+ * (not on standard output: one stream stays whole). */
+static int write_trace(const char *path, const rp_analysis *a, uint32_t max,
+                       uint32_t nops) {
+  uint32_t parts = rp_analysis_trace_parts(a, max);
+  if (parts == 1 || !strcmp(path, "-"))
+    return write_to(path, rp_analysis_write_trace, a);
+  size_t len = strlen(path), stem = len;
+  if (len > 5 && !strcmp(path + len - 5, ".json"))
+    stem = len - 5;
+  char *name = malloc(len + 32);
+  if (!name) {
+    fprintf(stderr, "reprise analyze: out of memory\n");
+    return 1;
+  }
+  int rc = 0;
+  for (uint32_t k = 0; k < parts && !rc; k++) {
+    snprintf(name, len + 32, "%.*s.%u.json", (int)stem, path, k + 1);
+    FILE *fp = rp_cli_open_out(name);
+    if (!fp) {
+      rc = 1;
+      break;
+    }
+    rp_status s = rp_analysis_write_trace_part(a, fp, k * max, max);
+    rc = rp_cli_close_out(fp, name);
+    if (s != RP_OK) {
+      fprintf(stderr, "reprise analyze: %s: %s\n", name, rp_strerror(s));
+      rc = 1;
+    }
+  }
+  if (!rc)
+    fprintf(stderr, "reprise analyze: trace of %u operations written as %u "
+            "files of at most %u: %.*s.1.json to %s\n",
+            nops, parts, max, (int)stem,
+            path, name);
+  free(name);
+  return rc;
+}
+
 enum { O_JSON = 256, O_ENGINES, O_H2D, O_D2H, O_P2P, O_KERNEL, O_HOST,
        O_UNITS, O_DOT, O_TRACE, O_SVG, O_STRICT, O_COSTS, O_MODEL,
        O_BACKEND, O_CALIBRATE, O_MODE, O_RANKS, O_NETLAT, O_NETBW,
-       O_SPLIT };
+       O_SPLIT, O_TRACE_EVENTS };
 
 int rp_cmd_analyze(int argc, char **argv) {
   static const struct option opts[] = {
@@ -103,6 +149,7 @@ int rp_cmd_analyze(int argc, char **argv) {
       {"compute-units", required_argument, NULL, O_UNITS},
       {"dot", required_argument, NULL, O_DOT},
       {"trace", required_argument, NULL, O_TRACE},
+      {"trace-events", required_argument, NULL, O_TRACE_EVENTS},
       {"svg", required_argument, NULL, O_SVG},
       {"strict", no_argument, NULL, O_STRICT},
       {"costs", required_argument, NULL, O_COSTS},
@@ -118,6 +165,7 @@ int rp_cmd_analyze(int argc, char **argv) {
       {NULL, 0, NULL, 0}};
   const char *cmd = "analyze";
   const char *dot = NULL, *trace = NULL, *svg = NULL;
+  uint32_t trace_events = RP_TRACE_PART_EVENTS;
   int json = 0, calibrate = 0, c;
   int set_h2d = 0, set_d2h = 0, set_p2p = 0;
   const char *costs = NULL, *model = NULL, *backend = NULL, *split = NULL;
@@ -189,6 +237,11 @@ int rp_cmd_analyze(int argc, char **argv) {
       break;
     case O_HOST:
       bad = rp_cli_number(cmd, "--host-us", optarg, 0, &o.host_us);
+      break;
+    case O_TRACE_EVENTS:
+      if (!(bad = rp_cli_uint(cmd, "--trace-events", optarg, 1, UINT32_MAX,
+                              &k)))
+        trace_events = (uint32_t)k;
       break;
     case O_UNITS:
       if (!(bad = rp_cli_uint(cmd, "--compute-units", optarg, 1, 4096, &k))) {
@@ -264,7 +317,7 @@ int rp_cmd_analyze(int argc, char **argv) {
   if (dot)
     rc |= write_to(dot, rp_analysis_write_dot, a);
   if (trace)
-    rc |= write_to(trace, rp_analysis_write_trace, a);
+    rc |= write_trace(trace, a, trace_events, rp_graph_num_nodes(g));
   if (svg)
     rc |= write_to(svg, rp_analysis_write_svg, a);
   if (split && !rc) {

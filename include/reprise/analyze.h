@@ -370,9 +370,28 @@ RP_API rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp);
 RP_API rp_status rp_analysis_write_dot(const rp_analysis *a, FILE *fp);
 /** @brief Chrome trace-event JSON (opens in Perfetto), a track per lane.
  * Always complete: one event per operation. The trace viewers stop loading
- * JSON traces of about 1 M events or 256 MB; for bigger graphs open the
- * file with Perfetto's trace_processor, or draw the SVG, which merges. */
+ * JSON traces of about 1 M events or 256 MB: for bigger graphs write it in
+ * parts (rp_analysis_write_trace_part(), `reprise analyze --trace`, which
+ * splits beyond RP_TRACE_PART_EVENTS), or draw the SVG, which merges. */
 RP_API rp_status rp_analysis_write_trace(const rp_analysis *a, FILE *fp);
+
+/** Operations per trace file that `reprise analyze --trace` writes before
+ * it splits the trace into numbered files (about 100 MB each). */
+#define RP_TRACE_PART_EVENTS 500000u
+
+/** @brief How many parts a trace of at most @p max_events operations each
+ * takes: ceil(operations / max_events), at least 1 (0: 1). */
+RP_API uint32_t rp_analysis_trace_parts(const rp_analysis *a,
+                                        uint32_t max_events);
+
+/** @brief One part of the trace: the operations @p first to
+ * @p first + @p count - 1 in start order (the schedule's), with the lane
+ * tracks, as a trace file of its own that opens alone; the process is
+ * named after the range. Parts k * max_events, k = 0, 1, ... cover every
+ * operation once. @return RP_OK, RP_EINVAL (first past the operations),
+ * RP_ENOMEM, RP_EIO. */
+RP_API rp_status rp_analysis_write_trace_part(const rp_analysis *a, FILE *fp,
+                                              uint32_t first, uint32_t count);
 /** @brief SVG Gantt chart of the schedule. */
 RP_API rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp);
 

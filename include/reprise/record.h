@@ -508,11 +508,15 @@ RP_API void rp_task_fail(int code, const char *fmt, ...)
  * JSON graph files (format "reprise-graph", version 1) and Graphviz output.
  * @{ */
 
-/** @brief Write @p g as JSON to @p fp. @return RP_OK or RP_EIO. */
+/** @brief Write @p g as JSON to @p fp, with the "edges_check" that lets a
+ * reader load the edges as saved. @return RP_OK, RP_ENOMEM or RP_EIO. */
 RP_API rp_status rp_graph_write_json(const rp_graph *g, FILE *fp);
 
-/** @brief Read a graph file. The result is ended (immutable); its edges are
- * derived again from the accesses. On error nothing is returned and
+/** @brief Read a graph file. The result is ended (immutable). Its edges are
+ * the saved ones when the file's "edges_check" matches what was read (files
+ * written by rp_graph_write_json()), else derived again from the accesses
+ * (docs/format.md). The file is read in chunks, one element at a time. On
+ * error nothing is returned and
  * @p err (if not NULL) receives where and what, e.g.
  * "ops[3].access[1]: region ends past buffer \"A\" (64 bytes)".
  * @return RP_OK, RP_EPARSE, RP_EIO, RP_ENOMEM. */
@@ -521,7 +525,11 @@ RP_API rp_status rp_graph_read_json(rp_graph **out, FILE *fp, char *err,
 
 /** Reading flags. */
 enum {
-  RP_READ_STRICT = 1u << 0 /**< an unknown key is an error (RP_EPARSE) */
+  RP_READ_STRICT = 1u << 0, /**< an unknown key is an error (RP_EPARSE) */
+  /** Derive the edges again from the accesses even when the file's
+   * "edges_check" matches (by default the saved edges of a file whose check
+   * matches are loaded as they are; docs/format.md). */
+  RP_READ_DERIVE = 1u << 1
 };
 
 /** Options of rp_graph_read_json_opts(); start from RP_READ_OPTS_INIT. */

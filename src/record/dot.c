@@ -1,5 +1,6 @@
 /* Graphviz output of a recorded graph. */
 #include "record/graph.h"
+#include "record/out.h"
 
 /* A colour per lane kind, shaded per device. */
 static const char *lane_colour(const rp__op *o) {
@@ -27,51 +28,70 @@ static const char *lane_colour(const rp__op *o) {
 }
 
 /* Writes s as the inside of a dot string. */
-static void put_escaped(FILE *fp, const char *s) {
+static void put_escaped(rp__out *w, const char *s) {
+  const char *run = s;
   for (; *s; s++) {
-    if (*s == '"' || *s == '\\')
-      fputc('\\', fp);
-    if (*s == '\n')
-      fputs("\\n", fp);
-    else
-      fputc(*s, fp);
+    if (*s != '"' && *s != '\\' && *s != '\n')
+      continue;
+    rp__out_mem(w, run, (size_t)(s - run));
+    run = s + 1;
+    rp__out_str(w, *s == '"' ? "\\\"" : *s == '\\' ? "\\\\" : "\\n");
   }
+  rp__out_mem(w, run, (size_t)(s - run));
 }
 
 rp_status rp_graph_write_dot(const rp_graph *g, FILE *fp) {
   if (!g || !fp)
     return RP_EINVAL;
-  fputs("digraph reprise {\n  rankdir=TB;\n"
+  rp__out *w = rp__out_new(fp);
+  if (!w)
+    return RP_ENOMEM;
+  rp__out_str(w, "digraph reprise {\n  rankdir=TB;\n"
         "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\""
-        ", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n",
-        fp);
-  for (uint32_t i = 0; i < g->nop; i++) {
+        ", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n");
+  for (uint32_t i = 0; i < g->nop && !w->bad; i++) {
     const rp__op *o = &g->op[i];
-    fprintf(fp, "  n%u [label=\"%u: ", i, i);
-    put_escaped(fp, o->name);
-    fprintf(fp, "\\n%s", rp_op_type_name(o->type));
-    if (o->type == RP_OP_COPY_D2D)
-      fprintf(fp, " dev %d->%d", o->device, o->dst_device);
-    else if (o->type != RP_OP_HOST)
-      fprintf(fp, " dev %d", o->device);
-    fprintf(fp, "\", fillcolor=\"%s\"%s];\n", lane_colour(o),
-            o->inserted ? ", style=\"rounded,filled,dashed\"" : "");
+    rp__out_str(w, "  n");
+    rp__out_u64(w, i);
+    rp__out_str(w, " [label=\"");
+    rp__out_u64(w, i);
+    rp__out_str(w, ": ");
+    put_escaped(w, o->name);
+    rp__out_str(w, "\\n");
+    rp__out_str(w, rp_op_type_name(o->type));
+    if (o->type == RP_OP_COPY_D2D) {
+      rp__out_str(w, " dev ");
+      rp__out_int(w, o->device);
+      rp__out_str(w, "->");
+      rp__out_int(w, o->dst_device);
+    } else if (o->type != RP_OP_HOST) {
+      rp__out_str(w, " dev ");
+      rp__out_int(w, o->device);
+    }
+    rp__out_str(w, "\", fillcolor=\"");
+    rp__out_str(w, lane_colour(o));
+    rp__out_str(w, o->inserted ? "\", style=\"rounded,filled,dashed\"];\n"
+                               : "\"];\n");
   }
   uint32_t m = rp_graph_num_edges(g);
-  for (uint32_t i = 0; i < m; i++) {
+  for (uint32_t i = 0; i < m && !w->bad; i++) {
     rp_edge e;
     rp_graph_edge(g, i, &e);
-    fprintf(fp, "  n%u -> n%u [label=\"", e.from, e.to);
-    if (e.kind == RP_EDGE_AFTER)
-      fputs("after", fp);
-    else {
-      fprintf(fp, "%s ", e.kind == RP_EDGE_RAW   ? "RAW"
-                         : e.kind == RP_EDGE_WAR ? "WAR"
-                                                 : "WAW");
-      put_escaped(fp, g->buf[e.buf].name);
+    rp__out_str(w, "  n");
+    rp__out_u64(w, e.from);
+    rp__out_str(w, " -> n");
+    rp__out_u64(w, e.to);
+    rp__out_str(w, " [label=\"");
+    if (e.kind == RP_EDGE_AFTER) {
+      rp__out_str(w, "after\", style=dashed];\n");
+      continue;
     }
-    fprintf(fp, "\"%s];\n", e.kind == RP_EDGE_AFTER ? ", style=dashed" : "");
+    rp__out_str(w, e.kind == RP_EDGE_RAW   ? "RAW "
+                   : e.kind == RP_EDGE_WAR ? "WAR "
+                                           : "WAW ");
+    put_escaped(w, g->buf[e.buf].name);
+    rp__out_str(w, "\"];\n");
   }
-  fputs("}\n", fp);
-  return ferror(fp) ? RP_EIO : RP_OK;
+  rp__out_str(w, "}\n");
+  return rp__out_end(w) ? RP_EIO : RP_OK;
 }

@@ -1,5 +1,6 @@
 /* JSON graph files ("reprise-graph", version 1): saving and loading. */
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <cjson/cJSON.h>
 #include "record/graph.h"
 #include "record/json_keys.h"
+#include "record/load.h"
 
 /* Integers in a graph file are JSON numbers, read as doubles: from 2^53 on
  * they may have lost precision already, so they are refused. */
@@ -210,6 +212,95 @@ static void write_op(wr *w, const rp_graph *g, uint32_t i) {
   w_str(w, "]}");
 }
 
+/* ------------------------------------------------------------------------
+ * The edges' check: a 64-bit hash of everything the edges are derived
+ * from (buffer geometry; per operation its type, devices, accesses and
+ * explicit dependencies, in order) and of the edges themselves. Names,
+ * costs and measurements are left out: editing them keeps the saved edges
+ * valid. A reader that finds the same hash over what it loaded installs
+ * the saved edges instead of deriving them again; an edited file (or one
+ * damaged) gets another hash and its edges are derived again. It guards
+ * against accidents, not against a forged file.
+ * ---------------------------------------------------------------------- */
+
+static inline uint64_t hmix(uint64_t h, uint64_t v) {
+  h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+  return h ^ (h >> 29);
+}
+
+static uint64_t hash_nodes(const rp_graph *g) {
+  uint64_t h = hmix(0x7265707269736531ull, g->nbuf);
+  for (uint32_t i = 0; i < g->nbuf; i++) {
+    const rp__buffer *b = &g->buf[i];
+    h = hmix(hmix(hmix(h, b->bytes), b->elem), b->ndims);
+    for (unsigned d = 0; d < b->ndims && d < 3; d++)
+      h = hmix(h, b->dims[d]);
+  }
+  h = hmix(h, g->nop);
+  for (uint32_t i = 0; i < g->nop; i++) {
+    const rp__op *o = &g->op[i];
+    h = hmix(h, (uint64_t)o->type << 48 ^ (uint64_t)(uint16_t)o->device << 32
+                    ^ (uint64_t)(uint16_t)o->dst_device << 16 ^ o->nacc);
+    for (uint32_t k = 0; k < o->nacc; k++) {
+      const rp__access *a = &g->acc[o->acc0 + k];
+      const rp_region *r = &a->region;
+      h = hmix(h, (uint64_t)r->buf << 32 ^ (uint64_t)(uint8_t)a->space << 16
+                      ^ (uint64_t)a->mode << 8 ^ (uint64_t)r->kind);
+      if (r->kind == RP_REGION_BOX) {
+        h = hmix(h, r->ndims);
+        for (unsigned d = 0; d < r->ndims && d < 3; d++)
+          h = hmix(hmix(h, r->lo[d]), r->hi[d]);
+      } else {
+        h = hmix(hmix(h, r->offset), r->bytes);
+      }
+    }
+    h = hmix(h, o->nafter);
+    for (uint32_t k = 0; k < o->nafter; k++)
+      h = hmix(h, g->after[o->after0 + k]);
+  }
+  return h;
+}
+
+static inline uint64_t hash_edge(uint64_t h, const rp_edge *e) {
+  return hmix(hmix(h, (uint64_t)e->from << 32 | e->to),
+              (uint64_t)e->kind << 32 | e->buf);
+}
+
+static uint64_t hash_end(uint64_t h, uint32_t m) {
+  h = hmix(h, m);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
+/* The check of graph @p g (its operations) with edges @p e. */
+static uint64_t edges_check(const rp_graph *g, const rp_edge *e,
+                            uint32_t m) {
+  uint64_t h = hash_nodes(g);
+  for (uint32_t i = 0; i < m; i++)
+    h = hash_edge(h, &e[i]);
+  return hash_end(h, m);
+}
+
+/* Edge i of a graph being written, in (from, to) order: from the
+ * successor CSR once ended (*f is the cursor over sources, from 0), else
+ * from @p sorted. */
+static rp_edge edge_at(const rp_graph *g, const rp_edge *sorted, uint32_t i,
+                       uint32_t *f) {
+  rp_edge e;
+  if (!g->ended)
+    return sorted[i];
+  while (g->succ_off[*f + 1] <= i)
+    (*f)++;
+  e.from = *f;
+  e.to = g->succ[i];
+  e.kind = (rp_edge_kind)(g->ekind[i] >> 30);
+  e.buf = (g->ekind[i] & ((1u << 30) - 1)) - 1;
+  return e;
+}
+
 static int edge_cmp(const void *a, const void *b) {
   const rp_edge *x = a, *y = b;
   if (x->from != y->from)
@@ -243,8 +334,20 @@ rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
   w->fp = fp;
   w->n = 0;
   w->bad = 0;
+  uint64_t hc = hash_nodes(g);
+  for (uint32_t i = 0, f = 0; i < g->nedge; i++) {
+    rp_edge e = edge_at(g, edges, i, &f);
+    hc = hash_edge(hc, &e);
+  }
+  hc = hash_end(hc, g->nedge);
+  char hex[17];
+  for (int k = 0; k < 16; k++)
+    hex[k] = "0123456789abcdef"[(hc >> (60 - 4 * k)) & 15];
+  hex[16] = '\0';
   w_str(w, "{\n  \"format\": \"reprise-graph\",\n  \"version\": 1,\n"
-           "  \"buffers\": [");
+           "  \"edges_check\": \"");
+  w_str(w, hex);
+  w_str(w, "\",\n  \"buffers\": [");
   for (uint32_t i = 0; i < g->nbuf; i++) {
     w_str(w, i ? ",\n" : "\n");
     write_buffer(w, &g->buf[i], i);
@@ -256,17 +359,7 @@ rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
   }
   w_str(w, "],\n  \"edges\": [");
   for (uint32_t i = 0, f = 0; i < g->nedge && !w->bad; i++) {
-    rp_edge e;
-    if (g->ended) { /* the successor CSR, walked in order */
-      while (g->succ_off[f + 1] <= i)
-        f++;
-      e.from = f;
-      e.to = g->succ[i];
-      e.kind = (rp_edge_kind)(g->ekind[i] >> 30);
-      e.buf = (g->ekind[i] & ((1u << 30) - 1)) - 1;
-    } else {
-      e = edges[i];
-    }
+    rp_edge e = edge_at(g, edges, i, &f);
     w_str(w, i ? ",\n" : "\n");
     w_key_u64(w, "    {\"from\": ", e.from);
     w_key_u64(w, ", \"to\": ", e.to);
@@ -286,22 +379,34 @@ rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
     return RP_EIO;
   return RP_OK;
 }
-
 /* ------------------------------------------------------------------------
- * Reading. The whole file is read into memory. A small iterative scanner
- * walks the top-level object and the elements of its arrays; cJSON parses
- * each element (one buffer, one operation) on its own, so memory stays
- * proportional to the file and the graph, and no input can nest deep
- * enough to exhaust the stack.
+ * Reading. The file is read through a window of a few chunks (1 MiB
+ * each): a small iterative scanner walks the top-level object and the
+ * elements of its arrays, and cJSON parses each element (one buffer, one
+ * operation, one edge) on its own. Only the element being read and the
+ * chunk it lies in are held, never the whole text; no input can nest deep
+ * enough to exhaust the stack. Positions are offsets into the window;
+ * the window slides (forgetting what was read, counting its lines) only
+ * between elements.
  * ---------------------------------------------------------------------- */
+
+/* Bytes read per fread (tests set it small to put chunk boundaries
+ * everywhere). */
+size_t rp__json_chunk = 1u << 20;
+/* 0: every element through cJSON (tests compare both paths). */
+int rp__json_fast = 1;
 
 typedef struct span {
   size_t a, b; /* [a, b) of the value; a == b: absent */
 } span;
 
 typedef struct rd {
-  const char *s;
-  size_t n;
+  FILE *fp;
+  char *s;          /* the window; s[n] == '\0' */
+  size_t n, cap;
+  size_t line, col; /* of s[0] */
+  int eof, nul, io, oom; /* input ended: at its end, at a NUL byte, on a
+                            read error (io: errno + 1), out of memory */
   char msg[512];
   rp_graph *g;
   uint32_t *names;  /* open-addressing set of buffer indices, by name */
@@ -311,6 +416,15 @@ typedef struct rd {
   rp_node *after;
   uint32_t cap_after;
   const rp_read_opts *opts; /* unknown keys: warn or refuse (NULL: ignore) */
+  /* Saved edges: trusted when "edges_check" came before "ops" and matches
+   * (then the ops are loaded without deriving hazards). */
+  int trust, has_check, fe_bad, seen_buffers, seen_ops;
+  int quiet;        /* the fast path is trying: bad() records nothing */
+  uint64_t check;
+  rp_edge *fe;
+  uint32_t nfe, cap_fe;
+  char *deferred;   /* "ops" met before "buffers": their text, read later */
+  size_t ndeferred, dline, dcol;
 } rd;
 
 /* The first problem wins: later ones are consequences. */
@@ -320,13 +434,75 @@ static rp_status bad(rd *r, rp_status st, const char *fmt, ...)
 #endif
     ;
 static rp_status bad(rd *r, rp_status st, const char *fmt, ...) {
-  if (!r->msg[0]) {
+  if (!r->msg[0] && !r->quiet) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(r->msg, sizeof r->msg, fmt, ap);
     va_end(ap);
   }
   return st;
+}
+
+/* Reads one more chunk into the window; 0 at the end of the input (or on
+ * a NUL byte, a read error, no memory: the flags say which). */
+static int more(rd *r) {
+  if (r->eof)
+    return 0;
+  size_t want = rp__json_chunk ? rp__json_chunk : 1;
+  if (r->n + want + 1 > r->cap) {
+    size_t cap = r->cap ? r->cap : want + 1;
+    while (cap < r->n + want + 1)
+      cap *= 2;
+    char *q = realloc(r->s, cap);
+    if (!q) {
+      r->oom = r->eof = 1;
+      return 0;
+    }
+    r->s = q;
+    r->cap = cap;
+  }
+  size_t got = fread(r->s + r->n, 1, want, r->fp);
+  if (got == 0) {
+    if (ferror(r->fp))
+      r->io = errno + 1;
+    r->eof = 1;
+    r->s[r->n] = '\0';
+    return 0;
+  }
+  const char *z = memchr(r->s + r->n, '\0', got);
+  if (z) { /* the text ends at the NUL: reaching it is the error */
+    got = (size_t)(z - (r->s + r->n));
+    r->nul = r->eof = 1;
+  }
+  r->n += got;
+  r->s[r->n] = '\0';
+  return got > 0 || !r->eof;
+}
+
+/* 1 if the window ends at or before @p p and the input has no more. */
+static int at_end(rd *r, size_t p) {
+  while (p >= r->n)
+    if (!more(r))
+      return 1;
+  return 0;
+}
+
+/* Forgets the bytes before @p *p once they are more than a chunk, keeping
+ * count of their lines and columns; *p becomes 0. */
+static void slide(rd *r, size_t *p) {
+  size_t k = *p;
+  if (k < rp__json_chunk || k > r->n)
+    return;
+  const char *s = r->s, *e = s + k, *nl;
+  while ((nl = memchr(s, '\n', (size_t)(e - s)))) {
+    r->line++;
+    r->col = 1;
+    s = nl + 1;
+  }
+  r->col += (size_t)(e - s);
+  memmove(r->s, r->s + k, r->n - k + 1);
+  r->n -= k;
+  *p = 0;
 }
 
 /* Reports the keys of object @p j not in @p known (record/json_keys.c). */
@@ -340,7 +516,7 @@ static rp_status check_keys(rd *r, const cJSON *j, const char *path,
 }
 
 static void line_col(const rd *r, size_t pos, size_t *line, size_t *col) {
-  size_t l = 1, c = 1;
+  size_t l = r->line, c = r->col;
   for (size_t i = 0; i < pos && i < r->n; i++) {
     if (r->s[i] == '\n') {
       l++;
@@ -353,51 +529,66 @@ static void line_col(const rd *r, size_t pos, size_t *line, size_t *col) {
   *col = c;
 }
 
-/* A syntax error at byte @p pos. */
+/* A syntax error at byte @p pos (past the end: what ended the input). */
 static rp_status bad_at(rd *r, size_t pos, const char *what) {
   size_t l, c;
   line_col(r, pos, &l, &c);
-  if (pos >= r->n)
+  if (pos >= r->n) {
+    if (r->oom)
+      return bad(r, RP_ENOMEM, "out of memory reading the file");
+    if (r->io)
+      return bad(r, RP_EIO, "read error: %s", strerror(r->io - 1));
+    if (r->nul)
+      return bad(r, RP_EPARSE, "line %zu, column %zu: NUL byte in the file",
+                 l, c);
     return bad(r, RP_EPARSE, "line %zu, column %zu: unexpected end of file "
                "(truncated?)", l, c);
+  }
   return bad(r, RP_EPARSE, "line %zu, column %zu: %s", l, c, what);
 }
 
-static size_t skip_ws(const rd *r, size_t p) {
-  while (p < r->n && (r->s[p] == ' ' || r->s[p] == '\t' ||
-                      r->s[p] == '\n' || r->s[p] == '\r'))
-    p++;
-  return p;
+static size_t skip_ws(rd *r, size_t p) {
+  for (;;) {
+    while (p < r->n && (r->s[p] == ' ' || r->s[p] == '\t' ||
+                        r->s[p] == '\n' || r->s[p] == '\r'))
+      p++;
+    if (p < r->n || !more(r))
+      return p;
+  }
 }
 
 /* Bytes skip_value() stops at: 1 inside strings, 2 also between them. The
- * text holds no NUL before its end, where it stops too. */
+ * window holds no NUL before its end, where it stops too. */
 static const unsigned char stop[256] = {
     ['\0'] = 3, ['"'] = 3, ['\\'] = 1, ['{'] = 2, ['}'] = 2, ['['] = 2,
     [']'] = 2};
 
-/* Finds the end of the value starting at @p p, at nesting @p depth. Only
- * strings and brackets are followed; cJSON validates the rest later. */
+/* Finds the end of the value starting at @p p, at nesting @p depth,
+ * reading more input as needed. Only strings and brackets are followed;
+ * cJSON validates the rest later. */
 static rp_status skip_value(rd *r, size_t p, unsigned depth, size_t *end) {
-  const unsigned char *s = (const unsigned char *)r->s;
-  size_t n = r->n, start = p;
+  size_t start = p;
   unsigned d = 0;
-  if (p >= n)
+  if (at_end(r, p))
     return bad_at(r, p, "");
   do {
-    unsigned char c = s[p];
+    unsigned char c = (unsigned char)r->s[p];
     if (c == '"') {
       for (p++;;) {
+        const unsigned char *s = (const unsigned char *)r->s;
         while (!(stop[s[p]] & 1))
           p++;
-        if (p >= n || s[p] == '"')
+        if (p >= r->n) {
+          if (!more(r))
+            return bad_at(r, p, "");
+          continue;
+        }
+        if (s[p] == '"')
           break;
-        p += 2; /* a backslash and the character it escapes */
-        if (p > n)
-          p = n;
+        if (at_end(r, p + 1)) /* a backslash and the character it escapes */
+          return bad_at(r, r->n, "");
+        p += 2;
       }
-      if (p >= n)
-        return bad_at(r, n, "");
       p++;
     } else if (c == '{' || c == '[') {
       if (depth + ++d > MAX_DEPTH) {
@@ -412,17 +603,26 @@ static rp_status skip_value(rd *r, size_t p, unsigned depth, size_t *end) {
       d--;
       p++;
     } else if (d) {
-      while (!(stop[s[p]] & 2))
-        p++;
+      for (;;) {
+        const unsigned char *s = (const unsigned char *)r->s;
+        while (!(stop[s[p]] & 2))
+          p++;
+        if (p < r->n || !more(r))
+          break;
+      }
     } else {
-      while (p < n && !strchr(" \t\r\n,:]}[{\"", s[p]))
-        p++;
+      for (;;) {
+        while (p < r->n && !strchr(" \t\r\n,:]}[{\"", r->s[p]))
+          p++;
+        if (p < r->n || !more(r))
+          break;
+      }
       if (p == start)
         return bad_at(r, p, "expected a value");
     }
-  } while (d && p < n);
+  } while (d && (p < r->n || more(r)));
   if (d)
-    return bad_at(r, n, "");
+    return bad_at(r, r->n, "");
   *end = p;
   return RP_OK;
 }
@@ -460,8 +660,8 @@ static const char *json_type(const cJSON *j) {
   return "an invalid value";
 }
 
-static const char *span_type(const rd *r, span v) {
-  switch (r->s[v.a]) {
+static const char *span_type(const rd *r, size_t a) {
+  switch (r->s[a]) {
   case '"': return "a string";
   case '{': return "an object";
   case '[': return "an array";
@@ -470,9 +670,6 @@ static const char *span_type(const rd *r, span v) {
   default: return "a number";
   }
 }
-
-/* Member @p key of object @p o (NULL if absent); a key given twice is an
- * error, since which one counts would be a guess. */
 static rp_status get(rd *r, const cJSON *o, const char *path,
                      const char *key, int required, const cJSON **out) {
   const cJSON *found = NULL;
@@ -1038,7 +1235,16 @@ static rp_status load_op(rd *r, const cJSON *j, uint32_t i) {
   /* The cost travels in the prototype: a given cost of 0 stays given. */
   rp_op_opts o = {name, 0, r->after, nafter};
   rp_node node = RP_NONE;
-  if ((s = rp__record_op(r->g, &p, r->acc, nacc, NULL, &o, &node)))
+  if (r->trust) { /* as rp__record_op() checks and stores them */
+    for (uint32_t k = 0; k < nacc; k++)
+      if ((s = rp__region_check(r->g, &r->acc[k].region, "access")))
+        return bad(r, s == RP_ENOMEM ? s : RP_EPARSE, "%s: %s", path,
+                   rp_graph_error(r->g));
+    s = rp__load_op(r->g, &p, r->acc, nacc, r->after, nafter, name, &node);
+  } else {
+    s = rp__record_op(r->g, &p, r->acc, nacc, NULL, &o, &node);
+  }
+  if (s)
     return bad(r, s == RP_ENOMEM ? s : RP_EPARSE, "%s: %s", path,
                rp_graph_error(r->g));
   if (node != i)
@@ -1051,19 +1257,716 @@ static rp_status load_op(rd *r, const cJSON *j, uint32_t i) {
   return RP_OK;
 }
 
+/* --- the fast path: an operation or edge as the writer writes it --- */
+
+/* A hand-written scanner for the elements of "ops" and "edges" in the
+ * shape the writer gives them: known keys, each once, integers as plain
+ * digits, strings without escapes, no "measured". It decides only
+ * whether an element is such a one and valid; anything else (and any
+ * problem) goes to the cJSON path above, which then says what is wrong.
+ * It never accepts what that path refuses, and stores the same values. */
+
+static inline void f_ws(const char **c) {
+  while (**c == ' ' || **c == '\n' || **c == '\t' || **c == '\r')
+    (*c)++;
+}
+
+static inline int f_lit(const char **c, char ch) {
+  f_ws(c);
+  if (**c != ch)
+    return 0;
+  (*c)++;
+  return 1;
+}
+
+/* A string without escapes or control bytes: [*a, *a + *len). */
+static inline int f_str(const char **c, const char **a, size_t *len) {
+  f_ws(c);
+  if (**c != '"')
+    return 0;
+  const unsigned char *q = (const unsigned char *)*c + 1;
+  while (*q >= 0x20 && *q != '"' && *q != '\\')
+    q++;
+  if (*q != '"')
+    return 0;
+  *a = *c + 1;
+  *len = (size_t)((const char *)q - *a);
+  *c = (const char *)q + 1;
+  return 1;
+}
+
+/* An integer in plain digits, at most 15 (below 2^53, as as_uint wants). */
+static inline int f_uint(const char **c, uint64_t *v) {
+  f_ws(c);
+  const char *p = *c;
+  uint64_t x = 0;
+  while (*p >= '0' && *p <= '9' && p - *c < 16)
+    x = x * 10 + (uint64_t)(*p++ - '0');
+  size_t n = (size_t)(p - *c);
+  if (!n || n > 15 || (n > 1 && **c == '0') || *p == '.' || *p == 'e' ||
+      *p == 'E' || (*p >= '0' && *p <= '9'))
+    return 0;
+  *v = x;
+  *c = p;
+  return 1;
+}
+
+/* A JSON number, converted as cJSON converts it (strtod), when the
+ * locale's decimal point is '.'. */
+static int f_num(const char **c, double *v) {
+  f_ws(c);
+  const char *p = *c;
+  if (*p == '-')
+    p++;
+  if (*p == '0')
+    p++;
+  else if (*p >= '1' && *p <= '9')
+    while (*p >= '0' && *p <= '9')
+      p++;
+  else
+    return 0;
+  if (*p == '.') {
+    if (!(*++p >= '0' && *p <= '9'))
+      return 0;
+    while (*p >= '0' && *p <= '9')
+      p++;
+  }
+  if (*p == 'e' || *p == 'E') {
+    p++;
+    if (*p == '+' || *p == '-')
+      p++;
+    if (!(*p >= '0' && *p <= '9'))
+      return 0;
+    while (*p >= '0' && *p <= '9')
+      p++;
+  }
+  char t[64];
+  size_t n = (size_t)(p - *c);
+  if (n >= sizeof t || localeconv()->decimal_point[0] != '.' ||
+      localeconv()->decimal_point[1])
+    return 0;
+  memcpy(t, *c, n);
+  t[n] = '\0';
+  *v = strtod(t, NULL);
+  *c = p;
+  return 1;
+}
+
+static inline int f_is(const char *a, size_t n, const char *lit) {
+  return strlen(lit) == n && !memcmp(a, lit, n);
+}
+
+/* A key and its colon; the key's index in @p keys (NULL-terminated), or
+ * -1 when unknown or not a plain string. */
+static int f_key(const char **c, const char *const *keys) {
+  const char *a;
+  size_t n;
+  if (!f_str(c, &a, &n) || !f_lit(c, ':'))
+    return -1;
+  for (int k = 0; keys[k]; k++)
+    if (n && keys[k][0] == a[0] && f_is(a, n, keys[k]))
+      return k;
+  return -1;
+}
+
+/* A list of 1 to 3 integers. */
+static int f_dims(const char **c, uint64_t v[3], unsigned *n) {
+  if (!f_lit(c, '['))
+    return 0;
+  *n = 0;
+  do {
+    if (*n == 3 || !f_uint(c, &v[*n]))
+      return 0;
+    (*n)++;
+  } while (f_lit(c, ','));
+  return f_lit(c, ']');
+}
+
+static const char *const f_acc_keys[] = {"buffer", "space", "mode", "offset",
+                                         "bytes", "box", NULL};
+static const char *const f_box_keys[] = {"lo", "hi", NULL};
+
+/* One access (its role is checked once the op's type is known). */
+static int f_access(rd *r, const char **c, rp__access *a) {
+  uint64_t buf = 0, off = 0, len = 0, lo[3] = {0}, hi[3] = {0};
+  unsigned nlo = 0, nhi = 0, seen = 0;
+  const char *sp = NULL, *md = NULL;
+  size_t nsp = 0, nmd = 0;
+  if (!f_lit(c, '{'))
+    return 0;
+  do {
+    int k = f_key(c, f_acc_keys);
+    if (k < 0 || seen & 1u << k)
+      return 0;
+    seen |= 1u << k;
+    int ok = k == 0   ? f_uint(c, &buf)
+             : k == 1 ? f_str(c, &sp, &nsp)
+             : k == 2 ? f_str(c, &md, &nmd)
+             : k == 3 ? f_uint(c, &off)
+             : k == 4 ? f_uint(c, &len)
+                      : 0;
+    if (k == 5) {
+      unsigned bs = 0;
+      if (!f_lit(c, '{'))
+        return 0;
+      do {
+        int b = f_key(c, f_box_keys);
+        if (b < 0 || bs & 1u << b ||
+            !f_dims(c, b ? hi : lo, b ? &nhi : &nlo))
+          return 0;
+        bs |= 1u << b;
+      } while (f_lit(c, ','));
+      ok = bs == 3 && f_lit(c, '}');
+    }
+    if (!ok)
+      return 0;
+  } while (f_lit(c, ','));
+  if (!f_lit(c, '}') || (seen & 7) != 7 || buf >= r->g->nbuf || nsp > 15)
+    return 0;
+  char space[16];
+  memcpy(space, sp, nsp);
+  space[nsp] = '\0';
+  if (parse_space(r, space, "", &a->space))
+    return 0;
+  a->mode = f_is(md, nmd, "in")      ? RP_IN
+            : f_is(md, nmd, "out")   ? RP_OUT
+            : f_is(md, nmd, "inout") ? RP_INOUT
+                                     : RP_SCALAR;
+  if (a->mode == RP_SCALAR)
+    return 0;
+  const rp__buffer *b = &r->g->buf[buf];
+  int has_off = !!(seen & 8), has_len = !!(seen & 16), has_box = !!(seen & 32);
+  if (has_off != has_len || (has_box && has_off))
+    return 0;
+  if (has_off) {
+    if (off > b->bytes || len > b->bytes - off)
+      return 0;
+    a->region = rp_bytes((rp_buf)buf, off, len);
+  } else if (!has_box) {
+    a->region = rp_bytes((rp_buf)buf, 0, b->bytes);
+  } else {
+    if (!b->ndims || nlo != b->ndims || nhi != b->ndims)
+      return 0;
+    for (unsigned d = 0; d < nlo; d++)
+      if (lo[d] > hi[d] || hi[d] > b->dims[d])
+        return 0;
+    a->region = rp_box((rp_buf)buf, nlo, lo, hi);
+  }
+  return 1;
+}
+
+enum { F_ID, F_NAME, F_TYPE, F_DEVICE, F_SRC, F_DST, F_KERNEL, F_SPACE,
+       F_COST, F_INSERTED, F_ACCESS, F_AFTER };
+static const char *const f_op_keys[] = {
+    "id", "name", "type", "device", "src_device", "dst_device", "kernel",
+    "space", "cost_us", "inserted", "access", "after", NULL};
+
+/* Operation i at [c, e): RP_OK or the recording's error in *st, and 1;
+ * 0 to leave it to the cJSON path. */
+static int fast_op(rd *r, const char *c, const char *e, uint32_t i,
+                   rp_status *st) {
+  uint64_t id = 0, dev = 0, src = 0, dst = 0, sp[3] = {1, 1, 1};
+  unsigned nsp = 0, seen = 0;
+  const char *name = NULL, *kern = NULL;
+  size_t nname = 0, nkern = 0;
+  uint32_t nacc = 0, nafter = 0;
+  rp__op p;
+  memset(&p, 0, sizeof p);
+  p.cost_us = -1;
+  int type = -1;
+  if (!f_lit(&c, '{'))
+    return 0;
+  do {
+    int k = f_key(&c, f_op_keys);
+    if (k < 0 || seen & 1u << k)
+      return 0;
+    seen |= 1u << k;
+    const char *a;
+    size_t n;
+    switch (k) {
+    case F_ID:
+      if (!f_uint(&c, &id) || id != i)
+        return 0;
+      break;
+    case F_NAME:
+      if (!f_str(&c, &name, &nname))
+        return 0;
+      break;
+    case F_TYPE:
+      if (!f_str(&c, &a, &n))
+        return 0;
+      for (int t = 0; t < 5; t++)
+        if (f_is(a, n, type_names[t]))
+          type = t;
+      if (type < 0)
+        return 0;
+      break;
+    case F_DEVICE:
+    case F_SRC:
+    case F_DST:
+      if (!f_uint(&c, k == F_DEVICE ? &dev : k == F_SRC ? &src : &dst))
+        return 0;
+      break;
+    case F_KERNEL:
+      if (!f_str(&c, &kern, &nkern))
+        return 0;
+      break;
+    case F_SPACE:
+      if (!f_dims(&c, sp, &nsp))
+        return 0;
+      break;
+    case F_COST:
+      if (!f_num(&c, &p.cost_us) || !isfinite(p.cost_us) || p.cost_us < 0)
+        return 0;
+      break;
+    case F_INSERTED:
+      f_ws(&c);
+      if (!strncmp(c, "true", 4))
+        p.inserted = true, c += 4;
+      else if (!strncmp(c, "false", 5))
+        c += 5;
+      else
+        return 0;
+      break;
+    case F_ACCESS:
+      if (!f_lit(&c, '['))
+        return 0;
+      if (!f_lit(&c, ']')) {
+        do {
+          if (rp__grow((void **)&r->acc, &r->cap_acc, nacc + 1,
+                       sizeof *r->acc))
+            return 0;
+          memset(&r->acc[nacc], 0, sizeof r->acc[nacc]);
+          if (!f_access(r, &c, &r->acc[nacc]))
+            return 0;
+          nacc++;
+        } while (f_lit(&c, ','));
+        if (!f_lit(&c, ']'))
+          return 0;
+      }
+      break;
+    case F_AFTER:
+      if (!f_lit(&c, '['))
+        return 0;
+      if (!f_lit(&c, ']')) {
+        do {
+          uint64_t v;
+          if (rp__grow((void **)&r->after, &r->cap_after, nafter + 1,
+                       sizeof *r->after) ||
+              !f_uint(&c, &v) || v >= i)
+            return 0;
+          r->after[nafter++] = (rp_node)v;
+        } while (f_lit(&c, ','));
+        if (!f_lit(&c, ']'))
+          return 0;
+      }
+      break;
+    }
+  } while (f_lit(&c, ','));
+  if (!f_lit(&c, '}') || (f_ws(&c), c != e) || !(seen & 1u << F_ID) ||
+      type < 0 || !(seen & 1u << F_ACCESS))
+    return 0;
+  p.type = (rp_op_type)type;
+  int has_dev = !!(seen & 1u << F_DEVICE);
+  /* load_devices() and load_kernel_fields(), as conditions. */
+  if (p.type != RP_OP_COPY_D2D && seen & (1u << F_SRC | 1u << F_DST))
+    return 0;
+  if (p.type != RP_OP_KERNEL && seen & (1u << F_KERNEL | 1u << F_SPACE))
+    return 0;
+  if (p.type == RP_OP_HOST) {
+    p.device = p.dst_device = 0;
+  } else if (p.type != RP_OP_COPY_D2D) {
+    if (!has_dev || dev >= RP_MAX_DEVICES)
+      return 0;
+    p.device = p.dst_device = (int)dev;
+  } else {
+    if ((has_dev && (dev >= RP_MAX_DEVICES || dev != src)) ||
+        !(seen & 1u << F_SRC) || !(seen & 1u << F_DST) ||
+        src >= RP_MAX_DEVICES || dst >= RP_MAX_DEVICES || src == dst)
+      return 0;
+    p.device = (int)src;
+    p.dst_device = (int)dst;
+  }
+  if (p.type == RP_OP_KERNEL) {
+    for (unsigned k = 0; k < 3; k++)
+      if (!sp[k])
+        sp[k] = 1;
+    p.space = rp_dims3(sp[0], sp[1], sp[2]);
+  }
+  if (p.type != RP_OP_KERNEL && p.type != RP_OP_HOST && nacc != 2)
+    return 0;
+  for (uint32_t k = 0; k < nacc; k++)
+    if (check_role(r, &p, &r->acc[k], k, ""))
+      return 0;
+  /* The strings end where their quotes are, for as long as they are
+   * needed (the text is not read again). */
+  char *nend = name ? (char *)name + nname : NULL;
+  char *kend = kern ? (char *)kern + nkern : NULL;
+  if (nend)
+    *nend = '\0';
+  if (kend)
+    *kend = '\0';
+  p.kernel_name = (char *)kern;
+  rp_op_opts o = {name, 0, r->after, nafter};
+  rp_node node = RP_NONE;
+  rp_status s = RP_OK;
+  if (r->trust) {
+    for (uint32_t k = 0; k < nacc && !s; k++)
+      s = rp__region_check(r->g, &r->acc[k].region, "access");
+    if (!s)
+      s = rp__load_op(r->g, &p, r->acc, nacc, r->after, nafter, name, &node);
+  } else {
+    s = rp__record_op(r->g, &p, r->acc, nacc, NULL, &o, &node);
+  }
+  if (nend)
+    *nend = '"';
+  if (kend)
+    *kend = '"';
+  r->quiet = 0;
+  if (s)
+    *st = bad(r, s == RP_ENOMEM ? s : RP_EPARSE, "ops[%u]: %s", i,
+              rp_graph_error(r->g));
+  else if (node != i)
+    *st = bad(r, RP_EPARSE, "ops[%u]: recorded as node %u", i, node);
+  else
+    *st = RP_OK;
+  return 1;
+}
+
+static const char *const f_edge_keys[] = {"from", "to", "kind", "buffer",
+                                          NULL};
+
+/* Edge i at [c, e): 1 when it is one as written (then kept, if the saved
+ * edges are pending); 0 to leave it to the cJSON path. */
+static int fast_edge(rd *r, const char *c, const char *e, uint32_t i,
+                     rp_status *st) {
+  uint64_t v[4] = {0, 0, 0, RP_NONE};
+  unsigned seen = 0;
+  int kind = -1;
+  (void)i;
+  if (!f_lit(&c, '{'))
+    return 0;
+  do {
+    int k = f_key(&c, f_edge_keys);
+    const char *a;
+    size_t n;
+    if (k < 0 || seen & 1u << k)
+      return 0;
+    seen |= 1u << k;
+    if (k == 2) {
+      if (!f_str(&c, &a, &n))
+        return 0;
+      for (int x = 0; x < 4; x++)
+        if (f_is(a, n, rp_edge_kind_name((rp_edge_kind)x)))
+          kind = x;
+      if (kind < 0)
+        return 0;
+    } else if (!f_uint(&c, &v[k])) {
+      return 0;
+    }
+  } while (f_lit(&c, ','));
+  if (!f_lit(&c, '}') || (f_ws(&c), c != e) || (seen & 7) != 7 ||
+      v[0] >= RP_NONE || v[1] >= RP_NONE ||
+      (seen & 8 && v[3] >= RP__MAX_BUFFERS))
+    return 0;
+  *st = RP_OK;
+  if (!r->trust || r->fe_bad)
+    return 1;
+  if (rp__grow((void **)&r->fe, &r->cap_fe, r->nfe + 1, sizeof *r->fe)) {
+    r->fe_bad = 1;
+    return 1;
+  }
+  r->fe[r->nfe++] = (rp_edge){(rp_node)v[0], (rp_node)v[1],
+                              (rp_edge_kind)kind, (rp_buf)v[3]};
+  return 1;
+}
+
+/* --- saved edges --- */
+
+/* A saved edge. Its keys are reported as any object's; with trusted edges
+ * pending it is kept, and anything unexpected about it (which the check
+ * could not cover) only means the edges are derived again. */
+static rp_status load_edge(rd *r, const cJSON *j, uint32_t i) {
+  char path[48];
+  snprintf(path, sizeof path, "edges[%u]", i);
+  if (!cJSON_IsObject(j)) {
+    r->fe_bad = 1;
+    return RP_OK;
+  }
+  rp_status s = check_keys(r, j, path, rp__keys_edge);
+  if (s || !r->trust || r->fe_bad)
+    return s;
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(j, "from");
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "to");
+  const cJSON *k = cJSON_GetObjectItemCaseSensitive(j, "kind");
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "buffer");
+  rp_edge e = {0, 0, RP_EDGE_RAW, RP_NONE};
+  int kind = -1;
+  if (cJSON_IsString(k))
+    for (int x = 0; x < 4; x++)
+      if (!strcmp(k->valuestring, rp_edge_kind_name((rp_edge_kind)x)))
+        kind = x;
+  if (!cJSON_IsNumber(f) || !cJSON_IsNumber(t) || kind < 0 ||
+      f->valuedouble < 0 || f->valuedouble >= RP_NONE ||
+      t->valuedouble < 0 || t->valuedouble >= RP_NONE ||
+      (b && (!cJSON_IsNumber(b) || b->valuedouble < 0 ||
+             b->valuedouble >= RP__MAX_BUFFERS))) {
+    r->fe_bad = 1;
+    return RP_OK;
+  }
+  e.from = (rp_node)f->valuedouble;
+  e.to = (rp_node)t->valuedouble;
+  e.kind = (rp_edge_kind)kind;
+  e.buf = b ? (rp_buf)b->valuedouble : RP_NONE;
+  if (e.from != f->valuedouble || e.to != t->valuedouble ||
+      (b && e.buf != b->valuedouble) ||
+      rp__grow((void **)&r->fe, &r->cap_fe, r->nfe + 1, sizeof *r->fe)) {
+    r->fe_bad = 1; /* out of memory here: derive (which may fail too) */
+    return RP_OK;
+  }
+  r->fe[r->nfe++] = e;
+  return RP_OK;
+}
+
+/* 1 if the saved edges may be installed: sorted by (from, to), each pair
+ * once, from < to < nop, the buffer of a hazard edge a buffer of the graph
+ * and none on an explicit one (as the writer writes them). */
+static int saved_edges_sane(const rd *r) {
+  const rp_graph *g = r->g;
+  for (uint32_t i = 0; i < r->nfe; i++) {
+    const rp_edge *e = &r->fe[i];
+    if (e->from >= e->to || e->to >= g->nop)
+      return 0;
+    if (e->kind == RP_EDGE_AFTER ? e->buf != RP_NONE : e->buf >= g->nbuf)
+      return 0;
+    if (i && (e[-1].from > e->from ||
+              (e[-1].from == e->from && e[-1].to >= e->to)))
+      return 0;
+  }
+  return 1;
+}
+
+/* Makes r->g, whose operations were loaded without their hazards, a graph
+ * whose edges are derived again: records its operations anew. */
+static rp_status rederive(rd *r) {
+  rp_graph *old = r->g, *g;
+  rp_status s;
+  if ((s = rp_graph_create(&g, RP_GRAPH_NO_COHERENCE)))
+    return bad(r, s, "out of memory");
+  for (uint32_t i = 0; i < old->nbuf && !s; i++) {
+    const rp__buffer *b = &old->buf[i];
+    rp_buffer_desc d = {b->name, NULL, b->bytes, b->elem, b->ndims,
+                        {b->dims[0], b->dims[1], b->dims[2]}};
+    s = rp_buffer_add(g, &d, NULL);
+  }
+  for (uint32_t i = 0; i < old->nop && !s; i++) {
+    rp__op p = old->op[i];
+    rp_op_opts o = {p.name, 0, old->after + p.after0, p.nafter};
+    p.inserted = old->op[i].inserted;
+    s = rp__record_op(g, &p, old->acc + p.acc0, p.nacc, NULL, &o, NULL);
+  }
+  if (s) {
+    bad(r, s, "ops: %s", rp_graph_error(g));
+    rp_graph_destroy(g);
+    return s;
+  }
+  g->measured = old->measured; /* per node: the nodes are the same */
+  old->measured = NULL;
+  rp_graph_destroy(old);
+  r->g = g;
+  return RP_OK;
+}
+
 /* --- the top level --- */
 
-enum { K_FORMAT, K_VERSION, K_BUFFERS, K_OPS, K_EDGES, K_N };
-static const char *const top_keys[K_N] = {"format", "version", "buffers",
-                                          "ops", "edges"};
+enum { K_FORMAT, K_VERSION, K_CHECK, K_BUFFERS, K_OPS, K_EDGES, K_N };
+static const char *const top_keys[K_N] = {"format", "version", "edges_check",
+                                          "buffers", "ops", "edges"};
 
-/* Walks the top-level object: the spans of the known keys; unknown keys'
- * values are only checked to be JSON. */
-static rp_status scan_top(rd *r, span v[K_N]) {
+/* Calls @p fn on each element of the array at @p *pp, parsed by cJSON;
+ * *pp ends past the array. A NULL @p fn only checks that each element is
+ * JSON. */
+typedef int (*fast_fn)(rd *, const char *, const char *, uint32_t,
+                       rp_status *);
+
+static rp_status each_element(rd *r, size_t *pp, const char *key,
+                              rp_status (*fn)(rd *, const cJSON *,
+                                              uint32_t), fast_fn fast) {
+  size_t p = *pp;
+  if (r->s[p] != '[')
+    return bad(r, RP_EPARSE, "%s: expected an array, got %s", key,
+               span_type(r, p));
+  p = skip_ws(r, p + 1);
+  if (p < r->n && r->s[p] == ']') {
+    *pp = p + 1;
+    return RP_OK;
+  }
+  for (uint32_t i = 0;; i++) {
+    size_t ea = skip_ws(r, p), eb;
+    char path[48];
+    rp_status s;
+    cJSON *j;
+    if (i == UINT32_MAX - 1)
+      return bad(r, RP_EPARSE, "%s: too many entries", key);
+    slide(r, &ea);
+    if ((s = skip_value(r, ea, 2, &eb)))
+      return s;
+    r->quiet = 1;
+    int done = fast && rp__json_fast && fast(r, r->s + ea, r->s + eb, i, &s);
+    r->quiet = 0;
+    if (!done) {
+      snprintf(path, sizeof path, "%s[%u]", key, i);
+      if ((s = parse_span(r, (span){ea, eb}, path, &j)))
+        return s;
+      s = fn ? fn(r, j, i) : RP_OK;
+      cJSON_Delete(j);
+    }
+    if (s)
+      return s;
+    p = skip_ws(r, eb);
+    if (p < r->n && r->s[p] == ',') {
+      p++;
+      continue;
+    }
+    if (p < r->n && r->s[p] == ']') {
+      *pp = p + 1;
+      return RP_OK;
+    }
+    return bad_at(r, p, "expected ',' or ']'");
+  }
+}
+
+static rp_status check_format(rd *r, const cJSON *j) {
+  if (!cJSON_IsString(j) || strcmp(j->valuestring, "reprise-graph"))
+    return cJSON_IsString(j)
+               ? bad(r, RP_EPARSE, "format: expected \"reprise-graph\", got "
+                     "\"%.64s\"", j->valuestring)
+               : bad(r, RP_EPARSE, "format: expected \"reprise-graph\", got "
+                     "%s", json_type(j));
+  return RP_OK;
+}
+
+static rp_status check_version(rd *r, const cJSON *j) {
+  if (!cJSON_IsNumber(j) || j->valuedouble != 1)
+    return cJSON_IsNumber(j)
+               ? bad(r, RP_EPARSE, "version: unsupported version %.17g (this "
+                     "library reads version 1)", j->valuedouble)
+               : bad(r, RP_EPARSE, "version: expected a number, got %s",
+                     json_type(j));
+  return RP_OK;
+}
+
+/* "edges_check": 16 hexadecimal digits. Met before the operations (where
+ * the writer puts it), the operations are loaded without deriving hazards
+ * and the saved edges are checked at the end. */
+static rp_status load_check(rd *r, const cJSON *j) {
+  const char *v = cJSON_IsString(j) ? j->valuestring : "";
+  uint64_t h = 0;
+  size_t k = 0;
+  for (; k < 16 && v[k]; k++) {
+    int c = v[k], d = c >= '0' && c <= '9' ? c - '0'
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0)
+      break;
+    h = h << 4 | (uint64_t)d;
+  }
+  if (k != 16 || v[k])
+    return bad(r, RP_EPARSE, "edges_check: expected 16 hexadecimal digits, "
+               "got %s", json_type(j));
+  r->check = h;
+  r->has_check = 1;
+  r->trust = !r->seen_ops && !(r->opts && r->opts->flags & RP_READ_DERIVE);
+  return RP_OK;
+}
+
+/* The operations held back because they came before the buffers. */
+static rp_status load_deferred(rd *r) {
+  rd save = *r;
+  r->s = r->deferred;
+  r->n = r->cap = r->ndeferred;
+  r->line = r->dline;
+  r->col = r->dcol;
+  r->eof = 1;
+  r->nul = r->io = r->oom = 0;
+  size_t p = 0;
+  rp_status s = each_element(r, &p, "ops", load_op, fast_op);
+  save.g = r->g, save.names = r->names, save.nnames = r->nnames;
+  save.acc = r->acc, save.cap_acc = r->cap_acc;
+  save.after = r->after, save.cap_after = r->cap_after;
+  memcpy(save.msg, r->msg, sizeof save.msg);
+  *r = save;
+  free(r->deferred);
+  r->deferred = NULL;
+  return s;
+}
+
+/* Reads a value of the top level at @p *pp (the key @p k, K_N when
+ * unknown); *pp ends past it. */
+static rp_status top_value(rd *r, int k, size_t *pp, cJSON **pend) {
+  size_t va = *pp, vb;
+  rp_status s;
+  if (at_end(r, va))
+    return bad_at(r, va, "");
+  if ((k == K_BUFFERS || k == K_EDGES || (k == K_OPS && r->seen_buffers)) &&
+      r->s[va] == '[') {
+    if (k == K_BUFFERS) {
+      s = each_element(r, pp, "buffers", load_buffer, NULL);
+      r->seen_buffers = 1;
+      if (!s && r->deferred)
+        s = load_deferred(r);
+    } else if (k == K_OPS) {
+      r->seen_ops = 1;
+      s = each_element(r, pp, "ops", load_op, fast_op);
+    } else {
+      s = each_element(r, pp, "edges", r->opts || r->trust ? load_edge
+                                                           : NULL,
+                       fast_edge);
+    }
+    return s;
+  }
+  if ((s = skip_value(r, va, 1, &vb)))
+    return s;
+  *pp = vb;
+  if (k == K_OPS) { /* before the buffers: kept until they come */
+    r->seen_ops = 1;
+    if (r->s[va] != '[')
+      return bad(r, RP_EPARSE, "ops: expected an array, got %s",
+                 span_type(r, va));
+    if (!(r->deferred = malloc(vb - va + 1)))
+      return bad(r, RP_ENOMEM, "out of memory");
+    memcpy(r->deferred, r->s + va, vb - va);
+    r->deferred[vb - va] = '\0';
+    r->ndeferred = vb - va;
+    line_col(r, va, &r->dline, &r->dcol);
+    return RP_OK;
+  }
+  if (k == K_BUFFERS || k == K_EDGES)
+    return bad(r, RP_EPARSE, "%s: expected an array, got %s", top_keys[k],
+               span_type(r, va));
+  /* A scalar (or an unknown key's value) is checked once the syntax
+   * after it is, so that a syntax error comes first. */
+  return parse_span(r, (span){va, vb},
+                    k < K_N ? top_keys[k] : "(unknown key)", pend);
+}
+
+/* Checks a scalar of the top level read by top_value(), and frees it. */
+static rp_status top_scalar(rd *r, int k, cJSON *x) {
+  rp_status s = k == K_FORMAT    ? check_format(r, x)
+                : k == K_VERSION ? check_version(r, x)
+                : k == K_CHECK   ? load_check(r, x)
+                                 : RP_OK;
+  cJSON_Delete(x);
+  return s;
+}
+
+/* Walks the top-level object, reading each known key's value as it comes;
+ * unknown keys' values are only checked to be JSON. */
+static rp_status read_top(rd *r, int seen[K_N]) {
   size_t p = skip_ws(r, 0);
   rp_status s;
   if (p >= r->n)
-    return bad(r, RP_EPARSE, "empty file");
+    return r->nul || r->io || r->oom ? bad_at(r, p, "")
+                                     : bad(r, RP_EPARSE, "empty file");
   if (r->s[p] != '{')
     return bad_at(r, p, "expected an object ('{') at the top level");
   p = skip_ws(r, p + 1);
@@ -1072,6 +1975,7 @@ static rp_status scan_top(rd *r, span v[K_N]) {
   } else {
     for (;;) {
       size_t ka = skip_ws(r, p), kb;
+      slide(r, &ka);
       if (ka >= r->n || r->s[ka] != '"')
         return bad_at(r, ka, "expected a key (a string)");
       if ((s = skip_value(r, ka, 1, &kb)))
@@ -1087,187 +1991,68 @@ static rp_status scan_top(rd *r, span v[K_N]) {
       cJSON_Delete(key);
       if (s)
         return s;
+      if (k < K_N && seen[k]) {
+        char m[64];
+        snprintf(m, sizeof m, "duplicate key \"%s\"", top_keys[k]);
+        return bad_at(r, ka, m);
+      }
+      if (k < K_N)
+        seen[k] = 1;
       p = skip_ws(r, kb);
       if (p >= r->n || r->s[p] != ':')
         return bad_at(r, p, "expected ':'");
-      size_t va = skip_ws(r, p + 1), vb;
-      if ((s = skip_value(r, va, 1, &vb)))
+      p = skip_ws(r, p + 1);
+      cJSON *x = NULL;
+      if ((s = top_value(r, k, &p, &x)))
         return s;
-      if (k < K_N) {
-        if (v[k].b) {
-          char m[64];
-          snprintf(m, sizeof m, "duplicate key \"%s\"", top_keys[k]);
-          return bad_at(r, ka, m);
-        }
-        v[k] = (span){va, vb};
-      }
-      /* Scalars and objects are checked now, so that a syntax error comes
-       * before problems found later; arrays element by element later. */
-      if (r->s[va] != '[' || k >= K_N) {
-        cJSON *x;
-        if ((s = parse_span(r, (span){va, vb},
-                            k < K_N ? top_keys[k] : "(unknown key)", &x)))
-          return s;
+      p = skip_ws(r, p);
+      int c = p < r->n ? r->s[p] : 0;
+      if (c != ',' && c != '}') {
         cJSON_Delete(x);
+        return bad_at(r, p, "expected ',' or '}'");
       }
-      p = skip_ws(r, vb);
-      if (p < r->n && r->s[p] == ',') {
-        p++;
-        continue;
-      }
-      if (p < r->n && r->s[p] == '}') {
-        p++;
+      if (x && (s = top_scalar(r, k, x)))
+        return s;
+      p++;
+      if (c == '}')
         break;
-      }
-      return bad_at(r, p, "expected ',' or '}'");
     }
   }
   p = skip_ws(r, p);
   if (p < r->n)
     return bad_at(r, p, "unexpected data after the graph");
+  if (r->nul || r->io || r->oom)
+    return bad_at(r, r->n, "");
   return RP_OK;
-}
-
-/* Calls @p fn on each element of the array at @p v, parsed by cJSON. A NULL
- * @p fn only checks that each element is JSON. */
-static rp_status each_element(rd *r, span v, const char *key,
-                              rp_status (*fn)(rd *, const cJSON *,
-                                              uint32_t)) {
-  if (r->s[v.a] != '[')
-    return bad(r, RP_EPARSE, "%s: expected an array, got %s", key,
-               span_type(r, v));
-  size_t p = skip_ws(r, v.a + 1);
-  if (r->s[p] == ']')
-    return RP_OK;
-  for (uint32_t i = 0;; i++) {
-    size_t ea = skip_ws(r, p), eb;
-    char path[48];
-    rp_status s;
-    cJSON *j;
-    if (i == UINT32_MAX - 1)
-      return bad(r, RP_EPARSE, "%s: too many entries", key);
-    snprintf(path, sizeof path, "%s[%u]", key, i);
-    if ((s = skip_value(r, ea, 2, &eb)) || (s = parse_span(r, (span){ea, eb},
-                                                           path, &j)))
-      return s;
-    s = fn ? fn(r, j, i) : RP_OK;
-    cJSON_Delete(j);
-    if (s)
-      return s;
-    p = skip_ws(r, eb);
-    if (r->s[p] == ',') {
-      p++;
-      continue;
-    }
-    if (r->s[p] == ']')
-      return RP_OK;
-    return bad_at(r, p, "expected ',' or ']'");
-  }
-}
-
-/* An edge of the input: only its keys are checked. */
-static rp_status edge_keys(rd *r, const cJSON *j, uint32_t i) {
-  char path[48];
-  snprintf(path, sizeof path, "edges[%u]", i);
-  return cJSON_IsObject(j) ? check_keys(r, j, path, rp__keys_edge) : RP_OK;
 }
 
 static rp_status load_all(rd *r) {
-  span v[K_N] = {{0, 0}};
-  cJSON *j;
+  int seen[K_N] = {0};
   rp_status s;
-  if ((s = scan_top(r, v)))
-    return s;
-  for (int k = 0; k < K_N; k++)
-    if (!v[k].b && k != K_EDGES)
-      return bad(r, RP_EPARSE, "missing key \"%s\"", top_keys[k]);
-  if ((s = parse_span(r, v[K_FORMAT], "format", &j)))
-    return s;
-  if (!cJSON_IsString(j) || strcmp(j->valuestring, "reprise-graph")) {
-    s = cJSON_IsString(j)
-            ? bad(r, RP_EPARSE, "format: expected \"reprise-graph\", got "
-                  "\"%.64s\"", j->valuestring)
-            : bad(r, RP_EPARSE, "format: expected \"reprise-graph\", got %s",
-                  json_type(j));
-    cJSON_Delete(j);
-    return s;
-  }
-  cJSON_Delete(j);
-  if ((s = parse_span(r, v[K_VERSION], "version", &j)))
-    return s;
-  if (!cJSON_IsNumber(j) || j->valuedouble != 1) {
-    s = cJSON_IsNumber(j)
-            ? bad(r, RP_EPARSE, "version: unsupported version %.17g (this "
-                  "library reads version 1)", j->valuedouble)
-            : bad(r, RP_EPARSE, "version: expected a number, got %s",
-                  json_type(j));
-    cJSON_Delete(j);
-    return s;
-  }
-  cJSON_Delete(j);
   if ((s = rp_graph_create(&r->g, RP_GRAPH_NO_COHERENCE)))
     return bad(r, s, "out of memory");
-  if ((s = each_element(r, v[K_BUFFERS], "buffers", load_buffer)) ||
-      (s = each_element(r, v[K_OPS], "ops", load_op)))
+  if ((s = read_top(r, seen)))
     return s;
-  /* Edges are derived again; the given ones need only be JSON. */
-  if (v[K_EDGES].b &&
-      (s = each_element(r, v[K_EDGES], "edges", r->opts ? edge_keys : NULL)))
-    return s;
+  for (int k = 0; k < K_N; k++)
+    if (!seen[k] && k != K_EDGES && k != K_CHECK)
+      return bad(r, RP_EPARSE, "missing key \"%s\"", top_keys[k]);
+  if (r->trust) {
+    if (!r->fe_bad && saved_edges_sane(r) &&
+        edges_check(r->g, r->fe, r->nfe) == r->check) {
+      if ((s = rp__load_edges(r->g, r->fe, r->nfe)))
+        return bad(r, s, "%s", rp_graph_error(r->g));
+      free(r->fe); /* copied: not held while the graph ends */
+      r->fe = NULL;
+    } else {
+      if (r->opts && r->opts->warn)
+        r->opts->warn(r->opts->user, "edges_check: the saved edges do not "
+                      "match the file's operations (edited?): derived again");
+      if ((s = rederive(r)))
+        return s;
+    }
+  }
   if ((s = rp_graph_end(r->g)))
     return bad(r, s, "%s", rp_graph_error(r->g));
-  return RP_OK;
-}
-
-/* Reads the rest of @p fp; the result is NUL-terminated. */
-static rp_status slurp(rd *r, FILE *fp, char **out, size_t *len) {
-  size_t cap = 1 << 16, n = 0;
-  off_t at = ftello(fp);
-  if (at >= 0 && fseeko(fp, 0, SEEK_END) == 0) {
-    off_t end = ftello(fp);
-    if (fseeko(fp, at, SEEK_SET) != 0)
-      return bad(r, RP_EIO, "cannot seek: %s", strerror(errno));
-    if (end > at) {
-      if ((uint64_t)(end - at) >= SIZE_MAX / 2)
-        return bad(r, RP_ENOMEM, "file too large (%lld bytes)",
-                   (long long)(end - at));
-      cap = (size_t)(end - at) + 2;
-    }
-  }
-  char *buf = malloc(cap);
-  if (!buf)
-    return bad(r, RP_ENOMEM, "out of memory reading the file (%zu bytes)",
-               cap);
-  for (;;) {
-    if (n + 1 >= cap) {
-      if (cap >= SIZE_MAX / 4) {
-        free(buf);
-        return bad(r, RP_ENOMEM, "file too large");
-      }
-      char *q = realloc(buf, cap * 2);
-      if (!q) {
-        free(buf);
-        return bad(r, RP_ENOMEM, "out of memory reading the file (%zu "
-                   "bytes)", cap * 2);
-      }
-      buf = q;
-      cap *= 2;
-    }
-    size_t got = fread(buf + n, 1, cap - 1 - n, fp);
-    n += got;
-    if (got == 0) {
-      if (ferror(fp)) {
-        int e = errno;
-        free(buf);
-        return bad(r, RP_EIO, "read error: %s", e ? strerror(e) : "unknown");
-      }
-      if (feof(fp))
-        break;
-    }
-  }
-  buf[n] = '\0';
-  *out = buf;
-  *len = n;
   return RP_OK;
 }
 
@@ -1283,7 +2068,7 @@ rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
     err[0] = '\0';
   if (out)
     *out = NULL;
-  if (!out || !fp || (o && (o->size != sizeof *o || o->flags & ~1u))) {
+  if (!out || !fp || (o && (o->size != sizeof *o || o->flags & ~3u))) {
     const char *m = !out ? "no output pointer" : !fp ? "no file given"
                     : "rp_read_opts: unknown size or flags (start from "
                       "RP_READ_OPTS_INIT)";
@@ -1295,18 +2080,15 @@ rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
   rd r;
   memset(&r, 0, sizeof r);
   r.opts = o;
-  char *text = NULL;
-  rp_status s = slurp(&r, fp, &text, &r.n);
-  if (!s) {
-    r.s = text;
-    const char *nul = memchr(text, '\0', r.n);
-    s = nul ? bad_at(&r, (size_t)(nul - text), "NUL byte in the file")
-            : load_all(&r);
-  }
-  free(text);
+  r.fp = fp;
+  r.line = r.col = 1;
+  rp_status s = load_all(&r);
+  free(r.s);
   free(r.names);
   free(r.acc);
   free(r.after);
+  free(r.fe);
+  free(r.deferred);
   if (s) {
     rp_graph_destroy(r.g);
     if (!r.msg[0])

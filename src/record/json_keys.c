@@ -4,8 +4,8 @@
 #include <string.h>
 #include "record/json_keys.h"
 
-const char *const rp__keys_top[] = {"format", "version", "buffers", "ops",
-                                    "edges", NULL};
+const char *const rp__keys_top[] = {"format", "version", "edges_check",
+                                    "buffers", "ops", "edges", NULL};
 const char *const rp__keys_buffer[] = {"id", "name", "bytes", "elem", "dims",
                                        NULL};
 const char *const rp__keys_op[] = {

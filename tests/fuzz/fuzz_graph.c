@@ -6,7 +6,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "record/json_keys.h"
 #include "reprise.h"
+
+/* Reads data again with another chunk size or with every element through
+ * cJSON: the reader must say the same (status and message). */
+static void same_again(const unsigned char *data, size_t size,
+                       const rp_read_opts *ro, rp_status want,
+                       const char *want_err, size_t chunk, int fast) {
+  FILE *fp = fmemopen((void *)data, size, "r");
+  if (!fp)
+    return;
+  rp_graph *g = NULL;
+  char err[512];
+  rp__json_chunk = chunk;
+  rp__json_fast = fast;
+  rp_status s = rp_graph_read_json_opts(&g, fp, ro, err, sizeof err);
+  rp__json_chunk = 1u << 20;
+  rp__json_fast = 1;
+  fclose(fp);
+  if (s != want || (s != RP_OK && strcmp(err, want_err))) {
+    fprintf(stderr, "chunk %zu, fast %d: %d \"%s\" instead of %d \"%s\"\n",
+            chunk, fast, (int)s, err, (int)want, want_err);
+    abort();
+  }
+  rp_graph_destroy(g);
+}
 
 static FILE *sink(void) {
   static FILE *null;
@@ -40,6 +65,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
   ro.flags = size & 1 ? RP_READ_STRICT : 0;    /* both paths */
   rp_status s = rp_graph_read_json_opts(&g, fp, &ro, err, sizeof err);
   fclose(fp);
+  same_again(data, size, &ro, s, err, 1 + size % 7, 1);
+  same_again(data, size, &ro, s, err, 1u << 20, 0);
   if (s != RP_OK) {
     if (g || !err[0])
       abort();           /* a failure returns no graph and says why */

@@ -1,0 +1,103 @@
+/* Loading a graph file whose saved edges are trusted (record/json.c checks
+ * its "edges_check" first): operations are appended without deriving
+ * hazards, then the saved edges are installed. Mirrors the appending part
+ * of rp__record_op() (record/op.c); keep the two in step. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "record/load.h"
+
+/* The name rp__record_op() derives for an op given none (op.c's
+ * derive_name for ops loaded from a file: no kernel descriptor). */
+static char *loaded_name(const rp_graph *g, const rp__op *p,
+                         const rp__access *acc, uint32_t nacc) {
+  char tmp[256];
+  const char *b = nacc && acc[0].region.buf < g->nbuf
+                      ? g->buf[acc[0].region.buf].name : "";
+  switch (p->type) {
+  case RP_OP_KERNEL:
+    snprintf(tmp, sizeof tmp, "%s",
+             p->kernel_name ? p->kernel_name : "kernel");
+    break;
+  case RP_OP_COPY_H2D:
+    snprintf(tmp, sizeof tmp, "moveto %s", b);
+    break;
+  case RP_OP_COPY_D2H:
+    snprintf(tmp, sizeof tmp, "movefrom %s", b);
+    break;
+  case RP_OP_COPY_D2D:
+    snprintf(tmp, sizeof tmp, "peer %s %d->%d", b, p->device, p->dst_device);
+    break;
+  default:
+    snprintf(tmp, sizeof tmp, "host");
+  }
+  return rp__strdup(tmp);
+}
+
+rp_status rp__load_op(rp_graph *g, const rp__op *proto, const rp__access *acc,
+                      uint32_t nacc, const rp_node *after, uint32_t nafter,
+                      const char *name, rp_node *out) {
+  if (g->ended || g->broken || g->nedge || g->nop >= RP_NONE - 1)
+    return rp__fail(g, RP_ESTATE, "cannot load an operation now");
+  if (rp__grow((void **)&g->op, &g->capop, g->nop + 1, sizeof *g->op) ||
+      rp__grow((void **)&g->acc, &g->capacc, g->nacc + nacc, sizeof *g->acc) ||
+      rp__grow((void **)&g->after, &g->capafter, g->nafter + nafter,
+               sizeof *g->after) ||
+      rp__grow((void **)&g->pred_off, &g->cappred, g->nop + 2,
+               sizeof *g->pred_off))
+    return rp__fail(g, RP_ENOMEM, "out of memory loading");
+  rp__op p = *proto;
+  p.name = name ? rp__strdup(name) : loaded_name(g, &p, acc, nacc);
+  p.name_shared = false;
+  p.kernel_name = NULL;
+  if (!p.name || (proto->kernel_name &&
+                  !(p.kernel_name = rp__strdup(proto->kernel_name)))) {
+    free(p.name);
+    return rp__fail(g, RP_ENOMEM, "out of memory loading");
+  }
+  rp_node j = g->nop;
+  p.nacc = nacc;
+  p.acc0 = g->nacc;
+  p.arg0 = g->nargs;
+  p.after0 = g->nafter;
+  p.nafter = nafter;
+  if (nacc)
+    memcpy(g->acc + g->nacc, acc, nacc * sizeof *acc);
+  if (nafter)
+    memcpy(g->after + g->nafter, after, nafter * sizeof *after);
+  g->nacc += nacc;
+  g->nafter += nafter;
+  g->op[j] = p;
+  g->nop++;
+  g->pred_off[j] = g->pred_off[j + 1] = 0;
+  if (p.type != RP_OP_HOST) {
+    int hi = p.device > p.dst_device ? p.device : p.dst_device;
+    if (hi > g->max_device)
+      g->max_device = hi;
+  }
+  if (out)
+    *out = j;
+  return RP_OK;
+}
+
+rp_status rp__load_edges(rp_graph *g, const rp_edge *e, uint32_t m) {
+  uint32_t n = g->nop;
+  if (g->ended || g->nedge)
+    return rp__fail(g, RP_ESTATE, "cannot load edges now");
+  if (rp__grow((void **)&g->edge, &g->capedge, m ? m : 1, sizeof *g->edge) ||
+      rp__grow((void **)&g->pred_off, &g->cappred, n + 2,
+               sizeof *g->pred_off))
+    return rp__fail(g, RP_ENOMEM, "out of memory loading edges");
+  /* Counting sort by target: e is in (from, to) order, so the sources of
+   * each target stay increasing, as the recorder appends them. */
+  uint32_t *po = g->pred_off;
+  memset(po, 0, ((size_t)n + 2) * sizeof *po);
+  for (uint32_t i = 0; i < m; i++)
+    po[e[i].to + 2]++;
+  for (uint32_t i = 0; i < n; i++)
+    po[i + 2] += po[i + 1];
+  for (uint32_t i = 0; i < m; i++)
+    g->edge[po[e[i].to + 1]++] = e[i];
+  g->nedge = m;
+  return RP_OK;
+}
