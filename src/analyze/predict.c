@@ -14,11 +14,12 @@
  *    devices that share one physical device being one (its copy engines
  *    and its link); an h2d and a d2h of one physical device running
  *    together progress at the duplex bandwidths' share;
- *  - on a GPU (the model gives its multiprocessors), kernels run side
- *    by side, each occupying the share of the GPU its thread blocks fill
- *    (blocks / multiprocessors, at most 1) and running at its speed alone
- *    while the shares fit; beyond, the GPU is shared out evenly
- *    (water-filling) and a kernel given g of its share f runs at g / f;
+ *  - on a GPU (the model gives its multiprocessors), up to 128 kernels
+ *    run side by side, each occupying the share f of the GPU its threads
+ *    fill (threads / (multiprocessors * threads_per_mp), or blocks /
+ *    multiprocessors, at most 1) and running at its speed alone while the
+ *    shares fit; beyond, the GPU is shared out evenly (water-filling) and
+ *    a kernel given g of its share f runs at g / f;
  *  - other kernels queue per physical device, which runs as many at once as
  *    its compute units (one on a GPU; a CPU group's threads), those
  *    running sharing the units; a kernel the backend splits (at least
