@@ -287,6 +287,89 @@ Test(model, gpu_kernels_share_its_multiprocessors) {
   rp_graph_destroy(g);
 }
 
+/* With threads per multiprocessor, a kernel occupies its threads over the
+ * threads the GPU holds: 100 multiprocessors of 1024 threads hold 102400;
+ * two kernels of 25600 threads (100 blocks: each fills every
+ * multiprocessor with one block) take 1/4 each and run side by side. */
+Test(model, gpu_kernels_share_its_resident_threads) {
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 25600, 10);
+  kern(g, 0, buf(g, 1, 64), 25600, 10);
+  rp_model m;
+  model2(&m, "graph", 0, 0, 0, 0, 0);
+  m.multiprocessors = 100;
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 20); /* by blocks: each fills the GPU */
+  rp_analysis_destroy(a);
+  m.threads_per_mp = 1024;
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 10);
+  rp_analysis_destroy(a);
+  /* 16 such kernels want 4 GPUs: each runs at 1/4 of its speed. */
+  rp_graph_destroy(g);
+  g = graph();
+  rp_buf b = buf(g, 0, 64);
+  for (int k = 0; k < 16; k++) {
+    rp_arg arg = rp_arg_buf(rp_bytes(b, 4 * (uint64_t)k, 4));
+    rp_op_opts oo = {NULL, 10, NULL, 0};
+    TU_OK(g, rp_record_kernel(g, &k_io, 0, rp_dims3(25600, 1, 1), &arg, &oo,
+                              NULL));
+  }
+  TU_OK(g, rp_graph_end(g));
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 40);
+  EXACT(s.model_serial_us, 160);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
+/* The serial replay on a GPU: the host issues op n at (n + 1) * op_us
+ * while the GPU runs the ones before (one stream); on a CPU each op pays
+ * op_us on top. Chain of 10, 1, 1 us, serial op_us 3, run_us 2: issued at
+ * 3, 6, 9; GPU: 3-13, 13-14, 14-15, + 2 = 17; CPU: 12 + 3 * 3 + 2 = 23. */
+Test(model, gpu_serial_replay_overlaps_issue_and_execution) {
+  rp_graph *g = graph();
+  rp_buf b = buf(g, 0, 64);
+  kern(g, 0, b, 16, 10);
+  kern(g, 0, b, 16, 1);
+  kern(g, 0, b, 16, 1);
+  rp_model m;
+  model2(&m, "graph", 0, 0, 0, 3, 2);
+  rp_analysis *a = run(g, &m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_serial_us, 23);
+  rp_analysis_destroy(a);
+  m.multiprocessors = 132;
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_serial_us, 17);
+  EXACT(s.model_overlap_us, 12); /* a chain: graph mode without overhead */
+  rp_analysis_destroy(a);
+  /* Launch-bound: ten 1 us ops issued every 3 us end at 30 + 1. */
+  rp_graph_destroy(g);
+  g = graph();
+  b = buf(g, 0, 64);
+  for (int k = 0; k < 10; k++)
+    kern(g, 0, b, 16, 1);
+  TU_OK(g, rp_graph_end(g));
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_serial_us, 31 + 2);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
 /* Device 0 with 2 threads: a split kernel (>= split_min points) alone runs
  * at 2 units; two split kernels share the 2; an unsplit one uses one. */
 Test(model, split_cpu_kernels_occupy_the_threads) {
@@ -360,6 +443,7 @@ Test(model, file_round_trip) {
   m.split_min = 8192;
   m.physical_devices = 2;
   m.multiprocessors = 132;
+  m.threads_per_mp = 2048;
   m.split_efficiency = 0.75;
   char dir[] = "/tmp/rp_model_XXXXXX", path[256];
   cr_assert_not_null(mkdtemp(dir));
@@ -386,6 +470,7 @@ Test(model, file_round_trip) {
   cr_assert_eq(r.split_min, 8192);
   cr_assert_eq(r.physical_devices, 2);
   cr_assert_eq(r.multiprocessors, 132);
+  cr_assert_eq(r.threads_per_mp, 2048);
   EXACT(r.split_efficiency, 0.75);
   cr_assert_eq(r.calibrated, 1);
   /* Malformed files are refused with a reason. */

@@ -82,6 +82,11 @@ typedef struct rp_model {
    * device run side by side, each occupying min(1, thread blocks /
    * multiprocessors) of it, sharing it out beyond (docs/model.md). */
   unsigned multiprocessors;
+  /** Threads one multiprocessor holds at once (cuda: 2048 on Hopper, as
+   * calibrated): with it, a kernel occupies min(1, threads /
+   * (multiprocessors * threads_per_mp)) of its GPU instead of blocks /
+   * multiprocessors. 0: unknown. */
+  unsigned threads_per_mp;
 } rp_model;
 
 /** @brief An uncalibrated model: no overheads, copies at 25 GB/s, one

@@ -294,11 +294,11 @@ static unsigned count_devices(const rp_backend *be, const rp_exec_opts *xo) {
   return found;
 }
 
-/* The multiprocessors (SMs) of GPU 0 as the CUDA driver reports them
- * (libcuda.so.1, the driver library the cuda backend's runtime loads; its
- * interface and CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16 are stable);
- * 0 when it cannot say. */
-static unsigned gpu_multiprocessors(void) {
+/* An attribute of GPU 0 as the CUDA driver reports it (libcuda.so.1, the
+ * driver library the cuda backend's runtime loads; its interface and the
+ * attribute numbers are stable: 16 multiprocessors, 39 threads per
+ * multiprocessor); 0 when it cannot say. */
+static unsigned gpu_attribute(int which) {
   typedef int (*init_fn)(unsigned);
   typedef int (*get_fn)(int *, int);
   typedef int (*attr_fn)(int *, int, int);
@@ -316,7 +316,7 @@ static unsigned gpu_multiprocessors(void) {
   memcpy(&get, &sg, sizeof get);
   memcpy(&attr, &sa, sizeof attr);
   if (si && sg && sa && init(0) == 0 && get(&dev, 0) == 0 &&
-      attr(&n, 16, dev) == 0 && n > 0 && n <= 65536)
+      attr(&n, which, dev) == 0 && n > 0 && n <= 65536)
     r = (unsigned)n;
   dlclose(h); /* the runtime holds its own reference */
   return r;
@@ -428,7 +428,8 @@ rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
     return s;
   if (!strcmp(m->backend, "cuda")) {
     m->physical_devices = count_devices(be, xo);
-    m->multiprocessors = gpu_multiprocessors();
+    m->multiprocessors = gpu_attribute(16);
+    m->threads_per_mp = gpu_attribute(39);
   }
   if (!strcmp(m->backend, "openmp")) {
     m->split_min = 8192; /* RP_OMP_SPLIT_MIN of backends/openmp */

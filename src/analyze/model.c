@@ -125,8 +125,9 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   rp__put_num(fp, m->duplex_d2h_gbps);
   fprintf(fp, "}\n  },\n  \"host_task_us\": ");
   rp__put_num(fp, m->host_task_us);
-  fprintf(fp, ",\n  \"physical_devices\": %u, \"multiprocessors\": %u,",
-          m->physical_devices, m->multiprocessors);
+  fprintf(fp, ",\n  \"physical_devices\": %u, \"multiprocessors\": %u, "
+          "\"threads_per_mp\": %u,", m->physical_devices, m->multiprocessors,
+          m->threads_per_mp);
   fprintf(fp, "\n  \"split_min\": %llu, \"split_efficiency\": ",
           (unsigned long long)m->split_min);
   rp__put_num(fp, m->split_efficiency);
@@ -266,6 +267,13 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
     return fail(r, "model: \"%s\" must be an integer up to 65536",
                 "multiprocessors");
   m->multiprocessors = (unsigned)mp;
+  double tpm = 0;
+  if ((s = num(r, root, "threads_per_mp", &tpm)))
+    return s;
+  if (tpm > 65536 || tpm != floor(tpm))
+    return fail(r, "model: \"%s\" must be an integer up to 65536",
+                "threads_per_mp");
+  m->threads_per_mp = (unsigned)tpm;
   if ((s = num(r, root, "host_task_us", &m->host_task_us)) ||
       (s = num(r, root, "split_min", &split)) ||
       (s = num(r, root, "split_efficiency", &m->split_efficiency)))
@@ -396,7 +404,7 @@ int rp__model_valid(const rp_model *m) {
       return 0;
   if (!ok_num(m->duplex_h2d_gbps) || !ok_num(m->duplex_d2h_gbps) ||
       !ok_num(m->host_task_us) || !ok_num(m->split_efficiency) ||
-      m->split_efficiency > 1 || m->multiprocessors > 65536)
+      m->split_efficiency > 1 || m->multiprocessors > 65536 || m->threads_per_mp > 65536)
     return 0;
   for (int d = 0; d < RP_MAX_DEVICES; d++)
     if (m->units[d] > 4096 || m->phys[d] < -1 || m->phys[d] >= RP_MAX_DEVICES)

@@ -14,11 +14,12 @@
  *    devices that share one physical device being one (its copy engines
  *    and its link); an h2d and a d2h of one physical device running
  *    together progress at the duplex bandwidths' share;
- *  - on a GPU (the model gives its multiprocessors), kernels run side
- *    by side, each occupying the share of the GPU its thread blocks fill
- *    (blocks / multiprocessors, at most 1) and running at its speed alone
- *    while the shares fit; beyond, the GPU is shared out evenly
- *    (water-filling) and a kernel given g of its share f runs at g / f;
+ *  - on a GPU (the model gives its multiprocessors), up to 128 kernels
+ *    run side by side, each occupying the share f of the GPU its threads
+ *    fill (threads / (multiprocessors * threads_per_mp), or blocks /
+ *    multiprocessors, at most 1) and running at its speed alone while the
+ *    shares fit; beyond, the GPU is shared out evenly (water-filling) and
+ *    a kernel given g of its share f runs at g / f;
  *  - other kernels queue per physical device, which runs as many at once as
  *    its compute units (one on a GPU; a CPU group's threads), those
  *    running sharing the units; a kernel the backend splits (at least
@@ -80,10 +81,10 @@ static int on_gpu(const rp_model *m, int d) {
   return m->multiprocessors > 0 && units_of(m, d) <= 1;
 }
 
-/* Thread blocks of kernel n as the cuda backend launches it: the
- * kernel's block shape, else 256 x 1 x 1, 32 x 8 x 1 or 32 x 4 x 4 by the
- * rank of its index space. */
-static double blocks_of(const rp__op *op) {
+/* Thread blocks (blocks 1) or threads (blocks 0) of a kernel as the cuda
+ * backend launches it: the kernel's block shape, else 256 x 1 x 1,
+ * 32 x 8 x 1 or 32 x 4 x 4 by the rank of its index space. */
+static double blocks_of(const rp__op *op, int blocks) {
   uint64_t n[3] = {op->space.x, op->space.y, op->space.z}, b[3] = {256, 1, 1};
   const unsigned *kb = op->kernel ? op->kernel->block : NULL;
   if (kb && (kb[0] || kb[1] || kb[2])) {
@@ -96,14 +97,20 @@ static double blocks_of(const rp__op *op) {
   }
   double k = 1;
   for (int i = 0; i < 3; i++)
-    k *= (double)((n[i] + b[i] - 1) / b[i]);
+    k *= (double)((n[i] + b[i] - 1) / b[i] * (blocks ? 1 : b[i]));
   return k;
 }
 
-/* The share of its GPU a kernel occupies alone: its blocks over the
- * multiprocessors, at most all of them. */
+/* The share of its GPU a kernel occupies alone: its threads over the
+ * threads the GPU holds at once (multiprocessors * threads per
+ * multiprocessor), or, without threads_per_mp, its blocks over the
+ * multiprocessors; at most all of it. */
 static double gpu_share(const sim *s, uint32_t n) {
-  double f = blocks_of(&s->a->g->op[n]) / (double)s->m->multiprocessors;
+  const rp__op *op = &s->a->g->op[n];
+  double f = blocks_of(op, 1) / (double)s->m->multiprocessors;
+  if (s->m->threads_per_mp > 0)
+    f = blocks_of(op, 0) /
+        ((double)s->m->multiprocessors * s->m->threads_per_mp);
   return f < 1 ? f : 1;
 }
 
@@ -505,10 +512,22 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   double span = 0;
   if ((st = simulate(&s, &span)) != RP_OK)
     goto out;
+  /* The serial replay: one operation at a time in program order. On a
+   * GPU whose serial mode the host issues (one stream), the host issues
+   * op n at (n + 1) * op_us while the GPU runs the ones before: an op
+   * starts once issued and once its predecessor ended. Elsewhere (a CPU
+   * thread issues and runs) each op pays op_us on top of its work. */
   double serial = 0;
+  int pipe = m->multiprocessors > 0 && ms && ms->host_issue;
   for (uint32_t n = 0; n < nop; n++) {
-    serial += work_of(&s, n) + (ms ? ms->op_us : 0) +
-              (a->g->op[n].type == RP_OP_HOST ? m->host_task_us : 0);
+    double w = work_of(&s, n) +
+               (a->g->op[n].type == RP_OP_HOST ? m->host_task_us : 0);
+    if (pipe) {
+      double issued = (double)(n + 1) * ms->op_us;
+      serial = (issued > serial ? issued : serial) + w;
+    } else {
+      serial += w + (ms ? ms->op_us : 0);
+    }
   }
   sum->modelled = 1;
   snprintf(a->mbackend, sizeof a->mbackend, "%s", m->backend);
