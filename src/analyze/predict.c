@@ -69,7 +69,8 @@ static unsigned units_of(const rp_model *m, int d) {
 static double width(const sim *s, uint32_t n) {
   const rp__op *op = &s->a->g->op[n];
   unsigned u = units_of(s->m, op->device);
-  uint64_t pts = op->space.x * op->space.y * op->space.z;
+  rp_dims d = rp__op_space(s->a->g, n);
+  uint64_t pts = d.x * d.y * d.z;
   double e = s->eff;
   return (u > 1 && pts >= s->m->split_min ? (double)u : 1) * e;
 }
