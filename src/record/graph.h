@@ -143,8 +143,8 @@ struct rp_graph {
 
 /* Recording core (record/op.c): validates, inserts coherence copies,
  * derives hazards, appends. `acc` has nacc entries in their spaces. */
-rp_status rp__record_op(rp_graph *g, const rp__proto *proto, const rp__access *acc,
-                        uint32_t nacc, const rp_arg *args,
+rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
+                        const rp__access *acc, uint32_t nacc, const rp_arg *args,
                         const rp_op_opts *o, rp_node *out);
 /* Formats g->err; returns s. */
 rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...)
