@@ -41,18 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "record/reduce.h"
-#ifdef RP_REDUCE_STATS /* development only: counts printed at exit */
-#include <stdio.h>
-static unsigned long long st_search, st_visit, st_far;
-static void st_print(void) {
-  fprintf(stderr, "reduce: %llu far candidates, %llu searches, %llu nodes\n",
-          st_far, st_search, st_visit);
-}
-__attribute__((constructor)) static void st_init(void) { atexit(st_print); }
-#define STAT(x) (x)
-#else
-#define STAT(x) ((void)0)
-#endif
 
 enum { RP__INLINE_OUT = 3 };
 
@@ -267,7 +255,6 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
   if (rp__grow((void **)&r->st, &r->capst, 1, sizeof *r->st))
     return -1;
   nd[c].mark = 2 * cur;
-  STAT(st_search++);
   r->st[sp++] = (struct fwd){c, nd[c].ohead, nd[c].nout};
   while (sp) {
     struct fwd *top = &r->st[sp - 1];
@@ -305,7 +292,6 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
     if (nd[x].mark == 2 * cur || nd[x].level >= maxlev)
       continue;
     nd[x].mark = 2 * cur;
-    STAT(st_visit++);
     if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
       return -1;
     r->st[sp++] = (struct fwd){x, nd[x].ohead, nd[x].nout};
@@ -348,7 +334,6 @@ static int conflicts(const rp_graph *g, uint32_t c, uint32_t y) {
 
 static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
                        uint32_t c, const uint64_t *aj, uint32_t maxlev) {
-  STAT(st_far++);
   /* An ancestor has a lower level than its descendants. */
   if (r->nd[c].level >= maxlev)
     return 0;
