@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 #include "util.h"
+#include "record/graph.h"
 
 TestSuite(record, .timeout = 60);
 
@@ -350,5 +351,76 @@ Test(record, kernel_names_shared_given_names_copied) {
   cr_assert_eq(in.name, tu_bump.name, "shared with the descriptor");
   TU_OK(g, rp_node_info_get(g, 1, &in));
   cr_assert_str_eq(in.name, "mine");
+  rp_graph_destroy(g);
+}
+
+/* Compact storage (an op in 64 bytes, a byte-range access in 24, boxes,
+ * index spaces, scalars and host functions beside): what was recorded is
+ * what the graph gives back, field by field. */
+static void host_noop(void *user, void *const *ptrs) {
+  (void)user, (void)ptrs;
+}
+
+static const rp_param mix_params[] = {
+    {"x", RP_IN}, {"alpha", RP_SCALAR}, {"t", RP_INOUT}, {"n", RP_SCALAR}};
+static const rp_kernel mix = {"mix", 4, mix_params, NULL, NULL, NULL,
+                              {0, 0, 0}, NULL, NULL, 0};
+
+Test(record, compact_storage_gives_back_what_was_recorded) {
+  static uint8_t V[4096], M[8 * 16 * 4];
+  rp_graph *g;
+  rp_buf v, m;
+  TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
+  TU_OK(g, rp_buffer_register(g, "V", V, sizeof V, &v));
+  rp_buffer_desc d = {"M", M, sizeof M, 4, 2, {8, 16, 0}};
+  TU_OK(g, rp_buffer_add(g, &d, &m));
+  rp_arg args[4] = {rp_arg_buf(rp_bytes(v, 1000, 96)), rp_arg_f64(2.5),
+                    rp_arg_buf(rp_box2(m, 2, 5, 3, 11)), rp_arg_i64(-7)};
+  rp_node k1, k2, h;
+  TU_OK(g, rp_record_kernel(g, &mix, 3, rp_dims3(4, 0, 9), args, NULL, &k1));
+  args[0] = rp_arg_buf(rp_whole(v));
+  TU_OK(g, rp_record_kernel(g, &mix, 1, rp_dims3(1, 1, 1), args, NULL, &k2));
+  int user = 5;
+  rp_access ha = {rp_box2(m, 0, 8, 0, 16), RP_INOUT};
+  TU_OK(g, rp_record_host(g, host_noop, &user, &ha, 1, NULL, &h));
+  TU_OK(g, rp_graph_end(g));
+  cr_assert_leq(sizeof(rp__op), 64);
+  cr_assert_leq(sizeof(rp__sacc), 24);
+
+  rp_node_info in;
+  rp_access_info ai;
+  TU_OK(NULL, rp_node_info_get(g, k1, &in));
+  cr_assert(in.type == RP_OP_KERNEL && in.device == 3 && in.naccess == 2);
+  cr_assert(in.kernel == &mix);
+  cr_assert(in.space.x == 4 && in.space.y == 1 && in.space.z == 9);
+  TU_OK(NULL, rp_node_access(g, k1, 0, &ai));
+  cr_assert(ai.region.kind == RP_REGION_BYTES && ai.region.buf == v &&
+            ai.region.offset == 1000 && ai.region.bytes == 96 &&
+            ai.mode == RP_IN && ai.space == 3);
+  TU_OK(NULL, rp_node_access(g, k1, 1, &ai));
+  cr_assert(ai.region.kind == RP_REGION_BOX && ai.region.buf == m &&
+            ai.region.ndims == 2 && ai.mode == RP_INOUT && ai.space == 3);
+  cr_assert(ai.region.lo[0] == 2 && ai.region.hi[0] == 5 &&
+            ai.region.lo[1] == 3 && ai.region.hi[1] == 11);
+  cr_assert_eq(g->slot[g->op[k1].arg0].f64, 2.5);
+  cr_assert_eq(g->slot[g->op[k1].arg0 + 1].i64, -7);
+
+  TU_OK(NULL, rp_node_info_get(g, k2, &in));
+  cr_assert(in.space.x == 1 && in.space.y == 1 && in.space.z == 1);
+  cr_assert_eq(g->op[k2].dims0, RP_NONE, "1 x 1 x 1 is not stored");
+  TU_OK(NULL, rp_node_access(g, k2, 0, &ai));
+  cr_assert(ai.region.kind == RP_REGION_BYTES && ai.region.offset == 0 &&
+            ai.region.bytes == sizeof V, "WHOLE is stored as its bytes");
+  cr_assert_eq(g->slot[g->op[k2].arg0 + 1].i64, -7);
+
+  rp_host_fn fn;
+  void *u;
+  TU_OK(NULL, rp_node_host_fn(g, h, &fn, &u));
+  cr_assert(fn == host_noop && u == &user);
+  TU_OK(NULL, rp_node_access(g, h, 0, &ai));
+  cr_assert(ai.region.kind == RP_REGION_BOX && ai.region.hi[0] == 8 &&
+            ai.region.hi[1] == 16 && ai.space == RP_SPACE_HOST);
+  cr_assert_eq(g->nbox, 3, "one box per box access, none for byte ranges");
+  cr_assert_eq(g->nslot, 4, "scalar values only");
   rp_graph_destroy(g);
 }

@@ -79,7 +79,7 @@ static void brute_build(brute *B, const rp_graph *g) {
   B->direct = calloc((size_t)n * B->words, 8);
   B->after = calloc((size_t)n * B->words, 8);
   B->reach = calloc((size_t)n * B->words, 8);
-  B->acc = calloc(g->nacc + 1, sizeof *B->acc);
+  B->acc = calloc(g->nsacc + 1, sizeof *B->acc);
   B->nacc = 0;
   for (uint32_t j = 0; j < n; j++) {
     rp_node_info in;

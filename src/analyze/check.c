@@ -92,18 +92,18 @@ static rp_status conflicts(const rp_graph *g, pair **out, uint32_t *nout) {
   if (!ax)
     return st;
   for (uint32_t n = 0; n < g->nop; n++) {
-    const rp__access *acc = rp__op_acc(g, n);
     for (uint32_t i = 0; i < g->op[n].nacc; i++, k++) {
       accx *x = &ax[k];
+      const rp__access a1 = rp__acc_get(g, n, i);
       x->op = n;
-      x->buf = acc[i].region.buf;
-      x->space = acc[i].space;
-      x->mode = acc[i].mode;
-      x->niv = rp_region_intervals(g, &acc[i].region, NULL, 0);
+      x->buf = a1.region.buf;
+      x->space = a1.space;
+      x->mode = a1.mode;
+      x->niv = rp_region_intervals(g, &a1.region, NULL, 0);
       x->iv = malloc(sizeof *x->iv * 2 * (x->niv ? x->niv : 1));
       if (!x->iv)
         goto out;
-      rp_region_intervals(g, &acc[i].region, x->iv, x->niv);
+      rp_region_intervals(g, &a1.region, x->iv, x->niv);
     }
   }
   qsort(ax, nacc, sizeof *ax, acc_cmp);

@@ -30,13 +30,15 @@ static uint64_t region_bytes(const rp_graph *g, const rp_region *r) {
 /* A copy moves the bytes of the access it writes (its destination). */
 uint64_t rp__copy_bytes(const rp_graph *g, uint32_t n) {
   const rp__op *op = &g->op[n];
-  const rp__access *acc = rp__op_acc(g, n);
   if (op->nacc == 0)
     return 0;
-  for (uint32_t i = 0; i < op->nacc; i++)
-    if (acc[i].mode == RP_OUT || acc[i].mode == RP_INOUT)
-      return region_bytes(g, &acc[i].region);
-  return region_bytes(g, &acc[0].region);
+  for (uint32_t i = 0; i < op->nacc; i++) {
+    rp__access a = rp__acc_get(g, n, i);
+    if (a.mode == RP_OUT || a.mode == RP_INOUT)
+      return region_bytes(g, &a.region);
+  }
+  rp__access a = rp__acc_get(g, n, 0);
+  return region_bytes(g, &a.region);
 }
 
 static void lane_of(const rp__op *op, unsigned engines, rp__lane_kind *kind,

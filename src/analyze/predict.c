@@ -121,7 +121,8 @@ static double width(const sim *s, uint32_t n) {
   if (on_gpu(s->m, op->device))
     return gpu_share(s, n);
   unsigned u = units_of(s->m, op->device);
-  uint64_t pts = op->space.x * op->space.y * op->space.z;
+  rp_dims d = rp__op_space(s->a->g, n);
+  uint64_t pts = d.x * d.y * d.z;
   double e = s->eff;
   return (u > 1 && pts >= s->m->split_min ? (double)u : 1) * e;
 }

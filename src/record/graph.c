@@ -79,8 +79,11 @@ void rp_graph_destroy(rp_graph *g) {
   free(g->buf);
   free(g->names);
   free(g->op);
-  free(g->acc);
-  free(g->args);
+  free(g->sacc);
+  free(g->box);
+  free(g->slot);
+  free(g->dims);
+  free(g->hostfn);
   free(g->after);
   free(g->edge);
   free(g->pred_off);
@@ -210,7 +213,7 @@ rp_status rp_node_info_get(const rp_graph *g, rp_node n, rp_node_info *out) {
   if (!g || !out || n >= g->nop)
     return RP_EINVAL;
   const rp__op *o = &g->op[n];
-  out->type = o->type;
+  out->type = (rp_op_type)o->type;
   out->device = o->device;
   out->dst_device = o->dst_device;
   out->name = o->name;
@@ -218,7 +221,7 @@ rp_status rp_node_info_get(const rp_graph *g, rp_node n, rp_node_info *out) {
   out->inserted = o->inserted;
   out->naccess = o->nacc;
   out->kernel = o->kernel;
-  out->space = o->space;
+  out->space = rp__op_space(g, n);
   return RP_OK;
 }
 
@@ -226,10 +229,10 @@ rp_status rp_node_access(const rp_graph *g, rp_node n, unsigned i,
                          rp_access_info *out) {
   if (!g || !out || n >= g->nop || i >= g->op[n].nacc)
     return RP_EINVAL;
-  const rp__access *a = rp__op_acc(g, n) + i;
-  out->region = a->region;
-  out->mode = a->mode;
-  out->space = a->space;
+  rp__access a = rp__acc_get(g, n, i);
+  out->region = a.region;
+  out->mode = a.mode;
+  out->space = a.space;
   return RP_OK;
 }
 
@@ -237,8 +240,8 @@ rp_status rp_node_host_fn(const rp_graph *g, rp_node n, rp_host_fn *fn,
                           void **user) {
   if (!g || n >= g->nop || g->op[n].type != RP_OP_HOST)
     return RP_EINVAL;
-  *fn = g->op[n].fn;
-  *user = g->op[n].user;
+  *fn = g->hostfn[g->op[n].arg0].fn;
+  *user = g->hostfn[g->op[n].arg0].user;
   return RP_OK;
 }
 

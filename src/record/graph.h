@@ -4,16 +4,35 @@
 #define RP_GRAPH_INTERNAL_H
 
 #include <stdbool.h>
+#include <string.h>
 #include "reprise/backend.h"
 #include "reprise/kernel.h"
 
-/* One stored access: a region (WHOLE resolved to BYTES over the buffer at
- * record time, so readers never see RP_REGION_WHOLE) in one memory space. */
+/* One access as given to the recorder: a region (WHOLE resolved to BYTES
+ * over the buffer by the checks, so the stored form never holds
+ * RP_REGION_WHOLE) in one memory space. */
 typedef struct rp__access {
   rp_region region;
   rp_mode mode;
   int space; /* RP_SPACE_HOST or device */
 } rp__access;
+
+/* One stored access, 24 bytes: a byte range in place, a box as an index
+ * into g->box (boxes cost their 56 bytes only where they are used). Read
+ * it whole with rp__acc_get(). */
+typedef struct rp__sacc {
+  uint32_t buf;
+  uint8_t kind;  /* RP_REGION_BYTES or RP_REGION_BOX */
+  uint8_t mode;  /* rp_mode */
+  int16_t space; /* RP_SPACE_HOST or device */
+  uint64_t off;  /* bytes: offset; box: index in g->box */
+  uint64_t len;  /* bytes: length; box: 0 */
+} rp__sacc;
+
+typedef struct rp__box {
+  uint64_t lo[3], hi[3];
+  uint32_t ndims;
+} rp__box;
 
 typedef struct rp__buffer {
   char *name;
@@ -23,23 +42,50 @@ typedef struct rp__buffer {
   uint64_t dims[3];
 } rp__buffer;
 
-typedef struct rp__op {
+/* An operation as given to the recorder (rp__record_op). */
+typedef struct rp__proto {
   rp_op_type type;
   int device;           /* kernel/copy device; src for d2d */
   int dst_device;       /* d2d; else == device */
   char *name;
   double cost_us;       /* < 0: not given */
-  uint32_t acc0, nacc;  /* into g->acc */
-  uint32_t after0, nafter; /* into g->after */
+  uint32_t nacc;        /* set by the recorder */
   const rp_kernel *kernel; /* kernels; NULL when loaded from a file */
   char *kernel_name;    /* kernels loaded from a file keep the name here */
-  uint32_t arg0;        /* kernels: nparams args at g->args[arg0] */
   rp_dims space;        /* kernels: index space (0s replaced by 1) */
   rp_host_fn fn;        /* host tasks */
   void *user;
   bool inserted;        /* added by automatic coherence */
+} rp__proto;
+
+/* A stored operation: 64 bytes. A kernel's index space is in g->dims
+ * (only when it is not 1 x 1 x 1: read it with rp__op_space()), a host
+ * task's function in g->hostfn. */
+typedef struct rp__op {
+  char *name;
+  double cost_us;       /* < 0: not given */
+  const rp_kernel *kernel; /* kernels; NULL when loaded from a file */
+  char *kernel_name;    /* kernels loaded from a file keep the name here */
+  uint32_t acc0, nacc;  /* into g->sacc */
+  uint32_t after0, nafter; /* into g->after */
+  uint32_t arg0;        /* kernels: scalar values at g->slot[arg0];
+                           host tasks: g->hostfn[arg0] */
+  uint32_t dims0;       /* kernels: index space at g->dims[dims0], RP_NONE
+                           for 1 x 1 x 1 */
+  int16_t device;       /* kernel/copy device; src for d2d */
+  int16_t dst_device;   /* d2d; else == device */
+  uint8_t type;         /* rp_op_type */
+  bool inserted;        /* added by automatic coherence */
   bool name_shared;     /* name is the kernel descriptor's: not freed */
 } rp__op;
+
+_Static_assert(sizeof(rp__op) <= 64, "an operation in at most 64 bytes");
+_Static_assert(sizeof(rp__sacc) <= 24, "a byte-range access in 24 bytes");
+
+typedef struct rp__hostfn {
+  rp_host_fn fn;
+  void *user;
+} rp__hostfn;
 
 /* Per (buffer, space) hazard and validity state lives in record/hazard.c. */
 typedef struct rp__track rp__track;
@@ -57,10 +103,18 @@ struct rp_graph {
   uint32_t nnames, capnames;
   rp__op *op;
   uint32_t nop, capop;
-  rp__access *acc;
-  uint32_t nacc, capacc;
-  rp_arg *args;           /* kernel arguments as recorded */
-  uint32_t nargs, capargs;
+  rp__sacc *sacc;         /* accesses, op n's from op[n].acc0 */
+  uint32_t nsacc, capsacc;
+  rp__box *box;           /* the boxes of box accesses */
+  uint32_t nbox, capbox;
+  rp_dims *dims;          /* kernels' index spaces other than 1 x 1 x 1 */
+  uint32_t ndims, capdims;
+  rp__hostfn *hostfn;     /* host tasks' functions */
+  uint32_t nhostfn, caphostfn;
+  rp_slot *slot;          /* kernels: the values of the scalar parameters,
+                             in order, from op[n].arg0 (buffer parameters
+                             are the op's accesses, in order) */
+  uint32_t nslot, capslot;
   rp_node *after;
   uint32_t nafter, capafter;
 
@@ -89,8 +143,8 @@ struct rp_graph {
 
 /* Recording core (record/op.c): validates, inserts coherence copies,
  * derives hazards, appends. `acc` has nacc entries in their spaces. */
-rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
-                        uint32_t nacc, const rp_arg *args,
+rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
+                        const rp__access *acc, uint32_t nacc, const rp_arg *args,
                         const rp_op_opts *o, rp_node *out);
 /* Formats g->err; returns s. */
 rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...)
@@ -132,8 +186,35 @@ void rp__region_each(const rp__buffer *b, const rp_region *r,
 /* Most buffers a graph may hold (the packed edge kinds keep 30 bits). */
 #define RP__MAX_BUFFERS ((1u << 30) - 2)
 
-static inline const rp__access *rp__op_acc(const rp_graph *g, rp_node n) {
-  return g->acc + g->op[n].acc0;
+/* The index space of kernel n (1 x 1 x 1 for other ops). */
+static inline rp_dims rp__op_space(const rp_graph *g, rp_node n) {
+  uint32_t d = g->op[n].dims0;
+  rp_dims one = {1, 1, 1};
+  return g->op[n].type == RP_OP_KERNEL && d != RP_NONE ? g->dims[d] : one;
+}
+
+/* Access i of op n, whole. */
+static inline rp__access rp__acc_get(const rp_graph *g, rp_node n,
+                                     uint32_t i) {
+  const rp__sacc *a = g->sacc + g->op[n].acc0 + i;
+  rp__access x;
+  memset(&x, 0, sizeof x);
+  x.region.buf = a->buf;
+  x.region.kind = (rp_region_kind)a->kind;
+  if (a->kind == RP_REGION_BOX) {
+    const rp__box *b = g->box + a->off;
+    x.region.ndims = b->ndims;
+    for (unsigned d = 0; d < 3; d++) {
+      x.region.lo[d] = b->lo[d];
+      x.region.hi[d] = b->hi[d];
+    }
+  } else {
+    x.region.offset = a->off;
+    x.region.bytes = a->len;
+  }
+  x.mode = (rp_mode)a->mode;
+  x.space = a->space;
+  return x;
 }
 
 #endif

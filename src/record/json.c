@@ -185,7 +185,8 @@ static void write_op(wr *w, const rp_graph *g, uint32_t i) {
       w_str(w, ", \"kernel\": ");
       w_esc(w, kn);
     }
-    uint64_t sp[3] = {o->space.x, o->space.y, o->space.z};
+    rp_dims d = rp__op_space(g, i);
+    uint64_t sp[3] = {d.x, d.y, d.z};
     w_str(w, ", \"space\": ");
     w_u64_list(w, sp, 3);
   }
@@ -201,7 +202,8 @@ static void write_op(wr *w, const rp_graph *g, uint32_t i) {
   w_str(w, ",\n     \"access\": [");
   for (uint32_t k = 0; k < o->nacc; k++) {
     w_str(w, k ? ",\n" : "\n");
-    write_access(w, g->acc + o->acc0 + k);
+    rp__access a = rp__acc_get(g, i, k);
+    write_access(w, &a);
   }
   w_str(w, "],\n     \"after\": [");
   for (uint32_t k = 0; k < o->nafter; k++) {
@@ -981,7 +983,7 @@ static const char *space_str(int space, char buf[16]) {
  * task the host; a copy (as the recorder stores it) reads access[0] in its
  * source space and writes the same region as access[1] in its
  * destination space. */
-static rp_status check_role(rd *r, const rp__op *p, const rp__access *a,
+static rp_status check_role(rd *r, const rp__proto *p, const rp__access *a,
                             uint32_t k, const char *path) {
   char want[16], got[16];
   int src = p->device, dst = p->device;
@@ -1037,7 +1039,7 @@ static rp_status check_role(rd *r, const rp__op *p, const rp__access *a,
 }
 
 static rp_status load_access(rd *r, const cJSON *j, const char *path,
-                             const rp__op *p, rp__access *a, uint32_t k) {
+                             const rp__proto *p, rp__access *a, uint32_t k) {
   if (!cJSON_IsObject(j))
     return bad(r, RP_EPARSE, "%s: expected an object, got %s", path,
                json_type(j));
@@ -1072,7 +1074,7 @@ static rp_status load_access(rd *r, const cJSON *j, const char *path,
 }
 
 static rp_status load_type(rd *r, const cJSON *j, const char *path,
-                           rp__op *p) {
+                           rp__proto *p) {
   const char *t;
   rp_status s = get_str(r, j, path, "type", 1, &t);
   if (s)
@@ -1089,7 +1091,7 @@ static rp_status load_type(rd *r, const cJSON *j, const char *path,
 /* Device fields: "device" for kernels and copies; a peer copy gives
  * "src_device" and "dst_device" ("device", if there, is the source). */
 static rp_status load_devices(rd *r, const cJSON *j, const char *path,
-                              rp__op *p) {
+                              rp__proto *p) {
   uint64_t d = 0, src = 0, dst = 0;
   int has_d;
   rp_status s;
@@ -1125,7 +1127,7 @@ static rp_status load_devices(rd *r, const cJSON *j, const char *path,
 }
 
 static rp_status load_kernel_fields(rd *r, const cJSON *j, const char *path,
-                                    rp__op *p) {
+                                    rp__proto *p) {
   const cJSON *sp = NULL;
   const char *kn;
   rp_status s;
@@ -1155,7 +1157,7 @@ static rp_status load_op(rd *r, const cJSON *j, uint32_t i) {
   if (!cJSON_IsObject(j))
     return bad(r, RP_EPARSE, "%s: expected an object, got %s", path,
                json_type(j));
-  rp__op p;
+  rp__proto p;
   memset(&p, 0, sizeof p);
   p.cost_us = -1;
   uint64_t id;

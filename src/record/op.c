@@ -20,7 +20,7 @@ static int space_valid(int space) {
  * (RP_NONE: none), for rp_record_kernel to name its parameter. */
 static _Thread_local uint32_t refused_access = RP_NONE;
 
-static rp_status check_accesses(rp_graph *g, const rp__op *p,
+static rp_status check_accesses(rp_graph *g, const rp__proto *p,
                                 const rp__access *acc, uint32_t nacc,
                                 rp__access *out) {
   char what[64];
@@ -48,7 +48,7 @@ static rp_status check_accesses(rp_graph *g, const rp__op *p,
   return RP_OK;
 }
 
-static rp_status check_devices(rp_graph *g, const rp__op *p) {
+static rp_status check_devices(rp_graph *g, const rp__proto *p) {
   if ((unsigned)p->type > RP_OP_HOST)
     return rp__fail(g, RP_EINVAL, "bad operation type %d", (int)p->type);
   if (p->type == RP_OP_HOST)
@@ -68,7 +68,7 @@ static rp_status check_devices(rp_graph *g, const rp__op *p) {
 /* The op's name: the given one (copied), else its kernel's own (shared,
  * not copied: the descriptor outlives the graph), else a derived one.
  * *owned says whether the graph must free it. */
-static char *derive_name(const rp_graph *g, const rp__op *p,
+static char *derive_name(const rp_graph *g, const rp__proto *p,
                          const rp__access *acc, const char *given,
                          bool *owned) {
   char tmp[256];
@@ -161,7 +161,7 @@ static rp_status make_valid(rp_graph *g, const rp__access *a,
     s = rp__fail(g, RP_ENOMEM, "out of memory planning coherence copies");
   for (uint32_t i = 0; s == RP_OK && i < pl.n; i++) {
     const piece *pc = &pl.p[i];
-    rp__op p = {0};
+    rp__proto p = {0};
     rp__access ca[2];
     rp_region r = rp_bytes(a->region.buf, pc->off, pc->len);
     if (pc->off == 0 && pc->len == g->buf[a->region.buf].bytes)
@@ -198,7 +198,8 @@ static rp_status make_valid(rp_graph *g, const rp__access *a,
 
 /* ---- appending ---------------------------------------------------------- */
 
-rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
+rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
+                        const rp__access *acc,
                         uint32_t nacc, const rp_arg *args,
                         const rp_op_opts *o, rp_node *out) {
   refused_access = RP_NONE;
@@ -229,10 +230,20 @@ rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
     return rp__fail(g, RP_ENOMEM, "out of memory recording");
   if ((s = check_accesses(g, proto, acc, nacc, chk)) != RP_OK)
     goto done;
-  rp__op p = *proto;
+  rp__proto q = *proto;
+  q.nacc = nacc;
+  rp__op p;
+  memset(&p, 0, sizeof p);
+  p.type = (uint8_t)q.type;
+  p.device = (int16_t)q.device;
+  p.dst_device = (int16_t)q.dst_device;
+  p.cost_us = q.cost_us;
+  p.kernel = q.type == RP_OP_KERNEL ? q.kernel : NULL;
+  p.inserted = q.inserted;
   p.nacc = nacc;
+  p.dims0 = RP_NONE;
   bool owned;
-  p.name = derive_name(g, &p, chk, o ? o->name : NULL, &owned);
+  p.name = derive_name(g, &q, chk, o ? o->name : NULL, &owned);
   p.name_shared = !owned;
   if (!p.name) {
     s = rp__fail(g, RP_ENOMEM, "out of memory recording");
@@ -259,12 +270,26 @@ rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
         goto done;
       }
 
-  uint32_t nparams = p.kernel ? p.kernel->nparams : 0;
+  int host = p.type == RP_OP_HOST;
+  int dims = p.type == RP_OP_KERNEL &&
+             (q.space.x != 1 || q.space.y != 1 || q.space.z != 1);
+  uint32_t nscalar = 0, nboxes = 0;
+  for (uint32_t i = 0; p.kernel && args && i < p.kernel->nparams; i++)
+    nscalar += p.kernel->params[i].mode == RP_SCALAR;
+  for (uint32_t i = 0; i < nacc; i++)
+    nboxes += chk[i].region.kind == RP_REGION_BOX;
   uint32_t nafter = o ? o->nafter : 0;
   if (rp__grow((void **)&g->op, &g->capop, g->nop + 1, sizeof *g->op) ||
-      rp__grow((void **)&g->acc, &g->capacc, g->nacc + nacc, sizeof *g->acc) ||
-      rp__grow((void **)&g->args, &g->capargs, g->nargs + nparams,
-               sizeof *g->args) ||
+      rp__grow((void **)&g->sacc, &g->capsacc, g->nsacc + nacc,
+               sizeof *g->sacc) ||
+      rp__grow((void **)&g->box, &g->capbox, g->nbox + nboxes,
+               sizeof *g->box) ||
+      rp__grow((void **)&g->slot, &g->capslot, g->nslot + nscalar,
+               sizeof *g->slot) ||
+      rp__grow((void **)&g->dims, &g->capdims, g->ndims + (uint32_t)dims,
+               sizeof *g->dims) ||
+      rp__grow((void **)&g->hostfn, &g->caphostfn,
+               g->nhostfn + (uint32_t)host, sizeof *g->hostfn) ||
       rp__grow((void **)&g->after, &g->capafter, g->nafter + nafter,
                sizeof *g->after) ||
       rp__grow((void **)&g->pred_off, &g->cappred, g->nop + 2,
@@ -276,31 +301,52 @@ rp_status rp__record_op(rp_graph *g, rp__op *proto, const rp__access *acc,
     goto done;
   }
   rp_node j = g->nop;
-  p.acc0 = g->nacc;
-  p.arg0 = g->nargs;
+  p.acc0 = g->nsacc;
+  p.arg0 = host ? g->nhostfn : g->nslot;
+  if (host)
+    g->hostfn[g->nhostfn++] = (rp__hostfn){q.fn, q.user};
+  if (dims) {
+    p.dims0 = g->ndims;
+    g->dims[g->ndims++] = q.space;
+  }
   p.after0 = g->nafter;
   p.nafter = nafter;
-  if (nacc)
-    memcpy(g->acc + g->nacc, chk, nacc * sizeof *chk);
-  if (nparams)
-    memcpy(g->args + g->nargs, args, nparams * sizeof *args);
+  for (uint32_t i = 0; i < nacc; i++) {
+    const rp_region *r = &chk[i].region;
+    rp__sacc *a = &g->sacc[g->nsacc + i];
+    *a = (rp__sacc){r->buf, (uint8_t)r->kind, (uint8_t)chk[i].mode,
+                    (int16_t)chk[i].space, r->offset, r->bytes};
+    if (r->kind == RP_REGION_BOX) {
+      rp__box *b = &g->box[g->nbox];
+      memset(b, 0, sizeof *b);
+      b->ndims = r->ndims;
+      for (unsigned d = 0; d < r->ndims && d < 3; d++) {
+        b->lo[d] = r->lo[d];
+        b->hi[d] = r->hi[d];
+      }
+      a->off = g->nbox++;
+      a->len = 0;
+    }
+  }
+  for (uint32_t i = 0; p.kernel && args && i < p.kernel->nparams; i++)
+    if (p.kernel->params[i].mode == RP_SCALAR)
+      g->slot[g->nslot++] = args[i].value;
   if (nafter)
     memcpy(g->after + g->nafter, o->after, nafter * sizeof *g->after);
-  g->nacc += nacc;
-  g->nargs += nparams;
+  g->nsacc += nacc;
   g->nafter += nafter;
   g->op[j] = p;
   g->nop++;
   g->pred_off[j + 1] = g->nedge;
   if (p.type != RP_OP_HOST) {
-    int hi = p.device > p.dst_device ? p.device : p.dst_device;
+    int hi = q.device > q.dst_device ? q.device : q.dst_device;
     if (hi > g->max_device)
       g->max_device = hi;
   }
-  s = rp__hazards(g, j, g->acc + p.acc0, nacc, g->after + p.after0, nafter);
+  s = rp__hazards(g, j, chk, nacc, g->after + p.after0, nafter);
   g->pred_off[j + 1] = g->nedge;
   if (s == RP_OK && !(g->flags & RP_GRAPH_NO_COHERENCE))
-    s = rp__coherence_update(g, &p, g->acc + p.acc0);
+    s = rp__coherence_update(g, &p, chk);
   if (s != RP_OK)
     g->broken = true; /* the tracking state may be half updated */
   else if (out)
@@ -338,7 +384,7 @@ rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
                       kn, i, (int)m);
     acc[nacc++] = (rp__access){args[i].region, m, device};
   }
-  rp__op p = {0};
+  rp__proto p = {0};
   p.type = RP_OP_KERNEL;
   p.device = p.dst_device = device;
   p.cost_us = -1;
@@ -367,7 +413,7 @@ static rp_status record_copy(rp_graph *g, rp_op_type t, rp_region r, int src,
                              int dst, const rp_op_opts *o, rp_node *out) {
   if (!g)
     return RP_EINVAL;
-  rp__op p = {0};
+  rp__proto p = {0};
   p.type = t;
   p.device = t == RP_OP_COPY_H2D ? dst : src;
   p.dst_device = t == RP_OP_COPY_D2H ? src : dst;
@@ -405,7 +451,7 @@ rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
     return rp__fail(g, RP_ENOMEM, "out of memory recording");
   for (unsigned i = 0; i < nacc; i++)
     a[i] = (rp__access){acc[i].region, acc[i].mode, RP_SPACE_HOST};
-  rp__op p = {0};
+  rp__proto p = {0};
   p.type = RP_OP_HOST;
   p.device = p.dst_device = 0;
   p.cost_us = -1;

@@ -41,18 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "record/reduce.h"
-#ifdef RP_REDUCE_STATS /* development only: counts printed at exit */
-#include <stdio.h>
-static unsigned long long st_search, st_visit, st_far;
-static void st_print(void) {
-  fprintf(stderr, "reduce: %llu far candidates, %llu searches, %llu nodes\n",
-          st_far, st_search, st_visit);
-}
-__attribute__((constructor)) static void st_init(void) { atexit(st_print); }
-#define STAT(x) (x)
-#else
-#define STAT(x) ((void)0)
-#endif
 
 enum { RP__INLINE_OUT = 3 };
 
@@ -267,7 +255,6 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
   if (rp__grow((void **)&r->st, &r->capst, 1, sizeof *r->st))
     return -1;
   nd[c].mark = 2 * cur;
-  STAT(st_search++);
   r->st[sp++] = (struct fwd){c, nd[c].ohead, nd[c].nout};
   while (sp) {
     struct fwd *top = &r->st[sp - 1];
@@ -305,7 +292,6 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
     if (nd[x].mark == 2 * cur || nd[x].level >= maxlev)
       continue;
     nd[x].mark = 2 * cur;
-    STAT(st_visit++);
     if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
       return -1;
     r->st[sp++] = (struct fwd){x, nd[x].ohead, nd[x].nout};
@@ -317,17 +303,18 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
  * candidate? maxlev: the highest level of a candidate. */
 /* Do two stored accesses overlap? Byte ranges and boxes of one rank are
  * compared; anything else answers "not known" (0). */
-static int overlap(const rp__access *a, const rp__access *b) {
-  const rp_region *x = &a->region, *y = &b->region;
-  if (x->buf != y->buf || a->space != b->space || x->kind != y->kind)
+static int overlap(const rp_graph *g, const rp__sacc *x, const rp__sacc *y) {
+  if (x->buf != y->buf || x->space != y->space || x->kind != y->kind)
     return 0;
   if (x->kind == RP_REGION_BYTES)
-    return x->offset < y->offset + y->bytes &&
-           y->offset < x->offset + x->bytes;
-  if (x->kind != RP_REGION_BOX || x->ndims != y->ndims)
+    return x->off < y->off + y->len && y->off < x->off + x->len;
+  if (x->kind != RP_REGION_BOX)
     return 0;
-  for (unsigned d = 0; d < x->ndims; d++)
-    if (!(x->lo[d] < y->hi[d] && y->lo[d] < x->hi[d]))
+  const rp__box *p = &g->box[x->off], *q = &g->box[y->off];
+  if (p->ndims != q->ndims)
+    return 0;
+  for (unsigned d = 0; d < p->ndims && d < 3; d++)
+    if (!(p->lo[d] < q->hi[d] && q->lo[d] < p->hi[d]))
       return 0;
   return 1;
 }
@@ -336,17 +323,17 @@ static int overlap(const rp__access *a, const rp__access *b) {
  * the same bytes of one space, one of them a write? Then c -> y is a
  * hazard. 0 also means "not known". */
 static int conflicts(const rp_graph *g, uint32_t c, uint32_t y) {
-  const rp__access *ac = rp__op_acc(g, c), *ay = rp__op_acc(g, y);
+  const rp__sacc *ac = g->sacc + g->op[c].acc0, *ay = g->sacc + g->op[y].acc0;
   for (uint32_t i = 0; i < g->op[c].nacc; i++)
     for (uint32_t k = 0; k < g->op[y].nacc; k++)
-      if (((ac[i].mode | ay[k].mode) & RP_OUT) && overlap(&ac[i], &ay[k]))
+      if (((ac[i].mode | ay[k].mode) & RP_OUT) &&
+          overlap(g, &ac[i], &ay[k]))
         return 1;
   return 0;
 }
 
 static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
                        uint32_t c, const uint64_t *aj, uint32_t maxlev) {
-  STAT(st_far++);
   /* An ancestor has a lower level than its descendants. */
   if (r->nd[c].level >= maxlev)
     return 0;

@@ -237,13 +237,14 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
       continue;
     x->kidx[i] = k;
     rp_kargs *a = &x->kargs[k++];
-    a->n[0] = op->space.x;
-    a->n[1] = op->space.y;
-    a->n[2] = op->space.z;
+    rp_dims d = rp__op_space(g, i);
+    a->n[0] = d.x;
+    a->n[1] = d.y;
+    a->n[2] = d.z;
     unsigned np = op->kernel ? op->kernel->nparams : 0;
-    for (unsigned p = 0, acc = 0; p < np; p++) {
+    for (unsigned p = 0, acc = 0, sc = 0; p < np; p++) {
       if (op->kernel->params[p].mode == RP_SCALAR) {
-        a->a[p] = g->args[op->arg0 + p].value;
+        a->a[p] = g->slot[op->arg0 + sc++];
         continue;
       }
       rp_access_info ai;

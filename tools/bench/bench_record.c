@@ -29,8 +29,9 @@ static const rp_kernel k = {"k", 2, params, nop, NULL, NULL, {0, 0, 0},
 
 enum { NBUF = 1000, BYTES = 1 << 16, CHUNKS = 16 };
 
-/* Bytes the ended graph keeps per operation (operations, their accesses,
- * kernel arguments, explicit dependencies, names, CSR offsets) and per
+/* Bytes the ended graph keeps per operation (operations, their accesses
+ * and boxes, kernel scalars and index spaces, host functions, explicit
+ * dependencies, names, CSR offsets) and per
  * edge (successor, predecessor, packed kind and buffer). */
 /* Shapes (run() records n ops of one). Uniform: each op reads a random
  * chunk of one buffer and updates a random chunk of another, anywhere
@@ -41,8 +42,11 @@ enum { NBUF = 1000, BYTES = 1 << 16, CHUNKS = 16 };
  * touches its tiles. Solver: see SOL_*. */
 static void footprint(const rp_graph *g, double *per_op, double *per_edge) {
   size_t ops = (size_t)g->nop * sizeof *g->op +
-               (size_t)g->nacc * sizeof *g->acc +
-               (size_t)g->nargs * sizeof *g->args +
+               (size_t)g->nsacc * sizeof *g->sacc +
+               (size_t)g->nbox * sizeof *g->box +
+               (size_t)g->nslot * sizeof *g->slot +
+               (size_t)g->ndims * sizeof *g->dims +
+               (size_t)g->nhostfn * sizeof *g->hostfn +
                (size_t)g->nafter * sizeof *g->after +
                2 * ((size_t)g->nop + 1) * sizeof(uint32_t);
   for (uint32_t i = 0; i < g->nop; i++) {
