@@ -84,8 +84,10 @@ static int on_gpu(const rp_model *m, int d) {
 /* Thread blocks (blocks 1) or threads (blocks 0) of a kernel as the cuda
  * backend launches it: the kernel's block shape, else 256 x 1 x 1,
  * 32 x 8 x 1 or 32 x 4 x 4 by the rank of its index space. */
-static double blocks_of(const rp__op *op, int blocks) {
-  uint64_t n[3] = {op->space.x, op->space.y, op->space.z}, b[3] = {256, 1, 1};
+static double blocks_of(const rp_graph *g, rp_node i, int blocks) {
+  const rp__op *op = &g->op[i];
+  rp_dims sp = rp__op_space(g, i);
+  uint64_t n[3] = {sp.x, sp.y, sp.z}, b[3] = {256, 1, 1};
   const unsigned *kb = op->kernel ? op->kernel->block : NULL;
   if (kb && (kb[0] || kb[1] || kb[2])) {
     for (int i = 0; i < 3; i++)
@@ -106,10 +108,10 @@ static double blocks_of(const rp__op *op, int blocks) {
  * multiprocessor), or, without threads_per_mp, its blocks over the
  * multiprocessors; at most all of it. */
 static double gpu_share(const sim *s, uint32_t n) {
-  const rp__op *op = &s->a->g->op[n];
-  double f = blocks_of(op, 1) / (double)s->m->multiprocessors;
+  const rp_graph *g = s->a->g;
+  double f = blocks_of(g, n, 1) / (double)s->m->multiprocessors;
   if (s->m->threads_per_mp > 0)
-    f = blocks_of(op, 0) /
+    f = blocks_of(g, n, 0) /
         ((double)s->m->multiprocessors * s->m->threads_per_mp);
   return f < 1 ? f : 1;
 }

@@ -146,6 +146,13 @@ struct rp_graph {
 rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
                         const rp__access *acc, uint32_t nacc, const rp_arg *args,
                         const rp_op_opts *o, rp_node *out);
+/* Appends op *p with its checked accesses, scalar values, q's index space
+ * or host function and explicit dependencies, without deriving anything
+ * (record/op.c): RP_OK or RP_ENOMEM (graph unchanged). */
+rp_status rp__store_op(rp_graph *g, rp__op *p, const rp__proto *q,
+                       const rp__access *chk, uint32_t nacc,
+                       const rp_arg *args, const rp_node *after,
+                       uint32_t nafter, rp_node *out);
 /* Formats g->err; returns s. */
 rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -244,7 +244,8 @@ static uint64_t hash_nodes(const rp_graph *g) {
     h = hmix(h, (uint64_t)o->type << 48 ^ (uint64_t)(uint16_t)o->device << 32
                     ^ (uint64_t)(uint16_t)o->dst_device << 16 ^ o->nacc);
     for (uint32_t k = 0; k < o->nacc; k++) {
-      const rp__access *a = &g->acc[o->acc0 + k];
+      const rp__access acc = rp__acc_get(g, i, k);
+      const rp__access *a = &acc;
       const rp_region *r = &a->region;
       h = hmix(h, (uint64_t)r->buf << 32 ^ (uint64_t)(uint8_t)a->space << 16
                       ^ (uint64_t)a->mode << 8 ^ (uint64_t)r->kind);
@@ -1472,7 +1473,7 @@ static int fast_op(rd *r, const char *c, const char *e, uint32_t i,
   const char *name = NULL, *kern = NULL;
   size_t nname = 0, nkern = 0;
   uint32_t nacc = 0, nafter = 0;
-  rp__op p;
+  rp__proto p;
   memset(&p, 0, sizeof p);
   p.cost_us = -1;
   int type = -1;
@@ -1761,12 +1762,30 @@ static rp_status rederive(rd *r) {
                         {b->dims[0], b->dims[1], b->dims[2]}};
     s = rp_buffer_add(g, &d, NULL);
   }
+  rp__access *acc = NULL;
+  uint32_t capacc = 0;
   for (uint32_t i = 0; i < old->nop && !s; i++) {
-    rp__op p = old->op[i];
-    rp_op_opts o = {p.name, 0, old->after + p.after0, p.nafter};
-    p.inserted = old->op[i].inserted;
-    s = rp__record_op(g, &p, old->acc + p.acc0, p.nacc, NULL, &o, NULL);
+    const rp__op *op = &old->op[i];
+    rp__proto p;
+    memset(&p, 0, sizeof p);
+    p.type = (rp_op_type)op->type;
+    p.device = op->device;
+    p.dst_device = op->dst_device;
+    p.cost_us = op->cost_us;
+    p.kernel_name = op->kernel_name;
+    p.space = rp__op_space(old, i);
+    p.inserted = op->inserted;
+    if (rp__grow((void **)&acc, &capacc, op->nacc ? op->nacc : 1,
+                 sizeof *acc)) {
+      s = RP_ENOMEM;
+      break;
+    }
+    for (uint32_t k = 0; k < op->nacc; k++)
+      acc[k] = rp__acc_get(old, i, k);
+    rp_op_opts o = {op->name, 0, old->after + op->after0, op->nafter};
+    s = rp__record_op(g, &p, acc, op->nacc, NULL, &o, NULL);
   }
+  free(acc);
   if (s) {
     bad(r, s, "ops: %s", rp_graph_error(g));
     rp_graph_destroy(g);

@@ -9,7 +9,7 @@
 
 /* The name rp__record_op() derives for an op given none (op.c's
  * derive_name for ops loaded from a file: no kernel descriptor). */
-static char *loaded_name(const rp_graph *g, const rp__op *p,
+static char *loaded_name(const rp_graph *g, const rp__proto *p,
                          const rp__access *acc, uint32_t nacc) {
   char tmp[256];
   const char *b = nacc && acc[0].region.buf < g->nbuf
@@ -34,47 +34,33 @@ static char *loaded_name(const rp_graph *g, const rp__op *p,
   return rp__strdup(tmp);
 }
 
-rp_status rp__load_op(rp_graph *g, const rp__op *proto, const rp__access *acc,
-                      uint32_t nacc, const rp_node *after, uint32_t nafter,
+rp_status rp__load_op(rp_graph *g, const rp__proto *proto,
+                      const rp__access *acc, uint32_t nacc,
+                      const rp_node *after, uint32_t nafter,
                       const char *name, rp_node *out) {
   if (g->ended || g->broken || g->nedge || g->nop >= RP_NONE - 1)
     return rp__fail(g, RP_ESTATE, "cannot load an operation now");
-  if (rp__grow((void **)&g->op, &g->capop, g->nop + 1, sizeof *g->op) ||
-      rp__grow((void **)&g->acc, &g->capacc, g->nacc + nacc, sizeof *g->acc) ||
-      rp__grow((void **)&g->after, &g->capafter, g->nafter + nafter,
-               sizeof *g->after) ||
-      rp__grow((void **)&g->pred_off, &g->cappred, g->nop + 2,
-               sizeof *g->pred_off))
-    return rp__fail(g, RP_ENOMEM, "out of memory loading");
-  rp__op p = *proto;
-  p.name = name ? rp__strdup(name) : loaded_name(g, &p, acc, nacc);
+  rp__op p;
+  memset(&p, 0, sizeof p);
+  p.type = (uint8_t)proto->type;
+  p.device = (int16_t)proto->device;
+  p.dst_device = (int16_t)proto->dst_device;
+  p.cost_us = proto->cost_us;
+  p.inserted = proto->inserted;
+  p.name = name ? rp__strdup(name) : loaded_name(g, proto, acc, nacc);
   p.name_shared = false;
-  p.kernel_name = NULL;
   if (!p.name || (proto->kernel_name &&
                   !(p.kernel_name = rp__strdup(proto->kernel_name)))) {
     free(p.name);
     return rp__fail(g, RP_ENOMEM, "out of memory loading");
   }
-  rp_node j = g->nop;
-  p.nacc = nacc;
-  p.acc0 = g->nacc;
-  p.arg0 = g->nargs;
-  p.after0 = g->nafter;
-  p.nafter = nafter;
-  if (nacc)
-    memcpy(g->acc + g->nacc, acc, nacc * sizeof *acc);
-  if (nafter)
-    memcpy(g->after + g->nafter, after, nafter * sizeof *after);
-  g->nacc += nacc;
-  g->nafter += nafter;
-  g->op[j] = p;
-  g->nop++;
-  g->pred_off[j] = g->pred_off[j + 1] = 0;
-  if (p.type != RP_OP_HOST) {
-    int hi = p.device > p.dst_device ? p.device : p.dst_device;
-    if (hi > g->max_device)
-      g->max_device = hi;
+  rp_node j;
+  if (rp__store_op(g, &p, proto, acc, nacc, NULL, after, nafter, &j)) {
+    free(p.name);
+    free(p.kernel_name);
+    return rp__fail(g, RP_ENOMEM, "out of memory loading");
   }
+  g->pred_off[j] = g->pred_off[j + 1] = 0;
   if (out)
     *out = j;
   return RP_OK;

@@ -198,6 +198,90 @@ static rp_status make_valid(rp_graph *g, const rp__access *a,
 
 /* ---- appending ---------------------------------------------------------- */
 
+/* Appends op *p (name, cost, kernel, type and devices set) with its
+ * checked accesses, the scalar values of args, q's index space or host
+ * function and the explicit dependencies: fills p's indices, grows the
+ * arrays (pred_off to nop + 2 entries, not set). RP_ENOMEM leaves the
+ * graph as it was. Shared by rp__record_op() and the file loader
+ * (record/load.c). */
+rp_status rp__store_op(rp_graph *g, rp__op *pp, const rp__proto *q,
+                       const rp__access *chk, uint32_t nacc,
+                       const rp_arg *args, const rp_node *after,
+                       uint32_t nafter, rp_node *out) {
+  rp__op p = *pp;
+  int host = p.type == RP_OP_HOST;
+  int dims = p.type == RP_OP_KERNEL &&
+             (q->space.x != 1 || q->space.y != 1 || q->space.z != 1);
+  uint32_t nscalar = 0, nboxes = 0;
+  for (uint32_t i = 0; p.kernel && args && i < p.kernel->nparams; i++)
+    nscalar += p.kernel->params[i].mode == RP_SCALAR;
+  for (uint32_t i = 0; i < nacc; i++)
+    nboxes += chk[i].region.kind == RP_REGION_BOX;
+  if (rp__grow((void **)&g->op, &g->capop, g->nop + 1, sizeof *g->op) ||
+      rp__grow((void **)&g->sacc, &g->capsacc, g->nsacc + nacc,
+               sizeof *g->sacc) ||
+      rp__grow((void **)&g->box, &g->capbox, g->nbox + nboxes,
+               sizeof *g->box) ||
+      rp__grow((void **)&g->slot, &g->capslot, g->nslot + nscalar,
+               sizeof *g->slot) ||
+      rp__grow((void **)&g->dims, &g->capdims, g->ndims + (uint32_t)dims,
+               sizeof *g->dims) ||
+      rp__grow((void **)&g->hostfn, &g->caphostfn,
+               g->nhostfn + (uint32_t)host, sizeof *g->hostfn) ||
+      rp__grow((void **)&g->after, &g->capafter, g->nafter + nafter,
+               sizeof *g->after) ||
+      rp__grow((void **)&g->pred_off, &g->cappred, g->nop + 2,
+               sizeof *g->pred_off))
+    return RP_ENOMEM;
+  rp_node j = g->nop;
+  p.nacc = nacc;
+  p.dims0 = RP_NONE;
+  p.acc0 = g->nsacc;
+  p.arg0 = host ? g->nhostfn : g->nslot;
+  if (host)
+    g->hostfn[g->nhostfn++] = (rp__hostfn){q->fn, q->user};
+  if (dims) {
+    p.dims0 = g->ndims;
+    g->dims[g->ndims++] = q->space;
+  }
+  p.after0 = g->nafter;
+  p.nafter = nafter;
+  for (uint32_t i = 0; i < nacc; i++) {
+    const rp_region *r = &chk[i].region;
+    rp__sacc *a = &g->sacc[g->nsacc + i];
+    *a = (rp__sacc){r->buf, (uint8_t)r->kind, (uint8_t)chk[i].mode,
+                    (int16_t)chk[i].space, r->offset, r->bytes};
+    if (r->kind == RP_REGION_BOX) {
+      rp__box *b = &g->box[g->nbox];
+      memset(b, 0, sizeof *b);
+      b->ndims = r->ndims;
+      for (unsigned d = 0; d < r->ndims && d < 3; d++) {
+        b->lo[d] = r->lo[d];
+        b->hi[d] = r->hi[d];
+      }
+      a->off = g->nbox++;
+      a->len = 0;
+    }
+  }
+  for (uint32_t i = 0; p.kernel && args && i < p.kernel->nparams; i++)
+    if (p.kernel->params[i].mode == RP_SCALAR)
+      g->slot[g->nslot++] = args[i].value;
+  if (nafter)
+    memcpy(g->after + g->nafter, after, nafter * sizeof *g->after);
+  g->nsacc += nacc;
+  g->nafter += nafter;
+  g->op[j] = p;
+  g->nop++;
+  if (p.type != RP_OP_HOST) {
+    int hi = q->device > q->dst_device ? q->device : q->dst_device;
+    if (hi > g->max_device)
+      g->max_device = hi;
+  }
+  *pp = p;
+  *out = j;
+  return RP_OK;
+}
+
 rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
                         const rp__access *acc,
                         uint32_t nacc, const rp_arg *args,
@@ -270,79 +354,17 @@ rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
         goto done;
       }
 
-  int host = p.type == RP_OP_HOST;
-  int dims = p.type == RP_OP_KERNEL &&
-             (q.space.x != 1 || q.space.y != 1 || q.space.z != 1);
-  uint32_t nscalar = 0, nboxes = 0;
-  for (uint32_t i = 0; p.kernel && args && i < p.kernel->nparams; i++)
-    nscalar += p.kernel->params[i].mode == RP_SCALAR;
-  for (uint32_t i = 0; i < nacc; i++)
-    nboxes += chk[i].region.kind == RP_REGION_BOX;
-  uint32_t nafter = o ? o->nafter : 0;
-  if (rp__grow((void **)&g->op, &g->capop, g->nop + 1, sizeof *g->op) ||
-      rp__grow((void **)&g->sacc, &g->capsacc, g->nsacc + nacc,
-               sizeof *g->sacc) ||
-      rp__grow((void **)&g->box, &g->capbox, g->nbox + nboxes,
-               sizeof *g->box) ||
-      rp__grow((void **)&g->slot, &g->capslot, g->nslot + nscalar,
-               sizeof *g->slot) ||
-      rp__grow((void **)&g->dims, &g->capdims, g->ndims + (uint32_t)dims,
-               sizeof *g->dims) ||
-      rp__grow((void **)&g->hostfn, &g->caphostfn,
-               g->nhostfn + (uint32_t)host, sizeof *g->hostfn) ||
-      rp__grow((void **)&g->after, &g->capafter, g->nafter + nafter,
-               sizeof *g->after) ||
-      rp__grow((void **)&g->pred_off, &g->cappred, g->nop + 2,
-               sizeof *g->pred_off)) {
+  rp_node j;
+  if (rp__store_op(g, &p, &q, chk, nacc, args, o ? o->after : NULL,
+                   o ? o->nafter : 0, &j) != RP_OK) {
     if (owned)
       free(p.name);
     free(p.kernel_name);
     s = rp__fail(g, RP_ENOMEM, "out of memory recording");
     goto done;
   }
-  rp_node j = g->nop;
-  p.acc0 = g->nsacc;
-  p.arg0 = host ? g->nhostfn : g->nslot;
-  if (host)
-    g->hostfn[g->nhostfn++] = (rp__hostfn){q.fn, q.user};
-  if (dims) {
-    p.dims0 = g->ndims;
-    g->dims[g->ndims++] = q.space;
-  }
-  p.after0 = g->nafter;
-  p.nafter = nafter;
-  for (uint32_t i = 0; i < nacc; i++) {
-    const rp_region *r = &chk[i].region;
-    rp__sacc *a = &g->sacc[g->nsacc + i];
-    *a = (rp__sacc){r->buf, (uint8_t)r->kind, (uint8_t)chk[i].mode,
-                    (int16_t)chk[i].space, r->offset, r->bytes};
-    if (r->kind == RP_REGION_BOX) {
-      rp__box *b = &g->box[g->nbox];
-      memset(b, 0, sizeof *b);
-      b->ndims = r->ndims;
-      for (unsigned d = 0; d < r->ndims && d < 3; d++) {
-        b->lo[d] = r->lo[d];
-        b->hi[d] = r->hi[d];
-      }
-      a->off = g->nbox++;
-      a->len = 0;
-    }
-  }
-  for (uint32_t i = 0; p.kernel && args && i < p.kernel->nparams; i++)
-    if (p.kernel->params[i].mode == RP_SCALAR)
-      g->slot[g->nslot++] = args[i].value;
-  if (nafter)
-    memcpy(g->after + g->nafter, o->after, nafter * sizeof *g->after);
-  g->nsacc += nacc;
-  g->nafter += nafter;
-  g->op[j] = p;
-  g->nop++;
   g->pred_off[j + 1] = g->nedge;
-  if (p.type != RP_OP_HOST) {
-    int hi = q.device > q.dst_device ? q.device : q.dst_device;
-    if (hi > g->max_device)
-      g->max_device = hi;
-  }
+  uint32_t nafter = p.nafter;
   s = rp__hazards(g, j, chk, nacc, g->after + p.after0, nafter);
   g->pred_off[j + 1] = g->nedge;
   if (s == RP_OK && !(g->flags & RP_GRAPH_NO_COHERENCE))

@@ -213,10 +213,10 @@ static rp_status record_kernel(rec *c, rp_node n, const rp_node_info *ni,
   uint64_t first[RP_MAX_PARAMS], unit[RP_MAX_PARAMS], m[RP_MAX_PARAMS];
   uint64_t S = ax == 0 ? ni->space.x : ax == 1 ? ni->space.y : ni->space.z;
   const rp__op *op = &c->g->op[n];
-  for (unsigned p = 0, j = 0; p < k->nparams; p++) {
+  for (unsigned p = 0, j = 0, sc = 0; p < k->nparams; p++) {
     if (k->params[p].mode == RP_SCALAR) {
       args[p] = rp_arg_i64(0);
-      args[p].value = c->g->args[op->arg0 + p].value;
+      args[p].value = c->g->slot[op->arg0 + sc++];
       continue;
     }
     rp_access_info ai;
