@@ -201,6 +201,7 @@ static rp_status measure_link(cp_kind k, char *a, char *b,
 
 /* Speedup of the triad over the exec's threads against one thread (the
  * serial mode), per thread: how much of a core each thread really gets. */
+enum { SPLIT_ROUNDS = 7 };
 static rp_status split_efficiency(rp_model *m, const rp_backend *be,
                                   const rp_exec_opts *xo, unsigned runs) {
   size_t n = (size_t)TRIAD_ROWS * TRIAD_COLS;
@@ -228,10 +229,6 @@ static rp_status split_efficiency(rp_model *m, const rp_backend *be,
   }
   if ((s = rp_graph_end(g)))
     goto out;
-  double tp, ts;
-  if ((s = time_graph(g, be, xo, "parallel", runs, 5, &tp)) ||
-      (s = time_graph(g, be, xo, "serial", runs, 5, &ts)))
-    goto out;
   rp_exec_opts o;
   if (xo)
     o = *xo;
@@ -249,7 +246,20 @@ static rp_status split_efficiency(rp_model *m, const rp_backend *be,
   if (s != RP_OK)
     goto out;
   double threads = tmp.units[0] > 1 ? tmp.units[0] : 1;
-  double e = tp > 0 ? ts / tp / threads : 1;
+  /* Parallel and serial timed in alternating rounds, the median of the
+   * rounds' ratios: on a shared machine a change of load between the two
+   * timings moves one round, not the result (one pair of timings gave
+   * 0.12-0.92 from one calibration to the next). */
+  double ratio[SPLIT_ROUNDS];
+  for (unsigned r = 0; r < SPLIT_ROUNDS; r++) {
+    double tp, ts;
+    if ((s = time_graph(g, be, xo, "parallel", runs, 5, &tp)) ||
+        (s = time_graph(g, be, xo, "serial", runs, 5, &ts)))
+      goto out;
+    ratio[r] = tp > 0 ? ts / tp : threads;
+  }
+  qsort(ratio, SPLIT_ROUNDS, sizeof ratio[0], cmp_double);
+  double e = ratio[SPLIT_ROUNDS / 2] / threads;
   m->split_efficiency = e > 1 ? 1 : e > 0 ? e : 0;
 out:
   rp_graph_destroy(g);
