@@ -438,14 +438,15 @@ int main(int argc, char **argv) {
     }
     if (rp_only) {
       printf("%-40s reprise %10.1f us/replay; blocks:", w.name, t[4]);
-      const rp_kernel *last = nullptr;
+      std::vector<const rp_kernel *> seen;
       for (rp_node n = 0; n < rp_graph_num_nodes(w.g); n++) {
         rp_node_info ni;
         rp_kernel_block kb;
         if (rp_node_info_get(w.g, n, &ni) != RP_OK || !ni.kernel ||
-            ni.kernel == last || rp_exec_kernel_block(x, n, &kb) != RP_OK)
+            std::find(seen.begin(), seen.end(), ni.kernel) != seen.end() ||
+            rp_exec_kernel_block(x, n, &kb) != RP_OK)
           continue;
-        last = ni.kernel;
+        seen.push_back(ni.kernel);
         printf(" %s %ux%ux%u (%.0f%%, %s)", ni.kernel->name, kb.block[0],
                kb.block[1], kb.block[2], kb.occupancy * 100, kb.reason);
       }
