@@ -24,7 +24,8 @@ unsigned rp__cu_pick_threads(const int *blocks, unsigned ncand,
     if (o > 1)
       o = 1;
     /* equal up to rounding: the hint's target decides */
-    if (o > bo + 1e-9 || (o > bo - 1e-9 && dist(t, target) < dist(best, target))) {
+    if (o > bo + 1e-9 ||
+        (o > bo - 1e-9 && dist(t, target) < dist(best, target))) {
       best = t;
       bo = o;
     }

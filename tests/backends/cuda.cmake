@@ -8,8 +8,10 @@ if(TARGET test_cuda)
                              ${CMAKE_CURRENT_SOURCE_DIR}/backends)
   target_link_libraries(test_cuda PRIVATE rp_test_cuda_kernels CUDA::cudart)
   # the launch geometry test computes the expected choice itself
-  target_sources(test_cuda PRIVATE ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda_geom.c)
-  target_include_directories(test_cuda PRIVATE ${CMAKE_SOURCE_DIR}/backends/cuda)
+  target_sources(test_cuda PRIVATE
+                 ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda_geom.c)
+  target_include_directories(test_cuda PRIVATE
+                             ${CMAKE_SOURCE_DIR}/backends/cuda)
 endif()
 if(TARGET test_cuda_mixed)
   target_link_libraries(test_cuda_mixed PRIVATE rp_test_cuda_kernels
