@@ -240,6 +240,37 @@ static void print_plan(const rp_graph *g, const rp_exec *x) {
 }
 
 /* Writes g with the measured costs of 5 profiled runs attached. */
+/* The launch geometry the backend chose per distinct kernel (CUDA): "block
+ * shapes: name WxHxD (occupancy X%, reason)"; nothing where the backend
+ * has none. */
+static void print_blocks(const rp_graph *g, rp_exec *x) {
+  uint32_t nn = rp_graph_num_nodes(g);
+  const rp_kernel **seen = (const rp_kernel **)calloc(nn + 1, sizeof *seen);
+  unsigned ns = 0;
+  if (!seen)
+    return;
+  for (rp_node n = 0; n < nn; n++) {
+    rp_node_info ni;
+    rp_kernel_block kb;
+    if (rp_node_info_get(g, n, &ni) != RP_OK || !ni.kernel)
+      continue;
+    unsigned i = 0;
+    while (i < ns && seen[i] != ni.kernel)
+      i++;
+    if (i < ns || rp_exec_kernel_block(x, n, &kb) != RP_OK)
+      continue;
+    seen[ns++] = ni.kernel;
+    if (ns == 1)
+      printf("block shapes:\n");
+    char occ[32] = "occupancy unknown";
+    if (kb.occupancy >= 0)
+      snprintf(occ, sizeof occ, "occupancy %.0f%%", kb.occupancy * 100);
+    printf("  %-16s %ux%ux%u (%s, %s)\n", ni.kernel->name, kb.block[0],
+           kb.block[1], kb.block[2], occ, kb.reason);
+  }
+  free(seen);
+}
+
 static int save_measured(rp_graph *g, const char *path, const double *med,
                          const double *lo, const double *hi,
                          const rp_backend *be) {
@@ -382,6 +413,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
          model.calibrated ? "calibrated" : "uncalibrated",
          rp_backend_name(be), sm.model_serial_us / 1e3,
          sm.model_overlap_us / 1e3);
+  print_blocks(g, x);
   ret = 0;
 out:
   rp_analysis_destroy(an);

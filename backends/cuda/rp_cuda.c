@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rp_cuda.h"
+#include "rp_cuda_geom.h"
 
 #if defined(__has_include)
 #if __has_include(<nvtx3/nvToolsExt.h>)
@@ -315,24 +316,67 @@ static dim3 mkdim(unsigned x, unsigned y, unsigned z) {
   return d;
 }
 
-/* Block shape from the index space's rank unless the kernel gives one. */
+/* Threads per block for the kernel of @p o by occupancy (cached per
+ * function and device); 0 when the occupancy API cannot say. */
+static unsigned occ_threads(cu_state *s, cu_op *o, double *occ) {
+  const void *fn = o->k->cuda;
+  if (!fn)
+    return 0;
+  if (s->geo_fn == fn && s->geo_dev == o->phys) {
+    *occ = s->geo_occ;
+    return s->geo_thr;
+  }
+  struct cudaFuncAttributes fa;
+  int smt = 0, blocks[RP_CU_NCAND] = {0};
+  unsigned nc = 0;
+  if (cudaSetDevice(o->phys) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, fn) != cudaSuccess ||
+      cudaDeviceGetAttribute(&smt, cudaDevAttrMaxThreadsPerMultiProcessor,
+                             o->phys) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  while (nc < RP_CU_NCAND &&
+         rp__cu_cand[nc] <= (unsigned)fa.maxThreadsPerBlock &&
+         cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+             &blocks[nc], fn, (int)rp__cu_cand[nc], 0) == cudaSuccess)
+    nc++;
+  (void)cudaGetLastError();
+  unsigned t = rp__cu_pick_threads(blocks, nc, smt, o->k->hint, occ);
+  s->geo_fn = fn;
+  s->geo_dev = o->phys;
+  s->geo_thr = t;
+  s->geo_occ = *occ;
+  return t;
+}
+
 /* The block shape: the kernel's own, else RP_CUDA_BLOCK="x[,y[,z]]" (for
- * sweeps: every kernel without its own shape), else by dimensionality. */
-static void geometry(cu_op *o, const rp_kargs *a) {
+ * sweeps: every kernel without its own shape), else threads per block by
+ * occupancy and the kernel's hint, shaped by the index space's rank
+ * (rp_cuda_geom.h); without the occupancy API, 256 threads so shaped. */
+static void geometry(cu_state *s, cu_op *o, const rp_kargs *a) {
   const unsigned *bk = o->k->block;
   const char *env = getenv("RP_CUDA_BLOCK");
   unsigned eb[3] = {0, 1, 1};
+  o->occ = -1;
   if (env && sscanf(env, "%u,%u,%u", &eb[0], &eb[1], &eb[2]) >= 1 &&
-      eb[0] && eb[1] && eb[2] && !(bk[0] || bk[1] || bk[2]))
+      eb[0] && eb[1] && eb[2] && !(bk[0] || bk[1] || bk[2])) {
     o->block = mkdim(eb[0], eb[1], eb[2]);
-  else if (bk[0] || bk[1] || bk[2])
+    o->why = "RP_CUDA_BLOCK";
+  } else if (bk[0] || bk[1] || bk[2]) {
     o->block = mkdim(bk[0] ? bk[0] : 1, bk[1] ? bk[1] : 1, bk[2] ? bk[2] : 1);
-  else if (a->n[2] > 1)
-    o->block = mkdim(32, 4, 4);
-  else if (a->n[1] > 1)
-    o->block = mkdim(32, 8, 1);
-  else
-    o->block = mkdim(256, 1, 1);
+    o->why = "kernel's own";
+  } else {
+    double occ = -1;
+    unsigned t = occ_threads(s, o, &occ), sh[3];
+    rp__cu_shape(t ? t : 256, a->n, sh);
+    o->block = mkdim(sh[0], sh[1], sh[2]);
+    o->occ = t ? occ : -1;
+    o->why = !t ? "default"
+             : o->k->hint & RP_HINT_MEMORY_BOUND  ? "occupancy, memory-bound"
+             : o->k->hint & RP_HINT_COMPUTE_BOUND ? "occupancy, compute-bound"
+                                                  : "occupancy";
+  }
   uint64_t g[3], b[3] = {o->block.x, o->block.y, o->block.z};
   for (int i = 0; i < 3; i++) {
     g[i] = (a->n[i] + b[i] - 1) / b[i];
@@ -490,7 +534,7 @@ static rp_status setup_ops(cu_state *s) {
         if (im != RP_NONE)
           s->kargs[v].a[k].p = s->img[im];
       }
-      geometry(o, &s->kargs[v]);
+      geometry(s, o, &s->kargs[v]);
     } else if (nd->type == RP_OP_HOST) {
       o->kind = CU_HOSTTASK;
       o->phys = s->phys0;
@@ -815,6 +859,25 @@ static rp_status cu_wait_buffer(void *state, rp_buf b) {
   return e ? rp__cu_fail(s, e, RP_NONE, "waiting for a buffer") : RP_OK;
 }
 
+static rp_status cu_kernel_block(void *state, uint32_t n,
+                                 rp_kernel_block *out) {
+  cu_state *s = state;
+  if (n >= s->nn || s->op[n].kind != CU_KERNEL)
+    return RP_EINVAL;
+  const cu_op *o = &s->op[n];
+  if (!o->k->cuda)
+    return RP_ENOTSUP; /* a host wrapper launches its own work */
+  out->block[0] = o->block.x;
+  out->block[1] = o->block.y;
+  out->block[2] = o->block.z;
+  out->grid[0] = o->grid.x;
+  out->grid[1] = o->grid.y;
+  out->grid[2] = o->grid.z;
+  out->occupancy = o->occ;
+  out->reason = o->why;
+  return RP_OK;
+}
+
 const rp_backend rp_backend_cuda = {
   .abi = RP_BACKEND_ABI,
   .name = "cuda",
@@ -832,4 +895,5 @@ const rp_backend rp_backend_cuda = {
   .timeline = rp__cu_timeline,
   .destroy = cu_destroy,
   .run_until = rp__cu_run_until,
+  .kernel_block = cu_kernel_block,
 };

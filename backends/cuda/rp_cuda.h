@@ -52,6 +52,8 @@ typedef struct cu_op {
   int dst_phys;                /* peer copies */
   const rp_kernel *k;
   dim3 grid, block;
+  double occ;                  /* occupancy of the block, -1: not known */
+  const char *why;             /* where the block shape comes from */
   cu_copy cp;
   cu_host host;
   cudaGraphNode_t node[2];     /* node[1]: second stage (staged copy) */
@@ -87,6 +89,11 @@ typedef struct cu_state {
   int update;                  /* 0, 1: per node, 2: whole graph */
   int lim_dev, lim[6], lim_thr; /* launch limits of lim_dev, lim_fn */
   const void *lim_fn;
+  /* the occupancy choice of geo_fn on geo_dev (rp_cuda_geom.h) */
+  const void *geo_fn;
+  int geo_dev;
+  unsigned geo_thr;
+  double geo_occ;
   unsigned ndirty;
   unsigned reinstantiated;     /* updates refused, instantiated again */
   unsigned gen;                /* bumped by every rebind and set_scalar */

@@ -139,7 +139,7 @@ typedef struct rp_plan {
 
 /** Bumped when this table or the plan changes; a backend built for another
  * value is refused. */
-#define RP_BACKEND_ABI 3
+#define RP_BACKEND_ABI 4
 
 /** Backend flags. */
 enum {
@@ -200,6 +200,9 @@ struct rp_backend {
   rp_status (*run_until)(void *state, const rp_until *u,
                          unsigned max_replays, unsigned check_every,
                          unsigned *done);
+  /** Optional: the launch geometry chosen for kernel plan node @p n
+   * (rp_exec_kernel_block()). NULL: RP_ENOTSUP. */
+  rp_status (*kernel_block)(void *state, uint32_t n, rp_kernel_block *out);
 };
 
 /** @brief The graph being executed: the one given to rp_exec_create(), or

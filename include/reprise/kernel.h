@@ -109,7 +109,7 @@
 #define RP_KERNEL_DESC(kname, params)                                       \
   {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
    kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0,  \
-   0, 0}
+   0, 0, 0}
 
 /** A descriptor as RP_KERNEL_DESC() for a kernel whose index space may be
  * split along @p axis (RP_SPLIT_X, _Y, _Z) into chunks, the buffer
@@ -118,7 +118,7 @@
 #define RP_KERNEL_DESC_SPLIT(kname, params, axis, follow)                   \
   {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
    kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0,  \
-   (axis), (follow)}
+   (axis), (follow), 0}
 
 /** @} */
 #endif

@@ -175,7 +175,21 @@ typedef struct rp_kernel {
    * [a * m, b * m) of it. Buffer parameters not set must be RP_IN: each
    * chunk reads them whole. */
   uint32_t split_follow;
+  /** RP_HINT_* flags: what the kernel is bound by, for backends choosing
+   * its launch geometry (the cuda backend's block size, docs/cuda.md).
+   * 0: no hint. The dimensionality comes from the index space. */
+  unsigned hint;
 } rp_kernel;
+
+/** Hints of rp_kernel.hint. */
+enum {
+  /** Bound by memory bandwidth: larger blocks are preferred among those
+   * of equal occupancy. */
+  RP_HINT_MEMORY_BOUND = 1u << 0,
+  /** Bound by arithmetic: smaller blocks are preferred among those of
+   * equal occupancy (more blocks to spread over the multiprocessors). */
+  RP_HINT_COMPUTE_BOUND = 1u << 1
+};
 
 /** Host task body. ptrs[i] is the base of the host image of the buffer of
  * access i, as recorded (rebinding a buffer changes it). */

@@ -177,6 +177,26 @@ RP_API rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
 RP_API rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host,
                                 uint64_t bytes);
 
+/** The launch geometry a backend chose for one kernel node. */
+typedef struct rp_kernel_block {
+  unsigned block[3];  /**< threads per block along x, y, z */
+  unsigned grid[3];   /**< blocks along x, y, z */
+  double occupancy;   /**< resident threads per multiprocessor over its
+                           limit, in [0, 1]; < 0: not known */
+  const char *reason; /**< where the shape comes from: "occupancy" (and
+                           the hint), "kernel's own", "RP_CUDA_BLOCK",
+                           "default"; static storage */
+} rp_kernel_block;
+
+/** @brief The launch geometry (block shape, grid, occupancy, reason) that
+ * the backend chose for kernel node @p n (docs/cuda.md, "Launch
+ * geometry"). With the split option, the first chunk's.
+ * @return RP_OK, RP_EINVAL (not a kernel node, NULL @p out), RP_ENOTSUP
+ *   (the backend has no launch geometry: openmp, xrt, starpu, or a kernel
+ *   run by a host wrapper). */
+RP_API rp_status rp_exec_kernel_block(rp_exec *x, rp_node n,
+                                      rp_kernel_block *out);
+
 /** @brief Change scalar parameter @p param of kernel node @p n. */
 RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
                                     rp_slot value);

@@ -489,6 +489,16 @@ static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
   return s;
 }
 
+rp_status rp_exec_kernel_block(rp_exec *x, rp_node n, rp_kernel_block *out) {
+  const rp__op *op = x && n < x->g->nop ? &x->g->op[n] : NULL;
+  if (!op || op->type != RP_OP_KERNEL || !out)
+    return RP_EINVAL;
+  uint32_t v = rp__plan_view(x->plan)->node_of[n];
+  if (!x->be->kernel_block || v == RP_NONE)
+    return RP_ENOTSUP;
+  return x->be->kernel_block(x->state, v, out);
+}
+
 rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us) {
   return x->be->timeline(x->state, start_us, end_us);
 }

@@ -7,6 +7,11 @@ if(TARGET test_cuda)
   target_include_directories(rp_test_cuda_kernels PUBLIC
                              ${CMAKE_CURRENT_SOURCE_DIR}/backends)
   target_link_libraries(test_cuda PRIVATE rp_test_cuda_kernels CUDA::cudart)
+  # the launch geometry test computes the expected choice itself
+  target_sources(test_cuda PRIVATE
+                 ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda_geom.c)
+  target_include_directories(test_cuda PRIVATE
+                             ${CMAKE_SOURCE_DIR}/backends/cuda)
 endif()
 if(TARGET test_cuda_mixed)
   target_link_libraries(test_cuda_mixed PRIVATE rp_test_cuda_kernels
@@ -18,3 +23,11 @@ add_executable(gpu_gate ${CMAKE_CURRENT_SOURCE_DIR}/backends/gpu_gate.c)
 target_compile_definitions(gpu_gate PRIVATE _GNU_SOURCE)
 target_compile_options(gpu_gate PRIVATE ${RP_WARN})
 target_link_libraries(gpu_gate PRIVATE reprise_static)
+# The launch geometry's pure part (no GPU): runs everywhere CUDA builds.
+add_executable(geom_cuda ${CMAKE_CURRENT_SOURCE_DIR}/backends/geom_cuda.c
+               ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda_geom.c)
+target_include_directories(geom_cuda PRIVATE ${CRITERION_INCLUDE_DIRS}
+                           ${CMAKE_SOURCE_DIR}/backends/cuda)
+target_compile_options(geom_cuda PRIVATE ${RP_WARN})
+target_link_libraries(geom_cuda PRIVATE reprise_static ${CRITERION_LIBRARIES})
+add_test(NAME geom_cuda COMMAND geom_cuda --jobs 2)

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <cuda_runtime_api.h>
 #include "cuda_kernels.h"
+#include "rp_cuda_geom.h"
 #include "util.h"
 
 static const rp_backend *need_gpu(void) {
@@ -579,3 +581,143 @@ Test(backend_cuda, example_blackscholes, .timeout = 60) {
   rp_graph_destroy(g);
 }
 #endif
+
+/* tc_grid2 over a cols x rows space with kernel @p k; checks the result
+ * against the reference and returns the geometry of the kernel node. */
+static rp_kernel_block grid2_block(const rp_backend *be, const rp_kernel *k,
+                                   unsigned rows, unsigned cols) {
+  float *h = malloc(sizeof(float) * rows * cols);
+  float *w = malloc(sizeof(float) * rows * cols);
+  cr_assert(h && w);
+  rp_graph *g;
+  rp_buf b;
+  rp_node kn, cn;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register_2d(g, "M", h, rows, cols, sizeof(float), &b));
+  rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(cols)};
+  TU_OK(g, rp_record_kernel(g, k, 0, rp_dims3(cols, rows, 1), args, NULL,
+                            &kn));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(b), &cn));
+  TU_OK(g, rp_graph_end(g));
+  for (unsigned i = 0; i < rows * cols; i++)
+    h[i] = (float)(i % 89);
+  TU_OK(g, rp_replay_reference(g, 3));
+  memcpy(w, h, sizeof(float) * rows * cols);
+  for (unsigned i = 0; i < rows * cols; i++)
+    h[i] = (float)(i % 89);
+  rp_exec *x = mk(g, be, NULL, NULL, 0);
+  run_ok(x, 3);
+  cr_assert_eq(memcmp(h, w, sizeof(float) * rows * cols), 0,
+               "results differ from the reference");
+  rp_kernel_block kb;
+  memset(&kb, 0, sizeof kb);
+  cr_assert_eq(rp_exec_kernel_block(x, kn, &kb), RP_OK, "%s",
+               rp_exec_error(x));
+  rp_kernel_block other;
+  if (cn != kn)
+    cr_assert_eq(rp_exec_kernel_block(x, cn, &other), RP_EINVAL);
+  cr_assert_eq(rp_exec_kernel_block(x, kn, NULL), RP_EINVAL);
+  uint64_t n[3] = {cols, rows, 1};
+  for (int i = 0; i < 3; i++)
+    cr_assert(kb.grid[i] * (uint64_t)kb.block[i] >= n[i] &&
+                  (kb.grid[i] - 1) * (uint64_t)kb.block[i] < n[i],
+              "axis %d: grid %u x block %u over %llu", i, kb.grid[i],
+              kb.block[i], (unsigned long long)n[i]);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+  free(h);
+  free(w);
+  return kb;
+}
+
+/* The threads the backend should choose for tc_grid2 with @p hint: the
+ * occupancy API over the candidates, as rp_cuda_geom.h says. */
+static unsigned expected_threads(unsigned hint, double *occ) {
+  struct cudaFuncAttributes fa;
+  int smt = 0, dev = 0, blocks[RP_CU_NCAND] = {0};
+  cr_assert_eq(cudaGetDevice(&dev), cudaSuccess);
+  cr_assert_eq(cudaFuncGetAttributes(&fa, tc_grid2.cuda), cudaSuccess);
+  cr_assert_eq(cudaDeviceGetAttribute(
+                   &smt, cudaDevAttrMaxThreadsPerMultiProcessor, dev),
+               cudaSuccess);
+  unsigned nc = 0;
+  while (nc < RP_CU_NCAND &&
+         rp__cu_cand[nc] <= (unsigned)fa.maxThreadsPerBlock) {
+    cr_assert_eq(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                     &blocks[nc], tc_grid2.cuda, (int)rp__cu_cand[nc], 0),
+                 cudaSuccess);
+    nc++;
+  }
+  return rp__cu_pick_threads(blocks, nc, smt, hint, occ);
+}
+
+Test(backend_cuda, launch_geometry_by_occupancy, .timeout = 60) {
+  const rp_backend *be = need_gpu();
+  static const unsigned hints[3] = {0, RP_HINT_MEMORY_BOUND,
+                                    RP_HINT_COMPUTE_BOUND};
+  static const char *why[3] = {"occupancy", "occupancy, memory-bound",
+                               "occupancy, compute-bound"};
+  for (unsigned h = 0; h < 3; h++) {
+    rp_kernel k = tc_grid2;
+    k.hint = hints[h];
+    double occ = -1;
+    unsigned t = expected_threads(hints[h], &occ);
+    cr_assert(t >= 64 && t <= 1024, "threads %u", t);
+    unsigned want[3];
+    uint64_t n[3] = {1000, 700, 1};
+    rp__cu_shape(t, n, want);
+    rp_kernel_block kb = grid2_block(be, &k, 700, 1000);
+    cr_assert(kb.block[0] == want[0] && kb.block[1] == want[1] &&
+                  kb.block[2] == want[2],
+              "hint %u: %ux%ux%u, expected %ux%ux%u", hints[h], kb.block[0],
+              kb.block[1], kb.block[2], want[0], want[1], want[2]);
+    cr_assert_eq(kb.block[0], 32, "a 2-d space gets warp-wide rows");
+    cr_assert_float_eq(kb.occupancy, occ, 1e-12);
+    cr_assert(kb.occupancy > 0 && kb.occupancy <= 1);
+    cr_assert_str_eq(kb.reason, why[h]);
+  }
+  /* a small space: the block shrinks to what it needs */
+  rp_kernel_block kb = grid2_block(be, &tc_grid2, 3, 20);
+  cr_assert(kb.block[0] == 32 && kb.block[1] <= 4 &&
+                kb.block[2] == 1,
+            "%ux%ux%u", kb.block[0], kb.block[1], kb.block[2]);
+}
+
+Test(backend_cuda, launch_geometry_given_by_the_user, .timeout = 60) {
+  const rp_backend *be = need_gpu();
+  rp_kernel k = tc_grid2;
+  k.block[0] = 16;
+  k.block[1] = 16;
+  rp_kernel_block kb = grid2_block(be, &k, 70, 100);
+  cr_assert(kb.block[0] == 16 && kb.block[1] == 16 && kb.block[2] == 1);
+  cr_assert_str_eq(kb.reason, "kernel's own");
+  cr_assert(kb.occupancy < 0);
+  cr_assert_eq(setenv("RP_CUDA_BLOCK", "64,2", 1), 0);
+  kb = grid2_block(be, &tc_grid2, 70, 100);
+  cr_assert(kb.block[0] == 64 && kb.block[1] == 2 && kb.block[2] == 1);
+  cr_assert_str_eq(kb.reason, "RP_CUDA_BLOCK");
+  kb = grid2_block(be, &k, 70, 100); /* the kernel's own still wins */
+  cr_assert(kb.block[0] == 16 && kb.block[1] == 16);
+  unsetenv("RP_CUDA_BLOCK");
+}
+
+Test(backend_cuda, launch_geometry_of_a_host_wrapper, .timeout = 30) {
+  const rp_backend *be = need_gpu();
+  enum { N = 300 };
+  uint8_t h[N];
+  memset(h, 1, N);
+  rp_graph *g;
+  rp_buf b;
+  rp_node kn;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", h, N, &b));
+  rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(0)};
+  TU_OK(g, rp_record_kernel(g, &tc_bump_host, 0, rp_dims3(N, 1, 1), args,
+                            NULL, &kn));
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = mk(g, be, NULL, NULL, 0);
+  rp_kernel_block kb;
+  cr_assert_eq(rp_exec_kernel_block(x, kn, &kb), RP_ENOTSUP);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}

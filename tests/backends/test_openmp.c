@@ -622,3 +622,25 @@ Test(openmp, split_kernels_run_every_chunk_once, .timeout = 60) {
   free(x);
   free(e);
 }
+
+/* openmp has no launch geometry: rp_exec_kernel_block() says so. */
+Test(openmp, no_launch_geometry, .timeout = 20) {
+  uint8_t h[64] = {0};
+  rp_graph *g;
+  rp_buf b;
+  rp_node kn;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", h, sizeof h, &b));
+  rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(0)};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(sizeof h, 1, 1), args,
+                            NULL, &kn));
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = NULL;
+  TU_OK(g, rp_exec_create(&x, g, omp_be(), NULL));
+  rp_kernel_block kb;
+  cr_assert_eq(rp_exec_kernel_block(x, kn, &kb), RP_ENOTSUP);
+  cr_assert_eq(rp_exec_kernel_block(x, kn, NULL), RP_EINVAL);
+  cr_assert_eq(rp_exec_kernel_block(x, kn + 1, &kb), RP_EINVAL);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}

@@ -393,6 +393,8 @@ int main(int argc, char **argv) {
     return 0;
   }
   unsigned R = argc > 1 ? (unsigned)atoi(argv[1]) : 20;
+  /* "rp": time reprise only (block sweeps) and print its block shapes */
+  bool rp_only = argc > 2 && !strcmp(argv[2], "rp");
   const rp_backend *be;
   RK(rp_backend_find("cuda", &be));
   void (*mk[])(work &) = {jacobi, matpow, recurrence, blackscholes};
@@ -413,8 +415,8 @@ int main(int argc, char **argv) {
     for (auto &o : w.out)
       want.emplace_back((unsigned char *)o.first,
                         (unsigned char *)o.first + o.second);
-    double t[5];
-    for (int v = 0; v < 5; v++) {
+    double t[5] = {0, 0, 0, 0, 0};
+    for (int v = rp_only ? 4 : 0; v < 5; v++) {
       std::vector<double> runs;
       for (int rep = 0; rep < 7; rep++) {
         w.init();
@@ -433,6 +435,28 @@ int main(int argc, char **argv) {
                  v < 4 ? vname[v] : "reprise");
           return 1;
         }
+    }
+    if (rp_only) {
+      printf("%-40s reprise %10.1f us/replay; blocks:", w.name, t[4]);
+      std::vector<const rp_kernel *> seen;
+      for (rp_node n = 0; n < rp_graph_num_nodes(w.g); n++) {
+        rp_node_info ni;
+        rp_kernel_block kb;
+        if (rp_node_info_get(w.g, n, &ni) != RP_OK || !ni.kernel ||
+            std::find(seen.begin(), seen.end(), ni.kernel) != seen.end() ||
+            rp_exec_kernel_block(x, n, &kb) != RP_OK)
+          continue;
+        seen.push_back(ni.kernel);
+        printf(" %s %ux%ux%u (%.0f%%, %s)", ni.kernel->name, kb.block[0],
+               kb.block[1], kb.block[2], kb.occupancy * 100, kb.reason);
+      }
+      printf("\n");
+      rp_exec_destroy(x);
+      rp_graph_destroy(w.g);
+      for (void *p : w.dev)
+        cudaFree(p);
+      hand_free(w.h);
+      continue;
     }
     double best = std::min(std::min(t[1], t[2]), t[3]);
     printf("%-40s %10.1f %10.1f %10.1f %10.1f %10.1f %8.3f %8.2f\n", w.name,
