@@ -153,6 +153,11 @@ rp_status rp__store_op(rp_graph *g, rp__op *p, const rp__proto *q,
                        const rp__access *chk, uint32_t nacc,
                        const rp_arg *args, const rp_node *after,
                        uint32_t nafter, rp_node *out);
+/* An op's name (record/op.c): the given one (copied), else its kernel
+ * descriptor's (shared: *owned false), else derived from its type and
+ * first access (p->nacc accesses in acc). */
+char *rp__derive_name(const rp_graph *g, const rp__proto *p,
+                      const rp__access *acc, const char *given, bool *owned);
 /* Formats g->err; returns s. */
 rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...)
 #if defined(__GNUC__)

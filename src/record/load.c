@@ -7,33 +7,6 @@
 #include <string.h>
 #include "record/load.h"
 
-/* The name rp__record_op() derives for an op given none (op.c's
- * derive_name for ops loaded from a file: no kernel descriptor). */
-static char *loaded_name(const rp_graph *g, const rp__proto *p,
-                         const rp__access *acc, uint32_t nacc) {
-  char tmp[256];
-  const char *b = nacc && acc[0].region.buf < g->nbuf
-                      ? g->buf[acc[0].region.buf].name : "";
-  switch (p->type) {
-  case RP_OP_KERNEL:
-    snprintf(tmp, sizeof tmp, "%s",
-             p->kernel_name ? p->kernel_name : "kernel");
-    break;
-  case RP_OP_COPY_H2D:
-    snprintf(tmp, sizeof tmp, "moveto %s", b);
-    break;
-  case RP_OP_COPY_D2H:
-    snprintf(tmp, sizeof tmp, "movefrom %s", b);
-    break;
-  case RP_OP_COPY_D2D:
-    snprintf(tmp, sizeof tmp, "peer %s %d->%d", b, p->device, p->dst_device);
-    break;
-  default:
-    snprintf(tmp, sizeof tmp, "host");
-  }
-  return rp__strdup(tmp);
-}
-
 rp_status rp__load_op(rp_graph *g, const rp__proto *proto,
                       const rp__access *acc, uint32_t nacc,
                       const rp_node *after, uint32_t nafter,
@@ -47,7 +20,11 @@ rp_status rp__load_op(rp_graph *g, const rp__proto *proto,
   p.dst_device = (int16_t)proto->dst_device;
   p.cost_us = proto->cost_us;
   p.inserted = proto->inserted;
-  p.name = name ? rp__strdup(name) : loaded_name(g, proto, acc, nacc);
+  rp__proto q = *proto;
+  q.nacc = nacc;
+  q.kernel = NULL; /* loaded ops have none: the name is always owned */
+  bool owned;
+  p.name = rp__derive_name(g, &q, acc, name, &owned);
   p.name_shared = false;
   if (!p.name || (proto->kernel_name &&
                   !(p.kernel_name = rp__strdup(proto->kernel_name)))) {

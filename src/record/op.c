@@ -68,9 +68,9 @@ static rp_status check_devices(rp_graph *g, const rp__proto *p) {
 /* The op's name: the given one (copied), else its kernel's own (shared,
  * not copied: the descriptor outlives the graph), else a derived one.
  * *owned says whether the graph must free it. */
-static char *derive_name(const rp_graph *g, const rp__proto *p,
-                         const rp__access *acc, const char *given,
-                         bool *owned) {
+char *rp__derive_name(const rp_graph *g, const rp__proto *p,
+                      const rp__access *acc, const char *given,
+                      bool *owned) {
   char tmp[256];
   *owned = true;
   if (given)
@@ -327,7 +327,7 @@ rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
   p.nacc = nacc;
   p.dims0 = RP_NONE;
   bool owned;
-  p.name = derive_name(g, &q, chk, o ? o->name : NULL, &owned);
+  p.name = rp__derive_name(g, &q, chk, o ? o->name : NULL, &owned);
   p.name_shared = !owned;
   if (!p.name) {
     s = rp__fail(g, RP_ENOMEM, "out of memory recording");
