@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include "reprise.h"
+#include "solver_shape.h"
 
 #define CHECK(x)                                                          \
   do {                                                                    \
@@ -49,33 +50,9 @@ static void nop_host(void *user, void *const *ptrs) { (void)user, (void)ptrs; }
 
 /* ---- solver ------------------------------------------------------------- */
 
-static const rp_param p_upd[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-static const rp_kernel k_upd = {"upd", 2, p_upd, NULL, NULL, NULL,
-                                {0, 0, 0}, NULL, NULL, 0};
-
 static rp_graph *solver(uint32_t ops) {
-  static char host[1];
   rp_graph *g;
-  CHECK(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
-  for (int b = 0; b < 64; b++) {
-    char name[16];
-    snprintf(name, sizeof name, "v%d", b);
-    rp_buffer_desc d = {name, host, 1 << 20, 1, 0, {0, 0, 0}};
-    CHECK(rp_buffer_add(g, &d, NULL));
-  }
-  uint64_t s = 88172645463325252ull;
-  for (uint32_t i = 0; i < ops; i++) {
-    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    rp_buf a = (rp_buf)(s % 64), b = (rp_buf)((s >> 8) % 64);
-    if (a == b)
-      b = (b + 1) % 64;
-    uint64_t off = ((s >> 20) % 256) * 4096;
-    rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
-                      rp_arg_buf(rp_bytes(b, off, 4096))};
-    CHECK(rp_record_kernel(g, &k_upd, 0, rp_dims3(1, 1, 1), args, NULL,
-                           NULL));
-  }
-  CHECK(rp_graph_end(g));
+  CHECK(solver_graph(ops, &g));
   return g;
 }
 
