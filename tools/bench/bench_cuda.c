@@ -9,25 +9,7 @@
 #include "bench_cuda_kernels.h"
 #include "reprise.h"
 #include "reprise/backend.h"
-
-#define CK(x)                                                              \
-  do {                                                                     \
-    cudaError_t e_ = (x);                                                  \
-    if (e_ != cudaSuccess) {                                               \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,            \
-              cudaGetErrorString(e_));                                     \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
-#define RK(x)                                                              \
-  do {                                                                     \
-    rp_status s_ = (x);                                                    \
-    if (s_ != RP_OK) {                                                     \
-      fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #x,        \
-              rp_status_name(s_), rp_last_error());                        \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
+#include "bench_cuda_check.h"
 
 enum { REPS = 15 };
 

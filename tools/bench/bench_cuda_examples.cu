@@ -27,15 +27,6 @@
 #include "reprise/backend.h"
 #include "hand_cuda.cuh"
 
-#define RK(e)                                                               \
-  do {                                                                      \
-    rp_status s_ = (e);                                                     \
-    if (s_ != RP_OK) {                                                      \
-      fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #e,        \
-              rp_strerror(s_), rp_last_error());                            \
-      exit(2);                                                              \
-    }                                                                       \
-  } while (0)
 
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -12,16 +12,7 @@
 #include <time.h>
 #include "reprise.h"
 #include "reprise/kernel.h"
-
-#define RK(x)                                                              \
-  do {                                                                     \
-    rp_status s_ = (x);                                                    \
-    if (s_ != RP_OK) {                                                     \
-      fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #x,        \
-              rp_status_name(s_), rp_last_error());                        \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
+#include "bench_check.h"
 
 enum { REPS = 7 };
 

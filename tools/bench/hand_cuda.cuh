@@ -25,16 +25,8 @@
 #include <time.h>
 #include <vector>
 #include "reprise/record.h"
+#include "bench_cuda_check.h"
 
-#define CK(e)                                                               \
-  do {                                                                      \
-    cudaError_t err_ = (e);                                                 \
-    if (err_ != cudaSuccess) {                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #e,            \
-              cudaGetErrorString(err_));                                    \
-      exit(2);                                                              \
-    }                                                                       \
-  } while (0)
 
 enum { HAND_BLOCKING, HAND_STREAM, HAND_STREAMS, HAND_EVENTS, HAND_GRAPH,
        HAND_DAG, HAND_VERSIONS };
