@@ -610,17 +610,23 @@ static void prog_make(prog *P, uint64_t seed) {
 /* Replays of one program on one backend: the user arrays after each of
  * `reps` replays (out[r][b]); a rebind of buffer 0 to new contents after
  * the first replay when asked. Returns 0 when the backend refuses it. */
-static int prog_run(prog *P, const rp_backend *be, unsigned reps, int rebind,
-                    int batch, uint8_t out[3][NBUF][BSZ], uint64_t seed) {
+/* With `reshape` > 0 the exec reshapes the program's copies with that
+ * threshold, and *reshaped says whether it changed any. */
+static int prog_run_shaped(prog *P, const rp_backend *be, unsigned reps,
+                           int rebind, int batch, uint8_t out[3][NBUF][BSZ],
+                           uint64_t seed, size_t reshape, int *reshaped) {
   rp_exec *x;
   rp_exec_opts eo = RP_EXEC_OPTS_INIT;
   eo.device_fold = 1; /* cuda: up to 3 logical devices on fewer GPUs */
+  eo.reshape_copies = reshape;
   rp_status s = rp_exec_create(&x, P->g, be, &eo);
   if (s != RP_OK) {
     cr_assert(s == RP_ENOKERNEL || s == RP_ENODEV || s == RP_ENOTSUP,
               "%s: %s", rp_backend_name(be), rp_last_error());
     return 0;
   }
+  if (reshaped)
+    *reshaped = rp_exec_copies_reshaped(x, NULL, NULL);
   static uint8_t arr[NBUF][BSZ], arr2[BSZ];
   for (rp_buf b = 0; b < P->nuser; b++) {
     fill(arr[b], seed * 7 + b);
@@ -646,13 +652,18 @@ static int prog_run(prog *P, const rp_backend *be, unsigned reps, int rebind,
   return 1;
 }
 
+static int prog_run(prog *P, const rp_backend *be, unsigned reps, int rebind,
+                    int batch, uint8_t out[3][NBUF][BSZ], uint64_t seed) {
+  return prog_run_shaped(P, be, reps, rebind, batch, out, seed, 0, NULL);
+}
+
 Test(plan, differential_random_programs, .timeout = 600) {
   const rp_backend *be[8];
   unsigned nb = backends(be, 8);
   const rp_backend *ref;
   cr_assert_eq(rp_backend_find("reference", &ref), RP_OK);
   static uint8_t want[3][NBUF][BSZ], got[3][NBUF][BSZ];
-  unsigned compared[8] = {0}, refused[8] = {0};
+  unsigned compared[9] = {0}, refused[9] = {0}, reshaped[2] = {0};
   /* RP_TEST_PROGRAMS: fewer for a quick run, more for a long one. */
   const char *np = getenv("RP_TEST_PROGRAMS");
   const unsigned nprog = np && atoi(np) > 0 ? (unsigned)atoi(np) : 1000;
@@ -665,25 +676,36 @@ Test(plan, differential_random_programs, .timeout = 600) {
        * 2: 3 replays in one launch. */
       int rebind = mode == 1, batch = mode == 2;
       prog_run(&P, ref, 3, rebind, batch, want, seed);
-      for (unsigned i = 0; i < nb; i++) {
+      /* Every backend as recorded, then (one by one replays) every backend
+       * and the reference with the copies reshaped: merging all it can
+       * (a huge threshold) or splitting all it can (1 byte). */
+      for (unsigned j = 0; j < nb + (mode == 0 ? nb + 1 : 0); j++) {
+        unsigned i = j < nb ? j : j - nb;
+        const rp_backend *b = i < nb ? be[i] : ref;
+        size_t shape = j < nb ? 0 : seed % 2 ? (size_t)1 << 40 : 1;
+        int shaped = 0;
         double t0 = rp_clock_us();
-        int ran = prog_run(&P, be[i], 3, rebind, batch, got, seed);
-        spent[i] += rp_clock_us() - t0;
+        int ran = prog_run_shaped(&P, b, 3, rebind, batch, got, seed, shape,
+                                  &shaped);
+        if (i < nb)
+          spent[i] += rp_clock_us() - t0;
+        reshaped[seed % 2] += shaped;
         if (!ran) {
-          refused[i]++;
+          refused[i < nb ? i : nb]++;
           continue;
         }
-        compared[i]++;
+        compared[i < nb ? i : nb]++;
         for (unsigned r = batch ? 2 : 0; r < 3; r++)
-          for (rp_buf b = 0; b < P.nuser; b++)
+          for (rp_buf bb = 0; bb < P.nuser; bb++)
             for (int k = 0; k < BSZ; k++)
-              cr_assert_eq(got[r][b][k], want[r][b][k],
-                           "%s, program %llu (sync %d, coherence %d, mixed "
-                           "%d), mode %d, after replay %u: buffer %u byte %d"
-                           ": %u, reference %u",
-                           rp_backend_name(be[i]), (unsigned long long)seed,
-                           P.sync, P.coherent, P.mixed, mode, r + 1, b, k,
-                           got[r][b][k], want[r][b][k]);
+              cr_assert_eq(got[r][bb][k], want[r][bb][k],
+                           "%s%s, program %llu (sync %d, coherence %d, "
+                           "mixed %d), mode %d, after replay %u: buffer %u "
+                           "byte %d: %u, reference %u", rp_backend_name(b),
+                           shaped ? " (copies reshaped)" : "",
+                           (unsigned long long)seed, P.sync, P.coherent,
+                           P.mixed, mode, r + 1, bb, k, got[r][bb][k],
+                           want[r][bb][k]);
       }
     }
     rp_graph_destroy(P.g);
@@ -694,6 +716,11 @@ Test(plan, differential_random_programs, .timeout = 600) {
     if (!strcmp(rp_backend_name(be[i]), "openmp"))
       cr_assert_eq(refused[i], 0);
   }
+  /* The reshaped runs changed copies in both ways, not only in name. */
+  cr_log_info("copies reshaped in %u runs merging, %u runs splitting",
+              reshaped[1], reshaped[0]);
+  cr_assert(nprog < 20 || (reshaped[0] > 0 && reshaped[1] > 0),
+            "reshaped: %u merging, %u splitting", reshaped[1], reshaped[0]);
 }
 
 /* ---- backends read only the plan ---------------------------------------- */

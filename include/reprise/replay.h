@@ -67,14 +67,31 @@ typedef struct rp_exec_opts {
                               (rp_split_advise() with the backend's
                               calibrated model when saved). Results are
                               those of the graph as recorded. */
+  size_t reshape_copies; /**< copies reshaped for devices that pay a cost
+                              per transfer (docs/plan.md, "Reshaped
+                              copies"): 0: as recorded; T bytes: the
+                              host->device copies of one buffer and
+                              device that could all run where the first
+                              of them runs merge into one copy per run
+                              without a gap when they average fewer than
+                              T bytes, and a device->host copy whose
+                              bytes several operations wrote last splits
+                              into one copy per writer when every piece
+                              has at least T bytes;
+                              RP_EXEC_RESHAPE_AUTO: T = 256 KiB. Not with
+                              a split that cuts anything. Results are
+                              those of the graph as recorded. */
 } rp_exec_opts;
 
 /** rp_exec_opts.split: choose the number of chunks from the lane model. */
 #define RP_EXEC_SPLIT_AUTO 0xFFFFFFFFu
+/** rp_exec_opts.reshape_copies: the default threshold, 256 KiB. */
+#define RP_EXEC_RESHAPE_AUTO ((size_t)-1)
 
 /** An rp_exec_opts with its size set and every option at its default. */
 #define RP_EXEC_OPTS_INIT                                                   \
-  {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0}
+  {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0, \
+   0}
 
 /** @brief Find a backend by name ("openmp", "cuda", "xrt", "reference").
  * NULL or "auto" picks the best one present (cuda with a GPU, else openmp,
@@ -95,7 +112,9 @@ RP_API const rp_backend *const *rp_backend_list(void);
 /** @brief Instantiate ended graph @p g for backend @p be (NULL: auto).
  * @param o options or NULL. The graph must outlive the exec. With
  * o->split, the exec replays a rewritten graph that it owns (see
- * rp_exec_split_chunks()); node indices given to and returned by the exec
+ * rp_exec_split_chunks()), and with o->reshape_copies one with its
+ * copies reshaped (rp_exec_copies_reshaped()); node indices given to and
+ * returned by the exec
  * (rp_exec_set_scalar(), rp_exec_profile(), rp_exec_timeline()) stay those
  * of @p g: a split operation's profile is the sum of its chunks' times,
  * its timeline entry their span.
@@ -229,6 +248,14 @@ RP_API rp_status rp_exec_timeline(rp_exec *x, double *start_us,
  * be NULL) the kernels and copies cut. */
 RP_API unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
                                      uint32_t *ncopies);
+
+/** @brief How exec @p x reshaped its copies (rp_exec_opts.reshape_copies):
+ * in @p merged the host->device copies merged into an earlier one, in
+ * @p split the device->host copies split per writer (either may be NULL).
+ * @return 1 when the exec replays the reshaped graph, 0 when the copies
+ *   are as recorded. */
+RP_API int rp_exec_copies_reshaped(const rp_exec *x, uint32_t *merged,
+                                   uint32_t *split);
 
 /** @brief The backend of @p x. */
 RP_API const rp_backend *rp_exec_backend(const rp_exec *x);

@@ -22,7 +22,7 @@ static rp_status try_k(const rp_graph *g, const rp_analysis *base,
                        const rp_analysis_opts *o, unsigned k, double *t,
                        rp__split *keep) {
   rp__split sp;
-  rp_status s = rp__split_build(g, k, &sp, NULL, 0);
+  rp_status s = rp__split_build(g, k, 0, &sp, NULL, 0);
   if (s != RP_OK)
     return s;
   if (!sp.g) {

@@ -6,6 +6,11 @@
 #include <time.h>
 #include "replay/exec.h"
 
+/* rp_exec_opts.reshape_copies = RP_EXEC_RESHAPE_AUTO: the threshold. On
+ * the H200 a copy of 256 KiB takes about as long as the fixed cost of a
+ * copy in a graph (docs/benchmarks.md). */
+enum { RESHAPE_BYTES = 256 * 1024 };
+
 extern const rp_backend rp_backend_reference;
 
 /* The registry (rp_backend_find, rp_backend_list, ...) is in
@@ -138,6 +143,16 @@ static void split_args(rp_exec *x, rp_node i, rp_kargs *a) {
   }
 }
 
+int rp_exec_copies_reshaped(const rp_exec *x, uint32_t *merged,
+                            uint32_t *split) {
+  int on = x && x->split.g && x->split.nmerged + x->split.nsplit > 0;
+  if (merged)
+    *merged = on ? x->split.nmerged : 0;
+  if (split)
+    *split = on ? x->split.nsplit : 0;
+  return on;
+}
+
 unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
                               uint32_t *ncopies) {
   if (nkernels)
@@ -192,9 +207,11 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     memcpy(&x->opts, o, n);
     x->opts.size = sizeof x->opts;
   }
-  if (x->opts.split) {
-    unsigned k = rp__split_choose(g, be, &x->opts);
-    s = rp__split_build(g, k, &x->split, x->err, sizeof x->err);
+  if (x->opts.split || x->opts.reshape_copies) {
+    unsigned k = x->opts.split ? rp__split_choose(g, be, &x->opts) : 1;
+    uint64_t t = x->opts.reshape_copies == RP_EXEC_RESHAPE_AUTO
+                     ? RESHAPE_BYTES : (uint64_t)x->opts.reshape_copies;
+    s = rp__split_build(g, k, t, &x->split, x->err, sizeof x->err);
     if (s != RP_OK && s != RP_ENOTSUP) {
       rp__set_last_error(x->err);
       free(x);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "record/graph.h"
+#include "replay/reshape.h"
 #include "replay/split.h"
 
 /* A cut region: the bytes [off, off + len) of buf on device dev, cut as a
@@ -249,10 +250,35 @@ static rp_status record_kernel(rec *c, rp_node n, const rp_node_info *ni,
   return RP_OK;
 }
 
+/* Region r of copy n recorded as piece i of kk. */
+static rp_status record_copy_piece(rec *c, rp_node n, const rp_node_info *ni,
+                                   rp_region r, unsigned i, unsigned kk) {
+  rp_op_opts o = piece_opts(c, n, ni, i, kk);
+  rp_status s;
+  if (ni->type == RP_OP_COPY_H2D)
+    s = rp_record_copy_to_device(c->ng, r, ni->device, &o, NULL);
+  else if (ni->type == RP_OP_COPY_D2H)
+    s = rp_record_copy_to_host(c->ng, r, ni->device, &o, NULL);
+  else
+    s = rp_record_copy_peer(c->ng, r, ni->device, ni->dst_device, &o, NULL);
+  if (s == RP_OK)
+    mark(c, n, -1, 0);
+  return s;
+}
+
+/* Copy n as its cut's kk slices (ct), as the regions the reshape plan
+ * gives it (sh), or as recorded. */
 static rp_status record_copy(rec *c, rp_node n, const rp_node_info *ni,
-                             const cut *ct) {
+                             const cut *ct, const rp__reshape *sh) {
   rp_access_info ai;
   rp_node_access(c->g, n, 0, &ai);
+  if (sh) {
+    unsigned kk = sh->off[n + 1] - sh->off[n];
+    rp_status s = RP_OK;
+    for (unsigned i = 0; i < kk && s == RP_OK; i++)
+      s = record_copy_piece(c, n, ni, sh->reg[sh->off[n] + i], i, kk);
+    return s;
+  }
   unsigned kk = ct ? ct->kk : 1;
   for (unsigned i = 0; i < kk; i++) {
     rp_region r = ai.region;
@@ -261,18 +287,9 @@ static rp_status record_copy(rec *c, rp_node n, const rp_node_info *ni,
       r = rp_bytes(ai.region.buf, ct->off + a * ct->unit,
                    (b - a) * ct->unit);
     }
-    rp_op_opts o = piece_opts(c, n, ni, i, kk);
-    rp_status s;
-    if (ni->type == RP_OP_COPY_H2D)
-      s = rp_record_copy_to_device(c->ng, r, ni->device, &o, NULL);
-    else if (ni->type == RP_OP_COPY_D2H)
-      s = rp_record_copy_to_host(c->ng, r, ni->device, &o, NULL);
-    else
-      s = rp_record_copy_peer(c->ng, r, ni->device, ni->dst_device, &o,
-                              NULL);
+    rp_status s = record_copy_piece(c, n, ni, r, i, kk);
     if (s != RP_OK)
       return s;
-    mark(c, n, -1, 0);
   }
   return RP_OK;
 }
@@ -391,7 +408,8 @@ static rp_status plan_cuts(const rp_graph *g, uint32_t nop, unsigned k,
 }
 
 static rp_status rebuild(rec *c, const unsigned *pieces,
-                         const uint32_t *cutof, const cut *cuts) {
+                         const uint32_t *cutof, const cut *cuts,
+                         const rp__reshape *sh) {
   const rp_graph *g = c->g;
   rp__split *s = c->s;
   unsigned nd = rp_graph_num_devices(g);
@@ -430,7 +448,7 @@ static rp_status rebuild(rec *c, const unsigned *pieces,
       break;
     default:
       st = record_copy(c, n, &ni,
-                       cutof[n] != RP_NONE ? &cuts[cutof[n]] : NULL);
+                       cutof[n] != RP_NONE ? &cuts[cutof[n]] : NULL, sh);
       break;
     }
   }
@@ -438,21 +456,22 @@ static rp_status rebuild(rec *c, const unsigned *pieces,
   return st;
 }
 
-rp_status rp__split_build(const rp_graph *g, unsigned k, rp__split *out,
-                          char *err, size_t errlen) {
+rp_status rp__split_build(const rp_graph *g, unsigned k, uint64_t reshape,
+                          rp__split *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   if (err && errlen)
     err[0] = 0;
   uint32_t nop = rp_graph_num_nodes(g);
-  if (k <= 1 || !nop)
+  if ((k <= 1 && !reshape) || !nop)
     return RP_OK;
   for (rp_node n = 0; n < nop; n++) {
     rp_node_info ni;
     rp_node_info_get(g, n, &ni);
     if (ni.type == RP_OP_KERNEL && !ni.kernel) {
       if (err)
-        snprintf(err, errlen, "split: op %u \"%s\" has no kernel "
-                 "descriptor (graph loaded from a file)", n, ni.name);
+        snprintf(err, errlen, "%s: op %u \"%s\" has no kernel "
+                 "descriptor (graph loaded from a file)",
+                 k > 1 ? "split" : "reshaping copies", n, ni.name);
       return RP_ENOTSUP;
     }
   }
@@ -461,12 +480,35 @@ rp_status rp__split_build(const rp_graph *g, unsigned k, rp__split *out,
   cut *cuts = NULL;
   uint32_t ncuts = 0;
   uint64_t total = 0;
+  rp__reshape sh;
+  int use_sh = 0;
+  memset(&sh, 0, sizeof sh);
   rec c;
   memset(&c, 0, sizeof c);
-  rp_status st = pieces && cutof ? plan_cuts(g, nop, k, pieces, cutof, &cuts,
-                                             &ncuts, &total)
-                                 : RP_ENOMEM;
-  if (st != RP_OK || !ncuts || total >= RP_NONE)
+  rp_status st = pieces && cutof ? RP_OK : RP_ENOMEM;
+  if (st == RP_OK && k > 1)
+    st = plan_cuts(g, nop, k, pieces, cutof, &cuts, &ncuts, &total);
+  for (rp_node n = 0; st == RP_OK && k <= 1 && n < nop; n++) {
+    pieces[n] = 1;
+    cutof[n] = RP_NONE;
+    total++;
+  }
+  /* Copies are reshaped only where nothing is split: a copy is either
+   * cut with its kernel or reshaped, never both. */
+  if (st == RP_OK && reshape && !ncuts) {
+    st = rp__reshape_plan(g, reshape, &sh);
+    use_sh = st == RP_OK && sh.merged + sh.split > 0;
+    for (rp_node n = 0; use_sh && n < nop; n++) {
+      rp_node_info ni;
+      rp_node_info_get(g, n, &ni);
+      if (ni.type != RP_OP_KERNEL && ni.type != RP_OP_HOST) {
+        total -= pieces[n];
+        pieces[n] = sh.off[n + 1] - sh.off[n];
+        total += pieces[n];
+      }
+    }
+  }
+  if (st != RP_OK || (!ncuts && !use_sh) || total >= RP_NONE)
     goto done;
   out->nop = nop;
   out->first = malloc((nop + 1) * sizeof *out->first);
@@ -484,22 +526,26 @@ rp_status rp__split_build(const rp_graph *g, unsigned k, rp__split *out,
     st = RP_ENOMEM;
     goto done;
   }
-  for (rp_node n = 0; n < nop; n++) {
+  for (rp_node n = 0; n < nop && !use_sh; n++) {
     out->nkernels += pieces[n] > 1 && cutof[n] == RP_NONE;
     out->ncopies += cutof[n] != RP_NONE;
   }
+  out->nmerged = use_sh ? sh.merged : 0;
+  out->nsplit = use_sh ? sh.split : 0;
   c.g = g;
   c.s = out;
   if ((st = rp_graph_create(&out->g, RP_GRAPH_NO_COHERENCE)) != RP_OK)
     goto done;
   c.ng = out->g;
-  st = rebuild(&c, pieces, cutof, cuts);
+  st = rebuild(&c, pieces, cutof, cuts, use_sh ? &sh : NULL);
   if (st == RP_OK)
     st = rp_graph_end(out->g);
   if (st != RP_OK && err)
-    snprintf(err, errlen, "split: recording the chunked graph: %s",
+    snprintf(err, errlen, "%s: %s", ncuts ? "split: recording the chunked "
+             "graph" : "recording the graph with its copies reshaped",
              out->g ? rp_graph_error(out->g) : rp_strerror(st));
 done:
+  rp__reshape_free(&sh);
   free(pieces);
   free(cutof);
   free(cuts);

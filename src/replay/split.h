@@ -15,6 +15,8 @@ typedef struct rp__split {
   uint64_t *origin;   /* per op of g: a kernel chunk's first point on it */
   uint32_t nkernels;  /* kernels split */
   uint32_t ncopies;   /* copies split */
+  uint32_t nmerged;   /* reshaped: copies in merged into an earlier one */
+  uint32_t nsplit;    /* reshaped: copies back split per writer */
 } rp__split;
 
 /* Whether kernel op n of g may be split: 1 and its axis (0..2) in *axis,
@@ -24,11 +26,12 @@ int rp__split_eligible(const rp_graph *g, rp_node n, unsigned *axis,
 
 /* Rewrite g with every eligible kernel (and the h2d/d2h copies of exactly
  * its following regions on its device) cut into k chunks (fewer where the
- * axis is shorter). Nothing eligible, or k <= 1: RP_OK with out->g NULL.
- * RP_ENOTSUP when g cannot be recorded again (a kernel without its
- * descriptor: loaded from a file). */
-rp_status rp__split_build(const rp_graph *g, unsigned k, rp__split *out,
-                          char *err, size_t errlen);
+ * axis is shorter); with reshape > 0 and nothing cut, its host<->device
+ * copies reshaped for threshold `reshape` bytes (replay/reshape.h).
+ * Nothing to change: RP_OK with out->g NULL. RP_ENOTSUP when g cannot be
+ * recorded again (a kernel without its descriptor: loaded from a file). */
+rp_status rp__split_build(const rp_graph *g, unsigned k, uint64_t reshape,
+                          rp__split *out, char *err, size_t errlen);
 
 void rp__split_free(rp__split *s);
 
