@@ -10,9 +10,10 @@
  * are compared byte for byte with reprise's. Prints per example the median
  * time per replay (of 7 runs of R replays), reprise / best hand-written
  * (of stream, streams, events, graph, dag), blocking / reprise beside the
- * overlap the analysis predicts (serial / overlapped replay); then,
- * as a diagnostic, the recorded graph built by hand (as_recorded) and
- * reprise / it. */
+ * overlap the analysis predicts (serial / overlapped replay), reprise
+ * with its copies reshaped (rp_exec_opts.reshape_copies) against the best
+ * hand-written; then, as a diagnostic, the recorded graph built by hand
+ * (as_recorded) and reprise / it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,7 +467,7 @@ static double predicted(work &w, rp_exec *x, const rp_backend *be,
 
 static void print_blocks(work &w, rp_exec *x) {
   std::vector<const rp_kernel *> seen;
-  printf("  blocks:");
+  printf(" blocks:");
   for (rp_node n = 0; n < rp_graph_num_nodes(w.g); n++) {
     rp_node_info ni;
     rp_kernel_block kb;
@@ -514,20 +515,29 @@ int main(int argc, char **argv) {
     rp_model_init(&model);
   void (*mk[])(work &) = {jacobi, matpow, recurrence, blackscholes,
                           matmul_rows, gemm};
+  /* Versions after the hand-written ones: reprise as recorded, reprise
+   * with its copies reshaped, the recorded graph built by hand. */
+  enum { V_RP = HAND_VERSIONS, V_RS, V_REC, V_ALL };
+  const char *vname[V_ALL] = {0};
+  for (int v = 0; v < HAND_VERSIONS; v++)
+    vname[v] = hand_name[v];
+  vname[V_RP] = "reprise";
+  vname[V_RS] = "reprise, copies reshaped";
+  vname[V_REC] = "as recorded";
   printf("%-38s", "example (us/replay)");
   for (int v = 0; v < HAND_VERSIONS && !rp_only; v++)
     printf(" %9s", hand_name[v]);
   printf(" %9s", "reprise");
   if (!rp_only)
-    printf(" %7s %7s %5s %9s %7s", "rp/best", "blk/rp", "pred", "recorded",
-           "rp/rec");
+    printf(" %7s %7s %5s %9s %7s %9s %7s", "rp/best", "blk/rp", "pred",
+           "reshaped", "rs/best", "recorded", "rp/rec");
   printf("\n");
   for (auto f : mk) {
     work w;
     hand_init(w.h);
     f(w);
     /* reprise: results of R replays are the reference for the others. */
-    rp_exec *x;
+    rp_exec *x, *xs = nullptr;
     rp_exec_opts eo = RP_EXEC_OPTS_INIT;
     eo.device_fold = 1;
     RK(rp_exec_create(&x, w.g, be, &eo));
@@ -538,32 +548,37 @@ int main(int argc, char **argv) {
     for (auto &o : w.out)
       want.emplace_back((unsigned char *)o.first,
                         (unsigned char *)o.first + o.second);
-    double pred = rp_only ? 0 : predicted(w, x, be, &model);
-    /* versions, reprise, then the recorded graph built by hand */
-    double t[HAND_VERSIONS + 2] = {0};
+    double pred = 0;
+    uint32_t merged = 0, split = 0;
+    if (!rp_only) {
+      pred = predicted(w, x, be, &model);
+      eo.reshape_copies = RP_EXEC_RESHAPE_AUTO;
+      RK(rp_exec_create(&xs, w.g, be, &eo));
+      rp_exec_copies_reshaped(xs, &merged, &split);
+    }
+    double t[V_ALL] = {0};
     hand rec;
     hand_init(rec);
     bool has_rec = !rp_only && as_recorded(w, rec);
-    for (int v = rp_only ? HAND_VERSIONS : 0; v <= HAND_VERSIONS + 1; v++) {
+    for (int v = rp_only ? V_RP : 0; v < (rp_only ? V_RS : V_ALL); v++) {
       std::vector<double> runs;
-      if (v == HAND_VERSIONS + 1 && !has_rec)
+      if (v == V_REC && !has_rec)
         break;
       for (int rep = 0; rep < 7; rep++) {
         w.init();
         if (v < HAND_VERSIONS) {
           runs.push_back(time_version(w.h, v, R));
-        } else if (v > HAND_VERSIONS) {
+        } else if (v == V_REC) {
           runs.push_back(time_version(rec, HAND_DAG, R));
         } else {
           double t0 = now_us();
-          RK(rp_exec_run(x, R));
+          RK(rp_exec_run(v == V_RP ? x : xs, R));
           runs.push_back((now_us() - t0) / R);
         }
         for (size_t i = 0; i < w.out.size(); i++)
           if (memcmp(w.out[i].first, want[i].data(), w.out[i].second)) {
             printf("%s: %s results differ from reprise's\n", w.name,
-                   v < HAND_VERSIONS ? hand_name[v]
-                   : v > HAND_VERSIONS ? "as recorded" : "reprise");
+                   vname[v]);
             return 1;
           }
       }
@@ -571,23 +586,22 @@ int main(int argc, char **argv) {
     }
     printf("%-38s", w.name);
     if (rp_only) {
-      printf(" %9.1f\n", t[HAND_VERSIONS]);
+      printf(" %9.1f\n", t[V_RP]);
     } else {
       double best = t[HAND_STREAM];
       for (int v = HAND_STREAM; v < HAND_VERSIONS; v++)
         best = std::min(best, t[v]);
       for (int v = 0; v < HAND_VERSIONS; v++)
         printf(" %9.1f", t[v]);
-      printf(" %9.1f %7.3f %7.2f %5.2f", t[HAND_VERSIONS],
-             t[HAND_VERSIONS] / best, t[HAND_BLOCKING] / t[HAND_VERSIONS],
-             pred);
+      printf(" %9.1f %7.3f %7.2f %5.2f %9.1f %7.3f", t[V_RP], t[V_RP] / best,
+             t[HAND_BLOCKING] / t[V_RP], pred, t[V_RS], t[V_RS] / best);
       if (has_rec)
-        printf(" %9.1f %7.3f", t[HAND_VERSIONS + 1],
-               t[HAND_VERSIONS] / t[HAND_VERSIONS + 1]);
-      printf("\n");
+        printf(" %9.1f %7.3f", t[V_REC], t[V_RP] / t[V_REC]);
+      printf("\n  copies reshaped: %u merged, %u split;", merged, split);
     }
     hand_free(rec);
     print_blocks(w, x);
+    rp_exec_destroy(xs);
     work_free(w, x);
   }
   printf("results: every version of every run byte-identical to reprise's\n");
