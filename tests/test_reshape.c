@@ -1,7 +1,8 @@
 /* Copies reshaped (rp_exec_opts.reshape_copies): exact counts of what is
  * merged and split, exactly which recorded copies disappear (their profile
  * is zero, the merged copy's is not), copies never moved across what they
- * depend on nor over a gap, and results byte-identical to the reference
+ * depend on nor over a gap, copies back split only behind independent
+ * writers, and results byte-identical to the reference
  * replay of the graph as recorded on every CPU backend. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -37,14 +38,20 @@ static void block(wl *w, rp_buf X, rp_buf Y, unsigned b) {
 }
 
 /* The blocks in `which` (a bit per block), with a host task bumping X's
- * block `bump` before the block after it when bump < NB; then Y synced
- * back whole. */
-static void record(wl *w, uint32_t which, unsigned bump) {
+ * block `bump` before the block after it when bump < NB, after one kernel
+ * bumping all of Y on the device when `common`; then Y synced back
+ * whole. */
+static void record_with(wl *w, uint32_t which, unsigned bump, int common) {
   rp_buf X, Y;
   fill(w);
   TU_OK(NULL, rp_graph_create(&w->g, 0));
   TU_OK(w->g, rp_buffer_register(w->g, "X", w->x, BYTES, &X));
   TU_OK(w->g, rp_buffer_register(w->g, "Y", w->y, BYTES, &Y));
+  if (common) {
+    rp_arg a[2] = {rp_arg_buf(rp_bytes(Y, 0, BYTES)), rp_arg_i64(0)};
+    TU_OK(w->g, rp_record_kernel(w->g, &tu_bump, 0, rp_dims3(BYTES, 1, 1),
+                                 a, NULL, NULL));
+  }
   for (unsigned b = 0; b < NB; b++) {
     if (b == bump) {
       w->h = (tu_host_arg){b * BLK, BLK};
@@ -57,6 +64,10 @@ static void record(wl *w, uint32_t which, unsigned bump) {
   }
   TU_OK(w->g, rp_record_sync_host(w->g, rp_whole(Y), NULL));
   TU_OK(w->g, rp_graph_end(w->g));
+}
+
+static void record(wl *w, uint32_t which, unsigned bump) {
+  record_with(w, which, bump, 0);
 }
 
 /* Replays the graph twice on backend `be` with threshold `t`: the exec's
@@ -140,6 +151,20 @@ Test(reshape, copy_back_splits_per_writer) {
   /* One byte more: the blocks fall short of it, so the copies in merge
    * and the copy back is not split. */
   cr_assert_eq(merged_on_every_backend(&w, BLK + 1, &split), 30);
+  cr_assert_eq(split, 0);
+  rp_graph_destroy(w.g);
+}
+
+Test(reshape, copy_back_whole_behind_a_common_step) {
+  wl w;
+  uint32_t split;
+  /* One kernel over all of Y before the blocks: the 16 writers of the
+   * copy back share it as an ancestor and end together: not split. X's
+   * 16 copies in still merge at a threshold above 256 bytes. */
+  record_with(&w, 0xffffu, NB, 1);
+  cr_assert_eq(merged_on_every_backend(&w, BLK, &split), 0);
+  cr_assert_eq(split, 0);
+  cr_assert_eq(merged_on_every_backend(&w, 4096, &split), 15);
   cr_assert_eq(split, 0);
   rp_graph_destroy(w.g);
 }

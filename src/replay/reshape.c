@@ -16,7 +16,10 @@
 #include "record/graph.h"
 #include "replay/reshape.h"
 
-enum { MAX_IV = 256 }; /* intervals of one access looked at */
+enum {
+  MAX_IV = 256,       /* intervals of one access looked at */
+  MAX_WALK = 1 << 16  /* ancestors looked at for one copy back */
+};
 
 typedef struct span {
   uint64_t lo, hi;
@@ -48,6 +51,9 @@ typedef struct planner {
   uint64_t *iv;              /* MAX_IV pairs */
   span *sp;
   uint32_t nsp, capsp;
+  rp_node *owner;            /* per op: the writer whose ancestor it is */
+  rp_node *walk;             /* ops marked in owner, to unmark */
+  uint32_t nwalk, capwalk;
 } planner;
 
 /* A copy's buffer and byte range, when its region is one range. */
@@ -171,7 +177,53 @@ static int plan_merges(planner *p, const uint8_t *after_target) {
   return rc;
 }
 
-/* Device->host copy n: its pieces per writer when they are big enough. */
+static int visit(planner *p, rp_node v, rp_node who, int *shared) {
+  if (p->owner[v] != RP_NONE) {
+    *shared |= p->owner[v] != who;
+    return 0;
+  }
+  if (p->nwalk >= MAX_WALK) {
+    *shared = 1; /* too far to tell: as if they met */
+    return 0;
+  }
+  if (rp__grow((void **)&p->walk, &p->capwalk, p->nwalk + 1,
+               sizeof *p->walk))
+    return -1;
+  p->owner[v] = who;
+  p->walk[p->nwalk++] = v;
+  return 0;
+}
+
+/* Whether the writers of spans sp[0 .. ns) are independent chains: no
+ * operation is an ancestor of two of them, none an ancestor of another.
+ * Only then may they end at different times, so that pieces leaving as
+ * each ends gain anything (writers behind one common step end together,
+ * and the pieces only add their cost per copy): 1, 0, or -1 (memory). */
+static int independent(planner *p, uint32_t ns) {
+  const rp_graph *g = p->g;
+  int shared = 0;
+  p->nwalk = 0;
+  for (uint32_t i = 0; i < ns && !shared; i++)
+    if (p->owner[p->sp[i].op] == RP_NONE &&
+        visit(p, p->sp[i].op, p->sp[i].op, &shared))
+      return -1;
+  /* Depth first from the writers; walk[] doubles as the stack of what
+   * is left to expand (every marked op is expanded once). */
+  for (uint32_t at = 0; at < p->nwalk && !shared; at++) {
+    rp_node v = p->walk[at];
+    uint32_t np;
+    const rp_node *pr = rp_graph_preds(g, v, &np);
+    for (uint32_t i = 0; i < np && !shared; i++)
+      if (visit(p, pr[i], p->owner[v], &shared))
+        return -1;
+  }
+  for (uint32_t i = 0; i < p->nwalk; i++)
+    p->owner[p->walk[i]] = RP_NONE;
+  return !shared;
+}
+
+/* Device->host copy n: its pieces per writer when they are big enough
+ * and their writers independent. */
 static int plan_split(planner *p, rp_node n, int dev) {
   const rp_graph *g = p->g;
   rp_buf b;
@@ -229,6 +281,9 @@ static int plan_split(planner *p, rp_node n, int dev) {
   }
   if (pieces < 2 || least < p->bytes)
     return 0;
+  int ind = independent(p, ns);
+  if (ind <= 0)
+    return ind;
   at = lo;
   for (uint32_t i = 0; i <= ns; i++) {
     uint64_t a = i < ns ? p->sp[i].lo : hi;
@@ -294,10 +349,12 @@ rp_status rp__reshape_plan(const rp_graph *g, uint64_t bytes,
   p.drop = calloc((size_t)nop + 1, 1);
   p.replaced = calloc((size_t)nop + 1, 1);
   p.iv = malloc(2 * MAX_IV * sizeof *p.iv);
+  p.owner = malloc(((size_t)nop + 1) * sizeof *p.owner);
   uint8_t *after_target = calloc((size_t)nop + 1, 1);
   rp_status st = RP_ENOMEM;
-  if (!p.drop || !p.replaced || !p.iv || !after_target)
+  if (!p.drop || !p.replaced || !p.iv || !p.owner || !after_target)
     goto done;
+  memset(p.owner, 0xff, ((size_t)nop + 1) * sizeof *p.owner);
   for (uint32_t i = 0; i < ne; i++) {
     rp_edge e;
     rp_graph_edge(g, i, &e);
@@ -326,6 +383,8 @@ done:
   free(p.x);
   free(p.sp);
   free(p.iv);
+  free(p.owner);
+  free(p.walk);
   free(p.drop);
   free(p.replaced);
   free(after_target);

@@ -27,7 +27,9 @@ typedef struct rp__reshape {
  * - split: a device->host copy whose bytes were last written on the device
  *   by several of its direct predecessors, each a disjoint part, becomes
  *   one copy per part (and per part between them) when every part has at
- *   least `bytes` bytes, so each leaves when its writer ends.
+ *   least `bytes` bytes and the writers are independent chains (no
+ *   ancestor in common, none an ancestor of another), so each part leaves
+ *   when its writer ends.
  *
  * Every region the plan gives is a byte range, recorded at the place of
  * the operation that carries it; the graph recorded again computes what
