@@ -31,6 +31,8 @@ static void usage(FILE *fp, const char *prog, const ex_flag *f,
            "write the graph with its measured costs (JSON)");
   put_flag(fp, "--calibrate", NULL,
            "calibrate the machine model first if not cached");
+  put_flag(fp, "--reshape-copies", NULL,
+           "merge small copies in, split copies back per writer");
   put_flag(fp, "--help", NULL, "this text");
 }
 
@@ -79,6 +81,10 @@ int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
     }
     if (!strcmp(a, "--calibrate")) {
       o->calibrate = 1;
+      continue;
+    }
+    if (!strcmp(a, "--reshape-copies")) {
+      o->reshape = 1;
       continue;
     }
     while (k < nf && strcmp(a, f[k].name))
@@ -201,6 +207,10 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
   /* Several logical GPUs on a machine with fewer: fold them onto the GPUs
    * present, and say so (the backend's note). */
   eo.device_fold = 1;
+  /* --reshape-copies: the overlapped replay only; the serial one stays the
+   * program as recorded. */
+  if (!mode && o->reshape)
+    eo.reshape_copies = RP_EXEC_RESHAPE_AUTO;
   rp_status rc = rp_exec_create(&x, g, be, &eo);
   if (rc) {
     fprintf(stderr, "%s backend: %s: %s\n", rp_backend_name(be),
@@ -220,6 +230,10 @@ static void print_plan(const rp_graph *g, const rp_exec *x) {
   printf("plan: %u nodes from %u recorded operations (%u copies elided: "
          "their spaces share memory), %u images\n", p->nnode,
          rp_graph_num_nodes(g), p->nelided, p->nimage);
+  uint32_t merged, split;
+  if (rp_exec_copies_reshaped(x, &merged, &split))
+    printf("copies reshaped: %u merged into an earlier copy, %u split per "
+           "writer\n", merged, split);
   for (unsigned i = 0; i < rp_graph_num_warnings(g); i++)
     printf("warning: %s\n", rp_graph_warning(g, i));
   /* Device memory: the byte spans the images touch, against whole

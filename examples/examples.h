@@ -116,6 +116,8 @@ typedef struct ex_opts {
   double rtol;         /* 0: results must be identical to the bit; else
                           buffers of doubles may differ by this relative
                           amount (GPU exp/log/erf round differently) */
+  int reshape;         /* --reshape-copies: the overlapped replay reshapes
+                          its copies (rp_exec_opts.reshape_copies) */
 } ex_opts;
 /* |a - b| <= rtol * max(|a|, |b|) for every double; returns the largest
  * relative difference seen in *worst. */
@@ -131,7 +133,8 @@ typedef struct ex_flag {
   uint64_t min, max;
 } ex_flag;
 /* Parses the example's flags and the common ones (--backend, --iters,
- * --threads, --dot, --trace, --help). Returns 0 to go on, 1 after printing
+ * --threads, --dot, --trace, --save, --calibrate, --reshape-copies,
+ * --help). Returns 0 to go on, 1 after printing
  * the usage for --help, 2 after saying on stderr what was wrong. */
 int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
              unsigned nf, ex_opts *o);

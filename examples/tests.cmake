@@ -9,7 +9,11 @@ if(RP_BUILD_TESTS)
     "recurrence --rows 64 --cols 64 --inner 5 --rounds 3 --blocks 8 --iters 2"
     "blackscholes --n 5000 --blocks 8 --iters 2"
     "gemm --n 64 --tile 16 --iters 2"
-    "converge --n 24 --blocks 3 --tol 5")
+    "converge --n 24 --blocks 3 --tol 5"
+    # The copies reshaped, on the reference backend (separate images):
+    # recurrence's and gemm's copies in merge.
+    "recurrence --reshape-copies --backend reference --rows 64 --cols 64 --inner 5 --rounds 3 --blocks 8 --iters 2"
+    "gemm --reshape-copies --backend reference --n 64 --tile 16 --iters 2")
   foreach(cmd ${rp_ex_smoke})
     separate_arguments(args UNIX_COMMAND "${cmd}")
     list(GET args 0 prog)

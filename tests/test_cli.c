@@ -167,6 +167,25 @@ Test(cli, run_copies_on_each_backend) {
   }
 }
 
+Test(cli, run_reshapes_copies) {
+  /* Four quarters of A up, A down whole: the quarters merge at a
+   * threshold above 1 KiB; at 1 byte the copy back splits per quarter. */
+  expect("run -b reference --reshape-copies " DATA "/copies_pieces.json", 0,
+         "copies reshaped: 3 merged into an earlier copy, 0 split", NULL);
+  expect("run -b reference --reshape-copies=1 " DATA "/copies_pieces.json",
+         0, "copies reshaped: 0 merged into an earlier copy, 1 split", NULL);
+  /* At 1 KiB exactly: the quarters do not average fewer (no merge), and
+   * are big enough to leave on their own (split). */
+  expect("run -b reference --reshape-copies=1024 " DATA
+         "/copies_pieces.json", 0, "0 merged into an earlier copy, 1 split",
+         NULL);
+  expect("run -b reference --reshape-copies=1025 " DATA
+         "/copies_pieces.json", 0, "3 merged into an earlier copy, 0 split",
+         NULL);
+  expect("run --reshape-copies=0 " DATA "/copies_pieces.json", 2, NULL,
+         "--reshape-copies");
+}
+
 Test(cli, run_refuses_kernels_and_unknown_backends) {
   expect("run " JACOBI, 1, NULL,
          "cannot replay op 2 (\"jacobi 0\"): it is a kernel");

@@ -19,6 +19,13 @@ static void usage(FILE *fp) {
           "(default:\n"
           "                      RP_BACKEND, else the best usable one)\n"
           "  -n, --iters N       replays (default 1)\n"
+          "  --reshape-copies[=BYTES]\n"
+          "                      merge copies in that average fewer than "
+          "BYTES (default\n"
+          "                      262144) and split copies back per writer "
+          "into pieces\n"
+          "                      of at least BYTES "
+          "(rp_exec_opts.reshape_copies)\n"
           "  --strict            unknown keys in FILE.json are errors, not "
           "warnings\n"
           "  -h, --help          print this help\n\n"
@@ -97,10 +104,11 @@ int rp_cmd_run(int argc, char **argv) {
       {"backend", required_argument, NULL, 'b'},
       {"iters", required_argument, NULL, 'n'},
       {"strict", no_argument, NULL, 'S'},
+      {"reshape-copies", optional_argument, NULL, 'R'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *bname = NULL;
-  unsigned long iters = 1;
+  unsigned long iters = 1, reshape = 0;
   int c;
   rp_cli_getopt_reset();
   while ((c = getopt_long(argc, argv, ":hb:n:", opts, NULL)) != -1) {
@@ -117,6 +125,13 @@ int rp_cmd_run(int argc, char **argv) {
       break;
     case 'S':
       rp_cli_strict = 1;
+      break;
+    case 'R':
+      if (!optarg)
+        reshape = (unsigned long)RP_EXEC_RESHAPE_AUTO;
+      else if (rp_cli_uint("run", "--reshape-copies", optarg, 1,
+                           1ul << 40, &reshape))
+        return 2;
       break;
     default:
       return rp_cli_bad_option("run", c, argv);
@@ -147,7 +162,9 @@ int rp_cmd_run(int argc, char **argv) {
   rp_exec *x = NULL;
   if (!ref)
     goto done;
-  if ((s = rp_exec_create(&x, run, be, NULL)) != RP_OK) {
+  rp_exec_opts eo = RP_EXEC_OPTS_INIT;
+  eo.reshape_copies = (size_t)reshape;
+  if ((s = rp_exec_create(&x, run, be, &eo)) != RP_OK) {
     fprintf(stderr, "reprise run: %s: backend %s: %s: %s\n", in,
             rp_backend_name(be), rp_strerror(s), rp_last_error());
     goto done;
@@ -177,6 +194,10 @@ int rp_cmd_run(int argc, char **argv) {
       rc = 1;
     }
   }
+  uint32_t merged, split;
+  if (rp_exec_copies_reshaped(x, &merged, &split))
+    printf("%s: copies reshaped: %u merged into an earlier copy, %u split "
+           "per writer\n", in, merged, split);
   printf("%s: %u operations, %lu replays on %s in %.1f us; %llu bytes of "
          "host data changed, %s the reference\n", in, rp_graph_num_nodes(g),
          iters, rp_backend_name(be), us, (unsigned long long)changed,

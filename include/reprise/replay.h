@@ -75,9 +75,10 @@ typedef struct rp_exec_opts {
                               of them runs merge into one copy per run
                               without a gap when they average fewer than
                               T bytes, and a device->host copy whose
-                              bytes several operations wrote last splits
-                              into one copy per writer when every piece
-                              has at least T bytes;
+                              bytes several independent operations (no
+                              ancestor in common) wrote last splits into
+                              one copy per writer when every piece has at
+                              least T bytes;
                               RP_EXEC_RESHAPE_AUTO: T = 256 KiB. Not with
                               a split that cuts anything. Results are
                               those of the graph as recorded. */
