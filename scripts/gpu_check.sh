@@ -50,6 +50,17 @@ for e in jacobi2d matpow recurrence blackscholes heat2d \
     ex=1
   fi
 done
+# The copies reshaped (rp_exec_opts.reshape_copies) on the GPU.
+for e in recurrence blackscholes gemm jacobi2d heat2d; do
+  [ -x "$dir/examples/$e" ] || continue
+  if "$dir/examples/$e" --reshape-copies --backend cuda \
+       >"$out/ex_${e}_reshaped.log" 2>&1; then
+    summary+=$'\n'"example $e --reshape-copies: ok ($(grep -E 'copies reshaped' "$out/ex_${e}_reshaped.log" | head -1))"
+  else
+    summary+=$'\n'"example $e --reshape-copies: FAILED"
+    ex=1
+  fi
+done
 if "$dir/examples/jacobi2d" --mixed --backend cuda >"$out/ex_jacobi2d_mixed.log" 2>&1; then
   summary+=$'\n'"example jacobi2d --mixed: ok ($(grep -iE 'achieved' "$out/ex_jacobi2d_mixed.log" | head -1))"
 else
