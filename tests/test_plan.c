@@ -719,8 +719,10 @@ Test(plan, differential_random_programs, .timeout = 600) {
   /* The reshaped runs changed copies in both ways, not only in name. */
   cr_log_info("copies reshaped in %u runs merging, %u runs splitting",
               reshaped[1], reshaped[0]);
-  cr_assert(nprog < 20 || (reshaped[0] > 0 && reshaped[1] > 0),
-            "reshaped: %u merging, %u splitting", reshaped[1], reshaped[0]);
+  /* (A copy back splits only behind independent writers: a few dozen of
+   * the first 250 programs.) */
+  cr_assert(nprog < 20 || reshaped[1] > 0, "no run merged copies");
+  cr_assert(nprog < 250 || reshaped[0] > 0, "no run split copies");
 }
 
 /* ---- backends read only the plan ---------------------------------------- */
