@@ -182,6 +182,44 @@ Test(reshape, never_across_a_host_write) {
   rp_graph_destroy(w.g);
 }
 
+/* Records the 4 first blocks with a host task after X's copy in of block
+ * `named` (an explicit dependency on an inserted copy). */
+static void record_after(wl *w, unsigned named) {
+  rp_buf X, Y;
+  fill(w);
+  TU_OK(NULL, rp_graph_create(&w->g, 0));
+  TU_OK(w->g, rp_buffer_register(w->g, "X", w->x, BYTES, &X));
+  TU_OK(w->g, rp_buffer_register(w->g, "Y", w->y, BYTES, &Y));
+  rp_node copy_x = RP_NONE;
+  for (unsigned b = 0; b < 4; b++) {
+    rp_node first = rp_graph_num_nodes(w->g);
+    block(w, X, Y, b);
+    if (b == named)
+      copy_x = first; /* the copies come before their kernel, X's first */
+  }
+  rp_node_info ni;
+  rp_node_info_get(w->g, copy_x, &ni);
+  cr_assert(ni.inserted && ni.type == RP_OP_COPY_H2D, "%s", ni.name);
+  w->h = (tu_host_arg){BYTES - 1, 1}; /* the function gets Y's base */
+  rp_access acc = {rp_bytes(Y, BYTES - 1, 1), RP_INOUT};
+  rp_op_opts o = {"after X's copy", -1, &copy_x, 1};
+  TU_OK(w->g, rp_record_host(w->g, tu_host_bump, &w->h, &acc, 1, &o, NULL));
+  TU_OK(w->g, rp_record_sync_host(w->g, rp_whole(Y), NULL));
+  TU_OK(w->g, rp_graph_end(w->g));
+}
+
+Test(reshape, a_copy_named_by_an_explicit_dependency_stays) {
+  wl w;
+  uint32_t split;
+  /* X's copies of blocks 0..3: block 2's is named by an `after`, so it
+   * stays and leads a group of its own: {0, 1} and {2, 3} merge (2
+   * merged); Y's four merge into one (3). */
+  record_after(&w, 2);
+  cr_assert_eq(merged_on_every_backend(&w, (size_t)1 << 40, &split), 5);
+  cr_assert_eq(split, 0);
+  rp_graph_destroy(w.g);
+}
+
 Test(reshape, never_over_a_gap) {
   wl w;
   uint32_t split;
