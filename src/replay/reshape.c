@@ -18,7 +18,9 @@
 
 enum {
   MAX_IV = 256,       /* intervals of one access looked at */
-  MAX_WALK = 1 << 16  /* ancestors looked at for one copy back */
+  MAX_WALK = 4096     /* ancestors looked at for one copy back: beyond,
+                         its writers count as dependent (kept whole), so
+                         planning stays linear in the graph */
 };
 
 typedef struct span {
