@@ -7,20 +7,11 @@
 #include <string.h>
 #include <time.h>
 #include "reprise.h"
+#include "bench_check.h"
 
 #define NBUF 256            /* buffers, each with its own pipeline */
 #define CHUNKS 16           /* chunks per buffer, visited in turn */
 #define BUF_BYTES (1u << 20)
-
-#define CHECK(x)                                                          \
-  do {                                                                    \
-    rp_status s_ = (x);                                                   \
-    if (s_ != RP_OK) {                                                    \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,          \
-              rp_strerror(s_));                                           \
-      exit(1);                                                            \
-    }                                                                     \
-  } while (0)
 
 static void cpu_nop(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {
@@ -46,12 +37,12 @@ static double now(void) {
 static rp_graph *build(uint32_t ops) {
   static char host[NBUF][1];
   rp_graph *g;
-  CHECK(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
+  RK(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
   rp_buf b[NBUF];
   for (int i = 0; i < NBUF; i++) {
     char name[16];
     snprintf(name, sizeof name, "b%d", i);
-    CHECK(rp_buffer_register(g, name, host[i], BUF_BYTES, &b[i]));
+    RK(rp_buffer_register(g, name, host[i], BUF_BYTES, &b[i]));
   }
   const uint64_t cb = BUF_BYTES / CHUNKS;
   for (uint32_t step = 0; rp_graph_num_nodes(g) + 4 <= ops; step++)
@@ -59,16 +50,16 @@ static rp_graph *build(uint32_t ops) {
       int dev = i % 2;
       rp_region r = rp_bytes(b[i], (step % CHUNKS) * cb, cb);
       rp_region r2 = rp_bytes(b[(i + 2) % NBUF], (step % CHUNKS) * cb, cb);
-      CHECK(rp_record_copy_to_device(g, r, dev, NULL, NULL));
+      RK(rp_record_copy_to_device(g, r, dev, NULL, NULL));
       rp_arg a1 = rp_arg_buf(r);
-      CHECK(rp_record_kernel(g, &k_step, dev, rp_dims3(cb / 4, 1, 1), &a1,
+      RK(rp_record_kernel(g, &k_step, dev, rp_dims3(cb / 4, 1, 1), &a1,
                              NULL, NULL));
       rp_arg a2[2] = {rp_arg_buf(r), rp_arg_buf(r2)};
-      CHECK(rp_record_kernel(g, &k_mix, dev, rp_dims3(cb / 4, 1, 1), a2,
+      RK(rp_record_kernel(g, &k_mix, dev, rp_dims3(cb / 4, 1, 1), a2,
                              NULL, NULL));
-      CHECK(rp_record_copy_to_host(g, r, dev, NULL, NULL));
+      RK(rp_record_copy_to_host(g, r, dev, NULL, NULL));
     }
-  CHECK(rp_graph_end(g));
+  RK(rp_graph_end(g));
   return g;
 }
 
@@ -94,7 +85,7 @@ static result run(uint32_t ops) {
     exit(1);
   }
   t0 = now();
-  CHECK(rp_graph_write_json(g, fp));
+  RK(rp_graph_write_json(g, fp));
   fflush(fp);
   r.write_s = now() - t0;
   r.bytes = (double)ftell(fp);
@@ -105,12 +96,12 @@ static result run(uint32_t ops) {
   t0 = now();
   fp = fopen(path, "rb");
   char err[256];
-  CHECK(rp_graph_read_json(&g, fp, err, sizeof err));
+  RK(rp_graph_read_json(&g, fp, err, sizeof err));
   fclose(fp);
   r.read_s = now() - t0;
   t0 = now();
   rp_analysis *a;
-  CHECK(rp_analyze(g, NULL, &a));
+  RK(rp_analyze(g, NULL, &a));
   r.analyze_s = now() - t0;
   rp_analysis_summary(a, &r.sum);
   snprintf(r.limited_by, sizeof r.limited_by, "%s", r.sum.limited_by);

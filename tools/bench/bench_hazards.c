@@ -15,17 +15,8 @@
 #include <string.h>
 #include <time.h>
 #include "reprise.h"
+#include "bench_check.h"
 #include "solver_shape.h"
-
-#define CHECK(x)                                                          \
-  do {                                                                    \
-    rp_status s_ = (x);                                                   \
-    if (s_ != RP_OK) {                                                    \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,          \
-              rp_strerror(s_));                                           \
-      exit(1);                                                            \
-    }                                                                     \
-  } while (0)
 
 enum { REPS = 5 };
 
@@ -52,7 +43,7 @@ static void nop_host(void *user, void *const *ptrs) { (void)user, (void)ptrs; }
 
 static rp_graph *solver(uint32_t ops) {
   rp_graph *g;
-  CHECK(solver_graph(ops, &g));
+  RK(solver_graph(ops, &g));
   return g;
 }
 
@@ -69,17 +60,17 @@ static void bench_solver(uint32_t ops, int analyze) {
     if (analyze) {
       char path[] = "/tmp/rp_bench_hazardsXXXXXX";
       FILE *fp = fdopen(mkstemp(path), "w+");
-      CHECK(rp_graph_write_json(g, fp));
+      RK(rp_graph_write_json(g, fp));
       fclose(fp);
       rp_graph_destroy(g);
       t0 = now();
       fp = fopen(path, "rb");
-      CHECK(rp_graph_read_json(&g, fp, NULL, 0));
+      RK(rp_graph_read_json(&g, fp, NULL, 0));
       fclose(fp);
       rd[k] = now() - t0;
       t0 = now();
       rp_analysis *a;
-      CHECK(rp_analyze(g, NULL, &a));
+      RK(rp_analyze(g, NULL, &a));
       an[k] = now() - t0;
       rp_analysis_destroy(a);
       remove(path);
@@ -103,17 +94,17 @@ static double cholesky(unsigned t, unsigned e, int boxes, uint32_t *nodes,
                        uint32_t *edges) {
   static double host[1];
   rp_graph *g;
-  CHECK(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
+  RK(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
   rp_buf A = 0, *tile = malloc((size_t)t * t * sizeof *tile);
   double t0 = now();
   if (boxes) {
-    CHECK(rp_buffer_register_2d(g, "A", host, (uint64_t)t * e,
+    RK(rp_buffer_register_2d(g, "A", host, (uint64_t)t * e,
                                 (uint64_t)t * e, 8, &A));
   } else {
     for (unsigned i = 0; i < t * t; i++) {
       char name[32];
       snprintf(name, sizeof name, "A%u_%u", i / t, i % t);
-      CHECK(rp_buffer_register_2d(g, name, host, e, e, 8, &tile[i]));
+      RK(rp_buffer_register_2d(g, name, host, e, e, 8, &tile[i]));
     }
   }
 #define T(i, j)                                                            \
@@ -121,23 +112,23 @@ static double cholesky(unsigned t, unsigned e, int boxes, uint32_t *nodes,
          : rp_whole(tile[(i) * t + (j)]))
   for (unsigned k = 0; k < t; k++) {
     rp_access a1[1] = {{T(k, k), RP_INOUT}};
-    CHECK(rp_record_host(g, nop_host, NULL, a1, 1, NULL, NULL));
+    RK(rp_record_host(g, nop_host, NULL, a1, 1, NULL, NULL));
     for (unsigned i = k + 1; i < t; i++) {
       rp_access a2[2] = {{T(k, k), RP_IN}, {T(i, k), RP_INOUT}};
-      CHECK(rp_record_host(g, nop_host, NULL, a2, 2, NULL, NULL));
+      RK(rp_record_host(g, nop_host, NULL, a2, 2, NULL, NULL));
     }
     for (unsigned i = k + 1; i < t; i++) {
       rp_access a3[2] = {{T(i, k), RP_IN}, {T(i, i), RP_INOUT}};
-      CHECK(rp_record_host(g, nop_host, NULL, a3, 2, NULL, NULL));
+      RK(rp_record_host(g, nop_host, NULL, a3, 2, NULL, NULL));
       for (unsigned j = k + 1; j < i; j++) {
         rp_access a4[3] = {{T(i, k), RP_IN}, {T(j, k), RP_IN},
                            {T(i, j), RP_INOUT}};
-        CHECK(rp_record_host(g, nop_host, NULL, a4, 3, NULL, NULL));
+        RK(rp_record_host(g, nop_host, NULL, a4, 3, NULL, NULL));
       }
     }
   }
 #undef T
-  CHECK(rp_graph_end(g));
+  RK(rp_graph_end(g));
   double dt = now() - t0;
   *nodes = rp_graph_num_nodes(g);
   *edges = rp_graph_num_edges(g);
@@ -166,13 +157,13 @@ static void bench_cholesky(unsigned t, unsigned e) {
 static double accesses(unsigned per, uint32_t total) {
   static char host[1];
   rp_graph *g;
-  CHECK(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
+  RK(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
   unsigned nbuf = per * 64;
   for (unsigned b = 0; b < nbuf; b++) {
     char name[16];
     snprintf(name, sizeof name, "b%u", b);
     rp_buffer_desc d = {name, host, 4096, 1, 0, {0, 0, 0}};
-    CHECK(rp_buffer_add(g, &d, NULL));
+    RK(rp_buffer_add(g, &d, NULL));
   }
   rp_access *acc = malloc(per * sizeof *acc);
   uint32_t ops = total / per;
@@ -184,9 +175,9 @@ static double accesses(unsigned per, uint32_t total) {
       acc[k].region = rp_whole(b);
       acc[k].mode = k + 1 == per || (i + k) % 2 ? RP_INOUT : RP_IN;
     }
-    CHECK(rp_record_host(g, nop_host, NULL, acc, per, NULL, NULL));
+    RK(rp_record_host(g, nop_host, NULL, acc, per, NULL, NULL));
   }
-  CHECK(rp_graph_end(g));
+  RK(rp_graph_end(g));
   double dt = now() - t0;
   rp_graph_destroy(g);
   free(acc);
@@ -210,12 +201,12 @@ static void bench_accesses(void) {
 static double registration(uint32_t n) {
   static char host[1];
   rp_graph *g;
-  CHECK(rp_graph_create(&g, 0));
+  RK(rp_graph_create(&g, 0));
   double t0 = now();
   for (uint32_t i = 0; i < n; i++) {
     char name[24];
     snprintf(name, sizeof name, "buffer%u", i);
-    CHECK(rp_buffer_register(g, name, host, 64, NULL));
+    RK(rp_buffer_register(g, name, host, 64, NULL));
   }
   double dt = now() - t0;
   rp_graph_destroy(g);

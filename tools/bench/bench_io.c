@@ -24,17 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "reprise.h"
+#include "bench_check.h"
 #include "solver_shape.h"
-
-#define CHECK(x)                                                          \
-  do {                                                                    \
-    rp_status s_ = (x);                                                   \
-    if (s_ != RP_OK) {                                                    \
-      fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #x,     \
-              rp_strerror(s_), rp_last_error());                          \
-      exit(1);                                                            \
-    }                                                                     \
-  } while (0)
 
 enum { REPS = 5 };
 
@@ -69,7 +60,7 @@ static double median(double *v, int n) {
 
 static rp_graph *solver(uint32_t ops) {
   rp_graph *g;
-  CHECK(solver_graph(ops, &g));
+  RK(solver_graph(ops, &g));
   return g;
 }
 
@@ -93,7 +84,7 @@ static double read_analyze(const char *path, unsigned flags, double *w,
     exit(1);
   }
   rp_analysis *a;
-  CHECK(rp_analyze(g, NULL, &a));
+  RK(rp_analyze(g, NULL, &a));
   rp_summary sum;
   rp_analysis_summary(a, &sum);
   *makespan = sum.makespan_us;
@@ -119,7 +110,7 @@ static void bench(uint32_t ops) {
   for (int k = 0; k < reps; k++) {
     FILE *fp = fopen(path, "wb");
     double c0 = cpu();
-    CHECK(rp_graph_write_json(g, fp));
+    RK(rp_graph_write_json(g, fp));
     wr[k] = cpu() - c0;
     bytes = (double)ftell(fp);
     fclose(fp);
@@ -156,7 +147,7 @@ int main(int argc, char **argv) {
       perror(argv[2]);
       return 1;
     }
-    CHECK(rp_graph_write_json(g, fp));
+    RK(rp_graph_write_json(g, fp));
     fclose(fp);
     rp_graph_destroy(g);
     return 0;
