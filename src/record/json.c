@@ -9,6 +9,7 @@
 #include "record/graph.h"
 #include "record/json_keys.h"
 #include "record/load.h"
+#include "record/out.h"
 
 /* Integers in a graph file are JSON numbers, read as doubles: from 2^53 on
  * they may have lost precision already, so they are refused. */
@@ -27,152 +28,72 @@ static const char *const mode_names[] = {"", "in", "out", "inout"};
  * bytes.
  * ---------------------------------------------------------------------- */
 
-typedef struct wr {
-  FILE *fp;
-  size_t n;
-  int bad;
-  char buf[1 << 15];
-} wr;
-
-static void w_flush(wr *w) {
-  if (w->n && !w->bad && fwrite(w->buf, 1, w->n, w->fp) != w->n)
-    w->bad = 1;
-  w->n = 0;
-}
-
-static void w_mem(wr *w, const char *s, size_t n) {
-  if (n > sizeof w->buf - w->n) {
-    w_flush(w);
-    if (n > sizeof w->buf) {
-      if (!w->bad && fwrite(s, 1, n, w->fp) != n)
-        w->bad = 1;
-      return;
-    }
-  }
-  memcpy(w->buf + w->n, s, n);
-  w->n += n;
-}
-
-static void w_str(wr *w, const char *s) { w_mem(w, s, strlen(s)); }
-
-static void w_u64(wr *w, uint64_t v) {
-  char t[24];
-  int i = (int)sizeof t;
-  do {
-    t[--i] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  w_mem(w, t + i, sizeof t - (size_t)i);
-}
-
-/* A quoted JSON string. Bytes >= 0x80 pass through (UTF-8 stays UTF-8). */
-static void w_esc(wr *w, const char *s) {
-  w_mem(w, "\"", 1);
-  const char *run = s;
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c >= 0x20 && c != '"' && c != '\\')
-      continue;
-    w_mem(w, run, (size_t)(s - run));
-    run = s + 1;
-    char t[8];
-    switch (c) {
-    case '"': w_str(w, "\\\""); break;
-    case '\\': w_str(w, "\\\\"); break;
-    case '\n': w_str(w, "\\n"); break;
-    case '\t': w_str(w, "\\t"); break;
-    case '\r': w_str(w, "\\r"); break;
-    case '\b': w_str(w, "\\b"); break;
-    case '\f': w_str(w, "\\f"); break;
-    default:
-      snprintf(t, sizeof t, "\\u%04x", c);
-      w_str(w, t);
-    }
-  }
-  w_mem(w, run, (size_t)(s - run));
-  w_mem(w, "\"", 1);
-}
-
-/* The shortest of %.15g and %.17g that reads back as the same double. The
- * round-trip check runs in the current locale; a decimal comma is then
- * turned into the point JSON needs. */
-static void w_double(wr *w, double v) {
-  char t[40];
-  snprintf(t, sizeof t, "%.15g", v);
-  if (strtod(t, NULL) != v)
-    snprintf(t, sizeof t, "%.17g", v);
-  for (char *c = t; *c; c++)
-    if (*c == ',')
-      *c = '.';
-  w_str(w, t);
-}
-
-static void w_space(wr *w, int space) {
+static void w_space(rp__out *w, int space) {
   if (space == RP_SPACE_HOST) {
-    w_str(w, "\"host\"");
+    rp__out_str(w, "\"host\"");
     return;
   }
-  w_str(w, "\"device:");
-  w_u64(w, (uint64_t)space);
-  w_str(w, "\"");
+  rp__out_str(w, "\"device:");
+  rp__out_u64(w, (uint64_t)space);
+  rp__out_str(w, "\"");
 }
 
-static void w_key_u64(wr *w, const char *key, uint64_t v) {
-  w_str(w, key);
-  w_u64(w, v);
+static void w_key_u64(rp__out *w, const char *key, uint64_t v) {
+  rp__out_str(w, key);
+  rp__out_u64(w, v);
 }
 
-static void w_u64_list(wr *w, const uint64_t *v, unsigned n) {
-  w_str(w, "[");
+static void w_u64_list(rp__out *w, const uint64_t *v, unsigned n) {
+  rp__out_str(w, "[");
   for (unsigned i = 0; i < n; i++) {
     if (i)
-      w_str(w, ", ");
-    w_u64(w, v[i]);
+      rp__out_str(w, ", ");
+    rp__out_u64(w, v[i]);
   }
-  w_str(w, "]");
+  rp__out_str(w, "]");
 }
 
-static void write_buffer(wr *w, const rp__buffer *b, uint32_t i) {
+static void write_buffer(rp__out *w, const rp__buffer *b, uint32_t i) {
   w_key_u64(w, "    {\"id\": ", i);
-  w_str(w, ", \"name\": ");
-  w_esc(w, b->name);
+  rp__out_str(w, ", \"name\": ");
+  rp__out_jstr(w, b->name);
   w_key_u64(w, ", \"bytes\": ", b->bytes);
   w_key_u64(w, ", \"elem\": ", b->elem);
   if (b->ndims) {
-    w_str(w, ", \"dims\": ");
+    rp__out_str(w, ", \"dims\": ");
     w_u64_list(w, b->dims, b->ndims);
   }
-  w_str(w, "}");
+  rp__out_str(w, "}");
 }
 
-static void write_access(wr *w, const rp__access *a) {
+static void write_access(rp__out *w, const rp__access *a) {
   w_key_u64(w, "       {\"buffer\": ", a->region.buf);
-  w_str(w, ", \"space\": ");
+  rp__out_str(w, ", \"space\": ");
   w_space(w, a->space);
-  w_str(w, ", \"mode\": \"");
-  w_str(w, (unsigned)a->mode < 4 ? mode_names[a->mode] : "?");
-  w_str(w, "\"");
+  rp__out_str(w, ", \"mode\": \"");
+  rp__out_str(w, (unsigned)a->mode < 4 ? mode_names[a->mode] : "?");
+  rp__out_str(w, "\"");
   if (a->region.kind == RP_REGION_BOX) {
-    w_str(w, ", \"box\": {\"lo\": ");
+    rp__out_str(w, ", \"box\": {\"lo\": ");
     w_u64_list(w, a->region.lo, a->region.ndims);
-    w_str(w, ", \"hi\": ");
+    rp__out_str(w, ", \"hi\": ");
     w_u64_list(w, a->region.hi, a->region.ndims);
-    w_str(w, "}");
+    rp__out_str(w, "}");
   } else if (a->region.kind == RP_REGION_BYTES) {
     w_key_u64(w, ", \"offset\": ", a->region.offset);
     w_key_u64(w, ", \"bytes\": ", a->region.bytes);
   }
-  w_str(w, "}");
+  rp__out_str(w, "}");
 }
 
-static void write_op(wr *w, const rp_graph *g, uint32_t i) {
+static void write_op(rp__out *w, const rp_graph *g, uint32_t i) {
   const rp__op *o = &g->op[i];
   w_key_u64(w, "    {\"id\": ", i);
-  w_str(w, ", \"name\": ");
-  w_esc(w, o->name ? o->name : "");
-  w_str(w, ", \"type\": \"");
-  w_str(w, (unsigned)o->type < 5 ? type_names[o->type] : "?");
-  w_str(w, "\"");
+  rp__out_str(w, ", \"name\": ");
+  rp__out_jstr(w, o->name ? o->name : "");
+  rp__out_str(w, ", \"type\": \"");
+  rp__out_str(w, (unsigned)o->type < 5 ? type_names[o->type] : "?");
+  rp__out_str(w, "\"");
   if (o->type != RP_OP_HOST && o->device >= 0)
     w_key_u64(w, ", \"device\": ", (uint64_t)o->device);
   if (o->type == RP_OP_COPY_D2D) {
@@ -182,36 +103,36 @@ static void write_op(wr *w, const rp_graph *g, uint32_t i) {
   if (o->type == RP_OP_KERNEL) {
     const char *kn = o->kernel ? o->kernel->name : o->kernel_name;
     if (kn) {
-      w_str(w, ", \"kernel\": ");
-      w_esc(w, kn);
+      rp__out_str(w, ", \"kernel\": ");
+      rp__out_jstr(w, kn);
     }
     rp_dims d = rp__op_space(g, i);
     uint64_t sp[3] = {d.x, d.y, d.z};
-    w_str(w, ", \"space\": ");
+    rp__out_str(w, ", \"space\": ");
     w_u64_list(w, sp, 3);
   }
   if (o->inserted)
-    w_str(w, ", \"inserted\": true");
+    rp__out_str(w, ", \"inserted\": true");
   if (o->cost_us >= 0 && isfinite(o->cost_us)) {
-    w_str(w, ", \"cost_us\": ");
-    w_double(w, o->cost_us);
+    rp__out_str(w, ", \"cost_us\": ");
+    rp__out_num(w, o->cost_us);
   }
   char measured[1024]; /* hook: analyze/measured.c */
   if (rp__measured_json(g, i, measured, sizeof measured))
-    w_str(w, measured);
-  w_str(w, ",\n     \"access\": [");
+    rp__out_str(w, measured);
+  rp__out_str(w, ",\n     \"access\": [");
   for (uint32_t k = 0; k < o->nacc; k++) {
-    w_str(w, k ? ",\n" : "\n");
+    rp__out_str(w, k ? ",\n" : "\n");
     rp__access a = rp__acc_get(g, i, k);
     write_access(w, &a);
   }
-  w_str(w, "],\n     \"after\": [");
+  rp__out_str(w, "],\n     \"after\": [");
   for (uint32_t k = 0; k < o->nafter; k++) {
     if (k)
-      w_str(w, ", ");
-    w_u64(w, g->after[o->after0 + k]);
+      rp__out_str(w, ", ");
+    rp__out_u64(w, g->after[o->after0 + k]);
   }
-  w_str(w, "]}");
+  rp__out_str(w, "]}");
 }
 
 /* ------------------------------------------------------------------------
@@ -318,7 +239,7 @@ static int edge_cmp(const void *a, const void *b) {
 rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
   if (!g || !fp)
     return RP_EINVAL;
-  wr *w = malloc(sizeof *w);
+  rp__out *w = rp__out_new(fp);
   if (!w)
     return RP_ENOMEM;
   /* While recording, edges are grouped by target: sort a copy as
@@ -334,9 +255,6 @@ rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
     qsort(tmp, g->nedge, sizeof *tmp, edge_cmp);
     edges = tmp;
   }
-  w->fp = fp;
-  w->n = 0;
-  w->bad = 0;
   uint64_t hc = hash_nodes(g);
   for (uint32_t i = 0, f = 0; i < g->nedge; i++) {
     rp_edge e = edge_at(g, edges, i, &f);
@@ -347,38 +265,36 @@ rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
   for (int k = 0; k < 16; k++)
     hex[k] = "0123456789abcdef"[(hc >> (60 - 4 * k)) & 15];
   hex[16] = '\0';
-  w_str(w, "{\n  \"format\": \"reprise-graph\",\n  \"version\": 1,\n"
+  rp__out_str(w, "{\n  \"format\": \"reprise-graph\",\n  \"version\": 1,\n"
            "  \"edges_check\": \"");
-  w_str(w, hex);
-  w_str(w, "\",\n  \"buffers\": [");
+  rp__out_str(w, hex);
+  rp__out_str(w, "\",\n  \"buffers\": [");
   for (uint32_t i = 0; i < g->nbuf; i++) {
-    w_str(w, i ? ",\n" : "\n");
+    rp__out_str(w, i ? ",\n" : "\n");
     write_buffer(w, &g->buf[i], i);
   }
-  w_str(w, "],\n  \"ops\": [");
+  rp__out_str(w, "],\n  \"ops\": [");
   for (uint32_t i = 0; i < g->nop && !w->bad; i++) {
-    w_str(w, i ? ",\n" : "\n");
+    rp__out_str(w, i ? ",\n" : "\n");
     write_op(w, g, i);
   }
-  w_str(w, "],\n  \"edges\": [");
+  rp__out_str(w, "],\n  \"edges\": [");
   for (uint32_t i = 0, f = 0; i < g->nedge && !w->bad; i++) {
     rp_edge e = edge_at(g, edges, i, &f);
-    w_str(w, i ? ",\n" : "\n");
+    rp__out_str(w, i ? ",\n" : "\n");
     w_key_u64(w, "    {\"from\": ", e.from);
     w_key_u64(w, ", \"to\": ", e.to);
-    w_str(w, ", \"kind\": \"");
-    w_str(w, rp_edge_kind_name(e.kind));
-    w_str(w, "\"");
+    rp__out_str(w, ", \"kind\": \"");
+    rp__out_str(w, rp_edge_kind_name(e.kind));
+    rp__out_str(w, "\"");
     if (e.kind != RP_EDGE_AFTER && e.buf != RP_NONE)
       w_key_u64(w, ", \"buffer\": ", e.buf);
-    w_str(w, "}");
+    rp__out_str(w, "}");
   }
-  w_str(w, "]\n}\n");
-  w_flush(w);
-  int bad = w->bad;
-  free(w);
+  rp__out_str(w, "]\n}\n");
+  int bad = rp__out_end(w);
   free(tmp);
-  if (bad || fflush(fp) != 0 || ferror(fp))
+  if (bad || fflush(fp) != 0)
     return RP_EIO;
   return RP_OK;
 }

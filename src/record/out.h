@@ -1,9 +1,11 @@
-/* Buffered text output for the writers of big files (dot, traces): bytes
- * gathered in a local buffer and written with one fwrite per 32 KiB, with
- * integers formatted by hand, instead of a formatted call per field. */
+/* Buffered text output for the writers of big files (graph JSON, dot,
+ * traces): bytes gathered in a local buffer and written with one fwrite
+ * per 32 KiB, with integers formatted by hand, instead of a formatted call
+ * per field. */
 #ifndef RP_OUT_H
 #define RP_OUT_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +68,58 @@ static inline void rp__out_int(rp__out *w, int v) {
   } else {
     rp__out_u64(w, (uint64_t)v);
   }
+}
+
+/* A quoted JSON string. Bytes >= 0x80 pass through (UTF-8 stays UTF-8). */
+static inline void rp__out_jstr(rp__out *w, const char *s) {
+  rp__out_mem(w, "\"", 1);
+  const char *run = s;
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c >= 0x20 && c != '"' && c != '\\')
+      continue;
+    rp__out_mem(w, run, (size_t)(s - run));
+    run = s + 1;
+    char t[8];
+    switch (c) {
+    case '"': rp__out_str(w, "\\\""); break;
+    case '\\': rp__out_str(w, "\\\\"); break;
+    case '\n': rp__out_str(w, "\\n"); break;
+    case '\t': rp__out_str(w, "\\t"); break;
+    case '\r': rp__out_str(w, "\\r"); break;
+    case '\b': rp__out_str(w, "\\b"); break;
+    case '\f': rp__out_str(w, "\\f"); break;
+    default:
+      snprintf(t, sizeof t, "\\u%04x", c);
+      rp__out_str(w, t);
+    }
+  }
+  rp__out_mem(w, run, (size_t)(s - run));
+  rp__out_mem(w, "\"", 1);
+}
+
+/* A JSON number: whole numbers below 2^32 by hand (most times and costs),
+ * else the shortest of %.15g and %.17g that reads back as the same double
+ * (the check runs in the current locale; a decimal comma then becomes the
+ * point JSON needs); null when not finite. */
+static inline void rp__out_num(rp__out *w, double v) {
+  if (!isfinite(v)) {
+    rp__out_str(w, "null");
+    return;
+  }
+  if (v >= 0 && v < 4294967296.0 && !signbit(v) &&
+      v == (double)(uint32_t)v) {
+    rp__out_u64(w, (uint32_t)v);
+    return;
+  }
+  char t[40];
+  snprintf(t, sizeof t, "%.15g", v);
+  if (strtod(t, NULL) != v)
+    snprintf(t, sizeof t, "%.17g", v);
+  for (char *c = t; *c; c++)
+    if (*c == ',')
+      *c = '.';
+  rp__out_str(w, t);
 }
 
 /* Flushes and frees; 0, or -1 when a write failed. */
