@@ -16,20 +16,10 @@
 
 enum { REPS = 7 };
 
-/* iters FMAs per element of p[off + x] (as bench_cuda's burn). */
-RP_KERNEL(bs_burn_k, {
-  float *p = RP_PTR(float, 0);
-  uint64_t i = RP_VAL(uint64_t, 1) + RP_X;
-  int iters = RP_VAL(int32_t, 2);
-  float x = p[i];
-  for (int k = 0; k < iters; k++)
-    x = x * 0.999f + 0.001f;
-  p[i] = x;
-})
-static const rp_param bs_burn_params[] = {
-    {"p", RP_INOUT}, {"off", RP_SCALAR}, {"iters", RP_SCALAR}};
+/* bench_cuda's burn kernel, declared splittable along x. */
+#include "burn_kernel.inc"
 static const rp_kernel bs_burn = RP_KERNEL_DESC_SPLIT(
-    bs_burn_k, bs_burn_params, RP_SPLIT_X, 0x1u);
+    bc_burn_k, bc_burn_params, RP_SPLIT_X, 0x1u);
 
 static double now_us(void) {
   struct timespec t;
