@@ -13,22 +13,6 @@
 
 enum { REPS = 15 };
 
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmpd);
-  return v[n / 2];
-}
-
 static const char *verdict(int ok) { return ok ? "met" : "MISSED"; }
 
 static rp_exec *mkexec(const rp_graph *g, const rp_backend *be,

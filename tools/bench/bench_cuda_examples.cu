@@ -29,11 +29,6 @@
 #include "hand_cuda.cuh"
 
 
-static double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 /* The kernel descriptor named kname in a recorded graph (NULL: the first
  * kernel). */
 static const rp_kernel *kernel_named(const rp_graph *g, const char *kname) {
@@ -582,7 +577,7 @@ int main(int argc, char **argv) {
             return 1;
           }
       }
-      t[v] = median(runs);
+      t[v] = median(runs.data(), (int)runs.size());
     }
     printf("%-38s", w.name);
     if (rp_only) {

@@ -27,16 +27,6 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int dcmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, dcmp);
-  return v[n / 2];
-}
-
 static void nop_host(void *user, void *const *ptrs) { (void)user, (void)ptrs; }
 
 /* ---- solver ------------------------------------------------------------- */

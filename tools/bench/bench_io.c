@@ -48,16 +48,6 @@ static double peak_mb(void) {
   return (double)ru.ru_maxrss / 1024.0;
 }
 
-static int dcmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, dcmp);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static rp_graph *solver(uint32_t ops) {
   rp_graph *g;
   RK(solver_graph(ops, &g));

@@ -21,17 +21,6 @@ enum { REPS = 7 };
 static const rp_kernel bs_burn = RP_KERNEL_DESC_SPLIT(
     bc_burn_k, bc_burn_params, RP_SPLIT_X, 0x1u);
 
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmpd(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double run_once(rp_exec *x) {
   double t0 = now_us();
   RK(rp_exec_run(x, 1));
@@ -111,10 +100,8 @@ int main(int argc, char **argv) {
     va[r] = run_once(xa);
     vh[r] = run_once(xh);
   }
-  qsort(vu, REPS, sizeof *vu, cmpd);
-  qsort(va, REPS, sizeof *va, cmpd);
-  qsort(vh, REPS, sizeof *vh, cmpd);
-  double tu = vu[REPS / 2], ta = va[REPS / 2], th = vh[REPS / 2];
+  double tu = median(vu, REPS), ta = median(va, REPS),
+         th = median(vh, REPS);
   printf("%s: naive %zu MiB, iters %d: unsplit %.2f ms, %s split (k %u, "
          "%u kernel, %u copies) %.2f ms, hand %d chunks %.2f ms (medians "
          "of %d); split/unsplit %.2fx, split/hand %.3f; results identical: "

@@ -22,7 +22,6 @@
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <vector>
 #include "reprise/record.h"
 #include "bench_cuda_check.h"
@@ -57,12 +56,6 @@ struct hand {
   std::vector<cudaEvent_t> done;   /* events: one per signalling op */
   cudaGraphExec_t graph = nullptr, dag = nullptr;
 };
-
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
-}
 
 static dim3 grid_of(const rp_kargs &a, dim3 b) {
   return dim3((unsigned)((a.n[0] + b.x - 1) / b.x),
