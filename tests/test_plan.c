@@ -676,11 +676,10 @@ Test(plan, differential_random_programs, .timeout = 600) {
        * 2: 3 replays in one launch. */
       int rebind = mode == 1, batch = mode == 2;
       prog_run(&P, ref, 3, rebind, batch, want, seed);
-      /* Every backend as recorded, then (replays one by one, with and
-       * without a rebind) every backend and the reference with the copies
-       * reshaped: merging all it can (a huge threshold) or splitting all
-       * it can (1 byte). */
-      for (unsigned j = 0; j < nb + (mode < 2 ? nb + 1 : 0); j++) {
+      /* Every backend as recorded, then every backend and the reference
+       * with the copies reshaped: merging all it can (a huge threshold) or
+       * splitting all it can (1 byte). */
+      for (unsigned j = 0; j < 2 * nb + 1; j++) {
         unsigned i = j < nb ? j : j - nb;
         const rp_backend *b = i < nb ? be[i] : ref;
         size_t shape = j < nb ? 0 : seed % 2 ? (size_t)1 << 40 : 1;
