@@ -7,7 +7,6 @@
 #include "reprise/record.h"
 
 typedef struct rp__reshape {
-  uint32_t nop;
   uint32_t *off;     /* per op (nop + 1): its regions reg[off[n] .. off[n+1]);
                         a copy kept as recorded has its own region, a copy
                         merged into an earlier one none */

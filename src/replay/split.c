@@ -270,8 +270,6 @@ static rp_status record_copy_piece(rec *c, rp_node n, const rp_node_info *ni,
  * gives it (sh), or as recorded. */
 static rp_status record_copy(rec *c, rp_node n, const rp_node_info *ni,
                              const cut *ct, const rp__reshape *sh) {
-  rp_access_info ai;
-  rp_node_access(c->g, n, 0, &ai);
   if (sh) {
     unsigned kk = sh->off[n + 1] - sh->off[n];
     rp_status s = RP_OK;
@@ -279,6 +277,8 @@ static rp_status record_copy(rec *c, rp_node n, const rp_node_info *ni,
       s = record_copy_piece(c, n, ni, sh->reg[sh->off[n] + i], i, kk);
     return s;
   }
+  rp_access_info ai;
+  rp_node_access(c->g, n, 0, &ai);
   unsigned kk = ct ? ct->kk : 1;
   for (unsigned i = 0; i < kk; i++) {
     rp_region r = ai.region;
