@@ -38,6 +38,7 @@ typedef struct extra {
 
 typedef struct group {
   rp_node lead;
+  rp_buf buf;
   span *m;
   uint32_t n, cap;
 } group;
@@ -103,7 +104,7 @@ static int cmp_extra(const void *a, const void *b) {
 
 /* The runs of group q without a gap: one copy each at the leader's place
  * when its copies average fewer than p->bytes bytes. */
-static int close_group(planner *p, group *q, rp_buf buf) {
+static int close_group(planner *p, group *q) {
   if (q->n < 2)
     return 0;
   qsort(q->m, q->n, sizeof *q->m, cmp_span);
@@ -116,7 +117,7 @@ static int close_group(planner *p, group *q, rp_buf buf) {
     }
     uint32_t cnt = j - i;
     if (cnt >= 2 && (hi - q->m[i].lo) / cnt < p->bytes) {
-      if (add_extra(p, q->lead, buf, q->m[i].lo, hi))
+      if (add_extra(p, q->lead, q->buf, q->m[i].lo, hi))
         return -1;
       for (uint32_t k = i; k < j; k++) {
         if (q->m[k].op == q->lead)
@@ -138,8 +139,6 @@ static int plan_merges(planner *p, const uint8_t *after_target) {
   if (!ndev)
     return 0;
   int32_t *open = malloc((size_t)nbuf * ndev * sizeof *open);
-  rp_buf *gbuf = NULL;
-  uint32_t capgb = 0;
   if (!open)
     return -1;
   memset(open, 0xff, (size_t)nbuf * ndev * sizeof *open);
@@ -159,23 +158,21 @@ static int plan_merges(planner *p, const uint8_t *after_target) {
     for (uint32_t i = 0; joins && i < np; i++)
       joins = pr[i] < p->gr[*o].lead;
     if (!joins) {
-      if (rp__grow((void **)&p->gr, &p->capgr, p->ngr + 1, sizeof *p->gr) ||
-          rp__grow((void **)&gbuf, &capgb, p->ngr + 1, sizeof *gbuf)) {
+      if (rp__grow((void **)&p->gr, &p->capgr, p->ngr + 1, sizeof *p->gr)) {
         rc = -1;
         break;
       }
       memset(&p->gr[p->ngr], 0, sizeof *p->gr);
       p->gr[p->ngr].lead = n;
-      gbuf[p->ngr] = b;
+      p->gr[p->ngr].buf = b;
       *o = (int32_t)p->ngr++;
     }
     group *q = &p->gr[*o];
     rc = add_span(&q->m, &q->n, &q->cap, lo, hi, n);
   }
   for (uint32_t i = 0; i < p->ngr && !rc; i++)
-    rc = close_group(p, &p->gr[i], gbuf[i]);
+    rc = close_group(p, &p->gr[i]);
   free(open);
-  free(gbuf);
   return rc;
 }
 
