@@ -311,7 +311,8 @@ void rp__reshape_free(rp__reshape *r) {
 static rp_status build(planner *p, rp__reshape *out) {
   const rp_graph *g = p->g;
   uint32_t nop = rp_graph_num_nodes(g);
-  qsort(p->x, p->nx, sizeof *p->x, cmp_extra);
+  if (p->nx)
+    qsort(p->x, p->nx, sizeof *p->x, cmp_extra);
   out->off = calloc((size_t)nop + 1, sizeof *out->off);
   out->reg = malloc(((size_t)nop + p->nx + 1) * sizeof *out->reg);
   if (!out->off || !out->reg)
