@@ -836,7 +836,8 @@ Test(json_fuzz, byte_corruptions) {
   char *s = save(g, &n);
   static const char subst[] = "\"{],:9-\\";
   unsigned ok = 0, bad = 0;
-  for (size_t k = 0; k < n; k++) {
+  /* Every byte in the plain stage, every TU_SAN_STRIDE-th under ASan. */
+  for (size_t k = 0; k < n; k += TU_SAN_STRIDE) {
     for (const char *c = subst; *c; c++) {
       if (s[k] == *c)
         continue;

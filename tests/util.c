@@ -210,3 +210,16 @@ unsigned char *tu_snapshot(const rp_graph *g, size_t *len) {
   *len = tot;
   return s;
 }
+
+unsigned tu_seed_range(unsigned dflt, uint64_t *first, uint64_t *last) {
+  const char *r = getenv("RP_TEST_SEEDS"), *np = getenv("RP_TEST_PROGRAMS");
+  unsigned long long a, b;
+  if (r && sscanf(r, "%llu-%llu", &a, &b) == 2 && a >= 1 && b >= a) {
+    *first = a;
+    *last = b;
+  } else {
+    *first = 1;
+    *last = np && atoi(np) > 0 ? (uint64_t)atoi(np) : dflt;
+  }
+  return (unsigned)(*last - *first + 1);
+}

@@ -60,6 +60,21 @@ void tu_random_free(tu_random *r);
  * it); *len receives the size. */
 unsigned char *tu_snapshot(const rp_graph *g, size_t *len);
 
+/* The seeds a long property or differential test covers: RP_TEST_SEEDS
+ * "A-B" (inclusive; ctest runs such tests as shards, each a range, see
+ * tests/CMakeLists.txt), else RP_TEST_PROGRAMS N (seeds 1..N), else
+ * 1..@p dflt. Returns the number of seeds. */
+unsigned tu_seed_range(unsigned dflt, uint64_t *first, uint64_t *last);
+
+/* A sanitizer build (RP_SANITIZE) runs every test roughly 10-50x slower:
+ * byte-by-byte corruption loops there take every TU_SAN_STRIDE-th step of
+ * the plain stage's (which covers every step). */
+#ifdef RP_TEST_SANITIZED
+#define TU_SAN_STRIDE 4u
+#else
+#define TU_SAN_STRIDE 1u
+#endif
+
 /* xorshift. */
 uint64_t tu_rand(uint64_t *s);
 

@@ -8,7 +8,7 @@ endif()
 if(TARGET matmul_fpga)
   add_test(NAME example_matmul_fpga
            COMMAND matmul_fpga -n 128 --iters 2 --delay-us 100)
-  set_tests_properties(example_matmul_fpga PROPERTIES TIMEOUT 120)
+  set_tests_properties(example_matmul_fpga PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT})
 endif()
 # The plan's differential test compares every backend whose probe passes:
 # xrt through its noop emulation.

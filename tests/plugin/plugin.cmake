@@ -48,7 +48,7 @@ target_compile_options(test_plugin PRIVATE ${RP_WARN})
 target_link_libraries(test_plugin PRIVATE reprise ${CRITERION_LIBRARIES}
                       ${CMAKE_DL_LIBS})
 add_test(NAME test_plugin COMMAND test_plugin --jobs 2)
-set_tests_properties(test_plugin PROPERTIES TIMEOUT 120
+set_tests_properties(test_plugin PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT}
   ENVIRONMENT "REPRISE_PLUGIN_PATH=${_pd};XRT_INI_PATH=${CMAKE_CURRENT_SOURCE_DIR}/plugin/xrt.ini")
 if(RP_SANITIZE)
   set_property(TEST test_plugin APPEND PROPERTY ENVIRONMENT
