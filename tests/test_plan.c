@@ -729,69 +729,6 @@ Test(plan, differential_random_programs, .timeout = 600) {
   cr_assert(nprog < 100 || reshaped[0] > 0, "no run split copies");
 }
 
-/* ---- backends read only the plan ---------------------------------------- */
-
-static int includes_src(const char *src, const char *path, char *bad,
-                        size_t n) {
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return 0;
-  char line[512];
-  int found = 0;
-  while (!found && fgets(line, sizeof line, f)) {
-    char inc[256];
-    if (sscanf(line, " # include \"%255[^\"]\"", inc) != 1 &&
-        sscanf(line, " #include \"%255[^\"]\"", inc) != 1 &&
-        sscanf(line, " # include <%255[^>]>", inc) != 1 &&
-        sscanf(line, " #include <%255[^>]>", inc) != 1)
-      continue;
-    char cand[1024];
-    struct stat st;
-    snprintf(cand, sizeof cand, "%s/src/%s", src, inc);
-    if (!strncmp(inc, "src/", 4) || strstr(inc, "../src") ||
-        !stat(cand, &st)) {
-      snprintf(bad, n, "%s includes \"%s\"", path, inc);
-      found = 1;
-    }
-  }
-  fclose(f);
-  return found;
-}
-
-static int scan(const char *src, const char *dir, char *bad, size_t n) {
-  DIR *d = opendir(dir);
-  if (!d)
-    return 0;
-  struct dirent *e;
-  int found = 0;
-  while (!found && (e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    char p[1024];
-    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (stat(p, &st))
-      continue;
-    if (S_ISDIR(st.st_mode))
-      found = scan(src, p, bad, n);
-    else
-      found = includes_src(src, p, bad, n);
-  }
-  closedir(d);
-  return found;
-}
-
-Test(plan, backends_include_no_private_header) {
-  const char *src = RP_TEST_DATA "/../..";
-  char dir[1024], bad[1300] = "";
-  snprintf(dir, sizeof dir, "%s/backends", src);
-  struct stat st;
-  cr_assert_eq(stat(dir, &st), 0, "no %s", dir);
-  cr_assert_eq(scan(src, dir, bad, sizeof bad), 0, "%s", bad);
-}
-
-/* ---- what a kernel body sees, and failures it reports -------------------- */
-
 static const rp_backend *all_backends(const rp_backend **be) {
   unsigned nb = backends(be, 7);
   const rp_backend *ref;

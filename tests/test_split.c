@@ -7,7 +7,7 @@
 #include <string.h>
 #include "reprise.h"
 #include "reprise/backend.h"
-#include "replay/split.h"
+#include "transform/split.h"
 #include "split/split_kernels.h"
 #include "util.h"
 #undef TU_OK

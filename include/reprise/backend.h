@@ -253,22 +253,6 @@ RP_API void rp_backend_set_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-/** @brief Host task of operation @p n: its function and user pointer. */
-RP_API rp_status rp_node_host_fn(const rp_graph *g, rp_node n, rp_host_fn *fn,
-                                 void **user);
-/** @brief Successors of operation @p n in the recorded graph (CSR over
- * the graph's edges). @param count receives how many.
- * @return the array (valid while g lives). */
-RP_API const rp_node *rp_graph_succs(const rp_graph *g, rp_node n,
-                                     uint32_t *count);
-/** @brief Predecessors of operation @p n in the recorded graph. */
-RP_API const rp_node *rp_graph_preds(const rp_graph *g, rp_node n,
-                                     uint32_t *count);
-/** @brief Byte intervals an access covers: fills up to @p max pairs
- * (offset, length) in @p iv and returns how many exist in total. A box on
- * a row-major buffer gives one interval per contiguous run. */
-RP_API uint64_t rp_region_intervals(const rp_graph *g, const rp_region *r,
-                                    uint64_t *iv, uint64_t max);
 /** Address of plan image @p image, as a backend keeps it (the user's
  * current array for RP_IMAGE_USER images). */
 typedef void *(*rp_image_addr_fn)(void *ctx, uint32_t image);
@@ -282,9 +266,6 @@ typedef void *(*rp_image_addr_fn)(void *ctx, uint32_t image);
 RP_API rp_status rp_plan_run_on_host(rp_exec *x, uint32_t node,
                                      rp_image_addr_fn addr, void *ctx,
                                      void **scratch);
-/** @brief Monotonic clock in microseconds (the one rp_exec_last_us uses). */
-RP_API double rp_clock_us(void);
-
 /** @} */
 
 #ifdef __cplusplus

@@ -68,6 +68,9 @@ RP_API const char *rp_last_error(void);
 /** @brief The library's version string ("0.1.0"). */
 RP_API const char *rp_version(void);
 
+/** @brief Monotonic clock in microseconds (the one rp_exec_last_us uses). */
+RP_API double rp_clock_us(void);
+
 /** @} */
 
 #ifdef __cplusplus

@@ -416,10 +416,75 @@ RP_API rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us);
 RP_API rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
                                       rp_buf *out);
 
+/** @brief Host task of operation @p n: its function and user pointer. */
+RP_API rp_status rp_node_host_fn(const rp_graph *g, rp_node n, rp_host_fn *fn,
+                                 void **user);
+/** @brief Successors of operation @p n in the recorded graph (CSR over
+ * the graph's edges). @param count receives how many.
+ * @return the array (valid while g lives). */
+RP_API const rp_node *rp_graph_succs(const rp_graph *g, rp_node n,
+                                     uint32_t *count);
+/** @brief Predecessors of operation @p n in the recorded graph. */
+RP_API const rp_node *rp_graph_preds(const rp_graph *g, rp_node n,
+                                     uint32_t *count);
+/** @brief Byte intervals an access covers: fills up to @p max pairs
+ * (offset, length) in @p iv and returns how many exist in total. A box on
+ * a row-major buffer gives one interval per contiguous run. */
+RP_API uint64_t rp_region_intervals(const rp_graph *g, const rp_region *r,
+                                    uint64_t *iv, uint64_t max);
 /** @brief Name of operation type @p t ("kernel", "copy_h2d", ...). */
 RP_API const char *rp_op_type_name(rp_op_type t);
 /** @brief Name of edge kind @p k ("raw", "war", "waw", "after"). */
 RP_API const char *rp_edge_kind_name(rp_edge_kind k);
+
+/** @} */
+
+/** @defgroup rp_measured_fn Measured costs
+ * A graph can carry the measured cost of each operation (the median of
+ * several profiled replays, with min, max, the number of runs and where it
+ * was measured). They are saved in the graph file as a `measured` object
+ * per operation and read back; the analysis uses them before given costs.
+ * @{ */
+
+/** The measured cost of one operation. */
+typedef struct rp_measured {
+  double median_us, min_us, max_us;
+  unsigned runs;
+  char backend[32];
+  char machine[64];
+} rp_measured;
+
+/** @brief Attach measured cost @p m to node @p n (also on an ended graph:
+ * costs are not structure). NULL removes it.
+ * @return RP_OK, RP_EINVAL (bad node; times negative, not finite, or not
+ *   min <= median <= max), RP_ENOMEM. */
+RP_API rp_status rp_graph_set_measured(rp_graph *g, rp_node n,
+                                       const rp_measured *m);
+
+/** @brief Attach to every node its figures from rp_exec_profile_n(): the
+ * arrays have one entry per node (@p min_us and @p max_us may be NULL:
+ * the median is used); @p machine NULL: this host's name. */
+RP_API rp_status rp_graph_set_measured_all(rp_graph *g,
+                                           const double *median_us,
+                                           const double *min_us,
+                                           const double *max_us,
+                                           unsigned runs, const char *backend,
+                                           const char *machine);
+
+/** @brief The measured cost of node @p n.
+ * @return RP_OK, RP_ENOTFOUND (none), RP_EINVAL. */
+RP_API rp_status rp_graph_get_measured(const rp_graph *g, rp_node n,
+                                       rp_measured *out);
+
+/** @brief Apply the measured costs of graph @p src to graph @p dst by
+ * operation name: the k-th operation named X in @p dst gets the costs of
+ * the k-th one named X in @p src, or of its last one named X when @p src
+ * has fewer. Operations of @p src without a measured cost give their given
+ * cost_us, as a measured cost of 0 runs. @p matched receives how many
+ * operations of @p dst got costs, may be NULL.
+ * @return RP_OK, RP_EINVAL, RP_ENOMEM. */
+RP_API rp_status rp_graph_apply_costs(rp_graph *dst, const rp_graph *src,
+                                      uint32_t *matched);
 
 /** @} */
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <stdio.h>
 #include "analyze/analysis.h"
-#include "record/out.h"
+#include "core/out.h"
 
 /* Prints s inside a dot double-quoted string. */
 static void put_dot_str(rp__out *w, const char *s) {

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "analyze/analysis.h"
+#include "reprise/backend.h"
 
 /* The OpenMP team size when the exec gives none: the OpenMP default, which
  * is OMP_NUM_THREADS's first entry when set, else the online cores. (The

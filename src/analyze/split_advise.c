@@ -1,12 +1,11 @@
 /* Chunked pipelining advice: how many chunks the split rewrite
- * (replay/split.c) should cut the splittable kernels into, from the lane
+ * (transform/split.c) should cut the splittable kernels into, from the lane
  * model: each candidate k is rewritten and analysed, the smallest k within
  * 3 % of the best predicted time wins. */
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/analysis.h"
-#include "replay/exec.h"
-#include "replay/split.h"
+#include "transform/split.h"
 
 /* Predicted replay time of an analysis: the model's overlapped time when
  * it has a model, else the list schedule's makespan. */
@@ -20,8 +19,8 @@ static double predicted(const rp_analysis *a) {
  * share of the whole op's cost unless the model prices them (copies). */
 static rp_status try_k(const rp_graph *g, const rp_analysis *base,
                        const rp_analysis_opts *o, unsigned k, double *t,
-                       rp__split *keep) {
-  rp__split sp;
+                       rp__rewrite *keep) {
+  rp__rewrite sp;
   rp_status s = rp__split_build(g, k, 0, &sp, NULL, 0);
   if (s != RP_OK)
     return s;
@@ -34,7 +33,7 @@ static rp_status try_k(const rp_graph *g, const rp_analysis *base,
   uint32_t nn = rp_graph_num_nodes(sp.g);
   double *cost = malloc((nn ? nn : 1) * sizeof *cost);
   if (!cost) {
-    rp__split_free(&sp);
+    rp__rewrite_free(&sp);
     return RP_ENOMEM;
   }
   for (uint32_t j = 0; j < nn; j++) {
@@ -56,7 +55,7 @@ static rp_status try_k(const rp_graph *g, const rp_analysis *base,
   if (keep && s == RP_OK)
     *keep = sp;
   else
-    rp__split_free(&sp);
+    rp__rewrite_free(&sp);
   return s;
 }
 
@@ -107,7 +106,7 @@ rp_status rp_split_advise(const rp_graph *g, const rp_analysis_opts *o,
     for (k = 1; k < max_k && t[k] > best * 1.03; k++)
       ;
   if (s == RP_OK && k > 1) {
-    rp__split sp;
+    rp__rewrite sp;
     double tk;
     s = try_k(g, base, o, k, &tk, &sp);
     if (s == RP_OK) {
@@ -116,7 +115,7 @@ rp_status rp_split_advise(const rp_graph *g, const rp_analysis_opts *o,
       out->speedup = tk > 0 ? out->unsplit_us / tk : 1;
       out->nkernels = sp.nkernels;
       out->ncopies = sp.ncopies;
-      rp__split_free(&sp);
+      rp__rewrite_free(&sp);
     }
   }
   free(t);
@@ -148,22 +147,4 @@ rp_status rp_split_write_text(const rp_graph *g, const rp_split_advice *a,
   fprintf(fp, "; %u cop%s cut with %s\n", a->ncopies,
           a->ncopies == 1 ? "y" : "ies", a->nkernels > 1 ? "them" : "it");
   return ferror(fp) ? RP_EIO : RP_OK;
-}
-
-unsigned rp__split_choose(const rp_graph *g, const rp_backend *be,
-                          const rp_exec_opts *xo) {
-  if (xo->split != RP_EXEC_SPLIT_AUTO)
-    return xo->split;
-  rp_model m;
-  rp_analysis_opts o;
-  rp_analysis_opts_init(&o);
-  if (rp_model_get(&m, be, xo, 0) == RP_OK &&
-      (!xo->mode || rp_model_find_mode(&m, xo->mode))) {
-    o.model = &m;
-    o.mode = xo->mode;
-  }
-  rp_split_advice adv;
-  if (rp_split_advise(g, &o, 0, &adv) != RP_OK)
-    return 1;
-  return adv.k;
 }

@@ -2,7 +2,7 @@
  * parts of a bounded number of events. */
 #include <stdlib.h>
 #include "analyze/analysis.h"
-#include "record/out.h"
+#include "core/out.h"
 
 uint32_t rp_analysis_trace_parts(const rp_analysis *a, uint32_t max_events) {
   if (!a || !max_events || a->nop <= max_events)

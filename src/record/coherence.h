@@ -6,7 +6,7 @@
 #define RP_COHERENCE_H
 
 #include <stdbool.h>
-#include "reprise/backend.h"
+#include "reprise/record.h"
 
 typedef struct rp__coh rp__coh;
 

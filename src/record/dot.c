@@ -1,6 +1,6 @@
 /* Graphviz output of a recorded graph. */
 #include "record/graph.h"
-#include "record/out.h"
+#include "core/out.h"
 
 /* A colour per lane kind, shaded per device. */
 static const char *lane_colour(const rp__op *o) {

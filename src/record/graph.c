@@ -5,32 +5,6 @@
 #include <string.h>
 #include "record/graph.h"
 
-char *rp__strdup(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = malloc(n);
-  if (d)
-    memcpy(d, s, n);
-  return d;
-}
-
-int rp__grow(void **p, uint32_t *cap, uint32_t n, size_t sz) {
-  if (n <= *cap)
-    return 0;
-  uint64_t c = *cap ? *cap : 16;
-  while (c < n)
-    c *= 2;
-  if (c > UINT32_MAX)
-    c = UINT32_MAX;
-  if (c < n)
-    return -1;
-  void *q = realloc(*p, (size_t)c * sz);
-  if (!q)
-    return -1;
-  *p = q;
-  *cap = (uint32_t)c;
-  return 0;
-}
-
 rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

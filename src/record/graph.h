@@ -5,8 +5,9 @@
 
 #include <stdbool.h>
 #include <string.h>
-#include "reprise/backend.h"
 #include "reprise/kernel.h"
+#include "reprise/record.h"
+#include "core/core.h"
 
 /* One access as given to the recorder: a region (WHOLE resolved to BYTES
  * over the buffer by the checks, so the stored form never holds
@@ -137,7 +138,7 @@ struct rp_graph {
   char **warn;            /* coherence warnings found by rp_graph_end */
   unsigned nwarn;
   rp__track *track;       /* hazard + coherence state while recording */
-  struct rp__measured *measured; /* measured costs, per op (analyze/
+  struct rp__measured *measured; /* measured costs, per op (record/
                                     measured.c); NULL if none */
 };
 
@@ -174,7 +175,7 @@ void rp__warnings_free(rp_graph *g);
 rp_buf rp__names_find(const rp_graph *g, const char *name);
 /* Indexes buffer b by its name (not indexed yet); -1 when out of memory. */
 int rp__names_add(rp_graph *g, rp_buf b);
-/* Measured costs (analyze/measured.c): free them; write op n's
+/* Measured costs (record/measured.c): free them; write op n's
  * `, "measured": {...}` into buf (returns 0 and writes "" if none); read
  * an op's "measured" object (a cJSON *, NULL if absent) into node n,
  * returning RP_OK or RP_EPARSE with the reason in why. */
@@ -184,11 +185,6 @@ rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json,
                             char *why, size_t size);
 /* Free the recording-time tracking state. */
 void rp__track_free(rp_graph *g);
-char *rp__strdup(const char *s);
-/* Sets the thread's rp_last_error() message. */
-void rp__set_last_error(const char *msg);
-/* Grows *p (elements of size sz) to hold at least n; returns 0 or -1. */
-int rp__grow(void **p, uint32_t *cap, uint32_t n, size_t sz);
 /* Calls fn for each contiguous byte run of a checked region (never WHOLE),
  * in increasing offset order. */
 void rp__region_each(const rp__buffer *b, const rp_region *r,

@@ -9,7 +9,7 @@
 #include "record/graph.h"
 #include "record/json_keys.h"
 #include "record/load.h"
-#include "record/out.h"
+#include "core/out.h"
 
 /* Integers in a graph file are JSON numbers, read as doubles: from 2^53 on
  * they may have lost precision already, so they are refused. */

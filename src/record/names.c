@@ -48,3 +48,15 @@ int rp__names_add(rp_graph *g, rp_buf b) {
   g->nnames++;
   return 0;
 }
+
+/* Names of operation types and edge kinds. */
+const char *rp_op_type_name(rp_op_type t) {
+  static const char *const names[] = {"kernel", "copy_h2d", "copy_d2h",
+                                      "copy_d2d", "host"};
+  return (unsigned)t < 5 ? names[t] : "unknown";
+}
+
+const char *rp_edge_kind_name(rp_edge_kind k) {
+  static const char *const names[] = {"raw", "war", "waw", "after"};
+  return (unsigned)k < 4 ? names[k] : "unknown";
+}

@@ -6,24 +6,10 @@
 #include <time.h>
 #include "replay/exec.h"
 
-/* rp_exec_opts.reshape_copies = RP_EXEC_RESHAPE_AUTO: the threshold. On
- * the H200 a copy of 256 KiB takes about as long as the fixed cost of a
- * copy in a graph (docs/benchmarks.md). */
-enum { RESHAPE_BYTES = 256 * 1024 };
-
 extern const rp_backend rp_backend_reference;
 
 /* The registry (rp_backend_find, rp_backend_list, ...) is in
  * replay/registry.c, the plugin loader in replay/plugin.c. */
-
-double rp_clock_us(void) { return rp__now_us(); }
-
-/* Exported for plugins, which link against the shared library. */
-RP_API double rp__now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
 
 void rp_exec_set_error(rp_exec *x, const char *fmt, ...) {
   va_list ap;
@@ -79,7 +65,7 @@ static void exec_free(rp_exec *x) {
     pthread_cond_destroy(&x->cv);
   }
   rp__plan_free(x->plan);
-  rp__split_free(&x->split);
+  rp__rewrite_free(&x->rw);
   free(x->host);
   free(x->kargs);
   free(x->kidx);
@@ -126,11 +112,11 @@ static void param_region(const rp_graph *g, const rp_region *r,
  * index space and the regions as the user recorded them, so that the body
  * sees the arguments of the whole kernel. */
 static void split_args(rp_exec *x, rp_node i, rp_kargs *a) {
-  rp_node o = x->split.orig[i];
-  unsigned ax = (unsigned)x->split.axis[i];
+  rp_node o = x->rw.orig[i];
+  unsigned ax = (unsigned)x->rw.axis[i];
   rp_node_info ni;
   rp_node_info_get(x->ug, o, &ni);
-  a->origin[ax] = x->split.origin[i];
+  a->origin[ax] = x->rw.origin[i];
   a->whole[0] = ni.space.x;
   a->whole[1] = ni.space.y;
   a->whole[2] = ni.space.z;
@@ -145,20 +131,20 @@ static void split_args(rp_exec *x, rp_node i, rp_kargs *a) {
 
 int rp_exec_copies_reshaped(const rp_exec *x, uint32_t *merged,
                             uint32_t *split) {
-  int on = x && x->split.g && x->split.nmerged + x->split.nsplit > 0;
+  int on = x && x->rw.g && x->rw.nmerged + x->rw.nsplit > 0;
   if (merged)
-    *merged = on ? x->split.nmerged : 0;
+    *merged = on ? x->rw.nmerged : 0;
   if (split)
-    *split = on ? x->split.nsplit : 0;
+    *split = on ? x->rw.nsplit : 0;
   return on;
 }
 
 unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
                               uint32_t *ncopies) {
   if (nkernels)
-    *nkernels = x && x->split.g ? x->split.nkernels : 0;
+    *nkernels = x && x->rw.g ? x->rw.nkernels : 0;
   if (ncopies)
-    *ncopies = x && x->split.g ? x->split.ncopies : 0;
+    *ncopies = x && x->rw.g ? x->rw.ncopies : 0;
   return x ? x->chunks : 0;
 }
 
@@ -207,22 +193,12 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     memcpy(&x->opts, o, n);
     x->opts.size = sizeof x->opts;
   }
-  if (x->opts.split || x->opts.reshape_copies) {
-    unsigned k = x->opts.split ? rp__split_choose(g, be, &x->opts) : 1;
-    uint64_t t = x->opts.reshape_copies == RP_EXEC_RESHAPE_AUTO
-                     ? RESHAPE_BYTES : (uint64_t)x->opts.reshape_copies;
-    s = rp__split_build(g, k, t, &x->split, x->err, sizeof x->err);
-    if (s != RP_OK && s != RP_ENOTSUP) {
-      rp__set_last_error(x->err);
-      free(x);
-      return s;
-    }
-    x->err[0] = 0;
-    if (x->split.g) {
-      x->g = g = x->split.g;
-      x->chunks = k;
-    }
+  if ((s = rp__exec_passes(x, g, be)) != RP_OK) {
+    rp__set_last_error(x->err);
+    free(x);
+    return s;
   }
+  g = x->g;
   uint32_t nk = 0;
   for (uint32_t i = 0; i < g->nop; i++)
     nk += g->op[i].type == RP_OP_KERNEL;
@@ -271,7 +247,7 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     a->whole[0] = a->n[0];
     a->whole[1] = a->n[1];
     a->whole[2] = a->n[2];
-    if (x->split.g && x->split.axis[i] >= 0)
+    if (x->rw.g && x->rw.axis[i] >= 0)
       split_args(x, i, a);
   }
   rp__set_last_error("");
@@ -464,15 +440,15 @@ rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
                              rp_slot value) {
   if (!x)
     return RP_EINVAL;
-  if (!x->split.g)
+  if (!x->rw.g)
     return set_scalar1(x, n, param, value);
-  if (n >= x->split.nop) {
+  if (n >= x->rw.nop) {
     rp_exec_set_error(x, "set_scalar: node %u has no scalar parameter %u", n,
                       param);
     return RP_EINVAL;
   }
   rp_status s = RP_OK;
-  for (rp_node m = x->split.first[n]; m < x->split.first[n + 1] && s == RP_OK;
+  for (rp_node m = x->rw.first[n]; m < x->rw.first[n + 1] && s == RP_OK;
        m++)
     s = set_scalar1(x, m, param, value);
   return s;
@@ -542,14 +518,14 @@ rp_status rp__exec_profile(rp_exec *x, double *op_us, int user) {
   double t0 = rp__now_us();
   s = x->be->profile(x->state, nus);
   x->last_us = rp__now_us() - t0;
-  user = user && x->split.g;
+  user = user && x->rw.g;
   if (user)
-    for (uint32_t n = 0; n < x->split.nop; n++)
+    for (uint32_t n = 0; n < x->rw.nop; n++)
       op_us[n] = 0.0;
   for (uint32_t n = 0; n < x->g->nop; n++) {
     double t = p->node_of[n] == RP_NONE ? 0.0 : nus[p->node_of[n]];
     if (user)
-      op_us[x->split.orig[n]] += t;
+      op_us[x->rw.orig[n]] += t;
     else
       op_us[n] = t;
   }

@@ -5,12 +5,12 @@
 #include <pthread.h>
 #include "record/graph.h"
 #include "replay/plan.h"
-#include "replay/split.h"
+#include "transform/pass.h"
 
 struct rp_exec {
   const rp_graph *g;  /* the graph replayed: the user's, or split.g */
   const rp_graph *ug; /* the user's graph */
-  rp__split split;    /* with opts.split: the rewrite (split.g NULL: none) */
+  rp__rewrite rw;     /* the passes' rewrite (rw.g NULL: none) */
   unsigned chunks;    /* chunks of the split (1: none) */
   const rp_backend *be;
   void *state;
@@ -40,15 +40,13 @@ struct rp_exec {
 /* The backend's timeline hook on this exec, per plan node
  * (rp_exec_timeline() maps the times to operations). */
 rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us);
-/* The chunks k that rp_exec_opts.split asks for on graph g and backend be
- * (replay/exec.c calls it; analyze/split_advise.c defines it): k itself,
- * or RP_EXEC_SPLIT_AUTO resolved with the lane model. */
-unsigned rp__split_choose(const rp_graph *g, const rp_backend *be,
-                          const rp_exec_opts *o);
+/* Runs the graph -> graph passes that x->opts asks for on g
+ * (replay/passes.c): on success x->g is the graph to replay (g itself when
+ * nothing was rewritten) and x->rw its map back; else x->err says why. */
+rp_status rp__exec_passes(rp_exec *x, const rp_graph *g,
+                          const rp_backend *be);
 /* rp_exec_profile(): per op of the user's graph (user 1), or of the graph
  * replayed (user 0: its chunks when split). */
 rp_status rp__exec_profile(rp_exec *x, double *op_us, int user);
-/* Monotonic time in microseconds. */
-double rp__now_us(void);
 
 #endif

@@ -66,17 +66,7 @@ static rp_status fail(bld *b, rp_status s, const char *fmt, const char *a,
 }
 
 static rp_status grow(void **p, size_t *cap, size_t need, size_t sz) {
-  if (need <= *cap)
-    return RP_OK;
-  size_t c = *cap ? *cap : 64;
-  while (c < need)
-    c *= 2;
-  void *q = realloc(*p, c * sz);
-  if (!q)
-    return RP_ENOMEM;
-  *p = q;
-  *cap = c;
-  return RP_OK;
+  return rp__growz(p, cap, need, sz) ? RP_ENOMEM : RP_OK;
 }
 
 static void devices(bld *b) {

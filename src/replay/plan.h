@@ -4,6 +4,7 @@
 #define RP_PLAN_H
 
 #include "reprise/backend.h"
+#include "core/core.h"
 
 typedef struct rp__plan rp__plan;
 

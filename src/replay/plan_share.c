@@ -39,14 +39,8 @@ static uint64_t seg_of(const uint64_t *bp, uint64_t n, uint64_t v) {
 
 static rp_status push(rp__pedge **e, size_t *ne, size_t *cap, uint32_t from,
                       uint32_t to) {
-  if (*ne == *cap) {
-    size_t c = *cap ? 2 * *cap : 256;
-    rp__pedge *q = realloc(*e, c * sizeof *q);
-    if (!q)
-      return RP_ENOMEM;
-    *e = q;
-    *cap = c;
-  }
+  if (rp__growz((void **)e, cap, *ne + 1, sizeof **e))
+    return RP_ENOMEM;
   (*e)[(*ne)++] = (rp__pedge){from, to};
   return RP_OK;
 }
@@ -103,14 +97,9 @@ static rp_status image_edges(const sacc *a, uint32_t na, rp__pedge **e,
               int64_t h = rhead[q];
               if (h >= 0 && pool[h].node == me)
                 continue;
-              if (npool == cappool) {
-                size_t c = cappool ? 2 * cappool : 256;
-                rdr *r = realloc(pool, c * sizeof *r);
-                if (!r)
-                  goto out;
-                pool = r;
-                cappool = c;
-              }
+              if (rp__growz((void **)&pool, &cappool, npool + 1,
+                            sizeof *pool))
+                goto out;
               pool[npool] = (rdr){me, sp, h};
               rhead[q] = (int64_t)npool++;
               continue;

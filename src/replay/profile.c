@@ -108,15 +108,15 @@ static rp_status timeline(rp_exec *x, double *start_us, double *end_us) {
 rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us) {
   if (!x || !start_us || !end_us)
     return RP_EINVAL;
-  if (!x->split.g)
+  if (!x->rw.g)
     return timeline(x, start_us, end_us);
   /* Split: a recorded operation spans its chunks. */
   uint32_t nn = rp_graph_num_nodes(x->g);
   double *st = malloc(sizeof *st * (nn + 1));
   double *en = malloc(sizeof *en * (nn + 1));
   rp_status s = st && en ? timeline(x, st, en) : RP_ENOMEM;
-  for (uint32_t n = 0; s == RP_OK && n < x->split.nop; n++) {
-    uint32_t a = x->split.first[n], b = x->split.first[n + 1];
+  for (uint32_t n = 0; s == RP_OK && n < x->rw.nop; n++) {
+    uint32_t a = x->rw.first[n], b = x->rw.first[n + 1];
     start_us[n] = a < b ? st[a] : 0;
     end_us[n] = a < b ? en[a] : 0;
     for (uint32_t m = a + 1; m < b; m++) {

@@ -1,6 +1,6 @@
-/* Copies reshaped for devices with a cost per transfer (replay/reshape.c):
+/* Copies reshaped for devices with a cost per transfer (transform/reshape.c):
  * which regions each host<->device copy of a recorded graph becomes when
- * the graph is recorded again (replay/split.c does the recording). */
+ * the graph is recorded again (transform/split.c does the recording). */
 #ifndef RP_RESHAPE_H
 #define RP_RESHAPE_H
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
-#include "analyze/analysis.h"
+#include "record/graph.h"
 
 typedef struct ent {
   int set;

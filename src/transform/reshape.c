@@ -1,5 +1,5 @@
 /* Copies reshaped for devices with a cost per transfer: many small copies
- * in become one, one copy back becomes one per writer (replay/reshape.h).
+ * in become one, one copy back becomes one per writer (transform/reshape.h).
  *
  * Why it is exact. A host->device copy c moved up to the place of an
  * earlier copy L changes what some operation sees only if an operation
@@ -12,9 +12,8 @@
  * place copies the same bytes at the same point of program order. */
 #include <stdlib.h>
 #include <string.h>
-#include "reprise/backend.h"
 #include "record/graph.h"
-#include "replay/reshape.h"
+#include "transform/reshape.h"
 
 enum {
   MAX_IV = 256,       /* intervals of one access looked at */

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "record/graph.h"
-#include "replay/reshape.h"
-#include "replay/split.h"
+#include "transform/reshape.h"
+#include "transform/split.h"
 
 /* A cut region: the bytes [off, off + len) of buf on device dev, cut as a
  * kernel's axis of extent S into kk chunks, unit bytes per index point. */
@@ -141,17 +141,6 @@ int rp__split_eligible(const rp_graph *g, rp_node n, unsigned *axis,
   return 1;
 }
 
-void rp__split_free(rp__split *s) {
-  if (!s)
-    return;
-  rp_graph_destroy(s->g);
-  free(s->first);
-  free(s->orig);
-  free(s->axis);
-  free(s->origin);
-  memset(s, 0, sizeof *s);
-}
-
 /* The cut matching a copy of region r on device dev, or NULL. */
 static const cut *find_cut(const rp_graph *g, const cut *c, uint32_t nc,
                            const rp_region *r, int dev) {
@@ -170,7 +159,7 @@ static const cut *find_cut(const rp_graph *g, const cut *c, uint32_t nc,
 typedef struct rec {
   const rp_graph *g;
   rp_graph *ng;
-  rp__split *s;
+  rp__rewrite *s;
   uint32_t *aoff;     /* explicit afters by target: CSR */
   rp_node *afrom;
   rp_node *after;     /* scratch for one op's mapped afters */
@@ -411,7 +400,7 @@ static rp_status rebuild(rec *c, const unsigned *pieces,
                          const uint32_t *cutof, const cut *cuts,
                          const rp__reshape *sh) {
   const rp_graph *g = c->g;
-  rp__split *s = c->s;
+  rp__rewrite *s = c->s;
   unsigned nd = rp_graph_num_devices(g);
   rp_status st = RP_OK;
   for (unsigned d = 0; d < nd && st == RP_OK; d++)
@@ -457,7 +446,7 @@ static rp_status rebuild(rec *c, const unsigned *pieces,
 }
 
 rp_status rp__split_build(const rp_graph *g, unsigned k, uint64_t reshape,
-                          rp__split *out, char *err, size_t errlen) {
+                          rp__rewrite *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   if (err && errlen)
     err[0] = 0;
@@ -554,6 +543,6 @@ done:
   free(c.after);
   free(c.name);
   if (st != RP_OK || !out->g)
-    rp__split_free(out);
+    rp__rewrite_free(out);
   return st;
 }

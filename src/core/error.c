@@ -1,6 +1,7 @@
-/* Names and messages of statuses, operation types and edge kinds. */
+/* Names and messages of statuses; the calling thread's error text. */
+#include <stdarg.h>
 #include <stdio.h>
-#include "record/graph.h"
+#include "core/core.h"
 
 static _Thread_local char last_error[512];
 
@@ -35,13 +36,9 @@ RP_API void rp__set_last_error(const char *msg) {
   snprintf(last_error, sizeof last_error, "%s", msg ? msg : "");
 }
 
-const char *rp_op_type_name(rp_op_type t) {
-  static const char *const names[] = {"kernel", "copy_h2d", "copy_d2h",
-                                      "copy_d2d", "host"};
-  return (unsigned)t < 5 ? names[t] : "unknown";
-}
-
-const char *rp_edge_kind_name(rp_edge_kind k) {
-  static const char *const names[] = {"raw", "war", "waw", "after"};
-  return (unsigned)k < 4 ? names[k] : "unknown";
+void rp__set_last_errorf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(last_error, sizeof last_error, fmt, ap);
+  va_end(ap);
 }

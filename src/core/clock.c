@@ -1,0 +1,12 @@
+/* The monotonic clock. */
+#include <time.h>
+#include "core/core.h"
+
+/* Exported for plugins, which link against the shared library. */
+RP_API double rp__now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+double rp_clock_us(void) { return rp__now_us(); }

@@ -1,0 +1,33 @@
+/* The core layer (src/core): what every other layer uses and which uses
+ * nothing of theirs. Status names and the per-thread error text
+ * (core/error.c), memory and growable arrays (core/mem.c), the monotonic
+ * clock (core/clock.c); the buffered writer is core/out.h. */
+#ifndef RP_CORE_H
+#define RP_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "reprise/record.h"
+
+/* Sets the calling thread's rp_last_error() text ("" clears it). */
+void rp__set_last_error(const char *msg);
+/* The same, formatted. */
+void rp__set_last_errorf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* A malloc'ed copy of s (NULL when out of memory). */
+char *rp__strdup(const char *s);
+/* Grows *p (elements of size sz, *cap of them) to hold at least n,
+ * doubling from 16; returns 0, or -1 (nothing changed) when out of memory
+ * or past UINT32_MAX elements. */
+int rp__grow(void **p, uint32_t *cap, uint32_t n, size_t sz);
+/* The same for size_t capacities (doubling from 64). */
+int rp__growz(void **p, size_t *cap, size_t n, size_t sz);
+
+/* Monotonic time in microseconds (exported: plugins time with it). */
+double rp__now_us(void);
+
+#endif

@@ -1,0 +1,55 @@
+/* The graph -> graph passes rp_exec_create runs before the plan
+ * (src/transform), with what rp_exec_opts asks: the split's chunks chosen
+ * by the lane model for RP_EXEC_SPLIT_AUTO, the reshape's threshold. */
+#include <string.h>
+#include "reprise/analyze.h"
+#include "replay/exec.h"
+
+/* rp_exec_opts.reshape_copies = RP_EXEC_RESHAPE_AUTO: the threshold. On
+ * the H200 a copy of 256 KiB takes about as long as the fixed cost of a
+ * copy in a graph (docs/benchmarks.md). */
+enum { RESHAPE_BYTES = 256 * 1024 };
+
+/* The chunks k that rp_exec_opts.split asks for on graph g and backend be:
+ * k itself, or RP_EXEC_SPLIT_AUTO resolved with the lane model (the
+ * smallest k within 3 % of the best predicted time, rp_split_advise). */
+static unsigned split_choose(const rp_graph *g, const rp_backend *be,
+                             const rp_exec_opts *xo) {
+  if (xo->split != RP_EXEC_SPLIT_AUTO)
+    return xo->split;
+  rp_model m;
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  if (rp_model_get(&m, be, xo, 0) == RP_OK &&
+      (!xo->mode || rp_model_find_mode(&m, xo->mode))) {
+    o.model = &m;
+    o.mode = xo->mode;
+  }
+  rp_split_advice adv;
+  if (rp_split_advise(g, &o, 0, &adv) != RP_OK)
+    return 1;
+  return adv.k;
+}
+
+rp_status rp__exec_passes(rp_exec *x, const rp_graph *g,
+                          const rp_backend *be) {
+  x->g = g;
+  if (!x->opts.split && !x->opts.reshape_copies)
+    return RP_OK;
+  rp__pass_opts po = {0, 0};
+  po.split = x->opts.split ? split_choose(g, be, &x->opts) : 1;
+  po.reshape_bytes = x->opts.reshape_copies == RP_EXEC_RESHAPE_AUTO
+                         ? RESHAPE_BYTES
+                         : (uint64_t)x->opts.reshape_copies;
+  rp_status s = rp__transform(g, &po, &x->rw, x->err, sizeof x->err);
+  if (s == RP_ENOTSUP) /* a graph loaded from a file: replayed as it is */
+    s = RP_OK;
+  if (s != RP_OK)
+    return s;
+  x->err[0] = 0;
+  if (x->rw.g) {
+    x->g = x->rw.g;
+    x->chunks = po.split;
+  }
+  return RP_OK;
+}
