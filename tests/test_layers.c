@@ -20,10 +20,12 @@ typedef struct rule {
 } rule;
 
 static const rule rules[] = {
-    {"core", "core", "reprise/analyze.h reprise/replay.h reprise/backend.h "
-                     "reprise/plugin.h"},
-    {"record", "core record", "reprise/analyze.h reprise/replay.h "
-                              "reprise/backend.h reprise/plugin.h"},
+    {"core", "core",
+     "reprise/analyze.h reprise/replay.h reprise/backend.h "
+     "reprise/plugin.h"},
+    {"record", "core record",
+     "reprise/analyze.h reprise/replay.h "
+     "reprise/backend.h reprise/plugin.h"},
     {"transform", "core record transform",
      "reprise/analyze.h reprise/replay.h reprise/backend.h reprise/plugin.h"},
     {"analyze", "core record transform analyze", ""},
@@ -58,8 +60,8 @@ static int include_of(const char *line, char *inc, size_t n) {
  * A backend (r NULL) may include no header of src/ at all. */
 static const char *check(const rule *r, const char *inc) {
   const char *slash = strchr(inc, '/');
-  static const char *const layers[] = {"core", "record", "transform",
-                                       "analyze", "replay"};
+  static const char *const layers[] = {"core", "record", "transform", "analyze",
+                                       "replay"};
   if (!strncmp(inc, "src/", 4) || strstr(inc, "../src"))
     return "a path into src/";
   if (!slash)
@@ -67,9 +69,9 @@ static const char *check(const rule *r, const char *inc) {
   size_t n = (size_t)(slash - inc);
   for (unsigned i = 0; i < sizeof layers / sizeof *layers; i++)
     if (strlen(layers[i]) == n && !strncmp(inc, layers[i], n))
-      return !r ? "a private header"
+      return !r                            ? "a private header"
              : word_in(inc, n, r->allowed) ? ""
-                                          : "a layer above it";
+                                           : "a layer above it";
   if (r && word_in(inc, strlen(inc), r->banned))
     return "a public header of a layer above it";
   return "";
@@ -125,8 +127,7 @@ Test(layers, no_include_goes_back) {
     char dir[1024], bad[1400] = "";
     unsigned files = 0;
     snprintf(dir, sizeof dir, "%s/src/%s", SRC, rules[i].layer);
-    cr_assert_eq(scan(&rules[i], dir, bad, sizeof bad, &files), 0, "%s",
-                 bad);
+    cr_assert_eq(scan(&rules[i], dir, bad, sizeof bad, &files), 0, "%s", bad);
     cr_assert_gt(files, 0, "no source in %s", dir);
   }
 }

@@ -7,8 +7,8 @@ static _Thread_local char last_error[512];
 
 const char *rp_strerror(rp_status s) {
   switch (s) {
-#define RP__X(name, code, msg) \
-  case RP_##name:              \
+#define RP__X(name, code, msg)                                                 \
+  case RP_##name:                                                              \
     return msg;
     RP_STATUS_MAP(RP__X)
 #undef RP__X
@@ -18,8 +18,8 @@ const char *rp_strerror(rp_status s) {
 
 const char *rp_status_name(rp_status s) {
   switch (s) {
-#define RP__X(name, code, msg) \
-  case RP_##name:              \
+#define RP__X(name, code, msg)                                                 \
+  case RP_##name:                                                              \
     return "RP_" #name;
     RP_STATUS_MAP(RP__X)
 #undef RP__X

@@ -4,22 +4,21 @@
 #include <string.h>
 #include "record/json_keys.h"
 
-const char *const rp__keys_top[] = {"format", "version", "edges_check",
-                                    "buffers", "ops", "edges", NULL};
-const char *const rp__keys_buffer[] = {"id", "name", "bytes", "elem", "dims",
-                                       NULL};
+const char *const rp__keys_top[] = {
+    "format", "version", "edges_check", "buffers", "ops", "edges", NULL};
+const char *const rp__keys_buffer[] = {"id",   "name", "bytes",
+                                       "elem", "dims", NULL};
 const char *const rp__keys_op[] = {
-    "id",     "name",     "type",   "device",  "src_device", "dst_device",
-    "kernel", "space",    "cost_us", "inserted", "access",   "after",
-    "measured", NULL};
+    "id",         "name",   "type",     "device",  "src_device",
+    "dst_device", "kernel", "space",    "cost_us", "inserted",
+    "access",     "after",  "measured", NULL};
 const char *const rp__keys_access[] = {"buffer", "space", "mode", "offset",
                                        "bytes",  "box",   NULL};
 const char *const rp__keys_box[] = {"lo", "hi", NULL};
 const char *const rp__keys_edge[] = {"from", "to", "kind", "buffer", NULL};
 
-rp_status rp__json_key(const rp_read_opts *o, const char *path,
-                       const char *key, const char *const *known, char *msg,
-                       size_t cap) {
+rp_status rp__json_key(const rp_read_opts *o, const char *path, const char *key,
+                       const char *const *known, char *msg, size_t cap) {
   for (const char *const *k = known; *k; k++)
     if (!strcmp(*k, key))
       return RP_OK;
@@ -36,3 +35,7 @@ rp_status rp__json_key(const rp_read_opts *o, const char *path,
   o->warn(o->user, m);
   return RP_OK;
 }
+
+const char *const rp__json_type_names[5] = {"kernel", "copy_h2d", "copy_d2h",
+                                            "copy_d2d", "host"};
+const char *const rp__json_mode_names[4] = {"", "in", "out", "inout"};

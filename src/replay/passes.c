@@ -31,8 +31,7 @@ static unsigned split_choose(const rp_graph *g, const rp_backend *be,
   return adv.k;
 }
 
-rp_status rp__exec_passes(rp_exec *x, const rp_graph *g,
-                          const rp_backend *be) {
+rp_status rp__exec_passes(rp_exec *x, const rp_graph *g, const rp_backend *be) {
   x->g = g;
   if (!x->opts.split && !x->opts.reshape_copies)
     return RP_OK;

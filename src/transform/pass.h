@@ -14,16 +14,16 @@
 
 /* A rewritten graph and its map back to the graph it came from. */
 typedef struct rp__rewrite {
-  rp_graph *g;        /* the rewritten graph, ended; NULL: nothing changed */
-  uint32_t nop;       /* operations of the original graph */
-  uint32_t *first;    /* per original op (nop + 1): its first op in g */
-  uint32_t *orig;     /* per op of g: the original op */
-  int8_t *axis;       /* per op of g: a kernel chunk's axis (0..2), or -1 */
-  uint64_t *origin;   /* per op of g: a kernel chunk's first point on it */
-  uint32_t nkernels;  /* kernels split */
-  uint32_t ncopies;   /* copies split */
-  uint32_t nmerged;   /* reshaped: copies in merged into an earlier one */
-  uint32_t nsplit;    /* reshaped: copies back split per writer */
+  rp_graph *g;       /* the rewritten graph, ended; NULL: nothing changed */
+  uint32_t nop;      /* operations of the original graph */
+  uint32_t *first;   /* per original op (nop + 1): its first op in g */
+  uint32_t *orig;    /* per op of g: the original op */
+  int8_t *axis;      /* per op of g: a kernel chunk's axis (0..2), or -1 */
+  uint64_t *origin;  /* per op of g: a kernel chunk's first point on it */
+  uint32_t nkernels; /* kernels split */
+  uint32_t ncopies;  /* copies split */
+  uint32_t nmerged;  /* reshaped: copies in merged into an earlier one */
+  uint32_t nsplit;   /* reshaped: copies back split per writer */
 } rp__rewrite;
 
 /* What the passes are asked to do. */
