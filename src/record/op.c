@@ -128,11 +128,11 @@ static void plan_piece(void *ctx, uint64_t off, uint64_t len, uint64_t mask) {
   int src;
   if (!mask)
     return; /* never written anywhere: nothing to copy */
-  if (pl->dst != RP_SPACE_HOST && (mask & 1))
+  if (pl->dst != RP_SPACE_HOST && (mask & RP__HOST_BIT))
     src = RP_SPACE_HOST;
   else {
     src = 0;
-    while (!(mask & (2ull << src)))
+    while (!(mask & rp__space_bit(src)))
       src++;
   }
   if (pl->n && pl->p[pl->n - 1].src == src) {
