@@ -218,8 +218,8 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
     rp_exec_destroy(x);
     return NULL;
   }
-  if (!mode && rp_exec_error(x)[0]) /* the backend's note (folding) */
-    printf("%s\n", rp_exec_error(x));
+  if (!mode && rp_exec_notice(x)[0]) /* the backend's note (folding) */
+    printf("%s\n", rp_exec_notice(x));
   return x;
 }
 

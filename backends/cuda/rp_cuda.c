@@ -246,7 +246,7 @@ static rp_status map_devices(cu_state *s, const rp_exec_opts *eo) {
       s->multi = true;
   }
   if (folded)
-    rp_exec_set_error(s->x, "cuda: note: %u logical GPU device(s) folded "
+    rp_exec_set_notice(s->x, "cuda: %u logical GPU device(s) folded "
                       "onto the %d GPU(s) present (device_fold): logical "
                       "device d runs on GPU d mod %d, up to device %u",
                       folded, count, count, top);

@@ -170,7 +170,7 @@ rp_status rp__cu_flush(cu_state *s) {
     if ((e = reinstantiate(s)) == cudaSuccess) {
       bad = RP_NONE;
       s->reinstantiated++;
-      rp_exec_set_error(s->x, "cuda: note: the update was refused (%s): "
+      rp_exec_set_notice(s->x, "cuda: the update was refused (%s): "
                         "the graph was instantiated again",
                         cudaGetErrorString(refused));
     }

@@ -245,6 +245,13 @@ RP_API void rp_exec_set_error(rp_exec *x, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/** @brief Record a notice for rp_exec_notice(): what the current call did
+ * differently while succeeding (never a failure); printf-style. */
+RP_API void rp_exec_set_notice(rp_exec *x, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /** @brief Record the failure message of a call that has no exec to put it
  * in (a backend's probe, say) for rp_last_error() of this thread;
  * printf-style. */

@@ -52,7 +52,7 @@ typedef struct rp_exec_opts {
   int device_fold;       /**< cuda, without device_map: 1 folds logical
                               GPU devices past the machine's GPUs onto
                               the GPUs present (logical d on GPU d mod
-                              count), and rp_exec_error() says so after
+                              count), and rp_exec_notice() says so after
                               rp_exec_create(); 0: rp_exec_create() fails
                               with RP_ENODEV when the graph names more
                               GPUs than the machine has */
@@ -179,7 +179,7 @@ typedef struct rp_until {
  * equal those of the same number of replays one by one. A backend may test
  * the value itself between replays (cuda, graph mode: one conditional
  * WHILE node, no host round trip); where it cannot, the host tests it and,
- * once the call succeeded, rp_exec_error() says why ("cuda: run_until
+ * once the call succeeded, rp_exec_notice() says why ("cuda: run_until
  * checks on the host: ..."; empty when nothing was refused).
  * @param done receives the number of replays run (may be NULL).
  * @return RP_OK (converged or not: compare *done with max_replays),
@@ -261,8 +261,16 @@ RP_API int rp_exec_copies_reshaped(const rp_exec *x, uint32_t *merged,
 /** @brief The backend of @p x. */
 RP_API const rp_backend *rp_exec_backend(const rp_exec *x);
 
-/** @brief Details of the last failure ("" if none). */
+/** @brief Why the last call on @p x failed ("" when it succeeded). The
+ * same text is the thread's rp_last_error() after that call. */
 RP_API const char *rp_exec_error(const rp_exec *x);
+
+/** @brief What the last call on @p x noted while succeeding ("" if
+ * nothing): logical devices folded onto the GPUs present (after
+ * rp_exec_create()), an executable graph instantiated again after a
+ * refused update, a backend that could not loop on the device so that the
+ * host checked the predicate (after rp_exec_run_until()). Never an error. */
+RP_API const char *rp_exec_notice(const rp_exec *x);
 
 /** @brief Destroy; waits for launched runs first. NULL is a no-op. */
 RP_API void rp_exec_destroy(rp_exec *x);

@@ -11,6 +11,9 @@
 
 /* Sets the calling thread's rp_last_error() text ("" clears it). */
 void rp__set_last_error(const char *msg);
+/* Clears it: every public call that can fail starts with this, so that
+ * rp_last_error() always describes the calling thread's last call. */
+void rp__clear_last_error(void);
 /* The same, formatted. */
 void rp__set_last_errorf(const char *fmt, ...)
 #if defined(__GNUC__)

@@ -148,6 +148,7 @@ static int edge_cmp(const void *a, const void *b) {
 }
 
 rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
+  rp__clear_last_error();
   if (!g || !fp)
     return RP_EINVAL;
   rp__out *w = rp__out_new(fp);

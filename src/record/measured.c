@@ -34,6 +34,7 @@ static int good(const rp_measured *m) {
 }
 
 rp_status rp_graph_set_measured(rp_graph *g, rp_node n, const rp_measured *m) {
+  rp__clear_last_error();
   if (!g || n >= g->nop || (m && !good(m)))
     return RP_EINVAL;
   if (!m) {
@@ -75,6 +76,7 @@ rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
                                     const double *max_us, unsigned runs,
                                     const char *backend,
                                     const char *machine) {
+  rp__clear_last_error();
   if (!g || !median_us)
     return RP_EINVAL;
   rp_measured m;
@@ -191,6 +193,7 @@ static named *index_of(const rp_graph *g) {
 
 rp_status rp_graph_apply_costs(rp_graph *dst, const rp_graph *src,
                                uint32_t *matched) {
+  rp__clear_last_error();
   if (matched)
     *matched = 0;
   if (!dst || !src)

@@ -12,6 +12,7 @@ rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
                             double *min_us, double *max_us) {
   if (!x || runs > 1000)
     return RP_EINVAL;
+  rp__exec_begin(x);
   if (!runs)
     runs = 5;
   uint32_t nop = rp_graph_num_nodes(x->ug);
@@ -24,7 +25,7 @@ rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
   }
   rp_status s = RP_OK;
   for (unsigned r = 0; r < runs && s == RP_OK; r++)
-    s = rp_exec_profile(x, t + (size_t)r * k);
+    s = rp__exec_profile(x, t + (size_t)r * k, 1);
   for (uint32_t n = 0; s == RP_OK && n < nop; n++) {
     for (unsigned r = 0; r < runs; r++)
       col[r] = t[(size_t)r * k + n];
@@ -65,7 +66,7 @@ static rp_status timeline(rp_exec *x, double *start_us, double *end_us) {
   const rp_graph *g = rp_exec_graph(x);
   uint32_t nop = rp_graph_num_nodes(g);
   if (be->timeline) {
-    rp_status s = rp_exec_wait(x);
+    rp_status s = rp__exec_wait(x);
     if (s != RP_OK)
       return s;
     double *st = malloc(sizeof *st * (p->nnode + 1));
