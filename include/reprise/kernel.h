@@ -20,7 +20,10 @@
  * (RP_NX, RP_NY, RP_NZ). Compiled by a C compiler this gives the CPU body
  * (saxpy_rp_cpu: the box [lo, hi) in a loop); compiled by nvcc it also
  * gives the __global__ wrapper saxpy_rp_cuda, which clips the threads
- * outside the index space. Replace a slot of the descriptor to give a
+ * outside the index space, and saxpy_rp_cudai, the same taking its
+ * argument block from device memory (rp_kernel.cuda_args: the cuda
+ * backend's argument table, which makes rp_exec_set_scalar() one copy of
+ * a table instead of one CUDA setter per node). Replace a slot of the descriptor to give a
  * backend-specific body.
  *
  * On CPU cores (openmp) a kernel of 8 192 index points or more is split
@@ -53,10 +56,35 @@
                       a.origin[2] + z);                                     \
   }
 #define RP_KERNEL_CUDA_FN(kname) ((const void *)kname##_rp_cuda)
+/* The same kernel taking its argument block from device memory (the cuda
+ * backend's argument table): the block's threads load it into shared
+ * memory once, then run the body as the by-value entry does. */
+#define RP_KERNEL_CUDA_ARGS(kname)                                          \
+  __global__ void kname##_rp_cudai(const rp_kargs *__restrict__ g) {        \
+    __shared__ rp_kargs rp__s;                                              \
+    unsigned rp__t = threadIdx.x +                                          \
+                     blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); \
+    unsigned rp__nt = blockDim.x * blockDim.y * blockDim.z;                 \
+    for (unsigned i = rp__t; i < sizeof(rp_kargs) / 8; i += rp__nt)        \
+      ((unsigned long long *)&rp__s)[i] =                                   \
+          ((const unsigned long long *)g)[i];                               \
+    __syncthreads();                                                        \
+    uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;           \
+    uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;           \
+    uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;           \
+    if (x < rp__s.n[0] && y < rp__s.n[1] && z < rp__s.n[2])                 \
+      kname##_rp_body(&rp__s, rp__s.origin[0] + x, rp__s.origin[1] + y,    \
+                      rp__s.origin[2] + z);                                 \
+  }                                                                         \
+  static const rp_cuda_args kname##_rp_cuda_pair __attribute__((unused)) = { \
+      (const void *)kname##_rp_cuda, (const void *)kname##_rp_cudai};
+#define RP_KERNEL_CUDA_ARGS_OF(kname) (&kname##_rp_cuda_pair)
 #else
 #define RP_HD
 #define RP_KERNEL_CUDA(kname)
 #define RP_KERNEL_CUDA_FN(kname) NULL
+#define RP_KERNEL_CUDA_ARGS(kname)
+#define RP_KERNEL_CUDA_ARGS_OF(kname) NULL
 #endif
 
 /** Pointer to the buffer of parameter @p i, as type T*. */
@@ -102,14 +130,15 @@
           kname##_rp_body(a, a->origin[0] + x, a->origin[1] + y,            \
                           a->origin[2] + z);                                \
   }                                                                         \
-  RP_KERNEL_CUDA(kname)
+  RP_KERNEL_CUDA(kname)                                                     \
+  RP_KERNEL_CUDA_ARGS(kname)
 
 /** A descriptor for kernel @p kname with parameter array @p params
  * (a true array, not a pointer). */
 #define RP_KERNEL_DESC(kname, params)                                       \
   {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
    kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0,  \
-   0, 0, 0}
+   0, 0, 0, RP_KERNEL_CUDA_ARGS_OF(kname)}
 
 /** A descriptor as RP_KERNEL_DESC() for a kernel whose index space may be
  * split along @p axis (RP_SPLIT_X, _Y, _Z) into chunks, the buffer
@@ -118,7 +147,7 @@
 #define RP_KERNEL_DESC_SPLIT(kname, params, axis, follow)                   \
   {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
    kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0,  \
-   (axis), (follow), 0}
+   (axis), (follow), 0, RP_KERNEL_CUDA_ARGS_OF(kname)}
 
 /** @} */
 #endif

@@ -139,6 +139,12 @@ int rp_exec_copies_reshaped(const rp_exec *x, uint32_t *merged,
   return on;
 }
 
+rp_node rp_exec_op_origin(const rp_exec *x, rp_node m) {
+  if (!x || m >= x->g->nop)
+    return RP_NONE;
+  return x->rw.g ? x->rw.orig[m] : m;
+}
+
 unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
                               uint32_t *ncopies) {
   if (nkernels)
