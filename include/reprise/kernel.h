@@ -23,8 +23,10 @@
  * outside the index space, and saxpy_rp_cudai, the same taking its
  * argument block from device memory (rp_kernel.cuda_args: the cuda
  * backend's argument table, which makes rp_exec_set_scalar() one copy of
- * a table instead of one CUDA setter per node). Replace a slot of the descriptor to give a
- * backend-specific body.
+ * a table instead of one CUDA setter per node). Replace a slot of the
+ * descriptor to give a backend-specific body (replacing .cuda makes the
+ * backend pass the block by value: .cuda_args belongs to the entry it
+ * names).
  *
  * On CPU cores (openmp) a kernel of 8 192 index points or more is split
  * along its slowest non-trivial axis (z, else y, else x) into chunks that

@@ -600,9 +600,9 @@ int main(int argc, char **argv) {
         printf(" %9.1f %7.3f", t[V_REC], t[V_RS] / t[V_REC]);
       nex++;
       met += rd <= 1.02;
-      printf("\n  vs dag %.3f (goal <= 1.02: %s); copies reshaped: %u "
-             "merged, %u split;", rd, rd <= 1.02 ? "met" : "MISSED", merged,
-             split);
+      printf("\n  %s: vs dag %.3f (goal <= 1.02: %s); copies reshaped: "
+             "%u merged, %u split;", w.name, rd,
+             rd <= 1.02 ? "met" : "MISSED", merged, split);
     }
     hand_free(rec);
     print_blocks(w, x);
