@@ -73,26 +73,32 @@ static void record(wl *w, uint32_t which, unsigned bump) {
 /* Replays the graph twice on backend `be` with threshold `t`: the exec's
  * counts, X and Y after it; compared with the reference replay of the
  * graph as recorded from the same start. */
-static void check(wl *w, const char *be_name, size_t t, uint32_t *merged,
-                  uint32_t *split) {
+static int check_on(wl *w, const rp_backend *be, size_t t, uint32_t *merged,
+                    uint32_t *split) {
   uint8_t wx[BYTES], wy[BYTES];
   fill(w);
   TU_OK(w->g, rp_replay_reference(w->g, 2));
   memcpy(wx, w->x, BYTES);
   memcpy(wy, w->y, BYTES);
-  const rp_backend *be;
   rp_exec *x;
   rp_exec_opts eo = RP_EXEC_OPTS_INIT;
   eo.reshape_copies = t;
-  cr_assert_eq(rp_backend_find(be_name, &be), RP_OK);
   fill(w);
   cr_assert_eq(rp_exec_create(&x, w->g, be, &eo), RP_OK, "%s",
                rp_last_error());
-  rp_exec_copies_reshaped(x, merged, split);
+  int on = rp_exec_copies_reshaped(x, merged, split);
   cr_assert_eq(rp_exec_run(x, 2), RP_OK, "%s", rp_exec_error(x));
-  cr_assert(!memcmp(w->x, wx, BYTES), "%s: X differs", be_name);
-  cr_assert(!memcmp(w->y, wy, BYTES), "%s: Y differs", be_name);
+  cr_assert(!memcmp(w->x, wx, BYTES), "%s: X differs", be->name);
+  cr_assert(!memcmp(w->y, wy, BYTES), "%s: Y differs", be->name);
   rp_exec_destroy(x);
+  return on;
+}
+
+static void check(wl *w, const char *be_name, size_t t, uint32_t *merged,
+                  uint32_t *split) {
+  const rp_backend *be;
+  cr_assert_eq(rp_backend_find(be_name, &be), RP_OK);
+  check_on(w, be, t, merged, split);
 }
 
 static uint32_t merged_on_every_backend(wl *w, size_t t, uint32_t *split) {
@@ -257,21 +263,7 @@ extern const rp_backend rp_backend_reference;
 
 static void run_on(wl *w, const rp_backend *be, size_t t, uint32_t *merged,
                    int *reshaped) {
-  uint8_t wx[BYTES], wy[BYTES];
-  fill(w);
-  TU_OK(w->g, rp_replay_reference(w->g, 2));
-  memcpy(wx, w->x, BYTES);
-  memcpy(wy, w->y, BYTES);
-  rp_exec *x;
-  rp_exec_opts eo = RP_EXEC_OPTS_INIT;
-  eo.reshape_copies = t;
-  fill(w);
-  cr_assert_eq(rp_exec_create(&x, w->g, be, &eo), RP_OK, "%s",
-               rp_last_error());
-  *reshaped = rp_exec_copies_reshaped(x, merged, NULL);
-  cr_assert_eq(rp_exec_run(x, 2), RP_OK, "%s", rp_exec_error(x));
-  cr_assert(!memcmp(w->x, wx, BYTES) && !memcmp(w->y, wy, BYTES));
-  rp_exec_destroy(x);
+  *reshaped = check_on(w, be, t, merged, NULL);
 }
 
 Test(reshape, default_on_a_backend_that_pays_per_copy) {

@@ -48,15 +48,16 @@
 
 #if defined(__CUDACC__)
 #define RP_HD __host__ __device__
+/* This thread's point of argument block A, clipped to its index space. */
+#define RP__KERNEL_POINT(kname, A)                                          \
+  uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;             \
+  uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;             \
+  uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;             \
+  if (x < (A).n[0] && y < (A).n[1] && z < (A).n[2])                         \
+    kname##_rp_body(&(A), (A).origin[0] + x, (A).origin[1] + y,             \
+                    (A).origin[2] + z);
 #define RP_KERNEL_CUDA(kname)                                               \
-  __global__ void kname##_rp_cuda(rp_kargs a) {                             \
-    uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;           \
-    uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;           \
-    uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;           \
-    if (x < a.n[0] && y < a.n[1] && z < a.n[2])                             \
-      kname##_rp_body(&a, a.origin[0] + x, a.origin[1] + y,                 \
-                      a.origin[2] + z);                                     \
-  }
+  __global__ void kname##_rp_cuda(rp_kargs a) { RP__KERNEL_POINT(kname, a) }
 #define RP_KERNEL_CUDA_FN(kname) ((const void *)kname##_rp_cuda)
 /* The same kernel taking its argument block from device memory (the cuda
  * backend's argument table): the block's threads load it into shared
@@ -71,12 +72,7 @@
       ((unsigned long long *)&rp__s)[i] =                                   \
           ((const unsigned long long *)g)[i];                               \
     __syncthreads();                                                        \
-    uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;           \
-    uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;           \
-    uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;           \
-    if (x < rp__s.n[0] && y < rp__s.n[1] && z < rp__s.n[2])                 \
-      kname##_rp_body(&rp__s, rp__s.origin[0] + x, rp__s.origin[1] + y,    \
-                      rp__s.origin[2] + z);                                 \
+    RP__KERNEL_POINT(kname, rp__s)                                          \
   }                                                                         \
   static const rp_cuda_args kname##_rp_cuda_pair __attribute__((unused)) = { \
       (const void *)kname##_rp_cuda, (const void *)kname##_rp_cudai};
