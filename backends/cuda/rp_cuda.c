@@ -642,7 +642,10 @@ static bool takes_table(const cu_state *s, const cu_op *o) {
 
 /* The argument table: one entry per kernel node taking it, its block as
  * instantiated, in device memory (the nodes' only parameter is the entry's
- * address) and in pinned host memory (what set_scalar writes). */
+ * address) and in host memory (what set_scalar writes). Pageable, not
+ * pinned: pinning costs more at instantiate than the table is worth (a
+ * copy from pageable memory is staged before cudaMemcpyAsync returns, so
+ * set_scalar may write the host copy again at once). */
 static rp_status setup_table(cu_state *s) {
   s->slot = malloc(sizeof *s->slot * (s->nn + 1));
   if (!s->slot)
@@ -654,13 +657,11 @@ static rp_status setup_table(cu_state *s) {
     return RP_OK;
   double t0 = t_start(s);
   size_t bytes = sizeof *s->hargs * s->nslot;
-  cudaError_t e = cudaMallocHost((void **)&s->hargs, bytes);
-  if (e == cudaSuccess)
-    e = cudaMalloc((void **)&s->dargs, bytes);
+  s->hargs = malloc(bytes);
+  if (!s->hargs)
+    return RP_ENOMEM;
+  cudaError_t e = cudaMalloc((void **)&s->dargs, bytes);
   if (e != cudaSuccess) {
-    if (s->hargs)
-      cudaFreeHost(s->hargs);
-    s->hargs = NULL;
     s->dargs = NULL;
     return rp__cu_fail(s, e, RP_NONE, "allocating the argument table");
   }
@@ -913,8 +914,7 @@ static void cu_destroy(void *state) {
     rp__cu_unpin(s, b);
   (void)cudaGetLastError();
   pthread_mutex_destroy(&s->fmu);
-  if (s->hargs)
-    cudaFreeHost(s->hargs);
+  free(s->hargs);
   if (s->dargs)
     cudaFree(s->dargs);
   free(s->slot);
@@ -1065,6 +1065,7 @@ static rp_status cu_launch(void *state, unsigned iterations) {
 static rp_status cu_wait(void *state) {
   cu_state *s = state;
   cudaError_t e = cudaStreamSynchronize(s->main);
+  s->tpending = false;
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, RP_NONE, "replay");
   if (s->failed)

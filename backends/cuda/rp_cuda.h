@@ -96,11 +96,14 @@ typedef struct cu_state {
                                   per node; 1: per node, 2: whole graph */
   /* The argument table (graph mode, one GPU, update 0): every kernel node
    * with an entry taking its block by pointer reads it from dargs; a
-   * changed scalar is written to hargs (pinned) and the dirty entries
+   * changed scalar is written to hargs (host memory) and the dirty entries
    * [tlo, thi) go over in one copy before the next launch. */
   rp_kargs *hargs, *dargs;
   uint32_t *slot;              /* per node: its entry, RP_NONE */
   uint32_t nslot, tlo, thi;
+  bool tpending;               /* a copy of the table may be in flight on
+                                  the main stream (hargs not to be written
+                                  before it is done) */
   /* RP_CUDA_TIMES=1: where rp_exec_create's time goes (microseconds),
    * noted in rp_exec_error() after instantiate */
   bool times;

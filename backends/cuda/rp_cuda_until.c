@@ -342,6 +342,7 @@ rp_status rp__cu_run_until(void *state, const rp_until *u,
                         s->main);
   if (e == cudaSuccess)
     e = cudaStreamSynchronize(s->main);
+  s->tpending = false;
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, RP_NONE, "running the conditional loop");
   *done = d.count;

@@ -49,6 +49,13 @@ rp_status rp__cu_set_scalar(void *state, uint32_t n, unsigned param) {
      * memory, so no node changes; the dirty entries go over in one copy
      * before the next launch (rp__cu_flush). */
     uint32_t e = s->slot[n];
+    if (s->tpending) {
+      /* The last copy of the table may still read hargs (a profile or a
+       * timeline flushed it without anyone waiting for the main stream):
+       * once per batch of changes. */
+      cudaStreamSynchronize(s->main);
+      s->tpending = false;
+    }
     s->hargs[e].a[param] = t->a[param];
     if (s->tlo == s->thi) {
       s->tlo = e;
@@ -76,6 +83,7 @@ static rp_status flush_table(cu_state *s) {
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, RP_NONE, "copying the argument table");
   s->tlo = s->thi = 0;
+  s->tpending = true;
   return RP_OK;
 }
 
