@@ -220,8 +220,10 @@ typedef struct rp_kernel_block {
 } rp_kernel_block;
 
 /** @brief The launch geometry (block shape, grid, occupancy, reason) that
- * the backend chose for kernel node @p n (docs/cuda.md, "Launch
- * geometry"). With the split option, the first chunk's.
+ * the backend chose for kernel node @p n of the graph given to
+ * rp_exec_create() (docs/cuda.md, "Launch geometry"), also when the exec
+ * replays a rewrite of it (copies reshaped; with the split option, the
+ * first chunk's).
  * @return RP_OK, RP_EINVAL (not a kernel node, NULL @p out), RP_ENOTSUP
  *   (the backend has no launch geometry: openmp, xrt, starpu, or a kernel
  *   run by a host wrapper). */

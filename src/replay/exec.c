@@ -489,6 +489,10 @@ static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
 }
 
 rp_status rp_exec_kernel_block(rp_exec *x, rp_node n, rp_kernel_block *out) {
+  /* n is an operation of the recorded graph: with a rewrite (copies
+   * reshaped, the cuda default; a split), its first operation there. */
+  if (x && x->rw.g)
+    n = n < x->rw.nop ? x->rw.first[n] : RP_NONE;
   const rp__op *op = x && n < x->g->nop ? &x->g->op[n] : NULL;
   if (!op || op->type != RP_OP_KERNEL || !out)
     return RP_EINVAL;

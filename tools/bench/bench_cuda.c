@@ -674,24 +674,28 @@ static void loop_hand(const rp_graph *g, rp_exec *x, const ex_converge *p,
   CK(cudaMalloc((void **)&dS, 8));
   /* The kernels in the recorded order, their arguments pointing at our
    * arrays by buffer name. */
-  uint32_t nk = 0, nn = rp_graph_num_nodes(g);
+  /* The exec's graph (its copies reshaped): its kernels are the recorded
+   * ones, in the same order. */
+  const rp_graph *eg = rp_exec_graph(x);
+  uint32_t nk = 0, nn = rp_graph_num_nodes(eg);
   lk *ks = calloc(nn, sizeof *ks);
+  (void)g;
   for (rp_node v = 0; v < nn; v++) {
     rp_node_info ni;
-    RK(rp_node_info_get(g, v, &ni));
+    RK(rp_node_info_get(eg, v, &ni));
     if (ni.type != RP_OP_KERNEL)
       continue;
     lk *k = &ks[nk++];
     k->k = ni.kernel;
     k->a = *rp_exec_args(x, v);
-    RK(rp_exec_kernel_block(x, v, &k->kb));
+    RK(rp_exec_kernel_block(x, rp_exec_op_origin(x, v), &k->kb));
     for (unsigned q = 0, acc = 0; q < ni.kernel->nparams; q++) {
       if (ni.kernel->params[q].mode == RP_SCALAR)
         continue;
       rp_access_info ai;
       rp_buffer_desc d;
-      RK(rp_node_access(g, v, acc++, &ai));
-      RK(rp_buffer_info(g, ai.region.buf, &d));
+      RK(rp_node_access(eg, v, acc++, &ai));
+      RK(rp_buffer_info(eg, ai.region.buf, &d));
       k->a.a[q].p = !strcmp(d.name, "U")   ? (void *)dU
                     : !strcmp(d.name, "V") ? (void *)dV
                     : !strcmp(d.name, "rowres") ? (void *)dR
