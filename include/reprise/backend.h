@@ -148,7 +148,10 @@ enum {
   RP_BACKEND_BLOCKING_LAUNCH = 1u << 0,
   /** Never share an image between spaces, even in host memory: every
    * space keeps its own and every copy moves bytes (the reference). */
-  RP_BACKEND_SEPARATE_IMAGES = 1u << 1
+  RP_BACKEND_SEPARATE_IMAGES = 1u << 1,
+  /** Each transfer pays a fixed cost: rp_exec_opts.reshape_copies = 0
+   * reshapes the copies (RP_EXEC_RESHAPE_AUTO) on this backend. */
+  RP_BACKEND_RESHAPE_COPIES = 1u << 2
 };
 
 struct rp_backend {

@@ -153,6 +153,12 @@ int rp_exec_copies_reshaped(const rp_exec *x, uint32_t *merged,
   return on;
 }
 
+rp_node rp_exec_op_origin(const rp_exec *x, rp_node m) {
+  if (!x || m >= x->g->nop)
+    return RP_NONE;
+  return x->rw.g ? x->rw.orig[m] : m;
+}
+
 unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
                               uint32_t *ncopies) {
   if (nkernels)
@@ -520,6 +526,10 @@ static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
 }
 
 rp_status rp_exec_kernel_block(rp_exec *x, rp_node n, rp_kernel_block *out) {
+  /* n is an operation of the recorded graph: with a rewrite (copies
+   * reshaped, the cuda default; a split), its first operation there. */
+  if (x && x->rw.g)
+    n = n < x->rw.nop ? x->rw.first[n] : RP_NONE;
   const rp__op *op = x && n < x->g->nop ? &x->g->op[n] : NULL;
   if (!op || op->type != RP_OP_KERNEL || !out)
     return RP_EINVAL;
