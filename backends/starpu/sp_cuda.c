@@ -22,8 +22,9 @@ int rp__sp_can_execute(unsigned worker, struct starpu_task *task,
   (void)nimpl;
   if (starpu_worker_get_type((int)worker) != STARPU_CUDA_WORKER)
     return 1;
-  const sp_item *it = task->cl_arg;
-  if (!it || it->kind != SP_RUN)
+  const sp_tctx *c = task->cl_arg;
+  const sp_item *it = c ? c->it : NULL;
+  if (!it || it->kind != SP_RUN || it->piece != RP_NONE)
     return 0;
   const sp *s = it->s;
   const rp_kernel *k = s->kern[it->v];
@@ -56,7 +57,7 @@ static void geometry(const rp_kernel *k, const rp_kargs *a, dim3 *grid,
 }
 
 void rp__sp_cuda_body(void *buffers[], void *arg) {
-  const sp_item *it = arg;
+  const sp_item *it = ((const sp_tctx *)arg)->it;
   sp *s = it->s;
   const rp_plan *p = s->p;
   const rp_plan_node *nd = &p->node[it->v];
