@@ -21,6 +21,15 @@ int exm_run(rp_exec *x, unsigned iters, const char *prog, int rank,
  * it runs and feeds), less than the whole graph when there are several
  * ranks. Returns 0 when every rank is right (on every rank). */
 int exm_check_lowering(const rp_exec *x, const char *prog);
+/* Starts tracing exec x (rp__starpu_trace): its later launches add to
+ * the per-rank breakdown exm_print_breakdown() prints. */
+void exm_trace(const rp_exec *x);
+/* Gathers every rank's breakdown of x's traced launches on rank 0 and
+ * prints where each rank's time went per replay (ms): task bodies,
+ * packing halos, the scatter and gather through the host's rank, waiting
+ * on receives, StarPU's scheduling, submitting, the rest; tasks per
+ * replay, StarPU's time per task, registering (once, at creation). */
+void exm_print_breakdown(const rp_exec *x, const char *title);
 /* Same value of rc on every rank (the largest); then MPI_Finalize. */
 int exm_finish(int rc);
 

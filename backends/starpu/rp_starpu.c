@@ -191,8 +191,11 @@ static void sp_destroy(void *state) {
   for (size_t k = 0; s->task && k < 2 * (size_t)s->nitem; k++)
     settle(s, k);
   for (uint32_t k = 0; s->h && k < pt->nimage; k++)
-    if (s->h[pt->image[k]])
+    if (s->h[pt->image[k]] && !rp__sp_in_user(s->p, pt, pt->image[k]))
       starpu_data_unregister(s->h[pt->image[k]]);
+  for (uint32_t b = 0; s->uh && b < rp_graph_num_buffers(s->p->graph); b++)
+    if (s->uh[b])
+      starpu_data_unregister(s->uh[b]);
   for (uint32_t k = 0; s->sh && k < pt->npiece; k++)
     if (s->sh[k])
       starpu_data_unregister(s->sh[k]);
@@ -204,6 +207,7 @@ static void sp_destroy(void *state) {
   rp__sp_place_free(&s->place);
   free(s->img);
   free(s->h);
+  free(s->uh);
   free(s->kern);
   free(s->stage);
   free(s->sh);
@@ -250,10 +254,18 @@ static rp_status check_bodies(sp *s) {
   return RP_OK;
 }
 
-static void *image_ptr(const sp *s, uint32_t i) {
-  const rp_plan_image *im = &s->p->image[i];
-  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf]
-                                   : (void *)((uintptr_t)s->img[i] - im->lo);
+/* The handle of buffer b's user array, registered at its first use. */
+static starpu_data_handle_t user_handle(sp *s, rp_buf b, double *reg) {
+  if (!s->uh[b]) {
+    rp_buffer_desc d;
+    rp_buffer_info(s->p->graph, b, &d);
+    double t0 = rp_clock_us();
+    starpu_vector_data_register(&s->uh[b], STARPU_MAIN_RAM,
+                                (uintptr_t)rp_exec_host(s->x)[b], d.bytes, 1);
+    *reg += rp_clock_us() - t0;
+    s->st.handles++;
+  }
+  return s->uh[b];
 }
 
 /* The images this rank holds, their handles; the staging buffers of the
@@ -267,18 +279,20 @@ static rp_status alloc_data(sp *s) {
   for (uint32_t k = 0; k < pt->nimage; k++) {
     uint32_t i = pt->image[k];
     const rp_plan_image *im = &p->image[i];
+    if (rp__sp_in_user(p, pt, i)) { /* the user's array: no memory */
+      if (data)
+        s->h[i] = user_handle(s, im->buf, &reg);
+      continue;
+    }
     /* only the bytes its accesses touch, [lo, hi): a rank's images hold
      * its rows and halos, not the whole grid */
     uint64_t n = im->hi > im->lo ? im->hi - im->lo : 1;
-    if (!(im->flags & RP_IMAGE_USER) && !(s->img[i] = calloc(1, n)))
+    if (!(s->img[i] = calloc(1, n)))
       return RP_ENOMEM;
     if (data) {
-      int user = (im->flags & RP_IMAGE_USER) != 0;
       double t0 = rp_clock_us();
-      starpu_vector_data_register(
-          &s->h[i], STARPU_MAIN_RAM,
-          user ? (uintptr_t)image_ptr(s, i) : (uintptr_t)s->img[i],
-          user ? im->bytes : n, 1);
+      starpu_vector_data_register(&s->h[i], STARPU_MAIN_RAM,
+                                  (uintptr_t)s->img[i], n, 1);
       reg += rp_clock_us() - t0;
       s->st.handles++;
     }
@@ -420,7 +434,8 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   s->kern = calloc(nn, sizeof *s->kern);
   s->ndone = calloc(nn, sizeof *s->ndone);
   s->mine = calloc(nn, sizeof *s->mine);
-  if (!s->img || !s->h || !s->kern || !s->ndone || !s->mine) {
+  s->uh = calloc((size_t)rp_graph_num_buffers(p->graph) + 1, sizeof *s->uh);
+  if (!s->img || !s->h || !s->kern || !s->ndone || !s->mine || !s->uh) {
     st = RP_ENOMEM;
     goto fail;
   }
@@ -434,6 +449,8 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
       rp_exec_set_error(x, "%s", err);
     goto fail;
   }
+  if ((st = rp__sp_alias(p, mode, rank, &s->place, &s->part)) != RP_OK)
+    goto fail;
   size_t np = (size_t)s->part.npiece + 1;
   s->stage = calloc(np, sizeof *s->stage);
   s->sh = calloc(np, sizeof *s->sh);
@@ -734,22 +751,22 @@ static rp_status sp_wait_buffer(void *state, rp_buf b) {
 
 static rp_status sp_rebind(void *state, rp_buf b) {
   sp *s = state;
-  for (uint32_t k = 0; k < s->part.nimage; k++) {
-    uint32_t i = s->part.image[k];
-    const rp_plan_image *im = &s->p->image[i];
-    if (im->buf != b || !(im->flags & RP_IMAGE_USER) || !s->h[i])
-      continue;
-    starpu_data_handle_t old = s->h[i];
-    starpu_data_unregister_no_coherency(old);
-    starpu_vector_data_register(&s->h[i], STARPU_MAIN_RAM,
-                                (uintptr_t)image_ptr(s, i), im->bytes, 1);
-    /* the task list names handles: point it at the new one (tasks are
-     * filled from it at each submission) */
-    for (uint32_t k = 0; k < s->ndescr; k++)
-      if (s->descr[k].handle == old)
-        s->descr[k].handle = s->h[i];
-
-  }
+  starpu_data_handle_t old = s->uh[b];
+  if (!old)
+    return RP_OK; /* this rank does not use the array (or mode explicit) */
+  rp_buffer_desc d;
+  rp_buffer_info(s->p->graph, b, &d);
+  starpu_data_unregister_no_coherency(old);
+  starpu_vector_data_register(&s->uh[b], STARPU_MAIN_RAM,
+                              (uintptr_t)rp_exec_host(s->x)[b], d.bytes, 1);
+  /* the images and the task list name handles: point them at the new one
+   * (tasks are filled from the list at each submission) */
+  for (uint32_t k = 0; k < s->part.nimage; k++)
+    if (s->h[s->part.image[k]] == old)
+      s->h[s->part.image[k]] = s->uh[b];
+  for (uint32_t k = 0; k < s->ndescr; k++)
+    if (s->descr[k].handle == old)
+      s->descr[k].handle = s->uh[b];
   return RP_OK;
 }
 

@@ -26,7 +26,12 @@ typedef struct rp__starpu_stats {
   uint32_t accesses;   /* their data accesses */
   uint32_t images;     /* images allocated or registered here */
   uint32_t handles;    /* StarPU data handles registered (images in modes
-                          with data dependencies, staging buffers) */
+                          with data dependencies, staging buffers; one
+                          per user array, whatever images it holds) */
+  uint32_t aliased;    /* images kept in the user's array (mode "mpi":
+                          the spaces of a buffer on one rank sharing one
+                          memory) */
+  uint32_t user_arrays; /* user arrays this rank uses */
   uint64_t image_bytes; /* bytes of the images allocated here (an image
                           holds only the bytes its accesses touch) */
   uint32_t pieces;     /* transfers between ranks this rank takes part

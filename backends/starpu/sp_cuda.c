@@ -77,7 +77,9 @@ void rp__sp_cuda_body(void *buffers[], void *arg) {
       const rp_plan_image *im = &p->image[a[j].image];
       uintptr_t dev = STARPU_VECTOR_GET_PTR(buffers[b]);
       /* handles of our images cover [lo, hi); user arrays all of it */
-      ka.a[j].p = (void *)(dev - (im->flags & RP_IMAGE_USER ? 0 : im->lo));
+      ka.a[j].p = (void *)(dev - (rp__sp_in_user(p, &s->part, a[j].image)
+                                       ? 0
+                                       : im->lo));
     }
     cudaStream_t st = starpu_cuda_get_local_stream();
     cudaError_t e;

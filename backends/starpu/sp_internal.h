@@ -78,6 +78,11 @@ typedef struct sp_part {
   uint64_t *runs;    /* their byte runs, pairs */
   uint64_t nruns, capruns;
   uint32_t nstage;   /* pieces that are messages: a staging buffer each */
+  uint8_t *alias;    /* per plan image: 1 when this rank keeps it in the
+                        user's array (mode "mpi": the spaces of a buffer
+                        on this rank share one memory, rp__sp_alias) */
+  uint32_t nuser;    /* buffers whose user array this rank uses: one
+                        StarPU handle each */
   uint32_t tasks, sends, recvs, naccess;
 } sp_part;
 
@@ -113,7 +118,10 @@ struct sp {
   sp_place place;                /* mpi */
   uint64_t tag0;                 /* mpi: this exec's message tags */
   void **img;                    /* per image: memory we allocated */
-  starpu_data_handle_t *h;       /* per image on this rank (else NULL) */
+  starpu_data_handle_t *h;       /* per image on this rank (else NULL);
+                                    the buffer's uh for a user or aliased
+                                    image */
+  starpu_data_handle_t *uh;      /* per buffer: its user array's handle */
   const rp_kernel **kern;        /* per node */
   void **stage;                  /* per piece: staging buffer of a message
                                     (NULL for a local piece) */
@@ -197,6 +205,19 @@ rp_status rp__sp_part(const rp_plan *p, int mode, int rank,
                       const sp_place *pl, sp_part *out, char *err,
                       size_t errlen);
 void rp__sp_part_free(sp_part *pt);
+
+/* Which images of part pt this rank keeps in the user's array (pt->alias)
+ * and how many user arrays it uses (pt->nuser). In mode "mpi", the spaces
+ * of a buffer that live on rank `rank` (its devices; the host's rows it
+ * holds: all of them on rank 0 for a buffer that is not distributed) are
+ * one memory, the user's array, when rp_plan_may_share() says nothing can
+ * tell: their copies then move nothing. RP_ENOMEM. */
+rp_status rp__sp_alias(const rp_plan *p, int mode, int rank,
+                       const sp_place *pl, sp_part *pt);
+
+/* Whether image i is the user's array on this rank (a user image, or one
+ * rp__sp_alias kept there). */
+int rp__sp_in_user(const rp_plan *p, const sp_part *pt, uint32_t i);
 
 /* Its figures (lower_us and body_cpu_us are left 0). */
 void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,

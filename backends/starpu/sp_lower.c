@@ -119,8 +119,9 @@ rp_status rp__sp_lower(sp *s) {
  * [lo, hi) moved back by lo (addresses below lo are never used). */
 static void *image(const sp *s, uint32_t i) {
   const rp_plan_image *im = &s->p->image[i];
-  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf]
-                                   : (void *)((uintptr_t)s->img[i] - im->lo);
+  return rp__sp_in_user(s->p, &s->part, i)
+             ? rp_exec_host(s->x)[im->buf]
+             : (void *)((uintptr_t)s->img[i] - im->lo);
 }
 
 static void run_work(const sp_item *it);
@@ -202,6 +203,8 @@ static void run_work(const sp_item *it) {
   default: {
     char *dst = image(s, a[1].image);
     const char *src = image(s, a[0].image);
+    if (dst == src)
+      return; /* both ends in one memory (rp__sp_alias): nothing moves */
     for (uint32_t i = 0; i < niv; i++)
       memmove(dst + iv[2 * i], src + iv[2 * i], iv[2 * i + 1]);
     return;

@@ -157,6 +157,7 @@ static int where(const sp_place *pl, const rp_plan *p, uint32_t v, int *at,
 }
 
 void rp__sp_part_free(sp_part *pt) {
+  free(pt->alias);
   free(pt->node);
   free(pt->image);
   free(pt->piece);
@@ -383,6 +384,67 @@ rp_status rp__sp_part(const rp_plan *p, int mode, int rank,
   return RP_OK;
 }
 
+int rp__sp_in_user(const rp_plan *p, const sp_part *pt, uint32_t i) {
+  return (p->image[i].flags & RP_IMAGE_USER) || (pt->alias && pt->alias[i]);
+}
+
+rp_status rp__sp_alias(const rp_plan *p, int mode, int rank,
+                       const sp_place *pl, sp_part *pt) {
+  uint32_t nbuf = rp_graph_num_buffers(p->graph);
+  pt->alias = calloc((size_t)p->nimage + 1, 1);
+  uint8_t *seen = calloc((size_t)nbuf + 1, 1);
+  if (!pt->alias || !seen) {
+    free(seen);
+    return RP_ENOMEM;
+  }
+  int nr = pl && pl->nranks > 0 ? pl->nranks : 1;
+  uint64_t devs = 0; /* this rank's devices */
+  for (unsigned d = 0; d < p->ndev && d < 63; d++)
+    if ((int)(d % (unsigned)nr) == rank)
+      devs |= 1ull << d;
+  rp_status st = RP_OK;
+  for (uint32_t k = 0; k < pt->nimage && st == RP_OK; k++) {
+    rp_buf b = p->image[pt->image[k]].buf;
+    if (seen[b])
+      continue;
+    seen[b] = 1;
+    rp_buffer_desc bd;
+    rp_buffer_info(p->graph, b, &bd);
+    if (!bd.host)
+      continue; /* internal: no user array */
+    int dist = pl && pl->dist && pl->dist[b].nparts;
+    if (mode != SP_MPI || (!dist && rank != 0))
+      continue; /* the user's array is rank 0's alone */
+    /* the host's rows here and this rank's devices: one memory if the
+     * coherence model cannot tell; for a distributed buffer the rows it
+     * does not hold are its devices' alone (checked apart) */
+    uint64_t s1 = (1ull << 63) | devs;
+    int ok = 0, ok2 = 1;
+    st = rp_plan_may_share(p, b, s1, &ok);
+    if (st == RP_OK && ok && dist && (devs & (devs - 1)))
+      st = rp_plan_may_share(p, b, devs, &ok2);
+    if (st != RP_OK || !ok || !ok2)
+      continue;
+    for (uint32_t j = 0; j < pt->nimage; j++) {
+      uint32_t i = pt->image[j];
+      if (p->image[i].buf == b && (p->image[i].spaces & s1))
+        pt->alias[i] = 1;
+    }
+  }
+  /* one handle per user array used here */
+  memset(seen, 0, (size_t)nbuf + 1);
+  pt->nuser = 0;
+  for (uint32_t k = 0; k < pt->nimage; k++) {
+    uint32_t i = pt->image[k];
+    if (rp__sp_in_user(p, pt, i) && !seen[p->image[i].buf]) {
+      seen[p->image[i].buf] = 1;
+      pt->nuser++;
+    }
+  }
+  free(seen);
+  return st;
+}
+
 void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
                        int nranks, rp__starpu_stats *out) {
   memset(out, 0, sizeof *out);
@@ -397,9 +459,13 @@ void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
   out->accesses = pt->naccess;
   out->images = pt->nimage;
   out->pieces = pt->npiece;
+  out->user_arrays = pt->nuser;
+  for (uint32_t k = 0; pt->alias && k < pt->nimage; k++)
+    out->aliased += pt->alias[pt->image[k]];
   for (uint32_t k = 0; k < pt->nimage; k++) {
     const rp_plan_image *im = &p->image[pt->image[k]];
-    out->image_bytes += im->flags & RP_IMAGE_USER ? 0 : im->hi - im->lo;
+    out->image_bytes +=
+        rp__sp_in_user(p, pt, pt->image[k]) ? 0 : im->hi - im->lo;
   }
 }
 
@@ -412,13 +478,18 @@ rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
   rp_status st = rp__sp_place(p->graph, nranks, &pl);
   if (st == RP_OK)
     st = rp__sp_part(p, SP_MPI, rank, &pl, &pt, err, sizeof err);
+  if (st == RP_OK && (st = rp__sp_alias(p, SP_MPI, rank, &pl, &pt)) != RP_OK)
+    rp__sp_part_free(&pt);
   double t1 = rp_clock_us();
   rp__sp_place_free(&pl);
   if (st != RP_OK)
     return st;
   rp__sp_part_stats(p, &pt, rank, nranks, out);
   out->lower_us = t1 - t0;
-  out->handles = pt.nimage + pt.nstage;
+  uint32_t own = 0; /* images in memory of their own */
+  for (uint32_t k = 0; k < pt.nimage; k++)
+    own += !rp__sp_in_user(p, &pt, pt.image[k]);
+  out->handles = own + pt.nuser + pt.nstage;
   rp__sp_part_free(&pt);
   return RP_OK;
 }
