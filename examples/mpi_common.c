@@ -1,4 +1,5 @@
 /* The driver the MPI examples share. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,52 @@ int exm_check_lowering(const rp_exec *x, const char *prog) {
   int any;
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   return any;
+}
+
+/* Bytes per row of buffer b (its rows: dims[0], or its elements). */
+static uint64_t row_bytes(const rp_graph *g, rp_buf b) {
+  rp_buffer_desc d;
+  rp_buffer_info(g, b, &d);
+  uint64_t rows = d.ndims ? d.dims[0] : d.bytes / (d.elem ? d.elem : 1);
+  return d.bytes / rows;
+}
+
+void exm_poison_foreign(const rp_graph *g, rp_buf b, double *a) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  uint64_t rb = row_bytes(g, b) / sizeof *a;
+  unsigned np = rp_buffer_num_parts(g, b);
+  for (unsigned q = 0; q < np; q++) {
+    uint64_t r0, r1;
+    rp_buffer_part_rows(g, b, q, &r0, &r1);
+    if ((int)(q % (unsigned)size) == rank)
+      continue;
+    for (uint64_t i = r0 * rb; i < r1 * rb; i++)
+      a[i] = NAN;
+  }
+}
+
+void exm_gather_parts(const rp_graph *g, rp_buf b, double *a) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  uint64_t rb = row_bytes(g, b);
+  unsigned np = rp_buffer_num_parts(g, b);
+  for (unsigned q = 0; q < np; q++) {
+    uint64_t r0, r1;
+    rp_buffer_part_rows(g, b, q, &r0, &r1);
+    int holder = (int)(q % (unsigned)size);
+    char *at = (char *)a + r0 * rb;
+    int bytes = (int)((r1 - r0) * rb);
+    if (holder == 0 || !bytes)
+      continue;
+    if (rank == holder)
+      MPI_Send(at, bytes, MPI_BYTE, 0, (int)q, MPI_COMM_WORLD);
+    else if (rank == 0)
+      MPI_Recv(at, bytes, MPI_BYTE, holder, (int)q, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+  }
 }
 
 void exm_trace(const rp_exec *x) { rp__starpu_trace(x, 1); }
