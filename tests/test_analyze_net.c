@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include "reprise/backend.h"
 #include "reprise/kernel.h"
 #include "util.h"
 
@@ -100,5 +101,81 @@ Test(analyze_net, copies_between_ranks_on_pair_lanes) {
   o.nranks = 1;
   cr_assert_eq(rp_analyze(g, &o, &an), RP_OK);
   rp_analysis_destroy(an);
+  rp_graph_destroy(g);
+}
+
+/* With A distributed by rows (row d in part d, on rank d % nranks), a copy
+ * between the host and a device is local when the device's rank holds the
+ * copy's rows (and costs nothing: that rank keeps both in one memory),
+ * else a transfer with the holder's rank; a transfer that was measured
+ * costs the net model plus its pack and unpack (the measured copy each). */
+Test(analyze_net, distributed_rows_and_pack_costs) {
+  uint8_t a[4000] = {0};
+  rp_graph *g;
+  rp_buf A;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register_2d(g, "A", a, 4, 1000, 1, &A));
+  for (int d = 0; d < 4; d++) {
+    rp_arg arg = rp_arg_buf(rp_box2(A, (uint64_t)d, (uint64_t)d + 1, 0,
+                                    1000));
+    TU_OK(g, rp_record_kernel(g, &net_touch_k, d, rp_dims3(1000, 1, 1), &arg,
+                              NULL, NULL));
+  }
+  rp_arg arg = rp_arg_buf(rp_box2(A, 0, 1, 0, 1000));
+  TU_OK(g, rp_record_kernel(g, &net_touch_k, 3, rp_dims3(1000, 1, 1), &arg,
+                            NULL, NULL));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(A), NULL));
+  TU_OK(g, rp_buffer_distribute(g, A, 4, NULL));
+  TU_OK(g, rp_graph_end(g));
+  uint32_t nop = rp_graph_num_nodes(g);
+  double *us = malloc(nop * sizeof *us);
+  for (uint32_t n = 0; n < nop; n++)
+    us[n] = 3;
+  for (unsigned nr = 2; nr <= 4; nr++) {
+    rp_analysis_opts o;
+    rp_analysis_opts_init(&o);
+    o.nranks = nr;
+    o.net_latency_us = 7;
+    o.net_gbps = 0.5;
+    o.measured_us = us;
+    rp_analysis *an;
+    cr_assert_eq(rp_analyze(g, &o, &an), RP_OK);
+    unsigned nlocal = 0, nnet = 0;
+    for (rp_node n = 0; n < nop; n++) {
+      rp_node_info ni;
+      rp_node_info_get(g, n, &ni);
+      if (ni.type != RP_OP_COPY_H2D && ni.type != RP_OP_COPY_D2H)
+        continue;
+      rp_access_info h;
+      rp_node_access(g, n, ni.type == RP_OP_COPY_H2D ? 0 : 1, &h);
+      uint64_t iv[2] = {0, 0};
+      rp_region_intervals(g, &h.region, iv, 1);
+      int holder = (int)(iv[0] / 1000 % nr), dev = ni.device % (int)nr;
+      rp_op_sched sc;
+      const char *lane;
+      double busy;
+      cr_assert_eq(rp_analysis_op(an, n, &sc), RP_OK);
+      cr_assert_eq(rp_analysis_lane(an, sc.lane, &lane, &busy), RP_OK);
+      if (holder == dev) {
+        cr_assert(strncmp(lane, "net:", 4), "%s on %s", ni.name, lane);
+        cr_assert_float_eq(sc.cost_us, 0, 1e-12, "%s: %g", ni.name,
+                           sc.cost_us);
+        nlocal++;
+        continue;
+      }
+      char want[16];
+      snprintf(want, sizeof want, "net:%d-%d", holder < dev ? holder : dev,
+               holder < dev ? dev : holder);
+      cr_assert_str_eq(lane, want, "%s", ni.name);
+      cr_assert_float_eq(sc.cost_us, 7 + 1000 / 500.0 + 2 * 3, 1e-9,
+                         "%s: %g", ni.name, sc.cost_us);
+      nnet++;
+    }
+    cr_assert_gt(nlocal, 0);
+    /* row 0 goes home from device 3: another rank's, but with 3 ranks */
+    cr_assert_eq(nnet, nr == 3 ? 0 : 1, "%u ranks: %u", nr, nnet);
+    rp_analysis_destroy(an);
+  }
+  free(us);
   rp_graph_destroy(g);
 }
