@@ -35,6 +35,7 @@
 #include <dirent.h>
 #include <unistd.h>
 #include "examples.h"
+#include "multidev.h"
 #include "mpi_common.h"
 #include "reprise/analyze.h"
 #include "rp_starpu.h"
@@ -86,6 +87,50 @@ static void mpi_steps(uint64_t n, unsigned steps, double *la, double *lb,
   }
 }
 
+/* The heat code (--app heat, examples/heat2d_kernels.c): step s reads one
+ * grid (u when s is even, v when odd) with its halo rows, exchanged
+ * first, and writes its rows of the other: the boundary copied, the
+ * interior u + (sum of the 4 neighbours - 4u) / 8 (the same expression
+ * as the example's kernel, for identical results). */
+static void heat_steps(uint64_t n, unsigned steps, double *lu, double *lv,
+                       int rank, int size) {
+  uint64_t r0, r1;
+  rows(n, rank, size, &r0, &r1);
+  uint64_t lo = r0 ? r0 - 1 : 0;
+  for (unsigned s = 0; s < steps; s++) {
+    double *src = s % 2 ? lv : lu, *dst = s % 2 ? lu : lv;
+    double *w = src + (r0 - lo) * n;
+    MPI_Request rq[4];
+    int nr = 0;
+    if (rank > 0) {
+      MPI_Irecv(w - n, (int)n, MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD,
+                &rq[nr++]);
+      MPI_Isend(w, (int)n, MPI_DOUBLE, rank - 1, 2, MPI_COMM_WORLD,
+                &rq[nr++]);
+    }
+    if (rank + 1 < size) {
+      MPI_Irecv(w + (r1 - r0) * n, (int)n, MPI_DOUBLE, rank + 1, 2,
+                MPI_COMM_WORLD, &rq[nr++]);
+      MPI_Isend(w + (r1 - r0 - 1) * n, (int)n, MPI_DOUBLE, rank + 1, 1,
+                MPI_COMM_WORLD, &rq[nr++]);
+    }
+    MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+    for (uint64_t i = r0; i < r1; i++) {
+      const double *u = src + (i - lo) * n;
+      double *o = dst + (i - lo) * n;
+      for (uint64_t j = 0; j < n; j++)
+        o[j] = i > 0 && i + 1 < n && j > 0 && j + 1 < n
+                   ? u[j] + 0.125 * (((u[j - n] + u[j + n]) +
+                                      (u[j - 1] + u[j + 1])) - 4.0 * u[j])
+                   : u[j];
+    }
+  }
+}
+
+typedef void (*steps_fn)(uint64_t n, unsigned steps, double *la, double *lb,
+                         int rank, int size);
+static steps_fn hand_steps = mpi_steps;
+
 /* One replicated run: the rows scattered from rank 0's grids (a, b), the
  * steps, the grids gathered back. */
 static void mpi_run(uint64_t n, unsigned steps, double *a, double *b,
@@ -97,7 +142,7 @@ static void mpi_run(uint64_t n, unsigned steps, double *a, double *b,
   double *wa = la + (r0 - lo) * n, *wb = lb + (r0 - lo) * n;
   MPI_Scatterv(a, cnt, dsp, MPI_DOUBLE, wa, cnt[rank], MPI_DOUBLE, 0,
                MPI_COMM_WORLD);
-  mpi_steps(n, steps, la, lb, rank, size);
+  hand_steps(n, steps, la, lb, rank, size);
   MPI_Gatherv(wa, cnt[rank], MPI_DOUBLE, a, cnt, dsp, MPI_DOUBLE, 0,
               MPI_COMM_WORLD);
   MPI_Gatherv(wb, cnt[rank], MPI_DOUBLE, b, cnt, dsp, MPI_DOUBLE, 0,
@@ -295,7 +340,7 @@ static double timed(int which, int dist, rp_exec *x, uint64_t n,
   if (which)
     rp_exec_run(x, 1);
   else if (dist)
-    mpi_steps(n, steps, la, lb, rank, size);
+    hand_steps(n, steps, la, lb, rank, size);
   else
     mpi_run(n, steps, a, b, la, lb, rank, size, cnt, dsp);
   double t1 = rp_clock_us();
@@ -335,8 +380,8 @@ static double max_all(double v) {
 
 /* One grid size in one form: prints its row and its breakdown; 1 when
  * the grids differ, 2 on a failure. */
-static int one(uint64_t n, int dist, unsigned steps, unsigned runs,
-               double lat, double gbps, int rank, int size) {
+static int one(int heat, uint64_t n, int dist, unsigned steps,
+               unsigned runs, double lat, double gbps, int rank, int size) {
   uint64_t nn = n * n;
   double *a = malloc(nn * 8), *b = malloc(nn * 8), s[1];
   double *ma = malloc(nn * 8), *mb = malloc(nn * 8);
@@ -362,17 +407,27 @@ static int one(uint64_t n, int dist, unsigned steps, unsigned runs,
   p.every = 0;
   p.blocks = (unsigned)size;
   p.devices = (unsigned)size;
+  ex_heat2d hp;
+  memset(&hp, 0, sizeof hp);
+  hp.n = n;
+  hp.steps = steps;
+  hp.devices = (unsigned)size;
   rp_graph *g = NULL;
   rp_exec *x = NULL;
-  rp_buf A = 0, B = 1;
-  ex_jacobi2d_init(&p, a, b, s);
-  ex_jacobi2d_init(&p, ma, mb, s);
+  if (heat) {
+    ex_heat2d_init(&hp, a, b);
+    ex_heat2d_init(&hp, ma, mb);
+  } else {
+    ex_jacobi2d_init(&p, a, b, s);
+    ex_jacobi2d_init(&p, ma, mb, s);
+  }
+  /* buffers 0 and 1: A and B, or U and V */
   double c0 = rp_clock_us();
-  if (rp_graph_create(&g, 0) || ex_jacobi2d_record(g, &p, a, b, s) ||
-      (dist && (rp_graph_find_buffer(g, "A", &A) ||
-                rp_graph_find_buffer(g, "B", &B) ||
-                rp_buffer_distribute(g, A, (unsigned)size, NULL) ||
-                rp_buffer_distribute(g, B, (unsigned)size, NULL))) ||
+  if (rp_graph_create(&g, 0) ||
+      (heat ? ex_heat2d_record(g, &hp, a, b)
+            : ex_jacobi2d_record(g, &p, a, b, s)) ||
+      (dist && (rp_buffer_distribute(g, 0, (unsigned)size, NULL) ||
+                rp_buffer_distribute(g, 1, (unsigned)size, NULL))) ||
       rp_graph_end(g) || !(x = exm_exec(g, "bench_mpi_jacobi"))) {
     fprintf(stderr, "bench_mpi_jacobi: n = %llu: setup failed: %s\n",
             (unsigned long long)n, rp_last_error());
@@ -413,13 +468,16 @@ static int one(uint64_t n, int dist, unsigned steps, unsigned runs,
   if (exm_check_lowering(x, "bench_mpi_jacobi"))
     bad = 2;
   if (rank == 0)
-    printf("%6llu %-11s %9u %10.2f %10.2f %7.3f %9s %10.2f %7.3f %9.1f "
-           "%9.1f\n", (unsigned long long)n,
+    printf("%-6s %6llu %-11s %9u %10.2f %10.2f %7.3f %9s %10.2f %7.3f "
+           "%9.1f %9.1f\n", heat ? "heat" : "jacobi", (unsigned long long)n,
            dist ? "distributed" : "replicated", rp_graph_num_nodes(g),
            tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
            tr[runs / 2] / tm[runs / 2], all_same ? "identical" : "DIFFER",
            pred * 1e-3, pred / tr[runs / 2], setup * 1e-3, first * 1e-3);
-  exm_print_breakdown(x, dist ? "distributed" : "replicated");
+  char title[64];
+  snprintf(title, sizeof title, "%s, n = %llu, %s", heat ? "heat" : "jacobi",
+           (unsigned long long)n, dist ? "distributed" : "replicated");
+  exm_print_breakdown(x, title);
   print_threads(rank, size, runs,
                 (b1.body_cpu_us - b0.body_cpu_us) * 1e-3 / runs);
   fflush(stdout);
@@ -447,6 +505,7 @@ int main(int argc, char **argv) {
   uint64_t sizes[8] = {256, 1024, 2048};
   unsigned nsz = 3;
   int forms = 3; /* bit 0 replicated, bit 1 distributed */
+  int heat = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--steps") && i + 1 < argc)
       steps = (unsigned)atoi(argv[++i]);
@@ -456,6 +515,8 @@ int main(int argc, char **argv) {
       gbps = atof(argv[++i]);
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
       runs = (unsigned)atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--app") && i + 1 < argc)
+      heat = !strcmp(argv[++i], "heat");
     else if (!strcmp(argv[i], "--form") && i + 1 < argc) {
       const char *f = argv[++i];
       forms = !strcmp(f, "replicated") ? 1 : !strcmp(f, "distributed") ? 2 : 3;
@@ -467,7 +528,7 @@ int main(int argc, char **argv) {
     } else {
       if (rank == 0)
         fprintf(stderr, "usage: bench_mpi_jacobi [--n N,N,...] [--steps S] "
-                "[--runs R] [--form replicated|distributed|both] "
+                "[--runs R] [--form replicated|distributed|both] [--app jacobi|heat] "
                 "[--net-latency-us L] [--net-gbps B]\n");
       return exm_finish(2);
     }
@@ -476,15 +537,16 @@ int main(int argc, char **argv) {
     runs = 5;
   if (rank == 0)
     printf("bench_mpi_jacobi: %d ranks, %u steps per run, median of %u "
-           "runs; net %.1f us + bytes / %.2f GB/s\n%6s %-11s %9s %10s %10s "
-           "%7s %9s %10s %7s %9s %9s\n", size, steps, runs, lat, gbps, "n",
-           "form", "graph_ops", "mpi_ms", "reprise_ms", "ratio", "results",
+           "runs; net %.1f us + bytes / %.2f GB/s\n%-6s %6s %-11s %9s %10s "
+           "%10s %7s %9s %10s %7s %9s %9s\n", size, steps, runs, lat, gbps,
+           "app", "n", "form", "graph_ops", "mpi_ms", "reprise_ms", "ratio", "results",
            "pred_ms", "pred/ach", "setup_ms", "first_ms");
+  hand_steps = heat ? heat_steps : mpi_steps;
   int bad = 0;
   for (unsigned k = 0; k < nsz && bad < 2; k++)
     for (int f = 0; f < 2 && bad < 2; f++)
       if (forms & (1 << f)) {
-        int r = one(sizes[k], f, steps, runs, lat, gbps, rank, size);
+        int r = one(heat, sizes[k], f, steps, runs, lat, gbps, rank, size);
         bad = r > bad ? r : bad;
       }
   return exm_finish(bad);
