@@ -462,7 +462,9 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     goto fail;
   if (mode == SP_MPI) {
     pthread_mutex_lock(&live_mu);
-    s->tag0 = ++mpi_execs << 52;
+    /* tags: (exec << 52) + (node << 20) + piece, below 2^63 (an exec
+     * number wraps after 2047 execs of this process) */
+    s->tag0 = (++mpi_execs % 2047 + 1) << 52;
     pthread_mutex_unlock(&live_mu);
   }
   if ((st = rp__sp_lower(s)) != RP_OK)
