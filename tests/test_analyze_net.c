@@ -13,8 +13,9 @@ static const rp_kernel net_touch_k =
     RP_KERNEL_DESC(net_touch, net_touch_params);
 
 /* A buffer of 4 x 1000 bytes; device d touches row d, then every device
- * touches row 0 (coherence copies it around), then the host reads all. */
-static rp_graph *ring(uint8_t *a) {
+ * touches row 0 (only device 3 with `last`; coherence copies it around),
+ * then the host reads all; `parts` > 0: A distributed by rows in parts. */
+static rp_graph *ring_of(uint8_t *a, int last, unsigned parts) {
   rp_graph *g;
   rp_buf A;
   TU_OK(NULL, rp_graph_create(&g, 0));
@@ -25,15 +26,19 @@ static rp_graph *ring(uint8_t *a) {
     TU_OK(g, rp_record_kernel(g, &net_touch_k, d, rp_dims3(1000, 1, 1), &arg,
                               NULL, NULL));
   }
-  for (int d = 0; d < 4; d++) {
+  for (int d = last ? 3 : 0; d < 4; d++) {
     rp_arg arg = rp_arg_buf(rp_box2(A, 0, 1, 0, 1000));
     TU_OK(g, rp_record_kernel(g, &net_touch_k, d, rp_dims3(1000, 1, 1), &arg,
                               NULL, NULL));
   }
   TU_OK(g, rp_record_sync_host(g, rp_whole(A), NULL));
+  if (parts)
+    TU_OK(g, rp_buffer_distribute(g, A, parts, NULL));
   TU_OK(g, rp_graph_end(g));
   return g;
 }
+
+static rp_graph *ring(uint8_t *a) { return ring_of(a, 0, 0); }
 
 static int rank_of(int space, unsigned nr) {
   return space < 0 ? 0 : space % (int)nr;
@@ -111,22 +116,7 @@ Test(analyze_net, copies_between_ranks_on_pair_lanes) {
  * costs the net model plus its pack and unpack (the measured copy each). */
 Test(analyze_net, distributed_rows_and_pack_costs) {
   uint8_t a[4000] = {0};
-  rp_graph *g;
-  rp_buf A;
-  TU_OK(NULL, rp_graph_create(&g, 0));
-  TU_OK(g, rp_buffer_register_2d(g, "A", a, 4, 1000, 1, &A));
-  for (int d = 0; d < 4; d++) {
-    rp_arg arg = rp_arg_buf(rp_box2(A, (uint64_t)d, (uint64_t)d + 1, 0,
-                                    1000));
-    TU_OK(g, rp_record_kernel(g, &net_touch_k, d, rp_dims3(1000, 1, 1), &arg,
-                              NULL, NULL));
-  }
-  rp_arg arg = rp_arg_buf(rp_box2(A, 0, 1, 0, 1000));
-  TU_OK(g, rp_record_kernel(g, &net_touch_k, 3, rp_dims3(1000, 1, 1), &arg,
-                            NULL, NULL));
-  TU_OK(g, rp_record_sync_host(g, rp_whole(A), NULL));
-  TU_OK(g, rp_buffer_distribute(g, A, 4, NULL));
-  TU_OK(g, rp_graph_end(g));
+  rp_graph *g = ring_of(a, 1, 4);
   uint32_t nop = rp_graph_num_nodes(g);
   double *us = malloc(nop * sizeof *us);
   for (uint32_t n = 0; n < nop; n++)

@@ -254,16 +254,22 @@ static rp_status check_bodies(sp *s) {
   return RP_OK;
 }
 
+/* A StarPU handle over n bytes at p in main memory, counted and timed
+ * (into *reg). */
+static void register_vector(sp *s, starpu_data_handle_t *h, void *p,
+                            uint64_t n, double *reg) {
+  double t0 = rp_clock_us();
+  starpu_vector_data_register(h, STARPU_MAIN_RAM, (uintptr_t)p, n, 1);
+  *reg += rp_clock_us() - t0;
+  s->st.handles++;
+}
+
 /* The handle of buffer b's user array, registered at its first use. */
 static starpu_data_handle_t user_handle(sp *s, rp_buf b, double *reg) {
   if (!s->uh[b]) {
     rp_buffer_desc d;
     rp_buffer_info(s->p->graph, b, &d);
-    double t0 = rp_clock_us();
-    starpu_vector_data_register(&s->uh[b], STARPU_MAIN_RAM,
-                                (uintptr_t)rp_exec_host(s->x)[b], d.bytes, 1);
-    *reg += rp_clock_us() - t0;
-    s->st.handles++;
+    register_vector(s, &s->uh[b], rp_exec_host(s->x)[b], d.bytes, reg);
   }
   return s->uh[b];
 }
@@ -289,13 +295,8 @@ static rp_status alloc_data(sp *s) {
     uint64_t n = im->hi > im->lo ? im->hi - im->lo : 1;
     if (!(s->img[i] = calloc(1, n)))
       return RP_ENOMEM;
-    if (data) {
-      double t0 = rp_clock_us();
-      starpu_vector_data_register(&s->h[i], STARPU_MAIN_RAM,
-                                  (uintptr_t)s->img[i], n, 1);
-      reg += rp_clock_us() - t0;
-      s->st.handles++;
-    }
+    if (data)
+      register_vector(s, &s->h[i], s->img[i], n, &reg);
   }
   for (uint32_t k = 0; s->mode == SP_MPI && k < pt->npiece; k++) {
     const sp_piece *pc = &pt->piece[k];
@@ -304,11 +305,7 @@ static rp_status alloc_data(sp *s) {
     uint64_t n = pc->bytes ? pc->bytes : 1;
     if (!(s->stage[k] = calloc(1, n)))
       return RP_ENOMEM;
-    double t0 = rp_clock_us();
-    starpu_vector_data_register(&s->sh[k], STARPU_MAIN_RAM,
-                                (uintptr_t)s->stage[k], n, 1);
-    reg += rp_clock_us() - t0;
-    s->st.handles++;
+    register_vector(s, &s->sh[k], s->stage[k], n, &reg);
   }
   s->st.register_us = reg;
   return RP_OK;

@@ -54,6 +54,26 @@ static void rows(uint64_t n, int r, int size, uint64_t *r0, uint64_t *r1) {
   *r1 = n * (uint64_t)(r + 1) / (uint64_t)size;
 }
 
+/* The halo exchange of the hand-written codes: the first and last of the
+ * `rows` rows at w go to the neighbouring ranks, whose last and first rows
+ * arrive in the rows before and after. */
+static void halo(double *w, uint64_t n, uint64_t rows, int rank, int size) {
+  MPI_Request rq[4];
+  int nr = 0;
+  if (rank > 0) {
+    MPI_Irecv(w - n, (int)n, MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD,
+              &rq[nr++]);
+    MPI_Isend(w, (int)n, MPI_DOUBLE, rank - 1, 2, MPI_COMM_WORLD, &rq[nr++]);
+  }
+  if (rank + 1 < size) {
+    MPI_Irecv(w + rows * n, (int)n, MPI_DOUBLE, rank + 1, 2, MPI_COMM_WORLD,
+              &rq[nr++]);
+    MPI_Isend(w + (rows - 1) * n, (int)n, MPI_DOUBLE, rank + 1, 1,
+              MPI_COMM_WORLD, &rq[nr++]);
+  }
+  MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+}
+
 /* The hand-written code: `steps` steps, each rank working in its local
  * window la, lb of rows [r0 - 1, r1 + 1). */
 static void mpi_steps(uint64_t n, unsigned steps, double *la, double *lb,
@@ -64,21 +84,7 @@ static void mpi_steps(uint64_t n, unsigned steps, double *la, double *lb,
   double *wa = la + (r0 - lo) * n, *wb = lb + (r0 - lo) * n;
   for (unsigned s = 0; s < steps; s++) {
     memcpy(wb, wa, (r1 - r0) * n * sizeof *wb);
-    MPI_Request rq[4];
-    int nr = 0;
-    if (rank > 0) {
-      MPI_Irecv(wb - n, (int)n, MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD,
-                &rq[nr++]);
-      MPI_Isend(wb, (int)n, MPI_DOUBLE, rank - 1, 2, MPI_COMM_WORLD,
-                &rq[nr++]);
-    }
-    if (rank + 1 < size) {
-      MPI_Irecv(wb + (r1 - r0) * n, (int)n, MPI_DOUBLE, rank + 1, 2,
-                MPI_COMM_WORLD, &rq[nr++]);
-      MPI_Isend(wb + (r1 - r0 - 1) * n, (int)n, MPI_DOUBLE, rank + 1, 1,
-                MPI_COMM_WORLD, &rq[nr++]);
-    }
-    MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+    halo(wb, n, r1 - r0, rank, size);
     uint64_t i0 = r0 ? r0 : 1, i1 = r1 < n ? r1 : n - 1;
     for (uint64_t i = i0; i < i1; i++) {
       const double *bb = lb + (i - lo) * n;
@@ -102,21 +108,7 @@ static void heat_steps(uint64_t n, unsigned steps, double *lu, double *lv,
   for (unsigned s = 0; s < steps; s++) {
     double *src = s % 2 ? lv : lu, *dst = s % 2 ? lu : lv;
     double *w = src + (r0 - lo) * n;
-    MPI_Request rq[4];
-    int nr = 0;
-    if (rank > 0) {
-      MPI_Irecv(w - n, (int)n, MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD,
-                &rq[nr++]);
-      MPI_Isend(w, (int)n, MPI_DOUBLE, rank - 1, 2, MPI_COMM_WORLD,
-                &rq[nr++]);
-    }
-    if (rank + 1 < size) {
-      MPI_Irecv(w + (r1 - r0) * n, (int)n, MPI_DOUBLE, rank + 1, 2,
-                MPI_COMM_WORLD, &rq[nr++]);
-      MPI_Isend(w + (r1 - r0 - 1) * n, (int)n, MPI_DOUBLE, rank + 1, 1,
-                MPI_COMM_WORLD, &rq[nr++]);
-    }
-    MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+    halo(w, n, r1 - r0, rank, size);
     for (uint64_t i = r0; i < r1; i++) {
       const double *u = src + (i - lo) * n;
       double *o = dst + (i - lo) * n;
