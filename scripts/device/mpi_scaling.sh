@@ -56,7 +56,9 @@ echo "== net model (bench_mpi_pingpong): $LAT us + bytes / $GBPS GB/s" |
 
 for np in $RANKS; do
   for app in jacobi heat; do
-    echo "== $app, $np ranks ($(( $(date +%s) - T0 )) s, load $(cut -d' ' -f1 /proc/loadavg))" >> "$LOG"
+    t=$(( $(date +%s) - T0 ))
+    echo "== $app, $np ranks ($t s, load $(cut -d' ' -f1 /proc/loadavg))" \
+      >> "$LOG"
     timeout 120 $MPIRUN -np $np $B/tools/bench/bench_mpi_jacobi --app $app \
       --n $NS --steps $STEPS --runs 5 --net-latency-us "$LAT" \
       --net-gbps "$GBPS" > "$OUT/run_${app}_$np.txt" 2>&1
@@ -69,7 +71,8 @@ echo "== done in $(( $(date +%s) - T0 )) s" | tee -a "$LOG"
 # Summary: ratio table, prediction, set-up; 8-rank breakdowns.
 {
   echo
-  echo "ranks app    n     form        mpi_ms   reprise_ms ratio  target results   pred/ach setup_ms first_ms"
+  printf "%s %s\n" "ranks app    n     form        mpi_ms   reprise_ms" \
+    "ratio  target results   pred/ach setup_ms first_ms"
   for np in $RANKS; do
     for app in jacobi heat; do
       awk -v np=$np '$1 == "jacobi" || $1 == "heat" {

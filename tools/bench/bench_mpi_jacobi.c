@@ -533,8 +533,9 @@ int main(int argc, char **argv) {
         sizes[nsz++] = strtoull(t, NULL, 10);
     } else {
       if (rank == 0)
-        fprintf(stderr, "usage: bench_mpi_jacobi [--n N,N,...] [--steps S,S,...] "
-                "[--runs R] [--form replicated|distributed|both] [--app jacobi|heat] "
+        fprintf(stderr, "usage: bench_mpi_jacobi [--n N,N,...] "
+                "[--steps S,S,...] [--runs R] "
+                "[--form replicated|distributed|both] [--app jacobi|heat] "
                 "[--net-latency-us L] [--net-gbps B]\n");
       return exm_finish(2);
     }
