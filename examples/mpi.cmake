@@ -1,6 +1,6 @@
 # MPI examples (examples/mpi_*.c): the starpu backend's distributed mode.
-# Built when the library has StarPU-MPI; each runs under mpirun with 2 and
-# 4 ranks in ctest (--oversubscribe: CI has 2 cores; --allow-run-as-root:
+# Built when the library has StarPU-MPI; each runs under mpirun with 1, 2
+# and 4 ranks in ctest (--oversubscribe: CI has 2 cores; --allow-run-as-root:
 # CI runs as root), StarPU on one CPU worker per rank and silent.
 if(NOT RP_HAVE_STARPU_MPI)
   return()
@@ -36,7 +36,19 @@ set(rp_mpi_tests
   "heat2d_np4 4 mpi_heat2d --n 61 --steps 5 --iters 2 --devices-per-rank 2"
   "heat2d_explicit_np2 2 mpi_heat2d --n 64 --steps 4 --iters 2 --explicit-halo"
   "jacobi2d_np2 2 mpi_jacobi2d --n 64 --steps 4 --every 2 --iters 3"
-  "jacobi2d_np4 4 mpi_jacobi2d --n 80 --steps 4 --every 0 --iters 2")
+  "jacobi2d_np4 4 mpi_jacobi2d --n 80 --steps 4 --every 0 --iters 2"
+  # distributed grids (rp_buffer_distribute): each rank holds its rows,
+  # gathered once at the end for the check; rows not dividing by ranks, a
+  # rank with no rows (--parts 1, --empty-part), one rank
+  "jacobi2d_dist_np2 2 mpi_jacobi2d --n 64 --steps 4 --iters 3 --distributed"
+  "jacobi2d_dist_np4 4 mpi_jacobi2d --n 80 --steps 4 --iters 2 --distributed"
+  "jacobi2d_dist_np1 1 mpi_jacobi2d --n 40 --steps 4 --iters 2 --distributed"
+  "heat2d_dist_np2 2 mpi_heat2d --n 64 --steps 4 --iters 3 --distributed"
+  "heat2d_dist_np4 4 mpi_heat2d --n 61 --steps 5 --iters 2 --devices-per-rank 2 --distributed"
+  "heat2d_dist_parts1_np4 4 mpi_heat2d --n 61 --steps 5 --iters 2 --distributed --parts 1"
+  "heat2d_dist_empty_np4 4 mpi_heat2d --n 61 --steps 5 --iters 2 --distributed --empty-part 2"
+  "heat2d_dist_explicit_np2 2 mpi_heat2d --n 64 --steps 4 --iters 2 --explicit-halo --distributed"
+  "heat2d_dist_np1 1 mpi_heat2d --n 61 --steps 5 --iters 2 --distributed")
 foreach(t ${rp_mpi_tests})
   separate_arguments(args UNIX_COMMAND "${t}")
   list(GET args 0 name)

@@ -1,4 +1,6 @@
 /* The driver the MPI examples share. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +9,10 @@
 
 int exm_start(int *argc, char ***argv, int *rank, int *size) {
   int level;
+  /* Open MPI yields the core while it polls (the hand-written code's
+   * MPI_Waitall and StarPU-MPI's progress thread alike) when ranks share
+   * cores; the environment's own setting wins */
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &level) !=
       MPI_SUCCESS)
     return 1;
@@ -45,7 +51,8 @@ int exm_check_lowering(const rp_exec *x, const char *prog) {
   bad = st.tasks != want.tasks || st.sends != want.sends ||
         st.recvs != want.recvs || st.visited != want.visited ||
         st.images != want.images || st.handles != want.handles ||
-        st.image_bytes != want.image_bytes ||
+        st.image_bytes != want.image_bytes || st.aliased != want.aliased ||
+        st.user_arrays != want.user_arrays ||
         (size > 1 && st.tasks >= st.nodes);
   double mine[9] = {st.nodes, st.tasks, st.sends, st.recvs, st.lower_us,
                     bad, st.handles, (double)st.image_bytes, st.visited};
@@ -66,6 +73,91 @@ int exm_check_lowering(const rp_exec *x, const char *prog) {
   int any;
   MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   return any;
+}
+
+/* Bytes per row of buffer b (its rows: dims[0], or its elements). */
+static uint64_t row_bytes(const rp_graph *g, rp_buf b) {
+  rp_buffer_desc d;
+  rp_buffer_info(g, b, &d);
+  uint64_t rows = d.ndims ? d.dims[0] : d.bytes / (d.elem ? d.elem : 1);
+  return d.bytes / rows;
+}
+
+void exm_poison_foreign(const rp_graph *g, rp_buf b, double *a) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  uint64_t rb = row_bytes(g, b) / sizeof *a;
+  unsigned np = rp_buffer_num_parts(g, b);
+  for (unsigned q = 0; q < np; q++) {
+    uint64_t r0, r1;
+    rp_buffer_part_rows(g, b, q, &r0, &r1);
+    if ((int)(q % (unsigned)size) == rank)
+      continue;
+    for (uint64_t i = r0 * rb; i < r1 * rb; i++)
+      a[i] = NAN;
+  }
+}
+
+void exm_gather_parts(const rp_graph *g, rp_buf b, double *a) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  uint64_t rb = row_bytes(g, b);
+  unsigned np = rp_buffer_num_parts(g, b);
+  for (unsigned q = 0; q < np; q++) {
+    uint64_t r0, r1;
+    rp_buffer_part_rows(g, b, q, &r0, &r1);
+    int holder = (int)(q % (unsigned)size);
+    char *at = (char *)a + r0 * rb;
+    int bytes = (int)((r1 - r0) * rb);
+    if (holder == 0 || !bytes)
+      continue;
+    if (rank == holder)
+      MPI_Send(at, bytes, MPI_BYTE, 0, (int)q, MPI_COMM_WORLD);
+    else if (rank == 0)
+      MPI_Recv(at, bytes, MPI_BYTE, holder, (int)q, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+  }
+}
+
+void exm_trace(const rp_exec *x) { rp__starpu_trace(x, 1); }
+
+void exm_print_breakdown(const rp_exec *x, const char *title) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  rp__starpu_breakdown b;
+  rp__starpu_stats st;
+  memset(&b, 0, sizeof b);
+  memset(&st, 0, sizeof st);
+  rp__starpu_breakdown_get(x, &b);
+  rp__starpu_stats_get(x, &st);
+  double r = b.replays ? (double)b.replays : 1, tk = b.tasks ? b.tasks : 1;
+  enum { NF = 14 };
+  double mine[NF] = {b.wall_us / r, b.body_us / r, b.halo_us / r,
+                     (b.host_us + b.host_recv_us) / r, b.recv_us / r,
+                     b.sched_us / r, b.submit_wait_us / r, b.other_us / r,
+                     b.submit_us / r, (double)b.tasks / r,
+                     (b.sched_us + b.done_lat_us) / tk,
+                     b.ready_lat_us / tk, st.register_us, b.replays};
+  double *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
+  MPI_Gather(mine, NF, MPI_DOUBLE, all, NF, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (rank != 0)
+    return;
+  printf("  where the time went per replay, by rank (ms; %s)\n"
+         "  %4s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %7s %7s %7s\n",
+         title, "rank", "wall", "bodies", "halo_pk", "scat_gth", "recv_wt",
+         "sched", "sub_wt", "other", "submit", "tasks", "us/task",
+         "rdy_us", "reg_ms");
+  for (int q = 0; q < size && all; q++) {
+    const double *v = all + (size_t)q * NF;
+    printf("  %4d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f "
+           "%6.0f %7.1f %7.1f %7.2f\n", q, v[0] * 1e-3, v[1] * 1e-3,
+           v[2] * 1e-3, v[3] * 1e-3, v[4] * 1e-3, v[5] * 1e-3, v[6] * 1e-3,
+           v[7] * 1e-3, v[8] * 1e-3, v[9], v[10], v[11], v[12] * 1e-3);
+  }
+  free(all);
 }
 
 int exm_finish(int rc) {

@@ -21,6 +21,23 @@ int exm_run(rp_exec *x, unsigned iters, const char *prog, int rank,
  * it runs and feeds), less than the whole graph when there are several
  * ranks. Returns 0 when every rank is right (on every rank). */
 int exm_check_lowering(const rp_exec *x, const char *prog);
+/* Distributed buffer b of g (rp_buffer_distribute): sets every row of
+ * array a that this rank does not hold to NaN, so that a replay reading
+ * one would show in the results. */
+void exm_poison_foreign(const rp_graph *g, rp_buf b, double *a);
+/* Distributed buffer b of g: every rank sends the rows it holds of its
+ * array a to rank 0, which puts them in place in its a: rank 0's a is
+ * then the whole result. Collective. */
+void exm_gather_parts(const rp_graph *g, rp_buf b, double *a);
+/* Starts tracing exec x (rp__starpu_trace): its later launches add to
+ * the per-rank breakdown exm_print_breakdown() prints. */
+void exm_trace(const rp_exec *x);
+/* Gathers every rank's breakdown of x's traced launches on rank 0 and
+ * prints where each rank's time went per replay (ms): task bodies,
+ * packing halos, the scatter and gather through the host's rank, waiting
+ * on receives, StarPU's scheduling, submitting, the rest; tasks per
+ * replay, StarPU's time per task, registering (once, at creation). */
+void exm_print_breakdown(const rp_exec *x, const char *title);
 /* Same value of rc on every rank (the largest); then MPI_Finalize. */
 int exm_finish(int rc);
 

@@ -18,6 +18,7 @@
  *   by one rank (the host by rank 0, device d by rank d % nranks); each
  *   rank submits only the tasks it runs and the messages its data feed
  *   (StarPU-MPI's detached sends and receives of staging handles). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,13 +34,30 @@ static uint64_t thread_cpu_ns(void) {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* The stamps of a task or request's item in its replay, NULL when the
+ * launch is not traced. */
+static sp_stamp *stamp_of(const sp_tctx *c) {
+  sp *s = c->it->s;
+  if (!s->stamp || c->rep >= s->trace_reps)
+    return NULL;
+  return &s->stamp[(size_t)c->rep * s->nitem + (size_t)(c->it - s->item)];
+}
+
+static double since(const sp *s) { return rp_clock_us() - s->t0; }
+
 static void sp_body(void *buffers[], void *arg) {
   (void)buffers;
-  const sp_item *it = arg;
+  const sp_tctx *c = arg;
+  const sp_item *it = c->it;
+  sp_stamp *st = stamp_of(c);
+  if (st)
+    st->start = since(it->s);
   uint64_t t0 = thread_cpu_ns();
   rp__sp_run_item(it);
   __atomic_add_fetch(&it->s->body_ns, thread_cpu_ns() - t0,
                      __ATOMIC_RELAXED);
+  if (st)
+    st->end = since(it->s);
 }
 
 static struct starpu_codelet sp_cl = {
@@ -83,6 +101,44 @@ rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out) {
   return st;
 }
 
+/* The live state of exec x, with live_mu held (unlock it after use). */
+static sp *find_live(const rp_exec *x) {
+  pthread_mutex_lock(&live_mu);
+  for (unsigned i = 0; i < sizeof live / sizeof *live; i++)
+    if (live[i] && live[i]->x == x)
+      return live[i];
+  return NULL;
+}
+
+rp_status rp__starpu_trace(const rp_exec *x, int on) {
+  sp *s = find_live(x);
+  rp_status st = RP_EINVAL;
+  if (s && s->mode != SP_EXPLICIT) {
+    pthread_mutex_lock(&s->mu);
+    s->trace = on;
+    if (on)
+      memset(&s->bd, 0, sizeof s->bd);
+    pthread_mutex_unlock(&s->mu);
+    st = RP_OK;
+  }
+  pthread_mutex_unlock(&live_mu);
+  return st;
+}
+
+rp_status rp__starpu_breakdown_get(const rp_exec *x,
+                                   rp__starpu_breakdown *out) {
+  sp *s = find_live(x);
+  rp_status st = RP_EINVAL;
+  if (s && s->mode != SP_EXPLICIT) {
+    pthread_mutex_lock(&s->mu);
+    *out = s->bd;
+    pthread_mutex_unlock(&s->mu);
+    st = RP_OK;
+  }
+  pthread_mutex_unlock(&live_mu);
+  return st;
+}
+
 static int parse_mode(const char *m) {
   if (!m || !strcmp(m, "explicit"))
     return SP_EXPLICIT;
@@ -97,32 +153,70 @@ static unsigned sp_exec_flags(const rp_exec_opts *o) {
   return parse_mode(o->mode) == SP_MPI ? RP_BACKEND_SEPARATE_IMAGES : 0;
 }
 
+/* The item tasks of the two slots, built once (implicit and mpi modes):
+ * task i of slot k is s->task[k * nitem + i]. */
+static int is_task_item(const sp_item *it) {
+  return it->kind == SP_RUN || it->kind == SP_PACK || it->kind == SP_UNPACK;
+}
+
+/* Waits for whatever of slot k / nitem's item k % nitem is still in
+ * flight (a task not waited for, a request whose callback has not run):
+ * its structure and context can then be used again. A task's structure is
+ * cleaned then (StarPU 1.3 cannot submit a terminated task again with
+ * implicit data dependencies: it needs a fresh job, which cleaning
+ * frees). */
+static void settle(sp *s, size_t k) {
+  if (!s->used[k])
+    return;
+  if (is_task_item(&s->item[k % s->nitem])) {
+    struct starpu_task *t = &s->task[k];
+    int r = starpu_task_wait(t); /* an error: StarPU never took it */
+    (void)r;
+    starpu_task_clean(t); /* frees dyn_handles and dyn_modes too */
+    s->used[k] = 0;
+    return;
+  }
+  pthread_mutex_lock(&s->mu);
+  while (s->used[k])
+    pthread_cond_wait(&s->cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
+}
+
 static void sp_destroy(void *state) {
   sp *s = state;
   if (!s)
     return;
   set_live(s, 0);
   const sp_part *pt = &s->part;
+  for (size_t k = 0; s->task && k < 2 * (size_t)s->nitem; k++)
+    settle(s, k);
   for (uint32_t k = 0; s->h && k < pt->nimage; k++)
-    if (s->h[pt->image[k]])
+    if (s->h[pt->image[k]] && !rp__sp_in_user(s->p, pt, pt->image[k]))
       starpu_data_unregister(s->h[pt->image[k]]);
-  for (uint32_t k = 0; s->sh && k < pt->nnode; k++)
-    if (s->sh[pt->node[k]])
-      starpu_data_unregister(s->sh[pt->node[k]]);
-
+  for (uint32_t b = 0; s->uh && b < rp_graph_num_buffers(s->p->graph); b++)
+    if (s->uh[b])
+      starpu_data_unregister(s->uh[b]);
+  for (uint32_t k = 0; s->sh && k < pt->npiece; k++)
+    if (s->sh[k])
+      starpu_data_unregister(s->sh[k]);
   for (uint32_t k = 0; s->img && k < pt->nimage; k++)
     free(s->img[pt->image[k]]);
-  for (uint32_t k = 0; s->stage && k < pt->nnode; k++)
-    free(s->stage[pt->node[k]]);
+  for (uint32_t k = 0; s->stage && k < pt->npiece; k++)
+    free(s->stage[k]);
   rp__sp_part_free(&s->part);
+  rp__sp_place_free(&s->place);
   free(s->img);
   free(s->h);
+  free(s->uh);
   free(s->kern);
   free(s->stage);
-  free(s->stage_bytes);
   free(s->sh);
   free(s->item);
   free(s->descr);
+  free(s->task);
+  free(s->ctx);
+  free(s->used);
+  free(s->stamp);
   free(s->cur);
   free(s->prev);
   free(s->deps);
@@ -160,56 +254,148 @@ static rp_status check_bodies(sp *s) {
   return RP_OK;
 }
 
-static void *image_ptr(const sp *s, uint32_t i) {
-  const rp_plan_image *im = &s->p->image[i];
-  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf]
-                                   : (void *)((uintptr_t)s->img[i] - im->lo);
+/* A StarPU handle over n bytes at p in main memory, counted and timed
+ * (into *reg). */
+static void register_vector(sp *s, starpu_data_handle_t *h, void *p,
+                            uint64_t n, double *reg) {
+  double t0 = rp_clock_us();
+  starpu_vector_data_register(h, STARPU_MAIN_RAM, (uintptr_t)p, n, 1);
+  *reg += rp_clock_us() - t0;
+  s->st.handles++;
+}
+
+/* The handle of buffer b's user array, registered at its first use. */
+static starpu_data_handle_t user_handle(sp *s, rp_buf b, double *reg) {
+  if (!s->uh[b]) {
+    rp_buffer_desc d;
+    rp_buffer_info(s->p->graph, b, &d);
+    register_vector(s, &s->uh[b], rp_exec_host(s->x)[b], d.bytes, reg);
+  }
+  return s->uh[b];
 }
 
 /* The images this rank holds, their handles; the staging buffers of the
- * copies between ranks it takes part in. */
+ * transfers between ranks it takes part in. Registering is timed: it
+ * happens here, once per exec, never in a replay. */
 static rp_status alloc_data(sp *s) {
   const rp_plan *p = s->p;
   const sp_part *pt = &s->part;
   int data = s->mode != SP_EXPLICIT;
+  double reg = 0;
   for (uint32_t k = 0; k < pt->nimage; k++) {
     uint32_t i = pt->image[k];
     const rp_plan_image *im = &p->image[i];
+    if (rp__sp_in_user(p, pt, i)) { /* the user's array: no memory */
+      if (data)
+        s->h[i] = user_handle(s, im->buf, &reg);
+      continue;
+    }
     /* only the bytes its accesses touch, [lo, hi): a rank's images hold
      * its rows and halos, not the whole grid */
     uint64_t n = im->hi > im->lo ? im->hi - im->lo : 1;
-    if (!(im->flags & RP_IMAGE_USER) && !(s->img[i] = calloc(1, n)))
+    if (!(s->img[i] = calloc(1, n)))
       return RP_ENOMEM;
-    if (data) {
-      int user = (im->flags & RP_IMAGE_USER) != 0;
-      starpu_vector_data_register(
-          &s->h[i], STARPU_MAIN_RAM,
-          user ? (uintptr_t)image_ptr(s, i) : (uintptr_t)s->img[i],
-          user ? im->bytes : n, 1);
-      s->st.handles++;
+    if (data)
+      register_vector(s, &s->h[i], s->img[i], n, &reg);
+  }
+  for (uint32_t k = 0; s->mode == SP_MPI && k < pt->npiece; k++) {
+    const sp_piece *pc = &pt->piece[k];
+    if (pc->src == pc->dst)
+      continue; /* a local piece: no message */
+    uint64_t n = pc->bytes ? pc->bytes : 1;
+    if (!(s->stage[k] = calloc(1, n)))
+      return RP_ENOMEM;
+    register_vector(s, &s->sh[k], s->stage[k], n, &reg);
+  }
+  s->st.register_us = reg;
+  return RP_OK;
+}
+
+static void sp_done(void *arg) {
+  sp *s = arg;
+  pthread_mutex_lock(&s->mu);
+  if (!--s->pending)
+    pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void sp_task_ready(void *arg) {
+  sp_tctx *c = arg;
+  sp_stamp *st = stamp_of(c);
+  if (st)
+    st->ready = since(c->it->s);
+  if (c->it->s->mode == SP_MPI)
+    rp__sp_ready(1);
+}
+
+static void sp_task_done(void *arg) {
+  sp_tctx *c = arg;
+  sp_stamp *st = stamp_of(c);
+  if (st)
+    st->done = since(c->it->s);
+  if (c->it->s->mode == SP_MPI)
+    rp__sp_ready(0);
+  sp_done(c->it->s);
+}
+
+/* A send or a receive completed: its context is free again. */
+static void sp_req_done(void *arg) {
+  sp_tctx *c = arg;
+  sp *s = c->it->s;
+  sp_stamp *st = stamp_of(c);
+  if (st)
+    st->done = since(s);
+  pthread_mutex_lock(&s->mu);
+  s->used[(size_t)c->slot * s->nitem + (size_t)(c->it - s->item)] = 0;
+  s->pending--;
+  pthread_cond_broadcast(&s->cv); /* wait_pending(), or settle() */
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* The task structures and contexts of both slots, once. */
+static rp_status build_tasks(sp *s) {
+  size_t n = 2 * (size_t)s->nitem;
+  s->task = calloc(n ? n : 1, sizeof *s->task);
+  s->ctx = calloc(n ? n : 1, sizeof *s->ctx);
+  s->used = calloc(n ? n : 1, 1);
+  if (!s->task || !s->ctx || !s->used)
+    return RP_ENOMEM;
+  for (size_t k = 0; k < n; k++) {
+    s->ctx[k].it = &s->item[k % s->nitem];
+    s->ctx[k].slot = (unsigned)(k / s->nitem);
+  }
+  return RP_OK;
+}
+
+/* Task k made ready for submission: its item's codelet, data and
+ * callbacks (no allocation unless the item has more accesses than a task
+ * holds in place, STARPU_NMAXBUFS). */
+static rp_status fill_task(sp *s, size_t k) {
+  const sp_item *it = &s->item[k % s->nitem];
+  struct starpu_task *t = &s->task[k];
+  sp_tctx *c = &s->ctx[k];
+  starpu_task_init(t);
+  t->cl = &sp_cl;
+  t->cl_arg = c;
+  t->detach = 0; /* waited for before it is submitted again */
+  t->destroy = 0;
+  t->prologue_callback_func = sp_task_ready;
+  t->prologue_callback_arg = c;
+  t->callback_func = sp_task_done;
+  t->callback_arg = c;
+  t->nbuffers = (int)it->nd;
+  const struct starpu_data_descr *d = s->descr + it->d0;
+  if (it->nd > STARPU_NMAXBUFS) {
+    t->dyn_handles = malloc(it->nd * sizeof *t->dyn_handles);
+    t->dyn_modes = malloc(it->nd * sizeof *t->dyn_modes);
+    if (!t->dyn_handles || !t->dyn_modes) {
+      starpu_task_clean(t);
+      return RP_ENOMEM;
     }
   }
-  for (uint32_t k = 0; s->mode == SP_MPI && k < pt->nnode; k++) {
-    uint32_t v = pt->node[k];
-    const rp_plan_node *nd = &p->node[v];
-    if (nd->type != RP_OP_COPY_H2D && nd->type != RP_OP_COPY_D2H &&
-        nd->type != RP_OP_COPY_D2D)
-      continue;
-    const rp_plan_access *a = p->acc + nd->acc0;
-    int src = rp__sp_space_rank(a[0].space, s->nranks);
-    int dst = rp__sp_space_rank(a[1].space, s->nranks);
-    if (src == dst)
-      continue;
-    const uint64_t *iv = p->iv + 2 * (uint64_t)a[1].iv0;
-    uint64_t n = 0;
-    for (uint32_t j = 0; j < a[1].niv; j++)
-      n += iv[2 * j + 1];
-    s->stage_bytes[v] = n;
-    if (!(s->stage[v] = calloc(1, n ? n : 1)))
-      return RP_ENOMEM;
-    starpu_vector_data_register(&s->sh[v], STARPU_MAIN_RAM,
-                                (uintptr_t)s->stage[v], n ? n : 1, 1);
-    s->st.handles++;
+  for (uint32_t j = 0; j < it->nd; j++) {
+    STARPU_TASK_SET_HANDLE(t, d[j].handle, j);
+    STARPU_TASK_SET_MODE(t, d[j].mode, j);
   }
   return RP_OK;
 }
@@ -243,31 +429,50 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   s->img = calloc(ni, sizeof *s->img);
   s->h = calloc(ni, sizeof *s->h);
   s->kern = calloc(nn, sizeof *s->kern);
-  s->stage = calloc(nn, sizeof *s->stage);
-  s->stage_bytes = calloc(nn, sizeof *s->stage_bytes);
-  s->sh = calloc(nn, sizeof *s->sh);
   s->ndone = calloc(nn, sizeof *s->ndone);
   s->mine = calloc(nn, sizeof *s->mine);
-  if (!s->img || !s->h || !s->kern || !s->stage || !s->stage_bytes ||
-      !s->sh || !s->ndone || !s->mine) {
+  s->uh = calloc((size_t)rp_graph_num_buffers(p->graph) + 1, sizeof *s->uh);
+  if (!s->img || !s->h || !s->kern || !s->ndone || !s->mine || !s->uh) {
     st = RP_ENOMEM;
     goto fail;
   }
   double t0 = rp_clock_us();
-  if ((st = rp__sp_part(p, mode, rank, nranks, &s->part)) != RP_OK)
+  if (mode == SP_MPI &&
+      (st = rp__sp_place(p->graph, nranks, &s->place)) != RP_OK)
     goto fail;
+  if ((st = rp__sp_part(p, mode, rank, &s->place, &s->part, err,
+                        sizeof err)) != RP_OK) {
+    if (err[0])
+      rp_exec_set_error(x, "%s", err);
+    goto fail;
+  }
+  if ((st = rp__sp_alias(p, mode, rank, &s->place, &s->part)) != RP_OK)
+    goto fail;
+  size_t np = (size_t)s->part.npiece + 1;
+  s->stage = calloc(np, sizeof *s->stage);
+  s->sh = calloc(np, sizeof *s->sh);
+  if (!s->stage || !s->sh) {
+    st = RP_ENOMEM;
+    goto fail;
+  }
   if ((st = check_bodies(s)) != RP_OK || (st = alloc_data(s)) != RP_OK)
     goto fail;
   if (mode == SP_MPI) {
     pthread_mutex_lock(&live_mu);
-    s->tag0 = ++mpi_execs << 32;
+    /* tags: (exec << 52) + (node << 20) + piece, below 2^63 (an exec
+     * number wraps after 2047 execs of this process) */
+    s->tag0 = (++mpi_execs % 2047 + 1) << 52;
     pthread_mutex_unlock(&live_mu);
   }
   if ((st = rp__sp_lower(s)) != RP_OK)
     goto fail;
+  if (mode != SP_EXPLICIT && (st = build_tasks(s)) != RP_OK)
+    goto fail;
   uint32_t handles = s->st.handles;
+  double reg = s->st.register_us;
   rp__sp_part_stats(p, &s->part, rank, nranks, &s->st);
   s->st.handles = handles;
+  s->st.register_us = reg;
   s->st.lower_us = rp_clock_us() - t0;
   if (mode == SP_EXPLICIT) {
     uint32_t maxp = 0;
@@ -277,10 +482,13 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     s->cur = calloc(nn, sizeof *s->cur);
     s->prev = calloc(nn, sizeof *s->prev);
     s->deps = calloc(nn > maxp + 1 ? nn : maxp + 1, sizeof *s->deps);
-    if (!s->cur || !s->prev || !s->deps) {
+    s->ctx = calloc(nn, sizeof *s->ctx);
+    if (!s->cur || !s->prev || !s->deps || !s->ctx) {
       st = RP_ENOMEM;
       goto fail;
     }
+    for (uint32_t i = 0; i < s->nitem; i++)
+      s->ctx[i].it = &s->item[i];
   }
   set_live(s, 1);
   *state = s;
@@ -290,57 +498,49 @@ fail:
   return st;
 }
 
-static void sp_done(void *arg) {
-  sp *s = arg;
-  pthread_mutex_lock(&s->mu);
-  if (!--s->pending)
-    pthread_cond_broadcast(&s->cv);
-  pthread_mutex_unlock(&s->mu);
-}
-
-static void sp_task_ready(void *arg) {
-  (void)arg;
-  rp__sp_ready(1);
-}
-
-static void sp_task_done(void *arg) {
-  rp__sp_ready(0);
-  sp_done(arg);
-}
-
-/* Submit one item of the task list (implicit and mpi modes). */
-static rp_status submit(sp *s, sp_item *it) {
+/* Submit item i of replay rep (implicit and mpi modes), in slot rep % 2:
+ * the structure used two replays ago is waited for first. */
+static rp_status submit(sp *s, uint32_t i, unsigned rep) {
+  size_t k = (size_t)(rep & 1) * s->nitem + i;
+  settle(s, k);
+  sp_item *it = &s->item[i];
+  sp_tctx *c = &s->ctx[k];
+  c->rep = rep;
   pthread_mutex_lock(&s->mu);
   s->pending++;
+  s->used[k] = 1;
   pthread_mutex_unlock(&s->mu);
+  sp_stamp *st = stamp_of(c);
+  double t0 = rp_clock_us();
   int r;
   switch (it->kind) {
 #ifdef RP_STARPU_MPI
   case SP_SEND:
-    r = starpu_mpi_isend_detached(s->sh[it->v], it->peer,
-                                  (starpu_mpi_tag_t)(s->tag0 + it->v),
-                                  MPI_COMM_WORLD, sp_done, s);
+  case SP_RECV: {
+    const sp_piece *pc = &s->part.piece[it->piece];
+    starpu_mpi_tag_t tag =
+        (starpu_mpi_tag_t)(s->tag0 + ((uint64_t)pc->v << 20) + pc->id);
+    if (st)
+      st->start = t0 - s->t0;
+    if (it->kind == SP_SEND)
+      r = starpu_mpi_isend_detached(s->sh[it->piece], it->peer, tag,
+                                    MPI_COMM_WORLD, sp_req_done, c);
+    else
+      r = starpu_mpi_irecv_detached(s->sh[it->piece], it->peer, tag,
+                                    MPI_COMM_WORLD, sp_req_done, c);
     break;
-  case SP_RECV:
-    r = starpu_mpi_irecv_detached(s->sh[it->v], it->peer,
-                                  (starpu_mpi_tag_t)(s->tag0 + it->v),
-                                  MPI_COMM_WORLD, sp_done, s);
-    break;
+  }
 #endif
   default:
-    if (s->mode == SP_MPI)
-      r = starpu_task_insert(
-          &sp_cl, STARPU_CL_ARGS_NFREE, it, sizeof *it,
-          STARPU_DATA_MODE_ARRAY, s->descr + it->d0, (int)it->nd,
-          STARPU_PROLOGUE_CALLBACK, sp_task_ready,
-          STARPU_CALLBACK_WITH_ARG_NFREE, sp_task_done, s, 0);
-    else
-      r = starpu_task_insert(&sp_cl, STARPU_CL_ARGS_NFREE, it, sizeof *it,
-                             STARPU_DATA_MODE_ARRAY, s->descr + it->d0,
-                             (int)it->nd, STARPU_CALLBACK_WITH_ARG_NFREE,
-                             sp_done, s, 0);
+    r = fill_task(s, k) != RP_OK ? -ENOMEM : starpu_task_submit(&s->task[k]);
+    if (r)
+      starpu_task_clean(&s->task[k]);
   }
+  s->submit_us += rp_clock_us() - t0;
   if (r) {
+    pthread_mutex_lock(&s->mu);
+    s->used[k] = 0;
+    pthread_mutex_unlock(&s->mu);
     sp_done(s);
     rp_exec_set_error(s->x, "starpu: submitting node %u failed (%d)", it->v,
                       r);
@@ -355,7 +555,6 @@ static void wait_pending(sp *s) {
     pthread_cond_wait(&s->cv, &s->mu);
   pthread_mutex_unlock(&s->mu);
 }
-
 
 static void drop_tasks(sp *s, struct starpu_task **t) {
   for (uint32_t v = 0; v <= s->p->nnode; v++)
@@ -410,7 +609,7 @@ static rp_status launch_explicit(sp *s, unsigned iterations) {
         break;
       }
       t->cl = &sp_cl;
-      t->cl_arg = &s->item[v];
+      t->cl_arg = &s->ctx[v];
       t->nbuffers = 0;
       unsigned n = 0;
       for (uint32_t k = 0; k < nd->npred; k++)
@@ -445,6 +644,24 @@ static void set_progress(sp *s, int submitted, int running) {
   pthread_mutex_unlock(&s->mu);
 }
 
+/* A traced launch: stamps for its first SP_TRACE_REPS replays, unset. */
+static void trace_begin(sp *s, unsigned iterations) {
+  s->submit_us = 0;
+  s->submit_end = 0;
+  unsigned reps = iterations < SP_TRACE_REPS ? iterations : SP_TRACE_REPS;
+  if (!s->trace || s->mode == SP_EXPLICIT || !reps) {
+    s->trace_reps = 0;
+    return;
+  }
+  if (reps > s->trace_reps || !s->stamp) {
+    free(s->stamp);
+    s->stamp = malloc((size_t)reps * s->nitem * sizeof *s->stamp + 1);
+  }
+  s->trace_reps = s->stamp ? reps : 0;
+  for (size_t k = 0; k < (size_t)s->trace_reps * s->nitem; k++)
+    s->stamp[k] = (sp_stamp){-1, -1, -1, -1};
+}
+
 static rp_status sp_launch(void *state, unsigned iterations) {
   sp *s = state;
   pthread_mutex_lock(&s->mu);
@@ -456,6 +673,8 @@ static rp_status sp_launch(void *state, unsigned iterations) {
   for (uint32_t k = 0; k < s->part.nnode; k++)
     s->ndone[s->part.node[k]] = 0;
   pthread_mutex_unlock(&s->mu);
+  s->t0 = rp_clock_us();
+  trace_begin(s, iterations);
   if (s->mode != SP_MPI)
     rp__sp_busy(1);
   rp_status st = RP_OK;
@@ -464,9 +683,12 @@ static rp_status sp_launch(void *state, unsigned iterations) {
   } else {
     for (unsigned it = 0; it < iterations && st == RP_OK; it++)
       for (uint32_t i = 0; i < s->nitem && st == RP_OK; i++)
-        st = submit(s, &s->item[i]);
+        st = submit(s, i, it);
+    s->submit_end = since(s);
     set_progress(s, 1, 1);
     wait_pending(s);
+    for (size_t k = 0; k < 2 * (size_t)s->nitem; k++)
+      settle(s, k); /* every structure free for the next launch */
 #ifdef STARPU_USE_CUDA
     /* a CUDA body left its result on the device: bring the user's arrays
      * home (StarPU copies only what a device wrote) */
@@ -481,6 +703,11 @@ static rp_status sp_launch(void *state, unsigned iterations) {
   }
   if (s->mode != SP_MPI)
     rp__sp_busy(0);
+  if (s->trace_reps) {
+    pthread_mutex_lock(&s->mu);
+    rp__sp_trace_account(s, iterations, since(s));
+    pthread_mutex_unlock(&s->mu);
+  }
   if (st == RP_OK && s->failed)
     st = rp_exec_fail_task(s->x, s->fail_v, s->fail_rep, s->fail_code,
                            s->fail_msg);
@@ -509,7 +736,7 @@ static rp_status sp_wait_buffer(void *state, rp_buf b) {
     if (done && s->running && !s->failed)
       for (uint32_t i = p->hw_off[b]; i < p->hw_off[b + 1]; i++) {
         uint32_t v = p->host_writers[i];
-        if (s->mine[v] && s->ndone[v] < iters)
+        if (s->ndone[v] < (uint64_t)iters * s->mine[v])
           done = 0;
       }
     if (done)
@@ -523,20 +750,22 @@ static rp_status sp_wait_buffer(void *state, rp_buf b) {
 
 static rp_status sp_rebind(void *state, rp_buf b) {
   sp *s = state;
-  for (uint32_t k = 0; k < s->part.nimage; k++) {
-    uint32_t i = s->part.image[k];
-    const rp_plan_image *im = &s->p->image[i];
-    if (im->buf != b || !(im->flags & RP_IMAGE_USER) || !s->h[i])
-      continue;
-    starpu_data_handle_t old = s->h[i];
-    starpu_data_unregister_no_coherency(old);
-    starpu_vector_data_register(&s->h[i], STARPU_MAIN_RAM,
-                                (uintptr_t)image_ptr(s, i), im->bytes, 1);
-    /* the task list names handles: point it at the new one */
-    for (uint32_t k = 0; k < s->ndescr; k++)
-      if (s->descr[k].handle == old)
-        s->descr[k].handle = s->h[i];
-  }
+  starpu_data_handle_t old = s->uh[b];
+  if (!old)
+    return RP_OK; /* this rank does not use the array (or mode explicit) */
+  rp_buffer_desc d;
+  rp_buffer_info(s->p->graph, b, &d);
+  starpu_data_unregister_no_coherency(old);
+  starpu_vector_data_register(&s->uh[b], STARPU_MAIN_RAM,
+                              (uintptr_t)rp_exec_host(s->x)[b], d.bytes, 1);
+  /* the images and the task list name handles: point them at the new one
+   * (tasks are filled from the list at each submission) */
+  for (uint32_t k = 0; k < s->part.nimage; k++)
+    if (s->h[s->part.image[k]] == old)
+      s->h[s->part.image[k]] = s->uh[b];
+  for (uint32_t k = 0; k < s->ndescr; k++)
+    if (s->descr[k].handle == old)
+      s->descr[k].handle = s->uh[b];
   return RP_OK;
 }
 
@@ -551,7 +780,7 @@ static rp_status sp_profile(void *state, double *node_us) {
     return RP_ENOTSUP;
   }
   for (uint32_t v = 0; v < s->p->nnode; v++) {
-    sp_item it = {s, v, SP_RUN, 0, 0, 0};
+    sp_item it = {.s = s, .v = v, .piece = RP_NONE, .kind = SP_RUN};
     double t0 = rp_clock_us();
     rp__sp_run_item(&it);
     node_us[v] = rp_clock_us() - t0;

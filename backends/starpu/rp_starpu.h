@@ -26,22 +26,75 @@ typedef struct rp__starpu_stats {
   uint32_t accesses;   /* their data accesses */
   uint32_t images;     /* images allocated or registered here */
   uint32_t handles;    /* StarPU data handles registered (images in modes
-                          with data dependencies, staging buffers) */
+                          with data dependencies, staging buffers; one
+                          per user array, whatever images it holds) */
+  uint32_t aliased;    /* images kept in the user's array (mode "mpi":
+                          the spaces of a buffer on one rank sharing one
+                          memory) */
+  uint32_t user_arrays; /* user arrays this rank uses */
   uint64_t image_bytes; /* bytes of the images allocated here (an image
                           holds only the bytes its accesses touch) */
+  uint32_t pieces;     /* transfers between ranks this rank takes part
+                          in, and local parts of copies of distributed
+                          buffers */
   double lower_us;     /* time spent lowering at instantiate */
+  double register_us;  /* of which registering StarPU data handles (once
+                          per exec: a replay registers nothing) */
   double body_cpu_us;  /* CPU time the task bodies took on this rank's
                           workers, all launches so far (the useful work:
                           the rest of the workers' CPU time is StarPU's) */
 } rp__starpu_stats;
 
+/* Where one rank's time went over the traced launches of an exec
+ * (rp__starpu_trace), in microseconds. The wall time of the launches is
+ * cut into the classes body_us .. other_us, which add up to wall_us: at
+ * each instant, a task body running (by what it does), else a task ready
+ * and none running (StarPU's scheduling and wake-up), else a receive
+ * pending (by what it carries), else submission unfinished, else other. */
+typedef struct rp__starpu_breakdown {
+  unsigned launches;   /* traced launches */
+  unsigned replays;    /* replays whose items were stamped */
+  uint64_t tasks;      /* task instances stamped */
+  uint64_t recvs;      /* receives stamped */
+  double wall_us;      /* launches, from the call to its return */
+  double body_us;      /* kernels, host tasks, copies within the rank */
+  double halo_us;      /* packing and unpacking messages between devices
+                          (halo rows) */
+  double host_us;      /* packing and unpacking copies between the host of
+                          one rank and a device of another: the scatter and
+                          gather through the host's rank */
+  double sched_us;     /* a task ready, none running: StarPU's overhead */
+  double recv_us;      /* nothing to run, waiting on a receive between
+                          devices (a halo) */
+  double host_recv_us; /* nothing to run, waiting on a receive of a host
+                          copy (scatter or gather) */
+  double submit_wait_us; /* nothing to run or receive, submission going
+                          on */
+  double other_us;     /* the rest: nothing pending here (the end of the
+                          launch: sends, callbacks, the main thread) */
+  double submit_us;    /* the main thread inside submission calls (it
+                          overlaps the classes above) */
+  double ready_lat_us; /* sum over tasks of start - ready */
+  double done_lat_us;  /* sum over tasks of callback - end of body */
+} rp__starpu_breakdown;
+
+/* Start (on 1: zeroes the totals) or stop tracing exec x's launches.
+ * RP_EINVAL: x is not a live starpu exec of mode "mpi" or "implicit". */
+rp_status rp__starpu_trace(const rp_exec *x, int on);
+
+/* The totals of exec x's traced launches. RP_EINVAL as above. */
+rp_status rp__starpu_breakdown_get(const rp_exec *x,
+                                   rp__starpu_breakdown *out);
+
 /* The figures of starpu exec x. RP_EINVAL: x is not a live starpu exec. */
 rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out);
 
-/* The same figures for rank `rank` of `nranks` in mode "mpi" on plan p,
- * from the same code the backend lowers with, without StarPU or MPI (a
- * fake rank): lower_us is the time that finding the part took here,
- * handles counts the handles mode "mpi" would register. RP_ENOMEM. */
+/* The same figures for rank `rank` of `nranks` in mode "mpi" on plan p
+ * (its graph's distributed buffers placed as mode "mpi" places them), from
+ * the same code the backend lowers with, without StarPU or MPI (a fake
+ * rank): lower_us is the time that finding the part took here, handles
+ * counts the handles mode "mpi" would register. RP_ENOMEM; RP_ENOTSUP for
+ * a host task whose host rows lie on several ranks. */
 rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
                            rp__starpu_stats *out);
 

@@ -22,8 +22,9 @@ int rp__sp_can_execute(unsigned worker, struct starpu_task *task,
   (void)nimpl;
   if (starpu_worker_get_type((int)worker) != STARPU_CUDA_WORKER)
     return 1;
-  const sp_item *it = task->cl_arg;
-  if (!it || it->kind != SP_RUN)
+  const sp_tctx *c = task->cl_arg;
+  const sp_item *it = c ? c->it : NULL;
+  if (!it || it->kind != SP_RUN || it->piece != RP_NONE)
     return 0;
   const sp *s = it->s;
   const rp_kernel *k = s->kern[it->v];
@@ -56,7 +57,7 @@ static void geometry(const rp_kernel *k, const rp_kargs *a, dim3 *grid,
 }
 
 void rp__sp_cuda_body(void *buffers[], void *arg) {
-  const sp_item *it = arg;
+  const sp_item *it = ((const sp_tctx *)arg)->it;
   sp *s = it->s;
   const rp_plan *p = s->p;
   const rp_plan_node *nd = &p->node[it->v];
@@ -76,7 +77,9 @@ void rp__sp_cuda_body(void *buffers[], void *arg) {
       const rp_plan_image *im = &p->image[a[j].image];
       uintptr_t dev = STARPU_VECTOR_GET_PTR(buffers[b]);
       /* handles of our images cover [lo, hi); user arrays all of it */
-      ka.a[j].p = (void *)(dev - (im->flags & RP_IMAGE_USER ? 0 : im->lo));
+      ka.a[j].p = (void *)(dev - (rp__sp_in_user(p, &s->part, a[j].image)
+                                       ? 0
+                                       : im->lo));
     }
     cudaStream_t st = starpu_cuda_get_local_stream();
     cudaError_t e;

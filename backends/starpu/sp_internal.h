@@ -1,5 +1,6 @@
 /* Internal interface of the starpu backend: the state of one exec, the
- * lowering of the plan into a task list, StarPU's start-up. */
+ * placement of a plan over ranks, the lowering of the plan into a task
+ * list, the time breakdown of a launch, StarPU's start-up. */
 #ifndef RP_SP_INTERNAL_H
 #define RP_SP_INTERNAL_H
 
@@ -19,14 +20,48 @@ enum {
 
 /* What one item of the task list does. */
 enum {
-  SP_RUN = 0,    /* run plan node v (kernel, host task, local copy) */
-  SP_PACK = 1,   /* copy node v: source region -> staging buffer */
-  SP_UNPACK = 2, /* copy node v: staging buffer -> destination region */
-  SP_SEND = 3,   /* send node v's staging buffer to rank peer */
-  SP_RECV = 4    /* receive node v's staging buffer from rank peer */
+  SP_RUN = 0,    /* run plan node v (kernel, host task, local copy; a
+                    local piece of a copy when piece != RP_NONE) */
+  SP_PACK = 1,   /* a piece: source runs -> staging buffer */
+  SP_UNPACK = 2, /* a piece: staging buffer -> destination runs */
+  SP_SEND = 3,   /* send a piece's staging buffer to rank peer */
+  SP_RECV = 4    /* receive a piece's staging buffer from rank peer */
+};
+
+/* What a task's time counts as in the breakdown (rp__starpu_breakdown). */
+enum {
+  SP_CL_BODY = 0, /* kernels, host tasks, copies within the rank */
+  SP_CL_HALO = 1, /* packing/unpacking a copy between devices' ranks */
+  SP_CL_HOST = 2  /* packing/unpacking a copy from or to the host of
+                     another rank: the scatter and gather */
 };
 
 typedef struct sp sp;
+
+/* Mode "mpi": where the spaces live. Device d on rank d % nranks; the host
+ * array of a buffer on rank 0, or for a distributed buffer
+ * (rp_buffer_distribute) part p's rows on rank p % nranks. */
+typedef struct sp_dist {
+  unsigned nparts;      /* 0: not distributed */
+  uint64_t *bounds;     /* nparts + 1 row bounds */
+  uint64_t rowbytes;
+} sp_dist;
+
+typedef struct sp_place {
+  int nranks;
+  uint32_t nbuf;
+  sp_dist *dist;        /* per buffer; NULL when none is distributed */
+} sp_place;
+
+/* One transfer of a copy node between two ranks, or the local part of a
+ * copy whose host end is distributed: its byte runs and ranks. */
+typedef struct sp_piece {
+  uint32_t v;           /* plan node (a copy) */
+  int src, dst;         /* ranks of its source and destination */
+  uint32_t id;          /* its place among the node's pieces (the tag) */
+  uint32_t r0, nr;      /* byte runs (offset, length) at runs[2 * r0 ..] */
+  uint64_t bytes;
+} sp_piece;
 
 /* The part of the plan one rank lowers, found in one pass over the nodes'
  * owners (mode "mpi"; the whole plan otherwise). Everything after that
@@ -38,7 +73,16 @@ typedef struct sp_part {
   uint32_t nnode;
   uint32_t *image;   /* images those nodes access on this rank, each once */
   uint32_t nimage;
-  uint32_t nstage;   /* copies between ranks: one staging buffer each */
+  sp_piece *piece;   /* pieces with an end here, in node order */
+  uint32_t npiece, cappiece;
+  uint64_t *runs;    /* their byte runs, pairs */
+  uint64_t nruns, capruns;
+  uint32_t nstage;   /* pieces that are messages: a staging buffer each */
+  uint8_t *alias;    /* per plan image: 1 when this rank keeps it in the
+                        user's array (mode "mpi": the spaces of a buffer
+                        on this rank share one memory, rp__sp_alias) */
+  uint32_t nuser;    /* buffers whose user array this rank uses: one
+                        StarPU handle each */
   uint32_t tasks, sends, recvs, naccess;
 } sp_part;
 
@@ -46,27 +90,52 @@ typedef struct sp_part {
 typedef struct sp_item {
   sp *s;
   uint32_t v;      /* plan node */
+  uint32_t piece;  /* index in s->part.piece, or RP_NONE */
   uint8_t kind;    /* SP_* */
+  uint8_t cls;     /* SP_CL_* */
   int peer;        /* send, recv: the other rank */
   uint32_t d0, nd; /* data accesses at s->descr[d0 .. d0 + nd) */
 } sp_item;
+
+/* What one submitted task or request carries: its item and the replay of
+ * the launch it belongs to (one per item and slot: a task structure is
+ * submitted again two replays later). */
+typedef struct sp_tctx {
+  sp_item *it;
+  unsigned rep;
+  unsigned slot;
+} sp_tctx;
+
+/* Times of one item in one traced replay (us since the launch began). */
+typedef struct sp_stamp {
+  double ready, start, end, done;
+} sp_stamp;
 
 struct sp {
   rp_exec *x;
   const rp_plan *p;
   int mode, rank, nranks;
+  sp_place place;                /* mpi */
   uint64_t tag0;                 /* mpi: this exec's message tags */
   void **img;                    /* per image: memory we allocated */
-  starpu_data_handle_t *h;       /* per image on this rank (else NULL) */
+  starpu_data_handle_t *h;       /* per image on this rank (else NULL);
+                                    the buffer's uh for a user or aliased
+                                    image */
+  starpu_data_handle_t *uh;      /* per buffer: its user array's handle */
   const rp_kernel **kern;        /* per node */
-  void **stage;                  /* per node: staging buffer of a copy
-                                    between ranks (NULL otherwise) */
-  uint64_t *stage_bytes;
-  starpu_data_handle_t *sh;      /* per node: staging handle */
+  void **stage;                  /* per piece: staging buffer of a message
+                                    (NULL for a local piece) */
+  starpu_data_handle_t *sh;      /* per piece: staging handle */
   sp_item *item;
   uint32_t nitem;
   struct starpu_data_descr *descr;
   uint32_t ndescr;
+  /* implicit, mpi: a task structure per item and slot, built once and
+   * submitted again every other replay; their contexts */
+  struct starpu_task *task;      /* [slot * nitem + i] */
+  sp_tctx *ctx;                  /* [slot * nitem + i] */
+  uint8_t *used;                 /* [slot * nitem + i]: submitted, not yet
+                                    waited for */
   rp__starpu_stats st;
   sp_part part;                  /* what this rank lowers */
   uint64_t body_ns;              /* CPU time in task bodies, all launches */
@@ -75,8 +144,10 @@ struct sp {
   struct starpu_task **cur, **prev;
   struct starpu_task **deps;     /* scratch */
   /* Progress. */
-  uint32_t *ndone;               /* per node: runs done in this batch */
-  uint8_t *mine;                 /* per node: run or unpacked here */
+  uint32_t *ndone;               /* per node: writer items done in this
+                                    batch */
+  uint32_t *mine;                /* per node: writer items here per replay
+                                    (runs, unpacks) */
   int failed;                    /* a task failed in this batch */
   int fail_code;
   uint32_t fail_v;
@@ -88,7 +159,20 @@ struct sp {
   uint64_t batch;                /* batch being launched */
   int submitted;                 /* its task list is all submitted */
   int running;
+  /* The breakdown (rp__starpu_trace): stamps of the replays of the launch
+   * in flight (the first SP_TRACE_REPS), and the totals. */
+  int trace;
+  double t0;                     /* launch start, rp_clock_us() */
+  double submit_end;             /* all submitted (us since t0) */
+  double submit_us;              /* in submission calls, this launch */
+  unsigned trace_reps;
+  sp_stamp *stamp;               /* [rep * nitem + i] */
+  rp__starpu_breakdown bd;
 };
+
+/* Replays of a launch the breakdown stamps (the later ones run
+ * untraced). */
+#define SP_TRACE_REPS 64
 
 /* Start StarPU once per process (with StarPU-MPI when mpi is 1); later
  * calls return what the first one did. *rank, *nranks: this process in
@@ -104,14 +188,36 @@ void rp__sp_busy(int on);
  * run while one is ready or running, and are paused otherwise. */
 void rp__sp_ready(int on);
 
-/* The rank that owns space sp (RP_SPACE_HOST or a device) among nranks. */
+/* The rank that owns space sp (RP_SPACE_HOST or a device) among nranks
+ * (the host: rank 0, unless a buffer is distributed: sp_place). */
 int rp__sp_space_rank(int space, int nranks);
 
-/* Find the part rank `rank` of nranks lowers from plan p (mode SP_*),
- * without StarPU. RP_ENOMEM. Free with rp__sp_part_free(). */
-rp_status rp__sp_part(const rp_plan *p, int mode, int rank, int nranks,
-                      sp_part *out);
+/* The placement of graph g's buffers over nranks (reads each buffer's
+ * distribution). RP_ENOMEM. Free with rp__sp_place_free(). */
+rp_status rp__sp_place(const rp_graph *g, int nranks, sp_place *out);
+void rp__sp_place_free(sp_place *pl);
+
+/* Find the part rank `rank` lowers from plan p (mode SP_*; pl: the
+ * placement in mode "mpi"), without StarPU. RP_ENOMEM; RP_ENOTSUP (with
+ * err) for a host task whose host rows lie on several ranks. Free with
+ * rp__sp_part_free(). */
+rp_status rp__sp_part(const rp_plan *p, int mode, int rank,
+                      const sp_place *pl, sp_part *out, char *err,
+                      size_t errlen);
 void rp__sp_part_free(sp_part *pt);
+
+/* Which images of part pt this rank keeps in the user's array (pt->alias)
+ * and how many user arrays it uses (pt->nuser). In mode "mpi", the spaces
+ * of a buffer that live on rank `rank` (its devices; the host's rows it
+ * holds: all of them on rank 0 for a buffer that is not distributed) are
+ * one memory, the user's array, when rp_plan_may_share() says nothing can
+ * tell: their copies then move nothing. RP_ENOMEM. */
+rp_status rp__sp_alias(const rp_plan *p, int mode, int rank,
+                       const sp_place *pl, sp_part *pt);
+
+/* Whether image i is the user's array on this rank (a user image, or one
+ * rp__sp_alias kept there). */
+int rp__sp_in_user(const rp_plan *p, const sp_part *pt, uint32_t i);
 
 /* Its figures (lower_us and body_cpu_us are left 0). */
 void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
@@ -128,6 +234,10 @@ void rp__sp_run_item(const sp_item *it);
 /* Item it is done: counts the node's runs here and keeps the first
  * failure (code != 0, with its message). */
 void rp__sp_item_done(const sp_item *it, int code, const char *msg);
+
+/* The breakdown of the launch that just ended, from s->stamp, added to
+ * s->bd (sp_trace.c). */
+void rp__sp_trace_account(sp *s, unsigned iterations, double wall_us);
 
 #ifdef STARPU_USE_CUDA
 /* Where StarPU has CUDA (sp_cuda.c): a kernel item's CUDA body on the

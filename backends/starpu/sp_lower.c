@@ -1,155 +1,13 @@
-/* Lowering the plan into the task list one replay submits, once at
- * instantiate; and the work of each item. In mode "mpi" every space has an
- * owner rank (the host: rank 0; device d: rank d % nranks) and every node
- * runs on the owner of what it writes; a rank lowers only the nodes it
- * runs and, for a copy between ranks, its half: the source's owner packs
- * the region and sends it, the destination's owner receives and unpacks
- * it. */
+/* Lowering the part of the plan this rank runs (sp_part.c) into the task
+ * list one replay submits, once at instantiate; and the work of each
+ * item. A node run here is one task; a piece of a copy (a transfer
+ * between ranks) is a pack task and a send on its source's rank, a
+ * receive and an unpack task on its destination's; a local piece of a
+ * copy of a distributed array, one task copying its runs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sp_internal.h"
-
-/* Where node nd runs (mpi); for a copy, *src and *dst are the owners of
- * its two ends. */
-static int node_rank(const rp_plan *p, const rp_plan_node *nd, int nranks,
-                     int *src, int *dst) {
-  const rp_plan_access *a = p->acc + nd->acc0;
-  switch (nd->type) {
-  case RP_OP_KERNEL:
-    *src = *dst = rp__sp_space_rank(nd->device, nranks);
-    break;
-  case RP_OP_HOST:
-    *src = *dst = 0;
-    break;
-  default:
-    *src = rp__sp_space_rank(a[0].space, nranks);
-    *dst = rp__sp_space_rank(a[1].space, nranks);
-  }
-  return *dst;
-}
-
-/* Which images the part accesses on this rank, each once: an open
- * addressing set sized from the part (cap a power of two, > 2x entries). */
-static int set_add(uint32_t *tab, uint32_t cap, uint32_t i) {
-  uint32_t h = (i * 2654435761u) & (cap - 1);
-  while (tab[h] != RP_NONE) {
-    if (tab[h] == i)
-      return 0;
-    h = (h + 1) & (cap - 1);
-  }
-  tab[h] = i;
-  return 1;
-}
-
-void rp__sp_part_free(sp_part *pt) {
-  free(pt->node);
-  free(pt->image);
-  memset(pt, 0, sizeof *pt);
-}
-
-rp_status rp__sp_part(const rp_plan *p, int mode, int rank, int nranks,
-                      sp_part *out) {
-  memset(out, 0, sizeof *out);
-  /* The one pass over the whole plan: each node's owners (a few loads and
-   * a modulo); the rest works on what this pass keeps. */
-  uint32_t n = 0, cap = 16;
-  out->node = malloc(cap * sizeof *out->node);
-  if (!out->node)
-    return RP_ENOMEM;
-  for (uint32_t v = 0; v < p->nnode; v++) {
-    int a = 0, b = 0;
-    if (mode == SP_MPI) {
-      node_rank(p, &p->node[v], nranks, &a, &b);
-      if (a != rank && b != rank)
-        continue;
-    }
-    if (n == cap) {
-      uint32_t *t = realloc(out->node, 2 * (size_t)cap * sizeof *t);
-      if (!t) {
-        rp__sp_part_free(out);
-        return RP_ENOMEM;
-      }
-      out->node = t;
-      cap *= 2;
-    }
-    out->node[n++] = v;
-    out->naccess += p->node[v].nacc;
-    if (a == b) {
-      out->tasks++;
-      continue;
-    }
-    out->nstage++;
-    out->tasks += (a == rank) + (b == rank);
-    out->sends += a == rank;
-    out->recvs += b == rank;
-  }
-  out->nnode = n;
-  /* The images those nodes access here: for a copy between ranks, only
-   * its end on this rank. */
-  uint32_t scap = 16;
-  while (scap < 2 * (uint64_t)out->naccess + 2)
-    scap *= 2;
-  uint32_t *set = malloc(scap * sizeof *set);
-  out->image = malloc(((size_t)out->naccess + 1) * sizeof *out->image);
-  if (!set || !out->image) {
-    free(set);
-    rp__sp_part_free(out);
-    return RP_ENOMEM;
-  }
-  memset(set, 0xff, scap * sizeof *set);
-  for (uint32_t k = 0; k < n; k++) {
-    const rp_plan_node *nd = &p->node[out->node[k]];
-    const rp_plan_access *a = p->acc + nd->acc0;
-    int src = rank, dst = rank;
-    if (mode == SP_MPI)
-      node_rank(p, nd, nranks, &src, &dst);
-    for (uint32_t j = 0; j < nd->nacc; j++) {
-      if (a[j].image == RP_NONE)
-        continue;
-      if (src != dst && (j == 0 ? src : dst) != rank)
-        continue;
-      if (set_add(set, scap, a[j].image))
-        out->image[out->nimage++] = a[j].image;
-    }
-  }
-  free(set);
-  return RP_OK;
-}
-
-void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
-                       int nranks, rp__starpu_stats *out) {
-  memset(out, 0, sizeof *out);
-  out->rank = rank;
-  out->nranks = nranks;
-  out->nodes = p->nnode;
-  out->tasks = pt->tasks;
-  out->sends = pt->sends;
-  out->recvs = pt->recvs;
-  out->scanned = p->nnode;
-  out->visited = pt->nnode;
-  out->accesses = pt->naccess;
-  out->images = pt->nimage;
-  for (uint32_t k = 0; k < pt->nimage; k++) {
-    const rp_plan_image *im = &p->image[pt->image[k]];
-    out->image_bytes += im->flags & RP_IMAGE_USER ? 0 : im->hi - im->lo;
-  }
-}
-
-rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
-                           rp__starpu_stats *out) {
-  sp_part pt;
-  double t0 = rp_clock_us();
-  rp_status st = rp__sp_part(p, SP_MPI, rank, nranks, &pt);
-  double t1 = rp_clock_us();
-  if (st != RP_OK)
-    return st;
-  rp__sp_part_stats(p, &pt, rank, nranks, out);
-  out->lower_us = t1 - t0;
-  out->handles = pt.nimage + pt.nstage;
-  rp__sp_part_free(&pt);
-  return RP_OK;
-}
 
 static enum starpu_data_access_mode sp_mode(unsigned m) {
   switch (m & RP_INOUT) {
@@ -182,53 +40,76 @@ static sp_item *add_item(sp *s, uint32_t v, int kind, int peer) {
   it->v = v;
   it->kind = (uint8_t)kind;
   it->peer = peer;
+  it->piece = RP_NONE;
+  it->cls = SP_CL_BODY;
   it->d0 = s->ndescr;
   it->nd = 0;
   return it;
 }
 
+static int cross_cls(const rp_plan *p, uint32_t v) {
+  const rp_plan_access *a = p->acc + p->node[v].acc0;
+  return a[0].space < 0 || a[1].space < 0 ? SP_CL_HOST : SP_CL_HALO;
+}
+
 rp_status rp__sp_lower(sp *s) {
   const rp_plan *p = s->p;
   const sp_part *pt = &s->part;
-  /* At most two items per node, at most nacc + 1 accesses per item. */
-  s->item = calloc(2 * (size_t)pt->nnode + 1, sizeof *s->item);
-  s->descr = calloc(2 * ((size_t)pt->naccess + 2 * (size_t)pt->nnode) + 1,
-                    sizeof *s->descr);
+  /* At most one item per node it runs, two per piece; at most nacc + 1
+   * accesses per item. */
+  size_t nit = (size_t)pt->nnode + 2 * (size_t)pt->npiece + 1;
+  s->item = calloc(nit, sizeof *s->item);
+  s->descr = calloc((size_t)pt->naccess + 2 * nit + 1, sizeof *s->descr);
   if (!s->item || !s->descr)
     return RP_ENOMEM;
   int data = s->mode != SP_EXPLICIT;
+  uint32_t pc = 0;
   for (uint32_t k = 0; k < pt->nnode; k++) {
     uint32_t v = pt->node[k];
     const rp_plan_node *nd = &p->node[v];
     const rp_plan_access *a = p->acc + nd->acc0;
-    int src = 0, dst = 0;
-    if (s->mode == SP_MPI)
-      node_rank(p, nd, s->nranks, &src, &dst);
-    if (src == dst) {
-      if (dst != s->rank)
-        continue;
+    if (pc == pt->npiece || pt->piece[pc].v != v) {
       sp_item *it = add_item(s, v, SP_RUN, 0);
-      s->mine[v] = 1;
-      for (uint32_t k = 0; data && k < nd->nacc; k++)
-        if (a[k].image != RP_NONE)
-          add_descr(s, it, s->h[a[k].image], a[k].mode);
+      s->mine[v]++;
+      for (uint32_t j = 0; data && j < nd->nacc; j++)
+        if (a[j].image != RP_NONE)
+          add_descr(s, it, s->h[a[j].image], a[j].mode);
       s->ndescr += it->nd;
       continue;
     }
-    if (src == s->rank) {
-      sp_item *it = add_item(s, v, SP_PACK, 0);
-      add_descr(s, it, s->h[a[0].image], RP_IN);
-      add_descr(s, it, s->sh[v], RP_OUT);
-      s->ndescr += it->nd;
-      add_item(s, v, SP_SEND, dst);
-    }
-    if (dst == s->rank) {
-      add_item(s, v, SP_RECV, src);
-      sp_item *it = add_item(s, v, SP_UNPACK, 0);
-      s->mine[v] = 1;
-      add_descr(s, it, s->sh[v], RP_IN);
-      add_descr(s, it, s->h[a[1].image], RP_INOUT);
-      s->ndescr += it->nd;
+    for (; pc < pt->npiece && pt->piece[pc].v == v; pc++) {
+      const sp_piece *pp = &pt->piece[pc];
+      int cls = cross_cls(p, v);
+      if (pp->src == pp->dst) { /* a local piece */
+        sp_item *it = add_item(s, v, SP_RUN, 0);
+        it->piece = pc;
+        s->mine[v]++;
+        add_descr(s, it, s->h[a[0].image], RP_IN);
+        add_descr(s, it, s->h[a[1].image], RP_INOUT);
+        s->ndescr += it->nd;
+        continue;
+      }
+      if (pp->src == s->rank) {
+        sp_item *it = add_item(s, v, SP_PACK, 0);
+        it->piece = pc;
+        it->cls = (uint8_t)cls;
+        add_descr(s, it, s->h[a[0].image], RP_IN);
+        add_descr(s, it, s->sh[pc], RP_OUT);
+        s->ndescr += it->nd;
+        add_item(s, v, SP_SEND, pp->dst)->piece = pc;
+      }
+      if (pp->dst == s->rank) {
+        sp_item *r = add_item(s, v, SP_RECV, pp->src);
+        r->piece = pc;
+        r->cls = (uint8_t)cls;
+        sp_item *it = add_item(s, v, SP_UNPACK, 0);
+        it->piece = pc;
+        it->cls = (uint8_t)cls;
+        s->mine[v]++;
+        add_descr(s, it, s->sh[pc], RP_IN);
+        add_descr(s, it, s->h[a[1].image], RP_INOUT);
+        s->ndescr += it->nd;
+      }
     }
   }
   return RP_OK;
@@ -238,8 +119,9 @@ rp_status rp__sp_lower(sp *s) {
  * [lo, hi) moved back by lo (addresses below lo are never used). */
 static void *image(const sp *s, uint32_t i) {
   const rp_plan_image *im = &s->p->image[i];
-  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf]
-                                   : (void *)((uintptr_t)s->img[i] - im->lo);
+  return rp__sp_in_user(s->p, &s->part, i)
+             ? rp_exec_host(s->x)[im->buf]
+             : (void *)((uintptr_t)s->img[i] - im->lo);
 }
 
 static void run_work(const sp_item *it);
@@ -264,7 +146,8 @@ void rp__sp_item_done(const sp_item *it, int code, const char *msg) {
   if (code && !s->failed) {
     s->fail_code = code;
     s->fail_v = it->v;
-    s->fail_rep = s->ndone[it->v];
+    s->fail_rep = s->mine[it->v] > 1 ? s->ndone[it->v] / s->mine[it->v]
+                                     : s->ndone[it->v];
     snprintf(s->fail_msg, sizeof s->fail_msg, "%s", msg);
     __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
   }
@@ -279,11 +162,17 @@ static void run_work(const sp_item *it) {
   const rp_plan_node *nd = &p->node[it->v];
   const rp_plan_access *a = p->acc + nd->acc0;
   const uint64_t *iv = nd->nacc > 1 ? p->iv + 2 * (uint64_t)a[1].iv0 : NULL;
+  uint32_t niv = nd->nacc > 1 ? a[1].niv : 0;
+  if (it->piece != RP_NONE) {
+    const sp_piece *pc = &s->part.piece[it->piece];
+    iv = s->part.runs + 2 * (uint64_t)pc->r0;
+    niv = pc->nr;
+  }
   if (it->kind == SP_PACK || it->kind == SP_UNPACK) {
-    char *st = s->stage[it->v];
+    char *st = s->stage[it->piece];
     char *im = image(s, a[it->kind == SP_PACK ? 0 : 1].image);
     uint64_t off = 0;
-    for (uint32_t i = 0; i < a[1].niv; i++) {
+    for (uint32_t i = 0; i < niv; i++) {
       if (it->kind == SP_PACK)
         memcpy(st + off, im + iv[2 * i], iv[2 * i + 1]);
       else
@@ -314,7 +203,9 @@ static void run_work(const sp_item *it) {
   default: {
     char *dst = image(s, a[1].image);
     const char *src = image(s, a[0].image);
-    for (uint32_t i = 0; i < a[1].niv; i++)
+    if (dst == src)
+      return; /* both ends in one memory (rp__sp_alias): nothing moves */
+    for (uint32_t i = 0; i < niv; i++)
       memmove(dst + iv[2 * i], src + iv[2 * i], iv[2 * i + 1]);
     return;
   }

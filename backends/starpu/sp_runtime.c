@@ -121,6 +121,22 @@ static int local_ranks(int inited) {
 static rp_status start_mpi(char *err, size_t errlen) {
   int inited = 0, level = 0;
   MPI_Initialized(&inited);
+  /* StarPU-MPI's mode running the worker inside its progress thread
+   * sleeps whenever no message is pending, with ready tasks left unrun:
+   * a replay hangs in it (docs/mpi.md). Refuse it rather than hang. */
+  const char *drv = getenv("STARPU_MPI_DRIVER_CALL_FREQUENCY");
+  if (drv && atoi(drv) > 0) {
+    snprintf(err, errlen, "starpu mpi: STARPU_MPI_DRIVER_CALL_FREQUENCY=%s "
+             "(the worker inside StarPU-MPI's progress thread) hangs a "
+             "replay; unset it", drv);
+    return RP_ENOTSUP;
+  }
+  /* Open MPI polls in a tight loop while a request is pending: have it
+   * yield the core when nothing progressed, where ranks' threads share
+   * cores (only read at MPI_Init: where the backend initialises MPI; a
+   * program calling MPI_Init itself sets it in its environment) */
+  if (!inited)
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   /* Every process binds its workers from core 0 and its MPI thread to the
    * next core: ranks sharing a node would all pile onto the same cores
    * (a message then costs milliseconds). Unless the user placed them

@@ -175,11 +175,15 @@ typedef struct rp_analysis_opts {
                                  first mode that is not "serial" */
   const char *serial_mode;  /**< baseline mode; NULL: "serial" */
   /** > 1: the graph runs over MPI ranks as the starpu backend's mode
-   * "mpi" places it (the host on rank 0, device d on rank d % nranks): a
-   * copy between spaces of two ranks runs on the lane "net:a-b" (a < b)
-   * of that pair of ranks and costs net_latency_us + bytes / net_gbps,
-   * whatever was measured or given for it (calibrate both with
-   * tools/bench/bench_mpi_pingpong). 0 or 1: one
+   * "mpi" places it (the host on rank 0, device d on rank d % nranks, the
+   * rows of a distributed buffer's part p on rank p % nranks): a copy
+   * between spaces of two ranks runs on the lane "net:a-b" (a < b) of
+   * that pair of ranks and costs net_latency_us + bytes / net_gbps
+   * (calibrate both with tools/bench/bench_mpi_pingpong), plus twice its
+   * measured cost when it was measured (the pack and the unpack at its
+   * ends, each a copy in memory), whatever was given for it; a copy
+   * within one rank whose ends that rank keeps in one memory (as the
+   * backend does when the coherence model allows it) costs 0. 0 or 1: one
    * process, no net lanes. */
   unsigned nranks;
   double net_latency_us;    /**< one-way latency of a message, us */

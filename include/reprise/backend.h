@@ -276,6 +276,17 @@ typedef void *(*rp_image_addr_fn)(void *ctx, uint32_t image);
 RP_API rp_status rp_plan_run_on_host(rp_exec *x, uint32_t node,
                                      rp_image_addr_fn addr, void *ctx,
                                      void **scratch);
+/** @brief Whether the spaces @p spaces of buffer @p b (bit 63 the host,
+ * bit d device d) could be one memory in plan @p p's graph without any
+ * read, or the user's array at the end of a replay, seeing another value
+ * than the reference replay sees, over every replay: the test the core
+ * makes before it shares an image between host-memory spaces, for a
+ * backend that places images itself (the starpu backend's mode "mpi"
+ * keeps the spaces of one rank in one memory when this holds).
+ * @param ok receives 1 (they may share) or 0.
+ * @return RP_OK, RP_EINVAL (bad argument), RP_ENOMEM. */
+RP_API rp_status rp_plan_may_share(const rp_plan *p, rp_buf b,
+                                   uint64_t spaces, int *ok);
 /** @} */
 
 #ifdef __cplusplus

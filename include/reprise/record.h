@@ -531,6 +531,40 @@ RP_API rp_status rp_buffer_register_2d(rp_graph *g, const char *name,
 RP_API rp_status rp_buffer_info(const rp_graph *g, rp_buf b,
                                 rp_buffer_desc *out);
 
+/** @brief Declare buffer @p b distributed by rows over the ranks of a
+ * replay that spans several processes (the starpu backend's mode "mpi",
+ * docs/mpi.md). Its rows (dimension 0 of a buffer with dims, else its
+ * elements) are cut into @p nparts contiguous parts, part p being rows
+ * [bounds[p], bounds[p + 1]), and part p's rows live in the host array of
+ * the rank that runs device p (rank p % nranks, as devices are placed).
+ * Each rank's host array then holds its own parts only: a replay reads
+ * their rows there and leaves their final values there (a copy to the
+ * host, rp_record_sync_host(), lands in each rank's part), and nothing
+ * goes through rank 0. The graph stays one program: a replay in one
+ * process (the reference, openmp, cuda, starpu's other modes) sees the
+ * whole array as local and ignores the declaration; so does the analysis
+ * without ranks. Graph files do not keep it. Declaring again replaces the
+ * parts.
+ * @param nparts 1 to 65536.
+ * @param bounds nparts + 1 row numbers, nondecreasing, from 0 to the
+ *   number of rows (a part may be empty); NULL: even parts, part p being
+ *   rows [rows * p / nparts, rows * (p + 1) / nparts).
+ * @return RP_OK, RP_EINVAL (unknown or internal buffer, bad parts),
+ *   RP_ESTATE (graph ended), RP_ENOMEM. */
+RP_API rp_status rp_buffer_distribute(rp_graph *g, rp_buf b, unsigned nparts,
+                                      const uint64_t *bounds);
+
+/** @brief The number of parts of buffer @p b (0: not distributed, or no
+ * such buffer). */
+RP_API unsigned rp_buffer_num_parts(const rp_graph *g, rp_buf b);
+
+/** @brief Rows [*r0, *r1) of part @p part of buffer @p b; a buffer that
+ * is not distributed has one part, all its rows.
+ * @return RP_OK, RP_EINVAL (no such buffer or part, a NULL output). */
+RP_API rp_status rp_buffer_part_rows(const rp_graph *g, rp_buf b,
+                                     unsigned part, uint64_t *r0,
+                                     uint64_t *r1);
+
 /** @} */
 
 /** @defgroup rp_record_fn Recording

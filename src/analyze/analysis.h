@@ -28,6 +28,18 @@ typedef struct rp__lane {
 /* The analysis keeps a pointer to its graph (names, edges, accesses): the
  * graph must outlive it. Per-operation data is kept as arrays (structure of
  * arrays) so that a 2-million-operation graph stays compact. */
+/* Where the starpu backend's mode "mpi" places a copy (net.c). */
+typedef struct rp__net rp__net;
+enum {
+  RP__NET_LOCAL = 0,       /* within one rank, moving bytes */
+  RP__NET_SAME_MEMORY = 1, /* within one rank, both ends in one memory */
+  RP__NET_PAIR = 2         /* between ranks *lo < *hi */
+};
+rp_status rp__net_init(const rp_graph *g, unsigned nranks, rp__net **out);
+void rp__net_free(rp__net *n);
+/* Op's placement: RP__NET_*; for RP__NET_PAIR its two ranks. */
+int rp__net_place(rp__net *n, uint32_t op, int *lo, int *hi);
+
 struct rp_analysis {
   const rp_graph *g;
   rp_analysis_opts opts;

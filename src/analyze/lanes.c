@@ -91,24 +91,6 @@ static double model_cost(const rp_analysis *a, uint32_t n,
   return (double)rp__copy_bytes(a->g, n) / (gbps * 1e3);
 }
 
-/* Net lanes (opts.nranks > 1): the rank of a space as the starpu
- * backend's mode "mpi" places it; a copy between two ranks' spaces runs on
- * the net lane of the pair. Returns 1 and the pair (a < b) for such a
- * copy. */
-static int net_pair(const rp_analysis *a, const rp__op *op, int *lo,
-                    int *hi) {
-  unsigned nr = a->opts.nranks;
-  if (nr < 2 || op->type == RP_OP_KERNEL || op->type == RP_OP_HOST)
-    return 0;
-  int dev = op->device % (int)nr;
-  int s = op->type == RP_OP_COPY_H2D ? 0 : dev;
-  int d = op->type == RP_OP_COPY_H2D ? dev
-          : op->type == RP_OP_COPY_D2H ? 0 : op->dst_device % (int)nr;
-  *lo = s < d ? s : d;
-  *hi = s < d ? d : s;
-  return s != d;
-}
-
 /* Compute units of device d (1 unless the options say more). */
 static unsigned units_of(const rp_analysis *a, int d) {
   if (!a->opts.compute_units || d < 0 || (unsigned)d >= a->opts.ncompute_units)
@@ -132,7 +114,9 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
                                                     RP_MAX_DEVICES : 0);
   uint32_t *map = malloc(sizeof *map * nslot);
   a->lanes = calloc(nslot, sizeof *a->lanes);
-  if (!map || !a->lanes) {
+  rp__net *nt = NULL; /* the placement over ranks (net.c) */
+  if (!map || !a->lanes ||
+      (a->opts.nranks > 1 && rp__net_init(g, a->opts.nranks, &nt))) {
     free(map);
     return RP_ENOMEM;
   }
@@ -147,11 +131,14 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     lane_of(op, a->opts.copy_engines, &kind, &dev);
     if (kind != RP__LANE_HOST && (dev < 0 || dev >= RP_MAX_DEVICES)) {
       free(map);
+      rp__net_free(nt);
       return RP_EINVAL;
     }
     uint32_t *slot = &map[kind * RP_MAX_DEVICES + (dev < 0 ? 0 : dev)];
     unsigned k = kind == RP__LANE_COMPUTE ? units_of(a, dev) : 1, u = 0;
-    int rlo, rhi, net = net_pair(a, op, &rlo, &rhi);
+    int rlo = 0, rhi = 0, place = nt ? rp__net_place(nt, n, &rlo, &rhi)
+                                     : RP__NET_LOCAL;
+    int net = place == RP__NET_PAIR;
     if (net) { /* a transfer between ranks: a copy lane of its own */
       kind = RP__LANE_P2P;
       dev = -1;
@@ -182,10 +169,17 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     double c;
     rp_measured gm;
     if (net) { /* a profile times copies within one process: the net
-                  model is what a transfer between ranks costs */
+                  model is what a transfer between ranks costs, plus the
+                  pack and the unpack at its two ends (a copy in memory
+                  each, what a profile of the copy measured) */
       src = RP_COST_MODELLED;
       c = a->opts.net_latency_us +
           (double)rp__copy_bytes(g, n) / (a->opts.net_gbps * 1e3);
+      if (measured && measured[n] > 0)
+        c += 2 * measured[n];
+    } else if (place == RP__NET_SAME_MEMORY) {
+      c = 0; /* its rank keeps both ends in one memory: nothing moves */
+      src = RP_COST_MODELLED;
     } else if (measured && measured[n] >= 0) {
       c = measured[n];
       src = RP_COST_MEASURED;
@@ -200,6 +194,7 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     }
     if (!isfinite(c)) {
       free(map);
+      rp__net_free(nt);
       return RP_EINVAL;
     }
     a->cost[n] = c;
@@ -209,6 +204,7 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     total += c;
   }
   free(map);
+  rp__net_free(nt);
   /* Every figure is at most the serial time: if that is finite, all are. */
   return isfinite(total) ? RP_OK : RP_EINVAL;
 }

@@ -43,8 +43,10 @@ void rp_graph_destroy(rp_graph *g) {
   rp__track_free(g);
   rp__warnings_free(g);
   rp__measured_free(g);
-  for (uint32_t i = 0; i < g->nbuf; i++)
+  for (uint32_t i = 0; i < g->nbuf; i++) {
     free(g->buf[i].name);
+    free(g->buf[i].bounds);
+  }
   for (uint32_t i = 0; i < g->nop; i++) {
     if (!g->op[i].name_shared)
       free(g->op[i].name);

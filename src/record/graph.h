@@ -41,6 +41,10 @@ typedef struct rp__buffer {
   uint64_t bytes, elem;
   unsigned ndims;
   uint64_t dims[3];
+  /* rp_buffer_distribute(): nparts + 1 row bounds (NULL: not
+   * distributed) */
+  uint64_t *bounds;
+  unsigned nparts;
 } rp__buffer;
 
 /* An operation as given to the recorder (rp__record_op). */
@@ -160,6 +164,11 @@ rp_status rp__store_op(rp_graph *g, rp__op *p, const rp__proto *q,
 char *rp__derive_name(const rp_graph *g, const rp__proto *p,
                       const rp__access *acc, const char *given, bool *owned);
 /* Formats g->err; returns s. */
+/* Buffer sb's distribution (rp_buffer_distribute) given to buffer db of
+ * graph dst, still recording; nothing when sb is not distributed. */
+rp_status rp__buffer_copy_parts(rp_graph *dst, rp_buf db, const rp_graph *src,
+                                rp_buf sb);
+
 rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -441,3 +441,18 @@ rp_status rp__plan_build(const rp_graph *g, const rp_backend *be,
   *out = b.p;
   return RP_OK;
 }
+
+rp_status rp_plan_may_share(const rp_plan *p, rp_buf b, uint64_t spaces,
+                            int *ok) {
+  if (!p || !ok || b >= rp_graph_num_buffers(p->graph))
+    return RP_EINVAL;
+  *ok = 0;
+  rp__coh *c = NULL;
+  bool share = false;
+  rp_status s = rp__coh_build(p->graph, &c);
+  if (s == RP_OK)
+    s = rp__coh_share(c, b, spaces, &share);
+  rp__coh_free(c);
+  *ok = s == RP_OK && share;
+  return s;
+}

@@ -411,6 +411,8 @@ static rp_status rebuild(rec *c, const unsigned *pieces,
     rp_buf nb;
     rp_buffer_info(g, b, &d);
     st = rp_buffer_add(c->ng, &d, &nb);
+    if (st == RP_OK) /* a distributed buffer stays distributed */
+      st = rp__buffer_copy_parts(c->ng, nb, g, b);
   }
   for (rp_node n = 0; n < s->nop && st == RP_OK; n++) {
     rp_node_info ni;

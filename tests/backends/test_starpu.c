@@ -275,8 +275,9 @@ static void h_reset(void *x) {
   ex_heat2d_init(&c->p, c->u, c->v);
 }
 
-static rp_graph *heat_graph(hctx *c, uint64_t n, unsigned steps,
-                            unsigned devices, int explicit_halo) {
+static rp_graph *heat_graph_parts(hctx *c, uint64_t n, unsigned steps,
+                                  unsigned devices, int explicit_halo,
+                                  unsigned parts) {
   memset(c, 0, sizeof *c);
   c->p.n = n;
   c->p.steps = steps;
@@ -287,8 +288,15 @@ static rp_graph *heat_graph(hctx *c, uint64_t n, unsigned steps,
   rp_graph *g;
   TU_OK(NULL, rp_graph_create(&g, explicit_halo ? RP_GRAPH_NO_COHERENCE : 0));
   TU_OK(g, ex_heat2d_record(g, &c->p, c->u, c->v));
+  for (rp_buf b = 0; parts && b < 2; b++)
+    TU_OK(g, rp_buffer_distribute(g, b, parts, NULL));
   TU_OK(g, rp_graph_end(g));
   return g;
+}
+
+static rp_graph *heat_graph(hctx *c, uint64_t n, unsigned steps,
+                            unsigned devices, int explicit_halo) {
+  return heat_graph_parts(c, n, steps, devices, explicit_halo, 0);
 }
 
 Test(starpu, heat2d_over_devices_and_recurrence_set_scalar, .timeout = 120) {
@@ -394,8 +402,10 @@ Test(starpu, mpi_lowering_is_pruned_and_flat_in_ranks, .timeout = 120) {
       sends += st.sends;
       recvs += st.recvs;
       visited += st.visited;
-      /* images and staging buffers, one handle each */
-      cr_assert_eq(st.handles, st.images + st.sends + st.recvs);
+      /* images of their own and staging buffers, one handle each; one
+       * per user array */
+      cr_assert_eq(st.handles, st.images - st.aliased + st.user_arrays +
+                                   st.sends + st.recvs);
       if (r == 0)
         first[k] = st;
       if (r == 1 % nr)
@@ -457,3 +467,196 @@ Test(starpu, mpi_lowering_is_pruned_and_flat_in_ranks, .timeout = 120) {
   }
 }
 #endif
+
+/* A plan's copies between two devices of different ranks (the halos);
+ * and in *host_msgs the transfers between ranks that its copies from and
+ * to the host need when part q of every buffer (n rows, nr parts: rows
+ * [bounds[q], bounds[q + 1]), even parts when bounds is NULL) lives on
+ * rank q and device d on rank d: one per other rank whose rows a copy
+ * moves. */
+static uint32_t cross_copies(const rp_plan *p, unsigned nr, uint64_t n,
+                             const uint64_t *bounds, uint32_t *host_msgs) {
+  uint32_t c = 0;
+  *host_msgs = 0;
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    const rp_plan_node *nd = &p->node[v];
+    if (nd->type == RP_OP_KERNEL || nd->type == RP_OP_HOST)
+      continue;
+    const rp_plan_access *a = p->acc + nd->acc0;
+    if (a[0].space >= 0 && a[1].space >= 0) {
+      c += a[0].space % (int)nr != a[1].space % (int)nr;
+      continue;
+    }
+    int dev = a[0].space >= 0 ? a[0].space : a[1].space;
+    uint64_t rb = n * 8, r0 = a[1].offset / rb;
+    uint64_t r1 = (a[1].offset + a[1].bytes - 1) / rb + 1;
+    for (unsigned q = 0; q < nr; q++) {
+      uint64_t q0 = bounds ? bounds[q] : n * q / nr;
+      uint64_t q1 = bounds ? bounds[q + 1] : n * (q + 1) / nr;
+      *host_msgs +=
+          (int)q != dev % (int)nr && q0 < q1 && q0 < r1 && r0 < q1;
+    }
+  }
+  return c;
+}
+
+/* Mode "mpi" with the heat grids distributed over the ranks, one part per
+ * device (fake ranks again, 6 rows per rank): a copy from or to the host
+ * stays on its rank but for the halo rows the first step reads from the
+ * host (its neighbours' rows: a transfer each), so the messages are the
+ * halos between devices and those, and rank 0 lowers what the last rank
+ * lowers, the same from 3 ranks to 62: nothing grows with the ranks, and
+ * nothing goes through rank 0. Each rank keeps its images in its own
+ * array (no image memory of its own, one handle per array). */
+Test(starpu, mpi_distributed_rows_stay_on_their_rank, .timeout = 120) {
+  enum { NK = 7, ROWS = 6 };
+  unsigned ranks[NK] = {1, 2, 3, 4, 8, 16, RP_MAX_DEVICES};
+  rp__starpu_stats first[NK], last[NK];
+  for (unsigned k = 0; k < NK; k++) {
+    unsigned nr = ranks[k];
+    hctx c;
+    uint64_t n = ROWS * (uint64_t)nr;
+    rp_graph *g = heat_graph_parts(&c, n, 4, nr, 0, nr);
+    const rp_backend *ref;
+    rp_exec *x;
+    cr_assert_eq(rp_backend_find("reference", &ref), RP_OK);
+    cr_assert_eq(rp_exec_create(&x, g, ref, NULL), RP_OK);
+    const rp_plan *p = rp_exec_plan(x);
+    uint32_t host_msgs, cross = cross_copies(p, nr, n, NULL, &host_msgs);
+    uint32_t sends = 0, recvs = 0;
+    for (unsigned r = 0; r < nr; r++) {
+      rp__starpu_stats st;
+      cr_assert_eq(rp__starpu_count(p, (int)r, (int)nr, &st), RP_OK);
+      sends += st.sends;
+      recvs += st.recvs;
+      cr_assert_eq(st.image_bytes, 0, "rank %u of %u", r, nr);
+      cr_assert_eq(st.aliased, st.images, "rank %u of %u", r, nr);
+      cr_assert_eq(st.user_arrays, 2);
+      cr_assert_eq(st.handles, 2 + st.sends + st.recvs);
+      if (r == 0)
+        first[k] = st;
+      if (r == nr - 1)
+        last[k] = st;
+    }
+    cr_assert_eq(sends, cross + host_msgs, "%u ranks: %u sends, %u halo "
+                 "copies, %u host rows of other ranks", nr, sends, cross,
+                 host_msgs);
+    cr_assert_eq(recvs, sends);
+    rp_exec_destroy(x);
+    rp_graph_destroy(g);
+    free(c.u);
+    free(c.v);
+  }
+  for (unsigned k = 2; k < NK; k++) {
+    cr_assert(last[k].visited == last[2].visited &&
+              last[k].tasks == last[2].tasks &&
+              last[k].sends == last[2].sends,
+              "last rank of %u: %u nodes, of 3: %u", ranks[k],
+              last[k].visited, last[2].visited);
+    cr_assert(first[k].visited == first[2].visited &&
+              first[k].tasks == first[2].tasks &&
+              first[k].accesses == first[2].accesses,
+              "rank 0 of %u: %u nodes, of 3: %u", ranks[k], first[k].visited,
+              first[2].visited);
+  }
+}
+
+/* A host task runs on the rank holding the rows it touches; rows of
+ * several ranks are refused (RP_ENOTSUP) in mode "mpi", not in one
+ * process. Parts that do not match the devices cut a copy into pieces:
+ * one local, the others messages, and a rank with no rows (part 1 empty)
+ * takes part in no copy from or to the host. */
+Test(starpu, mpi_distributed_host_tasks_and_pieces, .timeout = 60) {
+  uint8_t a[8 * 16], h[8];
+  rp_graph *g;
+  rp_buf A, H;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register_2d(g, "A", a, 8, 16, 1, &A));
+  TU_OK(g, rp_buffer_register(g, "H", h, 8, &H));
+  /* device 1 bumps rows [4, 8); a host task reads them; sync */
+  rp_arg args[2] = {rp_arg_buf(rp_box2(A, 4, 8, 0, 16)), rp_arg_i64(64)};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 1, rp_dims3(64, 1, 1), args, NULL,
+                            NULL));
+  static tu_host_arg ha = {64, 64};
+  rp_access acc = {rp_box2(A, 4, 8, 0, 16), RP_INOUT};
+  TU_OK(g, rp_record_host(g, tu_host_bump, &ha, &acc, 1, NULL, NULL));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(A), NULL));
+  TU_OK(g, rp_buffer_distribute(g, A, 2, NULL));
+  TU_OK(g, rp_graph_end(g));
+  const rp_backend *ref;
+  rp_exec *x;
+  cr_assert_eq(rp_backend_find("reference", &ref), RP_OK);
+  cr_assert_eq(rp_exec_create(&x, g, ref, NULL), RP_OK);
+  const rp_plan *p = rp_exec_plan(x);
+  rp__starpu_stats s0, s1;
+  /* rows [4, 8) are part 1's, rank 1's: the kernel, the copy home and the
+   * host task all run there; rank 0 has nothing to do */
+  cr_assert_eq(rp__starpu_count(p, 0, 2, &s0), RP_OK);
+  cr_assert_eq(rp__starpu_count(p, 1, 2, &s1), RP_OK);
+  cr_assert_eq(s0.tasks, 0);
+  cr_assert_eq(s1.tasks, p->nnode);
+  cr_assert_eq(s0.sends + s0.recvs + s1.sends + s1.recvs, 0);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+
+  /* the same with the host task over the whole array: refused over two
+   * ranks, fine over one */
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register_2d(g, "A", a, 8, 16, 1, &A));
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 1, rp_dims3(64, 1, 1), args, NULL,
+                            NULL));
+  static tu_host_arg hall = {0, 128};
+  acc.region = rp_whole(A);
+  TU_OK(g, rp_record_host(g, tu_host_bump, &hall, &acc, 1, NULL, NULL));
+  TU_OK(g, rp_buffer_distribute(g, A, 2, NULL));
+  TU_OK(g, rp_graph_end(g));
+  cr_assert_eq(rp_exec_create(&x, g, ref, NULL), RP_OK);
+  p = rp_exec_plan(x);
+  cr_assert_eq(rp__starpu_count(p, 0, 2, &s0), RP_ENOTSUP);
+  cr_assert_eq(rp__starpu_count(p, 0, 1, &s0), RP_OK);
+  cr_assert_eq(s0.tasks, p->nnode);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+
+  /* heat over 4 devices and 4 ranks, grids in 4 parts with part 1 empty
+   * (its rows are part 2's): device 1's copies from and to the host are
+   * messages with rank 2, cut where part 0's rows end; rank 1 holds no
+   * host rows */
+  hctx c;
+  g = NULL;
+  memset(&c, 0, sizeof c);
+  c.p.n = 24;
+  c.p.steps = 3;
+  c.p.devices = 4;
+  c.u = malloc(24 * 24 * 8);
+  c.v = malloc(24 * 24 * 8);
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, ex_heat2d_record(g, &c.p, c.u, c.v));
+  uint64_t b[5] = {0, 6, 6, 18, 24};
+  for (rp_buf q = 0; q < 2; q++)
+    TU_OK(g, rp_buffer_distribute(g, q, 4, b));
+  TU_OK(g, rp_graph_end(g));
+  cr_assert_eq(rp_exec_create(&x, g, ref, NULL), RP_OK);
+  p = rp_exec_plan(x);
+  uint32_t pieces = 0, sends = 0, recvs = 0;
+  for (int r = 0; r < 4; r++) {
+    rp__starpu_stats st;
+    cr_assert_eq(rp__starpu_count(p, r, 4, &st), RP_OK);
+    pieces += st.pieces;
+    sends += st.sends;
+    recvs += st.recvs;
+    if (r == 1) /* no rows here: every piece a message, none local */
+      cr_assert_eq(st.pieces, st.sends + st.recvs);
+  }
+  cr_assert_eq(sends, recvs);
+  /* the halos, and one transfer per other rank whose rows a host copy
+   * moves: device 1's all cross (to rank 2) */
+  uint32_t host_msgs, halos = cross_copies(p, 4, 24, b, &host_msgs);
+  cr_assert_eq(sends, halos + host_msgs, "%u sends, %u halos, %u", sends,
+               halos, host_msgs);
+  cr_assert_gt(pieces, sends); /* and local pieces */
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+  free(c.u);
+  free(c.v);
+}

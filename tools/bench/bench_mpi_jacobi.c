@@ -1,23 +1,35 @@
 /* Benchmark: distributed Jacobi 2D, a hand-written MPI code against
  * reprise on StarPU-MPI (the starpu backend, mode "mpi"), in one run on
- * the same ranks. Both do the same work per run: rank 0 holds the grids,
- * the rows go out to the ranks, S steps (B = A over each rank's rows; the
- * halo rows of B exchanged with non-blocking sends and receives; A = the
- * 5-point average of B inside), and A and B come back to rank 0 — the
- * hand-written code with MPI_Scatterv / Isend / Irecv / MPI_Gatherv, reprise
- * with the graph ex_jacobi2d_record records (row blocks on devices 0 ..
- * ranks-1, device d on rank d; the recorder inserts the halo copies and
- * the copies home). For each grid size: the median of >= 5 timed runs of
- * each, the ratio reprise / MPI, whether rank 0's grids are identical
- * after the same number of runs, and the analysis' prediction of one run
- * (kernel and local copy costs profiled on rank 0 by the reference
- * replay, transfers between ranks on the net lanes: --net-latency-us and
- * --net-gbps, from bench_mpi_pingpong). Run with mpirun -np 2 or 4
- * (STARPU_NCPU=1: one worker per rank, as the MPI code has one thread).
- * A run's time is the slowest rank's, from a barrier to its end. Per rank
- * it also prints each thread's CPU time per timed run, for each code, and
- * the CPU time of reprise's task bodies (the useful work): on a shared or
- * oversubscribed machine those say where the time goes. */
+ * the same ranks, in two forms:
+ * - "replicated": rank 0 holds the grids; each run scatters the rows to
+ *   the ranks, does S steps (B = A over each rank's rows; the halo rows of
+ *   B exchanged with non-blocking sends and receives; A = the 5-point
+ *   average of B inside), and gathers A and B back to rank 0 — the
+ *   hand-written code with MPI_Scatterv / Isend / Irecv / MPI_Gatherv,
+ *   reprise with the graph ex_jacobi2d_record records (row blocks on
+ *   devices 0 .. ranks-1, device d on rank d; the recorder inserts the
+ *   halo copies and the copies home);
+ * - "distributed": every rank keeps its rows between runs; a run is the S
+ *   steps with their halo exchanges only — the hand-written code on its
+ *   local window, reprise with the same graph and A and B declared
+ *   distributed (rp_buffer_distribute: rank r's rows in rank r's array),
+ *   so that its copies from and to the host stay on each rank.
+ * For each grid size and form: the median of >= 5 timed runs of each
+ * (alternating), the ratio reprise / MPI, whether the grids are identical
+ * after the same number of runs (rank 0's grids; in the distributed form
+ * every rank's own rows), the analysis' prediction of one run (kernel and
+ * local copy costs profiled on rank 0 by the reference replay, transfers
+ * between ranks on the net lanes: --net-latency-us and --net-gbps, from
+ * bench_mpi_pingpong) and its ratio to the achieved time; the set-up
+ * (rp_exec_create on the slowest rank: lowering and registering, StarPU
+ * started before; and the first run, with its first scatter and first
+ * touch of the memory); and per rank
+ * where reprise's time went per run (rp__starpu_breakdown: task bodies,
+ * halo packing, the scatter and gather, waiting on receives, StarPU's
+ * scheduling, submitting, registering) and each thread's CPU time per
+ * timed run. Run with mpirun -np N (STARPU_NCPU=1: one worker per rank,
+ * as the MPI code has one thread). A run's time is the slowest rank's,
+ * from a barrier to its end. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +37,7 @@
 #include <dirent.h>
 #include <unistd.h>
 #include "examples.h"
+#include "multidev.h"
 #include "mpi_common.h"
 #include "reprise/analyze.h"
 #include "rp_starpu.h"
@@ -41,35 +54,37 @@ static void rows(uint64_t n, int r, int size, uint64_t *r0, uint64_t *r1) {
   *r1 = n * (uint64_t)(r + 1) / (uint64_t)size;
 }
 
-/* The hand-written code: one run of `steps` steps on the full grids of
- * rank 0 (a, b), each rank working in its local window la, lb of rows
- * [r0 - 1, r1 + 1). */
-static void mpi_run(uint64_t n, unsigned steps, double *a, double *b,
-                    double *la, double *lb, int rank, int size, int *cnt,
-                    int *dsp) {
+/* The halo exchange of the hand-written codes: the first and last of the
+ * `rows` rows at w go to the neighbouring ranks, whose last and first rows
+ * arrive in the rows before and after. */
+static void halo(double *w, uint64_t n, uint64_t rows, int rank, int size) {
+  MPI_Request rq[4];
+  int nr = 0;
+  if (rank > 0) {
+    MPI_Irecv(w - n, (int)n, MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD,
+              &rq[nr++]);
+    MPI_Isend(w, (int)n, MPI_DOUBLE, rank - 1, 2, MPI_COMM_WORLD, &rq[nr++]);
+  }
+  if (rank + 1 < size) {
+    MPI_Irecv(w + rows * n, (int)n, MPI_DOUBLE, rank + 1, 2, MPI_COMM_WORLD,
+              &rq[nr++]);
+    MPI_Isend(w + (rows - 1) * n, (int)n, MPI_DOUBLE, rank + 1, 1,
+              MPI_COMM_WORLD, &rq[nr++]);
+  }
+  MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+}
+
+/* The hand-written code: `steps` steps, each rank working in its local
+ * window la, lb of rows [r0 - 1, r1 + 1). */
+static void mpi_steps(uint64_t n, unsigned steps, double *la, double *lb,
+                      int rank, int size) {
   uint64_t r0, r1;
   rows(n, rank, size, &r0, &r1);
   uint64_t lo = r0 ? r0 - 1 : 0; /* first row of the window */
   double *wa = la + (r0 - lo) * n, *wb = lb + (r0 - lo) * n;
-  MPI_Scatterv(a, cnt, dsp, MPI_DOUBLE, wa, cnt[rank], MPI_DOUBLE, 0,
-               MPI_COMM_WORLD);
   for (unsigned s = 0; s < steps; s++) {
     memcpy(wb, wa, (r1 - r0) * n * sizeof *wb);
-    MPI_Request rq[4];
-    int nr = 0;
-    if (rank > 0) {
-      MPI_Irecv(wb - n, (int)n, MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD,
-                &rq[nr++]);
-      MPI_Isend(wb, (int)n, MPI_DOUBLE, rank - 1, 2, MPI_COMM_WORLD,
-                &rq[nr++]);
-    }
-    if (rank + 1 < size) {
-      MPI_Irecv(wb + (r1 - r0) * n, (int)n, MPI_DOUBLE, rank + 1, 2,
-                MPI_COMM_WORLD, &rq[nr++]);
-      MPI_Isend(wb + (r1 - r0 - 1) * n, (int)n, MPI_DOUBLE, rank + 1, 1,
-                MPI_COMM_WORLD, &rq[nr++]);
-    }
-    MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+    halo(wb, n, r1 - r0, rank, size);
     uint64_t i0 = r0 ? r0 : 1, i1 = r1 < n ? r1 : n - 1;
     for (uint64_t i = i0; i < i1; i++) {
       const double *bb = lb + (i - lo) * n;
@@ -78,6 +93,50 @@ static void mpi_run(uint64_t n, unsigned steps, double *a, double *b,
         aa[j] = 0.25 * (bb[j - n] + bb[j + n] + bb[j - 1] + bb[j + 1]);
     }
   }
+}
+
+/* The heat code (--app heat, examples/heat2d_kernels.c): step s reads one
+ * grid (u when s is even, v when odd) with its halo rows, exchanged
+ * first, and writes its rows of the other: the boundary copied, the
+ * interior u + (sum of the 4 neighbours - 4u) / 8 (the same expression
+ * as the example's kernel, for identical results). */
+static void heat_steps(uint64_t n, unsigned steps, double *lu, double *lv,
+                       int rank, int size) {
+  uint64_t r0, r1;
+  rows(n, rank, size, &r0, &r1);
+  uint64_t lo = r0 ? r0 - 1 : 0;
+  for (unsigned s = 0; s < steps; s++) {
+    double *src = s % 2 ? lv : lu, *dst = s % 2 ? lu : lv;
+    double *w = src + (r0 - lo) * n;
+    halo(w, n, r1 - r0, rank, size);
+    for (uint64_t i = r0; i < r1; i++) {
+      const double *u = src + (i - lo) * n;
+      double *o = dst + (i - lo) * n;
+      for (uint64_t j = 0; j < n; j++)
+        o[j] = i > 0 && i + 1 < n && j > 0 && j + 1 < n
+                   ? u[j] + 0.125 * (((u[j - n] + u[j + n]) +
+                                      (u[j - 1] + u[j + 1])) - 4.0 * u[j])
+                   : u[j];
+    }
+  }
+}
+
+typedef void (*steps_fn)(uint64_t n, unsigned steps, double *la, double *lb,
+                         int rank, int size);
+static steps_fn hand_steps = mpi_steps;
+
+/* One replicated run: the rows scattered from rank 0's grids (a, b), the
+ * steps, the grids gathered back. */
+static void mpi_run(uint64_t n, unsigned steps, double *a, double *b,
+                    double *la, double *lb, int rank, int size, int *cnt,
+                    int *dsp) {
+  uint64_t r0, r1;
+  rows(n, rank, size, &r0, &r1);
+  uint64_t lo = r0 ? r0 - 1 : 0;
+  double *wa = la + (r0 - lo) * n, *wb = lb + (r0 - lo) * n;
+  MPI_Scatterv(a, cnt, dsp, MPI_DOUBLE, wa, cnt[rank], MPI_DOUBLE, 0,
+               MPI_COMM_WORLD);
+  hand_steps(n, steps, la, lb, rank, size);
   MPI_Gatherv(wa, cnt[rank], MPI_DOUBLE, a, cnt, dsp, MPI_DOUBLE, 0,
               MPI_COMM_WORLD);
   MPI_Gatherv(wb, cnt[rank], MPI_DOUBLE, b, cnt, dsp, MPI_DOUBLE, 0,
@@ -91,8 +150,11 @@ static double predict(const rp_graph *g, int size, double lat, double gbps) {
   rp_exec *x = NULL;
   uint32_t nop = rp_graph_num_nodes(g);
   double *us = malloc(nop * sizeof *us), out = -1;
+  /* profiled twice: the first touches the images' pages, the second
+   * times the operations alone */
   if (!us || rp_backend_find("reference", &ref) ||
-      rp_exec_create(&x, g, ref, NULL) || rp_exec_profile(x, us)) {
+      rp_exec_create(&x, g, ref, NULL) || rp_exec_profile(x, us) ||
+      rp_exec_profile(x, us)) {
     rp_exec_destroy(x);
     free(us);
     return -1;
@@ -262,15 +324,17 @@ static void print_threads(int rank, int size, unsigned runs,
   free(allb);
 }
 
-static double timed(int which, rp_exec *x, uint64_t n, unsigned steps,
-                    double *a, double *b, double *la, double *lb, int rank,
-                    int size, int *cnt, int *dsp) {
+static double timed(int which, int dist, rp_exec *x, uint64_t n,
+                    unsigned steps, double *a, double *b, double *la,
+                    double *lb, int rank, int size, int *cnt, int *dsp) {
   snap s0, s1;
   MPI_Barrier(MPI_COMM_WORLD);
   take(&s0);
   double t0 = rp_clock_us();
   if (which)
     rp_exec_run(x, 1);
+  else if (dist)
+    hand_steps(n, steps, la, lb, rank, size);
   else
     mpi_run(n, steps, a, b, la, lb, rank, size, cnt, dsp);
   double t1 = rp_clock_us();
@@ -283,109 +347,229 @@ static double timed(int which, rp_exec *x, uint64_t n, unsigned steps,
   return all;
 }
 
+/* Rows [r0, r1) of rank `rank` in the local window lw (rows from
+ * r0 - 1) equal those rows of the full grid g. */
+static int same_rows(uint64_t n, const double *g, const double *lw,
+                     int rank, int size) {
+  uint64_t r0, r1;
+  rows(n, rank, size, &r0, &r1);
+  uint64_t lo = r0 ? r0 - 1 : 0;
+  return !memcmp(g + r0 * n, lw + (r0 - lo) * n, (r1 - r0) * n * 8);
+}
+
+/* The window of rank `rank` filled from the full grid g. */
+static void fill_window(uint64_t n, const double *g, double *lw, int rank,
+                        int size) {
+  uint64_t r0, r1;
+  rows(n, rank, size, &r0, &r1);
+  uint64_t lo = r0 ? r0 - 1 : 0, hi = r1 < n ? r1 + 1 : n;
+  memcpy(lw, g + lo * n, (hi - lo) * n * 8);
+}
+
+static double max_all(double v) {
+  double m;
+  MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return m;
+}
+
+/* One grid size in one form: prints its row and its breakdown; 1 when
+ * the grids differ, 2 on a failure. */
+static int one(int heat, uint64_t n, int dist, unsigned steps,
+               unsigned runs, double lat, double gbps, int rank, int size) {
+  uint64_t nn = n * n, r0, r1;
+  rows(n, rank, size, &r0, &r1);
+  /* reprise's grids whole on every rank (as registered); the hand-written
+   * code's whole grids on rank 0 only (the replicated form scatters from
+   * and gathers to them), its window of rows [r0 - 1, r1 + 1) here */
+  uint64_t mn = rank == 0 ? nn : 1, wn = (r1 - r0 + 2) * n;
+  double *a = malloc(nn * 8), *b = malloc(nn * 8), s[1];
+  double *ma = malloc(mn * 8), *mb = malloc(mn * 8);
+  double *la = calloc(wn, 8), *lb = calloc(wn, 8);
+  double *tm = malloc(runs * sizeof *tm), *tr = malloc(runs * sizeof *tr);
+  int *cnt = malloc((size_t)size * sizeof *cnt);
+  int *dsp = malloc((size_t)size * sizeof *dsp);
+  if (!a || !b || !ma || !mb || !la || !lb || !tm || !tr || !cnt || !dsp) {
+    fprintf(stderr, "bench_mpi_jacobi: out of memory at n = %llu\n",
+            (unsigned long long)n);
+    return 2;
+  }
+  for (int r = 0; r < size; r++) {
+    uint64_t r0, r1;
+    rows(n, r, size, &r0, &r1);
+    cnt[r] = (int)((r1 - r0) * n);
+    dsp[r] = (int)(r0 * n);
+  }
+  ex_jacobi2d p;
+  memset(&p, 0, sizeof p);
+  p.n = n;
+  p.steps = steps;
+  p.every = 0;
+  p.blocks = (unsigned)size;
+  p.devices = (unsigned)size;
+  ex_heat2d hp;
+  memset(&hp, 0, sizeof hp);
+  hp.n = n;
+  hp.steps = steps;
+  hp.devices = (unsigned)size;
+  rp_graph *g = NULL;
+  rp_exec *x = NULL;
+  if (heat)
+    ex_heat2d_init(&hp, a, b);
+  else
+    ex_jacobi2d_init(&p, a, b, s);
+  if (rank == 0) {
+    memcpy(ma, a, nn * 8);
+    memcpy(mb, b, nn * 8);
+  }
+  /* buffers 0 and 1: A and B, or U and V; the set-up timed is
+   * rp_exec_create's (lowering, registration; StarPU already started) */
+  double c0 = 0;
+  if (rp_graph_create(&g, 0) ||
+      (heat ? ex_heat2d_record(g, &hp, a, b)
+            : ex_jacobi2d_record(g, &p, a, b, s)) ||
+      (dist && (rp_buffer_distribute(g, 0, (unsigned)size, NULL) ||
+                rp_buffer_distribute(g, 1, (unsigned)size, NULL))) ||
+      rp_graph_end(g) || (c0 = rp_clock_us()) < 0 ||
+      !(x = exm_exec(g, "bench_mpi_jacobi"))) {
+    fprintf(stderr, "bench_mpi_jacobi: n = %llu: setup failed: %s\n",
+            (unsigned long long)n, rp_last_error());
+    return 2;
+  }
+  double setup = max_all(rp_clock_us() - c0);
+  if (dist) {
+    fill_window(n, a, la, rank, size); /* a, b: still the initial grids */
+    fill_window(n, b, lb, rank, size);
+  }
+  /* the first run of each (reprise's: its first scatter in the replicated
+   * form), then alternating timed runs */
+  double first = timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt,
+                       dsp);
+  timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
+  memset(th, 0, sizeof th);
+  nth = 0;
+  rp__starpu_stats b0, b1;
+  rp__starpu_stats_get(x, &b0);
+  exm_trace(x);
+  for (unsigned r = 0; r < runs; r++) {
+    tm[r] = timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt,
+                  dsp);
+    tr[r] = timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
+  }
+  rp__starpu_stats_get(x, &b1);
+  qsort(tm, runs, sizeof *tm, cmp_d);
+  qsort(tr, runs, sizeof *tr, cmp_d);
+  int same;
+  if (dist)
+    same = same_rows(n, a, la, rank, size) && same_rows(n, b, lb, rank, size);
+  else
+    same = rank != 0 || (!memcmp(a, ma, nn * 8) && !memcmp(b, mb, nn * 8));
+  int all_same;
+  MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  double pred = rank == 0 ? predict(g, size, lat, gbps) : 0;
+  int bad = !all_same;
+  if (exm_check_lowering(x, "bench_mpi_jacobi"))
+    bad = 2;
+  if (rank == 0)
+    printf("%-6s %6llu %-11s %9u %10.2f %10.2f %7.3f %9s %10.2f %7.3f "
+           "%9.1f %9.1f\n", heat ? "heat" : "jacobi", (unsigned long long)n,
+           dist ? "distributed" : "replicated", rp_graph_num_nodes(g),
+           tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
+           tr[runs / 2] / tm[runs / 2], all_same ? "identical" : "DIFFER",
+           pred * 1e-3, pred / tr[runs / 2], setup * 1e-3, first * 1e-3);
+  char title[64];
+  snprintf(title, sizeof title, "%s, n = %llu, %s", heat ? "heat" : "jacobi",
+           (unsigned long long)n, dist ? "distributed" : "replicated");
+  exm_print_breakdown(x, title);
+  print_threads(rank, size, runs,
+                (b1.body_cpu_us - b0.body_cpu_us) * 1e-3 / runs);
+  fflush(stdout);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+  free(a);
+  free(b);
+  free(ma);
+  free(mb);
+  free(la);
+  free(lb);
+  free(tm);
+  free(tr);
+  free(cnt);
+  free(dsp);
+  return bad;
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   if (exm_start(&argc, &argv, &rank, &size))
     return 2;
-  unsigned steps = 20, runs = 5;
+  unsigned steps[8] = {20}, nsteps = 1, runs = 5;
   double lat = 2, gbps = 5;
   uint64_t sizes[8] = {256, 1024, 2048};
   unsigned nsz = 3;
+  int forms = 3; /* bit 0 replicated, bit 1 distributed */
+  int heat = 0;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--steps") && i + 1 < argc)
-      steps = (unsigned)atoi(argv[++i]);
+    if (!strcmp(argv[i], "--steps") && i + 1 < argc) {
+      nsteps = 0;
+      for (char *t = strtok(argv[++i], ","); t && nsteps < 8;
+           t = strtok(NULL, ","))
+        steps[nsteps++] = (unsigned)atoi(t);
+    }
     else if (!strcmp(argv[i], "--net-latency-us") && i + 1 < argc)
       lat = atof(argv[++i]);
     else if (!strcmp(argv[i], "--net-gbps") && i + 1 < argc)
       gbps = atof(argv[++i]);
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
       runs = (unsigned)atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--n") && i + 1 < argc) {
+    else if (!strcmp(argv[i], "--app") && i + 1 < argc)
+      heat = !strcmp(argv[++i], "heat");
+    else if (!strcmp(argv[i], "--form") && i + 1 < argc) {
+      const char *f = argv[++i];
+      forms = !strcmp(f, "replicated") ? 1 : !strcmp(f, "distributed") ? 2 : 3;
+    } else if (!strcmp(argv[i], "--n") && i + 1 < argc) {
       nsz = 0;
       for (char *t = strtok(argv[++i], ","); t && nsz < 8;
            t = strtok(NULL, ","))
         sizes[nsz++] = strtoull(t, NULL, 10);
+    } else {
+      if (rank == 0)
+        fprintf(stderr, "usage: bench_mpi_jacobi [--n N,N,...] "
+                "[--steps S,S,...] [--runs R] "
+                "[--form replicated|distributed|both] [--app jacobi|heat] "
+                "[--net-latency-us L] [--net-gbps B]\n");
+      return exm_finish(2);
     }
   }
   if (runs < 5)
     runs = 5;
   if (rank == 0)
-    printf("bench_mpi_jacobi: %d ranks, %u steps per run, median of %u "
-           "runs; net %.1f us + bytes / %.2f GB/s\n%6s %10s %12s %12s %8s "
-           "%10s %13s\n", size, steps, runs, lat, gbps, "n", "graph_ops",
-           "mpi_ms", "reprise_ms", "ratio", "results", "predicted_ms");
-  int bad = 0;
-  for (unsigned k = 0; k < nsz; k++) {
-    uint64_t n = sizes[k], nn = n * n;
-    double *a = malloc(nn * 8), *b = malloc(nn * 8), s[1];
-    double *ma = malloc(nn * 8), *mb = malloc(nn * 8);
-    double *la = calloc(nn, 8), *lb = calloc(nn, 8);
-    double *tm = malloc(runs * sizeof *tm), *tr = malloc(runs * sizeof *tr);
-    int *cnt = malloc((size_t)size * sizeof *cnt);
-    int *dsp = malloc((size_t)size * sizeof *dsp);
-    for (int r = 0; r < size; r++) {
-      uint64_t r0, r1;
-      rows(n, r, size, &r0, &r1);
-      cnt[r] = (int)((r1 - r0) * n);
-      dsp[r] = (int)(r0 * n);
-    }
-    ex_jacobi2d p;
-    memset(&p, 0, sizeof p);
-    p.n = n;
-    p.steps = steps;
-    p.every = 0;
-    p.blocks = (unsigned)size;
-    p.devices = (unsigned)size;
-    rp_graph *g = NULL;
-    rp_exec *x = NULL;
-    if (rp_graph_create(&g, 0) || ex_jacobi2d_record(g, &p, a, b, s) ||
-        rp_graph_end(g) || !(x = exm_exec(g, "bench_mpi_jacobi"))) {
-      fprintf(stderr, "bench_mpi_jacobi: n = %llu: setup failed: %s\n",
-              (unsigned long long)n, rp_last_error());
-      return exm_finish(2);
-    }
-    ex_jacobi2d_init(&p, a, b, s);
-    ex_jacobi2d_init(&p, ma, mb, s);
-    /* one warm-up run each, then alternating timed runs */
-    timed(0, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
-    timed(1, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
-    memset(th, 0, sizeof th);
-    nth = 0;
-    rp__starpu_stats b0, b1;
-    rp__starpu_stats_get(x, &b0);
-    for (unsigned r = 0; r < runs; r++) {
-      tm[r] = timed(0, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
-      tr[r] = timed(1, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
-    }
-    rp__starpu_stats_get(x, &b1);
-    qsort(tm, runs, sizeof *tm, cmp_d);
-    qsort(tr, runs, sizeof *tr, cmp_d);
-    int same = rank != 0 || (!memcmp(a, ma, nn * 8) && !memcmp(b, mb, nn * 8));
-    double pred = rank == 0 ? predict(g, size, lat, gbps) : 0;
-    MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    bad |= !same;
-    if (exm_check_lowering(x, "bench_mpi_jacobi"))
-      bad = 1;
-    if (rank == 0)
-      printf("%6llu %10u %12.2f %12.2f %8.3f %10s %13.2f\n",
-             (unsigned long long)n, rp_graph_num_nodes(g),
-             tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
-             tr[runs / 2] / tm[runs / 2], same ? "identical" : "DIFFER",
-             pred * 1e-3);
-    print_threads(rank, size, runs,
-                  (b1.body_cpu_us - b0.body_cpu_us) * 1e-3 / runs);
-    rp_exec_destroy(x);
-    rp_graph_destroy(g);
-    free(a);
-    free(b);
-    free(ma);
-    free(mb);
-    free(la);
-    free(lb);
-    free(tm);
-    free(tr);
-    free(cnt);
-    free(dsp);
+    printf("bench_mpi_jacobi: %d ranks, %u steps per run (or as listed per "
+           "grid), median of %u "
+           "runs; net %.1f us + bytes / %.2f GB/s\n%-6s %6s %-11s %9s %10s "
+           "%10s %7s %9s %10s %7s %9s %9s\n", size, steps[0], runs, lat, gbps,
+           "app", "n", "form", "graph_ops", "mpi_ms", "reprise_ms", "ratio", "results",
+           "pred_ms", "pred/ach", "setup_ms", "first_ms");
+  hand_steps = heat ? heat_steps : mpi_steps;
+  { /* start StarPU(-MPI) before anything is timed: a tiny exec */
+    ex_heat2d tp = {(uint64_t)(size < 3 ? 3 : size), 1, (unsigned)size, 0};
+    double *tu = calloc(tp.n * tp.n, 8), *tv = calloc(tp.n * tp.n, 8);
+    rp_graph *tg = NULL;
+    rp_exec *tx = NULL;
+    if (tu && tv && !rp_graph_create(&tg, 0) &&
+        !ex_heat2d_record(tg, &tp, tu, tv) && !rp_graph_end(tg))
+      tx = exm_exec(tg, "bench_mpi_jacobi");
+    rp_exec_destroy(tx);
+    rp_graph_destroy(tg);
+    free(tu);
+    free(tv);
   }
+  int bad = 0;
+  for (unsigned k = 0; k < nsz && bad < 2; k++)
+    for (int f = 0; f < 2 && bad < 2; f++)
+      if (forms & (1 << f)) {
+        unsigned st = steps[k < nsteps ? k : nsteps - 1];
+        int r = one(heat, sizes[k], f, st, runs, lat, gbps, rank, size);
+        bad = r > bad ? r : bad;
+      }
   return exm_finish(bad);
 }

@@ -1,0 +1,93 @@
+#!/bin/sh
+# Strong scaling of reprise's StarPU-MPI replay against hand-written MPI
+# (issue 25), on the GPU machine's 16-core host, from the repo root:
+#   scripts/device/mpi_scaling.sh
+# Builds with StarPU/Open MPI from /tmp/P (scripts/device/env.sh), then for
+# 1, 2, 4 and 8 ranks runs tools/bench/bench_mpi_jacobi for the Jacobi and
+# the heat codes at n = 2048, 4096, 8192, each grid in both forms
+# (replicated: rank 0 scatters and gathers every run; distributed: every
+# rank keeps its rows), the hand-written MPI code and reprise alternating
+# in the same run (median of 5). Steps per run: 20 at 2048, 6 at 4096, 2
+# at 8192 (about the same work per run; the whole script must stay under
+# 6 minutes). The net model's latency and bandwidth come from
+# bench_mpi_pingpong on 2 ranks first. Writes $OUT/mpi_scaling.log (every
+# table the bench prints: per-rank breakdown of reprise's time, per-thread
+# CPU, lowering) and prints the ratio table (reprise / MPI; targets: <=
+# 1.15 at n >= 4096, <= 1.3 at 2048, on 2, 4 and 8 ranks), the analysis'
+# prediction against the achieved time (target within 15 %), the set-up
+# at n = 8192 against one run, and the breakdowns of 8 ranks.
+# Overrides (to try it elsewhere): MPI_SCALING_RANKS, MPI_SCALING_N,
+# MPI_SCALING_STEPS; RP_NO_DEVENV=1 uses the machine's own packages.
+set -u
+[ -n "${RP_NO_DEVENV:-}" ] || . scripts/device/env.sh
+RANKS=${MPI_SCALING_RANKS:-1 2 4 8}
+NS=${MPI_SCALING_N:-2048,4096,8192}
+STEPS=${MPI_SCALING_STEPS:-20,6,2}
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+LOG=$OUT/mpi_scaling.log
+B=build-mpi-scaling
+T0=$(date +%s)
+{
+  echo "== mpi_scaling: $(date -u) $(uname -n), $(nproc) cpus"
+  echo "== load: $(cat /proc/loadavg)"
+  lscpu 2>/dev/null | grep -E 'Model name|Thread|Core|Socket|NUMA node\(s\)'
+} > "$LOG"
+cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DRP_WITH_CUDA=OFF \
+  -DRP_WITH_XRT=OFF -DRP_BUILD_TESTS=OFF -DRP_BUILD_EXAMPLES=ON \
+  -DRP_BUILD_BENCH=ON >> "$LOG" 2>&1 &&
+  cmake --build $B -j16 --target bench_mpi_jacobi bench_mpi_pingpong \
+    >> "$LOG" 2>&1
+if [ ! -x $B/tools/bench/bench_mpi_jacobi ]; then
+  echo "mpi_scaling: build failed (see $LOG)"; tail -30 "$LOG"; exit 1
+fi
+echo "== built in $(( $(date +%s) - T0 )) s" | tee -a "$LOG"
+
+export STARPU_NCPU=1 STARPU_SILENT=1 OMPI_MCA_mpi_yield_when_idle=1
+MPIRUN="mpirun --oversubscribe --bind-to none"
+$MPIRUN -np 2 $B/tools/bench/bench_mpi_pingpong --json "$OUT/net.json" \
+  >> "$LOG" 2>&1
+LAT=$(sed -n 's/.*"latency_us": *\([0-9.eE+-]*\).*/\1/p' "$OUT/net.json")
+BPS=$(sed -n 's/.*"bandwidth_bps": *\([0-9.eE+-]*\).*/\1/p' "$OUT/net.json")
+GBPS=$(awk -v b="${BPS:-5e9}" 'BEGIN { printf "%.3f", b / 1e9 }')
+LAT=${LAT:-2}
+echo "== net model (bench_mpi_pingpong): $LAT us + bytes / $GBPS GB/s" |
+  tee -a "$LOG"
+
+for np in $RANKS; do
+  for app in jacobi heat; do
+    t=$(( $(date +%s) - T0 ))
+    echo "== $app, $np ranks ($t s, load $(cut -d' ' -f1 /proc/loadavg))" \
+      >> "$LOG"
+    timeout 120 $MPIRUN -np $np $B/tools/bench/bench_mpi_jacobi --app $app \
+      --n $NS --steps $STEPS --runs 5 --net-latency-us "$LAT" \
+      --net-gbps "$GBPS" > "$OUT/run_${app}_$np.txt" 2>&1
+    echo "   rc=$?" >> "$LOG"
+    sed "s/^/[$app np$np] /" "$OUT/run_${app}_$np.txt" >> "$LOG"
+  done
+done
+echo "== done in $(( $(date +%s) - T0 )) s" | tee -a "$LOG"
+
+# Summary: ratio table, prediction, set-up; 8-rank breakdowns.
+{
+  echo
+  printf "%s %s\n" "ranks app    n     form        mpi_ms   reprise_ms" \
+    "ratio  target results   pred/ach setup_ms first_ms"
+  for np in $RANKS; do
+    for app in jacobi heat; do
+      awk -v np=$np '$1 == "jacobi" || $1 == "heat" {
+        t = $2 >= 4096 ? 1.15 : 1.3
+        ok = np == 1 ? "-" : ($7 <= t ? "met" : "MISSED")
+        printf "%5d %-6s %-5s %-11s %8s %10s %6s %6s %-9s %7s %8s %8s\n",
+               np, $1, $2, $3, $5, $6, $7, ok, $8, $10, $11, $12 }' \
+        "$OUT/run_${app}_$np.txt"
+    done
+  done
+  echo
+  last=$(echo $RANKS | awk '{ print $NF }')
+  echo "where the time went, $last ranks (ms per run):"
+  for app in jacobi heat; do
+    grep -A$((last + 1)) "where the time went" "$OUT/run_${app}_$last.txt" |
+      grep -v "^--"
+  done
+} | tee -a "$LOG"
