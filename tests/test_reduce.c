@@ -150,7 +150,146 @@ static unsigned pair_kinds(const brute *B, uint32_t i, uint32_t j,
   return k;
 }
 
-/* The stored edges equal TR(hazards + afters) + afters, exactly. */
+/* ---- labels ------------------------------------------------------------- */
+
+/* The label a kept hazard edge carries: over the accesses of its target,
+ * byte by byte, reads first, then writes: a read sees the last writer
+ * (RAW), a write the readers since the last writer (WAR) or, when none
+ * read it since, that writer (WAW); the least kind, then the lowest
+ * buffer, of what the source was seen as. */
+typedef struct triple {
+  uint32_t from, to, kind, buf;
+} triple;
+
+static int triple_cmp(const void *x, const void *y) {
+  const triple *a = x, *b = y;
+  if (a->to != b->to)
+    return a->to < b->to ? -1 : 1;
+  if (a->from != b->from)
+    return a->from < b->from ? -1 : 1;
+  if (a->kind != b->kind)
+    return a->kind < b->kind ? -1 : 1;
+  return a->buf < b->buf ? -1 : a->buf > b->buf;
+}
+
+static int u64_cmp(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+typedef struct tlist {
+  triple *t;
+  size_t n, cap;
+} tlist;
+
+static void tl_add(tlist *l, uint32_t from, uint32_t to, uint32_t kind,
+                   uint32_t buf) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 1024;
+    l->t = realloc(l->t, l->cap * sizeof *l->t);
+  }
+  l->t[l->n++] = (triple){from, to, kind, buf};
+}
+
+/* What every node sees each earlier one as (B->acc sorted by buffer,
+ * space, node), sorted by (to, from, kind, buf). */
+static tlist seen_as(const brute *B) {
+  tlist l = {NULL, 0, 0};
+  for (uint32_t s = 0, e; s < B->nacc; s = e) {
+    for (e = s; e < B->nacc && B->acc[e].buf == B->acc[s].buf &&
+                B->acc[e].space == B->acc[s].space;
+         e++)
+      ;
+    size_t nbp = 0;
+    for (uint32_t x = s; x < e; x++)
+      nbp += 2 * B->acc[x].n;
+    uint64_t *bp = malloc((nbp + 1) * sizeof *bp);
+    nbp = 0;
+    for (uint32_t x = s; x < e; x++)
+      for (uint64_t v = 0; v < B->acc[x].n; v++) {
+        bp[nbp++] = B->acc[x].iv[2 * v];
+        bp[nbp++] = B->acc[x].iv[2 * v] + B->acc[x].iv[2 * v + 1];
+      }
+    qsort(bp, nbp, sizeof *bp, u64_cmp);
+    size_t k = 0;
+    for (size_t x = 0; x < nbp; x++)
+      if (!k || bp[k - 1] != bp[x])
+        bp[k++] = bp[x];
+    size_t nseg = k ? k - 1 : 0;
+    uint32_t *wr = malloc((nseg + 1) * sizeof *wr);
+    uint32_t **rd = calloc(nseg + 1, sizeof *rd);
+    uint32_t *nrd = calloc(nseg + 1, sizeof *nrd);
+    for (size_t q = 0; q < nseg; q++)
+      wr[q] = RP_NONE;
+    for (uint32_t a = s, b; a < e; a = b) {
+      uint32_t j = B->acc[a].node;
+      for (b = a; b < e && B->acc[b].node == j; b++)
+        ;
+      for (int pass = 0; pass < 2; pass++)
+        for (uint32_t x = a; x < b; x++) {
+          const bacc *ac = &B->acc[x];
+          if (!(ac->mode & (pass ? RP_OUT : RP_IN)))
+            continue;
+          for (uint64_t v = 0; v < ac->n; v++) {
+            uint64_t lo = ac->iv[2 * v], hi = lo + ac->iv[2 * v + 1];
+            size_t q = 0, qe = nseg;
+            while (q < qe) { /* the segment starting at lo */
+              size_t m = q + (qe - q) / 2;
+              if (bp[m] < lo)
+                q = m + 1;
+              else
+                qe = m;
+            }
+            for (; q < nseg && bp[q] < hi; q++) {
+              if (!pass) {
+                if (wr[q] != RP_NONE && wr[q] != j)
+                  tl_add(&l, wr[q], j, RP_EDGE_RAW, ac->buf);
+                if (!nrd[q] || rd[q][nrd[q] - 1] != j) {
+                  rd[q] = realloc(rd[q], (nrd[q] + 1) * sizeof **rd);
+                  rd[q][nrd[q]++] = j;
+                }
+                continue;
+              }
+              for (uint32_t r = 0; r < nrd[q]; r++)
+                if (rd[q][r] != j)
+                  tl_add(&l, rd[q][r], j, RP_EDGE_WAR, ac->buf);
+              if (!nrd[q] && wr[q] != RP_NONE && wr[q] != j)
+                tl_add(&l, wr[q], j, RP_EDGE_WAW, ac->buf);
+              wr[q] = j;
+              nrd[q] = 0;
+            }
+          }
+        }
+    }
+    for (size_t q = 0; q < nseg; q++)
+      free(rd[q]);
+    free(rd);
+    free(nrd);
+    free(wr);
+    free(bp);
+  }
+  qsort(l.t, l.n, sizeof *l.t, triple_cmp);
+  return l;
+}
+
+/* The label of edge from -> to: the first triple of the pair. */
+static const triple *label_of(const tlist *l, uint32_t from, uint32_t to) {
+  size_t lo = 0, hi = l->n;
+  triple key = {from, to, 0, 0};
+  while (lo < hi) {
+    size_t m = lo + (hi - lo) / 2;
+    if (triple_cmp(&l->t[m], &key) < 0)
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo < l->n && l->t[lo].from == from && l->t[lo].to == to
+             ? &l->t[lo]
+             : NULL;
+}
+
+/* The stored edges equal TR(hazards + afters) + afters, exactly, and each
+ * hazard edge carries the label label_of() gives. */
 static void check_exact(const rp_graph *g, const char *what) {
   brute B;
   brute_build(&B, g);
@@ -175,6 +314,7 @@ static void check_exact(const rp_graph *g, const char *what) {
     }
   }
   uint32_t m = rp_graph_num_edges(g);
+  tlist seen = seen_as(&B);
   for (uint32_t e = 0; e < m; e++) {
     rp_edge ed;
     rp_graph_edge(g, e, &ed);
@@ -194,10 +334,18 @@ static void check_exact(const rp_graph *g, const char *what) {
       cr_assert(k & (1u << ed.kind), "%s: edge %u->%u labelled %s on "
                 "buffer %u, which has hazard kinds %#x there", what,
                 ed.from, ed.to, rp_edge_kind_name(ed.kind), ed.buf, k);
+      const triple *t = label_of(&seen, ed.from, ed.to);
+      cr_assert(t && t->kind == (uint32_t)ed.kind && t->buf == ed.buf,
+                "%s: edge %u->%u labelled %s on buffer %u, expected %s on "
+                "buffer %u", what, ed.from, ed.to,
+                rp_edge_kind_name(ed.kind), ed.buf,
+                t ? rp_edge_kind_name((rp_edge_kind)t->kind) : "-",
+                t ? t->buf : RP_NONE);
     }
   }
   cr_assert_eq(m, nwant, "%s: %u edges stored, the reduction has %zu", what,
                m, nwant);
+  free(seen.t);
   free(want);
   free(got);
   free(tmp);

@@ -9,8 +9,11 @@
 rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
                       uint32_t nacc, const rp_node *after, uint32_t nafter);
 
-/* Tests: sets the ancestor window (a power of two >= 64) of a graph with
- * nothing recorded yet (record/reduce.h). */
+/* Tests: sets the ancestor window (a power of two >= 64) and the length of
+ * the ancestor lists (>= 1) of a graph with nothing recorded yet
+ * (record/reduce.h); 0 keeps a default. */
+void rp__hazard_tune(rp_graph *g, uint32_t window, uint32_t list);
+/* The same with the default list length. */
 void rp__hazard_window(rp_graph *g, uint32_t window);
 
 /* Called for each part [off, off + len) of an access whose space holds no

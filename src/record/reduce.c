@@ -7,93 +7,109 @@
  * candidate set C, a subset of P that holds every member of P reaching no
  * other member. Every member of P reaches such a maximal member, so for c
  * in C: c reaches another member of P iff c reaches another candidate.
- * That is what is decided, for each candidate, in any order:
- *  - inside the ancestor window: every node u has a bitset of its
- *    ancestors among the W - 1 nodes before it, built from the bitsets of
- *    its candidates (all of them are its ancestors, and an ancestor x of u
- *    inside the window is a candidate of u or lies inside the window of
- *    one: the last node before u on a path from x is in P, and the one of
- *    P reaching it maximal is a candidate). The union of the bitsets of the
- *    candidates inside j's window decides each of them exactly: another
- *    candidate that c reaches is later, so inside the window too;
- *  - a candidate c known to be an ancestor of a node x of the window
- *    (rp__reduce_add_via) is implied when x is in j's window bitset: x is
- *    then an ancestor of another candidate (or one), and so is c;
- *  - for an older candidate c: if its level is not below the highest
- *    candidate level it reaches none. Else sound shortcuts: a descendant
- *    of c found by an earlier search, or a chain of known descendants (the
- *    latest node that had c as a candidate, and so on), that is another
- *    candidate, a node of j's window bitset (an ancestor of a candidate)
- *    or a node on an earlier successful search path; or, among a few
- *    candidates, a later one that c conflicts with directly (same bytes
- *    of one space, one of them written);
- *  - else an exhaustive forward search from c over the stored edges (whose
- *    closure is the closure of all hazards; every node keeps the list of
- *    its stored out-edges while recording), latest successors first. It
- *    succeeds at a node of the kinds above. It does not enter a node
- *    inside j's window that the bitset does not hold (exactly known not to
- *    lead to a candidate), nor one whose level is not below the highest
- *    candidate level, nor one later than the latest candidate (paths go
- *    forward). A node searched to the end without success stays
- *    "no" for the other candidates of j (the target set is the same);
- *    when a search succeeds the nodes on its path are marked "yes".
+ * That is what is decided for each candidate, with two kinds of exact
+ * knowledge of every node's ancestors, and a search where they both fall
+ * short:
+ *  - the ancestor window: every node u has a bitset of its ancestors among
+ *    the W - 1 nodes before it, built from the bitsets of its candidates
+ *    (an ancestor x of u inside the window is a candidate of u or lies
+ *    inside the window of one: the last node before u on a path from x is
+ *    in P, and the one of P reaching it maximal is a candidate). The union
+ *    of the bitsets of the candidates inside j's window decides each of
+ *    them exactly: another candidate that c reaches is later, so inside
+ *    the window too. The bitsets of the last W nodes are kept (a ring; it
+ *    starts at 64 nodes and doubles with the graph up to W);
+ *  - the ancestor list: every node u keeps its latest ancestors, up to L
+ *    of them, newest first, with the bound lo(u) above which the list is
+ *    complete: x in [lo(u), u) is an ancestor of u iff it is listed. It is
+ *    merged from the lists of u's stored predecessors (whose closure is
+ *    u's ancestors): lo(u) is the highest of theirs, raised where the
+ *    merge had to stop at L entries. Where the graph is sparse (candidates
+ *    far back, few ancestors per stretch of program order) the lists reach
+ *    tens of thousands of operations back, far past any affordable window.
+ *    The lists live in one arena that keeps the latest ones (a node whose
+ *    list was overwritten has lo = itself: nothing below it is known);
+ *  - a candidate c outside j's window: if its level (longest path from a
+ *    source) is not below another candidate's, it does not reach that
+ *    one; else the window or the list of the other candidate c' decides
+ *    "c reaches c'" when it covers c. Only if some candidate is left
+ *    undecided, an exhaustive forward search from c over the stored edges
+ *    (their closure is that of all hazards; every node keeps its stored
+ *    out-edges while recording), latest successors first, decides it.
+ *    A node x met is a hit if it is another candidate, an ancestor of j
+ *    inside the window, or a node an earlier search reached a candidate
+ *    from; it is not entered if it is inside the window but no ancestor of
+ *    j, if no undecided candidate is later and of a higher level, or if
+ *    the window or the lists say x reaches none of those. A node searched
+ *    to the end without success stays "no" for the other candidates of j
+ *    (the target set is the same); when a search succeeds the nodes on its
+ *    path are marked "yes".
  * No budget anywhere: the result is always the exact reduction. */
 #include <stdlib.h>
 #include <string.h>
 #include "record/reduce.h"
 
-enum { RP__INLINE_OUT = 3 };
+enum {
+  INLINE_OUT = 3,
+  MIN_WINDOW = 64,
+  ARENA0 = 1024,          /* first arena, in list entries */
+  ARENA_MAX = 1u << 22,   /* 16 MiB of lists at most */
+  HORIZON = 1u << 16      /* the arena grows while it covers fewer nodes */
+};
+
+/* Per node, 48 bytes: what deciding a candidate and searching read. */
+struct node {
+  uint32_t level; /* longest path from a source, in edges */
+  uint32_t cst;   /* == cur: a candidate of the current node */
+  uint32_t cix;   /* its index in c, while a candidate */
+  uint32_t lo;    /* the list holds every ancestor in [lo, node) */
+  uint32_t aoff;  /* the list's first entry in the arena (mod 2^32) */
+  uint32_t alen;  /* entries in the list */
+  uint32_t mark;  /* 2 cur: searched, reaches no candidate; 2 cur + 1:
+                     reaches one */
+  uint32_t ohead; /* latest out-edge past the inline ones (in oe), NONE */
+  uint32_t nout;  /* how many of out[] are set */
+  uint32_t out[INLINE_OUT]; /* the first out-edges' targets */
+};
 
 struct rp__reduce {
-  uint32_t W, WW;   /* window (nodes) and words per bitset */
-  uint64_t *ring;   /* W bitsets; node u's at (u % W) * WW */
-  uint32_t cap;     /* nodes in nd */
-  /* Per node, split by use: what a search reads for every node it meets
-   * (32 bytes, its first out-edges inline: following a linked list of
-   * out-edges cost a cache miss per edge), then the rest. */
-  struct node {
-    uint32_t level; /* longest path from a source, in edges */
-    uint32_t cst;   /* == cur: a candidate of the current node */
-    uint32_t mark;  /* 2 cur: searched (or on the search path), no;
-                       2 cur + 1: reaches a candidate (successful path) */
-    uint32_t ohead; /* latest out-edge past the inline ones (in oe), NONE */
-    uint32_t out[RP__INLINE_OUT]; /* the first out-edges' targets */
-    uint32_t nout;  /* how many of out[] are set */
-  } *nd;
-  struct cold {
-    uint32_t succ;  /* latest node that had this one as a candidate */
-    uint32_t via;   /* a descendant found by an earlier search, or NONE */
-    uint32_t cix;   /* its index in c, while a candidate */
-  } *cd;
-  struct oedge {    /* per stored edge past a node's inline ones, by
-                       index in g->edge */
-    uint32_t to, next; /* next: the source's next older out-edge */
+  uint32_t W, Wmax, WW; /* window now (nodes), at most, words per bitset */
+  uint64_t *ring;       /* W bitsets; node u's at (u % W) * WW */
+  uint32_t lcap;        /* list entries per node at most */
+  uint32_t *ar;         /* the lists, a ring of acap entries */
+  uint32_t acap, ahead; /* ahead: entries ever written (mod 2^32) */
+  uint32_t nlow;        /* the oldest node whose list is still whole */
+  uint32_t cap;         /* nodes in nd */
+  struct node *nd;
+  struct oedge {        /* per stored edge past a node's inline ones, by
+                           index in g->edge */
+    uint32_t to, next;  /* next: the source's next older out-edge */
   } *oe;
   uint32_t capoe;
-  uint32_t cur, now; /* now: the node begun last */
-  uint32_t maxc;     /* the latest candidate of the current node */
+  uint32_t cur, now;    /* now: the node begun last */
+  uint32_t nend;        /* nodes ended */
+  uint32_t maxlev;      /* the highest level of a candidate of now */
   rp__cand *c;
   uint32_t nc, capc;
-  struct proxy { rp__cand c; uint32_t via; } *px; /* see rp__reduce_add_via */
-  uint32_t npx, cappx;
+  uint32_t *und;        /* candidates a far one is undecided about */
+  uint32_t nund, capund;
+  uint32_t *tmp;        /* merging a list */
+  uint32_t captmp;
   /* Search stack: node, next out-edge in oe, then inline ones left. */
   struct fwd { uint32_t u, e, i; } *st;
   uint32_t capst;
   int oom;
 };
 
-rp__reduce *rp__reduce_new(uint32_t window) {
-  if (window < 64 || (window & (window - 1)))
+rp__reduce *rp__reduce_new(uint32_t window, uint32_t list) {
+  if (window < MIN_WINDOW || (window & (window - 1)) || !list ||
+      list > ARENA0 / 2)
     return NULL;
   rp__reduce *r = calloc(1, sizeof *r);
   if (!r)
     return NULL;
-  r->W = window;
-  r->WW = window / 64;
-  if (!(r->ring = calloc((size_t)window * r->WW, sizeof *r->ring))) {
-    free(r);
-    return NULL;
-  }
+  r->Wmax = window;
+  r->lcap = list;
   return r;
 }
 
@@ -101,11 +117,12 @@ void rp__reduce_free(rp__reduce *r) {
   if (!r)
     return;
   free(r->ring);
+  free(r->ar);
   free(r->nd);
-  free(r->cd);
   free(r->oe);
   free(r->c);
-  free(r->px);
+  free(r->und);
+  free(r->tmp);
   free(r->st);
   free(r);
 }
@@ -113,7 +130,7 @@ void rp__reduce_free(rp__reduce *r) {
 static int grow_nodes(rp__reduce *r, uint32_t n) {
   if (n <= r->cap)
     return 0;
-  uint64_t c = r->cap ? r->cap : 1024;
+  uint64_t c = r->cap ? r->cap : 64;
   while (c < n)
     c *= 2;
   if (c > UINT32_MAX)
@@ -122,28 +139,44 @@ static int grow_nodes(rp__reduce *r, uint32_t n) {
   if (!q)
     return -1;
   r->nd = q;
-  struct cold *d = realloc(r->cd, (size_t)c * sizeof *d);
-  if (!d)
-    return -1;
-  r->cd = d;
-  for (uint32_t i = r->cap; i < c; i++) {
-    q[i] = (struct node){0, 0, 0, RP_NONE, {0}, 0};
-    d[i] = (struct cold){RP_NONE, RP_NONE, 0};
-  }
+  for (uint32_t i = r->cap; i < c; i++)
+    q[i] = (struct node){0, 0, 0, 0, 0, 0, 0, RP_NONE, 0, {0}};
   r->cap = (uint32_t)c;
+  return 0;
+}
+
+/* Widens the window to W (> r->W) while every node so far is inside it:
+ * a node u < r->W has all of [0, u) in its bitset, which is what its
+ * wider bitset holds too, at the same bit positions. */
+static int grow_ring(rp__reduce *r, uint32_t W) {
+  uint32_t WW = W / 64;
+  uint64_t *q = calloc((size_t)W * WW, sizeof *q);
+  if (!q)
+    return -1;
+  for (uint32_t u = 0; u < r->nend && u < r->W; u++)
+    memcpy(q + (size_t)u * WW, r->ring + (size_t)u * r->WW,
+           r->WW * sizeof *q);
+  free(r->ring);
+  r->ring = q;
+  r->W = W;
+  r->WW = WW;
   return 0;
 }
 
 int rp__reduce_begin(rp__reduce *r, uint32_t j) {
   if (grow_nodes(r, j + 1))
     return -1;
+  if (!r->ring && grow_ring(r, MIN_WINDOW))
+    return -1;
+  while (j >= r->W && r->W < r->Wmax && j == r->nend && r->nend <= r->W)
+    if (grow_ring(r, 2 * r->W))
+      return -1;
   if (++r->cur >= 1u << 31) { /* stamps (2 cur + 1 too) wrapped */
     for (uint32_t i = 0; i < r->cap; i++)
       r->nd[i].cst = r->nd[i].mark = 0;
     r->cur = 1;
   }
   r->nc = 0;
-  r->npx = 0;
   r->oom = 0;
   r->now = j;
   memset(r->ring + (size_t)(j & (r->W - 1)) * r->WW, 0,
@@ -153,8 +186,9 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j) {
 
 void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
                     uint32_t buf) {
-  if (r->nd[from].cst == r->cur) {
-    rp__cand *c = &r->c[r->cd[from].cix];
+  struct node *f = &r->nd[from];
+  if (f->cst == r->cur) {
+    rp__cand *c = &r->c[f->cix];
     int better = keep != c->keep ? keep > c->keep
                  : kind != c->kind ? kind < c->kind
                                    : buf < c->buf;
@@ -166,22 +200,9 @@ void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
     r->oom = 1;
     return;
   }
-  r->nd[from].cst = r->cur;
-  r->cd[from].cix = r->nc;
+  f->cst = r->cur;
+  f->cix = r->nc;
   r->c[r->nc++] = (rp__cand){from, (uint8_t)kind, (uint8_t)keep, buf};
-}
-
-void rp__reduce_add_via(rp__reduce *r, uint32_t from, uint32_t via, int kind,
-                        uint32_t buf) {
-  if (r->now - from < r->W || r->now - via >= r->W) {
-    rp__reduce_add(r, from, kind, 0, buf); /* no use */
-    return;
-  }
-  if (rp__grow((void **)&r->px, &r->cappx, r->npx + 1, sizeof *r->px)) {
-    r->oom = 1;
-    return;
-  }
-  r->px[r->npx++] = (struct proxy){{from, (uint8_t)kind, 0, buf}, via};
 }
 
 /* ---- bitsets over the ring ---------------------------------------------- */
@@ -227,31 +248,161 @@ static void or_ancestors(rp__reduce *r, uint64_t *dst, uint32_t m,
   or_lin(dst, src, 0, len - n1);
 }
 
+/* ---- ancestor lists ------------------------------------------------------ */
+
+/* Entry i of node u's list (newest first). */
+static uint32_t list_at(const rp__reduce *r, const struct node *u,
+                        uint32_t i) {
+  return r->ar[(u->aoff + i) & (r->acap - 1)];
+}
+
+/* The bound above which u's list is complete: u itself when its list was
+ * overwritten. */
+static uint32_t list_lo(const rp__reduce *r, uint32_t u) {
+  return u >= r->nlow ? r->nd[u].lo : u;
+}
+
+/* Is x listed among u's ancestors? (x >= list_lo(u), x < u.) */
+static int list_has(const rp__reduce *r, uint32_t u, uint32_t x) {
+  const struct node *n = &r->nd[u];
+  uint32_t a = 0, b = n->alen; /* entries decrease with the index */
+  while (a < b) {
+    uint32_t m = a + (b - a) / 2, v = list_at(r, n, m);
+    if (v == x)
+      return 1;
+    if (v > x)
+      a = m + 1;
+    else
+      b = m;
+  }
+  return 0;
+}
+
+/* Does x (x < t, both ended) reach t? 1 yes, 0 no, -1 not known. */
+static int known(const rp__reduce *r, uint32_t x, uint32_t t) {
+  if (r->now - t < r->W && t - x < r->W)
+    return bit_get(r, anc_of(r, t), x);
+  if (x >= list_lo(r, t))
+    return list_has(r, t, x);
+  return -1;
+}
+
 int rp__reduce_known_ancestor(const rp__reduce *r, uint32_t x, uint32_t u) {
-  /* u's bitset stays in the ring while u is among the last W nodes begun. */
-  return x < u && u < r->now && r->now - u < r->W && u - x < r->W &&
-         bit_get(r, anc_of(r, u), x);
+  return x < u && u < r->nend && known(r, x, u) == 1;
 }
 
-/* ---- deciding the candidates ------------------------------------------- */
-
-/* Is x (a descendant of the candidate being decided) known to be another
- * candidate or an ancestor of one? Then the candidate reaches another
- * member of P and its edge is implied. */
-static int known_implying(const rp__reduce *r, uint32_t j, uint32_t x,
-                          const uint64_t *aj) {
-  uint32_t cur = r->cur;
-  return r->nd[x].cst == cur || r->nd[x].mark == 2 * cur + 1 ||
-         (j - x < r->W && bit_get(r, aj, x));
+/* Makes room for len more entries at the arena's head: grows the arena
+ * while it covers fewer than HORIZON nodes, else forgets the oldest
+ * lists. */
+static int arena_room(rp__reduce *r, uint32_t len) {
+  if (!r->ar) {
+    if (!(r->ar = malloc(ARENA0 * sizeof *r->ar)))
+      return -1;
+    r->acap = ARENA0;
+  }
+  for (;;) {
+    uint32_t used = r->nlow < r->nend ? r->ahead - r->nd[r->nlow].aoff : 0;
+    if (used + len <= r->acap)
+      return 0;
+    if (r->acap < ARENA_MAX && r->nend - r->nlow < HORIZON) {
+      uint32_t nc = 2 * r->acap, *q = malloc((size_t)nc * sizeof *q);
+      if (!q)
+        return -1;
+      for (uint32_t k = r->ahead - used; k != r->ahead; k++)
+        q[k & (nc - 1)] = r->ar[k & (r->acap - 1)];
+      free(r->ar);
+      r->ar = q;
+      r->acap = nc;
+    } else {
+      r->nlow++;
+    }
+  }
 }
 
-/* Exhaustive forward search from c; 1 if it meets another candidate or
- * an ancestor of one, 0 if not, -1 when out of memory. */
-static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
-                  const uint64_t *aj, uint32_t maxlev) {
-  uint32_t sp = 0, cur = r->cur, W = r->W, maxc = r->maxc;
+/* Merges the list of predecessor p (p, then its list, cut at lo) into
+ * a[0 .. n) (decreasing, distinct), writing at most cap entries to out;
+ * returns their number. */
+static uint32_t list_merge(const rp__reduce *r, const uint32_t *a,
+                           uint32_t n, uint32_t p, uint32_t lo, uint32_t *out,
+                           uint32_t cap) {
+  const struct node *np = &r->nd[p];
+  uint32_t nb = p >= r->nlow ? np->alen : 0, i = 0, k = 0, o = 0;
+  /* b: p, then its list (k - 1 its index). */
+  while (o < cap) {
+    uint32_t x = i < n ? a[i] : 0, y = 0;
+    int hx = i < n, hy = 0;
+    if (k <= nb) {
+      y = k ? list_at(r, np, k - 1) : p;
+      hy = y >= lo;
+    }
+    if (!hx && !hy)
+      break;
+    if (hx && (!hy || x > y)) {
+      out[o++] = x;
+      i++;
+    } else {
+      out[o++] = y;
+      k++;
+      if (hx && x == y)
+        i++;
+    }
+  }
+  return o;
+}
+
+/* Builds node j's list from its m stored predecessors pred[0 .. m). */
+static int list_build(rp__reduce *r, uint32_t j, const rp_edge *pred,
+                      uint32_t m) {
+  uint32_t lo = 0, L = r->lcap, n = 0;
+  for (uint32_t i = 0; i < m; i++) {
+    uint32_t l = list_lo(r, pred[i].from);
+    if (l > lo)
+      lo = l;
+  }
+  if (rp__grow((void **)&r->tmp, &r->captmp, 2 * (L + 1), sizeof *r->tmp))
+    return -1;
+  /* The newest L + 1 of every predecessor and of what its list holds at
+   * or above lo, each once. */
+  uint32_t *t = r->tmp, *u = r->tmp + L + 1;
+  for (uint32_t i = 0; i < m; i++) {
+    if (pred[i].from < lo)
+      continue;
+    n = list_merge(r, t, n, pred[i].from, lo, u, L + 1);
+    uint32_t *x = t;
+    t = u;
+    u = x;
+  }
+  if (n > L) {
+    lo = t[L] + 1;
+    n = L;
+  }
+  if (arena_room(r, n))
+    return -1;
+  struct node *nj = &r->nd[j];
+  nj->lo = lo;
+  nj->aoff = r->ahead;
+  nj->alen = n;
+  for (uint32_t a = 0; a < n; a++)
+    r->ar[(r->ahead + a) & (r->acap - 1)] = t[a];
+  r->ahead += n;
+  return 0;
+}
+
+/* ---- deciding the candidates far back ------------------------------------ */
+
+/* Exhaustive forward search from c for another candidate, over what the
+ * undecided candidates und[] leave possible; 1 if it meets one (or an
+ * ancestor of one), 0 if not, -1 when out of memory. */
+static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
+  uint32_t sp = 0, cur = r->cur, W = r->W, maxu = 0, maxl = 0;
   struct node *nd = r->nd;
-  (void)g;
+  for (uint32_t i = 0; i < r->nund; i++) {
+    uint32_t t = r->und[i];
+    if (t > maxu)
+      maxu = t;
+    if (nd[t].level > maxl)
+      maxl = nd[t].level;
+  }
   if (rp__grow((void **)&r->st, &r->capst, 1, sizeof *r->st))
     return -1;
   nd[c].mark = 2 * cur;
@@ -268,14 +419,12 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
       sp--; /* searched: no */
       continue;
     }
-    /* Later than every candidate: neither one nor an ancestor of one
-     * (paths go forward). Inside j's window: the bitset knows exactly
-     * (a node of the window reaching a candidate reaches one of the
-     * window, whose ancestors the bitset holds). Neither needs x's
-     * state. */
-    if (x > maxc)
+    /* Later than every undecided candidate: reaches none (the decided
+     * ones c does not reach, so neither does x). Inside j's window: the
+     * bitset knows exactly. */
+    if (x > maxu)
       continue;
-    int hit;
+    int hit = 0;
     if (j - x < W) {
       if (!bit_get(r, aj, x))
         continue;
@@ -283,81 +432,62 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
     } else {
       hit = nd[x].cst == cur || nd[x].mark == 2 * cur + 1;
     }
-    if (hit) {
-      for (uint32_t i = 0; i < sp; i++)
-        nd[r->st[i].u].mark = 2 * cur + 1;
-      r->cd[c].via = x;
-      return 1;
+    if (!hit) {
+      if (nd[x].mark == 2 * cur || nd[x].level >= maxl)
+        continue;
+      int open = 0;
+      for (uint32_t i = 0; i < r->nund && !hit; i++) {
+        uint32_t t = r->und[i];
+        if (t <= x || nd[t].level <= nd[x].level)
+          continue;
+        int k = known(r, x, t);
+        if (k > 0)
+          hit = 1;
+        else if (k < 0)
+          open = 1;
+      }
+      if (!hit) {
+        nd[x].mark = 2 * cur;
+        if (!open)
+          continue; /* x reaches no candidate */
+        if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
+          return -1;
+        r->st[sp++] = (struct fwd){x, nd[x].ohead, nd[x].nout};
+        continue;
+      }
     }
-    if (nd[x].mark == 2 * cur || nd[x].level >= maxlev)
-      continue;
-    nd[x].mark = 2 * cur;
-    if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
-      return -1;
-    r->st[sp++] = (struct fwd){x, nd[x].ohead, nd[x].nout};
-  }
-  return 0;
-}
-
-/* Is far candidate c (outside j's window) an ancestor of another
- * candidate? maxlev: the highest level of a candidate. */
-/* Do two stored accesses overlap? Byte ranges and boxes of one rank are
- * compared; anything else answers "not known" (0). */
-static int overlap(const rp_graph *g, const rp__sacc *x, const rp__sacc *y) {
-  if (x->buf != y->buf || x->space != y->space || x->kind != y->kind)
-    return 0;
-  if (x->kind == RP_REGION_BYTES)
-    return x->off < y->off + y->len && y->off < x->off + x->len;
-  if (x->kind != RP_REGION_BOX)
-    return 0;
-  const rp__box *p = &g->box[x->off], *q = &g->box[y->off];
-  if (p->ndims != q->ndims)
-    return 0;
-  for (unsigned d = 0; d < p->ndims && d < 3; d++)
-    if (!(p->lo[d] < q->hi[d] && q->lo[d] < p->hi[d]))
-      return 0;
-  return 1;
-}
-
-/* Does op c (earlier) conflict directly with op y: one access of each on
- * the same bytes of one space, one of them a write? Then c -> y is a
- * hazard. 0 also means "not known". */
-static int conflicts(const rp_graph *g, uint32_t c, uint32_t y) {
-  const rp__sacc *ac = g->sacc + g->op[c].acc0, *ay = g->sacc + g->op[y].acc0;
-  for (uint32_t i = 0; i < g->op[c].nacc; i++)
-    for (uint32_t k = 0; k < g->op[y].nacc; k++)
-      if (((ac[i].mode | ay[k].mode) & RP_OUT) &&
-          overlap(g, &ac[i], &ay[k]))
-        return 1;
-  return 0;
-}
-
-static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
-                       uint32_t c, const uint64_t *aj, uint32_t maxlev) {
-  /* An ancestor has a lower level than its descendants. */
-  if (r->nd[c].level >= maxlev)
-    return 0;
-  /* The descendant an earlier search found; then a chain of descendants
-   * (shortcuts only, so the chain's length is bounded). */
-  uint32_t x = r->cd[c].via;
-  if (x != RP_NONE && x < j && known_implying(r, j, x, aj))
+    nd[x].mark = 2 * cur + 1;
+    for (uint32_t i = 0; i < sp; i++)
+      nd[r->st[i].u].mark = 2 * cur + 1;
     return 1;
-  uint32_t steps = 0;
-  for (x = r->cd[c].succ; x != RP_NONE && x <= r->maxc && steps < 64;
-       x = r->cd[x].succ, steps++)
-    if (known_implying(r, j, x, aj)) {
-      r->cd[c].via = x;
+  }
+  return 0;
+}
+
+/* Does candidate c, outside j's window, reach another candidate? 1 yes,
+ * 0 no, -1 out of memory. */
+static int far_reached(rp__reduce *r, uint32_t j, uint32_t c,
+                       const uint64_t *aj) {
+  const struct node *nc = &r->nd[c];
+  /* An ancestor has a lower level than its descendants. */
+  if (nc->level >= r->maxlev)
+    return 0;
+  r->nund = 0;
+  for (uint32_t i = 0; i < r->nc; i++) {
+    uint32_t t = r->c[i].from;
+    if (t <= c || r->nd[t].level <= nc->level)
+      continue;
+    int k = known(r, c, t);
+    if (k > 0)
       return 1;
-    }
-  /* A later candidate that c conflicts with directly (when few). */
-  for (uint32_t i = 0; r->nc <= 8 && i < r->nc; i++) {
-    uint32_t y = r->c[i].from;
-    if (y > c && conflicts(g, c, y)) {
-      r->cd[c].via = y;
-      return 1;
+    if (k < 0) {
+      if (rp__grow((void **)&r->und, &r->capund, r->nund + 1,
+                   sizeof *r->und))
+        return -1;
+      r->und[r->nund++] = t;
     }
   }
-  return search(g, r, j, c, aj, maxlev);
+  return r->nund ? search(r, j, c, aj) : 0;
 }
 
 static int edge_from_cmp(const void *a, const void *b) {
@@ -369,7 +499,6 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   if (r->oom)
     return -1;
   uint32_t n = r->nc, W = r->W, maxlev = 0, e0 = g->nedge;
-  r->maxc = 0;
   if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
                sizeof *g->edge) ||
       rp__grow((void **)&r->oe, &r->capoe, g->nedge + n, sizeof *r->oe))
@@ -381,11 +510,10 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
     uint32_t f = r->c[i].from;
     if (r->nd[f].level > maxlev)
       maxlev = r->nd[f].level;
-    if (f > r->maxc)
-      r->maxc = f;
     if (j - f < W)
       or_ancestors(r, aj, f, j);
   }
+  r->maxlev = maxlev;
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
     uint32_t f = c->from;
@@ -395,38 +523,19 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   for (uint32_t i = 0; i < n; i++)
     if (j - r->c[i].from < W)
       bit_set(r, aj, r->c[i].from);
-  /* Candidates behind a node of the window: implied when that node is an
-   * ancestor of a candidate (or one); else candidates like the others. */
-  for (uint32_t i = 0; i < r->npx; i++) {
-    const struct proxy *p = &r->px[i];
-    if (!bit_get(r, aj, p->via)) {
-      rp__reduce_add(r, p->c.from, p->c.kind, 0, p->c.buf);
-      if (r->nd[p->c.from].level > maxlev)
-        maxlev = r->nd[p->c.from].level;
-      if (p->c.from > r->maxc)
-        r->maxc = p->c.from;
-    }
-  }
-  if (r->oom || rp__grow((void **)&g->edge, &g->capedge, g->nedge + r->nc,
-                         sizeof *g->edge) ||
-      rp__grow((void **)&r->oe, &r->capoe, g->nedge + r->nc, sizeof *r->oe))
-    return -1;
-  n = r->nc;
   /* Then the older candidates. */
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
     uint32_t f = c->from;
     if (j - f < W)
       continue;
-    int reached = far_reached(g, r, j, f, aj, maxlev);
+    int reached = far_reached(r, j, f, aj);
     if (reached < 0)
       return -1;
     if (c->keep || !reached)
       g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
   }
   r->nd[j].level = n ? maxlev + 1 : 0;
-  for (uint32_t i = 0; i < n; i++)
-    r->cd[r->c[i].from].succ = j;
   /* Sources increasing, as the CSR will have them. */
   rp_edge *ej = g->edge + e0;
   uint32_t m = g->nedge - e0;
@@ -441,15 +550,18 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
       ej[b] = t;
     }
   }
+  if (list_build(r, j, ej, m))
+    return -1;
   for (uint32_t e = e0; e < g->nedge; e++) {
     uint32_t f = g->edge[e].from;
     struct node *nf = &r->nd[f];
-    if (nf->nout < RP__INLINE_OUT) {
+    if (nf->nout < INLINE_OUT) {
       nf->out[nf->nout++] = j;
     } else {
       r->oe[e] = (struct oedge){j, nf->ohead};
       nf->ohead = e;
     }
   }
+  r->nend = j + 1;
   return 0;
 }

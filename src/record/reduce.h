@@ -5,8 +5,11 @@
 
 #include "record/graph.h"
 
-/* Default ancestor window, in operations (a power of two). */
+/* Default ancestor window, in operations (a power of two): the bitsets
+ * start at 64 operations and double up to it as the graph grows. */
 #define RP__ANC_WINDOW 1024u
+/* Default length of an operation's list of latest ancestors. */
+#define RP__ANC_LIST 32u
 
 /* One candidate predecessor of the operation being recorded. */
 typedef struct rp__cand {
@@ -18,9 +21,10 @@ typedef struct rp__cand {
 
 typedef struct rp__reduce rp__reduce;
 
-/* A reducer with an ancestor window of `window` operations (a power of two,
- * >= 64); NULL when out of memory. */
-rp__reduce *rp__reduce_new(uint32_t window);
+/* A reducer with an ancestor window of up to `window` operations (a power
+ * of two, >= 64) and ancestor lists of up to `list` entries (>= 1);
+ * NULL when out of memory or the sizes are not allowed. */
+rp__reduce *rp__reduce_new(uint32_t window, uint32_t list);
 void rp__reduce_free(rp__reduce *r);
 
 /* Starts the candidates of node j (the next node, in order). -1: no memory. */
@@ -32,21 +36,15 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j);
 void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
                     uint32_t buf);
 
-/* Adds candidate from -> j known to be an ancestor of node via (< j, not
- * a candidate itself): when via turns out to be an ancestor of another
- * candidate the edge is implied and the candidate is never looked at
- * (cheap for the many writers behind one reader of a whole buffer). */
-void rp__reduce_add_via(rp__reduce *r, uint32_t from, uint32_t via, int kind,
-                        uint32_t buf);
-
 /* Appends to g->edge the candidates of j that no other candidate reaches
- * (plus the explicit ones), sorted by source, and records j's ancestors.
- * Exact: an edge is stored if and only if it is in the transitive
- * reduction of all hazards (explicit edges always). -1: no memory. */
+ * (plus the explicit ones), sorted by source, and records what is known
+ * of j's ancestors. Exact: an edge is stored if and only if it is in the
+ * transitive reduction of all hazards (explicit edges always).
+ * -1: no memory. */
 int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j);
 
-/* 1 if node x is known, from the ancestor window, to be an ancestor of
- * node u (both ended); 0 means "not known", not "no". */
+/* 1 if node x is known, from the ancestor window or u's list, to be an
+ * ancestor of node u (both ended); 0 means "not known", not "no". */
 int rp__reduce_known_ancestor(const rp__reduce *r, uint32_t x, uint32_t u);
 
 #endif
