@@ -17,12 +17,12 @@
  *   would the user's array end every replay as the reference leaves it?
  *   The simulation runs replay after replay until the equality pattern of
  *   the versions at a replay's start repeats (the checks then repeat too).
- *
- * The model reads the graph through the public inspection calls only. */
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include "record/coherence.h"
+#include "record/graph.h"
 
 #define V_USER 0u
 #define V_ZERO 1u
@@ -54,29 +54,42 @@ void rp__coh_free(rp__coh *c) {
   free(c);
 }
 
+/* The byte runs of access i of op n: one for a byte range, one per run of
+ * rows for a box (written to iv when not NULL). */
+static uint64_t acc_runs(const rp_graph *g, rp_node n, uint32_t i,
+                         uint64_t *iv, uint64_t max) {
+  const rp__sacc *a = g->sacc + g->op[n].acc0 + i;
+  if (a->kind != RP_REGION_BOX) {
+    if (!a->len)
+      return 0;
+    if (iv && max) {
+      iv[0] = a->off;
+      iv[1] = a->len;
+    }
+    return 1;
+  }
+  rp__access x = rp__acc_get(g, n, i);
+  return rp_region_intervals(g, &x.region, iv, max);
+}
+
 rp_status rp__coh_build(const rp_graph *g, rp__coh **out) {
   *out = NULL;
   rp__coh *c = calloc(1, sizeof *c);
   if (!c)
     return RP_ENOMEM;
   c->g = g;
-  c->nbuf = rp_graph_num_buffers(g);
-  uint32_t nop = rp_graph_num_nodes(g);
+  c->nbuf = g->nbuf;
+  uint32_t nop = g->nop;
   c->off = calloc((size_t)c->nbuf + 2, sizeof *c->off);
   if (!c->off)
     goto nomem;
   uint64_t nacc = 0, niv = 0;
-  for (rp_node n = 0; n < nop; n++) {
-    rp_node_info ni;
-    rp_node_info_get(g, n, &ni);
-    for (unsigned k = 0; k < ni.naccess; k++) {
-      rp_access_info ai;
-      rp_node_access(g, n, k, &ai);
-      c->off[ai.region.buf + 2]++;
-      niv += rp_region_intervals(g, &ai.region, NULL, 0);
+  for (rp_node n = 0; n < nop; n++)
+    for (uint32_t k = 0; k < g->op[n].nacc; k++) {
+      c->off[g->sacc[g->op[n].acc0 + k].buf + 2]++;
+      niv += acc_runs(g, n, k, NULL, 0);
       nacc++;
     }
-  }
   for (uint32_t b = 0; b < c->nbuf; b++)
     c->off[b + 2] += c->off[b + 1];
   c->a = malloc((nacc ? nacc : 1) * sizeof *c->a);
@@ -84,21 +97,18 @@ rp_status rp__coh_build(const rp_graph *g, rp__coh **out) {
   if (!c->a || !c->iv)
     goto nomem;
   for (rp_node n = 0; n < nop; n++) {
-    rp_node_info ni;
-    rp_node_info_get(g, n, &ni);
-    bool copy = ni.type == RP_OP_COPY_H2D || ni.type == RP_OP_COPY_D2H ||
-                ni.type == RP_OP_COPY_D2D;
-    for (unsigned k = 0; k < ni.naccess; k++) {
-      rp_access_info ai;
-      rp_node_access(g, n, k, &ai);
-      bacc *e = &c->a[c->off[ai.region.buf + 1]++];
+    const rp__op *o = &g->op[n];
+    bool copy = o->type == RP_OP_COPY_H2D || o->type == RP_OP_COPY_D2H ||
+                o->type == RP_OP_COPY_D2D;
+    for (uint32_t k = 0; k < o->nacc; k++) {
+      const rp__sacc *ai = g->sacc + o->acc0 + k;
+      bacc *e = &c->a[c->off[ai->buf + 1]++];
       e->op = n;
-      e->mode = (uint8_t)ai.mode;
+      e->mode = ai->mode;
       e->role = copy ? (uint8_t)(k == 0 ? 1 : 2) : 0;
-      e->space = ai.space;
+      e->space = ai->space;
       e->iv0 = c->niv;
-      e->niv = rp_region_intervals(g, &ai.region, c->iv + 2 * c->niv,
-                                   niv - c->niv);
+      e->niv = acc_runs(g, n, k, c->iv + 2 * c->niv, niv - c->niv);
       c->niv += e->niv;
     }
   }
@@ -124,14 +134,48 @@ typedef struct vsim {
   uint32_t *cver;    /* nseg: the shared image's version */
   uint32_t *latest;  /* nseg: last version written anywhere */
   rp_node *lastw;    /* nseg: op that wrote it */
+  uint64_t nzero[RP_MAX_DEVICES + 1]; /* per slot: segments at V_ZERO */
   uint32_t next;     /* next fresh version */
   uint64_t cls;      /* sharing class as local slot bits; 0: none */
   bool user;         /* buffer has a user array */
 } vsim;
 
-static int cmp_u64(const void *x, const void *y) {
-  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-  return (a > b) - (a < b);
+/* Sorts v[0 .. n), values at most max, through tmp[0 .. n): insertion
+ * for a few, else a radix sort over the bits max needs, in digits of
+ * about log2(n) bits (at most 11). */
+static void sort_u64(uint64_t *v, uint64_t *tmp, uint64_t n, uint64_t max) {
+  if (n < 48) {
+    for (uint64_t a = 1; a < n; a++) {
+      uint64_t x = v[a], b = a;
+      for (; b > 0 && v[b - 1] > x; b--)
+        v[b] = v[b - 1];
+      v[b] = x;
+    }
+    return;
+  }
+  /* Digits of about log2(n) bits: a pass costs n plus its buckets. */
+  unsigned bits = 6;
+  while (bits < 11 && (1ull << (bits + 1)) <= n)
+    bits++;
+  uint64_t *src = v, *dst = tmp, nb = 1ull << bits, mask = nb - 1;
+  for (unsigned sh = 0; sh < 64 && (max >> sh); sh += bits) {
+    uint64_t cnt[2048];
+    memset(cnt, 0, nb * sizeof *cnt);
+    for (uint64_t i = 0; i < n; i++)
+      cnt[(src[i] >> sh) & mask]++;
+    for (uint64_t i = 0, sum = 0; i < nb; i++) {
+      uint64_t c = cnt[i];
+      cnt[i] = sum;
+      sum += c;
+    }
+    for (uint64_t i = 0; i < n; i++)
+      dst[cnt[(src[i] >> sh) & mask]++] = src[i];
+    uint64_t *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != v)
+    memcpy(v, src, n * sizeof *v);
 }
 
 static uint64_t seg_of(const vsim *s, uint64_t v) {
@@ -186,17 +230,22 @@ static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
       s->cls |= 1ull << l;
   }
   s->bp = malloc((nbp + 1) * sizeof *s->bp);
-  if (!s->bp)
+  uint64_t *tmp = malloc((nbp + 1) * sizeof *tmp);
+  if (!s->bp || !tmp) {
+    free(tmp);
     return RP_ENOMEM;
-  uint64_t i = 0;
+  }
+  uint64_t i = 0, max = 0;
   for (uint32_t k = 0; k < s->na; k++)
     for (uint64_t v = 0; v < s->a[k].niv; v++) {
       const uint64_t *p = c->iv + 2 * (s->a[k].iv0 + v);
       s->bp[i++] = p[0];
       s->bp[i++] = p[0] + p[1];
+      if (p[0] + p[1] > max)
+        max = p[0] + p[1];
     }
-  if (nbp)
-    qsort(s->bp, nbp, sizeof *s->bp, cmp_u64);
+  sort_u64(s->bp, tmp, nbp, max);
+  free(tmp);
   uint64_t u = 0;
   for (i = 0; i < nbp; i++)
     if (u == 0 || s->bp[u - 1] != s->bp[i])
@@ -209,6 +258,8 @@ static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
   s->lastw = malloc(ns * sizeof *s->lastw);
   if (!s->ver || !s->cver || !s->latest || !s->lastw)
     return RP_ENOMEM;
+  for (unsigned l = 0; l < s->nsl; l++)
+    s->nzero[l] = (l == 0 && s->user) ? 0 : s->nseg;
   for (uint64_t q = 0; q < s->nseg; q++) {
     for (unsigned l = 0; l < s->nsl; l++)
       s->ver[q * s->nsl + l] = (l == 0 && s->user) ? V_USER : V_ZERO;
@@ -270,6 +321,7 @@ static void vsim_pass(vsim *s, vfind *f, bool first) {
             f->share_ok = false;
           if (cd && !cs)
             s->cver[q] = ver[ls];
+          s->nzero[ld] += (ver[ls] == V_ZERO) - (ver[ld] == V_ZERO);
           ver[ld] = ver[ls];
         }
       }
@@ -282,6 +334,11 @@ static void vsim_pass(vsim *s, vfind *f, bool first) {
         continue;
       unsigned l = (unsigned)s->slot_of[e->space + 1];
       bool in_cls = (s->cls >> l) & 1;
+      /* Only a read that may share an image, or a device read that may
+       * be the first of never-written memory (or extend it), looks. */
+      if (!in_cls && !(first && e->space >= 0 && s->nzero[l] &&
+                       (f->zread_op == RP_NONE || f->zread_op == e->op)))
+        continue;
       for (uint64_t v = 0; v < e->niv; v++) {
         SEGS(s, e, v, q0, q1);
         for (uint64_t q = q0; q < q1; q++) {
@@ -305,6 +362,7 @@ static void vsim_pass(vsim *s, vfind *f, bool first) {
       for (uint64_t v = 0; v < e->niv; v++) {
         SEGS(s, e, v, q0, q1);
         for (uint64_t q = q0; q < q1; q++) {
+          s->nzero[l] -= s->ver[q * s->nsl + l] == V_ZERO;
           s->ver[q * s->nsl + l] = nv;
           if (in_cls)
             s->cver[q] = nv;

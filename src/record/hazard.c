@@ -457,7 +457,11 @@ static void write_band(struct visit *v, band *B, uint64_t a, uint64_t e) {
       } else {
         self = 1;
       }
-    if (!any && !self && s->writer != RP_NONE && s->writer != v->j)
+    if (s->writer == RP_NONE || s->writer == v->j)
+      continue;
+    if (any) /* it wrote what they read: an ancestor of each */
+      rp__reduce_implied(v->t->red, s->writer);
+    else if (!self)
       rp__reduce_add(v->t->red, s->writer, RP_EDGE_WAW, 0, v->buf);
   }
   /* Segments i .. k-1 become one, written by j, with no readers. */
@@ -574,6 +578,13 @@ rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
   for (uint32_t i = 0; i < nafter; i++)
     rp__reduce_add(t->red, after[i], RP_EDGE_AFTER, 1, RP_NONE);
   if (t->oom || rp__reduce_end(g, t->red, j))
+    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
+  return RP_OK;
+}
+
+rp_status rp__hazards_settle(rp_graph *g) {
+  if (g->track && rp__reduce_pending(g->track->red) &&
+      rp__reduce_settle(g, g->track->red))
     return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
   return RP_OK;
 }

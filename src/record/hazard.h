@@ -9,6 +9,11 @@
 rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
                       uint32_t nacc, const rp_node *after, uint32_t nafter);
 
+/* Makes g->edge exactly the transitive reduction again (record/reduce.c
+ * leaves a few edges pending while recording): call before anything
+ * reads the edges of a graph being recorded. RP_OK or RP_ENOMEM. */
+rp_status rp__hazards_settle(rp_graph *g);
+
 /* Tests: sets the ancestor window (a power of two >= 64) and the length of
  * the ancestor lists (>= 1) of a graph with nothing recorded yet
  * (record/reduce.h); 0 keeps a default. */

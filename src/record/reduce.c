@@ -54,14 +54,20 @@ enum {
   MIN_WINDOW = 64,
   ARENA0 = 1024,          /* first arena, in list entries */
   ARENA_MAX = 1u << 22,   /* 16 MiB of lists at most */
-  HORIZON = 1u << 16      /* the arena grows while it covers fewer nodes */
+  HORIZON = 1u << 16,     /* the arena grows while it covers fewer nodes */
+  FRONTIER_MAX = 256,     /* undecided targets replaced by their frontiers,
+                             at most */
+  SEARCH_MAX = 16         /* nodes a search enters before it leaves the
+                             candidate pending */
 };
 
-/* Per node, 48 bytes: what deciding a candidate and searching read. */
+/* Per node, 48 bytes: what deciding a candidate and searching read (its
+ * level is apart, in lev: a search reads the levels of many nodes it does
+ * not enter). */
 struct node {
-  uint32_t level; /* longest path from a source, in edges */
   uint32_t cst;   /* == cur: a candidate of the current node */
   uint32_t cix;   /* its index in c, while a candidate */
+  uint32_t imp;   /* == cur: known to reach another candidate */
   uint32_t lo;    /* the list holds every ancestor in [lo, node) */
   uint32_t aoff;  /* the list's first entry in the arena (mod 2^32) */
   uint32_t alen;  /* entries in the list */
@@ -79,13 +85,17 @@ struct rp__reduce {
   uint32_t *ar;         /* the lists, a ring of acap entries */
   uint32_t acap, ahead; /* ahead: entries ever written (mod 2^32) */
   uint32_t nlow;        /* the oldest node whose list is still whole */
-  uint32_t cap;         /* nodes in nd */
+  uint32_t cap;         /* nodes in nd and lev */
   struct node *nd;
-  struct oedge {        /* per stored edge past a node's inline ones, by
-                           index in g->edge */
+  uint32_t *lev;        /* per node: longest path from a source, in edges */
+  struct oedge {        /* a stored edge past its source's inline ones */
     uint32_t to, next;  /* next: the source's next older out-edge */
   } *oe;
-  uint32_t capoe;
+  uint32_t noe, capoe;
+  struct pend {         /* a stored edge not decided yet (rp__reduce_settle) */
+    uint32_t from, to;
+  } *pd;
+  uint32_t npd, cappd;
   uint32_t cur, now;    /* now: the node begun last */
   uint32_t nend;        /* nodes ended */
   uint32_t maxlev;      /* the highest level of a candidate of now */
@@ -119,7 +129,9 @@ void rp__reduce_free(rp__reduce *r) {
   free(r->ring);
   free(r->ar);
   free(r->nd);
+  free(r->lev);
   free(r->oe);
+  free(r->pd);
   free(r->c);
   free(r->und);
   free(r->tmp);
@@ -139,8 +151,14 @@ static int grow_nodes(rp__reduce *r, uint32_t n) {
   if (!q)
     return -1;
   r->nd = q;
-  for (uint32_t i = r->cap; i < c; i++)
+  uint32_t *l = realloc(r->lev, (size_t)c * sizeof *l);
+  if (!l)
+    return -1;
+  r->lev = l;
+  for (uint32_t i = r->cap; i < c; i++) {
     q[i] = (struct node){0, 0, 0, 0, 0, 0, 0, RP_NONE, 0, {0}};
+    l[i] = 0;
+  }
   r->cap = (uint32_t)c;
   return 0;
 }
@@ -205,6 +223,10 @@ void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
   r->c[r->nc++] = (rp__cand){from, (uint8_t)kind, (uint8_t)keep, buf};
 }
 
+void rp__reduce_implied(rp__reduce *r, uint32_t from) {
+  r->nd[from].imp = r->cur;
+}
+
 /* ---- bitsets over the ring ---------------------------------------------- */
 
 static uint64_t *anc_of(const rp__reduce *r, uint32_t u) {
@@ -250,10 +272,15 @@ static void or_ancestors(rp__reduce *r, uint64_t *dst, uint32_t m,
 
 /* ---- ancestor lists ------------------------------------------------------ */
 
-/* Entry i of node u's list (newest first). */
+/* Node u's list (newest first; in one piece in the arena). */
+static const uint32_t *list_of(const rp__reduce *r, const struct node *u) {
+  return r->ar + (u->aoff & (r->acap - 1));
+}
+
+/* Entry i of node u's list. */
 static uint32_t list_at(const rp__reduce *r, const struct node *u,
                         uint32_t i) {
-  return r->ar[(u->aoff + i) & (r->acap - 1)];
+  return list_of(r, u)[i];
 }
 
 /* The bound above which u's list is complete: u itself when its list was
@@ -265,9 +292,10 @@ static uint32_t list_lo(const rp__reduce *r, uint32_t u) {
 /* Is x listed among u's ancestors? (x >= list_lo(u), x < u.) */
 static int list_has(const rp__reduce *r, uint32_t u, uint32_t x) {
   const struct node *n = &r->nd[u];
+  const uint32_t *l = list_of(r, n);
   uint32_t a = 0, b = n->alen; /* entries decrease with the index */
   while (a < b) {
-    uint32_t m = a + (b - a) / 2, v = list_at(r, n, m);
+    uint32_t m = a + (b - a) / 2, v = l[m];
     if (v == x)
       return 1;
     if (v > x)
@@ -302,9 +330,14 @@ static int arena_room(rp__reduce *r, uint32_t len) {
   }
   for (;;) {
     uint32_t used = r->nlow < r->nend ? r->ahead - r->nd[r->nlow].aoff : 0;
-    if (used + len <= r->acap)
+    uint32_t at = r->ahead & (r->acap - 1);
+    uint32_t skip = at + len > r->acap ? r->acap - at : 0;
+    if (used + skip + len <= r->acap) {
+      r->ahead += skip; /* a list never wraps */
       return 0;
+    }
     if (r->acap < ARENA_MAX && r->nend - r->nlow < HORIZON) {
+      /* Twice as large: every list stays in one piece. */
       uint32_t nc = 2 * r->acap, *q = malloc((size_t)nc * sizeof *q);
       if (!q)
         return -1;
@@ -319,34 +352,36 @@ static int arena_room(rp__reduce *r, uint32_t len) {
   }
 }
 
-/* Merges the list of predecessor p (p, then its list, cut at lo) into
- * a[0 .. n) (decreasing, distinct), writing at most cap entries to out;
- * returns their number. */
+/* Merges predecessor p's list (p, then its list, cut at lo; p >= lo)
+ * into a[0 .. n) (decreasing, distinct), writing at most cap entries to
+ * out; returns their number. */
 static uint32_t list_merge(const rp__reduce *r, const uint32_t *a,
                            uint32_t n, uint32_t p, uint32_t lo, uint32_t *out,
                            uint32_t cap) {
-  const struct node *np = &r->nd[p];
-  uint32_t nb = p >= r->nlow ? np->alen : 0, i = 0, k = 0, o = 0;
-  /* b: p, then its list (k - 1 its index). */
-  while (o < cap) {
-    uint32_t x = i < n ? a[i] : 0, y = 0;
-    int hx = i < n, hy = 0;
-    if (k <= nb) {
-      y = k ? list_at(r, np, k - 1) : p;
-      hy = y >= lo;
-    }
-    if (!hx && !hy)
-      break;
-    if (hx && (!hy || x > y)) {
-      out[o++] = x;
-      i++;
-    } else {
-      out[o++] = y;
-      k++;
-      if (hx && x == y)
-        i++;
-    }
+  const uint32_t *b = NULL;
+  uint32_t nb = 0, i = 0, k = 0, o = 0;
+  if (p >= r->nlow) {
+    b = list_of(r, &r->nd[p]);
+    nb = r->nd[p].alen;
+    while (nb && b[nb - 1] < lo)
+      nb--;
   }
+  while (i < n && a[i] > p && o < cap)
+    out[o++] = a[i++];
+  if (o < cap) {
+    out[o++] = p; /* above all of its list */
+    i += i < n && a[i] == p;
+  }
+  while (i < n && k < nb && o < cap) {
+    uint32_t x = a[i], y = b[k];
+    out[o++] = x > y ? x : y;
+    i += x >= y;
+    k += y >= x;
+  }
+  while (i < n && o < cap)
+    out[o++] = a[i++];
+  while (k < nb && o < cap)
+    out[o++] = b[k++];
   return o;
 }
 
@@ -382,8 +417,7 @@ static int list_build(rp__reduce *r, uint32_t j, const rp_edge *pred,
   nj->lo = lo;
   nj->aoff = r->ahead;
   nj->alen = n;
-  for (uint32_t a = 0; a < n; a++)
-    r->ar[(r->ahead + a) & (r->acap - 1)] = t[a];
+  memcpy(r->ar + (r->ahead & (r->acap - 1)), t, n * sizeof *t);
   r->ahead += n;
   return 0;
 }
@@ -392,16 +426,19 @@ static int list_build(rp__reduce *r, uint32_t j, const rp_edge *pred,
 
 /* Exhaustive forward search from c for another candidate, over what the
  * undecided candidates und[] leave possible; 1 if it meets one (or an
- * ancestor of one), 0 if not, -1 when out of memory. */
+ * ancestor of one), 0 if not, -1 when out of memory. A node met is only
+ * read (a cache miss, far back) when it must be entered: what decides it
+ * otherwise (its level, the window, the lists of und[]) lies elsewhere. */
 static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
   uint32_t sp = 0, cur = r->cur, W = r->W, maxu = 0, maxl = 0;
+  uint32_t budget = SEARCH_MAX;
   struct node *nd = r->nd;
-  for (uint32_t i = 0; i < r->nund; i++) {
-    uint32_t t = r->und[i];
-    if (t > maxu)
-      maxu = t;
-    if (nd[t].level > maxl)
-      maxl = nd[t].level;
+  const uint32_t *lev = r->lev, *und = r->und, nund = r->nund;
+  for (uint32_t i = 0; i < nund; i++) {
+    if (und[i] > maxu)
+      maxu = und[i];
+    if (lev[und[i]] > maxl)
+      maxl = lev[und[i]];
   }
   if (rp__grow((void **)&r->st, &r->capst, 1, sizeof *r->st))
     return -1;
@@ -419,44 +456,52 @@ static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
       sp--; /* searched: no */
       continue;
     }
-    /* Later than every undecided candidate: reaches none (the decided
-     * ones c does not reach, so neither does x). Inside j's window: the
-     * bitset knows exactly. */
+    /* Later than every undecided candidate: reaches none (nor any that c
+     * does not reach). Inside j's window: the bitset knows exactly. */
     if (x > maxu)
       continue;
-    int hit = 0;
+    int hit = 0, open = 0;
     if (j - x < W) {
       if (!bit_get(r, aj, x))
         continue;
       hit = 1;
-    } else {
-      hit = nd[x].cst == cur || nd[x].mark == 2 * cur + 1;
+    }
+    for (uint32_t i = 0; i < nund && !hit; i++)
+      hit = und[i] == x; /* a candidate */
+    /* Not below any undecided candidate's level: reaches none. */
+    if (!hit && lev[x] >= maxl)
+      continue;
+    for (uint32_t i = 0; i < nund && !hit; i++) {
+      uint32_t t = und[i];
+      if (t > x && lev[t] > lev[x]) {
+        int k = known(r, x, t);
+        hit = k > 0;
+        open |= k < 0;
+      }
     }
     if (!hit) {
-      if (nd[x].mark == 2 * cur || nd[x].level >= maxl)
+      if (!open)
+        continue; /* x reaches no candidate */
+      struct node *n = &nd[x];
+      if (n->mark == 2 * cur)
         continue;
-      int open = 0;
-      for (uint32_t i = 0; i < r->nund && !hit; i++) {
-        uint32_t t = r->und[i];
-        if (t <= x || nd[t].level <= nd[x].level)
-          continue;
-        int k = known(r, x, t);
-        if (k > 0)
-          hit = 1;
-        else if (k < 0)
-          open = 1;
-      }
-      if (!hit) {
-        nd[x].mark = 2 * cur;
-        if (!open)
-          continue; /* x reaches no candidate */
+      if (n->mark != 2 * cur + 1) {
+        if (!budget--) {
+          /* Too far: left to rp__reduce_settle. The nodes entered so far
+           * are not known to reach nothing. */
+          for (uint32_t i = 0; i < sp; i++)
+            nd[r->st[i].u].mark = 0;
+          return 2;
+        }
+        n->mark = 2 * cur;
         if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
           return -1;
-        r->st[sp++] = (struct fwd){x, nd[x].ohead, nd[x].nout};
+        r->st[sp++] = (struct fwd){x, n->ohead, n->nout};
         continue;
       }
+    } else {
+      nd[x].mark = 2 * cur + 1;
     }
-    nd[x].mark = 2 * cur + 1;
     for (uint32_t i = 0; i < sp; i++)
       nd[r->st[i].u].mark = 2 * cur + 1;
     return 1;
@@ -464,18 +509,111 @@ static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
   return 0;
 }
 
+static int u32_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+
+/* Replaces each undecided target t of c (und[]) by its frontier below
+ * lo(t): the stored predecessors below lo(t) of t and of the nodes t's
+ * list holds. Any path from c to t enters [lo(t), t] through one of them
+ * (its first node there is on t's list or t; the node before it is
+ * below), so c reaches t iff c is one of them or reaches one; each one
+ * has a list reaching further back. 1: c reaches a target, 0: the targets
+ * left are in und[] (none: c reaches none), -1: out of memory. */
+static int expand(const rp_graph *g, rp__reduce *r, uint32_t c) {
+  uint32_t lc = r->lev[c], n = 0;
+  uint32_t *f = r->tmp;
+  for (uint32_t i = 0; i < r->nund; i++) {
+    uint32_t t = r->und[i], lo = list_lo(r, t);
+    if (t < r->nlow) { /* its list is gone: keep it */
+      if (rp__grow((void **)&r->tmp, &r->captmp, n + 1, sizeof *r->tmp))
+        return -1;
+      r->tmp[n++] = t;
+      continue;
+    }
+    const struct node *nt = &r->nd[t];
+    for (uint32_t k = 0; k <= nt->alen; k++) {
+      uint32_t y = k ? list_at(r, nt, k - 1) : t;
+      for (uint32_t e = g->pred_off[y]; e < g->pred_off[y + 1]; e++) {
+        uint32_t z = g->edge[e].from;
+        if (z >= lo)
+          break; /* sources increase */
+        if (z == c)
+          return 1;
+        if (z < c || r->lev[z] <= lc)
+          continue;
+        int kn = known(r, c, z);
+        if (kn > 0)
+          return 1;
+        if (kn < 0) {
+          if (rp__grow((void **)&r->tmp, &r->captmp, n + 1,
+                       sizeof *r->tmp))
+            return -1;
+          r->tmp[n++] = z;
+        }
+      }
+    }
+  }
+  f = r->tmp;
+  if (n > 1) {
+    qsort(f, n, sizeof *f, u32_cmp);
+    uint32_t u = 0;
+    for (uint32_t i = 0; i < n; i++)
+      if (!u || f[u - 1] != f[i])
+        f[u++] = f[i];
+    n = u;
+  }
+  if (rp__grow((void **)&r->und, &r->capund, n, sizeof *r->und))
+    return -1;
+  memcpy(r->und, f, n * sizeof *f);
+  r->nund = n;
+  return 0;
+}
+
+/* Do two stored accesses overlap? Byte ranges and boxes of one rank are
+ * compared; anything else answers "not known" (0). */
+static int overlap(const rp_graph *g, const rp__sacc *x, const rp__sacc *y) {
+  if (x->buf != y->buf || x->space != y->space || x->kind != y->kind)
+    return 0;
+  if (x->kind == RP_REGION_BYTES)
+    return x->off < y->off + y->len && y->off < x->off + x->len;
+  if (x->kind != RP_REGION_BOX)
+    return 0;
+  const rp__box *p = &g->box[x->off], *q = &g->box[y->off];
+  if (p->ndims != q->ndims)
+    return 0;
+  for (unsigned d = 0; d < p->ndims && d < 3; d++)
+    if (!(p->lo[d] < q->hi[d] && q->lo[d] < p->hi[d]))
+      return 0;
+  return 1;
+}
+
+/* Does op c (earlier) conflict directly with op t: one access of each on
+ * the same bytes of one space, one of them a write? Then c -> t is a
+ * hazard, and c an ancestor of t. 0 also means "not known". */
+static int conflicts(const rp_graph *g, uint32_t c, uint32_t t) {
+  const rp__sacc *ac = g->sacc + g->op[c].acc0, *at = g->sacc + g->op[t].acc0;
+  for (uint32_t i = 0; i < g->op[c].nacc; i++)
+    for (uint32_t k = 0; k < g->op[t].nacc; k++)
+      if (((ac[i].mode | at[k].mode) & RP_OUT) && overlap(g, &ac[i], &at[k]))
+        return 1;
+  return 0;
+}
+
 /* Does candidate c, outside j's window, reach another candidate? 1 yes,
- * 0 no, -1 out of memory. */
-static int far_reached(rp__reduce *r, uint32_t j, uint32_t c,
-                       const uint64_t *aj) {
-  const struct node *nc = &r->nd[c];
+ * 0 no, 2 not decided yet (pending), -1 out of memory. */
+static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
+                       uint32_t c, const uint64_t *aj) {
+  uint32_t lc = r->lev[c];
   /* An ancestor has a lower level than its descendants. */
-  if (nc->level >= r->maxlev)
+  if (lc >= r->maxlev)
     return 0;
   r->nund = 0;
   for (uint32_t i = 0; i < r->nc; i++) {
     uint32_t t = r->c[i].from;
-    if (t <= c || r->nd[t].level <= nc->level)
+    if (t <= c || r->lev[t] <= lc)
       continue;
     int k = known(r, c, t);
     if (k > 0)
@@ -486,6 +624,18 @@ static int far_reached(rp__reduce *r, uint32_t j, uint32_t c,
         return -1;
       r->und[r->nund++] = t;
     }
+  }
+  /* One the accesses say c conflicts with (few: a far candidate is
+   * mostly undecided about one or two). */
+  for (uint32_t i = 0; i < r->nund && i < 8; i++)
+    if (conflicts(g, c, r->und[i]))
+      return 1;
+  /* The undecided ones: their frontiers, while they stay few. */
+  for (int round = 0; round < 1 && r->nund && r->nund <= FRONTIER_MAX;
+       round++) {
+    int x = expand(g, r, c);
+    if (x)
+      return x;
   }
   return r->nund ? search(r, j, c, aj) : 0;
 }
@@ -501,15 +651,16 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   uint32_t n = r->nc, W = r->W, maxlev = 0, e0 = g->nedge;
   if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
                sizeof *g->edge) ||
-      rp__grow((void **)&r->oe, &r->capoe, g->nedge + n, sizeof *r->oe))
+      rp__grow((void **)&r->oe, &r->capoe, r->noe + n, sizeof *r->oe) ||
+      rp__grow((void **)&r->pd, &r->cappd, r->npd + n, sizeof *r->pd))
     return -1;
   /* j's window bitset: first the ancestors of every candidate inside the
    * window, which decide those candidates; then the candidates too. */
   uint64_t *aj = anc_of(r, j);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t f = r->c[i].from;
-    if (r->nd[f].level > maxlev)
-      maxlev = r->nd[f].level;
+    if (r->lev[f] > maxlev)
+      maxlev = r->lev[f];
     if (j - f < W)
       or_ancestors(r, aj, f, j);
   }
@@ -517,7 +668,8 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
     uint32_t f = c->from;
-    if (j - f < W && (c->keep || !bit_get(r, aj, f)))
+    if (j - f < W &&
+        (c->keep || (r->nd[f].imp != r->cur && !bit_get(r, aj, f))))
       g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
   }
   for (uint32_t i = 0; i < n; i++)
@@ -529,13 +681,16 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
     uint32_t f = c->from;
     if (j - f < W)
       continue;
-    int reached = far_reached(r, j, f, aj);
+    int reached =
+        r->nd[f].imp == r->cur ? 1 : far_reached(g, r, j, f, aj);
     if (reached < 0)
       return -1;
-    if (c->keep || !reached)
+    if (c->keep || reached != 1)
       g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
+    if (!c->keep && reached == 2)
+      r->pd[r->npd++] = (struct pend){f, j};
   }
-  r->nd[j].level = n ? maxlev + 1 : 0;
+  r->lev[j] = n ? maxlev + 1 : 0;
   /* Sources increasing, as the CSR will have them. */
   rp_edge *ej = g->edge + e0;
   uint32_t m = g->nedge - e0;
@@ -558,10 +713,177 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
     if (nf->nout < INLINE_OUT) {
       nf->out[nf->nout++] = j;
     } else {
-      r->oe[e] = (struct oedge){j, nf->ohead};
-      nf->ohead = e;
+      r->oe[r->noe] = (struct oedge){j, nf->ohead};
+      nf->ohead = r->noe++;
     }
   }
   r->nend = j + 1;
   return 0;
+}
+
+/* ---- deciding the pending edges in bulk ---------------------------------- */
+
+uint32_t rp__reduce_pending(const rp__reduce *r) { return r ? r->npd : 0; }
+
+static int pend_cmp(const void *a, const void *b) {
+  const struct pend *x = a, *y = b;
+  if (x->from != y->from)
+    return x->from < y->from ? -1 : 1;
+  return x->to < y->to ? -1 : x->to > y->to;
+}
+
+/* 64 pending edges at most, pd[q0 .. q0 + n), live from lo to hi. */
+struct word {
+  uint32_t lo, hi;  /* first source, last target */
+  uint32_t q0;      /* its first edge */
+  uint32_t next;    /* its next edge to start */
+  uint32_t n;
+  uint64_t *R;      /* R[v - lo]: its sources reaching v (or v) */
+};
+
+static int word_cmp(const void *a, const void *b) {
+  const struct word *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The length class of a pending edge: floor(log2(to - from)). */
+static unsigned len_class(const struct pend *p) {
+  unsigned k = 0;
+  for (uint32_t d = p->to - p->from; d > 1; d >>= 1)
+    k++;
+  return k;
+}
+
+/* By length class, then source. */
+static int class_cmp(const void *a, const void *b) {
+  unsigned x = len_class(a), y = len_class(b);
+  return x != y ? (x < y ? -1 : 1) : pend_cmp(a, b);
+}
+
+/* A pending edge c -> t is implied iff c reaches another predecessor of
+ * t: every path from c to t of two edges or more ends with one. One sweep
+ * over the nodes, from the first source to the last target, decides them
+ * all: the pending edges go by 64 into words, each word edges of one
+ * length class (lengths within a factor 2), sources increasing; a word
+ * is live from its first source to its last target, and gives each node
+ * meanwhile the set of its sources that reach the node (or are it), the
+ * union of the node's predecessors' sets, in an array of its own. At a
+ * target, the union over its other predecessors decides. A node costs
+ * one word per live word and predecessor, read in program order. */
+int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
+  if (!r || !r->npd)
+    return 0;
+  struct pend *pd = r->pd;
+  uint32_t np = r->npd, nw = 0, *dead = NULL, ndead = 0;
+  struct pend *byto = NULL; /* (target, index), by target */
+  struct word *wd = NULL;
+  uint32_t *live = NULL, nlive = 0, *wq = NULL; /* wq: each edge's word */
+  int st = -1;
+  qsort(pd, np, sizeof *pd, class_cmp);
+  if (!(byto = malloc((size_t)np * sizeof *byto)) ||
+      !(dead = malloc((size_t)np * sizeof *dead)) ||
+      !(wd = calloc(np, sizeof *wd)) || !(live = malloc(np * sizeof *live)))
+    goto out;
+  /* Words: 64 edges at most, of one class; then in order of their first
+   * sources. */
+  uint32_t top = 0, first = RP_NONE;
+  if (!(wq = malloc((size_t)np * sizeof *wq)))
+    goto out;
+  nw = 0;
+  for (uint32_t q = 0; q < np; q++) {
+    if (!q || wd[nw - 1].n == 64 ||
+        len_class(&pd[q]) != len_class(&pd[q - 1]))
+      wd[nw++] = (struct word){pd[q].from, pd[q].to, q, q, 0, NULL};
+    struct word *w = &wd[nw - 1];
+    w->n++;
+    if (pd[q].to > w->hi)
+      w->hi = pd[q].to;
+    if (pd[q].to > top)
+      top = pd[q].to;
+    if (pd[q].from < first)
+      first = pd[q].from;
+  }
+  qsort(wd, nw, sizeof *wd, word_cmp);
+  for (uint32_t k = 0; k < nw; k++)
+    for (uint32_t q = wd[k].q0; q < wd[k].q0 + wd[k].n; q++) {
+      wq[q] = k;
+      byto[q] = (struct pend){pd[q].to, q};
+    }
+  qsort(byto, np, sizeof *byto, pend_cmp);
+  uint32_t nextw = 0, ct = 0;
+  for (uint32_t v = first; v <= top; v++) {
+    if (!nlive && nextw < nw && wd[nextw].lo > v)
+      v = wd[nextw].lo; /* nothing live in between */
+    for (; nextw < nw && wd[nextw].lo == v; nextw++) {
+      struct word *w = &wd[nextw];
+      if (!(w->R = malloc(((size_t)w->hi - w->lo + 1) * sizeof *w->R)))
+        goto out;
+      live[nlive++] = nextw;
+    }
+    uint32_t e0 = g->pred_off[v], e1 = g->pred_off[v + 1];
+    for (uint32_t a = 0; a < nlive; a++) {
+      struct word *w = &wd[live[a]];
+      uint32_t q1 = w->q0 + w->n;
+      uint64_t x = 0;
+      for (; w->next < q1 && pd[w->next].from == v; w->next++)
+        x |= 1ull << (w->next - w->q0);
+      for (uint32_t e = e0; e < e1; e++) {
+        uint32_t p = g->edge[e].from;
+        if (p >= w->lo)
+          x |= w->R[p - w->lo];
+      }
+      w->R[v - w->lo] = x;
+    }
+    for (; ct < np && byto[ct].from == v; ct++) {
+      uint32_t q = byto[ct].to, c = pd[q].from, at = RP_NONE;
+      const struct word *w = &wd[wq[q]];
+      uint64_t bit = 1ull << (q - w->q0);
+      int implied = 0;
+      for (uint32_t e = e0; e < e1; e++) {
+        uint32_t p = g->edge[e].from;
+        if (p == c)
+          at = e;
+        else if (p >= w->lo && (w->R[p - w->lo] & bit))
+          implied = 1;
+      }
+      if (implied && at != RP_NONE)
+        dead[ndead++] = at;
+    }
+    for (uint32_t a = 0; a < nlive;) /* words past their last target */
+      if (wd[live[a]].hi == v) {
+        free(wd[live[a]].R);
+        wd[live[a]].R = NULL;
+        live[a] = live[--nlive];
+      } else {
+        a++;
+      }
+  }
+  /* Drop the implied edges; each target's predecessors stay together. */
+  if (ndead) {
+    qsort(dead, ndead, sizeof *dead, u32_cmp);
+    uint32_t w = 0, k = 0, v = 0, n = r->nend;
+    for (uint32_t e = 0; e < g->nedge; e++) {
+      while (v < n && g->pred_off[v + 1] <= e)
+        g->pred_off[++v] = w; /* node v's predecessors start here */
+      if (k < ndead && dead[k] == e) {
+        k++;
+        continue;
+      }
+      g->edge[w++] = g->edge[e];
+    }
+    while (v < n)
+      g->pred_off[++v] = w;
+    g->nedge = w;
+  }
+  r->npd = 0;
+  st = 0;
+out:
+  for (uint32_t a = 0; wd && a < nw; a++)
+    free(wd[a].R);
+  free(wd);
+  free(wq);
+  free(live);
+  free(byto);
+  free(dead);
+  return st;
 }

@@ -36,12 +36,26 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j);
 void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
                     uint32_t buf);
 
+/* Says that node from reaches another candidate of j (or will): if it is
+ * a candidate too, its edge is implied (the tracker knows this of a
+ * writer whose readers since are WAR candidates of j). */
+void rp__reduce_implied(rp__reduce *r, uint32_t from);
+
 /* Appends to g->edge the candidates of j that no other candidate reaches
  * (plus the explicit ones), sorted by source, and records what is known
- * of j's ancestors. Exact: an edge is stored if and only if it is in the
- * transitive reduction of all hazards (explicit edges always).
- * -1: no memory. */
+ * of j's ancestors. Exact once settled (rp__reduce_settle): an edge is
+ * stored if and only if it is in the transitive reduction of all hazards
+ * (explicit edges always); before, a few may be pending. -1: no
+ * memory. */
 int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j);
+
+/* Decides the edges rp__reduce_end left pending (stored, but maybe
+ * implied: a search would have gone too far), all at once, and removes
+ * the implied ones from g->edge. -1: no memory (nothing changed). */
+int rp__reduce_settle(rp_graph *g, rp__reduce *r);
+
+/* How many stored edges are pending. */
+uint32_t rp__reduce_pending(const rp__reduce *r);
 
 /* 1 if node x is known, from the ancestor window or u's list, to be an
  * ancestor of node u (both ended); 0 means "not known", not "no". */

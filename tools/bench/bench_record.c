@@ -61,12 +61,15 @@ static void footprint(const rp_graph *g, double *per_op, double *per_edge) {
   *per_edge = g->nedge ? (double)edges / g->nedge : 0;
 }
 
-enum { SHAPE_UNIFORM, SHAPE_SWEEP, SHAPE_SOLVER };
-static const char *const shape_name[] = {"uniform", "sweep", "solver"};
+enum { SHAPE_UNIFORM, SHAPE_SWEEP, SHAPE_SOLVER, SHAPE_GATHER, NSHAPE };
+static const char *const shape_name[] = {"uniform", "sweep", "solver",
+                                         "gather"};
 
 /* Solver shape: 64 buffers of 1 MiB; each op reads one whole buffer and
- * updates a 4 KiB piece of another. */
-enum { SOL_NBUF = 64, SOL_BYTES = 1 << 20, SOL_PIECE = 4096 };
+ * updates a 4 KiB piece of another. Gather shape: the same over 4
+ * buffers, so that the 256 pieces a whole read sees were written by the
+ * last thousand or so ops. */
+enum { SOL_NBUF = 64, SOL_BYTES = 1 << 20, SOL_PIECE = 4096, GAT_NBUF = 4 };
 
 typedef struct result {
   double t;            /* CPU seconds: record + derive + reduce + end */
@@ -79,8 +82,11 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
   rp_graph *g;
   if (rp_graph_create(&g, coherence ? 0 : RP_GRAPH_NO_COHERENCE) != RP_OK)
     return -1;
-  int nbuf = shape == SHAPE_SOLVER ? SOL_NBUF : NBUF;
-  uint64_t bytes = shape == SHAPE_SOLVER ? SOL_BYTES : BYTES;
+  int whole = shape == SHAPE_SOLVER || shape == SHAPE_GATHER;
+  int nbuf = shape == SHAPE_SOLVER   ? SOL_NBUF
+             : shape == SHAPE_GATHER ? GAT_NBUF
+                                     : NBUF;
+  uint64_t bytes = whole ? SOL_BYTES : BYTES;
   for (int b = 0; b < nbuf; b++) {
     char name[16];
     snprintf(name, sizeof name, "b%d", b);
@@ -94,9 +100,10 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
   for (uint64_t i = 0; i < n; i++) {
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;
     rp_status st;
-    if (shape == SHAPE_SOLVER) {
-      rp_buf a = (rp_buf)(s % SOL_NBUF);
-      rp_buf b = (rp_buf)((a + 1 + (s >> 8) % (SOL_NBUF - 1)) % SOL_NBUF);
+    if (whole) {
+      rp_buf a = (rp_buf)(s % (uint64_t)nbuf);
+      rp_buf b = (rp_buf)((a + 1 + (s >> 8) % (uint64_t)(nbuf - 1)) %
+                          (uint64_t)nbuf);
       uint64_t pc = (s >> 20) % (SOL_BYTES / SOL_PIECE);
       rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
                         rp_arg_buf(rp_bytes(b, pc * SOL_PIECE, SOL_PIECE))};
@@ -176,7 +183,7 @@ int main(int argc, char **argv) {
       runs10 = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--shape") && i + 1 < argc) {
       const char *v = argv[++i];
-      for (int k2 = 0; k2 < 3; k2++)
+      for (int k2 = 0; k2 < NSHAPE; k2++)
         if (!strcmp(v, shape_name[k2]))
           only_shape = k2;
       if (only_shape < 0)
@@ -186,7 +193,7 @@ int main(int argc, char **argv) {
     else {
       printf("usage: bench_record [--ops N] [--no-10x | --10m] [--runs R] "
              "[--runs10 R]\n"
-             "       [--shape uniform|sweep|solver] [--coherence on|off]\n"
+             "       [--shape uniform|sweep|solver|gather] [--coherence on|off]\n"
              "Records N ops (default 100 000; median of R = 5 runs), then "
              "10 N (R10 = 3 runs),\nand with --10m 100 N (one run), with "
              "hazard derivation and exact reduction,\nand prints process "
@@ -196,7 +203,7 @@ int main(int argc, char **argv) {
   }
   if (runs < 1 || runs > 64 || runs10 < 1 || runs10 > 64)
     return 2;
-  for (int shape = 0; shape < 3; shape++) {
+  for (int shape = 0; shape < NSHAPE; shape++) {
     if (only_shape >= 0 && shape != only_shape)
       continue;
     for (int coh = 0; coh < 2; coh++) {
