@@ -33,7 +33,7 @@ typedef struct bacc {
   uint8_t mode;
   uint8_t role;   /* 0 kernel/host access, 1 copy source, 2 copy dest */
   int space;
-  uint64_t iv0, niv;
+  uint32_t k;     /* which access of its op */
 } bacc;
 
 struct rp__coh {
@@ -41,8 +41,6 @@ struct rp__coh {
   uint32_t nbuf;
   uint32_t *off;  /* per buffer: its accesses at a[off[b] .. off[b + 1]) */
   bacc *a;
-  uint64_t *iv;   /* interval pool, pairs */
-  uint64_t niv;
 };
 
 void rp__coh_free(rp__coh *c) {
@@ -50,7 +48,6 @@ void rp__coh_free(rp__coh *c) {
     return;
   free(c->off);
   free(c->a);
-  free(c->iv);
   free(c);
 }
 
@@ -83,18 +80,16 @@ rp_status rp__coh_build(const rp_graph *g, rp__coh **out) {
   c->off = calloc((size_t)c->nbuf + 2, sizeof *c->off);
   if (!c->off)
     goto nomem;
-  uint64_t nacc = 0, niv = 0;
+  uint64_t nacc = 0;
   for (rp_node n = 0; n < nop; n++)
     for (uint32_t k = 0; k < g->op[n].nacc; k++) {
       c->off[g->sacc[g->op[n].acc0 + k].buf + 2]++;
-      niv += acc_runs(g, n, k, NULL, 0);
       nacc++;
     }
   for (uint32_t b = 0; b < c->nbuf; b++)
     c->off[b + 2] += c->off[b + 1];
   c->a = malloc((nacc ? nacc : 1) * sizeof *c->a);
-  c->iv = malloc((niv ? niv : 1) * 2 * sizeof *c->iv);
-  if (!c->a || !c->iv)
+  if (!c->a)
     goto nomem;
   for (rp_node n = 0; n < nop; n++) {
     const rp__op *o = &g->op[n];
@@ -107,9 +102,7 @@ rp_status rp__coh_build(const rp_graph *g, rp__coh **out) {
       e->mode = ai->mode;
       e->role = copy ? (uint8_t)(k == 0 ? 1 : 2) : 0;
       e->space = ai->space;
-      e->iv0 = c->niv;
-      e->niv = acc_runs(g, n, k, c->iv + 2 * c->niv, niv - c->niv);
-      c->niv += e->niv;
+      e->k = k;
     }
   }
   *out = c;
@@ -125,6 +118,8 @@ typedef struct vsim {
   rp_buf b;
   const bacc *a;
   uint32_t na;
+  uint64_t *iv;      /* the accesses' byte runs, (offset, length) pairs */
+  struct ivx { uint64_t iv0, niv; } *ix; /* access k's: iv[2 iv0 ..) */
   uint64_t *bp;      /* breakpoints */
   uint64_t nseg;
   int sp[RP_MAX_DEVICES + 1]; /* local slot -> space */
@@ -191,6 +186,8 @@ static uint64_t seg_of(const vsim *s, uint64_t v) {
 }
 
 static void vsim_free(vsim *s) {
+  free(s->iv);
+  free(s->ix);
   free(s->bp);
   free(s->ver);
   free(s->cver);
@@ -198,14 +195,21 @@ static void vsim_free(vsim *s) {
   free(s->lastw);
 }
 
-/* Segments and slots of buffer b; cls_spaces: bit 63 host, bit d device d. */
+/* Segments and slots of buffer b over its first accesses (at least limit,
+ * whole ops; UINT32_MAX: all); cls_spaces: bit 63 host, bit d device d. */
 static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
-                           uint64_t cls_spaces) {
+                           uint64_t cls_spaces, uint32_t limit) {
   memset(s, 0, sizeof *s);
   s->c = c;
   s->b = b;
   s->a = c->a + c->off[b];
   s->na = c->off[b + 1] - c->off[b];
+  if (limit < s->na) { /* the first accesses only, whole ops */
+    uint32_t n = limit;
+    while (n < s->na && s->a[n].op == s->a[n - 1].op)
+      n++;
+    s->na = n;
+  }
   rp_buffer_desc d;
   rp_buffer_info(c->g, b, &d);
   s->user = d.host != NULL;
@@ -214,15 +218,25 @@ static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
   s->slot_of[0] = 0;
   s->sp[0] = RP_SPACE_HOST;
   s->nsl = 1;
-  uint64_t nbp = 0;
+  uint64_t nbp = 0, niv = 0;
+  if (!(s->ix = malloc((s->na ? s->na : 1) * sizeof *s->ix)))
+    return RP_ENOMEM;
   for (uint32_t k = 0; k < s->na; k++) {
     int sp = s->a[k].space;
     if (s->slot_of[sp + 1] < 0) {
       s->slot_of[sp + 1] = (int)s->nsl;
       s->sp[s->nsl++] = sp;
     }
-    nbp += 2 * s->a[k].niv;
+    s->ix[k].iv0 = niv;
+    s->ix[k].niv = acc_runs(c->g, s->a[k].op, s->a[k].k, NULL, 0);
+    niv += s->ix[k].niv;
   }
+  nbp = 2 * niv;
+  if (!(s->iv = malloc((niv ? niv : 1) * 2 * sizeof *s->iv)))
+    return RP_ENOMEM;
+  for (uint32_t k = 0; k < s->na; k++)
+    acc_runs(c->g, s->a[k].op, s->a[k].k, s->iv + 2 * s->ix[k].iv0,
+             s->ix[k].niv);
   for (unsigned l = 0; l < s->nsl; l++) {
     int sp = s->sp[l];
     uint64_t bit = sp < 0 ? 1ull << 63 : 1ull << sp;
@@ -237,8 +251,8 @@ static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
   }
   uint64_t i = 0, max = 0;
   for (uint32_t k = 0; k < s->na; k++)
-    for (uint64_t v = 0; v < s->a[k].niv; v++) {
-      const uint64_t *p = c->iv + 2 * (s->a[k].iv0 + v);
+    for (uint64_t v = 0; v < s->ix[k].niv; v++) {
+      const uint64_t *p = s->iv + 2 * (s->ix[k].iv0 + v);
       s->bp[i++] = p[0];
       s->bp[i++] = p[0] + p[1];
       if (p[0] + p[1] > max)
@@ -283,8 +297,9 @@ typedef struct vfind {
   rp_node stale_op;
 } vfind;
 
+#define NIV(s, e) ((s)->ix[(e) - (s)->a].niv)
 #define SEGS(s, e, v, q0, q1)                                                \
-  const uint64_t *v##p = (s)->c->iv + 2 * ((e)->iv0 + (v));                  \
+  const uint64_t *v##p = (s)->iv + 2 * ((s)->ix[(e) - (s)->a].iv0 + (v));   \
   uint64_t q0 = seg_of((s), v##p[0]), q1 = seg_of((s), v##p[0] + v##p[1])
 
 static void note_zero_read(vsim *s, vfind *f, const bacc *e, uint64_t q) {
@@ -311,7 +326,7 @@ static void vsim_pass(vsim *s, vfind *f, bool first) {
       unsigned ls = (unsigned)s->slot_of[src->space + 1];
       unsigned ld = (unsigned)s->slot_of[dst->space + 1];
       bool cs = (s->cls >> ls) & 1, cd = (s->cls >> ld) & 1;
-      for (uint64_t v = 0; v < src->niv; v++) {
+      for (uint64_t v = 0; v < NIV(s, src); v++) {
         SEGS(s, src, v, q0, q1);
         for (uint64_t q = q0; q < q1; q++) {
           uint32_t *ver = s->ver + q * s->nsl;
@@ -339,7 +354,7 @@ static void vsim_pass(vsim *s, vfind *f, bool first) {
       if (!in_cls && !(first && e->space >= 0 && s->nzero[l] &&
                        (f->zread_op == RP_NONE || f->zread_op == e->op)))
         continue;
-      for (uint64_t v = 0; v < e->niv; v++) {
+      for (uint64_t v = 0; v < NIV(s, e); v++) {
         SEGS(s, e, v, q0, q1);
         for (uint64_t q = q0; q < q1; q++) {
           uint32_t ver = s->ver[q * s->nsl + l];
@@ -359,7 +374,7 @@ static void vsim_pass(vsim *s, vfind *f, bool first) {
       wrote = true;
       unsigned l = (unsigned)s->slot_of[e->space + 1];
       bool in_cls = (s->cls >> l) & 1;
-      for (uint64_t v = 0; v < e->niv; v++) {
+      for (uint64_t v = 0; v < NIV(s, e); v++) {
         SEGS(s, e, v, q0, q1);
         for (uint64_t q = q0; q < q1; q++) {
           s->nzero[l] -= s->ver[q * s->nsl + l] == V_ZERO;
@@ -414,7 +429,7 @@ rp_status rp__coh_share(const rp__coh *c, rp_buf b, uint64_t spaces,
                         bool *ok) {
   vsim s;
   *ok = false;
-  rp_status st = vsim_init(&s, c, b, spaces);
+  rp_status st = vsim_init(&s, c, b, spaces, UINT32_MAX);
   uint8_t *p0 = NULL, *p1 = NULL;
   size_t plen = (size_t)s.nseg * (s.nsl + 1) + 1;
   if (st == RP_OK && (!(p0 = malloc(plen)) || !(p1 = malloc(plen))))
@@ -456,17 +471,29 @@ rp_status rp__coh_check(const rp__coh *c,
   for (rp_buf b = 0; b < c->nbuf; b++) {
     if (c->off[b + 1] == c->off[b])
       continue;
-    vsim s;
-    rp_status st = vsim_init(&s, c, b, 0);
-    if (st != RP_OK) {
-      vsim_free(&s);
-      return st;
-    }
-    vfind f = {.share_ok = true, .zread_op = RP_NONE};
-    vsim_pass(&s, &f, true);
-    vsim_free(&s);
+    /* Without a user array only the first read of never-written memory
+     * can be found: first among a few accesses, then twice as many, and
+     * so on (the versions of a prefix of the accesses are the same over
+     * its coarser segments, so what it finds is what all of them find). */
     rp_buffer_desc d;
     rp_buffer_info(g, b, &d);
+    uint32_t total = c->off[b + 1] - c->off[b], lim = d.host ? total : 64;
+    vfind f;
+    rp_status st;
+    for (;; lim = lim > total / 2 ? total : 2 * lim) {
+      vsim s;
+      st = vsim_init(&s, c, b, 0, lim);
+      if (st != RP_OK) {
+        vsim_free(&s);
+        return st;
+      }
+      f = (vfind){.share_ok = true, .zread_op = RP_NONE};
+      vsim_pass(&s, &f, true);
+      uint32_t done = s.na;
+      vsim_free(&s);
+      if (f.zread_op != RP_NONE || done == total)
+        break;
+    }
     char msg[512], sp[32];
     if (f.zread_op != RP_NONE) {
       rp_node_info ni;

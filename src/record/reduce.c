@@ -55,8 +55,8 @@ enum {
   ARENA0 = 1024,          /* first arena, in list entries */
   ARENA_MAX = 1u << 22,   /* 16 MiB of lists at most */
   HORIZON = 1u << 16,     /* the arena grows while it covers fewer nodes */
-  FRONTIER_MAX = 256,     /* undecided targets replaced by their frontiers,
-                             at most */
+  FRONTIER_MAX = 32,      /* a frontier replacing undecided targets holds
+                             at most this many */
   SEARCH_MAX = 16         /* nodes a search enters before it leaves the
                              candidate pending */
 };
@@ -521,15 +521,18 @@ static int u32_cmp(const void *a, const void *b) {
  * (its first node there is on t's list or t; the node before it is
  * below), so c reaches t iff c is one of them or reaches one; each one
  * has a list reaching further back. 1: c reaches a target, 0: the targets
- * left are in und[] (none: c reaches none), -1: out of memory. */
+ * left are in und[] (none: c reaches none; a frontier wider than
+ * FRONTIER_MAX leaves them as they were), -1: out of memory. */
 static int expand(const rp_graph *g, rp__reduce *r, uint32_t c) {
   uint32_t lc = r->lev[c], n = 0;
-  uint32_t *f = r->tmp;
+  uint32_t *f;
+  if (rp__grow((void **)&r->tmp, &r->captmp, FRONTIER_MAX, sizeof *r->tmp))
+    return -1;
   for (uint32_t i = 0; i < r->nund; i++) {
     uint32_t t = r->und[i], lo = list_lo(r, t);
     if (t < r->nlow) { /* its list is gone: keep it */
-      if (rp__grow((void **)&r->tmp, &r->captmp, n + 1, sizeof *r->tmp))
-        return -1;
+      if (n == FRONTIER_MAX)
+        return 0;
       r->tmp[n++] = t;
       continue;
     }
@@ -547,24 +550,15 @@ static int expand(const rp_graph *g, rp__reduce *r, uint32_t c) {
         int kn = known(r, c, z);
         if (kn > 0)
           return 1;
-        if (kn < 0) {
-          if (rp__grow((void **)&r->tmp, &r->captmp, n + 1,
-                       sizeof *r->tmp))
-            return -1;
+        if (kn < 0 && (!n || r->tmp[n - 1] != z)) { /* may repeat */
+          if (n == FRONTIER_MAX)
+            return 0; /* too wide: the targets stay as they were */
           r->tmp[n++] = z;
         }
       }
     }
   }
   f = r->tmp;
-  if (n > 1) {
-    qsort(f, n, sizeof *f, u32_cmp);
-    uint32_t u = 0;
-    for (uint32_t i = 0; i < n; i++)
-      if (!u || f[u - 1] != f[i])
-        f[u++] = f[i];
-    n = u;
-  }
   if (rp__grow((void **)&r->und, &r->capund, n, sizeof *r->und))
     return -1;
   memcpy(r->und, f, n * sizeof *f);
