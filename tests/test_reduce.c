@@ -610,3 +610,148 @@ Test(reduce, large_graphs_window_64) {
   check_exact(r.g, "random 6000");
   tu_random_free(&r);
 }
+
+/* ---- far candidates: lists, frontiers, pending edges settled --------- */
+
+static rp_graph *tuned_graph(unsigned flags, uint32_t window, uint32_t list,
+                             uint32_t search) {
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, flags));
+  rp__hazard_tune(g, window, list, search);
+  return g;
+}
+
+/* The shapes of tools/bench/bench_record.c over nbuf buffers: uniform
+ * (a random chunk of one buffer read, one of another updated; one op in
+ * 8 a copy to the host when coherence is off), sweep (the two buffers
+ * neighbours in a sweep), solver (a whole buffer read, a 4 KiB piece of
+ * another updated) and gather (the same over 4 buffers). */
+enum { SH_UNIFORM, SH_SWEEP, SH_SOLVER, SH_GATHER };
+
+static rp_graph *bench_shape(int shape, int coherence, unsigned nops,
+                             unsigned nbuf, uint32_t window, uint32_t list,
+                             uint32_t search) {
+  static char mem[1];
+  static const rp_param ps[] = {{"src", RP_IN}, {"dst", RP_INOUT}};
+  static const rp_kernel k = {"k", 2, ps, NULL, NULL, NULL, {0, 0, 0},
+                              NULL, NULL, 0};
+  rp_graph *g = tuned_graph(coherence ? 0 : RP_GRAPH_NO_COHERENCE, window,
+                            list, search);
+  int whole = shape == SH_SOLVER || shape == SH_GATHER;
+  if (shape == SH_GATHER)
+    nbuf = 4;
+  uint64_t bytes = whole ? 1 << 20 : 1 << 16, cs = 4096;
+  for (unsigned b = 0; b < nbuf; b++) {
+    char name[16];
+    snprintf(name, sizeof name, "b%u", b);
+    rp_buffer_desc d = {name, mem, bytes, 1, 0, {0, 0, 0}};
+    TU_OK(g, rp_buffer_add(g, &d, NULL));
+  }
+  uint64_t s = 88172645463325252ull;
+  for (unsigned i = 0; i < nops; i++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    if (whole) {
+      rp_buf a = (rp_buf)(s % nbuf);
+      rp_buf b = (rp_buf)((a + 1 + (s >> 8) % (nbuf - 1)) % nbuf);
+      uint64_t pc = (s >> 20) % (bytes / cs);
+      rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
+                        rp_arg_buf(rp_bytes(b, pc * cs, cs))};
+      TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
+                                NULL));
+      continue;
+    }
+    rp_buf a = (rp_buf)(s % nbuf), b = (rp_buf)((s >> 20) % nbuf);
+    if (shape == SH_SWEEP) {
+      b = (rp_buf)(i % nbuf);
+      a = (rp_buf)((b + 1 + (s % 2)) % nbuf);
+    }
+    uint64_t ca = (s >> 40) % 16, cb = (s >> 50) % 16;
+    if ((s >> 60) % 8 == 0 && !coherence) {
+      TU_OK(g, rp_record_copy_to_host(g, rp_bytes(a, ca * cs, cs), 0, NULL,
+                                      NULL));
+    } else {
+      rp_arg args[2] = {rp_arg_buf(rp_bytes(a, ca * cs, cs)),
+                        rp_arg_buf(rp_bytes(b, cb * cs, cs))};
+      TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
+                                NULL));
+    }
+  }
+  return g;
+}
+
+#ifdef RP_TEST_SANITIZED
+#define SHAPE_OPS 2500u
+#else
+#define SHAPE_OPS 10000u
+#endif
+
+/* Every bench_record shape, coherence on and off, with the default sizes
+ * and with tiny ones (a 64-op window, 2-entry lists, no search: nearly
+ * every far candidate goes through the frontiers or is left pending and
+ * settled at the end). */
+Test(reduce, bench_shapes_exact) {
+  static const char *const names[] = {"uniform", "sweep", "solver",
+                                      "gather"};
+  static const uint32_t tune[2][3] = {{0, 0, 0}, {64, 2, 1}};
+  char what[96];
+  for (int shape = 0; shape < 4; shape++)
+    for (int coh = 0; coh < 2; coh++)
+      for (int t = 0; t < 2; t++) {
+        if (coh && shape >= SH_SOLVER && t)
+          continue; /* the same graph as without coherence, copies apart */
+        /* Whole reads make the brute force quadratic: fewer of them. */
+        unsigned n = shape >= SH_SOLVER ? SHAPE_OPS / 4 : SHAPE_OPS;
+        rp_graph *g = bench_shape(shape, coh, n, shape == SH_SOLVER ? 16 : 64,
+                                  tune[t][0], tune[t][1], tune[t][2]);
+        TU_OK(g, rp_graph_end(g));
+        snprintf(what, sizeof what, "%s coherence %s %s", names[shape],
+                 coh ? "on" : "off", t ? "tiny" : "default");
+        check_exact(g, what);
+        rp_graph_destroy(g);
+      }
+}
+
+/* Edges read while recording (the pending ones settled first) are the
+ * reduction of what is recorded so far; recording then goes on. */
+Test(reduce, edges_read_while_recording) {
+  rp_graph *g = tuned_graph(RP_GRAPH_NO_COHERENCE, 64, 2, 1);
+  static char host[1];
+  for (unsigned b = 0; b < 24; b++) {
+    char name[16];
+    snprintf(name, sizeof name, "v%u", b);
+    rp_buffer_desc d = {name, host, 1 << 14, 1, 0, {0, 0, 0}};
+    TU_OK(g, rp_buffer_add(g, &d, NULL));
+  }
+  static const rp_param ps[] = {{"x", RP_IN}, {"y", RP_INOUT}};
+  static const rp_kernel k = {"upd", 2, ps, NULL, NULL, NULL, {0, 0, 0},
+                              NULL, NULL, 0};
+  uint64_t s = 99;
+  char what[64];
+  for (unsigned i = 0; i < 3000; i++) {
+    rp_buf a = (rp_buf)(tu_rand(&s) % 24), b = (rp_buf)(tu_rand(&s) % 24);
+    if (a == b)
+      b = (b + 1) % 24;
+    uint64_t off = (tu_rand(&s) % 4) * 4096;
+    rp_arg args[2] = {rp_arg_buf(tu_rand(&s) % 2 ? rp_whole(a)
+                                                 : rp_bytes(a, off, 4096)),
+                      rp_arg_buf(rp_bytes(b, off, 4096))};
+    TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
+                              NULL));
+    if (i % 1000 == 999) {
+      snprintf(what, sizeof what, "while recording, %u ops", i + 1);
+      check_exact(g, what);
+    }
+  }
+  TU_OK(g, rp_graph_end(g));
+  check_exact(g, "ended");
+  rp_graph_destroy(g);
+}
+
+/* A larger graph of the uniform shape over few buffers: dependencies far
+ * back, lists that cannot cover them all. */
+Test(reduce, uniform_large) {
+  rp_graph *g = bench_shape(SH_UNIFORM, 0, 2 * SHAPE_OPS, 100, 0, 0, 0);
+  TU_OK(g, rp_graph_end(g));
+  check_exact(g, "uniform, 100 buffers");
+  rp_graph_destroy(g);
+}

@@ -81,7 +81,8 @@ struct rp__track {
   tbuf *b;
   uint32_t nb, capb;
   rp__reduce *red;
-  uint32_t window, list; /* 0: the defaults (record/reduce.h) */
+  uint32_t window, list, search; /* 0: the defaults (record/reduce.h);
+                                    search: 1 + the nodes a search enters */
   int oom;
 };
 
@@ -260,7 +261,8 @@ static rp__track *track_get(rp_graph *g) {
   rp__track *t = g->track;
   if (!t->red &&
       !(t->red = rp__reduce_new(t->window ? t->window : RP__ANC_WINDOW,
-                                t->list ? t->list : RP__ANC_LIST)))
+                                t->list ? t->list : RP__ANC_LIST,
+                                t->search ? t->search - 1 : RP__SEARCH_MAX)))
     return NULL;
   if (t->nb < g->nbuf) {
     if (rp__grow((void **)&t->b, &t->capb, g->nbuf, sizeof *t->b))
@@ -589,15 +591,17 @@ rp_status rp__hazards_settle(rp_graph *g) {
   return RP_OK;
 }
 
-void rp__hazard_tune(rp_graph *g, uint32_t window, uint32_t list) {
+void rp__hazard_tune(rp_graph *g, uint32_t window, uint32_t list,
+                     uint32_t search) {
   if (g && !g->track && (g->track = calloc(1, sizeof *g->track))) {
     g->track->window = window;
     g->track->list = list;
+    g->track->search = search;
   }
 }
 
 void rp__hazard_window(rp_graph *g, uint32_t window) {
-  rp__hazard_tune(g, window, 0);
+  rp__hazard_tune(g, window, 0, 0);
 }
 
 /* ---- coherence: which spaces hold a valid copy ------------------------ */

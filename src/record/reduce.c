@@ -55,10 +55,8 @@ enum {
   ARENA0 = 1024,          /* first arena, in list entries */
   ARENA_MAX = 1u << 22,   /* 16 MiB of lists at most */
   HORIZON = 1u << 16,     /* the arena grows while it covers fewer nodes */
-  FRONTIER_MAX = 32,      /* a frontier replacing undecided targets holds
+  FRONTIER_MAX = 32       /* a frontier replacing undecided targets holds
                              at most this many */
-  SEARCH_MAX = 16         /* nodes a search enters before it leaves the
-                             candidate pending */
 };
 
 /* Per node, 48 bytes: what deciding a candidate and searching read (its
@@ -82,6 +80,7 @@ struct rp__reduce {
   uint32_t W, Wmax, WW; /* window now (nodes), at most, words per bitset */
   uint64_t *ring;       /* W bitsets; node u's at (u % W) * WW */
   uint32_t lcap;        /* list entries per node at most */
+  uint32_t smax;        /* nodes a search may enter */
   uint32_t *ar;         /* the lists, a ring of acap entries */
   uint32_t acap, ahead; /* ahead: entries ever written (mod 2^32) */
   uint32_t nlow;        /* the oldest node whose list is still whole */
@@ -111,7 +110,8 @@ struct rp__reduce {
   int oom;
 };
 
-rp__reduce *rp__reduce_new(uint32_t window, uint32_t list) {
+rp__reduce *rp__reduce_new(uint32_t window, uint32_t list,
+                           uint32_t search) {
   if (window < MIN_WINDOW || (window & (window - 1)) || !list ||
       list > ARENA0 / 2)
     return NULL;
@@ -120,6 +120,7 @@ rp__reduce *rp__reduce_new(uint32_t window, uint32_t list) {
     return NULL;
   r->Wmax = window;
   r->lcap = list;
+  r->smax = search;
   return r;
 }
 
@@ -431,7 +432,7 @@ static int list_build(rp__reduce *r, uint32_t j, const rp_edge *pred,
  * otherwise (its level, the window, the lists of und[]) lies elsewhere. */
 static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
   uint32_t sp = 0, cur = r->cur, W = r->W, maxu = 0, maxl = 0;
-  uint32_t budget = SEARCH_MAX;
+  uint32_t budget = r->smax;
   struct node *nd = r->nd;
   const uint32_t *lev = r->lev, *und = r->und, nund = r->nund;
   for (uint32_t i = 0; i < nund; i++) {

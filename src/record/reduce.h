@@ -21,10 +21,15 @@ typedef struct rp__cand {
 
 typedef struct rp__reduce rp__reduce;
 
+/* Nodes a search for a far candidate may enter before the candidate is
+ * left pending (rp__reduce_settle decides it). */
+#define RP__SEARCH_MAX 16u
+
 /* A reducer with an ancestor window of up to `window` operations (a power
- * of two, >= 64) and ancestor lists of up to `list` entries (>= 1);
- * NULL when out of memory or the sizes are not allowed. */
-rp__reduce *rp__reduce_new(uint32_t window, uint32_t list);
+ * of two, >= 64), ancestor lists of up to `list` entries (>= 1) and
+ * searches entering up to `search` nodes; NULL when out of memory or the
+ * sizes are not allowed. */
+rp__reduce *rp__reduce_new(uint32_t window, uint32_t list, uint32_t search);
 void rp__reduce_free(rp__reduce *r);
 
 /* Starts the candidates of node j (the next node, in order). -1: no memory. */
