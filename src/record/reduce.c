@@ -7,9 +7,9 @@
  * candidate set C, a subset of P that holds every member of P reaching no
  * other member. Every member of P reaches such a maximal member, so for c
  * in C: c reaches another member of P iff c reaches another candidate.
- * That is what is decided for each candidate, with two kinds of exact
- * knowledge of every node's ancestors, and a search where they both fall
- * short:
+ * That is what is decided for each candidate, from exact knowledge of
+ * every node's ancestors of two kinds, then a few cheap facts, then a
+ * bounded search, and what is still open is decided later in bulk:
  *  - the ancestor window: every node u has a bitset of its ancestors among
  *    the W - 1 nodes before it, built from the bitsets of its candidates
  *    (an ancestor x of u inside the window is a candidate of u or lies
@@ -32,19 +32,29 @@
  *  - a candidate c outside j's window: if its level (longest path from a
  *    source) is not below another candidate's, it does not reach that
  *    one; else the window or the list of the other candidate c' decides
- *    "c reaches c'" when it covers c. Only if some candidate is left
- *    undecided, an exhaustive forward search from c over the stored edges
+ *    "c reaches c'" when it covers c. For those left undecided: the
+ *    tracker may know that c reaches another candidate (a writer whose
+ *    readers since are WAR candidates of j: rp__reduce_implied); c
+ *    conflicting directly with c' (their stored accesses) makes it an
+ *    ancestor; c' may be replaced by its frontier, the stored predecessors
+ *    below lo(c') of c' and of the nodes on its list (any path from c to
+ *    c' enters the list through one of them, and their lists reach
+ *    further back); then a forward search from c over the stored edges
  *    (their closure is that of all hazards; every node keeps its stored
- *    out-edges while recording), latest successors first, decides it.
- *    A node x met is a hit if it is another candidate, an ancestor of j
- *    inside the window, or a node an earlier search reached a candidate
- *    from; it is not entered if it is inside the window but no ancestor of
- *    j, if no undecided candidate is later and of a higher level, or if
- *    the window or the lists say x reaches none of those. A node searched
- *    to the end without success stays "no" for the other candidates of j
- *    (the target set is the same); when a search succeeds the nodes on its
- *    path are marked "yes".
- * No budget anywhere: the result is always the exact reduction. */
+ *    out-edges while recording), latest successors first, entering at
+ *    most a few nodes. A node x met is a hit if it is another candidate,
+ *    an ancestor of j inside the window, or a node an earlier search
+ *    reached a candidate from; it is not entered if it is inside the
+ *    window but no ancestor of j, if no undecided candidate is later and
+ *    of a higher level, or if the windows and lists say x reaches none of
+ *    them. A node searched to the end without success stays "no" for the
+ *    other candidates of j; when a search succeeds the nodes on its path
+ *    are marked "yes";
+ *  - a candidate still undecided when the search stops is stored, and
+ *    pending: rp__reduce_settle decides all pending edges at once, before
+ *    anything reads the edges (one sweep over the nodes with 64-bit words
+ *    of pending sources, see there), and removes the implied ones.
+ * Once settled, the stored edges are always exactly the reduction. */
 #include <stdlib.h>
 #include <string.h>
 #include "record/reduce.h"
