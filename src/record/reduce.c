@@ -422,6 +422,13 @@ static int list_build(rp__reduce *r, uint32_t j, const rp_edge *pred,
     lo = t[L] + 1;
     n = L;
   }
+  /* A list that does not reach past the window (a dense graph) tells
+   * little the window does not: kept empty, it costs nothing to write or
+   * to merge (nothing is known below j then). */
+  if (j - lo < r->Wmax) {
+    lo = j;
+    n = 0;
+  }
   if (arena_room(r, n))
     return -1;
   struct node *nj = &r->nd[j];
