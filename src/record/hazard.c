@@ -35,7 +35,8 @@
 #include "record/reduce.h"
 
 /* A segment [lo, hi) of a row's bytes. Hazard maps use writer and the
- * readers since it (rd: nrd ops, increasing); validity maps use mask. */
+ * readers since it (rd: nrd ops, increasing); validity maps use mask.
+ * (It begins with lo, hi, as a band does: first_above.) */
 typedef struct seg {
   uint64_t lo, hi;
   uint64_t mask;
@@ -120,17 +121,27 @@ static int bmap_init(bmap *m, uint64_t rows, uint64_t rowb, seg init) {
   return 0;
 }
 
-/* Index of the first band with hi > r. */
-static uint32_t band_find(const bmap *m, uint64_t r) {
-  uint32_t lo = 0, hi = m->n;
+/* Bands and segments both begin with [lo, hi) and lie in order: the index
+ * of the first of n such items (stride bytes apart) with hi > x. */
+static uint32_t first_above(const void *items, size_t stride, uint32_t n,
+                            uint64_t x) {
+  const char *base = items;
+  uint32_t lo = 0, hi = n;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (m->b[mid].hi <= r)
+    uint64_t end;
+    memcpy(&end, base + (size_t)mid * stride + sizeof(uint64_t), sizeof end);
+    if (end <= x)
       lo = mid + 1;
     else
       hi = mid;
   }
   return lo;
+}
+
+/* Index of the first band with hi > r. */
+static uint32_t band_find(const bmap *m, uint64_t r) {
+  return first_above(m->b, sizeof *m->b, m->n, r);
 }
 
 /* A copy of segment s (its readers too) into d; -1 when out of memory. */
@@ -174,15 +185,7 @@ static int band_split(bmap *m, uint64_t r) {
 
 /* Index of the first segment with hi > x (segments cover the row). */
 static uint32_t seg_find(const band *B, uint64_t x) {
-  uint32_t lo = 0, hi = B->n;
-  while (lo < hi) {
-    uint32_t m = lo + (hi - lo) / 2;
-    if (B->s[m].hi <= x)
-      lo = m + 1;
-    else
-      hi = m;
-  }
-  return lo;
+  return first_above(B->s, sizeof *B->s, B->n, x);
 }
 
 /* Makes x a segment boundary; returns the index of the segment starting at
