@@ -205,6 +205,46 @@ Test(hazards, explicit_after_edges_are_kept) {
   rp_graph_destroy(g);
 }
 
+/* Whole-buffer reads are kept apart from the segments (record/hazard.c):
+ * the writers since the latest whole read are the candidates of the next
+ * one, or that read's own when nothing was written since; a write finds
+ * the whole readers since each piece's writer. */
+Test(hazards, whole_reads_and_piece_writes) {
+  char A[64], B[64];
+  rp_graph *g;
+  rp_buf a, b;
+  TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
+  TU_OK(g, rp_buffer_register(g, "A", A, 64, &a));
+  TU_OK(g, rp_buffer_register(g, "B", B, 64, &b));
+  rp_mode m2[] = {RP_IN, RP_OUT};
+  rp_param p2x[2];
+  rp_kernel rw = tu_nop_kernel("rw", 2, m2, p2x);
+  kern(g, &k1, 0, rp_bytes(a, 0, 16), rp_bytes(a, 0, 16));   /* 0 */
+  kern(g, &k1, 0, rp_bytes(a, 16, 16), rp_bytes(a, 16, 16)); /* 1 */
+  kern(g, &rw, 0, rp_whole(a), rp_bytes(b, 0, 8));           /* 2 */
+  kern(g, &k1, 0, rp_bytes(a, 0, 16), rp_bytes(a, 0, 16));   /* 3 */
+  kern(g, &rw, 0, rp_whole(a), rp_bytes(b, 8, 8));           /* 4 */
+  kern(g, &rw, 0, rp_whole(a), rp_bytes(b, 16, 8));          /* 5 */
+  kern(g, &k1, 0, rp_bytes(a, 32, 8), rp_bytes(a, 32, 8));   /* 6 */
+  /* Reads A whole and writes a piece of it: its own read is no WAR. */
+  kern(g, &rw, 0, rp_whole(a), rp_bytes(a, 48, 8));          /* 7 */
+  TU_OK(g, rp_graph_end(g));
+  cr_assert(tu_has_edge(g, 0, 2, RP_EDGE_RAW, a), "%s", EDGES(g));
+  cr_assert(tu_has_edge(g, 1, 2, RP_EDGE_RAW, a), "%s", EDGES(g));
+  /* 0 reaches 3 through 2: no WAW. */
+  cr_assert(tu_has_edge(g, 2, 3, RP_EDGE_WAR, a), "%s", EDGES(g));
+  /* 1 reaches 4 through 2 and 3: only the writer since 2 is needed. */
+  cr_assert(tu_has_edge(g, 3, 4, RP_EDGE_RAW, a), "%s", EDGES(g));
+  /* Nothing written since 4: 5 sees what 4 saw. */
+  cr_assert(tu_has_edge(g, 3, 5, RP_EDGE_RAW, a), "%s", EDGES(g));
+  /* 6 overwrites bytes 4 and 5 read (2 reaches 4 through 3). */
+  cr_assert(tu_has_edge(g, 4, 6, RP_EDGE_WAR, a), "%s", EDGES(g));
+  cr_assert(tu_has_edge(g, 5, 6, RP_EDGE_WAR, a), "%s", EDGES(g));
+  cr_assert(tu_has_edge(g, 6, 7, RP_EDGE_RAW, a), "%s", EDGES(g));
+  cr_assert_eq(rp_graph_num_edges(g), 8, "%s", EDGES(g));
+  rp_graph_destroy(g);
+}
+
 /* ---- property test ----------------------------------------------------- */
 
 /* Byte set of an access, as a bitmap over the buffer. */

@@ -150,7 +150,146 @@ static unsigned pair_kinds(const brute *B, uint32_t i, uint32_t j,
   return k;
 }
 
-/* The stored edges equal TR(hazards + afters) + afters, exactly. */
+/* ---- labels ------------------------------------------------------------- */
+
+/* The label a kept hazard edge carries: over the accesses of its target,
+ * byte by byte, reads first, then writes: a read sees the last writer
+ * (RAW), a write the readers since the last writer (WAR) or, when none
+ * read it since, that writer (WAW); the least kind, then the lowest
+ * buffer, of what the source was seen as. */
+typedef struct triple {
+  uint32_t from, to, kind, buf;
+} triple;
+
+static int triple_cmp(const void *x, const void *y) {
+  const triple *a = x, *b = y;
+  if (a->to != b->to)
+    return a->to < b->to ? -1 : 1;
+  if (a->from != b->from)
+    return a->from < b->from ? -1 : 1;
+  if (a->kind != b->kind)
+    return a->kind < b->kind ? -1 : 1;
+  return a->buf < b->buf ? -1 : a->buf > b->buf;
+}
+
+static int u64_cmp(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+typedef struct tlist {
+  triple *t;
+  size_t n, cap;
+} tlist;
+
+static void tl_add(tlist *l, uint32_t from, uint32_t to, uint32_t kind,
+                   uint32_t buf) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 1024;
+    l->t = realloc(l->t, l->cap * sizeof *l->t);
+  }
+  l->t[l->n++] = (triple){from, to, kind, buf};
+}
+
+/* What every node sees each earlier one as (B->acc sorted by buffer,
+ * space, node), sorted by (to, from, kind, buf). */
+static tlist seen_as(const brute *B) {
+  tlist l = {NULL, 0, 0};
+  for (uint32_t s = 0, e; s < B->nacc; s = e) {
+    for (e = s; e < B->nacc && B->acc[e].buf == B->acc[s].buf &&
+                B->acc[e].space == B->acc[s].space;
+         e++)
+      ;
+    size_t nbp = 0;
+    for (uint32_t x = s; x < e; x++)
+      nbp += 2 * B->acc[x].n;
+    uint64_t *bp = malloc((nbp + 1) * sizeof *bp);
+    nbp = 0;
+    for (uint32_t x = s; x < e; x++)
+      for (uint64_t v = 0; v < B->acc[x].n; v++) {
+        bp[nbp++] = B->acc[x].iv[2 * v];
+        bp[nbp++] = B->acc[x].iv[2 * v] + B->acc[x].iv[2 * v + 1];
+      }
+    qsort(bp, nbp, sizeof *bp, u64_cmp);
+    size_t k = 0;
+    for (size_t x = 0; x < nbp; x++)
+      if (!k || bp[k - 1] != bp[x])
+        bp[k++] = bp[x];
+    size_t nseg = k ? k - 1 : 0;
+    uint32_t *wr = malloc((nseg + 1) * sizeof *wr);
+    uint32_t **rd = calloc(nseg + 1, sizeof *rd);
+    uint32_t *nrd = calloc(nseg + 1, sizeof *nrd);
+    for (size_t q = 0; q < nseg; q++)
+      wr[q] = RP_NONE;
+    for (uint32_t a = s, b; a < e; a = b) {
+      uint32_t j = B->acc[a].node;
+      for (b = a; b < e && B->acc[b].node == j; b++)
+        ;
+      for (int pass = 0; pass < 2; pass++)
+        for (uint32_t x = a; x < b; x++) {
+          const bacc *ac = &B->acc[x];
+          if (!(ac->mode & (pass ? RP_OUT : RP_IN)))
+            continue;
+          for (uint64_t v = 0; v < ac->n; v++) {
+            uint64_t lo = ac->iv[2 * v], hi = lo + ac->iv[2 * v + 1];
+            size_t q = 0, qe = nseg;
+            while (q < qe) { /* the segment starting at lo */
+              size_t m = q + (qe - q) / 2;
+              if (bp[m] < lo)
+                q = m + 1;
+              else
+                qe = m;
+            }
+            for (; q < nseg && bp[q] < hi; q++) {
+              if (!pass) {
+                if (wr[q] != RP_NONE && wr[q] != j)
+                  tl_add(&l, wr[q], j, RP_EDGE_RAW, ac->buf);
+                if (!nrd[q] || rd[q][nrd[q] - 1] != j) {
+                  rd[q] = realloc(rd[q], (nrd[q] + 1) * sizeof **rd);
+                  rd[q][nrd[q]++] = j;
+                }
+                continue;
+              }
+              for (uint32_t r = 0; r < nrd[q]; r++)
+                if (rd[q][r] != j)
+                  tl_add(&l, rd[q][r], j, RP_EDGE_WAR, ac->buf);
+              if (!nrd[q] && wr[q] != RP_NONE && wr[q] != j)
+                tl_add(&l, wr[q], j, RP_EDGE_WAW, ac->buf);
+              wr[q] = j;
+              nrd[q] = 0;
+            }
+          }
+        }
+    }
+    for (size_t q = 0; q < nseg; q++)
+      free(rd[q]);
+    free(rd);
+    free(nrd);
+    free(wr);
+    free(bp);
+  }
+  qsort(l.t, l.n, sizeof *l.t, triple_cmp);
+  return l;
+}
+
+/* The label of edge from -> to: the first triple of the pair. */
+static const triple *label_of(const tlist *l, uint32_t from, uint32_t to) {
+  size_t lo = 0, hi = l->n;
+  triple key = {from, to, 0, 0};
+  while (lo < hi) {
+    size_t m = lo + (hi - lo) / 2;
+    if (triple_cmp(&l->t[m], &key) < 0)
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo < l->n && l->t[lo].from == from && l->t[lo].to == to
+             ? &l->t[lo]
+             : NULL;
+}
+
+/* The stored edges equal TR(hazards + afters) + afters, exactly, and each
+ * hazard edge carries the label label_of() gives. */
 static void check_exact(const rp_graph *g, const char *what) {
   brute B;
   brute_build(&B, g);
@@ -175,6 +314,7 @@ static void check_exact(const rp_graph *g, const char *what) {
     }
   }
   uint32_t m = rp_graph_num_edges(g);
+  tlist seen = seen_as(&B);
   for (uint32_t e = 0; e < m; e++) {
     rp_edge ed;
     rp_graph_edge(g, e, &ed);
@@ -194,10 +334,18 @@ static void check_exact(const rp_graph *g, const char *what) {
       cr_assert(k & (1u << ed.kind), "%s: edge %u->%u labelled %s on "
                 "buffer %u, which has hazard kinds %#x there", what,
                 ed.from, ed.to, rp_edge_kind_name(ed.kind), ed.buf, k);
+      const triple *t = label_of(&seen, ed.from, ed.to);
+      cr_assert(t && t->kind == (uint32_t)ed.kind && t->buf == ed.buf,
+                "%s: edge %u->%u labelled %s on buffer %u, expected %s on "
+                "buffer %u", what, ed.from, ed.to,
+                rp_edge_kind_name(ed.kind), ed.buf,
+                t ? rp_edge_kind_name((rp_edge_kind)t->kind) : "-",
+                t ? t->buf : RP_NONE);
     }
   }
   cr_assert_eq(m, nwant, "%s: %u edges stored, the reduction has %zu", what,
                m, nwant);
+  free(seen.t);
   free(want);
   free(got);
   free(tmp);
@@ -461,4 +609,149 @@ Test(reduce, large_graphs_window_64) {
   TU_OK(r.g, rp_graph_end(r.g));
   check_exact(r.g, "random 6000");
   tu_random_free(&r);
+}
+
+/* ---- far candidates: lists, frontiers, pending edges settled --------- */
+
+static rp_graph *tuned_graph(unsigned flags, uint32_t window, uint32_t list,
+                             uint32_t search) {
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, flags));
+  rp__hazard_tune(g, window, list, search);
+  return g;
+}
+
+/* The shapes of tools/bench/bench_record.c over nbuf buffers: uniform
+ * (a random chunk of one buffer read, one of another updated; one op in
+ * 8 a copy to the host when coherence is off), sweep (the two buffers
+ * neighbours in a sweep), solver (a whole buffer read, a 4 KiB piece of
+ * another updated) and gather (the same over 4 buffers). */
+enum { SH_UNIFORM, SH_SWEEP, SH_SOLVER, SH_GATHER };
+
+static rp_graph *bench_shape(int shape, int coherence, unsigned nops,
+                             unsigned nbuf, uint32_t window, uint32_t list,
+                             uint32_t search) {
+  static char mem[1];
+  static const rp_param ps[] = {{"src", RP_IN}, {"dst", RP_INOUT}};
+  static const rp_kernel k = {"k", 2, ps, NULL, NULL, NULL, {0, 0, 0},
+                              NULL, NULL, 0};
+  rp_graph *g = tuned_graph(coherence ? 0 : RP_GRAPH_NO_COHERENCE, window,
+                            list, search);
+  int whole = shape == SH_SOLVER || shape == SH_GATHER;
+  if (shape == SH_GATHER)
+    nbuf = 4;
+  uint64_t bytes = whole ? 1 << 20 : 1 << 16, cs = 4096;
+  for (unsigned b = 0; b < nbuf; b++) {
+    char name[16];
+    snprintf(name, sizeof name, "b%u", b);
+    rp_buffer_desc d = {name, mem, bytes, 1, 0, {0, 0, 0}};
+    TU_OK(g, rp_buffer_add(g, &d, NULL));
+  }
+  uint64_t s = 88172645463325252ull;
+  for (unsigned i = 0; i < nops; i++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    if (whole) {
+      rp_buf a = (rp_buf)(s % nbuf);
+      rp_buf b = (rp_buf)((a + 1 + (s >> 8) % (nbuf - 1)) % nbuf);
+      uint64_t pc = (s >> 20) % (bytes / cs);
+      rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
+                        rp_arg_buf(rp_bytes(b, pc * cs, cs))};
+      TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
+                                NULL));
+      continue;
+    }
+    rp_buf a = (rp_buf)(s % nbuf), b = (rp_buf)((s >> 20) % nbuf);
+    if (shape == SH_SWEEP) {
+      b = (rp_buf)(i % nbuf);
+      a = (rp_buf)((b + 1 + (s % 2)) % nbuf);
+    }
+    uint64_t ca = (s >> 40) % 16, cb = (s >> 50) % 16;
+    if ((s >> 60) % 8 == 0 && !coherence) {
+      TU_OK(g, rp_record_copy_to_host(g, rp_bytes(a, ca * cs, cs), 0, NULL,
+                                      NULL));
+    } else {
+      rp_arg args[2] = {rp_arg_buf(rp_bytes(a, ca * cs, cs)),
+                        rp_arg_buf(rp_bytes(b, cb * cs, cs))};
+      TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
+                                NULL));
+    }
+  }
+  return g;
+}
+
+#ifdef RP_TEST_SANITIZED
+#define SHAPE_OPS 2500u
+#else
+#define SHAPE_OPS 10000u
+#endif
+
+/* Every bench_record shape, coherence on and off, with the default sizes
+ * and with tiny ones (a 64-op window, 2-entry lists, no search: nearly
+ * every far candidate goes through the frontiers or is left pending and
+ * settled at the end). */
+Test(reduce, bench_shapes_exact) {
+  static const char *const names[] = {"uniform", "sweep", "solver",
+                                      "gather"};
+  static const uint32_t tune[2][3] = {{0, 0, 0}, {64, 2, 1}};
+  char what[96];
+  for (int shape = 0; shape < 4; shape++)
+    for (int coh = 0; coh < 2; coh++)
+      for (int t = 0; t < 2; t++) {
+        if (coh && shape >= SH_SOLVER && t)
+          continue; /* the same graph as without coherence, copies apart */
+        /* Whole reads make the brute force quadratic: fewer of them. */
+        unsigned n = shape >= SH_SOLVER ? SHAPE_OPS / 4 : SHAPE_OPS;
+        rp_graph *g = bench_shape(shape, coh, n, shape == SH_SOLVER ? 16 : 64,
+                                  tune[t][0], tune[t][1], tune[t][2]);
+        TU_OK(g, rp_graph_end(g));
+        snprintf(what, sizeof what, "%s coherence %s %s", names[shape],
+                 coh ? "on" : "off", t ? "tiny" : "default");
+        check_exact(g, what);
+        rp_graph_destroy(g);
+      }
+}
+
+/* Edges read while recording (the pending ones settled first) are the
+ * reduction of what is recorded so far; recording then goes on. */
+Test(reduce, edges_read_while_recording) {
+  rp_graph *g = tuned_graph(RP_GRAPH_NO_COHERENCE, 64, 2, 1);
+  static char host[1];
+  for (unsigned b = 0; b < 24; b++) {
+    char name[16];
+    snprintf(name, sizeof name, "v%u", b);
+    rp_buffer_desc d = {name, host, 1 << 14, 1, 0, {0, 0, 0}};
+    TU_OK(g, rp_buffer_add(g, &d, NULL));
+  }
+  static const rp_param ps[] = {{"x", RP_IN}, {"y", RP_INOUT}};
+  static const rp_kernel k = {"upd", 2, ps, NULL, NULL, NULL, {0, 0, 0},
+                              NULL, NULL, 0};
+  uint64_t s = 99;
+  char what[64];
+  for (unsigned i = 0; i < 3000; i++) {
+    rp_buf a = (rp_buf)(tu_rand(&s) % 24), b = (rp_buf)(tu_rand(&s) % 24);
+    if (a == b)
+      b = (b + 1) % 24;
+    uint64_t off = (tu_rand(&s) % 4) * 4096;
+    rp_arg args[2] = {rp_arg_buf(tu_rand(&s) % 2 ? rp_whole(a)
+                                                 : rp_bytes(a, off, 4096)),
+                      rp_arg_buf(rp_bytes(b, off, 4096))};
+    TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
+                              NULL));
+    if (i % 1000 == 999) {
+      snprintf(what, sizeof what, "while recording, %u ops", i + 1);
+      check_exact(g, what);
+    }
+  }
+  TU_OK(g, rp_graph_end(g));
+  check_exact(g, "ended");
+  rp_graph_destroy(g);
+}
+
+/* A larger graph of the uniform shape over few buffers: dependencies far
+ * back, lists that cannot cover them all. */
+Test(reduce, uniform_large) {
+  rp_graph *g = bench_shape(SH_UNIFORM, 0, 2 * SHAPE_OPS, 100, 0, 0, 0);
+  TU_OK(g, rp_graph_end(g));
+  check_exact(g, "uniform, 100 buffers");
+  rp_graph_destroy(g);
 }

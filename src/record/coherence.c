@@ -17,8 +17,7 @@
  *   would the user's array end every replay as the reference leaves it?
  *   The simulation runs replay after replay until the equality pattern of
  *   the versions at a replay's start repeats (the checks then repeat too).
- *
- * The model reads the graph through the public inspection calls only. */
+ */
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -34,7 +33,7 @@ typedef struct bacc {
   uint8_t mode;
   uint8_t role;   /* 0 kernel/host access, 1 copy source, 2 copy dest */
   int space;
-  uint64_t iv0, niv;
+  uint32_t k;     /* which access of its op */
 } bacc;
 
 struct rp__coh {
@@ -42,8 +41,6 @@ struct rp__coh {
   uint32_t nbuf;
   uint32_t *off;  /* per buffer: its accesses at a[off[b] .. off[b + 1]) */
   bacc *a;
-  uint64_t *iv;   /* interval pool, pairs */
-  uint64_t niv;
 };
 
 void rp__coh_free(rp__coh *c) {
@@ -51,8 +48,25 @@ void rp__coh_free(rp__coh *c) {
     return;
   free(c->off);
   free(c->a);
-  free(c->iv);
   free(c);
+}
+
+/* The byte runs of access i of op n: one for a byte range, one per run of
+ * rows for a box (written to iv when not NULL). */
+static uint64_t acc_runs(const rp_graph *g, rp_node n, uint32_t i,
+                         uint64_t *iv, uint64_t max) {
+  const rp__sacc *a = g->sacc + g->op[n].acc0 + i;
+  if (a->kind != RP_REGION_BOX) {
+    if (!a->len)
+      return 0;
+    if (iv && max) {
+      iv[0] = a->off;
+      iv[1] = a->len;
+    }
+    return 1;
+  }
+  rp__access x = rp__acc_get(g, n, i);
+  return rp_region_intervals(g, &x.region, iv, max);
 }
 
 rp_status rp__coh_build(const rp_graph *g, rp__coh **out) {
@@ -61,46 +75,34 @@ rp_status rp__coh_build(const rp_graph *g, rp__coh **out) {
   if (!c)
     return RP_ENOMEM;
   c->g = g;
-  c->nbuf = rp_graph_num_buffers(g);
-  uint32_t nop = rp_graph_num_nodes(g);
+  c->nbuf = g->nbuf;
+  uint32_t nop = g->nop;
   c->off = calloc((size_t)c->nbuf + 2, sizeof *c->off);
   if (!c->off)
     goto nomem;
-  uint64_t nacc = 0, niv = 0;
-  for (rp_node n = 0; n < nop; n++) {
-    rp_node_info ni;
-    rp_node_info_get(g, n, &ni);
-    for (unsigned k = 0; k < ni.naccess; k++) {
-      rp_access_info ai;
-      rp_node_access(g, n, k, &ai);
-      c->off[ai.region.buf + 2]++;
-      niv += rp_region_intervals(g, &ai.region, NULL, 0);
+  uint64_t nacc = 0;
+  for (rp_node n = 0; n < nop; n++)
+    for (uint32_t k = 0; k < g->op[n].nacc; k++) {
+      c->off[g->sacc[g->op[n].acc0 + k].buf + 2]++;
       nacc++;
     }
-  }
   for (uint32_t b = 0; b < c->nbuf; b++)
     c->off[b + 2] += c->off[b + 1];
   c->a = malloc((nacc ? nacc : 1) * sizeof *c->a);
-  c->iv = malloc((niv ? niv : 1) * 2 * sizeof *c->iv);
-  if (!c->a || !c->iv)
+  if (!c->a)
     goto nomem;
   for (rp_node n = 0; n < nop; n++) {
-    rp_node_info ni;
-    rp_node_info_get(g, n, &ni);
-    bool copy = ni.type == RP_OP_COPY_H2D || ni.type == RP_OP_COPY_D2H ||
-                ni.type == RP_OP_COPY_D2D;
-    for (unsigned k = 0; k < ni.naccess; k++) {
-      rp_access_info ai;
-      rp_node_access(g, n, k, &ai);
-      bacc *e = &c->a[c->off[ai.region.buf + 1]++];
+    const rp__op *o = &g->op[n];
+    bool copy = o->type == RP_OP_COPY_H2D || o->type == RP_OP_COPY_D2H ||
+                o->type == RP_OP_COPY_D2D;
+    for (uint32_t k = 0; k < o->nacc; k++) {
+      const rp__sacc *ai = g->sacc + o->acc0 + k;
+      bacc *e = &c->a[c->off[ai->buf + 1]++];
       e->op = n;
-      e->mode = (uint8_t)ai.mode;
+      e->mode = ai->mode;
       e->role = copy ? (uint8_t)(k == 0 ? 1 : 2) : 0;
-      e->space = ai.space;
-      e->iv0 = c->niv;
-      e->niv = rp_region_intervals(g, &ai.region, c->iv + 2 * c->niv,
-                                   niv - c->niv);
-      c->niv += e->niv;
+      e->space = ai->space;
+      e->k = k;
     }
   }
   *out = c;
@@ -116,6 +118,8 @@ typedef struct vsim {
   rp_buf b;
   const bacc *a;
   uint32_t na;
+  uint64_t *iv;      /* the accesses' byte runs, (offset, length) pairs */
+  struct ivx { uint64_t iv0, niv; } *ix; /* access k's: iv[2 iv0 ..) */
   uint64_t *bp;      /* breakpoints */
   uint64_t nseg;
   int sp[RP_MAX_DEVICES + 1]; /* local slot -> space */
@@ -125,6 +129,7 @@ typedef struct vsim {
   uint32_t *cver;    /* nseg: the shared image's version */
   uint32_t *latest;  /* nseg: last version written anywhere */
   rp_node *lastw;    /* nseg: op that wrote it */
+  uint64_t nzero[RP_MAX_DEVICES + 1]; /* per slot: segments at V_ZERO */
   uint32_t next;     /* next fresh version */
   uint64_t cls;      /* sharing class as local slot bits; 0: none */
   bool user;         /* buffer has a user array */
@@ -135,6 +140,8 @@ static uint64_t seg_of(const vsim *s, uint64_t v) {
 }
 
 static void vsim_free(vsim *s) {
+  free(s->iv);
+  free(s->ix);
   free(s->bp);
   free(s->ver);
   free(s->cver);
@@ -142,14 +149,21 @@ static void vsim_free(vsim *s) {
   free(s->lastw);
 }
 
-/* Segments and slots of buffer b; cls_spaces: bit 63 host, bit d device d. */
+/* Segments and slots of buffer b over its first accesses (at least limit,
+ * whole ops; UINT32_MAX: all); cls_spaces: bit 63 host, bit d device d. */
 static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
-                           uint64_t cls_spaces) {
+                           uint64_t cls_spaces, uint32_t limit) {
   memset(s, 0, sizeof *s);
   s->c = c;
   s->b = b;
   s->a = c->a + c->off[b];
   s->na = c->off[b + 1] - c->off[b];
+  if (limit < s->na) { /* the first accesses only, whole ops */
+    uint32_t n = limit;
+    while (n < s->na && s->a[n].op == s->a[n - 1].op)
+      n++;
+    s->na = n;
+  }
   rp_buffer_desc d;
   rp_buffer_info(c->g, b, &d);
   s->user = d.host != NULL;
@@ -158,31 +172,47 @@ static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
   s->slot_of[0] = 0;
   s->sp[0] = RP_SPACE_HOST;
   s->nsl = 1;
-  uint64_t nbp = 0;
+  uint64_t nbp = 0, niv = 0;
+  if (!(s->ix = malloc((s->na ? s->na : 1) * sizeof *s->ix)))
+    return RP_ENOMEM;
   for (uint32_t k = 0; k < s->na; k++) {
     int sp = s->a[k].space;
     if (s->slot_of[sp + 1] < 0) {
       s->slot_of[sp + 1] = (int)s->nsl;
       s->sp[s->nsl++] = sp;
     }
-    nbp += 2 * s->a[k].niv;
+    s->ix[k].iv0 = niv;
+    s->ix[k].niv = acc_runs(c->g, s->a[k].op, s->a[k].k, NULL, 0);
+    niv += s->ix[k].niv;
   }
+  nbp = 2 * niv;
+  if (!(s->iv = malloc((niv ? niv : 1) * 2 * sizeof *s->iv)))
+    return RP_ENOMEM;
+  for (uint32_t k = 0; k < s->na; k++)
+    acc_runs(c->g, s->a[k].op, s->a[k].k, s->iv + 2 * s->ix[k].iv0,
+             s->ix[k].niv);
   for (unsigned l = 0; l < s->nsl; l++) {
     int sp = s->sp[l];
     if (cls_spaces & rp__space_bit(sp))
       s->cls |= 1ull << l;
   }
   s->bp = malloc((nbp + 1) * sizeof *s->bp);
-  if (!s->bp)
+  uint64_t *tmp = malloc((nbp + 1) * sizeof *tmp);
+  if (!s->bp || !tmp) {
+    free(tmp);
     return RP_ENOMEM;
-  uint64_t i = 0;
+  }
+  uint64_t i = 0, max = 0;
   for (uint32_t k = 0; k < s->na; k++)
-    for (uint64_t v = 0; v < s->a[k].niv; v++) {
-      const uint64_t *p = c->iv + 2 * (s->a[k].iv0 + v);
+    for (uint64_t v = 0; v < s->ix[k].niv; v++) {
+      const uint64_t *p = s->iv + 2 * (s->ix[k].iv0 + v);
       s->bp[i++] = p[0];
       s->bp[i++] = p[0] + p[1];
+      if (p[0] + p[1] > max)
+        max = p[0] + p[1];
     }
-  uint64_t u = rp__segs_sort(s->bp, nbp);
+  uint64_t u = rp__segs_sort(s->bp, tmp, nbp, max);
+  free(tmp);
   s->nseg = u ? u - 1 : 0;
   size_t ns = s->nseg ? s->nseg : 1;
   s->ver = malloc(ns * s->nsl * sizeof *s->ver);
@@ -191,6 +221,8 @@ static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
   s->lastw = malloc(ns * sizeof *s->lastw);
   if (!s->ver || !s->cver || !s->latest || !s->lastw)
     return RP_ENOMEM;
+  for (unsigned l = 0; l < s->nsl; l++)
+    s->nzero[l] = (l == 0 && s->user) ? 0 : s->nseg;
   for (uint64_t q = 0; q < s->nseg; q++) {
     for (unsigned l = 0; l < s->nsl; l++)
       s->ver[q * s->nsl + l] = (l == 0 && s->user) ? V_USER : V_ZERO;
@@ -214,8 +246,9 @@ typedef struct vfind {
   rp_node stale_op;
 } vfind;
 
+#define NIV(s, e) ((s)->ix[(e) - (s)->a].niv)
 #define SEGS(s, e, v, q0, q1)                                                \
-  const uint64_t *v##p = (s)->c->iv + 2 * ((e)->iv0 + (v));                  \
+  const uint64_t *v##p = (s)->iv + 2 * ((s)->ix[(e) - (s)->a].iv0 + (v));   \
   uint64_t q0 = seg_of((s), v##p[0]), q1 = seg_of((s), v##p[0] + v##p[1])
 
 static void note_zero_read(vsim *s, vfind *f, const bacc *e, uint64_t q) {
@@ -242,7 +275,7 @@ static void vsim_pass(vsim *s, vfind *f, bool first) {
       unsigned ls = (unsigned)s->slot_of[src->space + 1];
       unsigned ld = (unsigned)s->slot_of[dst->space + 1];
       bool cs = (s->cls >> ls) & 1, cd = (s->cls >> ld) & 1;
-      for (uint64_t v = 0; v < src->niv; v++) {
+      for (uint64_t v = 0; v < NIV(s, src); v++) {
         SEGS(s, src, v, q0, q1);
         for (uint64_t q = q0; q < q1; q++) {
           uint32_t *ver = s->ver + q * s->nsl;
@@ -252,6 +285,7 @@ static void vsim_pass(vsim *s, vfind *f, bool first) {
             f->share_ok = false;
           if (cd && !cs)
             s->cver[q] = ver[ls];
+          s->nzero[ld] += (ver[ls] == V_ZERO) - (ver[ld] == V_ZERO);
           ver[ld] = ver[ls];
         }
       }
@@ -264,7 +298,12 @@ static void vsim_pass(vsim *s, vfind *f, bool first) {
         continue;
       unsigned l = (unsigned)s->slot_of[e->space + 1];
       bool in_cls = (s->cls >> l) & 1;
-      for (uint64_t v = 0; v < e->niv; v++) {
+      /* Only a read that may share an image, or a device read that may
+       * be the first of never-written memory (or extend it), looks. */
+      if (!in_cls && !(first && e->space >= 0 && s->nzero[l] &&
+                       (f->zread_op == RP_NONE || f->zread_op == e->op)))
+        continue;
+      for (uint64_t v = 0; v < NIV(s, e); v++) {
         SEGS(s, e, v, q0, q1);
         for (uint64_t q = q0; q < q1; q++) {
           uint32_t ver = s->ver[q * s->nsl + l];
@@ -284,9 +323,10 @@ static void vsim_pass(vsim *s, vfind *f, bool first) {
       wrote = true;
       unsigned l = (unsigned)s->slot_of[e->space + 1];
       bool in_cls = (s->cls >> l) & 1;
-      for (uint64_t v = 0; v < e->niv; v++) {
+      for (uint64_t v = 0; v < NIV(s, e); v++) {
         SEGS(s, e, v, q0, q1);
         for (uint64_t q = q0; q < q1; q++) {
+          s->nzero[l] -= s->ver[q * s->nsl + l] == V_ZERO;
           s->ver[q * s->nsl + l] = nv;
           if (in_cls)
             s->cver[q] = nv;
@@ -338,7 +378,7 @@ rp_status rp__coh_share(const rp__coh *c, rp_buf b, uint64_t spaces,
                         bool *ok) {
   vsim s;
   *ok = false;
-  rp_status st = vsim_init(&s, c, b, spaces);
+  rp_status st = vsim_init(&s, c, b, spaces, UINT32_MAX);
   uint8_t *p0 = NULL, *p1 = NULL;
   size_t plen = (size_t)s.nseg * (s.nsl + 1) + 1;
   if (st == RP_OK && (!(p0 = malloc(plen)) || !(p1 = malloc(plen))))
@@ -380,17 +420,29 @@ rp_status rp__coh_check(const rp__coh *c,
   for (rp_buf b = 0; b < c->nbuf; b++) {
     if (c->off[b + 1] == c->off[b])
       continue;
-    vsim s;
-    rp_status st = vsim_init(&s, c, b, 0);
-    if (st != RP_OK) {
-      vsim_free(&s);
-      return st;
-    }
-    vfind f = {.share_ok = true, .zread_op = RP_NONE};
-    vsim_pass(&s, &f, true);
-    vsim_free(&s);
+    /* Without a user array only the first read of never-written memory
+     * can be found: first among a few accesses, then twice as many, and
+     * so on (the versions of a prefix of the accesses are the same over
+     * its coarser segments, so what it finds is what all of them find). */
     rp_buffer_desc d;
     rp_buffer_info(g, b, &d);
+    uint32_t total = c->off[b + 1] - c->off[b], lim = d.host ? total : 64;
+    vfind f;
+    rp_status st;
+    for (;; lim = lim > total / 2 ? total : 2 * lim) {
+      vsim s;
+      st = vsim_init(&s, c, b, 0, lim);
+      if (st != RP_OK) {
+        vsim_free(&s);
+        return st;
+      }
+      f = (vfind){.share_ok = true, .zread_op = RP_NONE};
+      vsim_pass(&s, &f, true);
+      uint32_t done = s.na;
+      vsim_free(&s);
+      if (f.zread_op != RP_NONE || done == total)
+        break;
+    }
     char msg[512], sp[32];
     if (f.zread_op != RP_NONE) {
       rp_node_info ni;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "record/graph.h"
+#include "record/hazard.h"
 
 rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...) {
   va_list ap;
@@ -80,7 +81,9 @@ rp_status rp_graph_end(rp_graph *g) {
   if (g->broken)
     return rp__fail(g, RP_ENOMEM, "graph unusable after an earlier failure "
                     "to allocate memory");
-  rp_status cs = rp__graph_check(g);
+  rp_status cs = rp__hazards_settle(g);
+  if (cs == RP_OK)
+    cs = rp__graph_check(g);
   if (cs != RP_OK)
     return cs;
   uint32_t n = g->nop, m = g->nedge;
@@ -139,13 +142,28 @@ void rp_graph_set_data(rp_graph *g, void *data) {
 void *rp_graph_get_data(const rp_graph *g) { return g ? g->data : NULL; }
 uint32_t rp_graph_num_nodes(const rp_graph *g) { return g ? g->nop : 0; }
 uint32_t rp_graph_num_buffers(const rp_graph *g) { return g ? g->nbuf : 0; }
-uint32_t rp_graph_num_edges(const rp_graph *g) { return g ? g->nedge : 0; }
+/* The edges of a graph being recorded, settled (record/hazard.h): a
+ * failure to settle (out of memory) leaves pending edges visible. */
+static void settled(const rp_graph *g) {
+  if (!g->ended && g->track)
+    rp__hazards_settle((rp_graph *)g);
+}
+
+uint32_t rp_graph_num_edges(const rp_graph *g) {
+  if (!g)
+    return 0;
+  settled(g);
+  return g->nedge;
+}
 unsigned rp_graph_num_devices(const rp_graph *g) {
   return g ? (unsigned)(g->max_device + 1) : 0;
 }
 
 rp_status rp_graph_edge(const rp_graph *g, uint32_t i, rp_edge *out) {
-  if (!g || !out || i >= g->nedge)
+  if (!g || !out)
+    return RP_EINVAL;
+  settled(g);
+  if (i >= g->nedge)
     return RP_EINVAL;
   if (!g->ended) {
     *out = g->edge[i];

@@ -2,77 +2,239 @@
  *
  * A buffer is seen as rows of equal length (a 2-d buffer's rows, a 3-d
  * buffer's rows of rows, a 1-d buffer one row), split into bands of rows
- * where accesses begin or end. For every (buffer, space) each band keeps a
- * sorted list of segments covering a row's bytes; each segment remembers
- * its last writer and the readers since, for every row of the band. An
- * access (a byte range: at most three rectangles; a box: one per run of
- * rows) visits only the bands and segments it overlaps, so the cost per
- * operation depends on what it touches, never on how many operations came
- * before. A segment's readers that are known ancestors of its latest
- * reader are dropped (a later writer's edge from the latest one implies
+ * where accesses begin or end. Each band keeps a sorted list of segments
+ * covering a row's bytes; a segment stands for the same columns of every
+ * row of its band. One such band map per (buffer, space) keeps, per
+ * segment, its last writer and the readers since; one per buffer keeps
+ * which spaces hold a valid copy of each byte (bit 0 the host, bit d+1
+ * device d), for automatic coherence. An access (a byte range: at most
+ * three rectangles; a box: one per run of rows) visits only the bands and
+ * segments it overlaps, so the cost per operation depends on what it
+ * touches, never on how many operations came before.
+ *
+ * A read of a whole buffer visits no segment: every (buffer, space) keeps
+ * its whole-buffer readers apart, and the ops that wrote it since the
+ * latest whole read. A writer older than that read r is an ancestor of r
+ * (r read what it wrote), and r of every later writer (r read the bytes
+ * they write), so when some op wrote since r the writers since r are the
+ * only candidates needed; when none did, the next whole read sees what r
+ * saw, and takes r's candidates. A later write finds the whole readers
+ * since a segment's writer beside its own readers. A whole reader is
+ * dropped once a newer whole read follows a write after it (it reaches
+ * that newer reader through the write), so only the readers since the
+ * latest write stay.
+ *
+ * Readers that are known ancestors of a segment's latest reader are
+ * dropped now and then (a later writer's edge from the latest one implies
  * theirs). Candidates, one per source (record/reduce.c), are then reduced
- * exactly: one is dropped iff another candidate's path implies it.
- * For every buffer, bands of a second kind keep which spaces hold a valid
- * copy of each byte (bit 0 the host, bit d+1 device d), for automatic
- * coherence. */
+ * exactly: one is dropped iff another candidate's path implies it. */
 #include <stdlib.h>
 #include <string.h>
 #include "record/graph.h"
 #include "record/hazard.h"
 #include "record/reduce.h"
 
+/* A segment [lo, hi) of a row's bytes. Hazard maps use writer and the
+ * readers since it (rd: nrd ops, increasing); validity maps use mask.
+ * (It begins with lo, hi, as a band does: first_above.) */
 typedef struct seg {
   uint64_t lo, hi;
+  uint64_t mask;
   uint32_t writer;
   uint32_t nrd, caprd;
+  uint32_t ncomp; /* nrd after the last pruning of rd */
   uint32_t *rd;
 } seg;
 
-typedef struct segs {
-  seg *s;
-  uint32_t n, cap;
-} segs;
-
-/* A band of rows [lo, hi) of a buffer seen as rows of equal length (a 2-d
- * buffer's rows, a 3-d buffer's rows of rows, a 1-d buffer is one row):
- * its segments cover a row's bytes and stand for the same columns of every
- * row of the band. A box then touches one band per run of rows instead of
- * one segment per row. */
+/* A band of rows [lo, hi) and its segments, which cover a row. */
 typedef struct band {
   uint64_t lo, hi;
-  segs S;
+  seg *s;
+  uint32_t n, cap;
 } band;
 
-typedef struct bands {
+/* A buffer seen as rows: bands covering the rows, made on first use. */
+typedef struct bmap {
   band *b;
   uint32_t n, cap;
-} bands;
+} bmap;
 
-typedef struct vseg {
-  uint64_t lo, hi, mask;
-} vseg;
-
-/* Validity of a band of rows [lo, hi): the same columns of every row. */
-typedef struct vband {
-  uint64_t lo, hi;
-  vseg *v;
-  uint32_t nv, capv;
-} vband;
+/* The hazard state of one (buffer, space). */
+typedef struct hstate {
+  bmap m;
+  uint32_t *wr;   /* whole-buffer readers, increasing */
+  uint32_t nwr, capwr, wcomp;
+  uint32_t *wl;   /* ops that wrote here since the latest whole read */
+  uint32_t nwl, capwl;
+  uint32_t *gl;   /* that read's writer candidates */
+  uint32_t ngl, capgl;
+  uint32_t lastw; /* the latest op that wrote here, RP_NONE */
+  int wl_ok;      /* a whole read happened, and wl holds every write since */
+} hstate;
 
 typedef struct tbuf {
-  bands *sp; /* index: space + 1 */
+  hstate *sp;     /* index: space + 1 */
   uint32_t nsp;
-  vband *vb;
-  uint32_t nvb, capvb;
+  bmap v;         /* validity */
 } tbuf;
 
 struct rp__track {
   tbuf *b;
   uint32_t nb, capb;
   rp__reduce *red;
-  uint32_t window; /* 0: RP__ANC_WINDOW */
+  uint32_t window, list, search; /* 0: the defaults (record/reduce.h);
+                                    search: 1 + the nodes a search enters */
   int oom;
 };
+
+/* Writers kept since a whole read, at most: past it the next whole read
+ * visits the segments. */
+enum { WL_MAX = 1024 };
+
+/* ---- band maps ----------------------------------------------------------- */
+
+static void bmap_free(bmap *m) {
+  for (uint32_t i = 0; i < m->n; i++) {
+    for (uint32_t k = 0; k < m->b[i].n; k++)
+      free(m->b[i].s[k].rd);
+    free(m->b[i].s);
+  }
+  free(m->b);
+  memset(m, 0, sizeof *m);
+}
+
+/* One band of `rows` rows, one segment `init` of `rowb` bytes. */
+static int bmap_init(bmap *m, uint64_t rows, uint64_t rowb, seg init) {
+  if (rp__grow((void **)&m->b, &m->cap, 1, sizeof *m->b))
+    return -1;
+  band *B = &m->b[0];
+  memset(B, 0, sizeof *B);
+  if (rp__grow((void **)&B->s, &B->cap, 1, sizeof *B->s))
+    return -1;
+  init.lo = 0;
+  init.hi = rowb;
+  B->s[0] = init;
+  B->n = 1;
+  B->lo = 0;
+  B->hi = rows;
+  m->n = 1;
+  return 0;
+}
+
+/* Bands and segments both begin with [lo, hi) and lie in order: the index
+ * of the first of n such items (stride bytes apart) with hi > x. */
+static uint32_t first_above(const void *items, size_t stride, uint32_t n,
+                            uint64_t x) {
+  const char *base = items;
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    uint64_t end;
+    memcpy(&end, base + (size_t)mid * stride + sizeof(uint64_t), sizeof end);
+    if (end <= x)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Index of the first band with hi > r. */
+static uint32_t band_find(const bmap *m, uint64_t r) {
+  return first_above(m->b, sizeof *m->b, m->n, r);
+}
+
+/* A copy of segment s (its readers too) into d; -1 when out of memory. */
+static int seg_copy(seg *d, const seg *s) {
+  *d = *s;
+  d->rd = NULL;
+  d->caprd = s->nrd;
+  if (s->nrd) {
+    if (!(d->rd = malloc(s->nrd * sizeof *d->rd)))
+      return -1;
+    memcpy(d->rd, s->rd, s->nrd * sizeof *d->rd);
+  }
+  return 0;
+}
+
+/* Makes row r a band boundary (the new band gets a copy of the segments);
+ * returns 0, or -1 when out of memory. */
+static int band_split(bmap *m, uint64_t r) {
+  uint32_t i = band_find(m, r);
+  if (i == m->n || m->b[i].lo == r)
+    return 0;
+  if (rp__grow((void **)&m->b, &m->cap, m->n + 1, sizeof *m->b))
+    return -1;
+  const band *S = &m->b[i];
+  band C = {r, S->hi, malloc(S->n * sizeof *S->s), S->n, S->n};
+  if (!C.s)
+    return -1;
+  for (uint32_t k = 0; k < S->n; k++)
+    if (seg_copy(&C.s[k], &S->s[k])) {
+      for (uint32_t x = 0; x < k; x++)
+        free(C.s[x].rd);
+      free(C.s);
+      return -1;
+    }
+  memmove(m->b + i + 1, m->b + i, (m->n - i) * sizeof *m->b);
+  m->n++;
+  m->b[i].hi = r;
+  m->b[i + 1] = C;
+  return 0;
+}
+
+/* Index of the first segment with hi > x (segments cover the row). */
+static uint32_t seg_find(const band *B, uint64_t x) {
+  return first_above(B->s, sizeof *B->s, B->n, x);
+}
+
+/* Makes x a segment boundary; returns the index of the segment starting at
+ * x (B->n if x is the end), or UINT32_MAX when out of memory. */
+static uint32_t seg_split(band *B, uint64_t x) {
+  uint32_t i = seg_find(B, x);
+  if (i == B->n || B->s[i].lo == x)
+    return i;
+  if (rp__grow((void **)&B->s, &B->cap, B->n + 1, sizeof *B->s))
+    return UINT32_MAX;
+  seg c;
+  if (seg_copy(&c, &B->s[i]))
+    return UINT32_MAX;
+  seg *s = &B->s[i];
+  memmove(s + 2, s + 1, (B->n - i - 1) * sizeof *s);
+  B->n++;
+  s[0].hi = x;
+  c.lo = x;
+  s[1] = c;
+  return i + 1;
+}
+
+/* Makes a and e segment boundaries; [*i0, *i1): the segments between. */
+static int seg_range(band *B, uint64_t a, uint64_t e, uint32_t *i0,
+                     uint32_t *i1) {
+  uint32_t i = seg_split(B, a), k = seg_split(B, e);
+  if (i == UINT32_MAX || k == UINT32_MAX)
+    return -1;
+  *i0 = i; /* the split at e comes later: nothing before it moved */
+  *i1 = k;
+  return 0;
+}
+
+/* Segments [i, k) of B become one, s[i] stretched over them, which loses
+ * its readers. */
+static seg *seg_merge(band *B, uint32_t i, uint32_t k) {
+  seg *s = &B->s[i];
+  for (uint32_t x = i + 1; x < k; x++)
+    free(B->s[x].rd);
+  s->hi = B->s[k - 1].hi;
+  s->nrd = s->ncomp = 0;
+  if (k > i + 1) {
+    memmove(s + 1, B->s + k, (B->n - k) * sizeof *s);
+    B->n -= k - i - 1;
+  }
+  return s;
+}
+
+/* ---- the tracking state -------------------------------------------------- */
 
 void rp__track_free(rp_graph *g) {
   rp__track *t = g->track;
@@ -81,18 +243,14 @@ void rp__track_free(rp_graph *g) {
   for (uint32_t i = 0; i < t->nb; i++) {
     tbuf *b = &t->b[i];
     for (uint32_t s = 0; s < b->nsp; s++) {
-      for (uint32_t r = 0; r < b->sp[s].n; r++) {
-        segs *S = &b->sp[s].b[r].S;
-        for (uint32_t k = 0; k < S->n; k++)
-          free(S->s[k].rd);
-        free(S->s);
-      }
-      free(b->sp[s].b);
+      hstate *h = &b->sp[s];
+      bmap_free(&h->m);
+      free(h->wr);
+      free(h->wl);
+      free(h->gl);
     }
     free(b->sp);
-    for (uint32_t r = 0; r < b->nvb; r++)
-      free(b->vb[r].v);
-    free(b->vb);
+    bmap_free(&b->v);
   }
   free(t->b);
   rp__reduce_free(t->red);
@@ -105,7 +263,9 @@ static rp__track *track_get(rp_graph *g) {
     return NULL;
   rp__track *t = g->track;
   if (!t->red &&
-      !(t->red = rp__reduce_new(t->window ? t->window : RP__ANC_WINDOW)))
+      !(t->red = rp__reduce_new(t->window ? t->window : RP__ANC_WINDOW,
+                                t->list ? t->list : RP__ANC_LIST,
+                                t->search ? t->search - 1 : RP__SEARCH_MAX)))
     return NULL;
   if (t->nb < g->nbuf) {
     if (rp__grow((void **)&t->b, &t->capb, g->nbuf, sizeof *t->b))
@@ -130,216 +290,28 @@ static void geometry(const rp__buffer *b, uint64_t *rows, uint64_t *rowb) {
   }
 }
 
-/* The bands of (buffer, space), created on first use. */
-static bands *bands_get(rp_graph *g, tbuf *tb, rp_buf b, int space) {
+/* The hazard state of (buffer, space), created on first use. */
+static hstate *hstate_get(rp_graph *g, tbuf *tb, rp_buf b, int space) {
   uint32_t i = (uint32_t)(space + 1);
   if (i >= tb->nsp) {
-    bands *n = realloc(tb->sp, (i + 1) * sizeof *n);
+    hstate *n = realloc(tb->sp, (i + 1) * sizeof *n);
     if (!n)
       return NULL;
     memset(n + tb->nsp, 0, (i + 1 - tb->nsp) * sizeof *n);
+    for (uint32_t k = tb->nsp; k <= i; k++)
+      n[k].lastw = RP_NONE;
     tb->sp = n;
     tb->nsp = i + 1;
   }
-  bands *B = &tb->sp[i];
-  if (!B->n) {
+  hstate *h = &tb->sp[i];
+  if (!h->m.n) {
     uint64_t rows, rowb;
     geometry(&g->buf[b], &rows, &rowb);
-    if (rp__grow((void **)&B->b, &B->cap, 1, sizeof *B->b))
+    seg init = {0, 0, 0, RP_NONE, 0, 0, 0, NULL};
+    if (bmap_init(&h->m, rows, rowb, init))
       return NULL;
-    segs *S = &B->b[0].S;
-    memset(S, 0, sizeof *S);
-    if (rp__grow((void **)&S->s, &S->cap, 1, sizeof *S->s))
-      return NULL;
-    S->s[0] = (seg){0, rowb, RP_NONE, 0, 0, NULL};
-    S->n = 1;
-    B->b[0].lo = 0;
-    B->b[0].hi = rows;
-    B->n = 1;
   }
-  return B;
-}
-
-/* Index of the first band with hi > r. */
-static uint32_t band_find(const bands *B, uint64_t r) {
-  uint32_t lo = 0, hi = B->n;
-  while (lo < hi) {
-    uint32_t m = lo + (hi - lo) / 2;
-    if (B->b[m].hi <= r)
-      lo = m + 1;
-    else
-      hi = m;
-  }
-  return lo;
-}
-
-/* Makes row r a band boundary (the new band gets a copy of the segments);
- * returns 0, or -1 when out of memory. */
-static int band_split(bands *B, uint64_t r) {
-  uint32_t i = band_find(B, r);
-  if (i == B->n || B->b[i].lo == r)
-    return 0;
-  if (rp__grow((void **)&B->b, &B->cap, B->n + 1, sizeof *B->b))
-    return -1;
-  const segs *S = &B->b[i].S;
-  segs C = {malloc(S->n * sizeof *S->s), S->n, S->n};
-  if (!C.s)
-    return -1;
-  for (uint32_t k = 0; k < S->n; k++) {
-    C.s[k] = S->s[k];
-    C.s[k].rd = NULL;
-    C.s[k].caprd = C.s[k].nrd;
-    if (S->s[k].nrd) {
-      if (!(C.s[k].rd = malloc(S->s[k].nrd * sizeof *C.s[k].rd))) {
-        for (uint32_t x = 0; x < k; x++)
-          free(C.s[x].rd);
-        free(C.s);
-        return -1;
-      }
-      memcpy(C.s[k].rd, S->s[k].rd, S->s[k].nrd * sizeof *C.s[k].rd);
-    }
-  }
-  memmove(B->b + i + 1, B->b + i, (B->n - i) * sizeof *B->b);
-  B->n++;
-  B->b[i].hi = r;
-  B->b[i + 1].lo = r;
-  B->b[i + 1].S = C;
-  return 0;
-}
-
-/* Index of the first segment with hi > x (segments cover the buffer). */
-static uint32_t seg_find(const segs *S, uint64_t x) {
-  uint32_t lo = 0, hi = S->n;
-  while (lo < hi) {
-    uint32_t m = lo + (hi - lo) / 2;
-    if (S->s[m].hi <= x)
-      lo = m + 1;
-    else
-      hi = m;
-  }
-  return lo;
-}
-
-/* Makes x a segment boundary; returns the index of the segment starting at
- * x (S->n if x is the end), or UINT32_MAX when out of memory. */
-static uint32_t seg_split(segs *S, uint64_t x) {
-  uint32_t i = seg_find(S, x);
-  if (i == S->n || S->s[i].lo == x)
-    return i;
-  if (rp__grow((void **)&S->s, &S->cap, S->n + 1, sizeof *S->s))
-    return UINT32_MAX;
-  seg *s = &S->s[i];
-  uint32_t *rd = NULL;
-  if (s->nrd) {
-    if (!(rd = malloc(s->nrd * sizeof *rd)))
-      return UINT32_MAX;
-    memcpy(rd, s->rd, s->nrd * sizeof *rd);
-  }
-  memmove(s + 1, s, (S->n - i) * sizeof *s);
-  S->n++;
-  s[0].hi = x;
-  s[1].lo = x;
-  s[1].rd = rd;
-  s[1].caprd = s[1].nrd;
-  return i + 1;
-}
-
-struct visit {
-  rp_graph *g;
-  rp__track *t;
-  segs *S;
-  rp_buf buf;
-  rp_node j;
-  int write;
-  bands *B;
-};
-
-static void visit_read(void *ctx, uint64_t a, uint64_t len) {
-  struct visit *v = ctx;
-  segs *S = v->S;
-  uint32_t i = seg_split(S, a), e = seg_split(S, a + len);
-  if (i == UINT32_MAX || e == UINT32_MAX) {
-    v->t->oom = 1;
-    return;
-  }
-  i = seg_find(S, a); /* the second split may have moved nothing before */
-  for (; i < S->n && S->s[i].lo < a + len; i++) {
-    seg *s = &S->s[i];
-    if (s->writer != RP_NONE && s->writer != v->j) {
-      /* A reader since the writer is a descendant of it. */
-      uint32_t last = s->nrd ? s->rd[s->nrd - 1] : RP_NONE;
-      if (last != RP_NONE && last != v->j)
-        rp__reduce_add_via(v->t->red, s->writer, last, RP_EDGE_RAW, v->buf);
-      else
-        rp__reduce_add(v->t->red, s->writer, RP_EDGE_RAW, 0, v->buf);
-    }
-    if (s->nrd && s->rd[s->nrd - 1] == v->j)
-      continue;
-    /* Readers that are ancestors of the latest one need no edge to a
-     * later writer: the latest one's edge implies theirs. */
-    if (s->nrd > 1) {
-      uint32_t last = s->rd[s->nrd - 1], w = 0;
-      for (uint32_t r = 0; r + 1 < s->nrd; r++)
-        if (!rp__reduce_known_ancestor(v->t->red, s->rd[r], last))
-          s->rd[w++] = s->rd[r];
-      s->rd[w++] = last;
-      s->nrd = w;
-    }
-    if (rp__grow((void **)&s->rd, &s->caprd, s->nrd + 1, sizeof *s->rd)) {
-      v->t->oom = 1;
-      return;
-    }
-    s->rd[s->nrd++] = v->j;
-  }
-}
-
-static void visit_write(void *ctx, uint64_t a, uint64_t len) {
-  struct visit *v = ctx;
-  segs *S = v->S;
-  uint32_t i = seg_split(S, a), e = seg_split(S, a + len);
-  if (i == UINT32_MAX || e == UINT32_MAX) {
-    v->t->oom = 1;
-    return;
-  }
-  i = seg_find(S, a);
-  uint32_t k = i;
-  for (; k < S->n && S->s[k].lo < a + len; k++) {
-    seg *s = &S->s[k];
-    int any = 0;
-    for (uint32_t r = 0; r < s->nrd; r++)
-      if (s->rd[r] != v->j) {
-        rp__reduce_add(v->t->red, s->rd[r], RP_EDGE_WAR, 0, v->buf);
-        any = 1;
-      }
-    if (!any && s->writer != RP_NONE && s->writer != v->j &&
-        !(s->nrd && s->rd[0] == v->j))
-      rp__reduce_add(v->t->red, s->writer, RP_EDGE_WAW, 0, v->buf);
-  }
-  /* Segments i .. k-1 become one, written by j, with no readers. */
-  for (uint32_t x = i + 1; x < k; x++)
-    free(S->s[x].rd);
-  seg *s = &S->s[i];
-  s->hi = a + len;
-  s->writer = v->j;
-  s->nrd = 0;
-  if (k > i + 1) {
-    memmove(S->s + i + 1, S->s + k, (S->n - k) * sizeof *S->s);
-    S->n -= k - i - 1;
-  }
-}
-
-/* Visits rows [r0, r1) x bytes [c0, c1) of every row. */
-static int visit_rect(struct visit *v, bands *B, uint64_t r0, uint64_t r1,
-                      uint64_t c0, uint64_t c1) {
-  if (r0 >= r1 || c0 >= c1)
-    return 0;
-  if (band_split(B, r0) || band_split(B, r1))
-    return -1;
-  for (uint32_t i = band_find(B, r0); i < B->n && B->b[i].lo < r1; i++) {
-    v->S = &B->b[i].S;
-    (v->write ? visit_write : visit_read)(v, c0, c1 - c0);
-  }
-  return v->t->oom ? -1 : 0;
+  return h;
 }
 
 /* Calls fn for the bytes of region r (checked, never WHOLE) of buffer b
@@ -385,18 +357,204 @@ static int region_rects(const rp__buffer *b, const rp_region *r,
   return 0;
 }
 
-static int visit_rect_cb(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
-                         uint64_t c1) {
-  struct visit *v = ctx;
-  return visit_rect(v, v->B, r0, r1, c0, c1);
+/* Does the (checked) region cover its whole buffer? */
+static int region_whole(const rp__buffer *b, const rp_region *r) {
+  if (r->kind != RP_REGION_BOX)
+    return r->offset == 0 && r->bytes == b->bytes;
+  for (unsigned i = 0; i < r->ndims; i++)
+    if (r->lo[i] != 0 || r->hi[i] != b->dims[i])
+      return 0;
+  return 1;
 }
 
-/* Visits the bytes of one access as rectangles of rows x row bytes. */
-static int visit_region(rp_graph *g, rp__track *t, bands *B,
-                        const rp__access *a, rp_node j, int write) {
-  struct visit v = {g, t, NULL, a->region.buf, j, write, B};
-  return region_rects(&g->buf[a->region.buf], &a->region, visit_rect_cb,
-                      &v);
+/* ---- hazards ------------------------------------------------------------- */
+
+struct visit {
+  rp__track *t;
+  hstate *h;
+  rp_buf buf;
+  rp_node j;
+  int write;
+};
+
+/* Drops the readers rd[0 .. n-1) that are known ancestors of the latest
+ * one, rd[n-1]; returns the new count. */
+static uint32_t prune_readers(const rp__reduce *red, uint32_t *rd,
+                              uint32_t n) {
+  if (n < 2)
+    return n;
+  uint32_t last = rd[n - 1], w = 0;
+  for (uint32_t r = 0; r + 1 < n; r++)
+    if (!rp__reduce_known_ancestor(red, rd[r], last))
+      rd[w++] = rd[r];
+  rd[w++] = last;
+  return w;
+}
+
+/* Appends j to the readers (*rd, *n), pruning them now and then (when
+ * they doubled since the last time: constant time per reader). */
+static int add_reader(const rp__reduce *red, uint32_t **rd, uint32_t *n,
+                      uint32_t *cap, uint32_t *ncomp, uint32_t j) {
+  if (*n >= 2 && *n >= 2 * *ncomp)
+    *ncomp = *n = prune_readers(red, *rd, *n);
+  if (rp__grow((void **)rd, cap, *n + 1, sizeof **rd))
+    return -1;
+  (*rd)[(*n)++] = j;
+  return 0;
+}
+
+static void read_band(struct visit *v, band *B, uint64_t a, uint64_t e) {
+  uint32_t i, k;
+  if (seg_range(B, a, e, &i, &k)) {
+    v->t->oom = 1;
+    return;
+  }
+  for (; i < k; i++) {
+    seg *s = &B->s[i];
+    if (s->writer != RP_NONE && s->writer != v->j)
+      rp__reduce_add(v->t->red, s->writer, RP_EDGE_RAW, 0, v->buf);
+    if (s->nrd && s->rd[s->nrd - 1] == v->j)
+      continue;
+    if (add_reader(v->t->red, &s->rd, &s->nrd, &s->caprd, &s->ncomp,
+                   v->j)) {
+      v->t->oom = 1;
+      return;
+    }
+  }
+}
+
+/* The first whole reader of h later than op w (RP_NONE: none written). */
+static uint32_t whole_since(const hstate *h, uint32_t w) {
+  if (w == RP_NONE)
+    return 0;
+  uint32_t lo = 0, hi = h->nwr;
+  while (lo < hi) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (h->wr[m] <= w)
+      lo = m + 1;
+    else
+      hi = m;
+  }
+  return lo;
+}
+
+static void write_band(struct visit *v, band *B, uint64_t a, uint64_t e) {
+  uint32_t i, k;
+  if (seg_range(B, a, e, &i, &k)) {
+    v->t->oom = 1;
+    return;
+  }
+  const hstate *h = v->h;
+  for (uint32_t x = i; x < k; x++) {
+    seg *s = &B->s[x];
+    int any = 0, self = 0;
+    for (uint32_t r = 0; r < s->nrd; r++)
+      if (s->rd[r] != v->j) {
+        rp__reduce_add(v->t->red, s->rd[r], RP_EDGE_WAR, 0, v->buf);
+        any = 1;
+      } else {
+        self = 1;
+      }
+    for (uint32_t r = whole_since(h, s->writer); r < h->nwr; r++)
+      if (h->wr[r] != v->j) {
+        rp__reduce_add(v->t->red, h->wr[r], RP_EDGE_WAR, 0, v->buf);
+        any = 1;
+      } else {
+        self = 1;
+      }
+    if (s->writer == RP_NONE || s->writer == v->j)
+      continue;
+    if (any) /* it wrote what they read: an ancestor of each */
+      rp__reduce_implied(v->t->red, s->writer);
+    else if (!self)
+      rp__reduce_add(v->t->red, s->writer, RP_EDGE_WAW, 0, v->buf);
+  }
+  /* Segments i .. k-1 become one, written by j, with no readers. */
+  seg_merge(B, i, k)->writer = v->j;
+}
+
+/* Visits rows [r0, r1) x bytes [c0, c1) of every row. */
+static int visit_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
+                      uint64_t c1) {
+  struct visit *v = ctx;
+  bmap *m = &v->h->m;
+  if (r0 >= r1 || c0 >= c1)
+    return 0;
+  if (band_split(m, r0) || band_split(m, r1))
+    return -1;
+  for (uint32_t i = band_find(m, r0); i < m->n && m->b[i].lo < r1; i++)
+    (v->write ? write_band : read_band)(v, &m->b[i], c0, c1);
+  return v->t->oom ? -1 : 0;
+}
+
+static int gl_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* j reads all of (buffer, space) h: see the top of the file. */
+static int whole_read(rp__track *t, hstate *h, rp_buf buf, rp_node j) {
+  rp__reduce *red = t->red;
+  if (!h->wl_ok) {
+    h->ngl = 0;
+    for (uint32_t i = 0; i < h->m.n; i++)
+      for (uint32_t k = 0; k < h->m.b[i].n; k++) {
+        uint32_t w = h->m.b[i].s[k].writer;
+        if (w == RP_NONE || w == j)
+          continue;
+        if (rp__grow((void **)&h->gl, &h->capgl, h->ngl + 1, sizeof *h->gl))
+          return -1;
+        h->gl[h->ngl++] = w;
+      }
+    if (h->ngl > 1) {
+      qsort(h->gl, h->ngl, sizeof *h->gl, gl_cmp);
+      uint32_t u = 0;
+      for (uint32_t i = 0; i < h->ngl; i++)
+        if (!u || h->gl[u - 1] != h->gl[i])
+          h->gl[u++] = h->gl[i];
+      h->ngl = u;
+    }
+    h->wl_ok = 1;
+    h->nwl = 0;
+  } else if (h->nwl) {
+    /* The writers since the latest whole read: theirs now. */
+    uint32_t *x = h->gl, c = h->capgl;
+    h->gl = h->wl;
+    h->capgl = h->capwl;
+    h->ngl = h->nwl;
+    h->wl = x;
+    h->capwl = c;
+    h->nwl = 0;
+  }
+  for (uint32_t i = 0; i < h->ngl; i++)
+    if (h->gl[i] != j)
+      rp__reduce_add(red, h->gl[i], RP_EDGE_RAW, 0, buf);
+  if (h->nwr && h->wr[h->nwr - 1] == j)
+    return 0;
+  /* Whole readers before the latest write reach j through it. */
+  uint32_t keep = whole_since(h, h->lastw);
+  if (keep) {
+    memmove(h->wr, h->wr + keep, (h->nwr - keep) * sizeof *h->wr);
+    h->nwr -= keep;
+    h->wcomp = h->wcomp > keep ? h->wcomp - keep : 0;
+  }
+  return add_reader(red, &h->wr, &h->nwr, &h->capwr, &h->wcomp, j);
+}
+
+/* j wrote (buffer, space) h. */
+static int noted_write(hstate *h, rp_node j) {
+  h->lastw = j;
+  if (!h->wl_ok || (h->nwl && h->wl[h->nwl - 1] == j))
+    return 0;
+  if (h->nwl >= WL_MAX) {
+    h->wl_ok = 0;
+    h->nwl = 0;
+    return 0;
+  }
+  if (rp__grow((void **)&h->wl, &h->capwl, h->nwl + 1, sizeof *h->wl))
+    return -1;
+  h->wl[h->nwl++] = j;
+  return 0;
 }
 
 rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
@@ -412,9 +570,14 @@ rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
       int w = (a->mode & RP_OUT) != 0, r = (a->mode & RP_IN) != 0;
       if (pass == 0 ? !r : !w)
         continue;
-      tbuf *tb = &t->b[a->region.buf];
-      bands *B = bands_get(g, tb, a->region.buf, a->space);
-      if (!B || visit_region(g, t, B, a, j, pass))
+      rp_buf b = a->region.buf;
+      hstate *h = hstate_get(g, &t->b[b], b, a->space);
+      struct visit v = {t, h, b, j, pass};
+      if (!h ||
+          (pass == 0 && region_whole(&g->buf[b], &a->region)
+               ? whole_read(t, h, b, j)
+               : region_rects(&g->buf[b], &a->region, visit_rect, &v)) ||
+          (pass == 1 && noted_write(h, j)))
         return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
     }
   for (uint32_t i = 0; i < nafter; i++)
@@ -424,98 +587,47 @@ rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
   return RP_OK;
 }
 
-void rp__hazard_window(rp_graph *g, uint32_t window) {
-  if (g && !g->track && (g->track = calloc(1, sizeof *g->track)))
+rp_status rp__hazards_settle(rp_graph *g) {
+  if (g->track && rp__reduce_pending(g->track->red) &&
+      rp__reduce_settle(g, g->track->red))
+    return rp__fail(g, RP_ENOMEM, "out of memory deriving hazards");
+  return RP_OK;
+}
+
+void rp__hazard_tune(rp_graph *g, uint32_t window, uint32_t list,
+                     uint32_t search) {
+  if (g && !g->track && (g->track = calloc(1, sizeof *g->track))) {
     g->track->window = window;
+    g->track->list = list;
+    g->track->search = search;
+  }
+}
+
+void rp__hazard_window(rp_graph *g, uint32_t window) {
+  rp__hazard_tune(g, window, 0, 0);
 }
 
 /* ---- coherence: which spaces hold a valid copy ------------------------ */
 
-/* The validity bands of buffer b, created on first use. */
-static tbuf *vbuf_get(rp_graph *g, rp_buf b) {
+/* The validity map of buffer b, created on first use. */
+static bmap *vmap_get(rp_graph *g, rp_buf b) {
   rp__track *t = track_get(g);
   if (!t)
     return NULL;
-  tbuf *tb = &t->b[b];
-  if (!tb->nvb) {
+  bmap *m = &t->b[b].v;
+  if (!m->n) {
     uint64_t rows, rowb;
     geometry(&g->buf[b], &rows, &rowb);
-    if (rp__grow((void **)&tb->vb, &tb->capvb, 1, sizeof *tb->vb))
+    seg init = {0, 0, g->buf[b].host ? RP__HOST_BIT : 0, RP_NONE, 0, 0, 0,
+                NULL};
+    if (bmap_init(m, rows, rowb, init))
       return NULL;
-    vband *V = &tb->vb[0];
-    memset(V, 0, sizeof *V);
-    if (rp__grow((void **)&V->v, &V->capv, 1, sizeof *V->v))
-      return NULL;
-    V->v[0] = (vseg){0, rowb, g->buf[b].host ? RP__HOST_BIT : 0};
-    V->nv = 1;
-    V->lo = 0;
-    V->hi = rows;
-    tb->nvb = 1;
   }
-  return tb;
-}
-
-/* Index of the first band with hi > r. */
-static uint32_t vband_find(const tbuf *tb, uint64_t r) {
-  uint32_t lo = 0, hi = tb->nvb;
-  while (lo < hi) {
-    uint32_t m = lo + (hi - lo) / 2;
-    if (tb->vb[m].hi <= r)
-      lo = m + 1;
-    else
-      hi = m;
-  }
-  return lo;
-}
-
-/* Makes row r a band boundary; 0, or -1 when out of memory. */
-static int vband_split(tbuf *tb, uint64_t r) {
-  uint32_t i = vband_find(tb, r);
-  if (i == tb->nvb || tb->vb[i].lo == r)
-    return 0;
-  if (rp__grow((void **)&tb->vb, &tb->capvb, tb->nvb + 1, sizeof *tb->vb))
-    return -1;
-  vband *V = &tb->vb[i];
-  vseg *copy = malloc(V->nv * sizeof *copy);
-  if (!copy)
-    return -1;
-  memcpy(copy, V->v, V->nv * sizeof *copy);
-  memmove(tb->vb + i + 1, tb->vb + i, (tb->nvb - i) * sizeof *tb->vb);
-  tb->nvb++;
-  tb->vb[i].hi = r;
-  tb->vb[i + 1].lo = r;
-  tb->vb[i + 1].v = copy;
-  tb->vb[i + 1].capv = tb->vb[i + 1].nv;
-  return 0;
-}
-
-static uint32_t vfind(const vband *V, uint64_t x) {
-  uint32_t lo = 0, hi = V->nv;
-  while (lo < hi) {
-    uint32_t m = lo + (hi - lo) / 2;
-    if (V->v[m].hi <= x)
-      lo = m + 1;
-    else
-      hi = m;
-  }
-  return lo;
-}
-
-static int vsplit(vband *V, uint64_t x) {
-  uint32_t i = vfind(V, x);
-  if (i == V->nv || V->v[i].lo == x)
-    return 0;
-  if (rp__grow((void **)&V->v, &V->capv, V->nv + 1, sizeof *V->v))
-    return -1;
-  memmove(V->v + i + 1, V->v + i, (V->nv - i) * sizeof *V->v);
-  V->nv++;
-  V->v[i].hi = x;
-  V->v[i + 1].lo = x;
-  return 0;
+  return m;
 }
 
 struct stale {
-  tbuf *tb;
+  bmap *m;
   uint64_t bit, rowb;
   rp__stale_fn fn;
   void *ctx;
@@ -525,20 +637,19 @@ struct stale {
 static int stale_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
                       uint64_t c1) {
   struct stale *s = ctx;
-  tbuf *tb = s->tb;
-  for (uint32_t b = vband_find(tb, r0); b < tb->nvb && tb->vb[b].lo < r1;
-       b++) {
-    const vband *V = &tb->vb[b];
-    uint32_t first = vfind(V, c0), k = first;
+  const bmap *m = s->m;
+  for (uint32_t b = band_find(m, r0); b < m->n && m->b[b].lo < r1; b++) {
+    const band *V = &m->b[b];
+    uint32_t first = seg_find(V, c0), k = first;
     int any = 0;
-    for (; k < V->nv && V->v[k].lo < c1 && !any; k++)
-      any = !(V->v[k].mask & s->bit);
+    for (; k < V->n && V->s[k].lo < c1 && !any; k++)
+      any = !(V->s[k].mask & s->bit);
     if (!any)
       continue; /* valid over the whole band */
     uint64_t ra = V->lo > r0 ? V->lo : r0, rb = V->hi < r1 ? V->hi : r1;
     for (uint64_t row = ra; row < rb; row++)
-      for (k = first; k < V->nv && V->v[k].lo < c1; k++) {
-        const vseg *v = &V->v[k];
+      for (k = first; k < V->n && V->s[k].lo < c1; k++) {
+        const seg *v = &V->s[k];
         if (v->mask & s->bit)
           continue;
         uint64_t lo = v->lo > c0 ? v->lo : c0;
@@ -551,30 +662,29 @@ static int stale_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
 
 rp_status rp__stale_each(rp_graph *g, const rp__access *a, rp__stale_fn fn,
                          void *ctx) {
-  tbuf *tb = vbuf_get(g, a->region.buf);
-  if (!tb)
+  bmap *m = vmap_get(g, a->region.buf);
+  if (!m)
     return rp__fail(g, RP_ENOMEM, "out of memory tracking coherence");
   uint64_t rows;
-  struct stale s = {tb, rp__space_bit(a->space), 0, fn, ctx};
+  struct stale s = {m, rp__space_bit(a->space), 0, fn, ctx};
   geometry(&g->buf[a->region.buf], &rows, &s.rowb);
   region_rects(&g->buf[a->region.buf], &a->region, stale_rect, &s);
   return RP_OK;
 }
 
 struct valid {
-  tbuf *tb;
+  const bmap *m;
   uint64_t bit;
 };
 
 static int valid_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
                       uint64_t c1) {
   struct valid *x = ctx;
-  tbuf *tb = x->tb;
-  for (uint32_t b = vband_find(tb, r0); b < tb->nvb && tb->vb[b].lo < r1;
-       b++) {
-    const vband *V = &tb->vb[b];
-    for (uint32_t k = vfind(V, c0); k < V->nv && V->v[k].lo < c1; k++)
-      if (!(V->v[k].mask & x->bit))
+  const bmap *m = x->m;
+  for (uint32_t b = band_find(m, r0); b < m->n && m->b[b].lo < r1; b++) {
+    const band *V = &m->b[b];
+    for (uint32_t k = seg_find(V, c0); k < V->n && V->s[k].lo < c1; k++)
+      if (!(V->s[k].mask & x->bit))
         return 1;
   }
   return 0;
@@ -582,26 +692,26 @@ static int valid_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
 
 int rp__valid_over(rp_graph *g, rp_buf b, uint64_t lo, uint64_t hi,
                    int space) {
-  tbuf *tb = vbuf_get(g, b);
-  if (!tb)
+  bmap *m = vmap_get(g, b);
+  if (!m)
     return 0;
-  struct valid x = {tb, rp__space_bit(space)};
+  struct valid x = {m, rp__space_bit(space)};
   rp_region r = rp_bytes(b, lo, hi > lo ? hi - lo : 0);
   return !region_rects(&g->buf[b], &r, valid_rect, &x);
 }
 
 struct vupd {
-  tbuf *tb;
+  bmap *m;
   uint64_t dst, src; /* src 0: a write (mask := dst) */
 };
 
-static int vupd_list(vband *V, const struct vupd *u, uint64_t a,
-                     uint64_t len) {
-  if (vsplit(V, a) || vsplit(V, a + len))
+static int vupd_band(band *V, const struct vupd *u, uint64_t a,
+                     uint64_t e) {
+  uint32_t i, k;
+  if (seg_range(V, a, e, &i, &k))
     return -1;
-  uint32_t i = vfind(V, a), k = i;
-  for (; k < V->nv && V->v[k].lo < a + len; k++) {
-    vseg *v = &V->v[k];
+  for (uint32_t x = i; x < k; x++) {
+    seg *v = &V->s[x];
     if (!u->src)
       v->mask = u->dst;
     else if (v->mask & u->src)
@@ -610,17 +720,17 @@ static int vupd_list(vband *V, const struct vupd *u, uint64_t a,
       v->mask &= ~u->dst;
   }
   /* Coalesce equal neighbours around the range to keep the list short. */
-  uint32_t lo = i ? i - 1 : 0, hi = k < V->nv ? k : V->nv - 1, w = lo;
+  uint32_t lo = i ? i - 1 : 0, hi = k < V->n ? k : V->n - 1, w = lo;
   for (uint32_t r = lo + 1; r <= hi; r++) {
-    if (V->v[r].mask == V->v[w].mask)
-      V->v[w].hi = V->v[r].hi;
+    if (V->s[r].mask == V->s[w].mask)
+      V->s[w].hi = V->s[r].hi;
     else
-      V->v[++w] = V->v[r];
+      V->s[++w] = V->s[r];
   }
   uint32_t removed = hi - w;
   if (removed) {
-    memmove(V->v + w + 1, V->v + hi + 1, (V->nv - hi - 1) * sizeof *V->v);
-    V->nv -= removed;
+    memmove(V->s + w + 1, V->s + hi + 1, (V->n - hi - 1) * sizeof *V->s);
+    V->n -= removed;
   }
   return 0;
 }
@@ -628,12 +738,11 @@ static int vupd_list(vband *V, const struct vupd *u, uint64_t a,
 static int vupd_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
                      uint64_t c1) {
   struct vupd *u = ctx;
-  tbuf *tb = u->tb;
-  if (vband_split(tb, r0) || vband_split(tb, r1))
+  bmap *m = u->m;
+  if (band_split(m, r0) || band_split(m, r1))
     return -1;
-  for (uint32_t b = vband_find(tb, r0); b < tb->nvb && tb->vb[b].lo < r1;
-       b++)
-    if (vupd_list(&tb->vb[b], u, c0, c1 - c0))
+  for (uint32_t b = band_find(m, r0); b < m->n && m->b[b].lo < r1; b++)
+    if (vupd_band(&m->b[b], u, c0, c1))
       return -1;
   return 0;
 }
@@ -646,10 +755,10 @@ rp_status rp__coherence_update(rp_graph *g, const rp__op *op,
     const rp__access *a = &acc[i];
     if (!(a->mode & RP_OUT))
       continue;
-    tbuf *tb = vbuf_get(g, a->region.buf);
-    if (!tb)
+    bmap *m = vmap_get(g, a->region.buf);
+    if (!m)
       return rp__fail(g, RP_ENOMEM, "out of memory tracking coherence");
-    struct vupd u = {tb, rp__space_bit(a->space), 0};
+    struct vupd u = {m, rp__space_bit(a->space), 0};
     if (copy) /* the source is the op's first access */
       u.src = rp__space_bit(acc[0].space);
     if (region_rects(&g->buf[a->region.buf], &a->region, vupd_rect, &u))

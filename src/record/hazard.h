@@ -9,8 +9,18 @@
 rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
                       uint32_t nacc, const rp_node *after, uint32_t nafter);
 
-/* Tests: sets the ancestor window (a power of two >= 64) of a graph with
- * nothing recorded yet (record/reduce.h). */
+/* Makes g->edge exactly the transitive reduction again (record/reduce.c
+ * leaves a few edges pending while recording): call before anything
+ * reads the edges of a graph being recorded. RP_OK or RP_ENOMEM. */
+rp_status rp__hazards_settle(rp_graph *g);
+
+/* Tests: sets the ancestor window (a power of two >= 64), the length of
+ * the ancestor lists (>= 1) and 1 + the nodes a search may enter (1: none,
+ * every candidate the window and lists leave undecided is pending) of a
+ * graph with nothing recorded yet (record/reduce.h); 0 keeps a default. */
+void rp__hazard_tune(rp_graph *g, uint32_t window, uint32_t list,
+                     uint32_t search);
+/* The same with the default list length. */
 void rp__hazard_window(rp_graph *g, uint32_t window);
 
 /* Called for each part [off, off + len) of an access whose space holds no

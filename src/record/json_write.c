@@ -5,6 +5,7 @@
 #include <string.h>
 #include "record/graph.h"
 #include "record/json_read.h"
+#include "record/hazard.h"
 #include "core/out.h"
 
 /* ------------------------------------------------------------------------
@@ -151,6 +152,13 @@ rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
   rp__clear_last_error();
   if (!g || !fp)
     return RP_EINVAL;
+  /* While recording, undecided (pending) edges are settled first, as
+   * every reader of the edges does. */
+  if (!g->ended) {
+    rp_status st = rp__hazards_settle((rp_graph *)g);
+    if (st != RP_OK)
+      return st;
+  }
   rp__out *w = rp__out_new(fp);
   if (!w)
     return RP_ENOMEM;

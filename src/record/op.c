@@ -23,25 +23,29 @@ static _Thread_local uint32_t refused_access = RP_NONE;
 static rp_status check_accesses(rp_graph *g, const rp__proto *p,
                                 const rp__access *acc, uint32_t nacc,
                                 rp__access *out) {
-  char what[64];
   for (uint32_t i = 0; i < nacc; i++) {
     refused_access = i;  /* until it passes */
-    snprintf(what, sizeof what, "access[%u]", i);
     out[i] = acc[i];
-    rp_status s = rp__region_check(g, &out[i].region, what);
-    if (s != RP_OK)
-      return s;
+    /* The message names the access: formatted only when a check fails
+     * (rp__region_check changes nothing then, so it says it again). */
+    rp_status s = rp__region_check(g, &out[i].region, "access");
+    if (s != RP_OK) {
+      char what[64];
+      snprintf(what, sizeof what, "access[%u]", i);
+      return rp__region_check(g, &out[i].region, what);
+    }
     if (out[i].mode != RP_IN && out[i].mode != RP_OUT &&
         out[i].mode != RP_INOUT)
-      return rp__fail(g, RP_EINVAL, "%s: bad mode %d", what,
+      return rp__fail(g, RP_EINVAL, "access[%u]: bad mode %d", i,
                       (int)out[i].mode);
     if (!space_valid(out[i].space))
-      return rp__fail(g, RP_EINVAL, "%s: bad memory space %d", what,
+      return rp__fail(g, RP_EINVAL, "access[%u]: bad memory space %d", i,
                       out[i].space);
     if (out[i].space == RP_SPACE_HOST && !g->buf[out[i].region.buf].host &&
         !(g->flags & RP_GRAPH_NO_COHERENCE))
-      return rp__fail(g, RP_EINVAL, "%s: buffer \"%s\" is internal (it has "
-                      "no host image)", what, buf_name(g, out[i].region.buf));
+      return rp__fail(g, RP_EINVAL, "access[%u]: buffer \"%s\" is internal "
+                      "(it has no host image)", i,
+                      buf_name(g, out[i].region.buf));
   }
   (void)p;
   refused_access = RP_NONE;

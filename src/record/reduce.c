@@ -7,93 +7,130 @@
  * candidate set C, a subset of P that holds every member of P reaching no
  * other member. Every member of P reaches such a maximal member, so for c
  * in C: c reaches another member of P iff c reaches another candidate.
- * That is what is decided, for each candidate, in any order:
- *  - inside the ancestor window: every node u has a bitset of its
- *    ancestors among the W - 1 nodes before it, built from the bitsets of
- *    its candidates (all of them are its ancestors, and an ancestor x of u
- *    inside the window is a candidate of u or lies inside the window of
- *    one: the last node before u on a path from x is in P, and the one of
- *    P reaching it maximal is a candidate). The union of the bitsets of the
- *    candidates inside j's window decides each of them exactly: another
- *    candidate that c reaches is later, so inside the window too;
- *  - a candidate c known to be an ancestor of a node x of the window
- *    (rp__reduce_add_via) is implied when x is in j's window bitset: x is
- *    then an ancestor of another candidate (or one), and so is c;
- *  - for an older candidate c: if its level is not below the highest
- *    candidate level it reaches none. Else sound shortcuts: a descendant
- *    of c found by an earlier search, or a chain of known descendants (the
- *    latest node that had c as a candidate, and so on), that is another
- *    candidate, a node of j's window bitset (an ancestor of a candidate)
- *    or a node on an earlier successful search path; or, among a few
- *    candidates, a later one that c conflicts with directly (same bytes
- *    of one space, one of them written);
- *  - else an exhaustive forward search from c over the stored edges (whose
- *    closure is the closure of all hazards; every node keeps the list of
- *    its stored out-edges while recording), latest successors first. It
- *    succeeds at a node of the kinds above. It does not enter a node
- *    inside j's window that the bitset does not hold (exactly known not to
- *    lead to a candidate), nor one whose level is not below the highest
- *    candidate level, nor one later than the latest candidate (paths go
- *    forward). A node searched to the end without success stays
- *    "no" for the other candidates of j (the target set is the same);
- *    when a search succeeds the nodes on its path are marked "yes".
- * No budget anywhere: the result is always the exact reduction. */
+ * That is what is decided for each candidate, from exact knowledge of
+ * every node's ancestors of two kinds, then a few cheap facts, then a
+ * bounded search, and what is still open is decided later in bulk:
+ *  - the ancestor window: every node u has a bitset of its ancestors among
+ *    the W - 1 nodes before it, built from the bitsets of its candidates
+ *    (an ancestor x of u inside the window is a candidate of u or lies
+ *    inside the window of one: the last node before u on a path from x is
+ *    in P, and the one of P reaching it maximal is a candidate). The union
+ *    of the bitsets of the candidates inside j's window decides each of
+ *    them exactly: another candidate that c reaches is later, so inside
+ *    the window too. The bitsets of the last W nodes are kept (a ring; it
+ *    starts at 64 nodes and doubles with the graph up to W);
+ *  - the ancestor list: every node u keeps its latest ancestors, up to L
+ *    of them, newest first, with the bound lo(u) above which the list is
+ *    complete: x in [lo(u), u) is an ancestor of u iff it is listed. It is
+ *    merged from the lists of u's stored predecessors (whose closure is
+ *    u's ancestors): lo(u) is the highest of theirs, raised where the
+ *    merge had to stop at L entries. Where the graph is sparse (candidates
+ *    far back, few ancestors per stretch of program order) the lists reach
+ *    tens of thousands of operations back, far past any affordable window.
+ *    The lists live in one arena that keeps the latest ones (a node whose
+ *    list was overwritten has lo = itself: nothing below it is known);
+ *  - a candidate c outside j's window: if its level (longest path from a
+ *    source) is not below another candidate's, it does not reach that
+ *    one; else the window or the list of the other candidate c' decides
+ *    "c reaches c'" when it covers c. For those left undecided: the
+ *    tracker may know that c reaches another candidate (a writer whose
+ *    readers since are WAR candidates of j: rp__reduce_implied); c
+ *    conflicting directly with c' (their stored accesses) makes it an
+ *    ancestor; c' may be replaced by its frontier, the stored predecessors
+ *    below lo(c') of c' and of the nodes on its list (any path from c to
+ *    c' enters the list through one of them, and their lists reach
+ *    further back); then a forward search from c over the stored edges
+ *    (their closure is that of all hazards; every node keeps its stored
+ *    out-edges while recording), latest successors first, entering at
+ *    most a few nodes. A node x met is a hit if it is another candidate,
+ *    an ancestor of j inside the window, or a node an earlier search
+ *    reached a candidate from; it is not entered if it is inside the
+ *    window but no ancestor of j, if no undecided candidate is later and
+ *    of a higher level, or if the windows and lists say x reaches none of
+ *    them. A node searched to the end without success stays "no" for the
+ *    other candidates of j; when a search succeeds the nodes on its path
+ *    are marked "yes";
+ *  - a candidate still undecided when the search stops is stored, and
+ *    pending: rp__reduce_settle decides all pending edges at once, before
+ *    anything reads the edges (one sweep over the nodes with 64-bit words
+ *    of pending sources, see there), and removes the implied ones.
+ * Once settled, the stored edges are always exactly the reduction. */
 #include <stdlib.h>
 #include <string.h>
 #include "record/reduce.h"
 
-enum { RP__INLINE_OUT = 3 };
+enum {
+  INLINE_OUT = 3,
+  MIN_WINDOW = 64,
+  ARENA0 = 1024,          /* first arena, in list entries */
+  ARENA_MAX = 1u << 22,   /* 16 MiB of lists at most */
+  HORIZON = 1u << 16,     /* the arena grows while it covers fewer nodes */
+  FRONTIER_MAX = 32       /* a frontier replacing undecided targets holds
+                             at most this many */
+};
+
+/* Per node, 48 bytes: what deciding a candidate and searching read (its
+ * level is apart, in lev: a search reads the levels of many nodes it does
+ * not enter). */
+struct node {
+  uint32_t cst;   /* == cur: a candidate of the current node */
+  uint32_t cix;   /* its index in c, while a candidate */
+  uint32_t imp;   /* == cur: known to reach another candidate */
+  uint32_t lo;    /* the list holds every ancestor in [lo, node) */
+  uint32_t aoff;  /* the list's first entry in the arena (mod 2^32) */
+  uint32_t alen;  /* entries in the list */
+  uint32_t mark;  /* 2 cur: searched, reaches no candidate; 2 cur + 1:
+                     reaches one */
+  uint32_t ohead; /* latest out-edge past the inline ones (in oe), NONE */
+  uint32_t nout;  /* how many of out[] are set */
+  uint32_t out[INLINE_OUT]; /* the first out-edges' targets */
+};
 
 struct rp__reduce {
-  uint32_t W, WW;   /* window (nodes) and words per bitset */
-  uint64_t *ring;   /* W bitsets; node u's at (u % W) * WW */
-  uint32_t cap;     /* nodes in nd */
-  /* Per node, split by use: what a search reads for every node it meets
-   * (32 bytes, its first out-edges inline: following a linked list of
-   * out-edges cost a cache miss per edge), then the rest. */
-  struct node {
-    uint32_t level; /* longest path from a source, in edges */
-    uint32_t cst;   /* == cur: a candidate of the current node */
-    uint32_t mark;  /* 2 cur: searched (or on the search path), no;
-                       2 cur + 1: reaches a candidate (successful path) */
-    uint32_t ohead; /* latest out-edge past the inline ones (in oe), NONE */
-    uint32_t out[RP__INLINE_OUT]; /* the first out-edges' targets */
-    uint32_t nout;  /* how many of out[] are set */
-  } *nd;
-  struct cold {
-    uint32_t succ;  /* latest node that had this one as a candidate */
-    uint32_t via;   /* a descendant found by an earlier search, or NONE */
-    uint32_t cix;   /* its index in c, while a candidate */
-  } *cd;
-  struct oedge {    /* per stored edge past a node's inline ones, by
-                       index in g->edge */
-    uint32_t to, next; /* next: the source's next older out-edge */
+  uint32_t W, Wmax, WW; /* window now (nodes), at most, words per bitset */
+  uint64_t *ring;       /* W bitsets; node u's at (u % W) * WW */
+  uint32_t lcap;        /* list entries per node at most */
+  uint32_t smax;        /* nodes a search may enter */
+  uint32_t *ar;         /* the lists, a ring of acap entries */
+  uint32_t acap, ahead; /* ahead: entries ever written (mod 2^32) */
+  uint32_t nlow;        /* the oldest node whose list is still whole */
+  uint32_t cap;         /* nodes in nd and lev */
+  struct node *nd;
+  uint32_t *lev;        /* per node: longest path from a source, in edges */
+  struct oedge {        /* a stored edge past its source's inline ones */
+    uint32_t to, next;  /* next: the source's next older out-edge */
   } *oe;
-  uint32_t capoe;
-  uint32_t cur, now; /* now: the node begun last */
-  uint32_t maxc;     /* the latest candidate of the current node */
+  uint32_t noe, capoe;
+  struct pend {         /* a stored edge not decided yet (rp__reduce_settle) */
+    uint32_t from, to;
+  } *pd;
+  uint32_t npd, cappd;
+  uint32_t cur, now;    /* now: the node begun last */
+  uint32_t nend;        /* nodes ended */
+  uint32_t maxlev;      /* the highest level of a candidate of now */
   rp__cand *c;
   uint32_t nc, capc;
-  struct proxy { rp__cand c; uint32_t via; } *px; /* see rp__reduce_add_via */
-  uint32_t npx, cappx;
+  uint32_t *und;        /* candidates a far one is undecided about */
+  uint32_t nund, capund;
+  uint32_t *tmp;        /* merging a list */
+  uint32_t captmp;
   /* Search stack: node, next out-edge in oe, then inline ones left. */
   struct fwd { uint32_t u, e, i; } *st;
   uint32_t capst;
   int oom;
 };
 
-rp__reduce *rp__reduce_new(uint32_t window) {
-  if (window < 64 || (window & (window - 1)))
+rp__reduce *rp__reduce_new(uint32_t window, uint32_t list,
+                           uint32_t search) {
+  if (window < MIN_WINDOW || (window & (window - 1)) || !list ||
+      list > ARENA0 / 2)
     return NULL;
   rp__reduce *r = calloc(1, sizeof *r);
   if (!r)
     return NULL;
-  r->W = window;
-  r->WW = window / 64;
-  if (!(r->ring = calloc((size_t)window * r->WW, sizeof *r->ring))) {
-    free(r);
-    return NULL;
-  }
+  r->Wmax = window;
+  r->lcap = list;
+  r->smax = search;
   return r;
 }
 
@@ -101,11 +138,14 @@ void rp__reduce_free(rp__reduce *r) {
   if (!r)
     return;
   free(r->ring);
+  free(r->ar);
   free(r->nd);
-  free(r->cd);
+  free(r->lev);
   free(r->oe);
+  free(r->pd);
   free(r->c);
-  free(r->px);
+  free(r->und);
+  free(r->tmp);
   free(r->st);
   free(r);
 }
@@ -113,7 +153,7 @@ void rp__reduce_free(rp__reduce *r) {
 static int grow_nodes(rp__reduce *r, uint32_t n) {
   if (n <= r->cap)
     return 0;
-  uint64_t c = r->cap ? r->cap : 1024;
+  uint64_t c = r->cap ? r->cap : 64;
   while (c < n)
     c *= 2;
   if (c > UINT32_MAX)
@@ -122,28 +162,50 @@ static int grow_nodes(rp__reduce *r, uint32_t n) {
   if (!q)
     return -1;
   r->nd = q;
-  struct cold *d = realloc(r->cd, (size_t)c * sizeof *d);
-  if (!d)
+  uint32_t *l = realloc(r->lev, (size_t)c * sizeof *l);
+  if (!l)
     return -1;
-  r->cd = d;
+  r->lev = l;
   for (uint32_t i = r->cap; i < c; i++) {
-    q[i] = (struct node){0, 0, 0, RP_NONE, {0}, 0};
-    d[i] = (struct cold){RP_NONE, RP_NONE, 0};
+    q[i] = (struct node){0, 0, 0, 0, 0, 0, 0, RP_NONE, 0, {0}};
+    l[i] = 0;
   }
   r->cap = (uint32_t)c;
+  return 0;
+}
+
+/* Widens the window to W (> r->W) while every node so far is inside it:
+ * a node u < r->W has all of [0, u) in its bitset, which is what its
+ * wider bitset holds too, at the same bit positions. */
+static int grow_ring(rp__reduce *r, uint32_t W) {
+  uint32_t WW = W / 64;
+  uint64_t *q = calloc((size_t)W * WW, sizeof *q);
+  if (!q)
+    return -1;
+  for (uint32_t u = 0; u < r->nend && u < r->W; u++)
+    memcpy(q + (size_t)u * WW, r->ring + (size_t)u * r->WW,
+           r->WW * sizeof *q);
+  free(r->ring);
+  r->ring = q;
+  r->W = W;
+  r->WW = WW;
   return 0;
 }
 
 int rp__reduce_begin(rp__reduce *r, uint32_t j) {
   if (grow_nodes(r, j + 1))
     return -1;
+  if (!r->ring && grow_ring(r, MIN_WINDOW))
+    return -1;
+  while (j >= r->W && r->W < r->Wmax && j == r->nend && r->nend <= r->W)
+    if (grow_ring(r, 2 * r->W))
+      return -1;
   if (++r->cur >= 1u << 31) { /* stamps (2 cur + 1 too) wrapped */
     for (uint32_t i = 0; i < r->cap; i++)
       r->nd[i].cst = r->nd[i].mark = 0;
     r->cur = 1;
   }
   r->nc = 0;
-  r->npx = 0;
   r->oom = 0;
   r->now = j;
   memset(r->ring + (size_t)(j & (r->W - 1)) * r->WW, 0,
@@ -153,8 +215,9 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j) {
 
 void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
                     uint32_t buf) {
-  if (r->nd[from].cst == r->cur) {
-    rp__cand *c = &r->c[r->cd[from].cix];
+  struct node *f = &r->nd[from];
+  if (f->cst == r->cur) {
+    rp__cand *c = &r->c[f->cix];
     int better = keep != c->keep ? keep > c->keep
                  : kind != c->kind ? kind < c->kind
                                    : buf < c->buf;
@@ -166,22 +229,13 @@ void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
     r->oom = 1;
     return;
   }
-  r->nd[from].cst = r->cur;
-  r->cd[from].cix = r->nc;
+  f->cst = r->cur;
+  f->cix = r->nc;
   r->c[r->nc++] = (rp__cand){from, (uint8_t)kind, (uint8_t)keep, buf};
 }
 
-void rp__reduce_add_via(rp__reduce *r, uint32_t from, uint32_t via, int kind,
-                        uint32_t buf) {
-  if (r->now - from < r->W || r->now - via >= r->W) {
-    rp__reduce_add(r, from, kind, 0, buf); /* no use */
-    return;
-  }
-  if (rp__grow((void **)&r->px, &r->cappx, r->npx + 1, sizeof *r->px)) {
-    r->oom = 1;
-    return;
-  }
-  r->px[r->npx++] = (struct proxy){{from, (uint8_t)kind, 0, buf}, via};
+void rp__reduce_implied(rp__reduce *r, uint32_t from) {
+  r->nd[from].imp = r->cur;
 }
 
 /* ---- bitsets over the ring ---------------------------------------------- */
@@ -227,31 +281,183 @@ static void or_ancestors(rp__reduce *r, uint64_t *dst, uint32_t m,
   or_lin(dst, src, 0, len - n1);
 }
 
+/* ---- ancestor lists ------------------------------------------------------ */
+
+/* Node u's list (newest first; in one piece in the arena). */
+static const uint32_t *list_of(const rp__reduce *r, const struct node *u) {
+  return r->ar + (u->aoff & (r->acap - 1));
+}
+
+/* Entry i of node u's list. */
+static uint32_t list_at(const rp__reduce *r, const struct node *u,
+                        uint32_t i) {
+  return list_of(r, u)[i];
+}
+
+/* The bound above which u's list is complete: u itself when its list was
+ * overwritten. */
+static uint32_t list_lo(const rp__reduce *r, uint32_t u) {
+  return u >= r->nlow ? r->nd[u].lo : u;
+}
+
+/* Is x listed among u's ancestors? (x >= list_lo(u), x < u.) */
+static int list_has(const rp__reduce *r, uint32_t u, uint32_t x) {
+  const struct node *n = &r->nd[u];
+  const uint32_t *l = list_of(r, n);
+  uint32_t a = 0, b = n->alen; /* entries decrease with the index */
+  while (a < b) {
+    uint32_t m = a + (b - a) / 2, v = l[m];
+    if (v == x)
+      return 1;
+    if (v > x)
+      a = m + 1;
+    else
+      b = m;
+  }
+  return 0;
+}
+
+/* Does x (x < t, both ended) reach t? 1 yes, 0 no, -1 not known. */
+static int known(const rp__reduce *r, uint32_t x, uint32_t t) {
+  if (r->now - t < r->W && t - x < r->W)
+    return bit_get(r, anc_of(r, t), x);
+  if (x >= list_lo(r, t))
+    return list_has(r, t, x);
+  return -1;
+}
+
 int rp__reduce_known_ancestor(const rp__reduce *r, uint32_t x, uint32_t u) {
-  /* u's bitset stays in the ring while u is among the last W nodes begun. */
-  return x < u && u < r->now && r->now - u < r->W && u - x < r->W &&
-         bit_get(r, anc_of(r, u), x);
+  return x < u && u < r->nend && known(r, x, u) == 1;
 }
 
-/* ---- deciding the candidates ------------------------------------------- */
-
-/* Is x (a descendant of the candidate being decided) known to be another
- * candidate or an ancestor of one? Then the candidate reaches another
- * member of P and its edge is implied. */
-static int known_implying(const rp__reduce *r, uint32_t j, uint32_t x,
-                          const uint64_t *aj) {
-  uint32_t cur = r->cur;
-  return r->nd[x].cst == cur || r->nd[x].mark == 2 * cur + 1 ||
-         (j - x < r->W && bit_get(r, aj, x));
+/* Makes room for len more entries at the arena's head: grows the arena
+ * while it covers fewer than HORIZON nodes, else forgets the oldest
+ * lists. */
+static int arena_room(rp__reduce *r, uint32_t len) {
+  if (!r->ar) {
+    if (!(r->ar = malloc(ARENA0 * sizeof *r->ar)))
+      return -1;
+    r->acap = ARENA0;
+  }
+  for (;;) {
+    uint32_t used = r->nlow < r->nend ? r->ahead - r->nd[r->nlow].aoff : 0;
+    uint32_t at = r->ahead & (r->acap - 1);
+    uint32_t skip = at + len > r->acap ? r->acap - at : 0;
+    if (used + skip + len <= r->acap) {
+      r->ahead += skip; /* a list never wraps */
+      return 0;
+    }
+    if (r->acap < ARENA_MAX && r->nend - r->nlow < HORIZON) {
+      /* Twice as large: every list stays in one piece. */
+      uint32_t nc = 2 * r->acap, *q = malloc((size_t)nc * sizeof *q);
+      if (!q)
+        return -1;
+      for (uint32_t k = r->ahead - used; k != r->ahead; k++)
+        q[k & (nc - 1)] = r->ar[k & (r->acap - 1)];
+      free(r->ar);
+      r->ar = q;
+      r->acap = nc;
+    } else {
+      r->nlow++;
+    }
+  }
 }
 
-/* Exhaustive forward search from c; 1 if it meets another candidate or
- * an ancestor of one, 0 if not, -1 when out of memory. */
-static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
-                  const uint64_t *aj, uint32_t maxlev) {
-  uint32_t sp = 0, cur = r->cur, W = r->W, maxc = r->maxc;
+/* Merges predecessor p's list (p, then its list, cut at lo; p >= lo)
+ * into a[0 .. n) (decreasing, distinct), writing at most cap entries to
+ * out; returns their number. */
+static uint32_t list_merge(const rp__reduce *r, const uint32_t *a,
+                           uint32_t n, uint32_t p, uint32_t lo, uint32_t *out,
+                           uint32_t cap) {
+  const uint32_t *b = NULL;
+  uint32_t nb = 0, i = 0, k = 0, o = 0;
+  if (p >= r->nlow) {
+    b = list_of(r, &r->nd[p]);
+    nb = r->nd[p].alen;
+    while (nb && b[nb - 1] < lo)
+      nb--;
+  }
+  while (i < n && a[i] > p && o < cap)
+    out[o++] = a[i++];
+  if (o < cap) {
+    out[o++] = p; /* above all of its list */
+    i += i < n && a[i] == p;
+  }
+  while (i < n && k < nb && o < cap) {
+    uint32_t x = a[i], y = b[k];
+    out[o++] = x > y ? x : y;
+    i += x >= y;
+    k += y >= x;
+  }
+  while (i < n && o < cap)
+    out[o++] = a[i++];
+  while (k < nb && o < cap)
+    out[o++] = b[k++];
+  return o;
+}
+
+/* Builds node j's list from its m stored predecessors pred[0 .. m). */
+static int list_build(rp__reduce *r, uint32_t j, const rp_edge *pred,
+                      uint32_t m) {
+  uint32_t lo = 0, L = r->lcap, n = 0;
+  for (uint32_t i = 0; i < m; i++) {
+    uint32_t l = list_lo(r, pred[i].from);
+    if (l > lo)
+      lo = l;
+  }
+  if (rp__grow((void **)&r->tmp, &r->captmp, 2 * (L + 1), sizeof *r->tmp))
+    return -1;
+  /* The newest L + 1 of every predecessor and of what its list holds at
+   * or above lo, each once. */
+  uint32_t *t = r->tmp, *u = r->tmp + L + 1;
+  for (uint32_t i = 0; i < m; i++) {
+    if (pred[i].from < lo)
+      continue;
+    n = list_merge(r, t, n, pred[i].from, lo, u, L + 1);
+    uint32_t *x = t;
+    t = u;
+    u = x;
+  }
+  if (n > L) {
+    lo = t[L] + 1;
+    n = L;
+  }
+  /* A list that does not reach past the window (a dense graph) tells
+   * little the window does not: kept empty, it costs nothing to write or
+   * to merge (nothing is known below j then). */
+  if (j - lo < r->Wmax) {
+    lo = j;
+    n = 0;
+  }
+  if (arena_room(r, n))
+    return -1;
+  struct node *nj = &r->nd[j];
+  nj->lo = lo;
+  nj->aoff = r->ahead;
+  nj->alen = n;
+  memcpy(r->ar + (r->ahead & (r->acap - 1)), t, n * sizeof *t);
+  r->ahead += n;
+  return 0;
+}
+
+/* ---- deciding the candidates far back ------------------------------------ */
+
+/* Exhaustive forward search from c for another candidate, over what the
+ * undecided candidates und[] leave possible; 1 if it meets one (or an
+ * ancestor of one), 0 if not, -1 when out of memory. A node met is only
+ * read (a cache miss, far back) when it must be entered: what decides it
+ * otherwise (its level, the window, the lists of und[]) lies elsewhere. */
+static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
+  uint32_t sp = 0, cur = r->cur, W = r->W, maxu = 0, maxl = 0;
+  uint32_t budget = r->smax;
   struct node *nd = r->nd;
-  (void)g;
+  const uint32_t *lev = r->lev, *und = r->und, nund = r->nund;
+  for (uint32_t i = 0; i < nund; i++) {
+    if (und[i] > maxu)
+      maxu = und[i];
+    if (lev[und[i]] > maxl)
+      maxl = lev[und[i]];
+  }
   if (rp__grow((void **)&r->st, &r->capst, 1, sizeof *r->st))
     return -1;
   nd[c].mark = 2 * cur;
@@ -268,39 +474,116 @@ static int search(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
       sp--; /* searched: no */
       continue;
     }
-    /* Later than every candidate: neither one nor an ancestor of one
-     * (paths go forward). Inside j's window: the bitset knows exactly
-     * (a node of the window reaching a candidate reaches one of the
-     * window, whose ancestors the bitset holds). Neither needs x's
-     * state. */
-    if (x > maxc)
+    /* Later than every undecided candidate: reaches none (nor any that c
+     * does not reach). Inside j's window: the bitset knows exactly. */
+    if (x > maxu)
       continue;
-    int hit;
+    int hit = 0, open = 0;
     if (j - x < W) {
       if (!bit_get(r, aj, x))
         continue;
       hit = 1;
-    } else {
-      hit = nd[x].cst == cur || nd[x].mark == 2 * cur + 1;
     }
-    if (hit) {
-      for (uint32_t i = 0; i < sp; i++)
-        nd[r->st[i].u].mark = 2 * cur + 1;
-      r->cd[c].via = x;
-      return 1;
-    }
-    if (nd[x].mark == 2 * cur || nd[x].level >= maxlev)
+    for (uint32_t i = 0; i < nund && !hit; i++)
+      hit = und[i] == x; /* a candidate */
+    /* Not below any undecided candidate's level: reaches none. */
+    if (!hit && lev[x] >= maxl)
       continue;
-    nd[x].mark = 2 * cur;
-    if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
-      return -1;
-    r->st[sp++] = (struct fwd){x, nd[x].ohead, nd[x].nout};
+    for (uint32_t i = 0; i < nund && !hit; i++) {
+      uint32_t t = und[i];
+      if (t > x && lev[t] > lev[x]) {
+        int k = known(r, x, t);
+        hit = k > 0;
+        open |= k < 0;
+      }
+    }
+    if (!hit) {
+      if (!open)
+        continue; /* x reaches no candidate */
+      struct node *n = &nd[x];
+      if (n->mark == 2 * cur)
+        continue;
+      if (n->mark != 2 * cur + 1) {
+        if (!budget--) {
+          /* Too far: left to rp__reduce_settle. The nodes entered so far
+           * are not known to reach nothing. */
+          for (uint32_t i = 0; i < sp; i++)
+            nd[r->st[i].u].mark = 0;
+          return 2;
+        }
+        n->mark = 2 * cur;
+        if (rp__grow((void **)&r->st, &r->capst, sp + 1, sizeof *r->st))
+          return -1;
+        r->st[sp++] = (struct fwd){x, n->ohead, n->nout};
+        continue;
+      }
+    } else {
+      nd[x].mark = 2 * cur + 1;
+    }
+    for (uint32_t i = 0; i < sp; i++)
+      nd[r->st[i].u].mark = 2 * cur + 1;
+    return 1;
   }
   return 0;
 }
 
-/* Is far candidate c (outside j's window) an ancestor of another
- * candidate? maxlev: the highest level of a candidate. */
+static int u32_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+
+/* Replaces each undecided target t of c (und[]) by its frontier below
+ * lo(t): the stored predecessors below lo(t) of t and of the nodes t's
+ * list holds. Any path from c to t enters [lo(t), t] through one of them
+ * (its first node there is on t's list or t; the node before it is
+ * below), so c reaches t iff c is one of them or reaches one; each one
+ * has a list reaching further back. 1: c reaches a target, 0: the targets
+ * left are in und[] (none: c reaches none; a frontier wider than
+ * FRONTIER_MAX leaves them as they were), -1: out of memory. */
+static int expand(const rp_graph *g, rp__reduce *r, uint32_t c) {
+  uint32_t lc = r->lev[c], n = 0;
+  uint32_t *f;
+  if (rp__grow((void **)&r->tmp, &r->captmp, FRONTIER_MAX, sizeof *r->tmp))
+    return -1;
+  for (uint32_t i = 0; i < r->nund; i++) {
+    uint32_t t = r->und[i], lo = list_lo(r, t);
+    if (t < r->nlow) { /* its list is gone: keep it */
+      if (n == FRONTIER_MAX)
+        return 0;
+      r->tmp[n++] = t;
+      continue;
+    }
+    const struct node *nt = &r->nd[t];
+    for (uint32_t k = 0; k <= nt->alen; k++) {
+      uint32_t y = k ? list_at(r, nt, k - 1) : t;
+      for (uint32_t e = g->pred_off[y]; e < g->pred_off[y + 1]; e++) {
+        uint32_t z = g->edge[e].from;
+        if (z >= lo)
+          break; /* sources increase */
+        if (z == c)
+          return 1;
+        if (z < c || r->lev[z] <= lc)
+          continue;
+        int kn = known(r, c, z);
+        if (kn > 0)
+          return 1;
+        if (kn < 0 && (!n || r->tmp[n - 1] != z)) { /* may repeat */
+          if (n == FRONTIER_MAX)
+            return 0; /* too wide: the targets stay as they were */
+          r->tmp[n++] = z;
+        }
+      }
+    }
+  }
+  f = r->tmp;
+  if (rp__grow((void **)&r->und, &r->capund, n, sizeof *r->und))
+    return -1;
+  memcpy(r->und, f, n * sizeof *f);
+  r->nund = n;
+  return 0;
+}
+
 /* Do two stored accesses overlap? Byte ranges and boxes of one rank are
  * compared; anything else answers "not known" (0). */
 static int overlap(const rp_graph *g, const rp__sacc *x, const rp__sacc *y) {
@@ -319,45 +602,54 @@ static int overlap(const rp_graph *g, const rp__sacc *x, const rp__sacc *y) {
   return 1;
 }
 
-/* Does op c (earlier) conflict directly with op y: one access of each on
- * the same bytes of one space, one of them a write? Then c -> y is a
- * hazard. 0 also means "not known". */
-static int conflicts(const rp_graph *g, uint32_t c, uint32_t y) {
-  const rp__sacc *ac = g->sacc + g->op[c].acc0, *ay = g->sacc + g->op[y].acc0;
+/* Does op c (earlier) conflict directly with op t: one access of each on
+ * the same bytes of one space, one of them a write? Then c -> t is a
+ * hazard, and c an ancestor of t. 0 also means "not known". */
+static int conflicts(const rp_graph *g, uint32_t c, uint32_t t) {
+  const rp__sacc *ac = g->sacc + g->op[c].acc0, *at = g->sacc + g->op[t].acc0;
   for (uint32_t i = 0; i < g->op[c].nacc; i++)
-    for (uint32_t k = 0; k < g->op[y].nacc; k++)
-      if (((ac[i].mode | ay[k].mode) & RP_OUT) &&
-          overlap(g, &ac[i], &ay[k]))
+    for (uint32_t k = 0; k < g->op[t].nacc; k++)
+      if (((ac[i].mode | at[k].mode) & RP_OUT) && overlap(g, &ac[i], &at[k]))
         return 1;
   return 0;
 }
 
+/* Does candidate c, outside j's window, reach another candidate? 1 yes,
+ * 0 no, 2 not decided yet (pending), -1 out of memory. */
 static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
-                       uint32_t c, const uint64_t *aj, uint32_t maxlev) {
+                       uint32_t c, const uint64_t *aj) {
+  uint32_t lc = r->lev[c];
   /* An ancestor has a lower level than its descendants. */
-  if (r->nd[c].level >= maxlev)
+  if (lc >= r->maxlev)
     return 0;
-  /* The descendant an earlier search found; then a chain of descendants
-   * (shortcuts only, so the chain's length is bounded). */
-  uint32_t x = r->cd[c].via;
-  if (x != RP_NONE && x < j && known_implying(r, j, x, aj))
-    return 1;
-  uint32_t steps = 0;
-  for (x = r->cd[c].succ; x != RP_NONE && x <= r->maxc && steps < 64;
-       x = r->cd[x].succ, steps++)
-    if (known_implying(r, j, x, aj)) {
-      r->cd[c].via = x;
+  r->nund = 0;
+  for (uint32_t i = 0; i < r->nc; i++) {
+    uint32_t t = r->c[i].from;
+    if (t <= c || r->lev[t] <= lc)
+      continue;
+    int k = known(r, c, t);
+    if (k > 0)
       return 1;
-    }
-  /* A later candidate that c conflicts with directly (when few). */
-  for (uint32_t i = 0; r->nc <= 8 && i < r->nc; i++) {
-    uint32_t y = r->c[i].from;
-    if (y > c && conflicts(g, c, y)) {
-      r->cd[c].via = y;
-      return 1;
+    if (k < 0) {
+      if (rp__grow((void **)&r->und, &r->capund, r->nund + 1,
+                   sizeof *r->und))
+        return -1;
+      r->und[r->nund++] = t;
     }
   }
-  return search(g, r, j, c, aj, maxlev);
+  /* One the accesses say c conflicts with (few: a far candidate is
+   * mostly undecided about one or two). */
+  for (uint32_t i = 0; i < r->nund && i < 8; i++)
+    if (conflicts(g, c, r->und[i]))
+      return 1;
+  /* The undecided ones: their frontiers, while they stay few. */
+  for (int round = 0; round < 1 && r->nund && r->nund <= FRONTIER_MAX;
+       round++) {
+    int x = expand(g, r, c);
+    if (x)
+      return x;
+  }
+  return r->nund ? search(r, j, c, aj) : 0;
 }
 
 static int edge_from_cmp(const void *a, const void *b) {
@@ -369,64 +661,48 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   if (r->oom)
     return -1;
   uint32_t n = r->nc, W = r->W, maxlev = 0, e0 = g->nedge;
-  r->maxc = 0;
   if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
                sizeof *g->edge) ||
-      rp__grow((void **)&r->oe, &r->capoe, g->nedge + n, sizeof *r->oe))
+      rp__grow((void **)&r->oe, &r->capoe, r->noe + n, sizeof *r->oe) ||
+      rp__grow((void **)&r->pd, &r->cappd, r->npd + n, sizeof *r->pd))
     return -1;
   /* j's window bitset: first the ancestors of every candidate inside the
    * window, which decide those candidates; then the candidates too. */
   uint64_t *aj = anc_of(r, j);
   for (uint32_t i = 0; i < n; i++) {
     uint32_t f = r->c[i].from;
-    if (r->nd[f].level > maxlev)
-      maxlev = r->nd[f].level;
-    if (f > r->maxc)
-      r->maxc = f;
+    if (r->lev[f] > maxlev)
+      maxlev = r->lev[f];
     if (j - f < W)
       or_ancestors(r, aj, f, j);
   }
+  r->maxlev = maxlev;
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
     uint32_t f = c->from;
-    if (j - f < W && (c->keep || !bit_get(r, aj, f)))
+    if (j - f < W &&
+        (c->keep || (r->nd[f].imp != r->cur && !bit_get(r, aj, f))))
       g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
   }
   for (uint32_t i = 0; i < n; i++)
     if (j - r->c[i].from < W)
       bit_set(r, aj, r->c[i].from);
-  /* Candidates behind a node of the window: implied when that node is an
-   * ancestor of a candidate (or one); else candidates like the others. */
-  for (uint32_t i = 0; i < r->npx; i++) {
-    const struct proxy *p = &r->px[i];
-    if (!bit_get(r, aj, p->via)) {
-      rp__reduce_add(r, p->c.from, p->c.kind, 0, p->c.buf);
-      if (r->nd[p->c.from].level > maxlev)
-        maxlev = r->nd[p->c.from].level;
-      if (p->c.from > r->maxc)
-        r->maxc = p->c.from;
-    }
-  }
-  if (r->oom || rp__grow((void **)&g->edge, &g->capedge, g->nedge + r->nc,
-                         sizeof *g->edge) ||
-      rp__grow((void **)&r->oe, &r->capoe, g->nedge + r->nc, sizeof *r->oe))
-    return -1;
-  n = r->nc;
   /* Then the older candidates. */
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
     uint32_t f = c->from;
     if (j - f < W)
       continue;
-    int reached = far_reached(g, r, j, f, aj, maxlev);
+    int reached =
+        r->nd[f].imp == r->cur ? 1 : far_reached(g, r, j, f, aj);
     if (reached < 0)
       return -1;
-    if (c->keep || !reached)
+    if (c->keep || reached != 1)
       g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
+    if (!c->keep && reached == 2)
+      r->pd[r->npd++] = (struct pend){f, j};
   }
-  r->nd[j].level = n ? maxlev + 1 : 0;
-  for (uint32_t i = 0; i < n; i++)
-    r->cd[r->c[i].from].succ = j;
+  r->lev[j] = n ? maxlev + 1 : 0;
   /* Sources increasing, as the CSR will have them. */
   rp_edge *ej = g->edge + e0;
   uint32_t m = g->nedge - e0;
@@ -441,15 +717,185 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
       ej[b] = t;
     }
   }
+  if (list_build(r, j, ej, m))
+    return -1;
   for (uint32_t e = e0; e < g->nedge; e++) {
     uint32_t f = g->edge[e].from;
     struct node *nf = &r->nd[f];
-    if (nf->nout < RP__INLINE_OUT) {
+    if (nf->nout < INLINE_OUT) {
       nf->out[nf->nout++] = j;
     } else {
-      r->oe[e] = (struct oedge){j, nf->ohead};
-      nf->ohead = e;
+      r->oe[r->noe] = (struct oedge){j, nf->ohead};
+      nf->ohead = r->noe++;
     }
   }
+  r->nend = j + 1;
   return 0;
+}
+
+/* ---- deciding the pending edges in bulk ---------------------------------- */
+
+uint32_t rp__reduce_pending(const rp__reduce *r) { return r ? r->npd : 0; }
+
+static int pend_cmp(const void *a, const void *b) {
+  const struct pend *x = a, *y = b;
+  if (x->from != y->from)
+    return x->from < y->from ? -1 : 1;
+  return x->to < y->to ? -1 : x->to > y->to;
+}
+
+/* 64 pending edges at most, pd[q0 .. q0 + n), live from lo to hi. */
+struct word {
+  uint32_t lo, hi;  /* first source, last target */
+  uint32_t q0;      /* its first edge */
+  uint32_t next;    /* its next edge to start */
+  uint32_t n;
+  uint64_t *R;      /* R[v - lo]: its sources reaching v (or v) */
+};
+
+static int word_cmp(const void *a, const void *b) {
+  const struct word *x = a, *y = b;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The length class of a pending edge: floor(log2(to - from)). */
+static unsigned len_class(const struct pend *p) {
+  unsigned k = 0;
+  for (uint32_t d = p->to - p->from; d > 1; d >>= 1)
+    k++;
+  return k;
+}
+
+/* By length class, then source. */
+static int class_cmp(const void *a, const void *b) {
+  unsigned x = len_class(a), y = len_class(b);
+  return x != y ? (x < y ? -1 : 1) : pend_cmp(a, b);
+}
+
+/* A pending edge c -> t is implied iff c reaches another predecessor of
+ * t: every path from c to t of two edges or more ends with one. One sweep
+ * over the nodes, from the first source to the last target, decides them
+ * all: the pending edges go by 64 into words, each word edges of one
+ * length class (lengths within a factor 2), sources increasing; a word
+ * is live from its first source to its last target, and gives each node
+ * meanwhile the set of its sources that reach the node (or are it), the
+ * union of the node's predecessors' sets, in an array of its own. At a
+ * target, the union over its other predecessors decides. A node costs
+ * one word per live word and predecessor, read in program order. */
+int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
+  if (!r || !r->npd)
+    return 0;
+  struct pend *pd = r->pd;
+  uint32_t np = r->npd, nw = 0, *dead = NULL, ndead = 0;
+  struct pend *byto = NULL; /* (target, index), by target */
+  struct word *wd = NULL;
+  uint32_t *live = NULL, nlive = 0, *wq = NULL; /* wq: each edge's word */
+  int st = -1;
+  qsort(pd, np, sizeof *pd, class_cmp);
+  if (!(byto = malloc((size_t)np * sizeof *byto)) ||
+      !(dead = malloc((size_t)np * sizeof *dead)) ||
+      !(wd = calloc(np, sizeof *wd)) || !(live = malloc(np * sizeof *live)))
+    goto out;
+  /* Words: 64 edges at most, of one class; then in order of their first
+   * sources. */
+  uint32_t top = 0, first = RP_NONE;
+  if (!(wq = malloc((size_t)np * sizeof *wq)))
+    goto out;
+  nw = 0;
+  for (uint32_t q = 0; q < np; q++) {
+    if (!q || wd[nw - 1].n == 64 ||
+        len_class(&pd[q]) != len_class(&pd[q - 1]))
+      wd[nw++] = (struct word){pd[q].from, pd[q].to, q, q, 0, NULL};
+    struct word *w = &wd[nw - 1];
+    w->n++;
+    if (pd[q].to > w->hi)
+      w->hi = pd[q].to;
+    if (pd[q].to > top)
+      top = pd[q].to;
+    if (pd[q].from < first)
+      first = pd[q].from;
+  }
+  qsort(wd, nw, sizeof *wd, word_cmp);
+  for (uint32_t k = 0; k < nw; k++)
+    for (uint32_t q = wd[k].q0; q < wd[k].q0 + wd[k].n; q++) {
+      wq[q] = k;
+      byto[q] = (struct pend){pd[q].to, q};
+    }
+  qsort(byto, np, sizeof *byto, pend_cmp);
+  uint32_t nextw = 0, ct = 0;
+  for (uint32_t v = first; v <= top; v++) {
+    if (!nlive && nextw < nw && wd[nextw].lo > v)
+      v = wd[nextw].lo; /* nothing live in between */
+    for (; nextw < nw && wd[nextw].lo == v; nextw++) {
+      struct word *w = &wd[nextw];
+      if (!(w->R = malloc(((size_t)w->hi - w->lo + 1) * sizeof *w->R)))
+        goto out;
+      live[nlive++] = nextw;
+    }
+    uint32_t e0 = g->pred_off[v], e1 = g->pred_off[v + 1];
+    for (uint32_t a = 0; a < nlive; a++) {
+      struct word *w = &wd[live[a]];
+      uint32_t q1 = w->q0 + w->n;
+      uint64_t x = 0;
+      for (; w->next < q1 && pd[w->next].from == v; w->next++)
+        x |= 1ull << (w->next - w->q0);
+      for (uint32_t e = e0; e < e1; e++) {
+        uint32_t p = g->edge[e].from;
+        if (p >= w->lo)
+          x |= w->R[p - w->lo];
+      }
+      w->R[v - w->lo] = x;
+    }
+    for (; ct < np && byto[ct].from == v; ct++) {
+      uint32_t q = byto[ct].to, c = pd[q].from, at = RP_NONE;
+      const struct word *w = &wd[wq[q]];
+      uint64_t bit = 1ull << (q - w->q0);
+      int implied = 0;
+      for (uint32_t e = e0; e < e1; e++) {
+        uint32_t p = g->edge[e].from;
+        if (p == c)
+          at = e;
+        else if (p >= w->lo && (w->R[p - w->lo] & bit))
+          implied = 1;
+      }
+      if (implied && at != RP_NONE)
+        dead[ndead++] = at;
+    }
+    for (uint32_t a = 0; a < nlive;) /* words past their last target */
+      if (wd[live[a]].hi == v) {
+        free(wd[live[a]].R);
+        wd[live[a]].R = NULL;
+        live[a] = live[--nlive];
+      } else {
+        a++;
+      }
+  }
+  /* Drop the implied edges; each target's predecessors stay together. */
+  if (ndead) {
+    qsort(dead, ndead, sizeof *dead, u32_cmp);
+    uint32_t w = 0, k = 0, v = 0, n = r->nend;
+    for (uint32_t e = 0; e < g->nedge; e++) {
+      while (v < n && g->pred_off[v + 1] <= e)
+        g->pred_off[++v] = w; /* node v's predecessors start here */
+      if (k < ndead && dead[k] == e) {
+        k++;
+        continue;
+      }
+      g->edge[w++] = g->edge[e];
+    }
+    while (v < n)
+      g->pred_off[++v] = w;
+    g->nedge = w;
+  }
+  r->npd = 0;
+  st = 0;
+out:
+  for (uint32_t a = 0; wd && a < nw; a++)
+    free(wd[a].R);
+  free(wd);
+  free(wq);
+  free(live);
+  free(byto);
+  free(dead);
+  return st;
 }

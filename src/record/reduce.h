@@ -5,8 +5,11 @@
 
 #include "record/graph.h"
 
-/* Default ancestor window, in operations (a power of two). */
+/* Default ancestor window, in operations (a power of two): the bitsets
+ * start at 64 operations and double up to it as the graph grows. */
 #define RP__ANC_WINDOW 1024u
+/* Default length of an operation's list of latest ancestors. */
+#define RP__ANC_LIST 32u
 
 /* One candidate predecessor of the operation being recorded. */
 typedef struct rp__cand {
@@ -18,9 +21,15 @@ typedef struct rp__cand {
 
 typedef struct rp__reduce rp__reduce;
 
-/* A reducer with an ancestor window of `window` operations (a power of two,
- * >= 64); NULL when out of memory. */
-rp__reduce *rp__reduce_new(uint32_t window);
+/* Nodes a search for a far candidate may enter before the candidate is
+ * left pending (rp__reduce_settle decides it). */
+#define RP__SEARCH_MAX 16u
+
+/* A reducer with an ancestor window of up to `window` operations (a power
+ * of two, >= 64), ancestor lists of up to `list` entries (>= 1) and
+ * searches entering up to `search` nodes; NULL when out of memory or the
+ * sizes are not allowed. */
+rp__reduce *rp__reduce_new(uint32_t window, uint32_t list, uint32_t search);
 void rp__reduce_free(rp__reduce *r);
 
 /* Starts the candidates of node j (the next node, in order). -1: no memory. */
@@ -32,21 +41,29 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j);
 void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
                     uint32_t buf);
 
-/* Adds candidate from -> j known to be an ancestor of node via (< j, not
- * a candidate itself): when via turns out to be an ancestor of another
- * candidate the edge is implied and the candidate is never looked at
- * (cheap for the many writers behind one reader of a whole buffer). */
-void rp__reduce_add_via(rp__reduce *r, uint32_t from, uint32_t via, int kind,
-                        uint32_t buf);
+/* Says that node from reaches another candidate of j (or will): if it is
+ * a candidate too, its edge is implied (the tracker knows this of a
+ * writer whose readers since are WAR candidates of j). */
+void rp__reduce_implied(rp__reduce *r, uint32_t from);
 
 /* Appends to g->edge the candidates of j that no other candidate reaches
- * (plus the explicit ones), sorted by source, and records j's ancestors.
- * Exact: an edge is stored if and only if it is in the transitive
- * reduction of all hazards (explicit edges always). -1: no memory. */
+ * (plus the explicit ones), sorted by source, and records what is known
+ * of j's ancestors. Exact once settled (rp__reduce_settle): an edge is
+ * stored if and only if it is in the transitive reduction of all hazards
+ * (explicit edges always); before, a few may be pending. -1: no
+ * memory. */
 int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j);
 
-/* 1 if node x is known, from the ancestor window, to be an ancestor of
- * node u (both ended); 0 means "not known", not "no". */
+/* Decides the edges rp__reduce_end left pending (stored, but maybe
+ * implied: a search would have gone too far), all at once, and removes
+ * the implied ones from g->edge. -1: no memory (nothing changed). */
+int rp__reduce_settle(rp_graph *g, rp__reduce *r);
+
+/* How many stored edges are pending. */
+uint32_t rp__reduce_pending(const rp__reduce *r);
+
+/* 1 if node x is known, from the ancestor window or u's list, to be an
+ * ancestor of node u (both ended); 0 means "not known", not "no". */
 int rp__reduce_known_ancestor(const rp__reduce *r, uint32_t x, uint32_t u);
 
 #endif

@@ -43,13 +43,16 @@ static rp_status image_edges(const sacc *a, uint32_t na, rp__pedge **e,
   rp_status s = RP_ENOMEM;
   if (!bp || !lastw || !rhead || !lwsp)
     goto out;
-  uint64_t i = 0;
+  uint64_t i = 0, max = 0;
   for (uint32_t k = 0; k < na; k++)
     for (uint32_t v = 0; v < a[k].niv; v++) {
       bp[i++] = a[k].iv[2 * v];
       bp[i++] = a[k].iv[2 * v] + a[k].iv[2 * v + 1];
+      if (bp[i - 1] > max)
+        max = bp[i - 1];
     }
-  uint64_t u = rp__segs_sort(bp, nbp);
+  /* lastw is the sort's scratch before it is set. */
+  uint64_t u = rp__segs_sort(bp, (uint64_t *)lastw, nbp, max);
   for (i = 0; i < u; i++)
     lastw[i] = rhead[i] = -1;
   for (uint32_t x = 0; x < na;) {
