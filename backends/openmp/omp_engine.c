@@ -63,9 +63,12 @@ void rp__omp_run_task(const ostate *st, const otask *t) {
   }
 }
 
+/* A release store and a relaxed look at the waiters, no fence between: a
+ * waiter that misses the store while the worker misses the waiter wakes
+ * from its timed wait (omp_wait_buffer) and looks again. */
 void rp__omp_done(ostate *st, otask *t, long e) {
-  atomic_store(&t->done, e);
-  if (atomic_load(&st->waiters)) {
+  atomic_store_explicit(&t->done, e, memory_order_release);
+  if (atomic_load_explicit(&st->waiters, memory_order_relaxed)) {
     pthread_mutex_lock(&st->mu);
     pthread_cond_broadcast(&st->cv);
     pthread_mutex_unlock(&st->mu);
@@ -124,6 +127,8 @@ static void run_split(ostate *st, const otask *t, int me, int q, uint32_t v,
   long none = 0;
   bool pub = atomic_compare_exchange_strong_explicit(
       &st->help[q].v, &none, (long)(intptr_t)j, AR, RLX);
+  if (pub && st->steal)
+    rp__omp_wake(st, q, st->gsize[q] - 1);
   rp__omp_help_job(st, j);
   if (pub)
     atomic_store_explicit(&st->help[q].v, 0, REL);

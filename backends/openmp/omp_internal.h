@@ -49,6 +49,25 @@ typedef struct padl {
   _Alignas(64) _Atomic long v;
 } padl;
 
+typedef struct padi {
+  _Alignas(64) _Atomic int v;
+} padi;
+
+/* A thread's deque of ready tasks (omp_steal.c), after Cilk's THE
+ * protocol: its owner pushes and pops the newest at bot without a lock;
+ * thieves take the oldest half at top under lock. A group's inbox has the
+ * same layout, every access under lock. Entries are atomics accessed
+ * relaxed (plain moves) so that ThreadSanitizer sees no race on a slot
+ * reused after a steal. */
+typedef struct odeque {
+  _Alignas(64) _Atomic long bot;
+  _Atomic unsigned long prog; /* tasks the owner finished this launch */
+  _Atomic uint32_t *buf;
+  long mask;
+  _Alignas(64) _Atomic long top;
+  _Atomic int lock;
+} odeque;
+
 /* One published data-parallel kernel: idle threads claim its chunks. The
  * claim counter and the chunk count carry the use's generation, so a claim
  * made through a stale pointer to a reused job is recognised and dropped. */
@@ -124,6 +143,17 @@ typedef struct ostate {
   long lepoch;
   padl help[RP_OMP_MAXT]; /* per group: an ojob* or 0 */
   ojob job[RP_OMP_MAXT];  /* per thread */
+
+  /* stealing engine (omp_steal.c): per-thread deques, per-group inboxes
+   * (roots and tasks readied by another group), sleep words (1: asleep
+   * in the futex), the replay the team runs (phase; past the launch's
+   * last: over), tasks finished in the launch as flushed by threads going
+   * idle, threads asleep and threads looking for work */
+  bool steal;
+  odeque dq[RP_OMP_MAXT], inbox[RP_OMP_MAXT];
+  padi slp[RP_OMP_MAXT];
+  padl phase, flushed, nsleep, nspin;
+  long E0, Elast;
 } ostate;
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -151,6 +181,13 @@ void rp__omp_done(ostate *st, otask *t, long e);
 rp_status rp__omp_engine_init(ostate *st);
 void rp__omp_engine_run(ostate *st, unsigned iterations);
 void rp__omp_engine_free(ostate *st);
+/* The stealing engine (omp_steal.c): build its deques once; run
+ * iterations replays on the team; free. */
+rp_status rp__omp_steal_init(ostate *st);
+void rp__omp_steal_run(ostate *st, unsigned iterations);
+void rp__omp_steal_free(ostate *st);
+/* Wake up to k sleeping threads of group q (all groups: q < 0). */
+void rp__omp_wake(ostate *st, int q, int k);
 /* Choose every task's owner thread from durations dur (µs per node; NULL:
  * all equal) and build the owner engine's lists. omp_owner.c. */
 rp_status rp__omp_owner_plan(ostate *st, const double *dur);

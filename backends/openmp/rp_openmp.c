@@ -15,6 +15,7 @@
  * Launch blocks (RP_BACKEND_BLOCKING_LAUNCH): the core runs it on a thread
  * of its own, so rp_exec_launch() returns at once. */
 #include <sched.h>
+#include <time.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <string.h>
@@ -69,6 +70,7 @@ static void omp_destroy(void *state) {
     return;
   rp__omp_engine_free(st);
   rp__omp_owner_free(st);
+  rp__omp_steal_free(st);
   free(st->mstart);
   free(st->mend);
   for (uint32_t i = 0; st->owned && i < st->p->nimage; i++)
@@ -104,9 +106,10 @@ static rp_status setup_team(ostate *st, const rp_exec_opts *o) {
     return RP_EINVAL;
   }
   st->serial = o->mode && !strcmp(o->mode, "serial");
-  st->dynamic_only = o->mode && !strcmp(o->mode, "dynamic");
-  if (o->mode && !st->serial && !st->dynamic_only &&
-      strcmp(o->mode, "parallel")) {
+  st->dynamic_only = o->mode && !strcmp(o->mode, "lean");
+  st->owner = o->mode && !strcmp(o->mode, "owner");
+  if (o->mode && !st->serial && !st->dynamic_only && !st->owner &&
+      strcmp(o->mode, "parallel") && strcmp(o->mode, "dynamic")) {
     rp_exec_set_error(st->x, "openmp: unknown mode \"%s\" (parallel, "
                       "dynamic, serial)", o->mode);
     return RP_EINVAL;
@@ -263,7 +266,12 @@ static rp_status omp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   /* One thread: the owner engine at once (everything on it, in order);
    * several: the first launch runs the dynamic engine and times every
    * task for the owners' choice. */
-  if (!st->serial && !st->dynamic_only) {
+  bool own = st->owner;
+  st->owner = false;
+  if (!st->serial && !own && !st->dynamic_only && st->nth > 1 &&
+      (rc = rp__omp_steal_init(st)) != RP_OK)
+    goto fail;
+  if (own) {
     rc = RP_ENOMEM;
     if (st->nth == 1 ? rp__omp_owner_plan(st, NULL) != RP_OK
                      : !(st->mstart = malloc(nt * sizeof(double))) ||
@@ -294,9 +302,14 @@ static double clock_cost(void) {
  * choose the owners of the owner engine that runs every later one (when
  * that fails for memory, the dynamic engine stays). */
 static void run_engine(ostate *st, unsigned iterations) {
-  if (st->serial) {
+  if (st->serial || st->nth == 1) {
+    rp__omp_pin(st, 0);
     rp__omp_run_serial(st, iterations);
     st->lepoch += (long)iterations;
+    return;
+  }
+  if (st->steal) {
+    rp__omp_steal_run(st, iterations);
     return;
   }
   if (st->owner) {
@@ -373,8 +386,16 @@ static rp_status omp_wait_buffer(void *state, rp_buf b) {
     pthread_cond_wait(&st->cv, &st->mu);
   long target = st->target;
   for (uint32_t i = h0; i < h1; i++)
-    while (atomic_load(&st->task[p->host_writers[i]].done) < target)
-      pthread_cond_wait(&st->cv, &st->mu);
+    while (atomic_load(&st->task[p->host_writers[i]].done) < target) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 200000; /* rp__omp_done does not fence */
+      if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+      }
+      pthread_cond_timedwait(&st->cv, &st->mu, &ts);
+    }
   pthread_mutex_unlock(&st->mu);
   atomic_fetch_sub(&st->waiters, 1);
   return RP_OK;

@@ -441,8 +441,22 @@ typedef struct result {
 static result res[256];
 static int nres;
 
+/* BENCH_METHODS: comma-separated methods to run (default all). */
+static int wanted(const char *m) {
+  const char *w = getenv("BENCH_METHODS");
+  if (!w || !*w)
+    return 1;
+  size_t n = strlen(m);
+  for (const char *p = w; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+    if (!strncmp(p, m, n) && (p[n] == ',' || !p[n]))
+      return 1;
+  return 0;
+}
+
 static void measure(const char *m, int thr, shape *s, uint64_t ref,
                     void (*fn)(shape *, int), long tasks) {
+  if (!wanted(m))
+    return;
   int inner = LINES(s->kind) ? 10 : 1;
   int reps = s->kind == JREAL ? env_int("BENCH_REPS_REAL", 5)
                               : env_int("BENCH_REPS", 7);
@@ -482,6 +496,8 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
 static void run_reprise(shape *s, int thr, uint64_t ref, int iters,
                         unsigned replays, int kernels, const char *mode,
                         const char *name) {
+  if (!wanted(name))
+    return;
   rp_graph *g = record(s, iters, kernels);
   int cores[2] = {0, 1};
   rp_exec_opts o;
@@ -517,7 +533,9 @@ static void run_shape(int kind) {
     run_reprise(&s, thr, ref, s.iters, 1, 0, NULL, "reprise");
     run_reprise(&s, thr, ref, s.iters, 1, 1, NULL, "reprise-kernels");
     if (thr > 1)
-      run_reprise(&s, thr, ref, s.iters, 1, 0, "dynamic", "reprise-dyn");
+      run_reprise(&s, thr, ref, s.iters, 1, 0, "owner", "reprise-owner");
+    if (thr > 1)
+      run_reprise(&s, thr, ref, s.iters, 1, 0, "lean", "reprise-lean");
     if (jac)
       run_reprise(&s, thr, ref, 1, (unsigned)s.iters, 0, NULL, "reprise/1it");
     g_tw = 0;
@@ -535,7 +553,8 @@ static void run_shape(int kind) {
     c.ncpus = thr;
     c.ncuda = 0;
     c.nopencl = 0;
-    if (kind != WAVE && kind != TREE && starpu_init(&c) == 0) {
+    if (kind != WAVE && kind != TREE && wanted("starpu") &&
+        starpu_init(&c) == 0) {
       int nh = kind == CHAIN ? 1 : kind == INDEP ? s.N : 2 * s.K;
       g_h = calloc((size_t)nh, sizeof *g_h);
       g_shape = &s;
@@ -636,7 +655,7 @@ int main(int argc, char **argv) {
   /* Summary: ns/task (ms per 1000-iteration pass for the real Jacobi) and
    * how many times reprise is faster. */
   const char *ms[] = {"seq", "reprise", "reprise/1it", "reprise-kernels",
-                      "reprise-dyn", "omp-task", "omp-task/tw", "starpu"};
+                      "reprise-owner", "reprise-lean", "omp-task", "omp-task/tw", "starpu"};
   printf("\n| method | threads | chain | indep | wavefront | tree | "
          "jacobi_tiny | jacobi_real (ms) |\n|---|---|---|---|---|---|---|---|"
          "\n");

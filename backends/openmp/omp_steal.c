@@ -1,0 +1,512 @@
+/* OpenMP backend: the stealing replay engine, used for every team of
+ * several threads.
+ *
+ * Built once at instantiate: successor lists and in-degrees (the plan's),
+ * one deque per thread and one inbox per group of threads (a logical
+ * device's), each as long as the graph. A task's counter is reset by the
+ * task itself when it runs, so a replay needs no reset pass; a task with
+ * one predecessor has no counter at all (its predecessor readies it).
+ *
+ * Running: a thread runs a successor it made ready next (continuation),
+ * pushes the others it made ready onto its own deque, and pops its newest
+ * task when it has none (depth first, warm caches). A task of another
+ * group goes to that group's inbox: the plan's placement is where work
+ * starts, not where it must run. A thread without work takes from its
+ * group's inbox, then steals the oldest half of another thread's deque,
+ * own group first, but only when that is worth a hand-off between cores:
+ * the deque holds at least STEAL_BIG tasks, or its owner has finished no
+ * task for STALL_US (it runs a long task, or it is descheduled). Tiny
+ * tasks therefore stay on the thread that made them ready, and a slow or
+ * preempted thread never keeps ready work from the others for long.
+ *
+ * Waiting: an idle thread looks again after a pause that doubles up to
+ * GAP_MAX_US, for SPIN_US; then it sleeps in a futex, for NAP_MIN_US at
+ * first and up to NAP_MAX_US, waking to look again. A thread whose deque
+ * grows long, or that readies work for another group, wakes a sleeper.
+ *
+ * Replays: a thread going idle adds the tasks it ran to the launch's
+ * count; the one whose addition completes replay e starts e + 1 (its
+ * group's roots onto its own deque, the other groups' into their inboxes)
+ * or ends the launch and wakes everyone. The roots of the launch's first
+ * replay start in the inboxes. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <omp.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#include "omp_internal.h"
+
+#define RLX memory_order_relaxed
+#define ACQ memory_order_acquire
+#define REL memory_order_release
+#define AR memory_order_acq_rel
+#define SC memory_order_seq_cst
+#define NONE UINT32_MAX
+
+/* A deque at least this long is split even while its owner keeps up. */
+#define STEAL_BIG 64
+/* An owner that finished no task for this long (µs) runs a long task or
+ * is descheduled: its deque is split. */
+#define STALL_US 1.0
+/* The same for a thread or an inbox of another group: the plan's placement
+ * holds unless that group stalls for this long (µs). */
+#define STALL_FAR_US 100.0
+/* An idle thread looks for work for this long (µs), pausing between two
+ * looks up to GAP_MAX_US, then sleeps from NAP_MIN_US to NAP_MAX_US. */
+#define SPIN_US 100.0
+#define GAP_MAX_US 16.0
+#define NAP_MIN_US 50.0
+#define NAP_MAX_US 1000.0
+/* Most tasks one steal takes. */
+#define STEAL_MOST 256
+
+/* ---- sleeping ---- */
+
+static void fx_wait(_Atomic int *w, int val, double us) {
+#ifdef __linux__
+  struct timespec ts;
+  ts.tv_sec = (time_t)(us / 1e6);
+  ts.tv_nsec = (long)fmod(us * 1e3, 1e9);
+  syscall(SYS_futex, (int *)w, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+#else
+  (void)w;
+  (void)val;
+  struct timespec ts = {0, (long)(us * 1e3)};
+  nanosleep(&ts, NULL);
+#endif
+}
+
+static void fx_wake(_Atomic int *w) {
+#ifdef __linux__
+  syscall(SYS_futex, (int *)w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+#else
+  (void)w;
+#endif
+}
+
+void rp__omp_wake(ostate *st, int q, int k) {
+  if (!atomic_load_explicit(&st->nsleep.v, SC))
+    return;
+  for (int i = 0; i < st->nth && k > 0; i++) {
+    if (q >= 0 && st->tgroup[i] != q)
+      continue;
+    int one = 1;
+    if (atomic_load_explicit(&st->slp[i].v, RLX) == 1 &&
+        atomic_compare_exchange_strong_explicit(&st->slp[i].v, &one, 0, AR,
+                                                RLX)) {
+      fx_wake(&st->slp[i].v);
+      k--;
+    }
+  }
+}
+
+/* Sleep up to us unless the replay moved on from e or the launch ended;
+ * a waker clears the word first, so a wake-up is never lost. */
+static void nap(ostate *st, int me, long e, double us) {
+  atomic_store_explicit(&st->slp[me].v, 1, SC);
+  atomic_fetch_add_explicit(&st->nsleep.v, 1, SC);
+  const odeque *ib = &st->inbox[st->tgroup[me]];
+  if (atomic_load_explicit(&st->phase.v, SC) == e &&
+      atomic_load_explicit(&ib->bot, SC) == atomic_load_explicit(&ib->top,
+                                                                 SC))
+    fx_wait(&st->slp[me].v, 1, us);
+  int one = 1;
+  atomic_compare_exchange_strong_explicit(&st->slp[me].v, &one, 0, AR, RLX);
+  atomic_fetch_sub_explicit(&st->nsleep.v, 1, SC);
+}
+
+/* ---- deques ---- */
+
+static inline void lock(_Atomic int *l) {
+  unsigned spins = 0;
+  while (atomic_exchange_explicit(l, 1, ACQ))
+    while (atomic_load_explicit(l, RLX))
+      backoff(&spins);
+}
+
+static inline bool trylock(_Atomic int *l) {
+  return !atomic_load_explicit(l, RLX) &&
+         !atomic_exchange_explicit(l, 1, ACQ);
+}
+
+static inline void unlock(_Atomic int *l) {
+  atomic_store_explicit(l, 0, REL);
+}
+
+static inline long dq_size(const odeque *d) {
+  return atomic_load_explicit(&d->bot, RLX) -
+         atomic_load_explicit(&d->top, RLX);
+}
+
+static inline void dq_push(odeque *d, uint32_t v) {
+  long b = atomic_load_explicit(&d->bot, RLX);
+  atomic_store_explicit(&d->buf[b & d->mask], v, RLX);
+  atomic_store_explicit(&d->bot, b + 1, REL);
+}
+
+/* The owner takes its newest task. Only a pop that meets a thief over the
+ * last tasks takes the lock. */
+static inline uint32_t dq_pop(odeque *d) {
+  long b = atomic_load_explicit(&d->bot, RLX) - 1;
+  if (b < atomic_load_explicit(&d->top, RLX))
+    return NONE;
+  atomic_exchange_explicit(&d->bot, b, SC);
+  long t = atomic_load_explicit(&d->top, SC);
+  if (t <= b)
+    return atomic_load_explicit(&d->buf[b & d->mask], RLX);
+  atomic_store_explicit(&d->bot, b + 1, RLX);
+  lock(&d->lock);
+  b = atomic_load_explicit(&d->bot, RLX) - 1;
+  t = atomic_load_explicit(&d->top, RLX);
+  uint32_t v = NONE;
+  if (t <= b) {
+    atomic_store_explicit(&d->bot, b, RLX);
+    v = atomic_load_explicit(&d->buf[b & d->mask], RLX);
+  }
+  unlock(&d->lock);
+  return v;
+}
+
+/* A thief takes the oldest half (at least one, at most STEAL_MOST) of d's
+ * tasks into out; returns how many. It announces the take at top, then
+ * checks bot: the owner, popping, does the opposite, so at least one of
+ * them sees the other and a conflict over the last tasks goes to the lock
+ * (the owner retries under it). */
+static long dq_steal(odeque *d, uint32_t *out) {
+  if (!trylock(&d->lock))
+    return 0;
+  long k = 0;
+  for (int tries = 0; tries < 3 && !k; tries++) {
+    long t = atomic_load_explicit(&d->top, RLX);
+    long n = atomic_load_explicit(&d->bot, ACQ) - t;
+    if (n <= 0)
+      break;
+    k = (n + 1) / 2;
+    k = k > STEAL_MOST ? STEAL_MOST : k;
+    atomic_exchange_explicit(&d->top, t + k, SC);
+    if (t + k > atomic_load_explicit(&d->bot, SC)) {
+      atomic_store_explicit(&d->top, t, SC); /* the owner is popping */
+      k = 0;
+      continue;
+    }
+    for (long i = 0; i < k; i++)
+      out[i] = atomic_load_explicit(&d->buf[(t + i) & d->mask], RLX);
+  }
+  unlock(&d->lock);
+  return k;
+}
+
+static void ib_push(odeque *d, uint32_t v) {
+  lock(&d->lock);
+  long b = atomic_load_explicit(&d->bot, RLX);
+  atomic_store_explicit(&d->buf[b & d->mask], v, RLX);
+  atomic_store_explicit(&d->bot, b + 1, REL);
+  unlock(&d->lock);
+}
+
+/* The oldest half (at least one, at most STEAL_MOST) of an inbox. */
+static long ib_take(odeque *d, uint32_t *out) {
+  if (dq_size(d) <= 0 || !trylock(&d->lock))
+    return 0;
+  long t = atomic_load_explicit(&d->top, RLX);
+  long n = atomic_load_explicit(&d->bot, RLX) - t;
+  long k = n <= 0 ? 0 : (n + 1) / 2;
+  k = k > STEAL_MOST ? STEAL_MOST : k;
+  for (long i = 0; i < k; i++)
+    out[i] = atomic_load_explicit(&d->buf[(t + i) & d->mask], RLX);
+  atomic_store_explicit(&d->top, t + k, REL);
+  unlock(&d->lock);
+  return k;
+}
+
+/* ---- the team ---- */
+
+/* What a thread knew of the others when it last looked for work: each
+ * deque owner's progress count and since when it has had that count, and
+ * each inbox's top and since when. */
+typedef struct look {
+  unsigned long prog[RP_OMP_MAXT];
+  double since[RP_OMP_MAXT];
+  long ibtop[RP_OMP_MAXT];
+  double ibsince[RP_OMP_MAXT];
+  uint32_t buf[STEAL_MOST];
+} look;
+
+/* Queue replay e's roots: group q's onto thread me's deque (last first, so
+ * that they pop in program order), the others' into their inboxes. */
+static void queue_roots(ostate *st, int me, int q) {
+  for (int g = 0; g < st->ngroups; g++) {
+    const uint32_t *r = st->roots[g];
+    const uint32_t nr = st->nroots[g];
+    if (!nr)
+      continue;
+    if (g == q) {
+      for (uint32_t i = nr; i-- > 0;)
+        dq_push(&st->dq[me], r[i]);
+      if (nr >= STEAL_BIG && !atomic_load_explicit(&st->nspin.v, RLX))
+        rp__omp_wake(st, q, 1);
+    } else {
+      odeque *ib = &st->inbox[g];
+      lock(&ib->lock);
+      long b = atomic_load_explicit(&ib->bot, RLX);
+      for (uint32_t i = 0; i < nr; i++)
+        atomic_store_explicit(&ib->buf[(b + i) & ib->mask], r[i], RLX);
+      atomic_store_explicit(&ib->bot, b + (long)nr, REL);
+      unlock(&ib->lock);
+      rp__omp_wake(st, g, 1);
+    }
+  }
+}
+
+/* Replay *e is complete: start the next one (true) or end the launch. */
+static bool next_replay(ostate *st, int me, long *e) {
+  if (*e >= st->Elast || atomic_load_explicit(&st->failed, RLX)) {
+    atomic_store_explicit(&st->phase.v, st->Elast + 1, SC);
+    rp__omp_wake(st, -1, INT_MAX);
+    return false;
+  }
+  *e += 1;
+  atomic_store_explicit(&st->phase.v, *e, SC);
+  queue_roots(st, me, st->tgroup[me]);
+  return true;
+}
+
+/* Take work for thread me from its inbox, another deque or another inbox
+ * (the first task; the rest onto its deque), or help a split kernel;
+ * NONE when there was none (*helped: a kernel was helped). */
+static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
+  const int q = st->tgroup[me], nth = st->nth;
+  long k = ib_take(&st->inbox[q], w->buf);
+  if (!k) {
+    long jp = atomic_load_explicit(&st->help[q].v, ACQ);
+    if (jp && rp__omp_help_job(st, (ojob *)(intptr_t)jp)) {
+      *helped = true;
+      return NONE;
+    }
+    const double now = rp_clock_us();
+    /* own group's deques, then other groups' inboxes and deques */
+    for (int pass = 0; pass < 2 && !k; pass++) {
+      for (int i = 1; i < nth && !k; i++) {
+        const int v = (me + i) % nth;
+        if ((st->tgroup[v] == q) != (pass == 0))
+          continue;
+        odeque *d = &st->dq[v];
+        unsigned long p = atomic_load_explicit(&d->prog, RLX);
+        if (p != w->prog[v]) {
+          w->prog[v] = p;
+          w->since[v] = now;
+        }
+        long n = dq_size(d);
+        if (n > 0 && (pass ? now - w->since[v] >= STALL_FAR_US
+                           : n >= STEAL_BIG || now - w->since[v] >= STALL_US))
+          k = dq_steal(d, w->buf);
+      }
+      for (int g = 0; pass == 1 && g < st->ngroups && !k; g++) {
+        odeque *ib = &st->inbox[g];
+        long t = atomic_load_explicit(&ib->top, RLX);
+        if (g == q || dq_size(ib) <= 0)
+          continue;
+        if (t != w->ibtop[g]) {
+          w->ibtop[g] = t;
+          w->ibsince[g] = now;
+        } else if (now - w->ibsince[g] >= STALL_FAR_US) {
+          k = ib_take(ib, w->buf);
+        }
+      }
+    }
+    if (!k)
+      return NONE;
+  }
+  *e = atomic_load_explicit(&st->phase.v, ACQ);
+  for (long i = k - 1; i >= 1; i--)
+    dq_push(&st->dq[me], w->buf[i]);
+  return w->buf[0];
+}
+
+static void pause_us(double us) {
+  const double end = rp_clock_us() + us;
+  do {
+    for (int i = 0; i < 8; i++)
+      rp__omp_relax();
+  } while (rp_clock_us() < end);
+}
+
+/* Thread me has no task: count its finished ones in (maybe completing the
+ * replay), then look for work, pausing, then sleeping between looks.
+ * NONE: the launch is over. */
+static uint32_t idle(ostate *st, int me, look *w, unsigned long *done,
+                     long *e) {
+  if (*done) {
+    long tot = atomic_fetch_add_explicit(&st->flushed.v, (long)*done, AR) +
+               (long)*done;
+    *done = 0;
+    if (tot == (long)st->n * (*e - st->E0)) {
+      if (!next_replay(st, me, e))
+        return NONE;
+      uint32_t v = dq_pop(&st->dq[me]);
+      if (v != NONE)
+        return v;
+    }
+  }
+  atomic_fetch_add_explicit(&st->nspin.v, 1, RLX);
+  double t0 = rp_clock_us(), gap = 0.25, nap_us = NAP_MIN_US;
+  uint32_t v = NONE;
+  for (;;) {
+    long ph = atomic_load_explicit(&st->phase.v, ACQ);
+    if (ph > st->Elast)
+      break;
+    bool helped = false;
+    if ((v = find(st, me, w, e, &helped)) != NONE)
+      break;
+    if (helped) {
+      t0 = rp_clock_us();
+      gap = 0.25;
+      continue;
+    }
+    if (rp_clock_us() - t0 < SPIN_US) {
+      pause_us(gap);
+      gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
+    } else {
+      atomic_fetch_sub_explicit(&st->nspin.v, 1, RLX);
+      nap(st, me, ph, nap_us);
+      atomic_fetch_add_explicit(&st->nspin.v, 1, RLX);
+      nap_us = nap_us * 2 > NAP_MAX_US ? NAP_MAX_US : nap_us * 2;
+    }
+  }
+  atomic_fetch_sub_explicit(&st->nspin.v, 1, RLX);
+  return v;
+}
+
+static void worker(ostate *st, int me) {
+  const int q = st->tgroup[me];
+  const bool split_ok = st->gsize[q] > 1;
+  odeque *const dq = &st->dq[me];
+  otask *const task = st->task;
+  const uint32_t *const succ = st->succ;
+  look wl, *w = &wl;
+  memset(w, 0, sizeof *w);
+  const double t0 = rp_clock_us();
+  for (int i = 0; i < RP_OMP_MAXT; i++)
+    w->since[i] = w->ibsince[i] = t0;
+  unsigned long done = 0, prog = 0;
+  long e = atomic_load_explicit(&st->phase.v, ACQ);
+  uint32_t cont = NONE;
+  rp__omp_pin(st, me);
+  for (;;) {
+    uint32_t v = cont;
+    cont = NONE;
+    if (v == NONE && (v = dq_pop(dq)) == NONE &&
+        (v = idle(st, me, w, &done, &e)) == NONE)
+      break;
+    otask *t = &task[v];
+    rp__omp_exec(st, t, v, e, me, q, split_ok);
+    if (t->indeg0 > 1)
+      atomic_store_explicit(&t->cnt, t->indeg0, RLX);
+    if (t->hw)
+      rp__omp_done(st, t, e);
+    done++;
+    atomic_store_explicit(&dq->prog, ++prog, RLX);
+    const uint32_t *sp = succ + t->s0, *se = sp + t->ns;
+    for (; sp < se; sp++) {
+      const uint32_t s = *sp;
+      otask *ts = &task[s];
+      if (ts->indeg0 > 1 && atomic_fetch_sub_explicit(&ts->cnt, 1, AR) != 1)
+        continue;
+      const int g = ts->group;
+      if (g >= 0 && g != q) {
+        ib_push(&st->inbox[g], s);
+        rp__omp_wake(st, g, 1);
+      } else if (cont == NONE) {
+        cont = s;
+      } else {
+        dq_push(dq, s);
+        if (dq_size(dq) >= STEAL_BIG &&
+            atomic_load_explicit(&st->nsleep.v, RLX) &&
+            !atomic_load_explicit(&st->nspin.v, RLX))
+          rp__omp_wake(st, q, 1);
+      }
+    }
+  }
+}
+
+rp_status rp__omp_steal_init(ostate *st) {
+  long cap = 64;
+  while (cap < (long)st->n + 1)
+    cap *= 2;
+  for (int i = 0; i < st->nth + st->ngroups; i++) {
+    odeque *d = i < st->nth ? &st->dq[i] : &st->inbox[i - st->nth];
+    d->buf = malloc((size_t)cap * sizeof *d->buf);
+    if (!d->buf)
+      return RP_ENOMEM;
+    d->mask = cap - 1;
+    atomic_init(&d->bot, 0);
+    atomic_init(&d->top, 0);
+    atomic_init(&d->lock, 0);
+    atomic_init(&d->prog, 0);
+  }
+  st->steal = true;
+  return RP_OK;
+}
+
+void rp__omp_steal_free(ostate *st) {
+  for (int i = 0; i < RP_OMP_MAXT; i++) {
+    free((void *)st->dq[i].buf);
+    free((void *)st->inbox[i].buf);
+    st->dq[i].buf = st->inbox[i].buf = NULL;
+  }
+  st->steal = false;
+}
+
+void rp__omp_steal_run(ostate *st, unsigned iterations) {
+  if (!st->n || !iterations)
+    return;
+  st->E0 = st->lepoch;
+  st->Elast = st->E0 + (long)iterations;
+  atomic_store_explicit(&st->flushed.v, 0, RLX);
+  atomic_store_explicit(&st->nsleep.v, 0, RLX);
+  atomic_store_explicit(&st->nspin.v, 0, RLX);
+  for (int i = 0; i < st->nth; i++) {
+    atomic_store_explicit(&st->dq[i].prog, 0, RLX);
+    atomic_store_explicit(&st->slp[i].v, 0, RLX);
+  }
+  /* the first replay's roots wait in their groups' inboxes */
+  for (int g = 0; g < st->ngroups; g++) {
+    odeque *ib = &st->inbox[g];
+    long b = atomic_load_explicit(&ib->bot, RLX);
+    for (uint32_t i = 0; i < st->nroots[g]; i++)
+      atomic_store_explicit(&ib->buf[(b + i) & ib->mask], st->roots[g][i],
+                            RLX);
+    atomic_store_explicit(&ib->bot, b + (long)st->nroots[g], RLX);
+  }
+  atomic_store_explicit(&st->phase.v, st->E0 + 1, REL);
+#pragma omp parallel num_threads(st->nth)
+  {
+    /* The runtime may give fewer threads than asked for (nested inside
+     * another parallel region, a thread limit): that team replays in
+     * program order instead. */
+    if (omp_get_num_threads() == st->nth) {
+      worker(st, omp_get_thread_num());
+    } else if (omp_get_thread_num() == 0) {
+      for (int g = 0; g < st->ngroups; g++)
+        atomic_store_explicit(&st->inbox[g].top,
+                              atomic_load_explicit(&st->inbox[g].bot, RLX),
+                              RLX);
+      rp__omp_run_serial(st, iterations);
+    }
+  }
+  /* A failure ends the launch early: the replays not run count as done
+   * for wait_buffer. */
+  for (uint32_t v = 0; v < st->n; v++)
+    if (st->task[v].hw && atomic_load(&st->task[v].done) < st->Elast)
+      rp__omp_done(st, &st->task[v], st->Elast);
+  st->lepoch = st->Elast;
+}
