@@ -80,7 +80,8 @@ typedef struct ojob {
   long epoch;
 } ojob;
 
-typedef struct ostate {
+typedef struct ostate ostate;
+struct ostate {
   rp_exec *x;
   const rp_plan *p;
   uint32_t n;          /* plan nodes */
@@ -152,9 +153,19 @@ typedef struct ostate {
   bool steal;
   odeque dq[RP_OMP_MAXT], inbox[RP_OMP_MAXT];
   padi slp[RP_OMP_MAXT];
-  padl phase, flushed, nsleep, nspin;
-  long E0, Elast;
-} ostate;
+  padl phase, flushed, nsleep, nspin, e0, elast;
+  /* the team: threads 1 .. nth - 1 of our own (the caller of a launch is
+   * thread 0), started at the first launch; a launch bumps gen (a futex
+   * word workers sleep on between launches, nidle of them) */
+  pthread_t th[RP_OMP_MAXT];
+  struct oteam_arg {
+    struct ostate *st;
+    int me;
+  } targ[RP_OMP_MAXT];
+  int nstarted;
+  padi gen, quit;
+  padl nidle;
+};
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>

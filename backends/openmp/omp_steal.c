@@ -37,7 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <omp.h>
+#include <pthread.h>
+#include <sched.h>
 #ifdef __linux__
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -55,8 +56,14 @@
 /* A deque at least this long is split even while its owner keeps up. */
 #define STEAL_BIG 64
 /* An owner that finished no task for this long (µs) runs a long task or
- * is descheduled: its deque is split. */
+ * is descheduled: its deque is split. STALL_US after an owner seen
+ * finishing tasks of a microsecond or more, STALL_FINE_US after one seen
+ * finishing smaller ones (or not seen yet): only a real stall (a
+ * descheduled thread) is worth spreading tiny tasks over two cores, since
+ * every edge between them then costs a hand-off. */
 #define STALL_US 1.0
+#define STALL_FINE_US 50.0
+#define COARSE_US 1.0
 /* The same for a thread or an inbox of another group: the plan's placement
  * holds unless that group stalls for this long (µs). */
 #define STALL_FAR_US 100.0
@@ -64,6 +71,9 @@
  * looks up to GAP_MAX_US, then sleeps from NAP_MIN_US to NAP_MAX_US. */
 #define SPIN_US 100.0
 #define GAP_MAX_US 16.0
+/* A team thread waits this long (µs) for the next launch before it
+ * sleeps. */
+#define TEAM_SPIN_US 200.0
 #define NAP_MIN_US 50.0
 #define NAP_MAX_US 1000.0
 /* Most tasks one steal takes. */
@@ -213,13 +223,14 @@ static void ib_push(odeque *d, uint32_t v) {
   unlock(&d->lock);
 }
 
-/* The oldest half (at least one, at most STEAL_MOST) of an inbox. */
+/* From an inbox: all of it when shorter than STEAL_BIG, else the oldest
+ * half; at most STEAL_MOST. */
 static long ib_take(odeque *d, uint32_t *out) {
   if (dq_size(d) <= 0 || !trylock(&d->lock))
     return 0;
   long t = atomic_load_explicit(&d->top, RLX);
   long n = atomic_load_explicit(&d->bot, RLX) - t;
-  long k = n <= 0 ? 0 : (n + 1) / 2;
+  long k = n <= 0 ? 0 : n < STEAL_BIG ? n : (n + 1) / 2;
   k = k > STEAL_MOST ? STEAL_MOST : k;
   for (long i = 0; i < k; i++)
     out[i] = atomic_load_explicit(&d->buf[(t + i) & d->mask], RLX);
@@ -235,7 +246,7 @@ static long ib_take(odeque *d, uint32_t *out) {
  * each inbox's top and since when. */
 typedef struct look {
   unsigned long prog[RP_OMP_MAXT];
-  double since[RP_OMP_MAXT];
+  double since[RP_OMP_MAXT], seen[RP_OMP_MAXT], stall[RP_OMP_MAXT];
   long ibtop[RP_OMP_MAXT];
   double ibsince[RP_OMP_MAXT];
   uint32_t buf[STEAL_MOST];
@@ -269,8 +280,9 @@ static void queue_roots(ostate *st, int me, int q) {
 
 /* Replay *e is complete: start the next one (true) or end the launch. */
 static bool next_replay(ostate *st, int me, long *e) {
-  if (*e >= st->Elast || atomic_load_explicit(&st->failed, RLX)) {
-    atomic_store_explicit(&st->phase.v, st->Elast + 1, SC);
+  const long last = atomic_load_explicit(&st->elast.v, RLX);
+  if (*e >= last || atomic_load_explicit(&st->failed, RLX)) {
+    atomic_store_explicit(&st->phase.v, last + 1, SC);
     rp__omp_wake(st, -1, INT_MAX);
     return false;
   }
@@ -285,6 +297,11 @@ static bool next_replay(ostate *st, int me, long *e) {
  * NONE when there was none (*helped: a kernel was helped). */
 static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
   const int q = st->tgroup[me], nth = st->nth;
+  /* its own first: a pop that met a thief's announce that the thief then
+   * withdrew found the deque empty */
+  uint32_t mine = dq_pop(&st->dq[me]);
+  if (mine != NONE)
+    return mine;
   long k = ib_take(&st->inbox[q], w->buf);
   if (!k) {
     long jp = atomic_load_explicit(&st->help[q].v, ACQ);
@@ -302,12 +319,17 @@ static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
         odeque *d = &st->dq[v];
         unsigned long p = atomic_load_explicit(&d->prog, RLX);
         if (p != w->prog[v]) {
+          /* at most this long per task since the last look */
+          double per = (now - w->seen[v]) / (double)(p - w->prog[v]);
+          w->stall[v] = per >= COARSE_US ? STALL_US : STALL_FINE_US;
           w->prog[v] = p;
           w->since[v] = now;
         }
+        w->seen[v] = now;
         long n = dq_size(d);
         if (n > 0 && (pass ? now - w->since[v] >= STALL_FAR_US
-                           : n >= STEAL_BIG || now - w->since[v] >= STALL_US))
+                           : n >= STEAL_BIG ||
+                                 now - w->since[v] >= w->stall[v]))
           k = dq_steal(d, w->buf);
       }
       for (int g = 0; pass == 1 && g < st->ngroups && !k; g++) {
@@ -349,7 +371,7 @@ static uint32_t idle(ostate *st, int me, look *w, unsigned long *done,
     long tot = atomic_fetch_add_explicit(&st->flushed.v, (long)*done, AR) +
                (long)*done;
     *done = 0;
-    if (tot == (long)st->n * (*e - st->E0)) {
+    if (tot == (long)st->n * (*e - atomic_load_explicit(&st->e0.v, RLX))) {
       if (!next_replay(st, me, e))
         return NONE;
       uint32_t v = dq_pop(&st->dq[me]);
@@ -362,7 +384,7 @@ static uint32_t idle(ostate *st, int me, look *w, unsigned long *done,
   uint32_t v = NONE;
   for (;;) {
     long ph = atomic_load_explicit(&st->phase.v, ACQ);
-    if (ph > st->Elast)
+    if (ph > atomic_load_explicit(&st->elast.v, RLX))
       break;
     bool helped = false;
     if ((v = find(st, me, w, e, &helped)) != NONE)
@@ -395,12 +417,13 @@ static void worker(ostate *st, int me) {
   look wl, *w = &wl;
   memset(w, 0, sizeof *w);
   const double t0 = rp_clock_us();
-  for (int i = 0; i < RP_OMP_MAXT; i++)
-    w->since[i] = w->ibsince[i] = t0;
+  for (int i = 0; i < RP_OMP_MAXT; i++) {
+    w->since[i] = w->ibsince[i] = w->seen[i] = t0;
+    w->stall[i] = STALL_FINE_US;
+  }
   unsigned long done = 0, prog = 0;
   long e = atomic_load_explicit(&st->phase.v, ACQ);
   uint32_t cont = NONE;
-  rp__omp_pin(st, me);
   for (;;) {
     uint32_t v = cont;
     cont = NONE;
@@ -457,7 +480,66 @@ rp_status rp__omp_steal_init(ostate *st) {
   return RP_OK;
 }
 
+/* A team thread: pinned once, it waits for a launch (pausing for
+ * TEAM_SPIN_US after the last one, then asleep on gen), runs its part,
+ * and waits again. A thread that sees a launch late joins whichever one
+ * runs then: everything it reads is the team's shared state. */
+static void *team_main(void *arg) {
+  const struct oteam_arg *a = arg;
+  ostate *st = a->st;
+  const int me = a->me;
+  int g = 0;
+  rp__omp_pin(st, me);
+  for (;;) {
+    int cur;
+    double t0 = rp_clock_us(), gap = 0.25;
+    while ((cur = atomic_load_explicit(&st->gen.v, ACQ)) == g &&
+           !atomic_load_explicit(&st->quit.v, ACQ)) {
+      if (rp_clock_us() - t0 < TEAM_SPIN_US) {
+        pause_us(gap);
+        gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
+        continue;
+      }
+      atomic_fetch_add_explicit(&st->nidle.v, 1, SC);
+      if (atomic_load_explicit(&st->gen.v, SC) == g &&
+          !atomic_load_explicit(&st->quit.v, SC))
+        fx_wait(&st->gen.v, g, 1e6);
+      atomic_fetch_sub_explicit(&st->nidle.v, 1, SC);
+    }
+    if (atomic_load_explicit(&st->quit.v, ACQ))
+      break;
+    g = cur;
+    worker(st, me);
+  }
+  return NULL;
+}
+
+/* Start threads 1 .. nth - 1; false if the system refused one (those
+ * started keep waiting, unused). */
+static bool team_start(ostate *st) {
+  while (st->nstarted < st->nth - 1) {
+    int me = st->nstarted + 1;
+    st->targ[me].st = st;
+    st->targ[me].me = me;
+    if (pthread_create(&st->th[me], NULL, team_main, &st->targ[me]))
+      return false;
+    st->nstarted++;
+  }
+  return true;
+}
+
 void rp__omp_steal_free(ostate *st) {
+  if (st->nstarted) {
+    atomic_store_explicit(&st->quit.v, 1, SC);
+    atomic_fetch_add_explicit(&st->gen.v, 1, SC);
+#ifdef __linux__
+    syscall(SYS_futex, (int *)&st->gen.v, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+            NULL, 0);
+#endif
+    for (int i = 1; i <= st->nstarted; i++)
+      pthread_join(st->th[i], NULL);
+    st->nstarted = 0;
+  }
   for (int i = 0; i < RP_OMP_MAXT; i++) {
     free((void *)st->dq[i].buf);
     free((void *)st->inbox[i].buf);
@@ -469,44 +551,52 @@ void rp__omp_steal_free(ostate *st) {
 void rp__omp_steal_run(ostate *st, unsigned iterations) {
   if (!st->n || !iterations)
     return;
-  st->E0 = st->lepoch;
-  st->Elast = st->E0 + (long)iterations;
-  atomic_store_explicit(&st->flushed.v, 0, RLX);
-  atomic_store_explicit(&st->nsleep.v, 0, RLX);
-  atomic_store_explicit(&st->nspin.v, 0, RLX);
-  for (int i = 0; i < st->nth; i++) {
-    atomic_store_explicit(&st->dq[i].prog, 0, RLX);
-    atomic_store_explicit(&st->slp[i].v, 0, RLX);
+  const long E0 = st->lepoch, Elast = E0 + (long)iterations;
+  if (!team_start(st)) {
+    rp__omp_run_serial(st, iterations);
+    st->lepoch = Elast;
+    return;
   }
+  /* A thread of the last launch may still be looking for work: it reads
+   * only what is set here before phase and gen move on. */
+  atomic_store_explicit(&st->e0.v, E0, RLX);
+  atomic_store_explicit(&st->elast.v, Elast, RLX);
+  atomic_store_explicit(&st->flushed.v, 0, RLX);
   /* the first replay's roots wait in their groups' inboxes */
   for (int g = 0; g < st->ngroups; g++) {
     odeque *ib = &st->inbox[g];
+    lock(&ib->lock);
     long b = atomic_load_explicit(&ib->bot, RLX);
     for (uint32_t i = 0; i < st->nroots[g]; i++)
       atomic_store_explicit(&ib->buf[(b + i) & ib->mask], st->roots[g][i],
                             RLX);
-    atomic_store_explicit(&ib->bot, b + (long)st->nroots[g], RLX);
+    atomic_store_explicit(&ib->bot, b + (long)st->nroots[g], REL);
+    unlock(&ib->lock);
   }
-  atomic_store_explicit(&st->phase.v, st->E0 + 1, REL);
-#pragma omp parallel num_threads(st->nth)
-  {
-    /* The runtime may give fewer threads than asked for (nested inside
-     * another parallel region, a thread limit): that team replays in
-     * program order instead. */
-    if (omp_get_num_threads() == st->nth) {
-      worker(st, omp_get_thread_num());
-    } else if (omp_get_thread_num() == 0) {
-      for (int g = 0; g < st->ngroups; g++)
-        atomic_store_explicit(&st->inbox[g].top,
-                              atomic_load_explicit(&st->inbox[g].bot, RLX),
-                              RLX);
-      rp__omp_run_serial(st, iterations);
-    }
+  atomic_store_explicit(&st->phase.v, E0 + 1, SC);
+  atomic_fetch_add_explicit(&st->gen.v, 1, SC);
+#ifdef __linux__
+  if (atomic_load_explicit(&st->nidle.v, SC))
+    syscall(SYS_futex, (int *)&st->gen.v, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+            NULL, 0);
+#endif
+  /* The caller is thread 0, on the first given core for the launch. */
+  cpu_set_t old;
+  bool pinned = st->ncores &&
+                !pthread_getaffinity_np(pthread_self(), sizeof old, &old);
+  if (pinned) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(st->cores[0], &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
   }
+  worker(st, 0);
+  if (pinned)
+    pthread_setaffinity_np(pthread_self(), sizeof old, &old);
   /* A failure ends the launch early: the replays not run count as done
    * for wait_buffer. */
   for (uint32_t v = 0; v < st->n; v++)
-    if (st->task[v].hw && atomic_load(&st->task[v].done) < st->Elast)
-      rp__omp_done(st, &st->task[v], st->Elast);
-  st->lepoch = st->Elast;
+    if (st->task[v].hw && atomic_load(&st->task[v].done) < Elast)
+      rp__omp_done(st, &st->task[v], Elast);
+  st->lepoch = Elast;
 }

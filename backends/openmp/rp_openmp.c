@@ -68,9 +68,10 @@ static void omp_destroy(void *state) {
   ostate *st = (ostate *)state;
   if (!st)
     return;
+  rp__omp_steal_free(st); /* joins the team first: a thread may still
+                             read the state after a launch returned */
   rp__omp_engine_free(st);
   rp__omp_owner_free(st);
-  rp__omp_steal_free(st);
   free(st->mstart);
   free(st->mend);
   for (uint32_t i = 0; st->owned && i < st->p->nimage; i++)
@@ -117,6 +118,14 @@ static rp_status setup_team(ostate *st, const rp_exec_opts *o) {
   if (st->serial)
     nth = 1;
   st->nth = nth < 1 ? 1 : nth > RP_OMP_MAXT ? RP_OMP_MAXT : nth;
+  /* Without cores, OMP_PROC_BIND (any binding) pins the team as OpenMP
+   * would: thread i on the i-th core the process may use. */
+  cpu_set_t may;
+  if (!st->ncores && omp_get_proc_bind() != omp_proc_bind_false &&
+      !sched_getaffinity(0, sizeof may, &may))
+    for (int c = 0; c < CPU_SETSIZE && st->ncores < st->nth; c++)
+      if (CPU_ISSET(c, &may))
+        st->cores[st->ncores++] = c;
   unsigned ndev = st->p->ndev;
   int want = 1;
   for (unsigned d = 0; d < ndev; d++) {
