@@ -76,6 +76,11 @@
 #define TEAM_SPIN_US 200.0
 #define NAP_MIN_US 50.0
 #define NAP_MAX_US 1000.0
+/* A thread whose last PACE_TASKS tasks took less than TINY_US (µs) each,
+ * waits included, takes HOLD tasks at a time from its deque. */
+#define PACE_TASKS 64
+#define TINY_US 0.25
+#define HOLD 8
 /* Most tasks one steal takes. */
 #define STEAL_MOST 256
 
@@ -184,6 +189,41 @@ static inline uint32_t dq_pop(odeque *d) {
   }
   unlock(&d->lock);
   return v;
+}
+
+/* The owner takes its k newest tasks at once (one fence for them all),
+ * the newest last in out; returns how many. */
+static long dq_popn(odeque *d, uint32_t *out, long k) {
+  long b = atomic_load_explicit(&d->bot, RLX);
+  long n = b - atomic_load_explicit(&d->top, RLX);
+  if (n <= 0)
+    return 0;
+  k = k < n ? k : n;
+  if (k == 1) {
+    uint32_t v = dq_pop(d);
+    out[0] = v;
+    return v != NONE;
+  }
+  b -= k;
+  atomic_exchange_explicit(&d->bot, b, SC);
+  long t = atomic_load_explicit(&d->top, SC);
+  if (t > b) { /* thieves near: settle under the lock */
+    atomic_store_explicit(&d->bot, b + k, RLX);
+    lock(&d->lock);
+    b = atomic_load_explicit(&d->bot, RLX);
+    t = atomic_load_explicit(&d->top, RLX);
+    k = b - t < k ? b - t : k;
+    k = k < 0 ? 0 : k;
+    b -= k;
+    atomic_store_explicit(&d->bot, b, RLX);
+    for (long i = 0; i < k; i++)
+      out[i] = atomic_load_explicit(&d->buf[(b + i) & d->mask], RLX);
+    unlock(&d->lock);
+    return k;
+  }
+  for (long i = 0; i < k; i++)
+    out[i] = atomic_load_explicit(&d->buf[(b + i) & d->mask], RLX);
+  return k;
 }
 
 /* A thief takes the oldest half (at least one, at most STEAL_MOST) of d's
@@ -424,12 +464,21 @@ static void worker(ostate *st, int me) {
   unsigned long done = 0, prog = 0;
   long e = atomic_load_explicit(&st->phase.v, ACQ);
   uint32_t cont = NONE;
+  /* Tasks taken from the deque HOLD at a time while this thread's recent
+   * tasks were tiny (its pace, timed every PACE_TASKS tasks): they wait
+   * beside it invisible to thieves, a few tiny tasks at most. */
+  uint32_t hold[HOLD];
+  long nhold = 0, take = 1;
+  double tick = t0;
   for (;;) {
     uint32_t v = cont;
     cont = NONE;
-    if (v == NONE && (v = dq_pop(dq)) == NONE &&
-        (v = idle(st, me, w, &done, &e)) == NONE)
-      break;
+    if (v == NONE) {
+      if (nhold || (nhold = dq_popn(dq, hold, take)))
+        v = hold[--nhold];
+      else if ((v = idle(st, me, w, &done, &e)) == NONE)
+        break;
+    }
     otask *t = &task[v];
     rp__omp_exec(st, t, v, e, me, q, split_ok);
     if (t->indeg0 > 1)
@@ -438,6 +487,11 @@ static void worker(ostate *st, int me) {
       rp__omp_done(st, t, e);
     done++;
     atomic_store_explicit(&dq->prog, ++prog, RLX);
+    if (!(prog % PACE_TASKS)) {
+      const double now = rp_clock_us();
+      take = (now - tick) / PACE_TASKS < TINY_US ? HOLD : 1;
+      tick = now;
+    }
     const uint32_t *sp = succ + t->s0, *se = sp + t->ns;
     for (; sp < se; sp++) {
       const uint32_t s = *sp;

@@ -406,13 +406,16 @@ int main(int argc, char **argv) {
     int nx = 0;
     if (thr == 1 && wanted("seq"))
       m[nm++] = (method){"seq", seq_run, NULL};
+    /* the default mode, then BENCH_MODES' */
     char mlist[300];
-    snprintf(mlist, sizeof mlist, ",%s", modes_buf);
-    for (char *p = mlist; p && nx < 8; p = strchr(p + 1, ',')) {
-      char mode[64] = "";
-      sscanf(p + 1, "%63[^,]", mode);
-      if (p != mlist && !*mode)
-        continue;
+    const char *modes[9] = {""};
+    int nmodes = 1;
+    snprintf(mlist, sizeof mlist, "%s", modes_buf);
+    for (char *tok = strtok(mlist, ","); tok && nmodes < 9;
+         tok = strtok(NULL, ","))
+      modes[nmodes++] = tok;
+    for (int mi = 0; mi < nmodes && nx < 8; mi++) {
+      const char *mode = modes[mi];
       char name[64];
       snprintf(name, sizeof name, "%s%s%s", "reprise", *mode ? "-" : "",
                mode);
