@@ -154,6 +154,12 @@ struct ostate {
   odeque dq[RP_OMP_MAXT], inbox[RP_OMP_MAXT];
   padi slp[RP_OMP_MAXT];
   padl phase, flushed, nsleep, nspin, e0, elast;
+  /* solo: the thread running alone while every other one sleeps (-1:
+   * none), without locked instructions; want: another asks it to stop */
+  struct {
+    _Alignas(64) _Atomic int solo;
+    _Atomic int want;
+  } so;
   /* the team: threads 1 .. nth - 1 of our own (the caller of a launch is
    * thread 0), started at the first launch; a launch bumps gen (a futex
    * word workers sleep on between launches, nidle of them) */

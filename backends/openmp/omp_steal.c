@@ -226,6 +226,48 @@ static long dq_popn(odeque *d, uint32_t *out, long k) {
   return k;
 }
 
+/* ---- solo: one thread alone ----
+ * While every other thread sleeps, the one left running needs no locked
+ * instruction: it counts its successors' predecessors and pops its deque
+ * with plain moves. It enters solo mode when it sees all the others asleep
+ * (announcing itself, then checking again: a thread waking does the
+ * opposite, so one of them sees the other), and leaves it as soon as
+ * another asks (want), before it wakes anyone, publishes a kernel's
+ * chunks or runs out of work. A thread must not take any task while
+ * another is solo: it asks and waits for it to leave (at its next task
+ * boundary). */
+static bool solo_enter(ostate *st, int me) {
+  int none = -1;
+  if (!atomic_compare_exchange_strong_explicit(&st->so.solo, &none, me, SC,
+                                               RLX))
+    return false;
+  if (atomic_load_explicit(&st->nsleep.v, SC) == st->nth - 1 &&
+      !atomic_load_explicit(&st->so.want, SC))
+    return true;
+  atomic_store_explicit(&st->so.solo, -1, REL);
+  return false;
+}
+
+static void solo_leave(ostate *st, bool *alone) {
+  atomic_store_explicit(&st->so.want, 0, RLX);
+  atomic_store_explicit(&st->so.solo, -1, REL);
+  *alone = false;
+}
+
+/* Solo: the k newest without a fence (no thief takes from it). */
+static long sq_popn(odeque *d, uint32_t *out, long k) {
+  long b = atomic_load_explicit(&d->bot, RLX);
+  long n = b - atomic_load_explicit(&d->top, RLX);
+  if (n <= 0)
+    return 0;
+  k = k < n ? k : n;
+  b -= k;
+  atomic_store_explicit(&d->bot, b, RLX);
+  for (long i = 0; i < k; i++)
+    out[i] = atomic_load_explicit(&d->buf[(b + i) & d->mask], RLX);
+  return k;
+}
+
 /* A thief takes the oldest half (at least one, at most STEAL_MOST) of d's
  * tasks into out; returns how many. It announces the take at top, then
  * checks bot: the owner, popping, does the opposite, so at least one of
@@ -281,6 +323,15 @@ static long ib_take(odeque *d, uint32_t *out) {
 
 /* ---- the team ---- */
 
+static void pause_us(double us) {
+  const double end = rp_clock_us() + us;
+  do {
+    for (int i = 0; i < 8; i++)
+      rp__omp_relax();
+  } while (rp_clock_us() < end);
+}
+
+
 /* What a thread knew of the others when it last looked for work: each
  * deque owner's progress count and since when it has had that count, and
  * each inbox's top and since when. */
@@ -332,11 +383,53 @@ static bool next_replay(ostate *st, int me, long *e) {
   return true;
 }
 
+/* Whether thread v's deque is worth taking from, by what w saw of it
+ * before (its size, and how long its owner has kept one progress count);
+ * far: v is of another group. */
+static bool worth(ostate *st, look *w, int v, double now, bool far) {
+  const odeque *d = &st->dq[v];
+  unsigned long p = atomic_load_explicit(&d->prog, RLX);
+  if (p != w->prog[v]) {
+    /* at most this long per task since the last look */
+    double per = (now - w->seen[v]) / (double)(p - w->prog[v]);
+    w->stall[v] = per >= COARSE_US ? STALL_US : STALL_FINE_US;
+    w->prog[v] = p;
+    w->since[v] = now;
+  }
+  w->seen[v] = now;
+  long n = dq_size(d);
+  return n > 0 && (far ? now - w->since[v] >= STALL_FAR_US
+                       : n >= STEAL_BIG || now - w->since[v] >= w->stall[v]);
+}
+
+/* Thread so runs solo: if thread me has work to take (its own deque or
+ * inbox, or so's deque by the rules), ask so to leave and wait; true
+ * once it has (false: nothing to take, or the launch ended). */
+static bool ask_solo(ostate *st, int me, int so, look *w) {
+  const odeque *ib = &st->inbox[st->tgroup[me]];
+  if (dq_size(&st->dq[me]) <= 0 && dq_size(ib) <= 0 &&
+      !worth(st, w, so, rp_clock_us(), st->tgroup[so] != st->tgroup[me]))
+    return false;
+  atomic_store_explicit(&st->so.want, 1, SC);
+  double gap = 0.25;
+  while (atomic_load_explicit(&st->so.solo, ACQ) == so) {
+    if (atomic_load_explicit(&st->phase.v, ACQ) >
+        atomic_load_explicit(&st->elast.v, RLX))
+      return false;
+    pause_us(gap);
+    gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
+  }
+  return true;
+}
+
 /* Take work for thread me from its inbox, another deque or another inbox
  * (the first task; the rest onto its deque), or help a split kernel;
  * NONE when there was none (*helped: a kernel was helped). */
 static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
   const int q = st->tgroup[me], nth = st->nth;
+  const int so = atomic_load_explicit(&st->so.solo, ACQ);
+  if (so >= 0 && so != me && !ask_solo(st, me, so, w))
+    return NONE;
   /* its own first: a pop that met a thief's announce that the thief then
    * withdrew found the deque empty */
   uint32_t mine = dq_pop(&st->dq[me]);
@@ -356,21 +449,8 @@ static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
         const int v = (me + i) % nth;
         if ((st->tgroup[v] == q) != (pass == 0))
           continue;
-        odeque *d = &st->dq[v];
-        unsigned long p = atomic_load_explicit(&d->prog, RLX);
-        if (p != w->prog[v]) {
-          /* at most this long per task since the last look */
-          double per = (now - w->seen[v]) / (double)(p - w->prog[v]);
-          w->stall[v] = per >= COARSE_US ? STALL_US : STALL_FINE_US;
-          w->prog[v] = p;
-          w->since[v] = now;
-        }
-        w->seen[v] = now;
-        long n = dq_size(d);
-        if (n > 0 && (pass ? now - w->since[v] >= STALL_FAR_US
-                           : n >= STEAL_BIG ||
-                                 now - w->since[v] >= w->stall[v]))
-          k = dq_steal(d, w->buf);
+        if (worth(st, w, v, now, pass))
+          k = dq_steal(&st->dq[v], w->buf);
       }
       for (int g = 0; pass == 1 && g < st->ngroups && !k; g++) {
         odeque *ib = &st->inbox[g];
@@ -394,31 +474,32 @@ static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
   return w->buf[0];
 }
 
-static void pause_us(double us) {
-  const double end = rp_clock_us() + us;
-  do {
-    for (int i = 0; i < 8; i++)
-      rp__omp_relax();
-  } while (rp_clock_us() < end);
-}
-
 /* Thread me has no task: count its finished ones in (maybe completing the
  * replay), then look for work, pausing, then sleeping between looks.
  * NONE: the launch is over. */
 static uint32_t idle(ostate *st, int me, look *w, unsigned long *done,
-                     long *e) {
+                     long *e, bool *alone) {
   if (*done) {
     long tot = atomic_fetch_add_explicit(&st->flushed.v, (long)*done, AR) +
                (long)*done;
     *done = 0;
     if (tot == (long)st->n * (*e - atomic_load_explicit(&st->e0.v, RLX))) {
+      /* solo goes on into the next replay unless that wakes others */
+      if (*alone &&
+          (*e >= atomic_load_explicit(&st->elast.v, RLX) ||
+           atomic_load_explicit(&st->failed, RLX) || st->ngroups > 1 ||
+           st->nroots[st->tgroup[me]] >= STEAL_BIG))
+        solo_leave(st, alone);
       if (!next_replay(st, me, e))
         return NONE;
-      uint32_t v = dq_pop(&st->dq[me]);
-      if (v != NONE)
+      uint32_t v;
+      if (*alone ? sq_popn(&st->dq[me], &v, 1) == 1
+                 : (v = dq_pop(&st->dq[me])) != NONE)
         return v;
     }
   }
+  if (*alone)
+    solo_leave(st, alone); /* the rest of the replay is elsewhere */
   atomic_fetch_add_explicit(&st->nspin.v, 1, RLX);
   double t0 = rp_clock_us(), gap = 0.25, nap_us = NAP_MIN_US;
   uint32_t v = NONE;
@@ -448,6 +529,28 @@ static uint32_t idle(ostate *st, int me, look *w, unsigned long *done,
   return v;
 }
 
+/* rp__omp_exec, its common case (a host task or a kernel run whole, no
+ * timeline, no failure yet) inlined. */
+static inline void exec(ostate *st, const otask *t, uint32_t v, long e,
+                        int me, int q, bool split_ok) {
+  if ((t->split && split_ok) || t->kind == OT_COPY || st->tl_start ||
+      atomic_load_explicit(&st->failed, RLX)) {
+    rp__omp_exec(st, t, v, e, me, q, split_ok);
+    return;
+  }
+  if (t->kind == OT_HOST) {
+    t->fn.h(t->user, (void *const *)t->p);
+  } else {
+    const rp_kargs *a = (const rp_kargs *)t->p;
+    uint64_t lo[3] = {0, 0, 0};
+    t->fn.k(a, lo, a->n);
+  }
+  char msg[256];
+  int c = rp_task_take_failure(msg, sizeof msg);
+  if (c)
+    rp__omp_fail(st, v, e, c, msg);
+}
+
 static void worker(ostate *st, int me) {
   const int q = st->tgroup[me];
   const bool split_ok = st->gsize[q] > 1;
@@ -470,17 +573,21 @@ static void worker(ostate *st, int me) {
   uint32_t hold[HOLD];
   long nhold = 0, take = 1;
   double tick = t0;
+  bool alone = false; /* solo */
   for (;;) {
     uint32_t v = cont;
     cont = NONE;
     if (v == NONE) {
-      if (nhold || (nhold = dq_popn(dq, hold, take)))
+      if (nhold || (nhold = alone ? sq_popn(dq, hold, take)
+                                  : dq_popn(dq, hold, take)))
         v = hold[--nhold];
-      else if ((v = idle(st, me, w, &done, &e)) == NONE)
+      else if ((v = idle(st, me, w, &done, &e, &alone)) == NONE)
         break;
     }
     otask *t = &task[v];
-    rp__omp_exec(st, t, v, e, me, q, split_ok);
+    if (alone && (t->split || atomic_load_explicit(&st->so.want, RLX)))
+      solo_leave(st, &alone);
+    exec(st, t, v, e, me, q, split_ok);
     if (t->indeg0 > 1)
       atomic_store_explicit(&t->cnt, t->indeg0, RLX);
     if (t->hw)
@@ -491,15 +598,28 @@ static void worker(ostate *st, int me) {
       const double now = rp_clock_us();
       take = (now - tick) / PACE_TASKS < TINY_US ? HOLD : 1;
       tick = now;
+      if (!alone && st->nth > 1 &&
+          atomic_load_explicit(&st->nsleep.v, RLX) == st->nth - 1)
+        alone = solo_enter(st, me);
     }
     const uint32_t *sp = succ + t->s0, *se = sp + t->ns;
     for (; sp < se; sp++) {
       const uint32_t s = *sp;
       otask *ts = &task[s];
-      if (ts->indeg0 > 1 && atomic_fetch_sub_explicit(&ts->cnt, 1, AR) != 1)
-        continue;
+      if (ts->indeg0 > 1) {
+        if (alone) {
+          int c = atomic_load_explicit(&ts->cnt, RLX) - 1;
+          atomic_store_explicit(&ts->cnt, c, RLX);
+          if (c)
+            continue;
+        } else if (atomic_fetch_sub_explicit(&ts->cnt, 1, AR) != 1) {
+          continue;
+        }
+      }
       const int g = ts->group;
       if (g >= 0 && g != q) {
+        if (alone)
+          solo_leave(st, &alone);
         ib_push(&st->inbox[g], s);
         rp__omp_wake(st, g, 1);
       } else if (cont == NONE) {
@@ -508,8 +628,11 @@ static void worker(ostate *st, int me) {
         dq_push(dq, s);
         if (dq_size(dq) >= STEAL_BIG &&
             atomic_load_explicit(&st->nsleep.v, RLX) &&
-            !atomic_load_explicit(&st->nspin.v, RLX))
+            !atomic_load_explicit(&st->nspin.v, RLX)) {
+          if (alone)
+            solo_leave(st, &alone);
           rp__omp_wake(st, q, 1);
+        }
       }
     }
   }
@@ -530,6 +653,8 @@ rp_status rp__omp_steal_init(ostate *st) {
     atomic_init(&d->lock, 0);
     atomic_init(&d->prog, 0);
   }
+  atomic_init(&st->so.solo, -1);
+  atomic_init(&st->so.want, 0);
   st->steal = true;
   return RP_OK;
 }

@@ -83,7 +83,7 @@ if left; then
     BENCH_METHODS=seq,reprise,reprise/1it,tbb-flow,tbb-flow/1it,lean,lean/1it \
     run "$B/tools/bench/bench_omp" chain indep wavefront tree jacobi_tiny
 fi
-awk '/^ratios/,/^$/' "$log" | sed 's/^/  /'
+grep -E "^  thr=" "$log" | sed 's/^/  /'
 
 say "== 4. steadiness, 10 runs per example (max/min <= 1.10)"
 for t in ${STEADY_THREADS:-4 16}; do
