@@ -111,10 +111,11 @@ struct ostate {
   long target;
   _Atomic int waiters;
 
-  /* owner engine (omp_owner.c): per-thread task lists in program order
-   * (olist[olist0[t] .. olist0[t + 1])), remote successors (CSR rs0,
-   * rsucc), remote in-degrees, arrival counters counted from replay abase */
-  bool owner, dynamic_only;
+  /* owner engine (omp_owner.c, mode "owner"): per-thread task lists in
+   * program order (olist[olist0[t] .. olist0[t + 1])), remote successors
+   * (CSR rs0, rsucc), remote in-degrees, arrival counters counted from
+   * replay abase; owner: planned (after the first launch) */
+  bool owner_mode, owner;
   uint32_t *olist, olist0[RP_OMP_MAXT + 1];
   uint32_t *rs0, *rsucc, *rind;
   _Atomic long *arr;
@@ -134,16 +135,14 @@ struct ostate {
   /* timeline: when non-NULL, workers record each node's start and end */
   double *tl_start, *tl_end, tl_t0;
 
-  /* lean engine: per-group ready queues (parity double-buffered indices,
-   * epoch-tagged slots), per-thread completion counts */
-  _Atomic uint64_t **slots;
+  /* each group's roots (omp_engine.c); replays this exec ran; split
+   * kernels published per group, one job per thread; the owner engine's
+   * per-thread replay reached */
   uint32_t **roots, *nroots;
-  padl lhead[2][RP_OMP_MAXT], ltail[2][RP_OMP_MAXT];
-  padl ldone[2][RP_OMP_MAXT];
-  padl cur, adv, at[RP_OMP_MAXT];
   long lepoch;
   padl help[RP_OMP_MAXT]; /* per group: an ojob* or 0 */
   ojob job[RP_OMP_MAXT];  /* per thread */
+  padl at[RP_OMP_MAXT];
 
   /* stealing engine (omp_steal.c): per-thread deques, per-group inboxes
    * (roots and tasks readied by another group), sleep words (1: asleep
@@ -194,10 +193,10 @@ static inline void backoff(unsigned *spins) {
 void rp__omp_run_task(const ostate *st, const otask *t);
 /* Task t finished replay (epoch) e: publish it for wait_buffer. */
 void rp__omp_done(ostate *st, otask *t, long e);
-/* Build the queues once; run iterations replays on the team. */
-rp_status rp__omp_engine_init(ostate *st);
-void rp__omp_engine_run(ostate *st, unsigned iterations);
-void rp__omp_engine_free(ostate *st);
+/* Each group's roots (a root any group may run goes to the group of its
+ * first successor that has one, else to groups in turn); free them. */
+rp_status rp__omp_roots_init(ostate *st);
+void rp__omp_roots_free(ostate *st);
 /* The stealing engine (omp_steal.c): build its deques once; run
  * iterations replays on the team; free. */
 rp_status rp__omp_steal_init(ostate *st);
@@ -210,8 +209,12 @@ void rp__omp_wake(ostate *st, int q, int k);
 rp_status rp__omp_owner_plan(ostate *st, const double *dur);
 void rp__omp_owner_run(ostate *st, unsigned iterations);
 void rp__omp_owner_free(ostate *st);
-/* Pin the calling team thread me to its core (once per OS thread). */
+/* Pin the calling team thread me > 0 to its core (once per OS thread). */
 void rp__omp_pin(ostate *st, int me);
+/* Thread 0 is the caller of a launch: pinned to the first core for the
+ * launch only (true: *old holds its affinity, to give back). */
+bool rp__omp_pin_caller(const ostate *st, cpu_set_t *old);
+void rp__omp_unpin_caller(const cpu_set_t *old);
 /* Claim and run chunks of a published job; returns how many ran. */
 uint32_t rp__omp_help_job(ostate *st, ojob *j);
 /* Run plan node v (task t) of replay e on team thread me of group q: whole,

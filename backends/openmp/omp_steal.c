@@ -761,17 +761,10 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
 #endif
   /* The caller is thread 0, on the first given core for the launch. */
   cpu_set_t old;
-  bool pinned = st->ncores &&
-                !pthread_getaffinity_np(pthread_self(), sizeof old, &old);
-  if (pinned) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(st->cores[0], &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-  }
+  bool pinned = rp__omp_pin_caller(st, &old);
   worker(st, 0);
   if (pinned)
-    pthread_setaffinity_np(pthread_self(), sizeof old, &old);
+    rp__omp_unpin_caller(&old);
   /* A failure ends the launch early: the replays not run count as done
    * for wait_buffer. */
   for (uint32_t v = 0; v < st->n; v++)

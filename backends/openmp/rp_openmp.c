@@ -5,15 +5,20 @@
  *
  * Team: opts.nthreads threads (0: one per given core, else the OpenMP
  * default), pinned one per core of opts.cores when given (thread i on
- * cores[i % ncores]). Mode "serial" runs every operation whole, in program
- * order, on one thread (the baseline of achieved speedup).
+ * cores[i % ncores]; without cores, as OMP_PROC_BIND asks). A team of
+ * several runs the stealing engine (omp_steal.c; modes "parallel", the
+ * default, and "dynamic"), or in mode "owner" the owner engine after a
+ * first, timed launch (omp_owner.c). Mode "serial" and a team of one run
+ * every operation whole, in program order, on the calling thread (the
+ * baseline of achieved speedup).
  * Logical devices: with several devices in the graph the team is cut into
  * groups of consecutive threads (so of consecutive given cores), one per
  * device (opts.device_map[d] names device d's group; default d), the groups
  * wrapping when there are more devices than threads. A kernel or a copy of
  * device d runs only on its group's threads; host tasks run on any thread.
- * Launch blocks (RP_BACKEND_BLOCKING_LAUNCH): the core runs it on a thread
- * of its own, so rp_exec_launch() returns at once. */
+ * Launch blocks (RP_BACKEND_BLOCKING_LAUNCH): rp_exec_launch() hands it to
+ * the core's launch thread and returns at once; rp_exec_run() runs it on
+ * the caller's thread, which is thread 0 of the team for the launch. */
 #include <sched.h>
 #include <time.h>
 #include <stdlib.h>
@@ -70,7 +75,7 @@ static void omp_destroy(void *state) {
     return;
   rp__omp_steal_free(st); /* joins the team first: a thread may still
                              read the state after a launch returned */
-  rp__omp_engine_free(st);
+  rp__omp_roots_free(st);
   rp__omp_owner_free(st);
   free(st->mstart);
   free(st->mend);
@@ -106,13 +111,14 @@ static rp_status setup_team(ostate *st, const rp_exec_opts *o) {
     rp_exec_set_error(st->x, "openmp: nthreads %d < 0", o->nthreads);
     return RP_EINVAL;
   }
+  /* "parallel" (default) and "dynamic" (once another engine): both the
+   * stealing engine */
   st->serial = o->mode && !strcmp(o->mode, "serial");
-  st->dynamic_only = o->mode && !strcmp(o->mode, "lean");
-  st->owner = o->mode && !strcmp(o->mode, "owner");
-  if (o->mode && !st->serial && !st->dynamic_only && !st->owner &&
+  st->owner_mode = o->mode && !strcmp(o->mode, "owner");
+  if (o->mode && !st->serial && !st->owner_mode &&
       strcmp(o->mode, "parallel") && strcmp(o->mode, "dynamic")) {
     rp_exec_set_error(st->x, "openmp: unknown mode \"%s\" (parallel, "
-                      "dynamic, serial)", o->mode);
+                      "dynamic, owner, serial)", o->mode);
     return RP_EINVAL;
   }
   if (st->serial)
@@ -270,21 +276,16 @@ static rp_status omp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     goto fail;
   if ((rc = build_images(st)) != RP_OK || (rc = build_tasks(st)) != RP_OK ||
       (rc = setup_team(st, rp_exec_opts_get(x))) != RP_OK ||
-      (rc = rp__omp_engine_init(st)) != RP_OK)
+      (rc = rp__omp_roots_init(st)) != RP_OK)
     goto fail;
-  /* One thread: the owner engine at once (everything on it, in order);
-   * several: the first launch runs the dynamic engine and times every
-   * task for the owners' choice. */
-  bool own = st->owner;
-  st->owner = false;
-  if (!st->serial && !own && !st->dynamic_only && st->nth > 1 &&
-      (rc = rp__omp_steal_init(st)) != RP_OK)
+  /* A team of several: the stealing engine; mode "owner" times every
+   * task in its first launch to choose the owners of the later ones. */
+  if (st->nth > 1 && (rc = rp__omp_steal_init(st)) != RP_OK)
     goto fail;
-  if (own) {
+  if (st->nth > 1 && st->owner_mode) {
     rc = RP_ENOMEM;
-    if (st->nth == 1 ? rp__omp_owner_plan(st, NULL) != RP_OK
-                     : !(st->mstart = malloc(nt * sizeof(double))) ||
-                           !(st->mend = malloc(nt * sizeof(double))))
+    if (!(st->mstart = malloc(nt * sizeof(double))) ||
+        !(st->mend = malloc(nt * sizeof(double))))
       goto fail;
   }
   bind(st);
@@ -306,27 +307,31 @@ static double clock_cost(void) {
   return (t1 - t0) / 64;
 }
 
-/* Run replays; lepoch counts every replay this exec ran. The first run of
- * a team of several threads is the dynamic engine's, timed; its durations
- * choose the owners of the owner engine that runs every later one (when
- * that fails for memory, the dynamic engine stays). */
+/* Run replays; lepoch counts every replay this exec ran. A team of one
+ * replays in program order; of several, on the stealing engine, but in
+ * mode "owner": there the first launch (timed) is the stealing engine's
+ * and its durations choose the owners of the owner engine that runs every
+ * later one (when that fails for memory, the stealing engine stays). */
 static void run_engine(ostate *st, unsigned iterations) {
   if (st->serial || st->nth == 1) {
-    rp__omp_pin(st, 0);
+    cpu_set_t old;
+    bool pinned = rp__omp_pin_caller(st, &old);
     rp__omp_run_serial(st, iterations);
+    if (pinned)
+      rp__omp_unpin_caller(&old);
     st->lepoch += (long)iterations;
     return;
   }
-  if (st->steal) {
-    rp__omp_steal_run(st, iterations);
-    return;
-  }
   if (st->owner) {
+    cpu_set_t old;
+    bool pinned = rp__omp_pin_caller(st, &old);
     rp__omp_owner_run(st, iterations);
+    if (pinned)
+      rp__omp_unpin_caller(&old);
     return;
   }
-  if (st->dynamic_only || !st->mstart) {
-    rp__omp_engine_run(st, iterations);
+  if (!st->mstart) {
+    rp__omp_steal_run(st, iterations);
     return;
   }
   const bool mine = !st->tl_start;
@@ -335,7 +340,7 @@ static void run_engine(ostate *st, unsigned iterations) {
     st->tl_end = st->mend;
     st->tl_t0 = rp_clock_us();
   }
-  rp__omp_engine_run(st, iterations);
+  rp__omp_steal_run(st, iterations);
   const double c = clock_cost();
   for (uint32_t v = 0; v < st->n; v++) {
     double d = st->tl_end[v] - st->tl_start[v] - c;
