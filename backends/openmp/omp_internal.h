@@ -26,10 +26,17 @@ typedef struct ocopy {
   const uint64_t *iv;  /* (offset, length) pairs, in the plan */
 } ocopy;
 
+/* A task's predecessors left in this replay and its in-degree, apart from
+ * its record (eight to a cache line): readying a successor touches only
+ * this (and, with several groups, the successor's group). */
+typedef struct ocnt {
+  _Atomic int c;
+  int indeg0;
+} ocnt;
+
 /* Everything a worker touches to run one task: one cache line. */
 typedef struct otask {
-  _Alignas(64) _Atomic int cnt;
-  int indeg0;
+  _Alignas(64) int indeg0;
   uint32_t s0, ns;     /* successors: st->succ[s0 .. s0 + ns) (the plan's) */
   uint8_t kind, split, sdim, hw; /* hw: writes some buffer's user array */
   int8_t group;        /* -1: any group may run it */
@@ -91,6 +98,7 @@ struct ostate {
   void **owned;        /* per plan image: the allocation, or NULL */
 
   otask *task;         /* per plan node */
+  ocnt *cnt;           /* per plan node (the stealing engine's) */
   const uint32_t *succ;
   okargs *kargs;       /* per kernel node, in program order */
   void **hptr;         /* host tasks' pointer arrays */

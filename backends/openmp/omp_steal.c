@@ -556,6 +556,8 @@ static void worker(ostate *st, int me) {
   const bool split_ok = st->gsize[q] > 1;
   odeque *const dq = &st->dq[me];
   otask *const task = st->task;
+  ocnt *const cnt = st->cnt;
+  const bool multi = st->ngroups > 1;
   const uint32_t *const succ = st->succ;
   look wl, *w = &wl;
   memset(w, 0, sizeof *w);
@@ -589,7 +591,7 @@ static void worker(ostate *st, int me) {
       solo_leave(st, &alone);
     exec(st, t, v, e, me, q, split_ok);
     if (t->indeg0 > 1)
-      atomic_store_explicit(&t->cnt, t->indeg0, RLX);
+      atomic_store_explicit(&cnt[v].c, t->indeg0, RLX);
     if (t->hw)
       rp__omp_done(st, t, e);
     done++;
@@ -605,18 +607,18 @@ static void worker(ostate *st, int me) {
     const uint32_t *sp = succ + t->s0, *se = sp + t->ns;
     for (; sp < se; sp++) {
       const uint32_t s = *sp;
-      otask *ts = &task[s];
-      if (ts->indeg0 > 1) {
+      ocnt *cs = &cnt[s];
+      if (cs->indeg0 > 1) {
         if (alone) {
-          int c = atomic_load_explicit(&ts->cnt, RLX) - 1;
-          atomic_store_explicit(&ts->cnt, c, RLX);
+          int c = atomic_load_explicit(&cs->c, RLX) - 1;
+          atomic_store_explicit(&cs->c, c, RLX);
           if (c)
             continue;
-        } else if (atomic_fetch_sub_explicit(&ts->cnt, 1, AR) != 1) {
+        } else if (atomic_fetch_sub_explicit(&cs->c, 1, AR) != 1) {
           continue;
         }
       }
-      const int g = ts->group;
+      const int g = multi ? task[s].group : -1;
       if (g >= 0 && g != q) {
         if (alone)
           solo_leave(st, &alone);
@@ -639,6 +641,14 @@ static void worker(ostate *st, int me) {
 }
 
 rp_status rp__omp_steal_init(ostate *st) {
+  st->cnt = aligned_alloc(64, ((st->n ? st->n : 1) * sizeof *st->cnt + 63) /
+                                  64 * 64);
+  if (!st->cnt)
+    return RP_ENOMEM;
+  for (uint32_t v = 0; v < st->n; v++) {
+    atomic_init(&st->cnt[v].c, st->task[v].indeg0);
+    st->cnt[v].indeg0 = st->task[v].indeg0;
+  }
   long cap = 64;
   while (cap < (long)st->n + 1)
     cap *= 2;
@@ -724,6 +734,8 @@ void rp__omp_steal_free(ostate *st) {
     free((void *)st->inbox[i].buf);
     st->dq[i].buf = st->inbox[i].buf = NULL;
   }
+  free(st->cnt);
+  st->cnt = NULL;
   st->steal = false;
 }
 

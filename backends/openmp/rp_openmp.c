@@ -201,7 +201,6 @@ static rp_status build_tasks(ostate *st) {
     t->s0 = nd->succ0;
     t->ns = nd->nsucc;
     t->indeg0 = (int)nd->npred;
-    atomic_init(&t->cnt, t->indeg0);
     atomic_init(&t->done, 0);
     if (nd->type == RP_OP_KERNEL) {
       if (!ni.kernel || !ni.kernel->cpu) {
