@@ -143,26 +143,13 @@ void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me,
 }
 
 void rp__omp_pin(ostate *st, int me) {
-  if (!me || !st->ncores || st->pinned[me] == (unsigned long)pthread_self())
+  if (!st->ncores || st->pinned[me] == (unsigned long)pthread_self())
     return;
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(st->cores[me % st->ncores], &set);
   if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0)
     st->pinned[me] = (unsigned long)pthread_self();
-}
-
-bool rp__omp_pin_caller(const ostate *st, cpu_set_t *old) {
-  if (!st->ncores || pthread_getaffinity_np(pthread_self(), sizeof *old, old))
-    return false;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(st->cores[0], &set);
-  return !pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
-void rp__omp_unpin_caller(const cpu_set_t *old) {
-  pthread_setaffinity_np(pthread_self(), sizeof *old, old);
 }
 
 rp_status rp__omp_roots_init(ostate *st) {

@@ -217,12 +217,10 @@ void rp__omp_wake(ostate *st, int q, int k);
 rp_status rp__omp_owner_plan(ostate *st, const double *dur);
 void rp__omp_owner_run(ostate *st, unsigned iterations);
 void rp__omp_owner_free(ostate *st);
-/* Pin the calling team thread me > 0 to its core (once per OS thread). */
+/* Pin the calling team thread me to its core (once per OS thread; thread
+ * 0 is the caller of a launch, bound from then on, as OpenMP binds its
+ * initial thread). */
 void rp__omp_pin(ostate *st, int me);
-/* Thread 0 is the caller of a launch: pinned to the first core for the
- * launch only (true: *old holds its affinity, to give back). */
-bool rp__omp_pin_caller(const ostate *st, cpu_set_t *old);
-void rp__omp_unpin_caller(const cpu_set_t *old);
 /* Claim and run chunks of a published job; returns how many ran. */
 uint32_t rp__omp_help_job(ostate *st, ojob *j);
 /* Run plan node v (task t) of replay e on team thread me of group q: whole,

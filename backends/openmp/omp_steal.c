@@ -771,12 +771,8 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
     syscall(SYS_futex, (int *)&st->gen.v, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
             NULL, 0);
 #endif
-  /* The caller is thread 0, on the first given core for the launch. */
-  cpu_set_t old;
-  bool pinned = rp__omp_pin_caller(st, &old);
+  rp__omp_pin(st, 0); /* the caller is thread 0 */
   worker(st, 0);
-  if (pinned)
-    rp__omp_unpin_caller(&old);
   /* A failure ends the launch early: the replays not run count as done
    * for wait_buffer. */
   for (uint32_t v = 0; v < st->n; v++)

@@ -313,20 +313,13 @@ static double clock_cost(void) {
  * later one (when that fails for memory, the stealing engine stays). */
 static void run_engine(ostate *st, unsigned iterations) {
   if (st->serial || st->nth == 1) {
-    cpu_set_t old;
-    bool pinned = rp__omp_pin_caller(st, &old);
+    rp__omp_pin(st, 0);
     rp__omp_run_serial(st, iterations);
-    if (pinned)
-      rp__omp_unpin_caller(&old);
     st->lepoch += (long)iterations;
     return;
   }
   if (st->owner) {
-    cpu_set_t old;
-    bool pinned = rp__omp_pin_caller(st, &old);
     rp__omp_owner_run(st, iterations);
-    if (pinned)
-      rp__omp_unpin_caller(&old);
     return;
   }
   if (!st->mstart) {
