@@ -68,7 +68,8 @@ typedef struct padi {
  * reused after a steal. */
 typedef struct odeque {
   _Alignas(64) _Atomic long bot;
-  _Atomic unsigned long prog; /* tasks the owner finished this launch */
+  _Atomic unsigned long prog; /* tasks the owner finished */
+  _Atomic float pace;         /* µs per task over its last 64, waits in */
   _Atomic uint32_t *buf;
   long mask;
   _Alignas(64) _Atomic long top;
@@ -108,6 +109,7 @@ struct ostate {
   /* team */
   int nth, ngroups;
   int cores[RP_OMP_MAXT], ncores;
+  bool cores_env;      /* cores from OMP_PROC_BIND, not from the options */
   int tgroup[RP_OMP_MAXT], gsize[RP_OMP_MAXT];
   unsigned long pinned[RP_OMP_MAXT];
 
@@ -168,8 +170,9 @@ struct ostate {
     _Atomic int want;
   } so;
   /* the team: threads 1 .. nth - 1 of our own (the caller of a launch is
-   * thread 0), started at the first launch; a launch bumps gen (a futex
-   * word workers sleep on between launches, nidle of them) */
+   * thread 0; bound: 0 .. nth - 1), started at the first launch; a launch
+   * bumps gen (a futex word workers sleep on between launches, nidle of
+   * them) */
   pthread_t th[RP_OMP_MAXT];
   struct oteam_arg {
     struct ostate *st;
@@ -178,6 +181,10 @@ struct ostate {
   int nstarted;
   padi gen, quit;
   padl nidle;
+  /* bound (cores given, or OMP_PROC_BIND): all n threads are the team's,
+   * pinned, and the caller waits for the launch's end, asleep on fin
+   * (finw: it may be asleep) past a short pause */
+  padi fin, finw;
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -217,10 +224,14 @@ void rp__omp_wake(ostate *st, int q, int k);
 rp_status rp__omp_owner_plan(ostate *st, const double *dur);
 void rp__omp_owner_run(ostate *st, unsigned iterations);
 void rp__omp_owner_free(ostate *st);
-/* Pin the calling team thread me to its core (once per OS thread; thread
- * 0 is the caller of a launch, bound from then on, as OpenMP binds its
- * initial thread). */
+/* Pin the calling team thread me > 0 to its core (once per OS thread). */
 void rp__omp_pin(ostate *st, int me);
+/* Thread 0 is the caller of a launch: with OMP_PROC_BIND, bound to the
+ * first core from then on (as OpenMP binds its initial thread: returns
+ * false); with the options' cores, for the launch only (true: *old holds
+ * its affinity, for rp__omp_unpin_caller). */
+bool rp__omp_pin_caller(ostate *st, cpu_set_t *old);
+void rp__omp_unpin_caller(const cpu_set_t *old);
 /* Claim and run chunks of a published job; returns how many ran. */
 uint32_t rp__omp_help_job(ostate *st, ojob *j);
 /* Run plan node v (task t) of replay e on team thread me of group q: whole,

@@ -259,7 +259,8 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
   _Atomic long *const arr = st->arr;
   const uint64_t wf = st->wait_for[me];
   unsigned spins = 0;
-  rp__omp_pin(st, me);
+  if (me)
+    rp__omp_pin(st, me); /* thread 0: rp__omp_pin_caller */
   if (lp == le) {
     /* No task of its own: help the group's large kernels, if it has any,
      * until the group's other threads are done. */

@@ -55,15 +55,15 @@
 
 /* A deque at least this long is split even while its owner keeps up. */
 #define STEAL_BIG 64
-/* An owner that finished no task for this long (µs) runs a long task or
- * is descheduled: its deque is split. STALL_US after an owner seen
- * finishing tasks of a microsecond or more, STALL_FINE_US after one seen
- * finishing smaller ones (or not seen yet): only a real stall (a
- * descheduled thread) is worth spreading tiny tasks over two cores, since
- * every edge between them then costs a hand-off. */
-#define STALL_US 1.0
-#define STALL_FINE_US 50.0
+/* An owner running tasks of COARSE_US or more (as it measures its pace,
+ * or as a thief sees its progress count move) has its deque split at
+ * once: its queued tasks would wait a task's length. One running smaller
+ * tasks (or not seen finishing any yet) only once it finished none for
+ * STALL_FINE_US (it is descheduled): only then is spreading tiny tasks
+ * over two cores worth it, since every edge between them costs a
+ * hand-off. */
 #define COARSE_US 1.0
+#define STALL_FINE_US 50.0
 /* The same for a thread or an inbox of another group: the plan's placement
  * holds unless that group stalls for this long (µs). */
 #define STALL_FAR_US 100.0
@@ -71,6 +71,9 @@
  * looks up to GAP_MAX_US, then sleeps from NAP_MIN_US to NAP_MAX_US. */
 #define SPIN_US 100.0
 #define GAP_MAX_US 16.0
+/* The caller of a bound team's launch looks for this long (µs) before it
+ * sleeps until the launch ends. */
+#define CALLER_SPIN_US 3.0
 /* A team thread waits this long (µs) for the next launch before it
  * sleeps. */
 #define TEAM_SPIN_US 200.0
@@ -337,7 +340,8 @@ static void pause_us(double us) {
  * each inbox's top and since when. */
 typedef struct look {
   unsigned long prog[RP_OMP_MAXT];
-  double since[RP_OMP_MAXT], seen[RP_OMP_MAXT], stall[RP_OMP_MAXT];
+  double since[RP_OMP_MAXT], seen[RP_OMP_MAXT];
+  bool coarse[RP_OMP_MAXT];
   long ibtop[RP_OMP_MAXT];
   double ibsince[RP_OMP_MAXT];
   uint32_t buf[STEAL_MOST];
@@ -374,6 +378,10 @@ static bool next_replay(ostate *st, int me, long *e) {
   const long last = atomic_load_explicit(&st->elast.v, RLX);
   if (*e >= last || atomic_load_explicit(&st->failed, RLX)) {
     atomic_store_explicit(&st->phase.v, last + 1, SC);
+    if (atomic_load_explicit(&st->finw.v, SC)) { /* the caller sleeps */
+      atomic_store_explicit(&st->fin.v, 1, SC);
+      fx_wake(&st->fin.v);
+    }
     rp__omp_wake(st, -1, INT_MAX);
     return false;
   }
@@ -392,14 +400,19 @@ static bool worth(ostate *st, look *w, int v, double now, bool far) {
   if (p != w->prog[v]) {
     /* at most this long per task since the last look */
     double per = (now - w->seen[v]) / (double)(p - w->prog[v]);
-    w->stall[v] = per >= COARSE_US ? STALL_US : STALL_FINE_US;
+    w->coarse[v] = per >= COARSE_US;
     w->prog[v] = p;
     w->since[v] = now;
   }
   w->seen[v] = now;
   long n = dq_size(d);
-  return n > 0 && (far ? now - w->since[v] >= STALL_FAR_US
-                       : n >= STEAL_BIG || now - w->since[v] >= w->stall[v]);
+  if (n <= 0)
+    return false;
+  if (far)
+    return now - w->since[v] >= STALL_FAR_US;
+  return n >= STEAL_BIG || w->coarse[v] ||
+         atomic_load_explicit(&d->pace, RLX) >= COARSE_US ||
+         now - w->since[v] >= STALL_FINE_US;
 }
 
 /* Thread so runs solo: if thread me has work to take (its own deque or
@@ -562,11 +575,9 @@ static void worker(ostate *st, int me) {
   look wl, *w = &wl;
   memset(w, 0, sizeof *w);
   const double t0 = rp_clock_us();
-  for (int i = 0; i < RP_OMP_MAXT; i++) {
+  for (int i = 0; i < RP_OMP_MAXT; i++)
     w->since[i] = w->ibsince[i] = w->seen[i] = t0;
-    w->stall[i] = STALL_FINE_US;
-  }
-  unsigned long done = 0, prog = 0;
+  unsigned long done = 0, prog = atomic_load_explicit(&dq->prog, RLX);
   long e = atomic_load_explicit(&st->phase.v, ACQ);
   uint32_t cont = NONE;
   /* Tasks taken from the deque HOLD at a time while this thread's recent
@@ -576,6 +587,9 @@ static void worker(ostate *st, int me) {
   long nhold = 0, take = 1;
   double tick = t0;
   bool alone = false; /* solo */
+  /* its pace as last measured (coarse until known) */
+  bool coarse = atomic_load_explicit(&dq->pace, RLX) >= COARSE_US ||
+                atomic_load_explicit(&dq->prog, RLX) < PACE_TASKS;
   for (;;) {
     uint32_t v = cont;
     cont = NONE;
@@ -597,8 +611,10 @@ static void worker(ostate *st, int me) {
     done++;
     atomic_store_explicit(&dq->prog, ++prog, RLX);
     if (!(prog % PACE_TASKS)) {
-      const double now = rp_clock_us();
-      take = (now - tick) / PACE_TASKS < TINY_US ? HOLD : 1;
+      const double now = rp_clock_us(), pace = (now - tick) / PACE_TASKS;
+      take = pace < TINY_US ? HOLD : 1;
+      coarse = pace >= COARSE_US;
+      atomic_store_explicit(&dq->pace, (float)pace, RLX);
       tick = now;
       if (!alone && st->nth > 1 &&
           atomic_load_explicit(&st->nsleep.v, RLX) == st->nth - 1)
@@ -628,7 +644,8 @@ static void worker(ostate *st, int me) {
         cont = s;
       } else {
         dq_push(dq, s);
-        if (dq_size(dq) >= STEAL_BIG &&
+        /* work to share: a long deque, or any while tasks are coarse */
+        if ((coarse || dq_size(dq) >= STEAL_BIG) &&
             atomic_load_explicit(&st->nsleep.v, RLX) &&
             !atomic_load_explicit(&st->nspin.v, RLX)) {
           if (alone)
@@ -662,6 +679,7 @@ rp_status rp__omp_steal_init(ostate *st) {
     atomic_init(&d->top, 0);
     atomic_init(&d->lock, 0);
     atomic_init(&d->prog, 0);
+    atomic_init(&d->pace, 0.0f);
   }
   atomic_init(&st->so.solo, -1);
   atomic_init(&st->so.want, 0);
@@ -698,16 +716,27 @@ static void *team_main(void *arg) {
     if (atomic_load_explicit(&st->quit.v, ACQ))
       break;
     g = cur;
-    worker(st, me);
+    if (st->nth > 1) {
+      worker(st, me);
+    } else { /* a team of one, bound: program order */
+      const long last = atomic_load_explicit(&st->elast.v, RLX);
+      if (atomic_load_explicit(&st->phase.v, ACQ) > last)
+        continue;
+      rp__omp_run_serial(
+          st, (unsigned)(last - atomic_load_explicit(&st->e0.v, RLX)));
+      long e = last;
+      next_replay(st, me, &e); /* ends the launch */
+    }
   }
   return NULL;
 }
 
-/* Start threads 1 .. nth - 1; false if the system refused one (those
- * started keep waiting, unused). */
+/* Start threads 1 .. nth - 1 (bound: 0 .. nth - 1); false if the system
+ * refused one (those started keep waiting, unused). */
 static bool team_start(ostate *st) {
-  while (st->nstarted < st->nth - 1) {
-    int me = st->nstarted + 1;
+  const int first = st->ncores ? 0 : 1;
+  while (st->nstarted < st->nth - first) {
+    int me = first + st->nstarted;
     st->targ[me].st = st;
     st->targ[me].me = me;
     if (pthread_create(&st->th[me], NULL, team_main, &st->targ[me]))
@@ -725,7 +754,8 @@ void rp__omp_steal_free(ostate *st) {
     syscall(SYS_futex, (int *)&st->gen.v, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
             NULL, 0);
 #endif
-    for (int i = 1; i <= st->nstarted; i++)
+    const int first = st->ncores ? 0 : 1;
+    for (int i = first; i < first + st->nstarted; i++)
       pthread_join(st->th[i], NULL);
     st->nstarted = 0;
   }
@@ -753,8 +783,9 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
   atomic_store_explicit(&st->e0.v, E0, RLX);
   atomic_store_explicit(&st->elast.v, Elast, RLX);
   atomic_store_explicit(&st->flushed.v, 0, RLX);
+  atomic_store_explicit(&st->fin.v, 0, RLX);
   /* the first replay's roots wait in their groups' inboxes */
-  for (int g = 0; g < st->ngroups; g++) {
+  for (int g = 0; g < st->ngroups && st->nth > 1; g++) {
     odeque *ib = &st->inbox[g];
     lock(&ib->lock);
     long b = atomic_load_explicit(&ib->bot, RLX);
@@ -771,8 +802,24 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
     syscall(SYS_futex, (int *)&st->gen.v, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
             NULL, 0);
 #endif
-  rp__omp_pin(st, 0); /* the caller is thread 0 */
-  worker(st, 0);
+  if (st->ncores) {
+    /* Bound: the team's thread 0 runs on the first core; the caller waits
+     * without moving there and back: a few microseconds, then asleep (it
+     * may share a core with a team thread: spinning would starve it). */
+    const double t0 = rp_clock_us();
+    while (atomic_load_explicit(&st->phase.v, ACQ) <= Elast) {
+      if (rp_clock_us() - t0 < CALLER_SPIN_US) {
+        rp__omp_relax();
+        continue;
+      }
+      atomic_store_explicit(&st->finw.v, 1, SC);
+      if (atomic_load_explicit(&st->phase.v, SC) <= Elast)
+        fx_wait(&st->fin.v, 0, 1e3);
+      atomic_store_explicit(&st->finw.v, 0, SC);
+    }
+  } else {
+    worker(st, 0); /* the caller is thread 0 */
+  }
   /* A failure ends the launch early: the replays not run count as done
    * for wait_buffer. */
   for (uint32_t v = 0; v < st->n; v++)

@@ -130,8 +130,10 @@ static rp_status setup_team(ostate *st, const rp_exec_opts *o) {
   if (!st->ncores && omp_get_proc_bind() != omp_proc_bind_false &&
       !sched_getaffinity(0, sizeof may, &may))
     for (int c = 0; c < CPU_SETSIZE && st->ncores < st->nth; c++)
-      if (CPU_ISSET(c, &may))
+      if (CPU_ISSET(c, &may)) {
         st->cores[st->ncores++] = c;
+        st->cores_env = true;
+      }
   unsigned ndev = st->p->ndev;
   int want = 1;
   for (unsigned d = 0; d < ndev; d++) {
@@ -279,7 +281,7 @@ static rp_status omp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     goto fail;
   /* A team of several: the stealing engine; mode "owner" times every
    * task in its first launch to choose the owners of the later ones. */
-  if (st->nth > 1 && (rc = rp__omp_steal_init(st)) != RP_OK)
+  if ((st->nth > 1 || st->ncores) && (rc = rp__omp_steal_init(st)) != RP_OK)
     goto fail;
   if (st->nth > 1 && st->owner_mode) {
     rc = RP_ENOMEM;
@@ -307,19 +309,23 @@ static double clock_cost(void) {
 }
 
 /* Run replays; lepoch counts every replay this exec ran. A team of one
- * replays in program order; of several, on the stealing engine, but in
- * mode "owner": there the first launch (timed) is the stealing engine's
- * and its durations choose the owners of the owner engine that runs every
- * later one (when that fails for memory, the stealing engine stays). */
+ * replays in program order (on the caller, or bound to a core: on the
+ * team's thread); of several, on the stealing engine, but in mode
+ * "owner": there the first launch (timed) is the stealing engine's and its
+ * durations choose the owners of the owner engine that runs every later
+ * one (when that fails for memory, the stealing engine stays). */
 static void run_engine(ostate *st, unsigned iterations) {
-  if (st->serial || st->nth == 1) {
-    rp__omp_pin(st, 0);
+  if (st->nth == 1 && !st->ncores) {
     rp__omp_run_serial(st, iterations);
     st->lepoch += (long)iterations;
     return;
   }
   if (st->owner) {
+    cpu_set_t old;
+    bool pinned = rp__omp_pin_caller(st, &old);
     rp__omp_owner_run(st, iterations);
+    if (pinned)
+      rp__omp_unpin_caller(&old);
     return;
   }
   if (!st->mstart) {
