@@ -10,9 +10,8 @@
 #   tsan   ThreadSanitizer (build-tsan: clang, -DRP_SANITIZE=thread, libomp
 #          with its archer tool for OpenMP) over the CPU examples on the
 #          openmp and starpu backends at 2 and 3 threads; any report fails
-#          it. Not in the default list: it builds everything with clang
-#          and takes longer than the others (docs/openmp.md).
-# RP_TEST_STAGES picks stages (default "plain asan fuzz"); RP_SANITIZE=1
+#          it (65 s from scratch on the 2-core VM at load 2).
+# RP_TEST_STAGES picks stages (default "plain asan tsan fuzz"); RP_SANITIZE=1
 # runs the asan stage alone, RP_SANITIZE=thread the tsan stage.
 #
 # Time budget (issue 21): each stage prints its five slowest tests and
@@ -22,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-stages=${RP_TEST_STAGES:-plain asan fuzz}
+stages=${RP_TEST_STAGES:-plain asan tsan fuzz}
 [ "${RP_SANITIZE:-0}" = 1 ] && stages=asan
 [ "${RP_SANITIZE:-0}" = thread ] && stages=tsan
 jobs=$(nproc)
