@@ -194,14 +194,22 @@ static inline uint32_t dq_pop(odeque *d) {
   return v;
 }
 
-/* The owner takes its k newest tasks at once (one fence for them all),
- * the newest last in out; returns how many. */
-static long dq_popn(odeque *d, uint32_t *out, long k) {
+/* The owner takes its k newest tasks at once (one fence for them all;
+ * none solo: no thief takes from it then), the newest last in out;
+ * returns how many. */
+static long dq_popn(odeque *d, uint32_t *out, long k, bool solo) {
   long b = atomic_load_explicit(&d->bot, RLX);
   long n = b - atomic_load_explicit(&d->top, RLX);
   if (n <= 0)
     return 0;
   k = k < n ? k : n;
+  if (solo) {
+    b -= k;
+    atomic_store_explicit(&d->bot, b, RLX);
+    for (long i = 0; i < k; i++)
+      out[i] = atomic_load_explicit(&d->buf[(b + i) & d->mask], RLX);
+    return k;
+  }
   if (k == 1) {
     uint32_t v = dq_pop(d);
     out[0] = v;
@@ -255,20 +263,6 @@ static void solo_leave(ostate *st, bool *alone) {
   atomic_store_explicit(&st->so.want, 0, RLX);
   atomic_store_explicit(&st->so.solo, -1, REL);
   *alone = false;
-}
-
-/* Solo: the k newest without a fence (no thief takes from it). */
-static long sq_popn(odeque *d, uint32_t *out, long k) {
-  long b = atomic_load_explicit(&d->bot, RLX);
-  long n = b - atomic_load_explicit(&d->top, RLX);
-  if (n <= 0)
-    return 0;
-  k = k < n ? k : n;
-  b -= k;
-  atomic_store_explicit(&d->bot, b, RLX);
-  for (long i = 0; i < k; i++)
-    out[i] = atomic_load_explicit(&d->buf[(b + i) & d->mask], RLX);
-  return k;
 }
 
 /* A thief takes the oldest half (at least one, at most STEAL_MOST) of d's
@@ -506,8 +500,7 @@ static uint32_t idle(ostate *st, int me, look *w, unsigned long *done,
       if (!next_replay(st, me, e))
         return NONE;
       uint32_t v;
-      if (*alone ? sq_popn(&st->dq[me], &v, 1) == 1
-                 : (v = dq_pop(&st->dq[me])) != NONE)
+      if (dq_popn(&st->dq[me], &v, 1, *alone) == 1)
         return v;
     }
   }
@@ -594,8 +587,7 @@ static void worker(ostate *st, int me) {
     uint32_t v = cont;
     cont = NONE;
     if (v == NONE) {
-      if (nhold || (nhold = alone ? sq_popn(dq, hold, take)
-                                  : dq_popn(dq, hold, take)))
+      if (nhold || (nhold = dq_popn(dq, hold, take, alone)))
         v = hold[--nhold];
       else if ((v = idle(st, me, w, &done, &e, &alone)) == NONE)
         break;

@@ -186,6 +186,12 @@ static void build_chain(rp_graph *g, rp_buf b, unsigned n) {
     record_line(g, b, 0, i);
 }
 
+/* One line, 3 000 tasks: one long chain. */
+static void build_chain3000(rp_graph *g, rp_buf b, unsigned n) {
+  (void)n;
+  build_chain(g, b, 3000);
+}
+
 /* One root, n - 2 independent tasks it readies, one task reading them
  * all. */
 static void build_fan(rp_graph *g, rp_buf b, unsigned n) {
@@ -238,18 +244,25 @@ static void reset_lines(uint64_t *m, unsigned n) {
     m[i] = i * 2654435761u;
 }
 
+/* The shape built over n lines of m (buffer "L", *b), ended. */
+static rp_graph *lines_graph(build_fn build, uint64_t *m, unsigned n,
+                             rp_buf *b) {
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "L", m, 64 * (uint64_t)n, b));
+  build(g, *b, n);
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
 /* The shape built over n lines, replayed as launches of reps[] replays by
  * the reference and by openmp at 2, 3 and 4 threads: same bytes. */
 static void same_as_reference(build_fn build, unsigned n,
                               const unsigned *reps, unsigned nreps) {
   uint64_t *m = aligned_alloc(64, 64 * (size_t)n);
   uint64_t *ref = malloc(64 * (size_t)n);
-  rp_graph *g;
   rp_buf b;
-  TU_OK(NULL, rp_graph_create(&g, 0));
-  TU_OK(g, rp_buffer_register(g, "L", m, 64 * (uint64_t)n, &b));
-  build(g, b, n);
-  TU_OK(g, rp_graph_end(g));
+  rp_graph *g = lines_graph(build, m, n, &b);
   unsigned total = 0;
   for (unsigned i = 0; i < nreps; i++)
     total += reps[i];
@@ -278,14 +291,9 @@ Test(openmp_engine, single_task_many_launches, .timeout = 60) {
 Test(openmp_engine, chains, .timeout = 60) {
   static const unsigned reps[] = {1, 4};
   same_as_reference(build_chain, 1, reps, 2);
-  /* one line, 3000 tasks: one long chain */
   uint64_t *m = aligned_alloc(64, 64);
-  rp_graph *g;
   rp_buf b;
-  TU_OK(NULL, rp_graph_create(&g, 0));
-  TU_OK(g, rp_buffer_register(g, "L", m, 64, &b));
-  build_chain(g, b, 3000);
-  TU_OK(g, rp_graph_end(g));
+  rp_graph *g = lines_graph(build_chain3000, m, 1, &b);
   uint64_t want[8];
   reset_lines(m, 1);
   cr_assert_eq(rp_replay_reference(g, 3), RP_OK);
@@ -348,12 +356,8 @@ Test(openmp_engine, random_graphs_repeated_runs, .timeout = 120) {
 Test(openmp_engine, rebind_between_runs, .timeout = 60) {
   uint64_t *a0 = aligned_alloc(64, 64 * 64), *a1 = aligned_alloc(64, 64 * 64);
   uint64_t *r0 = aligned_alloc(64, 64 * 64), *r1 = aligned_alloc(64, 64 * 64);
-  rp_graph *g;
-  rp_buf b;
-  TU_OK(NULL, rp_graph_create(&g, 0));
-  TU_OK(g, rp_buffer_register(g, "L", a0, 64 * 64, &b));
-  build_wave(g, b, 64);
-  TU_OK(g, rp_graph_end(g));
+  rp_buf b, b1;
+  rp_graph *g = lines_graph(build_wave, a0, 64, &b);
   /* the reference: 2 replays on a0, then 3 on a1 */
   reset_lines(a0, 64);
   reset_lines(a1, 64);
@@ -365,12 +369,7 @@ Test(openmp_engine, rebind_between_runs, .timeout = 60) {
   uint64_t want0[64 * 8], want1[64 * 8];
   memcpy(want0, a0, sizeof want0);
   memcpy(a0, r0, 64 * 64);
-  rp_graph *g1;
-  rp_buf b1;
-  TU_OK(NULL, rp_graph_create(&g1, 0));
-  TU_OK(g1, rp_buffer_register(g1, "L", a1, 64 * 64, &b1));
-  build_wave(g1, b1, 64);
-  TU_OK(g1, rp_graph_end(g1));
+  rp_graph *g1 = lines_graph(build_wave, a1, 64, &b1);
   cr_assert_eq(rp_replay_reference(g1, 3), RP_OK);
   memcpy(want1, a1, sizeof want1);
   rp_graph_destroy(g1);

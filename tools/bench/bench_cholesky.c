@@ -249,10 +249,7 @@ static void tbb_run(void *ctx) { peer_tbb_run((peer_tbb *)ctx, 1); }
 #endif
 
 /* ---- harness ---- */
-static int env_int(const char *n, int d) {
-  const char *v = getenv(n);
-  return v && *v ? atoi(v) : d;
-}
+#define env_int bench_env_int
 
 static double now_ms(void) {
   struct timespec t;
@@ -260,16 +257,7 @@ static double now_ms(void) {
   return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-static int wanted(const char *m) {
-  const char *w = getenv("BENCH_METHODS");
-  if (!w || !*w)
-    return 1;
-  size_t n = strlen(m);
-  for (const char *p = w; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : 0)
-    if (!strncmp(p, m, n) && (p[n] == ',' || !p[n]))
-      return 1;
-  return 0;
-}
+#define wanted bench_wanted
 
 static int cmp_dbl(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -123,10 +123,7 @@ static void do_sten(const shape *s, int i) {
     sten_line(jA(s, i), jB(s, i - 1), jB(s, i), jB(s, i + 1));
 }
 
-static int env_int(const char *n, int d) {
-  const char *v = getenv(n);
-  return v && *v ? atoi(v) : d;
-}
+#define env_int bench_env_int
 
 static double now_ns(void) {
   struct timespec t;
@@ -501,17 +498,7 @@ typedef struct result {
 static result res[512];
 static int nres;
 
-/* BENCH_METHODS: comma-separated methods to run (default all). */
-static int wanted(const char *m) {
-  const char *w = getenv("BENCH_METHODS");
-  if (!w || !*w)
-    return 1;
-  size_t n = strlen(m);
-  for (const char *p = w; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-    if (!strncmp(p, m, n) && (p[n] == ',' || !p[n]))
-      return 1;
-  return 0;
-}
+#define wanted bench_wanted
 
 static void measure(const char *m, int thr, shape *s, uint64_t ref,
                     void (*fn)(shape *, int), long tasks) {

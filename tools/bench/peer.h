@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,24 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* An integer from the environment, d when unset or empty. */
+static inline int bench_env_int(const char *n, int d) {
+  const char *v = getenv(n);
+  return v && *v ? atoi(v) : d;
+}
+
+/* BENCH_METHODS: the comma-separated methods to run (default all). */
+static inline int bench_wanted(const char *m) {
+  const char *w = getenv("BENCH_METHODS");
+  if (!w || !*w)
+    return 1;
+  size_t n = strlen(m);
+  for (const char *p = w; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+    if (!strncmp(p, m, n) && (p[n] == ',' || !p[n]))
+      return 1;
+  return 0;
+}
 
 typedef void (*peer_fn)(void *ctx, uint32_t v);
 
