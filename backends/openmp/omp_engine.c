@@ -160,8 +160,10 @@ bool rp__omp_pin_caller(ostate *st, cpu_set_t *old) {
     return false;
   }
   /* Left pinned, the caller would pass the core to every thread it
-   * creates afterwards (an OpenMP runtime's pool, say). */
-  if (pthread_getaffinity_np(pthread_self(), sizeof *old, old))
+   * creates afterwards (an OpenMP runtime's pool, say). Already on that
+   * core alone: nothing to do. */
+  if (pthread_getaffinity_np(pthread_self(), sizeof *old, old) ||
+      (CPU_COUNT(old) == 1 && CPU_ISSET(st->cores[0], old)))
     return false;
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -170,9 +170,8 @@ struct ostate {
     _Atomic int want;
   } so;
   /* the team: threads 1 .. nth - 1 of our own (the caller of a launch is
-   * thread 0; bound: 0 .. nth - 1), started at the first launch; a launch
-   * bumps gen (a futex word workers sleep on between launches, nidle of
-   * them) */
+   * thread 0), started at the first launch; a launch bumps gen (a futex
+   * word workers sleep on between launches, nidle of them) */
   pthread_t th[RP_OMP_MAXT];
   struct oteam_arg {
     struct ostate *st;
@@ -181,10 +180,6 @@ struct ostate {
   int nstarted;
   padi gen, quit;
   padl nidle;
-  /* bound (cores given, or OMP_PROC_BIND): all n threads are the team's,
-   * pinned, and the caller waits for the launch's end, asleep on fin
-   * (finw: it may be asleep) past a short pause */
-  padi fin, finw;
 };
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -71,12 +71,9 @@
  * looks up to GAP_MAX_US, then sleeps from NAP_MIN_US to NAP_MAX_US. */
 #define SPIN_US 100.0
 #define GAP_MAX_US 16.0
-/* The caller of a bound team's launch looks for this long (µs) before it
- * sleeps until the launch ends. */
-#define CALLER_SPIN_US 3.0
 /* A team thread waits this long (µs) for the next launch before it
  * sleeps. */
-#define TEAM_SPIN_US 200.0
+#define TEAM_SPIN_US 1000.0
 #define NAP_MIN_US 50.0
 #define NAP_MAX_US 1000.0
 /* A thread whose last PACE_TASKS tasks took less than TINY_US (µs) each,
@@ -127,13 +124,16 @@ void rp__omp_wake(ostate *st, int q, int k) {
   }
 }
 
-/* Sleep up to us unless the replay moved on from e or the launch ended;
- * a waker clears the word first, so a wake-up is never lost. */
-static void nap(ostate *st, int me, long e, double us) {
+/* Sleep up to us unless the replay moved on from e, the launch ended or
+ * another began (gen moved on: a team thread; the first replay of a
+ * launch has the number its predecessor ended with); a waker clears the
+ * word first, so a wake-up is never lost. */
+static void nap(ostate *st, int me, int gen, long e, double us) {
   atomic_store_explicit(&st->slp[me].v, 1, SC);
   atomic_fetch_add_explicit(&st->nsleep.v, 1, SC);
   const odeque *ib = &st->inbox[st->tgroup[me]];
   if (atomic_load_explicit(&st->phase.v, SC) == e &&
+      (!me || atomic_load_explicit(&st->gen.v, SC) == gen) &&
       atomic_load_explicit(&ib->bot, SC) == atomic_load_explicit(&ib->top,
                                                                  SC))
     fx_wait(&st->slp[me].v, 1, us);
@@ -372,10 +372,6 @@ static bool next_replay(ostate *st, int me, long *e) {
   const long last = atomic_load_explicit(&st->elast.v, RLX);
   if (*e >= last || atomic_load_explicit(&st->failed, RLX)) {
     atomic_store_explicit(&st->phase.v, last + 1, SC);
-    if (atomic_load_explicit(&st->finw.v, SC)) { /* the caller sleeps */
-      atomic_store_explicit(&st->fin.v, 1, SC);
-      fx_wake(&st->fin.v);
-    }
     rp__omp_wake(st, -1, INT_MAX);
     return false;
   }
@@ -484,8 +480,8 @@ static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
 /* Thread me has no task: count its finished ones in (maybe completing the
  * replay), then look for work, pausing, then sleeping between looks.
  * NONE: the launch is over. */
-static uint32_t idle(ostate *st, int me, look *w, unsigned long *done,
-                     long *e, bool *alone) {
+static uint32_t idle(ostate *st, int me, int gen, look *w,
+                     unsigned long *done, long *e, bool *alone) {
   if (*done) {
     long tot = atomic_fetch_add_explicit(&st->flushed.v, (long)*done, AR) +
                (long)*done;
@@ -513,6 +509,9 @@ static uint32_t idle(ostate *st, int me, look *w, unsigned long *done,
     long ph = atomic_load_explicit(&st->phase.v, ACQ);
     if (ph > atomic_load_explicit(&st->elast.v, RLX))
       break;
+    /* a team thread still here from an earlier launch: start afresh */
+    if (me && atomic_load_explicit(&st->gen.v, ACQ) != gen)
+      break;
     bool helped = false;
     if ((v = find(st, me, w, e, &helped)) != NONE)
       break;
@@ -526,7 +525,7 @@ static uint32_t idle(ostate *st, int me, look *w, unsigned long *done,
       gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
     } else {
       atomic_fetch_sub_explicit(&st->nspin.v, 1, RLX);
-      nap(st, me, ph, nap_us);
+      nap(st, me, gen, ph, nap_us);
       atomic_fetch_add_explicit(&st->nspin.v, 1, RLX);
       nap_us = nap_us * 2 > NAP_MAX_US ? NAP_MAX_US : nap_us * 2;
     }
@@ -557,7 +556,7 @@ static inline void exec(ostate *st, const otask *t, uint32_t v, long e,
     rp__omp_fail(st, v, e, c, msg);
 }
 
-static void worker(ostate *st, int me) {
+static void worker(ostate *st, int me, int gen) {
   const int q = st->tgroup[me];
   const bool split_ok = st->gsize[q] > 1;
   odeque *const dq = &st->dq[me];
@@ -589,7 +588,7 @@ static void worker(ostate *st, int me) {
     if (v == NONE) {
       if (nhold || (nhold = dq_popn(dq, hold, take, alone)))
         v = hold[--nhold];
-      else if ((v = idle(st, me, w, &done, &e, &alone)) == NONE)
+      else if ((v = idle(st, me, gen, w, &done, &e, &alone)) == NONE)
         break;
     }
     otask *t = &task[v];
@@ -708,27 +707,16 @@ static void *team_main(void *arg) {
     if (atomic_load_explicit(&st->quit.v, ACQ))
       break;
     g = cur;
-    if (st->nth > 1) {
-      worker(st, me);
-    } else { /* a team of one, bound: program order */
-      const long last = atomic_load_explicit(&st->elast.v, RLX);
-      if (atomic_load_explicit(&st->phase.v, ACQ) > last)
-        continue;
-      rp__omp_run_serial(
-          st, (unsigned)(last - atomic_load_explicit(&st->e0.v, RLX)));
-      long e = last;
-      next_replay(st, me, &e); /* ends the launch */
-    }
+    worker(st, me, g);
   }
   return NULL;
 }
 
-/* Start threads 1 .. nth - 1 (bound: 0 .. nth - 1); false if the system
- * refused one (those started keep waiting, unused). */
+/* Start threads 1 .. nth - 1; false if the system refused one (those
+ * started keep waiting, unused). */
 static bool team_start(ostate *st) {
-  const int first = st->ncores ? 0 : 1;
-  while (st->nstarted < st->nth - first) {
-    int me = first + st->nstarted;
+  while (st->nstarted < st->nth - 1) {
+    int me = st->nstarted + 1;
     st->targ[me].st = st;
     st->targ[me].me = me;
     if (pthread_create(&st->th[me], NULL, team_main, &st->targ[me]))
@@ -746,8 +734,7 @@ void rp__omp_steal_free(ostate *st) {
     syscall(SYS_futex, (int *)&st->gen.v, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
             NULL, 0);
 #endif
-    const int first = st->ncores ? 0 : 1;
-    for (int i = first; i < first + st->nstarted; i++)
+    for (int i = 1; i <= st->nstarted; i++)
       pthread_join(st->th[i], NULL);
     st->nstarted = 0;
   }
@@ -775,9 +762,8 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
   atomic_store_explicit(&st->e0.v, E0, RLX);
   atomic_store_explicit(&st->elast.v, Elast, RLX);
   atomic_store_explicit(&st->flushed.v, 0, RLX);
-  atomic_store_explicit(&st->fin.v, 0, RLX);
   /* the first replay's roots wait in their groups' inboxes */
-  for (int g = 0; g < st->ngroups && st->nth > 1; g++) {
+  for (int g = 0; g < st->ngroups; g++) {
     odeque *ib = &st->inbox[g];
     lock(&ib->lock);
     long b = atomic_load_explicit(&ib->bot, RLX);
@@ -794,24 +780,12 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
     syscall(SYS_futex, (int *)&st->gen.v, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
             NULL, 0);
 #endif
-  if (st->ncores) {
-    /* Bound: the team's thread 0 runs on the first core; the caller waits
-     * without moving there and back: a few microseconds, then asleep (it
-     * may share a core with a team thread: spinning would starve it). */
-    const double t0 = rp_clock_us();
-    while (atomic_load_explicit(&st->phase.v, ACQ) <= Elast) {
-      if (rp_clock_us() - t0 < CALLER_SPIN_US) {
-        rp__omp_relax();
-        continue;
-      }
-      atomic_store_explicit(&st->finw.v, 1, SC);
-      if (atomic_load_explicit(&st->phase.v, SC) <= Elast)
-        fx_wait(&st->fin.v, 0, 1e3);
-      atomic_store_explicit(&st->finw.v, 0, SC);
-    }
-  } else {
-    worker(st, 0); /* the caller is thread 0 */
-  }
+  rp__omp_wake(st, -1, INT_MAX); /* threads asleep in the last launch */
+  cpu_set_t old; /* the caller is thread 0 */
+  bool pinned = rp__omp_pin_caller(st, &old);
+  worker(st, 0, 0);
+  if (pinned)
+    rp__omp_unpin_caller(&old);
   /* A failure ends the launch early: the replays not run count as done
    * for wait_buffer. */
   for (uint32_t v = 0; v < st->n; v++)

@@ -281,7 +281,7 @@ static rp_status omp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     goto fail;
   /* A team of several: the stealing engine; mode "owner" times every
    * task in its first launch to choose the owners of the later ones. */
-  if ((st->nth > 1 || st->ncores) && (rc = rp__omp_steal_init(st)) != RP_OK)
+  if (st->nth > 1 && (rc = rp__omp_steal_init(st)) != RP_OK)
     goto fail;
   if (st->nth > 1 && st->owner_mode) {
     rc = RP_ENOMEM;
@@ -309,21 +309,21 @@ static double clock_cost(void) {
 }
 
 /* Run replays; lepoch counts every replay this exec ran. A team of one
- * replays in program order (on the caller, or bound to a core: on the
- * team's thread); of several, on the stealing engine, but in mode
- * "owner": there the first launch (timed) is the stealing engine's and its
- * durations choose the owners of the owner engine that runs every later
- * one (when that fails for memory, the stealing engine stays). */
+ * replays in program order on the caller; of several, on the stealing
+ * engine, but in mode "owner": there the first launch (timed) is the
+ * stealing engine's and its durations choose the owners of the owner
+ * engine that runs every later one (when that fails for memory, the
+ * stealing engine stays). */
 static void run_engine(ostate *st, unsigned iterations) {
-  if (st->nth == 1 && !st->ncores) {
-    rp__omp_run_serial(st, iterations);
-    st->lepoch += (long)iterations;
-    return;
-  }
-  if (st->owner) {
+  if (st->nth == 1 || st->owner) {
     cpu_set_t old;
     bool pinned = rp__omp_pin_caller(st, &old);
-    rp__omp_owner_run(st, iterations);
+    if (st->owner) {
+      rp__omp_owner_run(st, iterations);
+    } else {
+      rp__omp_run_serial(st, iterations);
+      st->lepoch += (long)iterations;
+    }
     if (pinned)
       rp__omp_unpin_caller(&old);
     return;
