@@ -780,7 +780,8 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
     syscall(SYS_futex, (int *)&st->gen.v, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
             NULL, 0);
 #endif
-  rp__omp_wake(st, -1, INT_MAX); /* threads asleep in the last launch */
+  /* A thread still asleep from the last launch stays so: a push of coarse
+   * work, or 64 queued tasks, wakes it; tiny work runs solo meanwhile. */
   cpu_set_t old; /* the caller is thread 0 */
   bool pinned = rp__omp_pin_caller(st, &old);
   worker(st, 0, 0);
