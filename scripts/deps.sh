@@ -5,7 +5,8 @@
 set -euo pipefail
 pkgs=(cmake make gcc g++ pkg-config libcjson-dev libcriterion-dev graphviz
       libxrt-dev uuid-dev libstarpu-dev openmpi-bin libopenmpi-dev
-      valgrind clang libclang-rt-dev)
+      valgrind clang libclang-rt-dev libomp-14-dev libtbb-dev
+      libopenblas-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -6,9 +6,15 @@
 #   asan   the same suite under AddressSanitizer + UBSan (build-asan; no
 #          CUDA, no benchmarks);
 #   fuzz   fuzz the graph reader, the analysis and the reports for
-#          RP_FUZZ_SECONDS (default 60) s with libFuzzer (scripts/fuzz.sh).
-# RP_TEST_STAGES picks stages (default "plain asan fuzz"); RP_SANITIZE=1
-# runs the asan stage alone.
+#          RP_FUZZ_SECONDS (default 60) s with libFuzzer (scripts/fuzz.sh);
+#   tsan   ThreadSanitizer (build-tsan: clang, -DRP_SANITIZE=thread, libomp
+#          with its archer tool for OpenMP) over the CPU examples on the
+#          openmp and starpu backends at 2 and 3 threads; any report fails
+#          it (65 s from scratch on the 2-core VM at load 2). Races seen
+#          through StarPU's uninstrumented library are suppressed
+#          (scripts/tsan.supp says why).
+# RP_TEST_STAGES picks stages (default "plain asan tsan fuzz"); RP_SANITIZE=1
+# runs the asan stage alone, RP_SANITIZE=thread the tsan stage.
 #
 # Time budget (issue 21): each stage prints its five slowest tests and
 # fails when any test used more than half of its timeout (120 s, set in
@@ -17,8 +23,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-stages=${RP_TEST_STAGES:-plain asan fuzz}
+stages=${RP_TEST_STAGES:-plain asan tsan fuzz}
 [ "${RP_SANITIZE:-0}" = 1 ] && stages=asan
+[ "${RP_SANITIZE:-0}" = thread ] && stages=tsan
 jobs=$(nproc)
 t_start=$SECONDS
 
@@ -37,11 +44,65 @@ suite() {   # suite DIR CMAKE-ARGS...
   return "$rc"
 }
 
+# The examples at the smoke tests' sizes (examples/tests*.cmake).
+tsan_examples=(
+  "jacobi2d --n 64 --steps 4 --every 2 --blocks 4 --iters 3"
+  "jacobi2d --mixed --n 64 --steps 4 --every 2 --blocks 4 --iters 2"
+  "matpow --n 48 --steps 4 --blocks 4 --iters 2"
+  "recurrence --rows 64 --cols 64 --inner 5 --rounds 3 --blocks 8 --iters 2"
+  "blackscholes --n 5000 --blocks 8 --iters 2"
+  "gemm --n 64 --tile 16 --iters 2"
+  "converge --n 24 --blocks 3 --tol 3"
+  "heat2d --n 64 --steps 4 --devices 2 --iters 3"
+  "matmul_rows --n 48 --devices 3 --iters 2"
+  "twokernels --n 4096 --inner 20 --rounds 2 --iters 2")
+
+tsan() {
+  local dir=build-tsan t0=$SECONDS rc=0 n=0
+  echo "== reprise tests: $dir (clang, ThreadSanitizer, examples)"
+  CC=clang cmake -S . -B "$dir" -DRP_SANITIZE=thread -DRP_WITH_CUDA=OFF \
+    -DRP_BUILD_TESTS=OFF -DRP_BUILD_BENCH=OFF
+  cmake --build "$dir" -j"$jobs"
+  local archer
+  archer=$(ls /usr/lib/llvm-*/lib/libarcher.so 2>/dev/null | tail -1 || true)
+  mkdir -p "$dir/tsan-logs"
+  for cmd in "${tsan_examples[@]}"; do
+    read -r -a args <<< "$cmd"
+    [ -x "$dir/examples/${args[0]}" ] || continue
+    for be in openmp starpu; do
+      [ "$be" = starpu ] && [ ! -e "$dir/reprise/libreprise-starpu.so" ] &&
+        continue
+      for t in 2 3; do
+        n=$((n + 1))
+        local log="$dir/tsan-logs/$n.log" r=0
+        TSAN_OPTIONS="halt_on_error=1 exitcode=66 suppressions=$PWD/scripts/tsan.supp ${TSAN_OPTIONS:-}" \
+          OMP_TOOL_LIBRARIES=$archer STARPU_SILENT=1 \
+          "$dir/examples/${args[0]}" "${args[@]:1}" --backend "$be" \
+          --threads "$t" > "$log" 2>&1 || r=$?
+        # An example exits 2 when its serial baseline cannot run (starpu
+        # has no "serial" mode); its comparisons still say "identical".
+        if [ "$r" = 66 ] || grep -q "ThreadSanitizer" "$log" ||
+           grep -q "differ" "$log" || ! grep -q "identical" "$log" ||
+           { [ "$r" != 0 ] && [ "$r" != 2 ]; }; then
+          echo "tsan: FAILED ($be, $t threads, exit $r): $cmd"
+          cat "$log"
+          rc=1
+        else
+          echo "tsan: ok ($be, $t threads): $cmd"
+        fi
+      done
+    done
+  done
+  echo "== $dir: $n runs, $((SECONDS - t0)) s"
+  return "$rc"
+}
+
 for s in $stages; do
   case $s in
     plain) suite build-test ;;
     asan) suite build-asan -DRP_SANITIZE=ON -DRP_WITH_CUDA=OFF \
                 -DRP_BUILD_BENCH=OFF ;;
+    tsan) tsan ;;
     fuzz) echo "== reprise fuzzing: ${RP_FUZZ_SECONDS:-60} s"
           scripts/fuzz.sh "${RP_FUZZ_SECONDS:-60}" ;;
     *) echo "scripts/test.sh: unknown stage '$s'" >&2; exit 2 ;;

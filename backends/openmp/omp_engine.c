@@ -1,16 +1,9 @@
-/* OpenMP backend: the lean replay engine (one parallel region per launch).
- *
- * Successor lists and in-degrees are built once; each task resets its own
- * counter when it runs, so a replay needs no reset pass. Ready tasks go to
- * the ready queue of their group of threads (one group per logical device,
- * a single group otherwise): an array of epoch-tagged slots claimed in
- * batches with one CAS (min(queued / (2 * threads), 256) tasks), the first
- * tickets mapping to the group's roots. A finishing task keeps one readied
- * successor and runs it next (continuation), so chains never touch a shared
- * line. Replays run back to back without a barrier: the thread that sees
- * replay e complete (the per-thread done counts add up) releases e + 1.
- * A large kernel is published to its group and idle threads run chunks of
- * its index space. */
+/* OpenMP backend: what every engine shares: running one task (whole, or
+ * a large kernel split into chunks that the idle threads of its group
+ * help with), recording a body's failure, publishing a host writer's
+ * progress for wait_buffer, pinning, the program-order replay (mode
+ * "serial", a team of one), and each group's roots (where a replay's
+ * tasks without predecessors start). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -18,17 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <omp.h>
 #include "omp_internal.h"
 
 #define RLX memory_order_relaxed
 #define ACQ memory_order_acquire
 #define REL memory_order_release
 #define AR memory_order_acq_rel
-
-static inline uint64_t tag(uint32_t ep, uint32_t t) {
-  return ((uint64_t)ep << 32) | t;
-}
 
 static void run_chunk(const otask *t, uint32_t k, uint32_t nchunks) {
   const rp_kargs *a = (const rp_kargs *)t->p;
@@ -63,9 +51,12 @@ void rp__omp_run_task(const ostate *st, const otask *t) {
   }
 }
 
+/* A release store and a relaxed look at the waiters, no fence between: a
+ * waiter that misses the store while the worker misses the waiter wakes
+ * from its timed wait (omp_wait_buffer) and looks again. */
 void rp__omp_done(ostate *st, otask *t, long e) {
-  atomic_store(&t->done, e);
-  if (atomic_load(&st->waiters)) {
+  atomic_store_explicit(&t->done, e, memory_order_release);
+  if (atomic_load_explicit(&st->waiters, memory_order_relaxed)) {
     pthread_mutex_lock(&st->mu);
     pthread_cond_broadcast(&st->cv);
     pthread_mutex_unlock(&st->mu);
@@ -124,6 +115,8 @@ static void run_split(ostate *st, const otask *t, int me, int q, uint32_t v,
   long none = 0;
   bool pub = atomic_compare_exchange_strong_explicit(
       &st->help[q].v, &none, (long)(intptr_t)j, AR, RLX);
+  if (pub && st->steal)
+    rp__omp_wake(st, q, st->gsize[q] - 1);
   rp__omp_help_job(st, j);
   if (pub)
     atomic_store_explicit(&st->help[q].v, 0, REL);
@@ -149,16 +142,6 @@ void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me,
     take_failure(st, v, e);
 }
 
-static void reset_queues(ostate *st, long e) {
-  int par = (int)(e & 1);
-  for (int q = 0; q < st->ngroups; q++) {
-    atomic_store_explicit(&st->lhead[par][q].v, 0, RLX);
-    atomic_store_explicit(&st->ltail[par][q].v, (long)st->nroots[q], RLX);
-  }
-  for (int i = 0; i < st->nth; i++)
-    atomic_store_explicit(&st->ldone[par][i].v, 0, RLX);
-}
-
 void rp__omp_pin(ostate *st, int me) {
   if (!st->ncores || st->pinned[me] == (unsigned long)pthread_self())
     return;
@@ -169,109 +152,35 @@ void rp__omp_pin(ostate *st, int me) {
     st->pinned[me] = (unsigned long)pthread_self();
 }
 
-static void worker(ostate *st, long E0, long Elast, int me) {
-  const int q = st->tgroup[me], gth = st->gsize[q], nth = st->nth;
-  const long n = st->n;
-  otask *task = st->task;
-  _Atomic uint64_t *slots = st->slots[q];
-  const uint32_t *roots = st->roots[q];
-  const long nr = st->nroots[q];
-  unsigned spins = 0;
-  rp__omp_pin(st, me);
-  for (long e = E0 + 1; e <= Elast; e++) {
-    const int par = (int)(e & 1);
-    const uint32_t ep = (uint32_t)e;
-    while (atomic_load_explicit(&st->cur.v, ACQ) < e)
-      backoff(&spins);
-    atomic_store_explicit(&st->at[me].v, e, REL);
-    _Atomic long *head = &st->lhead[par][q].v;
-    long mydone = 0, published = 0, bh = 0, be = 0;
-    long local = -1;
-    for (;;) {
-      uint32_t t;
-      if (local >= 0) {
-        t = (uint32_t)local;
-        local = -1;
-      } else if (bh < be) {
-        if (bh < nr) {
-          t = roots[bh];
-        } else {
-          uint64_t v;
-          while ((uint32_t)((v = atomic_load_explicit(&slots[bh], ACQ)) >>
-                            32) != ep)
-            backoff(&spins);
-          t = (uint32_t)v;
-        }
-        bh++;
-      } else {
-        long h = atomic_load_explicit(head, RLX);
-        long avail = atomic_load_explicit(&st->ltail[par][q].v, ACQ) - h;
-        if (avail > 0) {
-          long take = avail / (2 * gth);
-          take = take < 1 ? 1 : take > RP_OMP_BATCH ? RP_OMP_BATCH : take;
-          if (atomic_compare_exchange_weak_explicit(head, &h, h + take, RLX,
-                                                    RLX)) {
-            bh = h;
-            be = h + take;
-          }
-          continue;
-        }
-        long jp = atomic_load_explicit(&st->help[q].v, ACQ);
-        if (jp && rp__omp_help_job(st, (ojob *)(intptr_t)jp))
-          continue;
-        if (published != mydone) {
-          atomic_store_explicit(&st->ldone[par][me].v, mydone, REL);
-          published = mydone;
-        }
-        long sum = 0;
-        for (int i = 0; i < nth; i++)
-          sum += atomic_load_explicit(&st->ldone[par][i].v, ACQ);
-        if (sum == n) {
-          long x = e;
-          if (e < Elast && atomic_compare_exchange_strong_explicit(
-                               &st->adv.v, &x, e + 1, AR, RLX)) {
-            /* everyone must have left replay e - 1 (same parity as e + 1) */
-            for (int i = 0; i < nth; i++)
-              while (atomic_load_explicit(&st->at[i].v, ACQ) < e)
-                backoff(&spins);
-            reset_queues(st, e + 1);
-            atomic_store_explicit(&st->cur.v, e + 1, REL);
-          }
-          break;
-        }
-        backoff(&spins);
-        continue;
-      }
-      otask *tr = &task[t];
-      rp__omp_exec(st, tr, t, e, me, q, gth > 1);
-      atomic_store_explicit(&tr->cnt, tr->indeg0, RLX);
-      if (tr->hw)
-        rp__omp_done(st, tr, e);
-      mydone++;
-      const uint32_t *sp = st->succ + tr->s0, *se = sp + tr->ns;
-      for (; sp < se; sp++) {
-        uint32_t s = *sp;
-        if (atomic_fetch_sub_explicit(&task[s].cnt, 1, AR) != 1)
-          continue;
-        int gs = task[s].group < 0 ? q : task[s].group;
-        if (gs == q && local < 0) {
-          local = s;
-        } else {
-          long p = atomic_fetch_add_explicit(&st->ltail[par][gs].v, 1, RLX);
-          atomic_store_explicit(&st->slots[gs][p], tag(ep, s), REL);
-        }
-      }
-    }
+bool rp__omp_pin_caller(ostate *st, cpu_set_t *old) {
+  if (!st->ncores)
+    return false;
+  if (st->cores_env) {
+    rp__omp_pin(st, 0);
+    return false;
   }
+  /* Left pinned, the caller would pass the core to every thread it
+   * creates afterwards (an OpenMP runtime's pool, say). Already on that
+   * core alone: nothing to do. */
+  if (pthread_getaffinity_np(pthread_self(), sizeof *old, old) ||
+      (CPU_COUNT(old) == 1 && CPU_ISSET(st->cores[0], old)))
+    return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(st->cores[0], &set);
+  return !pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
-rp_status rp__omp_engine_init(ostate *st) {
+void rp__omp_unpin_caller(const cpu_set_t *old) {
+  pthread_setaffinity_np(pthread_self(), sizeof *old, old);
+}
+
+rp_status rp__omp_roots_init(ostate *st) {
   int G = st->ngroups;
   uint32_t *cap = calloc((size_t)G, sizeof *cap);
-  st->slots = calloc((size_t)G, sizeof *st->slots);
   st->roots = calloc((size_t)G, sizeof *st->roots);
   st->nroots = calloc((size_t)G, sizeof *st->nroots);
-  if (!cap || !st->slots || !st->roots || !st->nroots) {
+  if (!cap || !st->roots || !st->nroots) {
     free(cap);
     return RP_ENOMEM;
   }
@@ -285,9 +194,8 @@ rp_status rp__omp_engine_init(ostate *st) {
   rp_status rc = RP_OK;
   for (int q = 0; q < G && rc == RP_OK; q++) {
     size_t c = (size_t)cap[q] + nany + 1;
-    st->slots[q] = calloc(c, sizeof(uint64_t));
     st->roots[q] = malloc(c * sizeof(uint32_t));
-    if (!st->slots[q] || !st->roots[q])
+    if (!st->roots[q])
       rc = RP_ENOMEM;
   }
   /* A root any group may run (an elided copy, a host task) starts in the
@@ -309,32 +217,6 @@ rp_status rp__omp_engine_init(ostate *st) {
   return rc;
 }
 
-void rp__omp_engine_run(ostate *st, unsigned iterations) {
-  if (!st->n || !iterations)
-    return;
-  const long E0 = st->lepoch, Elast = E0 + (long)iterations;
-  reset_queues(st, E0 + 1);
-  atomic_store_explicit(&st->adv.v, E0 + 1, RLX);
-  for (int i = 0; i < RP_OMP_MAXT; i++)
-    atomic_store_explicit(&st->at[i].v, E0, RLX);
-  atomic_store_explicit(&st->cur.v, E0 + 1, REL);
-  if (st->nth == 1 && !st->ncores) {
-    worker(st, E0, Elast, 0);
-  } else {
-#pragma omp parallel num_threads(st->nth)
-    {
-      /* The runtime may give fewer threads than asked for (nested inside
-       * another parallel region, a thread limit): a group without its
-       * threads would never run, so such a team replays in program order. */
-      if (omp_get_num_threads() == st->nth)
-        worker(st, E0, Elast, omp_get_thread_num());
-      else if (omp_get_thread_num() == 0)
-        rp__omp_run_serial(st, iterations);
-    }
-  }
-  st->lepoch = Elast;
-}
-
 void rp__omp_run_serial(ostate *st, unsigned iterations) {
   for (unsigned i = 1; i <= iterations; i++)
     for (uint32_t v = 0; v < st->n; v++) {
@@ -345,12 +227,9 @@ void rp__omp_run_serial(ostate *st, unsigned iterations) {
     }
 }
 
-void rp__omp_engine_free(ostate *st) {
-  for (int q = 0; st->slots && q < st->ngroups; q++)
-    free((void *)st->slots[q]);
+void rp__omp_roots_free(ostate *st) {
   for (int q = 0; st->roots && q < st->ngroups; q++)
     free(st->roots[q]);
-  free((void *)st->slots);
   free(st->roots);
   free(st->nroots);
 }

@@ -26,10 +26,17 @@ typedef struct ocopy {
   const uint64_t *iv;  /* (offset, length) pairs, in the plan */
 } ocopy;
 
+/* A task's predecessors left in this replay and its in-degree, apart from
+ * its record (eight to a cache line): readying a successor touches only
+ * this (and, with several groups, the successor's group). */
+typedef struct ocnt {
+  _Atomic int c;
+  int indeg0;
+} ocnt;
+
 /* Everything a worker touches to run one task: one cache line. */
 typedef struct otask {
-  _Alignas(64) _Atomic int cnt;
-  int indeg0;
+  _Alignas(64) int indeg0;
   uint32_t s0, ns;     /* successors: st->succ[s0 .. s0 + ns) (the plan's) */
   uint8_t kind, split, sdim, hw; /* hw: writes some buffer's user array */
   int8_t group;        /* -1: any group may run it */
@@ -49,6 +56,26 @@ typedef struct padl {
   _Alignas(64) _Atomic long v;
 } padl;
 
+typedef struct padi {
+  _Alignas(64) _Atomic int v;
+} padi;
+
+/* A thread's deque of ready tasks (omp_steal.c), after Cilk's THE
+ * protocol: its owner pushes and pops the newest at bot without a lock;
+ * thieves take the oldest half at top under lock. A group's inbox has the
+ * same layout, every access under lock. Entries are atomics accessed
+ * relaxed (plain moves) so that ThreadSanitizer sees no race on a slot
+ * reused after a steal. */
+typedef struct odeque {
+  _Alignas(64) _Atomic long bot;
+  _Atomic unsigned long prog; /* tasks the owner finished */
+  _Atomic float pace;         /* µs per task over its last 64, waits in */
+  _Atomic uint32_t *buf;
+  long mask;
+  _Alignas(64) _Atomic long top;
+  _Atomic int lock;
+} odeque;
+
 /* One published data-parallel kernel: idle threads claim its chunks. The
  * claim counter and the chunk count carry the use's generation, so a claim
  * made through a stale pointer to a reused job is recognised and dropped. */
@@ -61,7 +88,8 @@ typedef struct ojob {
   long epoch;
 } ojob;
 
-typedef struct ostate {
+typedef struct ostate ostate;
+struct ostate {
   rp_exec *x;
   const rp_plan *p;
   uint32_t n;          /* plan nodes */
@@ -71,6 +99,7 @@ typedef struct ostate {
   void **owned;        /* per plan image: the allocation, or NULL */
 
   otask *task;         /* per plan node */
+  ocnt *cnt;           /* per plan node (the stealing engine's) */
   const uint32_t *succ;
   okargs *kargs;       /* per kernel node, in program order */
   void **hptr;         /* host tasks' pointer arrays */
@@ -80,6 +109,7 @@ typedef struct ostate {
   /* team */
   int nth, ngroups;
   int cores[RP_OMP_MAXT], ncores;
+  bool cores_env;      /* cores from OMP_PROC_BIND, not from the options */
   int tgroup[RP_OMP_MAXT], gsize[RP_OMP_MAXT];
   unsigned long pinned[RP_OMP_MAXT];
 
@@ -91,10 +121,11 @@ typedef struct ostate {
   long target;
   _Atomic int waiters;
 
-  /* owner engine (omp_owner.c): per-thread task lists in program order
-   * (olist[olist0[t] .. olist0[t + 1])), remote successors (CSR rs0,
-   * rsucc), remote in-degrees, arrival counters counted from replay abase */
-  bool owner, dynamic_only;
+  /* owner engine (omp_owner.c, mode "owner"): per-thread task lists in
+   * program order (olist[olist0[t] .. olist0[t + 1])), remote successors
+   * (CSR rs0, rsucc), remote in-degrees, arrival counters counted from
+   * replay abase; owner: planned (after the first launch) */
+  bool owner_mode, owner;
   uint32_t *olist, olist0[RP_OMP_MAXT + 1];
   uint32_t *rs0, *rsucc, *rind;
   _Atomic long *arr;
@@ -114,17 +145,42 @@ typedef struct ostate {
   /* timeline: when non-NULL, workers record each node's start and end */
   double *tl_start, *tl_end, tl_t0;
 
-  /* lean engine: per-group ready queues (parity double-buffered indices,
-   * epoch-tagged slots), per-thread completion counts */
-  _Atomic uint64_t **slots;
+  /* each group's roots (omp_engine.c); replays this exec ran; split
+   * kernels published per group, one job per thread; the owner engine's
+   * per-thread replay reached */
   uint32_t **roots, *nroots;
-  padl lhead[2][RP_OMP_MAXT], ltail[2][RP_OMP_MAXT];
-  padl ldone[2][RP_OMP_MAXT];
-  padl cur, adv, at[RP_OMP_MAXT];
   long lepoch;
   padl help[RP_OMP_MAXT]; /* per group: an ojob* or 0 */
   ojob job[RP_OMP_MAXT];  /* per thread */
-} ostate;
+  padl at[RP_OMP_MAXT];
+
+  /* stealing engine (omp_steal.c): per-thread deques, per-group inboxes
+   * (roots and tasks readied by another group), sleep words (1: asleep
+   * in the futex), the replay the team runs (phase; past the launch's
+   * last: over), tasks finished in the launch as flushed by threads going
+   * idle, threads asleep and threads looking for work */
+  bool steal;
+  odeque dq[RP_OMP_MAXT], inbox[RP_OMP_MAXT];
+  padi slp[RP_OMP_MAXT];
+  padl phase, flushed, nsleep, nspin, e0, elast;
+  /* solo: the thread running alone while every other one sleeps (-1:
+   * none), without locked instructions; want: another asks it to stop */
+  struct {
+    _Alignas(64) _Atomic int solo;
+    _Atomic int want;
+  } so;
+  /* the team: threads 1 .. nth - 1 of our own (the caller of a launch is
+   * thread 0), started at the first launch; a launch bumps gen (a futex
+   * word workers sleep on between launches, nidle of them) */
+  pthread_t th[RP_OMP_MAXT];
+  struct oteam_arg {
+    struct ostate *st;
+    int me;
+  } targ[RP_OMP_MAXT];
+  int nstarted;
+  padi gen, quit;
+  padl nidle;
+};
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -147,17 +203,30 @@ static inline void backoff(unsigned *spins) {
 void rp__omp_run_task(const ostate *st, const otask *t);
 /* Task t finished replay (epoch) e: publish it for wait_buffer. */
 void rp__omp_done(ostate *st, otask *t, long e);
-/* Build the queues once; run iterations replays on the team. */
-rp_status rp__omp_engine_init(ostate *st);
-void rp__omp_engine_run(ostate *st, unsigned iterations);
-void rp__omp_engine_free(ostate *st);
+/* Each group's roots (a root any group may run goes to the group of its
+ * first successor that has one, else to groups in turn); free them. */
+rp_status rp__omp_roots_init(ostate *st);
+void rp__omp_roots_free(ostate *st);
+/* The stealing engine (omp_steal.c): build its deques once; run
+ * iterations replays on the team; free. */
+rp_status rp__omp_steal_init(ostate *st);
+void rp__omp_steal_run(ostate *st, unsigned iterations);
+void rp__omp_steal_free(ostate *st);
+/* Wake up to k sleeping threads of group q (all groups: q < 0). */
+void rp__omp_wake(ostate *st, int q, int k);
 /* Choose every task's owner thread from durations dur (µs per node; NULL:
  * all equal) and build the owner engine's lists. omp_owner.c. */
 rp_status rp__omp_owner_plan(ostate *st, const double *dur);
 void rp__omp_owner_run(ostate *st, unsigned iterations);
 void rp__omp_owner_free(ostate *st);
-/* Pin the calling team thread me to its core (once per OS thread). */
+/* Pin the calling team thread me > 0 to its core (once per OS thread). */
 void rp__omp_pin(ostate *st, int me);
+/* Thread 0 is the caller of a launch: with OMP_PROC_BIND, bound to the
+ * first core from then on (as OpenMP binds its initial thread: returns
+ * false); with the options' cores, for the launch only (true: *old holds
+ * its affinity, for rp__omp_unpin_caller). */
+bool rp__omp_pin_caller(ostate *st, cpu_set_t *old);
+void rp__omp_unpin_caller(const cpu_set_t *old);
 /* Claim and run chunks of a published job; returns how many ran. */
 uint32_t rp__omp_help_job(ostate *st, ojob *j);
 /* Run plan node v (task t) of replay e on team thread me of group q: whole,

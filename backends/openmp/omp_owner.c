@@ -1,8 +1,11 @@
 /* OpenMP backend: the owner engine, for replays after the first launch.
  *
+ * Mode "owner" only (the default is the stealing engine, omp_steal.c):
+ * fastest for graphs of tiny tasks on an otherwise idle machine, fragile
+ * on a loaded one (a descheduled owner holds its tasks; docs/openmp.md).
  * Every task gets an owner thread, chosen once by a list-schedule
  * simulation over the plan with the task durations measured in the first
- * launch (run by the dynamic engine, omp_engine.c): a task goes to the
+ * launch (run by the stealing engine, timed): a task goes to the
  * allowed thread where it could start first, charging on every edge from a
  * task of another thread a core-to-core hand-off (RP_OMP_HANDOFF_US) of
  * latency and some busy time on both threads (RP_OMP_REMOTE_US), ties
@@ -256,7 +259,8 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
   _Atomic long *const arr = st->arr;
   const uint64_t wf = st->wait_for[me];
   unsigned spins = 0;
-  rp__omp_pin(st, me);
+  if (me)
+    rp__omp_pin(st, me); /* thread 0: rp__omp_pin_caller */
   if (lp == le) {
     /* No task of its own: help the group's large kernels, if it has any,
      * until the group's other threads are done. */

@@ -5,16 +5,22 @@
  *
  * Team: opts.nthreads threads (0: one per given core, else the OpenMP
  * default), pinned one per core of opts.cores when given (thread i on
- * cores[i % ncores]). Mode "serial" runs every operation whole, in program
- * order, on one thread (the baseline of achieved speedup).
+ * cores[i % ncores]; without cores, as OMP_PROC_BIND asks). A team of
+ * several runs the stealing engine (omp_steal.c; modes "parallel", the
+ * default, and "dynamic"), or in mode "owner" the owner engine after a
+ * first, timed launch (omp_owner.c). Mode "serial" and a team of one run
+ * every operation whole, in program order, on the calling thread (the
+ * baseline of achieved speedup).
  * Logical devices: with several devices in the graph the team is cut into
  * groups of consecutive threads (so of consecutive given cores), one per
  * device (opts.device_map[d] names device d's group; default d), the groups
  * wrapping when there are more devices than threads. A kernel or a copy of
  * device d runs only on its group's threads; host tasks run on any thread.
- * Launch blocks (RP_BACKEND_BLOCKING_LAUNCH): the core runs it on a thread
- * of its own, so rp_exec_launch() returns at once. */
+ * Launch blocks (RP_BACKEND_BLOCKING_LAUNCH): rp_exec_launch() hands it to
+ * the core's launch thread and returns at once; rp_exec_run() runs it on
+ * the caller's thread, which is thread 0 of the team for the launch. */
 #include <sched.h>
+#include <time.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <string.h>
@@ -67,7 +73,9 @@ static void omp_destroy(void *state) {
   ostate *st = (ostate *)state;
   if (!st)
     return;
-  rp__omp_engine_free(st);
+  rp__omp_steal_free(st); /* joins the team first: a thread may still
+                             read the state after a launch returned */
+  rp__omp_roots_free(st);
   rp__omp_owner_free(st);
   free(st->mstart);
   free(st->mend);
@@ -103,17 +111,29 @@ static rp_status setup_team(ostate *st, const rp_exec_opts *o) {
     rp_exec_set_error(st->x, "openmp: nthreads %d < 0", o->nthreads);
     return RP_EINVAL;
   }
+  /* "parallel" (default) and "dynamic" (once another engine): both the
+   * stealing engine */
   st->serial = o->mode && !strcmp(o->mode, "serial");
-  st->dynamic_only = o->mode && !strcmp(o->mode, "dynamic");
-  if (o->mode && !st->serial && !st->dynamic_only &&
-      strcmp(o->mode, "parallel")) {
+  st->owner_mode = o->mode && !strcmp(o->mode, "owner");
+  if (o->mode && !st->serial && !st->owner_mode &&
+      strcmp(o->mode, "parallel") && strcmp(o->mode, "dynamic")) {
     rp_exec_set_error(st->x, "openmp: unknown mode \"%s\" (parallel, "
-                      "dynamic, serial)", o->mode);
+                      "dynamic, owner, serial)", o->mode);
     return RP_EINVAL;
   }
   if (st->serial)
     nth = 1;
   st->nth = nth < 1 ? 1 : nth > RP_OMP_MAXT ? RP_OMP_MAXT : nth;
+  /* Without cores, OMP_PROC_BIND (any binding) pins the team as OpenMP
+   * would: thread i on the i-th core the process may use. */
+  cpu_set_t may;
+  if (!st->ncores && omp_get_proc_bind() != omp_proc_bind_false &&
+      !sched_getaffinity(0, sizeof may, &may))
+    for (int c = 0; c < CPU_SETSIZE && st->ncores < st->nth; c++)
+      if (CPU_ISSET(c, &may)) {
+        st->cores[st->ncores++] = c;
+        st->cores_env = true;
+      }
   unsigned ndev = st->p->ndev;
   int want = 1;
   for (unsigned d = 0; d < ndev; d++) {
@@ -183,7 +203,6 @@ static rp_status build_tasks(ostate *st) {
     t->s0 = nd->succ0;
     t->ns = nd->nsucc;
     t->indeg0 = (int)nd->npred;
-    atomic_init(&t->cnt, t->indeg0);
     atomic_init(&t->done, 0);
     if (nd->type == RP_OP_KERNEL) {
       if (!ni.kernel || !ni.kernel->cpu) {
@@ -258,16 +277,16 @@ static rp_status omp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     goto fail;
   if ((rc = build_images(st)) != RP_OK || (rc = build_tasks(st)) != RP_OK ||
       (rc = setup_team(st, rp_exec_opts_get(x))) != RP_OK ||
-      (rc = rp__omp_engine_init(st)) != RP_OK)
+      (rc = rp__omp_roots_init(st)) != RP_OK)
     goto fail;
-  /* One thread: the owner engine at once (everything on it, in order);
-   * several: the first launch runs the dynamic engine and times every
-   * task for the owners' choice. */
-  if (!st->serial && !st->dynamic_only) {
+  /* A team of several: the stealing engine; mode "owner" times every
+   * task in its first launch to choose the owners of the later ones. */
+  if (st->nth > 1 && (rc = rp__omp_steal_init(st)) != RP_OK)
+    goto fail;
+  if (st->nth > 1 && st->owner_mode) {
     rc = RP_ENOMEM;
-    if (st->nth == 1 ? rp__omp_owner_plan(st, NULL) != RP_OK
-                     : !(st->mstart = malloc(nt * sizeof(double))) ||
-                           !(st->mend = malloc(nt * sizeof(double))))
+    if (!(st->mstart = malloc(nt * sizeof(double))) ||
+        !(st->mend = malloc(nt * sizeof(double))))
       goto fail;
   }
   bind(st);
@@ -289,22 +308,28 @@ static double clock_cost(void) {
   return (t1 - t0) / 64;
 }
 
-/* Run replays; lepoch counts every replay this exec ran. The first run of
- * a team of several threads is the dynamic engine's, timed; its durations
- * choose the owners of the owner engine that runs every later one (when
- * that fails for memory, the dynamic engine stays). */
+/* Run replays; lepoch counts every replay this exec ran. A team of one
+ * replays in program order on the caller; of several, on the stealing
+ * engine, but in mode "owner": there the first launch (timed) is the
+ * stealing engine's and its durations choose the owners of the owner
+ * engine that runs every later one (when that fails for memory, the
+ * stealing engine stays). */
 static void run_engine(ostate *st, unsigned iterations) {
-  if (st->serial) {
-    rp__omp_run_serial(st, iterations);
-    st->lepoch += (long)iterations;
+  if (st->nth == 1 || st->owner) {
+    cpu_set_t old;
+    bool pinned = rp__omp_pin_caller(st, &old);
+    if (st->owner) {
+      rp__omp_owner_run(st, iterations);
+    } else {
+      rp__omp_run_serial(st, iterations);
+      st->lepoch += (long)iterations;
+    }
+    if (pinned)
+      rp__omp_unpin_caller(&old);
     return;
   }
-  if (st->owner) {
-    rp__omp_owner_run(st, iterations);
-    return;
-  }
-  if (st->dynamic_only || !st->mstart) {
-    rp__omp_engine_run(st, iterations);
+  if (!st->mstart) {
+    rp__omp_steal_run(st, iterations);
     return;
   }
   const bool mine = !st->tl_start;
@@ -313,7 +338,7 @@ static void run_engine(ostate *st, unsigned iterations) {
     st->tl_end = st->mend;
     st->tl_t0 = rp_clock_us();
   }
-  rp__omp_engine_run(st, iterations);
+  rp__omp_steal_run(st, iterations);
   const double c = clock_cost();
   for (uint32_t v = 0; v < st->n; v++) {
     double d = st->tl_end[v] - st->tl_start[v] - c;
@@ -373,8 +398,16 @@ static rp_status omp_wait_buffer(void *state, rp_buf b) {
     pthread_cond_wait(&st->cv, &st->mu);
   long target = st->target;
   for (uint32_t i = h0; i < h1; i++)
-    while (atomic_load(&st->task[p->host_writers[i]].done) < target)
-      pthread_cond_wait(&st->cv, &st->mu);
+    while (atomic_load(&st->task[p->host_writers[i]].done) < target) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += 200000; /* rp__omp_done does not fence */
+      if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+      }
+      pthread_cond_timedwait(&st->cv, &st->mu, &ts);
+    }
   pthread_mutex_unlock(&st->mu);
   atomic_fetch_sub(&st->waiters, 1);
   return RP_OK;

@@ -25,12 +25,12 @@ typedef struct rp_exec_opts {
                               struct can grow; 0: this header's */
   const char *mode;      /**< backend mode: cuda "graph" (default),
                               "streams", "serial"; openmp "parallel"
-                              (default: the first launch schedules
-                              dynamically and times every task, later
+                              (default) and "dynamic" (the same): the
+                              stealing engine (docs/openmp.md), "owner"
+                              (the first launch times every task, later
                               ones run each task on an owner thread
-                              chosen from those times), "dynamic"
-                              (always the first way), "serial";
-                              NULL: default */
+                              chosen from those times: for tiny tasks on
+                              an idle machine), "serial"; NULL: default */
   int nthreads;          /**< openmp: threads; 0: all cores given */
   const int *cores;      /**< openmp: the cores to use; NULL: all */
   unsigned ncores;

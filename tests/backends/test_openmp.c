@@ -294,7 +294,10 @@ Test(openmp, bad_options_and_missing_bodies, .timeout = 20) {
 }
 
 /* Logical devices 0 and 1 run on disjoint cores: each kernel writes the
- * core it ran on. */
+ * core it ran on. The placement is a hint (a group that stalls for 100 µs,
+ * descheduled on a loaded machine, has its work taken by the other): the
+ * results are always right, and a replay in which nothing stalled keeps
+ * every kernel on its device's core. */
 RP_KERNEL(t_where, {
   RP_PTR(int64_t, 0)[RP_VAL(int64_t, 1) + RP_X] = sched_getcpu();
 })
@@ -319,13 +322,21 @@ Test(openmp, logical_devices_on_disjoint_cores, .timeout = 30) {
   TU_OK(g, rp_graph_end(g));
   int cores[2] = {1, 0};
   rp_exec *x = mk(g, 2, NULL, cores, 2);
-  for (int rep = 0; rep < 20; rep++) {
+  int clean = 0, off = 0;
+  for (int rep = 0; rep < 50; rep++) {
     memset(out, 0xff, sizeof out);
     cr_assert_eq(rp_exec_run(x, 1), RP_OK);
-    for (int k = 0; k < 64; k++)
-      cr_assert_eq(out[k], k % 2 ? 0 : 1, "kernel %d of device %d on core "
-                   "%lld", k, k % 2, (long long)out[k]);
+    int moved = 0;
+    for (int k = 0; k < 64; k++) {
+      cr_assert(out[k] == 0 || out[k] == 1, "kernel %d on core %lld", k,
+                (long long)out[k]);
+      moved += out[k] != (k % 2 ? 0 : 1);
+    }
+    clean += !moved;
+    off += moved;
   }
+  cr_assert(clean > 0, "no replay kept every kernel on its device's core "
+            "(%d of 3200 moved)", off);
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }

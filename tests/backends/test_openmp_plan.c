@@ -346,9 +346,9 @@ Test(openmp_plan, owner_engine_random_graphs_several_launches,
     cr_assert_eq(rp_graph_end(r.g), RP_OK, "%s", rp_graph_error(r.g));
     unsigned reps = 1 + (unsigned)(seed % 3);
     unsigned char *ref = rrun(&r, seed, "reference", 0, NULL, 4, reps);
-    const int nths[4] = {2, 3, 4, 2};
-    const char *modes[4] = {NULL, NULL, NULL, "dynamic"};
-    for (int m = 0; m < 4; m++) {
+    const int nths[5] = {2, 3, 4, 2, 3};
+    const char *modes[5] = {NULL, NULL, NULL, "dynamic", "owner"};
+    for (int m = 0; m < 5; m++) {
       unsigned char *got = rrun(&r, seed, "openmp", nths[m], modes[m], 4,
                                 reps);
       cr_assert_eq(memcmp(ref, got, r.nbuf * r.bsize), 0,
