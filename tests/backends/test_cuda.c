@@ -660,14 +660,19 @@ Test(backend_cuda, launch_geometry_of_a_host_wrapper, .timeout = 30) {
 
 /* The argument table (issue 28): K kernels, each bumping its own block
  * whose offset is a scalar; every round moves every kernel to another
- * block with rp_exec_set_scalar and replays. The table path (the default:
- * one copy of the dirty entries before the launch), CUDA's per-node
+ * block with rp_exec_set_scalar and replays. The default (auto: a node
+ * moves to the table at its first change, then one copy of the dirty
+ * entries before the launch), the table from instantiate, CUDA's per-node
  * setters and the whole-graph update agree with a plain C run, in graph
- * mode and in the device loop's graph (which reads the same table). */
+ * mode and in the device loop's graph (rounds 1 and 2 run two replays
+ * through rp_exec_run_until with a predicate that never holds: the loop
+ * graph is built after the nodes moved, then reads the table). */
 Test(backend_cuda, set_scalar_through_the_argument_table, .timeout = 60) {
   const rp_backend *be = need_gpu();
   enum { K = 24, B = 64, N = K * B };
   static const char *upd[] = {NULL, "table", "node", "graph"};
+  /* the first int32 of A below any int32: never */
+  const rp_until never = {0, 0, RP_UNTIL_I32, RP_UNTIL_LT, -3e9};
   for (unsigned u = 0; u < 4; u++) {
     uint8_t *h = malloc(N), *want = malloc(N);
     for (unsigned i = 0; i < N; i++)
@@ -690,6 +695,7 @@ Test(backend_cuda, set_scalar_through_the_argument_table, .timeout = 60) {
     cr_assert_eq(rp_exec_create(&x, g, be, &o), RP_OK, "%s",
                  rp_last_error());
     for (unsigned round = 0; round < 4; round++) {
+      unsigned reps = round == 1 || round == 2 ? 2 : 1;
       for (unsigned k = 0; k < K; k++) {
         unsigned blk = (k * 5 + round * 3) % K;
         rp_slot off = {.u64 = (uint64_t)blk * B};
@@ -697,10 +703,17 @@ Test(backend_cuda, set_scalar_through_the_argument_table, .timeout = 60) {
           TU_OK(NULL, rp_exec_set_scalar(x, kn[k], 1, off));
         else
           blk = k;
-        for (unsigned i = 0; i < B; i++)
-          want[blk * B + i] = (uint8_t)(want[blk * B + i] * 5 + 7);
+        for (unsigned r = 0; r < reps; r++)
+          for (unsigned i = 0; i < B; i++)
+            want[blk * B + i] = (uint8_t)(want[blk * B + i] * 5 + 7);
       }
-      run_ok(x, 1);
+      if (reps == 2) {
+        unsigned done = 0;
+        TU_OK(NULL, rp_exec_run_until(x, &never, 2, 1, &done));
+        cr_assert_eq(done, 2);
+      } else {
+        run_ok(x, 1);
+      }
       cr_assert(!memcmp(h, want, N), "update %s, round %u: differs",
                 upd[u] ? upd[u] : "default", round);
     }
