@@ -9,49 +9,30 @@
 #include <string.h>
 #include "fake_cudart.h"
 #include "reprise/backend.h"
-#include "reprise/kernel.h"
 #include "util.h"
 #include "cuda_random.h"
 
 extern const rp_backend rp_backend_cuda;
 
-RP_KERNEL(lk_mix, {
-  const uint8_t *a = RP_PTR(const uint8_t, 0);
-  uint8_t *b = RP_PTR(uint8_t, 1);
-  uint64_t oa = RP_VAL(uint64_t, 2), ob = RP_VAL(uint64_t, 3);
-  b[ob + RP_X] = (uint8_t)(3 * b[ob + RP_X] + a[oa + RP_X] + 1);
-})
-static const rp_param lk_mix_params[] = {
-    {"a", RP_IN}, {"b", RP_INOUT}, {"offa", RP_SCALAR}, {"offb", RP_SCALAR}};
-
-RP_KERNEL(lk_bump, {
-  uint8_t *a = RP_PTR(uint8_t, 0);
-  uint64_t o = RP_VAL(uint64_t, 1);
-  a[o + RP_X] = (uint8_t)(a[o + RP_X] * 5 + 7);
-})
-static const rp_param lk_bump_params[] = {{"a", RP_INOUT},
-                                          {"off", RP_SCALAR}};
-
-/* The "device entries": their addresses name them to the fake runtime,
- * which runs each through its CPU body, by value or by pointer. */
+/* tests/util.h's tu_mix and tu_bump with "device entries": their
+ * addresses name them to the fake runtime, which runs each through the
+ * kernel's CPU body, by value or by pointer. */
 static char val_mix, ind_mix, val_bump, ind_bump;
 static const rp_cuda_args mix_pair = {&val_mix, &ind_mix};
 static const rp_cuda_args bump_pair = {&val_bump, &ind_bump};
 static rp_kernel k_mix, k_bump;
 
 static void setup(void) {
-  rp_kernel m = RP_KERNEL_DESC(lk_mix, lk_mix_params);
-  m.cuda = &val_mix;
-  m.cuda_args = &mix_pair;
-  k_mix = m;
-  rp_kernel b = RP_KERNEL_DESC(lk_bump, lk_bump_params);
-  b.cuda = &val_bump;
-  b.cuda_args = &bump_pair;
-  k_bump = b;
-  fk_kernel(&val_mix, lk_mix_rp_cpu, 0);
-  fk_kernel(&ind_mix, lk_mix_rp_cpu, 1);
-  fk_kernel(&val_bump, lk_bump_rp_cpu, 0);
-  fk_kernel(&ind_bump, lk_bump_rp_cpu, 1);
+  k_mix = tu_mix;
+  k_mix.cuda = &val_mix;
+  k_mix.cuda_args = &mix_pair;
+  k_bump = tu_bump;
+  k_bump.cuda = &val_bump;
+  k_bump.cuda_args = &bump_pair;
+  fk_kernel(&val_mix, tu_mix.cpu, 0);
+  fk_kernel(&ind_mix, tu_mix.cpu, 1);
+  fk_kernel(&val_bump, tu_bump.cpu, 0);
+  fk_kernel(&ind_bump, tu_bump.cpu, 1);
   fk_devices(1);
   fk_reset();
 }
@@ -261,30 +242,18 @@ Test(cuda_logic, no_table_falls_back_to_setters) {
  * on one and two logical devices (folded onto the one fake GPU), in the
  * three modes, against the reference replay; the fake runs each graph in
  * a random order its edges allow. */
+static rp_exec *mk_folded(const rp_graph *g, const char *mode, void *ctx) {
+  (void)ctx;
+  rp_exec_opts o = RP_EXEC_OPTS_INIT;
+  o.mode = mode;
+  o.device_fold = 1;
+  return mk(g, &o);
+}
+
 static void check_random(uint64_t seed, unsigned ndev) {
-  static const char *modes[] = {"graph", "streams", "serial"};
   tu_random r;
   cuda_random_graph(&r, seed, 4, 2048, 40, ndev, &k_mix, &k_bump, NULL);
-  uint8_t *want = malloc(r.nbuf * r.bsize);
-  TU_OK(r.g, rp_replay_reference(r.g, 3));
-  for (unsigned b = 0; b < r.nbuf; b++)
-    memcpy(want + b * r.bsize, r.buf[b], r.bsize);
-  for (unsigned m = 0; m < 3; m++) {
-    tu_random_reset(&r, seed);
-    rp_exec_opts o = RP_EXEC_OPTS_INIT;
-    o.mode = modes[m];
-    o.device_fold = 1;
-    rp_exec *x = mk(r.g, &o);
-    rp_status s = rp_exec_run(x, 3);
-    cr_assert_eq(s, RP_OK, "seed %llu %s: %s", (unsigned long long)seed,
-                 modes[m], rp_exec_error(x));
-    for (unsigned b = 0; b < r.nbuf; b++)
-      cr_assert_eq(memcmp(want + b * r.bsize, r.buf[b], r.bsize), 0,
-                   "seed %llu, %u device(s), mode %s: buffer B%u differs",
-                   (unsigned long long)seed, ndev, modes[m], b);
-    rp_exec_destroy(x);
-  }
-  free(want);
+  cuda_check_random(&r, seed, mk_folded, NULL);
   tu_random_free(&r);
   cr_expect_eq(fk_live(), 0);
 }

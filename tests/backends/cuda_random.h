@@ -1,4 +1,4 @@
-/* A random graph for the cuda backend's tests (test_cuda.c on a GPU,
+/* Random graphs for the cuda backend's tests (test_cuda.c on a GPU,
  * cuda_logic.c on the fake runtime of fake_cudart.c), as tests/util.c
  * builds one, over the kernels given: mix (in A, inout B, scalar offA,
  * scalar offB) and bump (inout A, scalar off) as tests/util.h describes
@@ -83,6 +83,35 @@ static void cuda_random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
   for (unsigned b = 0; b < nbuf; b++)
     TU_OK(r->g, rp_record_sync_host(r->g, rp_whole(b), NULL));
   TU_OK(r->g, rp_graph_end(r->g));
+}
+
+/* Replays random graph r (made from seed) with the reference and with
+ * the exec mk(g, mode, ctx) gives in each mode (graph, streams, serial),
+ * 3 replays each from the same initial contents, and compares every
+ * byte. */
+static void cuda_check_random(tu_random *r, uint64_t seed,
+                              rp_exec *(*mk)(const rp_graph *g,
+                                             const char *mode, void *ctx),
+                              void *ctx) {
+  static const char *modes[] = {"graph", "streams", "serial"};
+  uint8_t *want = malloc(r->nbuf * r->bsize);
+  TU_OK(r->g, rp_replay_reference(r->g, 3));
+  for (unsigned b = 0; b < r->nbuf; b++)
+    memcpy(want + b * r->bsize, r->buf[b], r->bsize);
+  for (unsigned m = 0; m < 3; m++) {
+    tu_random_reset(r, seed);
+    rp_exec *x = mk(r->g, modes[m], ctx);
+    rp_status s = rp_exec_run(x, 3);
+    cr_assert_eq(s, RP_OK, "seed %llu, mode %s: run: %s: %s",
+                 (unsigned long long)seed, modes[m], rp_status_name(s),
+                 rp_exec_error(x));
+    for (unsigned b = 0; b < r->nbuf; b++)
+      cr_assert_eq(memcmp(want + b * r->bsize, r->buf[b], r->bsize), 0,
+                   "seed %llu, mode %s: buffer B%u differs",
+                   (unsigned long long)seed, modes[m], b);
+    rp_exec_destroy(x);
+  }
+  free(want);
 }
 
 #endif

@@ -513,6 +513,17 @@ static struct CUgraphNode_st *add(cudaGraph_t g, int type,
   return x;
 }
 
+/* The end of every cudaGraphAdd*Node: x in *out and counted, or the
+ * failure of its add. */
+static cudaError_t added(struct CUgraphNode_st *x, unsigned *count,
+                         cudaGraphNode_t *out) {
+  if (!x)
+    return fail(cudaErrorInvalidValue);
+  ++*count;
+  *out = x;
+  return cudaSuccess;
+}
+
 /* A kernel node's parameters from p; 0 when its entry is unknown. */
 static int set_kernel(struct CUgraphNode_st *x,
                       const struct cudaKernelNodeParams *p) {
@@ -536,12 +547,9 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode,
     return fail(cudaErrorInvalidDeviceFunction);
   struct CUgraphNode_st *x = add(graph, FK_KERNEL, pDependencies,
                                  numDependencies);
-  if (!x)
-    return fail(cudaErrorInvalidValue);
-  set_kernel(x, p);
-  fk.add_kernel++;
-  *pGraphNode = x;
-  return cudaSuccess;
+  if (x)
+    set_kernel(x, p);
+  return added(x, &fk.add_kernel, pGraphNode);
 }
 
 cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode,
@@ -555,14 +563,12 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode,
     return fail(cudaErrorInvalidValue);
   struct CUgraphNode_st *x = add(graph, FK_COPY1, pDependencies,
                                  numDependencies);
-  if (!x)
-    return fail(cudaErrorInvalidValue);
-  x->dst = dst;
-  x->src = src;
-  x->bytes = count;
-  fk.add_copy++;
-  *pGraphNode = x;
-  return cudaSuccess;
+  if (x) {
+    x->dst = dst;
+    x->src = src;
+    x->bytes = count;
+  }
+  return added(x, &fk.add_copy, pGraphNode);
 }
 
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode,
@@ -572,26 +578,19 @@ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode,
                                    const struct cudaMemcpy3DParms *p) {
   struct CUgraphNode_st *x = add(graph, FK_COPY3, pDependencies,
                                  numDependencies);
-  if (!x)
-    return fail(cudaErrorInvalidValue);
-  x->p3 = *p;
-  x->bytes = p->extent.width * p->extent.height * p->extent.depth;
-  fk.add_copy++;
-  *pGraphNode = x;
-  return cudaSuccess;
+  if (x) {
+    x->p3 = *p;
+    x->bytes = p->extent.width * p->extent.height * p->extent.depth;
+  }
+  return added(x, &fk.add_copy, pGraphNode);
 }
 
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode,
                                   cudaGraph_t graph,
                                   const cudaGraphNode_t *pDependencies,
                                   size_t numDependencies) {
-  struct CUgraphNode_st *x = add(graph, FK_EMPTY, pDependencies,
-                                 numDependencies);
-  if (!x)
-    return fail(cudaErrorInvalidValue);
-  fk.add_empty++;
-  *pGraphNode = x;
-  return cudaSuccess;
+  return added(add(graph, FK_EMPTY, pDependencies, numDependencies),
+               &fk.add_empty, pGraphNode);
 }
 
 cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode,
@@ -601,13 +600,11 @@ cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode,
                                  const struct cudaHostNodeParams *p) {
   struct CUgraphNode_st *x = add(graph, FK_HOST, pDependencies,
                                  numDependencies);
-  if (!x)
-    return fail(cudaErrorInvalidValue);
-  x->hfn = p->fn;
-  x->user = p->userData;
-  fk.add_host++;
-  *pGraphNode = x;
-  return cudaSuccess;
+  if (x) {
+    x->hfn = p->fn;
+    x->user = p->userData;
+  }
+  return added(x, &fk.add_host, pGraphNode);
 }
 
 cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode,
@@ -616,13 +613,8 @@ cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode,
                                         size_t numDependencies,
                                         cudaEvent_t event) {
   (void)event;
-  struct CUgraphNode_st *x = add(graph, FK_EVENT, pDependencies,
-                                 numDependencies);
-  if (!x)
-    return fail(cudaErrorInvalidValue);
-  fk.add_event++;
-  *pGraphNode = x;
-  return cudaSuccess;
+  return added(add(graph, FK_EVENT, pDependencies, numDependencies),
+               &fk.add_event, pGraphNode);
 }
 
 cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode,

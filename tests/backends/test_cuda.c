@@ -48,29 +48,26 @@ static void random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
                     &tc_bump_host);
 }
 
+/* What check_random's execs are made with. */
+typedef struct random_ctx {
+  const rp_backend *be;
+  const int *map;
+  unsigned nmap;
+} random_ctx;
+
+static rp_exec *mk_random(const rp_graph *g, const char *mode, void *ctx) {
+  const random_ctx *c = ctx;
+  return mk(g, c->be, mode, c->map, c->nmap);
+}
+
 /* Replays a random graph with the reference and with cuda in each mode,
  * from the same initial contents, and compares every byte. */
 static void check_random(uint64_t seed, unsigned nops, unsigned ndev,
                          const int *map) {
-  const rp_backend *be = need_gpu();
-  static const char *modes[] = {"graph", "streams", "serial"};
+  random_ctx c = {need_gpu(), map, map ? ndev : 0};
   tu_random r;
   random_graph(&r, seed, 4, 4096, nops, ndev);
-  uint8_t *want = malloc(r.nbuf * r.bsize);
-  TU_OK(r.g, rp_replay_reference(r.g, 3));
-  for (unsigned b = 0; b < r.nbuf; b++)
-    memcpy(want + b * r.bsize, r.buf[b], r.bsize);
-  for (unsigned m = 0; m < 3; m++) {
-    tu_random_reset(&r, seed);
-    rp_exec *x = mk(r.g, be, modes[m], map, map ? ndev : 0);
-    run_ok(x, 3);
-    for (unsigned b = 0; b < r.nbuf; b++)
-      cr_assert_eq(memcmp(want + b * r.bsize, r.buf[b], r.bsize), 0,
-                   "seed %llu, mode %s: buffer B%u differs",
-                   (unsigned long long)seed, modes[m], b);
-    rp_exec_destroy(x);
-  }
-  free(want);
+  cuda_check_random(&r, seed, mk_random, &c);
   tu_random_free(&r);
 }
 
