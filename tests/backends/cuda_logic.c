@@ -261,6 +261,11 @@ static void check_random(uint64_t seed, unsigned ndev) {
 Test(cuda_logic, random_graphs_against_the_reference) {
   for (uint64_t seed = 1; seed <= 40; seed++)
     check_random(seed, 1 + (unsigned)(seed % 2));
+  /* two GPUs: each logical device on its own, peer copies between them */
+  fk_devices(2);
+  for (uint64_t seed = 41; seed <= 60; seed++)
+    check_random(seed, 2);
+  fk_devices(1);
   cr_expect_eq(fk.bad_shape, 0);
 }
 
