@@ -115,8 +115,6 @@ typedef struct cu_state {
   rp_kargs *hargs, *dargs;
   uint32_t *slot;              /* per node: its entry, RP_NONE */
   uint32_t nslot, tlo, thi;
-  unsigned nmoved;             /* nodes moved to the table since
-                                  instantiate (auto) */
   bool tpending;               /* a copy of the table may be in flight on
                                   the main stream (hargs not to be written
                                   before it is done) */
@@ -194,12 +192,14 @@ void CUDART_CB rp__cu_host_tramp(void *p);
 cudaError_t rp__cu_capture(cu_state *s, uint32_t v, cudaGraph_t *out);
 rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
                           cudaGraphNode_t *deps);
+/* The argument table allocated (if it is not yet), every entry its node's
+ * block; cuda_update "table" also copies it over. */
+cudaError_t rp__cu_table_alloc(cu_state *s);
 /* rp_cuda_until.c */
 rp_status rp__cu_run_until(void *state, const rp_until *u,
                            unsigned max_replays, unsigned check_every,
                            unsigned *done);
 void rp__cu_until_free(cu_state *s);
-cudaError_t rp__cu_table_alloc(cu_state *s);
 /* rp_cuda_update.c */
 rp_status rp__cu_rebind(void *state, rp_buf b);
 rp_status rp__cu_set_scalar(void *state, uint32_t v, unsigned param);

@@ -74,7 +74,6 @@ static void move_to_table(cu_state *s, uint32_t n) {
   table_touch(s, e);
   s->hargs[e] = s->kargs[n];
   s->op[n].to_ind = true;
-  s->nmoved++;
 }
 
 rp_status rp__cu_set_scalar(void *state, uint32_t n, unsigned param) {
