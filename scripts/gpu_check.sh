@@ -11,10 +11,16 @@
 # reshaped) and with --no-reshape; compute-sanitizer memcheck
 # --leak-check full on every example (small sizes; any error fails);
 # bench_cuda_examples (each example against the hand-built dag, goal
-# <= 1.02 by default); bench_cuda (instantiation per node and its
-# breakdown, argument updates against cudaGraphExecUpdate, the pipeline
-# against the duplex-aware bound and the prediction, the device loop
-# against a hand-built WHILE graph). Everything goes to ONE log,
+# <= 1.02 by default; beside it the copies as recorded, the recorded
+# graph built by hand, and every kernel reading its arguments from the
+# table); bench_cuda (the 2000-kernel chain against a captured graph, by
+# value and after set_scalar moved its nodes to the table; instantiation
+# per node, its breakdown by phase and the same chain built by hand with
+# 856- and 8-byte parameters; argument updates against
+# cudaGraphExecUpdate, the first one and the later ones; rebinding behind
+# 2000 copies reshaped and as recorded; the pipeline against the
+# duplex-aware bound and the prediction, the device loop against a
+# hand-built WHILE graph). Everything goes to ONE log,
 # "$OUT/gpu.log" (OUT defaults to out/gpu), a summary at its end (also on
 # stdout). Exit status 0 only when every check passed (the speed targets
 # are reported met / MISSED, not counted as failures).
@@ -161,7 +167,7 @@ if [ -x "$B/tools/bench/bench_cuda" ]; then
   [ $rc -eq 0 ] && ok "bench_cuda ran" || bad "bench_cuda: exit $rc"
   while IFS= read -r l; do SUM+=("target  $l"); done < <(
     grep -E "^\((a|b|c|d|e|f)\)" "$OUT/bc.out" |
-      grep -E "goal|per node" | cut -c1-230)
+      grep -E "goal|per node|8-byte|by-pointer|moved every" | cut -c1-330)
 else
   bad "bench_cuda: not built"
 fi

@@ -544,8 +544,10 @@ static rp_status check_launch(cu_state *s, uint32_t n) {
   cu_op *o = &s->op[n];
   cudaError_t e = cudaSuccess;
   /* Device limits and function attributes are looked up once, not per
-   * node: cudaGetDeviceProperties alone costs more than a node. */
-  double t0 = t_start(s);
+   * node: cudaGetDeviceProperties alone costs more than a node (and only
+   * the lookups are timed: RP_CUDA_TIMES reads no clock per node). */
+  double t0 = s->lim_dev != o->phys || s->lim_fn != o->k->cuda ? t_start(s)
+                                                               : 0;
   if (s->lim_dev != o->phys) {
     static const enum cudaDeviceAttr at[6] = {
         cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY,
@@ -562,7 +564,8 @@ static rp_status check_launch(cu_state *s, uint32_t n) {
     s->lim_fn = o->k->cuda;
     s->lim_thr = fa.maxThreadsPerBlock;
   }
-  t_end(s, t0, &s->t_attr);
+  if (t0 > 0)
+    t_end(s, t0, &s->t_attr);
   if (e != cudaSuccess) {
     s->lim_dev = -1;
     return rp__cu_fail(s, e, n, "checking the kernel");
@@ -631,54 +634,76 @@ static rp_status setup_copy(cu_state *s, uint32_t v) {
   return RP_OK;
 }
 
-/* Whether kernel op o reads its block from the argument table: graph mode
- * on one GPU, the table asked for (cuda_update unset or "table"), and an
- * entry by pointer that belongs to the kernel's by-value entry. */
-static bool takes_table(const cu_state *s, const cu_op *o) {
+/* Whether kernel op o may read its block from the argument table: graph
+ * mode on one GPU, cuda_update auto or table, and an entry by pointer that
+ * belongs to the kernel's by-value entry. */
+static bool table_capable(const cu_state *s, const cu_op *o) {
   const rp_cuda_args *ca = o->k->cuda_args;
-  return s->mode == CU_GRAPH && !s->multi && s->update == 0 && ca &&
+  return s->mode == CU_GRAPH && !s->multi &&
+         (s->update == CU_UPD_AUTO || s->update == CU_UPD_TABLE) && ca &&
          o->k->cuda && ca->cuda == o->k->cuda && ca->cuda_args;
 }
 
-/* The argument table: one entry per kernel node taking it, its block as
- * instantiated, in device memory (the nodes' only parameter is the entry's
- * address) and in host memory (what set_scalar writes). Pageable, not
- * pinned: pinning costs more at instantiate than the table is worth (a
- * copy from pageable memory is staged before cudaMemcpyAsync returns, so
- * set_scalar may write the host copy again at once). */
+/* The argument table: one entry per kernel node that can read its block
+ * from it, in device memory (such a node's only parameter is then the
+ * entry's address) and in host memory (what set_scalar writes), each entry
+ * holding its node's block as it is now. Pageable, not pinned: pinning
+ * costs more than the table is worth (a copy from pageable memory is
+ * staged before cudaMemcpyAsync returns, so set_scalar may write the host
+ * copy again at once). cuda_update "table": allocated and copied over at
+ * instantiate; auto: at the first set_scalar of such a node, and only the
+ * entries of the nodes moved to it go over (rp__cu_flush). */
+cudaError_t rp__cu_table_alloc(cu_state *s) {
+  if (s->dargs || !s->nslot)
+    return cudaSuccess;
+  double t0 = t_start(s);
+  size_t bytes = sizeof *s->hargs * s->nslot;
+  s->hargs = malloc(bytes);
+  cudaError_t e = s->hargs ? cudaSetDevice(s->phys0)
+                           : cudaErrorMemoryAllocation;
+  if (e == cudaSuccess)
+    e = cudaMalloc((void **)&s->dargs, bytes);
+  if (e == cudaSuccess) {
+    for (uint32_t v = 0; v < s->nn; v++)
+      if (s->slot[v] != RP_NONE)
+        s->hargs[s->slot[v]] = s->kargs[v];
+    s->tlo = s->thi = 0;
+    if (s->update == CU_UPD_TABLE)
+      e = cudaMemcpy(s->dargs, s->hargs, bytes, cudaMemcpyHostToDevice);
+  }
+  if (e != cudaSuccess) {
+    if (s->dargs)
+      cudaFree(s->dargs);
+    s->dargs = NULL;
+    free(s->hargs);
+    s->hargs = NULL;
+  }
+  t_end(s, t0, &s->t_mem);
+  return e;
+}
+
+/* A slot per kernel node that can read its block from the table; the
+ * table itself now only for cuda_update "table". */
 static rp_status setup_table(cu_state *s) {
   s->slot = malloc(sizeof *s->slot * (s->nn + 1));
   if (!s->slot)
     return RP_ENOMEM;
   s->nslot = 0;
   for (uint32_t v = 0; v < s->nn; v++)
-    s->slot[v] = s->op[v].ind ? s->nslot++ : RP_NONE;
-  if (!s->nslot)
-    return RP_OK;
-  double t0 = t_start(s);
-  size_t bytes = sizeof *s->hargs * s->nslot;
-  s->hargs = malloc(bytes);
-  if (!s->hargs)
-    return RP_ENOMEM;
-  cudaError_t e = cudaMalloc((void **)&s->dargs, bytes);
-  if (e != cudaSuccess) {
-    s->dargs = NULL;
-    return rp__cu_fail(s, e, RP_NONE, "allocating the argument table");
-  }
-  for (uint32_t v = 0; v < s->nn; v++)
-    if (s->slot[v] != RP_NONE)
-      s->hargs[s->slot[v]] = s->kargs[v];
-  e = cudaMemcpy(s->dargs, s->hargs, bytes, cudaMemcpyHostToDevice);
-  t_end(s, t0, &s->t_mem);
-  s->tlo = s->thi = 0;
-  return e ? rp__cu_fail(s, e, RP_NONE, "filling the argument table")
+    s->slot[v] = s->op[v].can_ind ? s->nslot++ : RP_NONE;
+  cudaError_t e = s->update == CU_UPD_TABLE ? rp__cu_table_alloc(s)
+                                           : cudaSuccess;
+  return e ? rp__cu_fail(s, e, RP_NONE, "allocating the argument table")
            : RP_OK;
 }
 
 static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
   const rp_plan *p = s->p;
   s->op = calloc(s->nn + 1, sizeof *s->op);
-  s->kargs = calloc(s->nn + 1, sizeof *s->kargs);
+  /* Not zeroed: only GPU kernels' rows are used, each set whole below
+   * (zeroing 856 bytes per node was half the backend's own work in
+   * rp_exec_create, callgrind on the 2 000-kernel chain). */
+  s->kargs = malloc((s->nn + 1) * sizeof *s->kargs);
   if (!s->op || !s->kargs)
     return RP_ENOMEM;
   /* RP_CUDA_BLOCK="x[,y[,z]]", read once. */
@@ -714,7 +739,8 @@ static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
           s->kargs[v].a[k].p = s->img[im];
       }
       geometry(s, o, &s->kargs[v], eb);
-      o->ind = takes_table(s, o);
+      o->can_ind = table_capable(s, o);
+      o->ind = o->can_ind && s->update == CU_UPD_TABLE;
     } else if (nd->type == RP_OP_HOST) {
       o->kind = CU_HOSTTASK;
       o->phys = s->phys0;
@@ -763,7 +789,6 @@ rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
   cudaError_t e = s->multi ? cudaSetDevice(o->phys) : cudaSuccess;
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, v, "selecting the device");
-  double t0 = t_start(s);
   if (o->kind == CU_KERNEL && o->k->cuda) {
     /* The table's entry (its address is the one parameter), else the
      * block by value. */
@@ -773,12 +798,10 @@ rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
     struct cudaKernelNodeParams kp = {(void *)fn, o->grid, o->block, 0, args,
                                       NULL};
     e = cudaGraphAddKernelNode(&o->node[0], gr, deps, np, &kp);
-    t_end(s, t0, &s->t_add);
     return e ? rp__cu_fail(s, e, v, "adding kernel node") : RP_OK;
   }
   if (o->kind == CU_MEMCPY && o->cp.npc == 0) {
     e = cudaGraphAddEmptyNode(&o->node[0], gr, deps, np);
-    t_end(s, t0, &s->t_add);
     return e ? rp__cu_fail(s, e, v, "adding an empty node") : RP_OK;
   }
   if (o->kind == CU_KERNEL) {
@@ -806,7 +829,6 @@ rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
       e = cudaGraphAddMemcpyNode1D(&o->node[i], gr, d, ndp, pc->dst, pc->src,
                                    pc->bytes, cudaMemcpyDefault);
   }
-  t_end(s, t0, &s->t_add);
   return e ? rp__cu_fail(s, e, v, "adding memcpy node") : RP_OK;
 }
 
@@ -847,12 +869,15 @@ static rp_status build_graph(cu_state *s) {
     return RP_ENOMEM;
   cudaError_t e = cudaGraphCreate(&s->graph, 0);
   rp_status st = e ? rp__cu_fail(s, e, RP_NONE, "creating the graph") : 0;
+  double t0 = t_start(s), attr0 = s->t_attr;
   for (uint32_t v = 0; v < s->nn && st == RP_OK; v++) {
     if (s->op[v].kind == CU_KERNEL && s->op[v].k->cuda)
       st = check_launch(s, v);
     if (st == RP_OK)
       st = rp__cu_add_node(s, s->graph, v, deps);
   }
+  t_end(s, t0, &s->t_add);
+  s->t_add -= s->t_attr - attr0; /* the lookups check_launch made */
   if (s->multi)
     cudaSetDevice(s->phys0);
   for (rp_buf b = 0; b < s->nb && st == RP_OK; b++) {
@@ -872,7 +897,7 @@ static rp_status build_graph(cu_state *s) {
   if (st != RP_OK)
     return st;
   cudaSetDevice(s->phys0);
-  double t0 = t_start(s);
+  t0 = t_start(s);
   e = cudaGraphInstantiate(&s->exec, s->graph, 0);
   t_end(s, t0, &s->t_inst);
   if (e != cudaSuccess) {
@@ -945,15 +970,17 @@ static rp_status check_options(cu_state *s, const rp_exec_opts *eo) {
   }
   const char *u = eo->cuda_update ? eo->cuda_update
                                   : getenv("RP_CUDA_UPDATE");
-  if (u && strcmp(u, "node") && strcmp(u, "whole") && strcmp(u, "graph") &&
-      strcmp(u, "table") && eo->cuda_update) {
-    rp_exec_set_error(s->x, "cuda: unknown cuda_update \"%s\" (table, "
-                      "node, graph)", u);
+  if (u && strcmp(u, "auto") && strcmp(u, "node") && strcmp(u, "whole") &&
+      strcmp(u, "graph") && strcmp(u, "table") && eo->cuda_update) {
+    rp_exec_set_error(s->x, "cuda: unknown cuda_update \"%s\" (auto, "
+                      "table, node, graph)", u);
     return RP_EINVAL;
   }
-  s->update = u && !strcmp(u, "node")                          ? 1
-              : u && (!strcmp(u, "whole") || !strcmp(u, "graph")) ? 2
-                                                                  : 0;
+  s->update = !u                                  ? CU_UPD_AUTO
+              : !strcmp(u, "node")                ? CU_UPD_NODE
+              : !strcmp(u, "whole") || !strcmp(u, "graph") ? CU_UPD_WHOLE
+              : !strcmp(u, "table")               ? CU_UPD_TABLE
+                                                  : CU_UPD_AUTO;
   const char *tm = getenv("RP_CUDA_TIMES");
   s->times = tm && *tm && strcmp(tm, "0");
   const char *bad = eo->nthreads > 1 ? "nthreads"
@@ -996,8 +1023,11 @@ static rp_status cu_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     st = fold_images(s, alias);
   if (st == RP_OK)
     st = alloc_images(s, alias);
+  double ts = t_start(s), attr0 = s->t_attr, mem0 = s->t_mem;
   if (st == RP_OK)
     st = setup_ops(s, alias);
+  t_end(s, ts, &s->t_setup);
+  s->t_setup -= (s->t_attr - attr0) + (s->t_mem - mem0);
   free(alias);
   if (st == RP_OK)
     st = buffer_events(s);
@@ -1018,14 +1048,17 @@ static rp_status cu_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     return st;
   }
   if (s->times) {
-    /* Where instantiate's time went, for bench_cuda: CUDA's node adds,
-     * cudaGraphInstantiate, CUDA's memory and setup calls, CUDA's
-     * attribute queries, and reprise's own work (the rest). */
+    /* Where instantiate's time went, for bench_cuda (rp_cuda.h, "times"):
+     * the nodes' setup, the loop adding them (CUDA's adds and reprise's
+     * work per node), cudaGraphInstantiate, CUDA's memory calls, its
+     * attribute queries, and the rest (options, devices, the stream,
+     * events). */
     double tot = rp__cu_now() - t_in;
-    rp_exec_set_error(x, "cuda: times: nodes %u total %.1f add %.1f inst "
-                      "%.1f mem %.1f attr %.1f own %.1f", s->nn, tot,
-                      s->t_add, s->t_inst, s->t_mem, s->t_attr,
-                      tot - s->t_add - s->t_inst - s->t_mem - s->t_attr);
+    rp_exec_set_error(x, "cuda: times: nodes %u total %.1f setup %.1f add "
+                      "%.1f inst %.1f mem %.1f attr %.1f other %.1f", s->nn,
+                      tot, s->t_setup, s->t_add, s->t_inst, s->t_mem,
+                      s->t_attr, tot - s->t_setup - s->t_add - s->t_inst -
+                                     s->t_mem - s->t_attr);
   }
   *state = s;
   return RP_OK;

@@ -10,6 +10,13 @@
 
 typedef enum { CU_GRAPH = 0, CU_STREAMS = 1, CU_SERIAL = 2 } cu_mode;
 
+/* rp_exec_opts.cuda_update: auto (a kernel node takes its block by value
+ * until its first set_scalar moves it to the argument table), node (CUDA's
+ * setter per changed node), whole (template setters and one
+ * cudaGraphExecUpdate), table (every kernel that can, in the table from
+ * instantiate). */
+enum { CU_UPD_AUTO = 0, CU_UPD_NODE = 1, CU_UPD_WHOLE = 2, CU_UPD_TABLE = 3 };
+
 /* What a plan node is to this backend. */
 typedef enum {
   CU_KERNEL = 0,   /* a kernel on a GPU (a __global__ or a host wrapper) */
@@ -57,8 +64,12 @@ typedef struct cu_op {
   cu_copy cp;
   cu_host host;
   cudaGraphNode_t node[2];     /* node[1]: second stage (staged copy) */
-  bool ind;                    /* kernel: reads its block from the table
-                                  (s->dargs[s->slot[v]]) */
+  bool can_ind;                /* kernel: may read its block from the
+                                  argument table (has a slot) */
+  bool ind;                    /* kernel: its node reads its block from the
+                                  table (s->dargs[s->slot[v]]) */
+  bool to_ind;                 /* kernel: moves to the table at the next
+                                  flush (its first set_scalar, auto) */
   bool empty;                  /* copy into an aliased image whose bytes
                                   copy `also` already brings: no piece, an
                                   empty node after `also` (fold_images) */
@@ -92,12 +103,15 @@ typedef struct cu_state {
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   bool has_child;              /* graph holds captured child graphs */
-  int update;                  /* 0: table (kernels with cuda_args), else
-                                  per node; 1: per node, 2: whole graph */
-  /* The argument table (graph mode, one GPU, update 0): every kernel node
-   * with an entry taking its block by pointer reads it from dargs; a
-   * changed scalar is written to hargs (host memory) and the dirty entries
-   * [tlo, thi) go over in one copy before the next launch. */
+  int update;                  /* CU_UPD_*: how set_scalar and rebind
+                                  reach the executable graph */
+  /* The argument table (graph mode, one GPU, update auto or table): a
+   * kernel node with an entry taking its block by pointer (can_ind) has a
+   * slot; once it reads its block from dargs (ind), a changed scalar is
+   * written to hargs (host memory) and the dirty entries [tlo, thi) go
+   * over in one copy before the next launch. Auto: allocated at the first
+   * set_scalar of such a node, which then moves to the table (to_ind, one
+   * CUDA setter, once); table: every such node from instantiate. */
   rp_kargs *hargs, *dargs;
   uint32_t *slot;              /* per node: its entry, RP_NONE */
   uint32_t nslot, tlo, thi;
@@ -105,9 +119,15 @@ typedef struct cu_state {
                                   the main stream (hargs not to be written
                                   before it is done) */
   /* RP_CUDA_TIMES=1: where rp_exec_create's time goes (microseconds),
-   * noted in rp_exec_error() after instantiate */
+   * noted in rp_exec_error() after instantiate. Timed by phase, not per
+   * call, so that the clock's own cost (up to a microsecond a read where
+   * the clock is not in the vDSO) stays out: t_setup the nodes' setup
+   * (argument blocks, launch shapes, copies' pieces) with its attribute
+   * queries t_attr, t_add the loop adding every node (CUDA's adds and
+   * reprise's work per node), t_inst cudaGraphInstantiate, t_mem
+   * allocations, pinning and the final device synchronisation. */
   bool times;
-  double t_add, t_inst, t_mem, t_attr;
+  double t_setup, t_add, t_inst, t_mem, t_attr;
   int lim_dev, lim[6], lim_thr; /* launch limits of lim_dev, lim_fn */
   const void *lim_fn;
   /* the occupancy choice of geo_fn on geo_dev (rp_cuda_geom.h) */
@@ -172,6 +192,9 @@ void CUDART_CB rp__cu_host_tramp(void *p);
 cudaError_t rp__cu_capture(cu_state *s, uint32_t v, cudaGraph_t *out);
 rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
                           cudaGraphNode_t *deps);
+/* The argument table allocated (if it is not yet), every entry its node's
+ * block; cuda_update "table" also copies it over. */
+cudaError_t rp__cu_table_alloc(cu_state *s);
 /* rp_cuda_until.c */
 rp_status rp__cu_run_until(void *state, const rp_until *u,
                            unsigned max_replays, unsigned check_every,

@@ -34,39 +34,71 @@ rp_status rp__cu_rebind(void *state, rp_buf b) {
   return RP_OK;
 }
 
+/* Table entry e goes over at the next flush: the dirty span grows to it.
+ * The last copy of the table may still read hargs (a profile or a
+ * timeline flushed it without anyone waiting for the main stream): wait
+ * for it before the first write of a batch of changes. */
+static void table_touch(cu_state *s, uint32_t e) {
+  if (s->tpending) {
+    cudaStreamSynchronize(s->main);
+    s->tpending = false;
+  }
+  if (s->tlo == s->thi) {
+    s->tlo = e;
+    s->thi = e + 1;
+  } else {
+    s->tlo = e < s->tlo ? e : s->tlo;
+    s->thi = e + 1 > s->thi ? e + 1 : s->thi;
+  }
+}
+
+/* Kernel node n moves to the argument table (cuda_update auto, its first
+ * set_scalar): its entry gets its whole block, and at the next flush its
+ * node takes the by-pointer entry with the entry's address, one CUDA
+ * setter once (dirty); every later set_scalar of it is a write of the
+ * host table. The loop graph holds the node by value: it is built again
+ * (gen). Without a table (its allocation failed), the node stays by value
+ * and takes CUDA's setter per change. */
+static void move_to_table(cu_state *s, uint32_t n) {
+  cudaError_t err = rp__cu_table_alloc(s);
+  if (err != cudaSuccess) {
+    for (uint32_t v = 0; v < s->nn; v++)
+      s->op[v].can_ind = false;
+    (void)cudaGetLastError();
+    rp_exec_set_notice(s->x, "cuda: no argument table (%s): kernel nodes "
+                       "take CUDA's setter per change",
+                       cudaGetErrorString(err));
+    return;
+  }
+  uint32_t e = s->slot[n];
+  table_touch(s, e);
+  s->hargs[e] = s->kargs[n];
+  s->op[n].to_ind = true;
+}
+
 rp_status rp__cu_set_scalar(void *state, uint32_t n, unsigned param) {
   cu_state *s = state;
   if (n >= s->nn || param >= RP_MAX_PARAMS)
     return RP_EINVAL;
-  if (s->op[n].kind != CU_KERNEL)
+  cu_op *o = &s->op[n];
+  if (o->kind != CU_KERNEL)
     return RP_OK; /* host kernels read the argument block when they run */
   const rp_kargs *t = rp_exec_args(s->x, s->p->node[n].op);
   if (!t)
     return RP_EINVAL;
   s->kargs[n].a[param] = t->a[param];
-  if (s->op[n].ind) {
+  if (o->ind || o->to_ind) {
     /* The table's entry: the graphs (the loop's too) read it from device
      * memory, so no node changes; the dirty entries go over in one copy
      * before the next launch (rp__cu_flush). */
     uint32_t e = s->slot[n];
-    if (s->tpending) {
-      /* The last copy of the table may still read hargs (a profile or a
-       * timeline flushed it without anyone waiting for the main stream):
-       * once per batch of changes. */
-      cudaStreamSynchronize(s->main);
-      s->tpending = false;
-    }
+    table_touch(s, e);
     s->hargs[e].a[param] = t->a[param];
-    if (s->tlo == s->thi) {
-      s->tlo = e;
-      s->thi = e + 1;
-    } else {
-      s->tlo = e < s->tlo ? e : s->tlo;
-      s->thi = e + 1 > s->thi ? e + 1 : s->thi;
-    }
     return RP_OK;
   }
-  s->gen++;
+  if (o->can_ind && s->update == CU_UPD_AUTO)
+    move_to_table(s, n); /* else its node stays by value */
+  s->gen++;              /* the loop graph holds the node as it was */
   mark(s, n);
   return RP_OK;
 }
@@ -93,9 +125,13 @@ static cudaError_t set_node(cu_state *s, uint32_t n, bool tmpl) {
   cu_op *o = &s->op[n];
   cudaError_t e = cudaSuccess;
   if (o->kind == CU_KERNEL && o->k->cuda) {
-    void *args[1] = {&s->kargs[n]};
-    struct cudaKernelNodeParams kp = {(void *)o->k->cuda, o->grid, o->block,
-                                      0, args, NULL};
+    /* By value, or the table's entry (its address the one parameter). */
+    bool ind = o->ind || o->to_ind;
+    void *ent = ind ? (void *)&s->dargs[s->slot[n]] : NULL;
+    void *args[1] = {ind ? (void *)&ent : (void *)&s->kargs[n]};
+    const void *fn = ind ? o->k->cuda_args->cuda_args : o->k->cuda;
+    struct cudaKernelNodeParams kp = {(void *)fn, o->grid, o->block, 0, args,
+                                      NULL};
     return tmpl ? cudaGraphKernelNodeSetParams(o->node[0], &kp)
                 : cudaGraphExecKernelNodeSetParams(s->exec, o->node[0], &kp);
   }
@@ -191,7 +227,7 @@ rp_status rp__cu_flush(cu_state *s) {
    * cost 0.570-1.240 us against 0.809-1.605 us for template setters +
    * ExecUpdate (docs/benchmarks.md), so no count makes the whole-graph
    * path cheaper. RP_CUDA_UPDATE=whole picks it anyway. */
-  bool whole = !s->has_child && s->update == 2;
+  bool whole = !s->has_child && s->update == CU_UPD_WHOLE;
   cudaError_t e = cudaErrorUnknown;
   if (whole)
     e = flush_whole(s);
@@ -218,8 +254,14 @@ rp_status rp__cu_flush(cu_state *s) {
   }
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, bad, "updating the graph node");
-  for (uint32_t n = 0; n < s->nn; n++)
-    s->op[n].dirty = false;
+  for (uint32_t n = 0; n < s->nn; n++) {
+    cu_op *o = &s->op[n];
+    o->dirty = false;
+    if (o->to_ind) {
+      o->ind = true;
+      o->to_ind = false;
+    }
+  }
   s->ndirty = 0;
   return RP_OK;
 }

@@ -22,8 +22,9 @@
  * gives the __global__ wrapper saxpy_rp_cuda, which clips the threads
  * outside the index space, and saxpy_rp_cudai, the same taking its
  * argument block from device memory (rp_kernel.cuda_args: the cuda
- * backend's argument table, which makes rp_exec_set_scalar() one copy of
- * a table instead of one CUDA setter per node). Replace a slot of the
+ * backend's argument table, which a node takes once its scalars change,
+ * so that later rp_exec_set_scalar() calls are one copy of a table
+ * instead of one CUDA setter per node). Replace a slot of the
  * descriptor to give a backend-specific body (replacing .cuda makes the
  * backend pass the block by value: .cuda_args belongs to the entry it
  * names).
@@ -48,31 +49,28 @@
 
 #if defined(__CUDACC__)
 #define RP_HD __host__ __device__
-/* This thread's point of argument block A, clipped to its index space. */
+/* This thread's point of argument block A, clipped to its index space
+ * (one test of the three extents, not three branches: read from device
+ * memory, their loads then go out together). */
 #define RP__KERNEL_POINT(kname, A)                                          \
   uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;             \
   uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;             \
   uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;             \
-  if (x < (A).n[0] && y < (A).n[1] && z < (A).n[2])                         \
+  if ((x < (A).n[0]) & (y < (A).n[1]) & (z < (A).n[2]))                     \
     kname##_rp_body(&(A), (A).origin[0] + x, (A).origin[1] + y,             \
                     (A).origin[2] + z);
 #define RP_KERNEL_CUDA(kname)                                               \
   __global__ void kname##_rp_cuda(rp_kargs a) { RP__KERNEL_POINT(kname, a) }
 #define RP_KERNEL_CUDA_FN(kname) ((const void *)kname##_rp_cuda)
 /* The same kernel taking its argument block from device memory (the cuda
- * backend's argument table): the block's threads load it into shared
- * memory once, then run the body as the by-value entry does. */
+ * backend's argument table, for nodes whose scalars changed): the body
+ * reads the block through a const __restrict__ pointer (read-only loads,
+ * which the compiler may keep in registers and hoist out of loops), with
+ * no shared memory and no barrier, so that the kernel occupies an SM as
+ * the by-value entry does. */
 #define RP_KERNEL_CUDA_ARGS(kname)                                          \
-  __global__ void kname##_rp_cudai(const rp_kargs *__restrict__ g) {        \
-    __shared__ rp_kargs rp__s;                                              \
-    unsigned rp__t = threadIdx.x +                                          \
-                     blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); \
-    unsigned rp__nt = blockDim.x * blockDim.y * blockDim.z;                 \
-    for (unsigned i = rp__t; i < sizeof(rp_kargs) / 8; i += rp__nt)        \
-      ((unsigned long long *)&rp__s)[i] =                                   \
-          ((const unsigned long long *)g)[i];                               \
-    __syncthreads();                                                        \
-    RP__KERNEL_POINT(kname, rp__s)                                          \
+  __global__ void kname##_rp_cudai(const rp_kargs *__restrict__ rp__g) {   \
+    RP__KERNEL_POINT(kname, *rp__g)                                         \
   }                                                                         \
   static const rp_cuda_args kname##_rp_cuda_pair __attribute__((unused)) = { \
       (const void *)kname##_rp_cuda, (const void *)kname##_rp_cudai};

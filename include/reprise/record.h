@@ -189,12 +189,13 @@ typedef struct rp_kernel {
    * 0: no hint. The dimensionality comes from the index space. */
   unsigned hint;
   /** Optional: the kernel with its argument block read from device memory
-   * (RP_KERNEL() under nvcc fills it). The cuda backend then keeps every
-   * node's block in one table in device memory, so that changing scalars
-   * (rp_exec_set_scalar()) is one copy of the table before the next
-   * launch, not one CUDA setter per node (docs/cuda.md). Used only while
-   * cuda_args->cuda equals @ref cuda (a descriptor whose cuda slot was
-   * replaced keeps its own entry). NULL: arguments by value. */
+   * (RP_KERNEL() under nvcc fills it). The cuda backend launches a node
+   * with its block by value until the node's scalars change; the first
+   * rp_exec_set_scalar() moves it to one table of blocks in device
+   * memory, so that its later changes are one copy of the table before
+   * the next launch, not one CUDA setter per node (docs/cuda.md). Used
+   * only while cuda_args->cuda equals @ref cuda (a descriptor whose cuda
+   * slot was replaced keeps its own entry). NULL: arguments by value. */
   const rp_cuda_args *cuda_args;
 } rp_kernel;
 

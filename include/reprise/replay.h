@@ -45,10 +45,17 @@ typedef struct rp_exec_opts {
                               the generated xclbin (as RP_XRT_EMU_CUS);
                               0: the environment or 1 */
   const char *cuda_update; /**< cuda: how rebind and set_scalar reach the
-                              executable graph: "node", "graph" (as
-                              RP_CUDA_UPDATE); NULL: "node", measured the
-                              cheaper on the H200 even with every node
-                              changed (docs/benchmarks.md) */
+                              executable graph (as RP_CUDA_UPDATE): "auto"
+                              (NULL) a kernel node's first set_scalar
+                              moves it to the argument table (one CUDA
+                              setter), its later ones are one copy of the
+                              table before the next launch; "table" every
+                              kernel that can in the table from
+                              instantiate; "node" CUDA's setter per
+                              changed node; "graph" the template's
+                              setters and one cudaGraphExecUpdate. Copies
+                              (rebind) take CUDA's setter per node unless
+                              "graph" (docs/cuda.md) */
   int device_fold;       /**< cuda, without device_map: 1 folds logical
                               GPU devices past the machine's GPUs onto
                               the GPUs present (logical d on GPU d mod

@@ -7,6 +7,7 @@
 #include "cuda_kernels.h"
 #include "rp_cuda_geom.h"
 #include "util.h"
+#include "cuda_random.h"
 
 static const rp_backend *need_gpu(void) {
   const rp_backend *be = NULL;
@@ -39,102 +40,34 @@ static void run_ok(rp_exec *x, unsigned it) {
   cr_assert_eq(s, RP_OK, "run: %s: %s", rp_status_name(s), rp_exec_error(x));
 }
 
-/* A random graph as tests/util.c builds it, over these kernels (which have
- * CUDA bodies): kernels on ndev devices over byte ranges, explicit copies,
- * peer copies, host tasks and after edges. */
+/* A random graph (cuda_random.h) over these kernels, which have CUDA
+ * bodies. */
 static void random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
                          uint64_t bsize, unsigned nops, unsigned ndev) {
-  memset(r, 0, sizeof *r);
-  r->nbuf = nbuf;
-  r->bsize = bsize;
-  r->buf = calloc(nbuf, sizeof *r->buf);
-  r->hargs = calloc(nops + 1, sizeof *r->hargs);
-  TU_OK(NULL, rp_graph_create(&r->g, 0));
-  for (unsigned b = 0; b < nbuf; b++) {
-    char name[16];
-    snprintf(name, sizeof name, "B%u", b);
-    r->buf[b] = malloc(bsize);
-    TU_OK(r->g, rp_buffer_register(r->g, name, r->buf[b], bsize, NULL));
-  }
-  tu_random_reset(r, seed);
-  uint64_t s = seed + 77;
-  for (unsigned i = 0; i < nops; i++) {
-    unsigned kind = (unsigned)(tu_rand(&s) % 10);
-    int dev = (int)(tu_rand(&s) % ndev);
-    rp_buf a = (rp_buf)(tu_rand(&s) % nbuf), b = (rp_buf)(tu_rand(&s) % nbuf);
-    uint64_t len = 1 + tu_rand(&s) % (bsize / 2);
-    uint64_t oa = tu_rand(&s) % (bsize - len + 1);
-    uint64_t ob = tu_rand(&s) % (bsize - len + 1);
-    if (a == b) {
-      oa = 0;
-      ob = len + tu_rand(&s) % (bsize - 2 * len + 1);
-    }
-    rp_node after[1];
-    rp_op_opts o = {NULL, 0, after, 0};
-    uint32_t nn = rp_graph_num_nodes(r->g);
-    if (nn && tu_rand(&s) % 8 == 0) {
-      after[0] = (rp_node)(tu_rand(&s) % nn);
-      o.nafter = 1;
-    }
-    if (kind < 4) {
-      rp_arg args[4] = {rp_arg_buf(rp_bytes(a, oa, len)),
-                        rp_arg_buf(rp_bytes(b, ob, len)), rp_arg_i64(0),
-                        rp_arg_i64(0)};
-      args[2].value.u64 = oa;
-      args[3].value.u64 = ob;
-      TU_OK(r->g, rp_record_kernel(r->g, &tc_mix, dev, rp_dims3(len, 1, 1),
-                                   args, &o, NULL));
-    } else if (kind < 6) {
-      rp_arg args[2] = {rp_arg_buf(rp_bytes(b, ob, len)), rp_arg_i64(0)};
-      args[1].value.u64 = ob;
-      const rp_kernel *k = kind == 5 ? &tc_bump_host : &tc_bump;
-      TU_OK(r->g, rp_record_kernel(r->g, k, dev, rp_dims3(len, 1, 1), args,
-                                   &o, NULL));
-    } else if (kind == 6) {
-      TU_OK(r->g, rp_record_copy_to_device(r->g, rp_bytes(a, oa, len), dev,
-                                           &o, NULL));
-    } else if (kind == 7) {
-      TU_OK(r->g, rp_record_copy_to_host(r->g, rp_bytes(a, oa, len), dev, &o,
-                                         NULL));
-    } else if (kind == 8 && ndev > 1) {
-      TU_OK(r->g, rp_record_copy_peer(r->g, rp_bytes(a, oa, len), dev,
-                                      (dev + 1) % (int)ndev, &o, NULL));
-    } else {
-      tu_host_arg *h = &r->hargs[i];
-      h->off = ob;
-      h->len = len;
-      rp_access acc = {rp_bytes(b, ob, len), RP_INOUT};
-      TU_OK(r->g, rp_record_host(r->g, tu_host_bump, h, &acc, 1, &o, NULL));
-    }
-  }
-  for (unsigned b = 0; b < nbuf; b++)
-    TU_OK(r->g, rp_record_sync_host(r->g, rp_whole(b), NULL));
-  TU_OK(r->g, rp_graph_end(r->g));
+  cuda_random_graph(r, seed, nbuf, bsize, nops, ndev, &tc_mix, &tc_bump,
+                    &tc_bump_host);
+}
+
+/* What check_random's execs are made with. */
+typedef struct random_ctx {
+  const rp_backend *be;
+  const int *map;
+  unsigned nmap;
+} random_ctx;
+
+static rp_exec *mk_random(const rp_graph *g, const char *mode, void *ctx) {
+  const random_ctx *c = ctx;
+  return mk(g, c->be, mode, c->map, c->nmap);
 }
 
 /* Replays a random graph with the reference and with cuda in each mode,
  * from the same initial contents, and compares every byte. */
 static void check_random(uint64_t seed, unsigned nops, unsigned ndev,
                          const int *map) {
-  const rp_backend *be = need_gpu();
-  static const char *modes[] = {"graph", "streams", "serial"};
+  random_ctx c = {need_gpu(), map, map ? ndev : 0};
   tu_random r;
   random_graph(&r, seed, 4, 4096, nops, ndev);
-  uint8_t *want = malloc(r.nbuf * r.bsize);
-  TU_OK(r.g, rp_replay_reference(r.g, 3));
-  for (unsigned b = 0; b < r.nbuf; b++)
-    memcpy(want + b * r.bsize, r.buf[b], r.bsize);
-  for (unsigned m = 0; m < 3; m++) {
-    tu_random_reset(&r, seed);
-    rp_exec *x = mk(r.g, be, modes[m], map, map ? ndev : 0);
-    run_ok(x, 3);
-    for (unsigned b = 0; b < r.nbuf; b++)
-      cr_assert_eq(memcmp(want + b * r.bsize, r.buf[b], r.bsize), 0,
-                   "seed %llu, mode %s: buffer B%u differs",
-                   (unsigned long long)seed, modes[m], b);
-    rp_exec_destroy(x);
-  }
-  free(want);
+  cuda_check_random(&r, seed, mk_random, &c);
   tu_random_free(&r);
 }
 
@@ -724,14 +657,19 @@ Test(backend_cuda, launch_geometry_of_a_host_wrapper, .timeout = 30) {
 
 /* The argument table (issue 28): K kernels, each bumping its own block
  * whose offset is a scalar; every round moves every kernel to another
- * block with rp_exec_set_scalar and replays. The table path (the default:
- * one copy of the dirty entries before the launch), CUDA's per-node
+ * block with rp_exec_set_scalar and replays. The default (auto: a node
+ * moves to the table at its first change, then one copy of the dirty
+ * entries before the launch), the table from instantiate, CUDA's per-node
  * setters and the whole-graph update agree with a plain C run, in graph
- * mode and in the device loop's graph (which reads the same table). */
+ * mode and in the device loop's graph (rounds 1 and 2 run two replays
+ * through rp_exec_run_until with a predicate that never holds: the loop
+ * graph is built after the nodes moved, then reads the table). */
 Test(backend_cuda, set_scalar_through_the_argument_table, .timeout = 60) {
   const rp_backend *be = need_gpu();
   enum { K = 24, B = 64, N = K * B };
   static const char *upd[] = {NULL, "table", "node", "graph"};
+  /* the first int32 of A below any int32: never */
+  const rp_until never = {0, 0, RP_UNTIL_I32, RP_UNTIL_LT, -3e9};
   for (unsigned u = 0; u < 4; u++) {
     uint8_t *h = malloc(N), *want = malloc(N);
     for (unsigned i = 0; i < N; i++)
@@ -754,6 +692,7 @@ Test(backend_cuda, set_scalar_through_the_argument_table, .timeout = 60) {
     cr_assert_eq(rp_exec_create(&x, g, be, &o), RP_OK, "%s",
                  rp_last_error());
     for (unsigned round = 0; round < 4; round++) {
+      unsigned reps = round == 1 || round == 2 ? 2 : 1;
       for (unsigned k = 0; k < K; k++) {
         unsigned blk = (k * 5 + round * 3) % K;
         rp_slot off = {.u64 = (uint64_t)blk * B};
@@ -761,10 +700,17 @@ Test(backend_cuda, set_scalar_through_the_argument_table, .timeout = 60) {
           TU_OK(NULL, rp_exec_set_scalar(x, kn[k], 1, off));
         else
           blk = k;
-        for (unsigned i = 0; i < B; i++)
-          want[blk * B + i] = (uint8_t)(want[blk * B + i] * 5 + 7);
+        for (unsigned r = 0; r < reps; r++)
+          for (unsigned i = 0; i < B; i++)
+            want[blk * B + i] = (uint8_t)(want[blk * B + i] * 5 + 7);
       }
-      run_ok(x, 1);
+      if (reps == 2) {
+        unsigned done = 0;
+        TU_OK(NULL, rp_exec_run_until(x, &never, 2, 1, &done));
+        cr_assert_eq(done, 2);
+      } else {
+        run_ok(x, 1);
+      }
       cr_assert(!memcmp(h, want, N), "update %s, round %u: differs",
                 upd[u] ? upd[u] : "default", round);
     }

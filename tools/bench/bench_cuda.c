@@ -58,32 +58,96 @@ static double time_graph(cudaGraphExec_t ge, cudaStream_t s) {
 }
 
 /* Where rp_exec_create's time goes (RP_CUDA_TIMES=1: the backend notes
- * its split in rp_exec_error()): the median of 3 creations, microseconds:
- * [0] rp_exec_create, [1] the backend's instantiate, [2] CUDA's node adds,
- * [3] cudaGraphInstantiate, [4] CUDA's memory and setup calls, [5] CUDA's
- * attribute queries, [6] the backend's own work. 0: no note. */
+ * its split in rp_exec_error(), timed by phase), the median of 3
+ * creations with cuda_update @p upd, microseconds: [0] rp_exec_create,
+ * [1] the backend's instantiate, [2] its setup of the nodes, [3] the loop
+ * adding the nodes (CUDA's adds and the backend's work per node), [4]
+ * cudaGraphInstantiate, [5] CUDA's memory calls, [6] its attribute
+ * queries, [7] the rest. 0: no note. */
 static int create_times(const rp_graph *g, const rp_backend *be,
-                        double out[7]) {
-  double v[7][3];
+                        const char *upd, double out[8]) {
+  double v[8][3];
   setenv("RP_CUDA_TIMES", "1", 1);
-  for (int r = 0; r < 3; r++) {
+  if (upd)
+    setenv("RP_CUDA_UPDATE", upd, 1);
+  int ok = 1;
+  for (int r = 0; r < 3 && ok; r++) {
     double wall;
     rp_exec *x = mkexec(g, be, NULL, &wall);
     unsigned nn = 0;
     v[0][r] = wall;
-    if (sscanf(rp_exec_error(x), "cuda: times: nodes %u total %lf add %lf "
-               "inst %lf mem %lf attr %lf own %lf", &nn, &v[1][r], &v[2][r],
-               &v[3][r], &v[4][r], &v[5][r], &v[6][r]) != 7) {
-      rp_exec_destroy(x);
-      unsetenv("RP_CUDA_TIMES");
-      return 0;
-    }
+    ok = sscanf(rp_exec_error(x), "cuda: times: nodes %u total %lf setup %lf "
+                "add %lf inst %lf mem %lf attr %lf other %lf", &nn, &v[1][r],
+                &v[2][r], &v[3][r], &v[4][r], &v[5][r], &v[6][r],
+                &v[7][r]) == 8;
     rp_exec_destroy(x);
   }
   unsetenv("RP_CUDA_TIMES");
-  for (int i = 0; i < 7; i++)
+  unsetenv("RP_CUDA_UPDATE");
+  for (int i = 0; ok && i < 8; i++)
     out[i] = median(v[i], 3);
-  return 1;
+  return ok;
+}
+
+/* The chain of n bc_tiny kernels built by hand with
+ * cudaGraphAddKernelNode: each node's parameter its block by value (tab
+ * NULL), or the address of its entry in the device table tab (the
+ * kernel's by-pointer entry, the argument table's); with batch, the nodes
+ * added without edges and the edges in one cudaGraphAddDependencies call.
+ * Medians of 3 of the adds and of cudaGraphInstantiate, microseconds; the
+ * last executable graph in *out. */
+static void hand_chain(int n, rp_kargs *ka, rp_kargs *tab, int batch,
+                       double *add_us, double *inst_us,
+                       cudaGraphExec_t *out) {
+  double va[3], vi[3];
+  dim3 gr = {1, 1, 1}, bl = {256, 1, 1};
+  const void *fn = tab ? bc_tiny.cuda_args->cuda_args : bc_tiny.cuda;
+  cudaGraphNode_t *all = malloc(sizeof *all * (size_t)n);
+  for (int r = 0; r < 3; r++) {
+    cudaGraph_t eg;
+    cudaGraphExec_t ee;
+    cudaGraphNode_t prev = NULL;
+    double t0 = now_us();
+    CK(cudaGraphCreate(&eg, 0));
+    for (int i = 0; i < n; i++) {
+      void *ent = tab ? (void *)&tab[i] : NULL;
+      void *kp[1] = {tab ? (void *)&ent : (void *)ka};
+      struct cudaKernelNodeParams kn = {(void *)fn, gr, bl, 0, kp, NULL};
+      int dep = prev && !batch;
+      CK(cudaGraphAddKernelNode(&all[i], eg, dep ? &prev : NULL,
+                                (size_t)dep, &kn));
+      prev = all[i];
+    }
+    if (batch && n > 1)
+#if CUDART_VERSION >= 13000
+      CK(cudaGraphAddDependencies(eg, all, all + 1, NULL, (size_t)n - 1));
+#else
+      CK(cudaGraphAddDependencies(eg, all, all + 1, (size_t)n - 1));
+#endif
+    double t1 = now_us();
+    CK(cudaGraphInstantiate(&ee, eg, 0));
+    double t2 = now_us();
+    va[r] = t1 - t0;
+    vi[r] = t2 - t1;
+    CK(cudaGraphDestroy(eg));
+    if (r < 2)
+      CK(cudaGraphExecDestroy(ee));
+    else
+      *out = ee;
+  }
+  free(all);
+  *add_us = median(va, 3);
+  *inst_us = median(vi, 3);
+}
+
+/* What one read of the clock costs here, microseconds (where the clock is
+ * not in the vDSO it is a system call: timing every CUDA call then costs
+ * more than some of the calls). */
+static double clock_cost(void) {
+  double t0 = now_us(), last = t0;
+  for (int i = 0; i < 10000; i++)
+    last = now_us();
+  return (last - t0) / 10000;
 }
 
 /* (a), (c), and the kernel half of (d): a chain of N tiny kernels. */
@@ -102,12 +166,18 @@ static void chain(const rp_backend *be, cudaStream_t s) {
   double inst_warm;
   rp_exec *x0 = mkexec(g, be, NULL, &inst_warm); /* loads the module */
   rp_exec_destroy(x0);
-  double inst[3];
+  /* reprise as a user gets it (nodes by value), then with every node in
+   * the argument table from instantiate (cuda_update "table"), alternated */
+  double inst[3], inst_tab[3];
   for (int r = 0; r < 3; r++) {
     x0 = mkexec(g, be, NULL, &inst[r]);
     rp_exec_destroy(x0);
+    setenv("RP_CUDA_UPDATE", "table", 1);
+    x0 = mkexec(g, be, NULL, &inst_tab[r]);
+    unsetenv("RP_CUDA_UPDATE");
+    rp_exec_destroy(x0);
   }
-  double our_inst = median(inst, 3);
+  double our_inst = median(inst, 3), our_tab = median(inst_tab, 3);
   rp_exec *x = mkexec(g, be, NULL, NULL);
   double ours = time_runs(x);
 
@@ -139,26 +209,23 @@ static void chain(const rp_backend *be, cudaStream_t s) {
       CK(cudaGraphExecDestroy(ce));
   }
   double cuda_inst = median(cinst, 3);
-  /* CUDA's own explicit node API for the same chain, then instantiate. */
-  double ebuild[3];
-  for (int r = 0; r < 3; r++) {
-    cudaGraph_t eg;
-    cudaGraphExec_t ee;
-    cudaGraphNode_t prev = NULL, nd;
-    struct cudaKernelNodeParams kn = {(void *)bc_tiny.cuda, gr, bl, 0, kp,
-                                      NULL};
-    double t0 = now_us();
-    CK(cudaGraphCreate(&eg, 0));
-    for (int i = 0; i < N; i++, prev = nd)
-      CK(cudaGraphAddKernelNode(&nd, eg, prev ? &prev : NULL, prev ? 1 : 0,
-                                &kn));
-    CK(cudaGraphInstantiate(&ee, eg, 0));
-    ebuild[r] = now_us() - t0;
-    CK(cudaGraphExecDestroy(ee));
-    CK(cudaGraphDestroy(eg));
-  }
-  double cuda_explicit = median(ebuild, 3);
-  double hand = time_graph(ce, s);
+  /* CUDA's own explicit node API for the same chain, then instantiate:
+   * the blocks by value, and by pointer into a table (8-byte parameters,
+   * the by-pointer entry) */
+  rp_kargs *tab, *htab = malloc(sizeof *htab * N);
+  for (int i = 0; i < N; i++)
+    htab[i] = ka;
+  CK(cudaMalloc((void **)&tab, sizeof *tab * N));
+  CK(cudaMemcpy(tab, htab, sizeof *tab * N, cudaMemcpyHostToDevice));
+  free(htab);
+  double hv_add, hv_inst, hp_add, hp_inst, hb_add, hb_inst;
+  cudaGraphExec_t hv, hpx, hb;
+  hand_chain(N, &ka, NULL, 0, &hv_add, &hv_inst, &hv);
+  hand_chain(N, &ka, tab, 0, &hp_add, &hp_inst, &hpx);
+  hand_chain(N, &ka, NULL, 1, &hb_add, &hb_inst, &hb);
+  CK(cudaGraphExecDestroy(hb));
+  double cuda_explicit = hv_add + hv_inst;
+  double hand = time_graph(ce, s), hand_ptr = time_graph(hpx, s);
   printf("(a) chain of %d tiny kernels: reprise %.3f us/kernel, captured "
          "graph %.3f us/kernel: ratio %.3f (goal <= 1.05: %s)\n", N,
          ours / N, hand / N, ours / hand, verdict(ours / hand <= 1.05));
@@ -172,34 +239,54 @@ static void chain(const rp_backend *be, cudaStream_t s) {
          "instantiated by hand: %.2f us/node: ratio %.3f (goal <= 1.2: "
          "%s)\n", cuda_explicit / N, our_inst / cuda_explicit,
          verdict(our_inst / cuda_explicit <= 1.2));
+  printf("(c) 8-byte parameters (the by-pointer entry): reprise with "
+         "cuda_update \"table\" %.2f us/node, by hand %.2f (adds %.2f, "
+         "instantiate %.2f); blocks by value by hand %.2f (adds %.2f, "
+         "instantiate %.2f), with the edges added in one call %.2f (adds "
+         "%.2f, instantiate %.2f)\n", our_tab / N, (hp_add + hp_inst) / N,
+         hp_add / N, hp_inst / N, cuda_explicit / N, hv_add / N,
+         hv_inst / N, (hb_add + hb_inst) / N, hb_add / N, hb_inst / N);
   /* Per node, where reprise's time goes: the core (passes, plan,
-   * argument blocks: rp_exec_create minus the backend), the backend's own
-   * work, and CUDA's calls it makes; beside CUDA's own add+instantiate. */
-  double ct[7];
-  if (create_times(g, be, ct))
+   * argument blocks: rp_exec_create minus the backend), the backend's
+   * setup and its node loop (CUDA's adds with its own work per node: the
+   * loop minus the adds by hand is that work), CUDA's instantiate, memory
+   * and attribute calls. */
+  double ct[8];
+  if (create_times(g, be, NULL, ct))
     printf("(c) per node (us): rp_exec_create %.3f = core %.3f + backend "
-           "own %.3f + CUDA [node adds %.3f, cudaGraphInstantiate %.3f, "
-           "memory/setup %.3f, attribute queries %.3f]; by hand: adds + "
-           "instantiate %.3f (instantiate alone %.3f)\n", ct[0] / N,
-           (ct[0] - ct[1]) / N, ct[6] / N, ct[2] / N, ct[3] / N, ct[4] / N,
-           ct[5] / N, cuda_explicit / N, cuda_inst / N);
+           "[setup %.3f, node loop %.3f (by hand the adds alone %.3f), "
+           "cudaGraphInstantiate %.3f (by hand %.3f), memory %.3f, "
+           "attribute queries %.3f, other %.3f]; a clock read costs "
+           "%.3f us here\n", ct[0] / N, (ct[0] - ct[1]) / N, ct[2] / N,
+           ct[3] / N, hv_add / N, ct[4] / N, hv_inst / N, ct[5] / N,
+           ct[6] / N, ct[7] / N, clock_cost());
   else
     printf("(c) per node: no breakdown (the backend gave no times note)\n");
+  printf("(a) the by-pointer entry by hand (the chain's nodes reading their "
+         "blocks from a table): %.3f us/kernel, %.3f of the captured "
+         "graph\n", hand_ptr / N, hand_ptr / hand);
 
-  /* (d), kernels: a new scalar in every node. "table" (the default):
-   * the kernels read their argument blocks from a table in device memory,
-   * one copy of it before the launch; "node" and "whole": CUDA's setters
-   * per node. Host cost: (N set_scalar + launch) - launch; with the
-   * device: (N set_scalar + launch + wait) - (launch + wait), which counts
-   * the table's copy too. */
-  const char *modes[] = {"table", "node", "whole"};
-  for (int m = 0; m < 3; m++) {
+  /* (d), kernels: a new scalar in every node, REPS + 1 rounds. "auto"
+   * (the default): the first round moves every node to the argument
+   * table (one CUDA setter per node, once), later rounds are one copy of
+   * the table before the launch; "table": the nodes in the table from
+   * instantiate; "node" and "whole": CUDA's setters per node, every
+   * round. Host cost: (N set_scalar + launch) - launch; with the device:
+   * (N set_scalar + launch + wait) - (launch + wait), which counts the
+   * table's copy too. */
+  const char *modes[] = {"auto", "table", "node", "whole"};
+  /* Reference: every template node set, then one cudaGraphExecUpdate. */
+  size_t nn = 0;
+  CK(cudaGraphGetNodes(cg, NULL, &nn));
+  cudaGraphNode_t *nodes = malloc(nn * sizeof *nodes);
+  CK(cudaGraphGetNodes(cg, nodes, &nn));
+  for (int m = 0; m < 4; m++) {
     setenv("RP_CUDA_UPDATE", modes[m], 1);
     rp_exec *y = mkexec(g, be, NULL, NULL);
     unsetenv("RP_CUDA_UPDATE");
     RK(rp_exec_run(y, 1));
-    double v[REPS], l[REPS], vw[REPS], lw[REPS];
-    for (int r = 0; r < REPS; r++) {
+    double v[REPS + 1], l[REPS + 1], vw[REPS + 1], lw[REPS + 1];
+    for (int r = 0; r <= REPS; r++) {
       double t0 = now_us();
       RK(rp_exec_launch(y, 1));
       l[r] = now_us() - t0;
@@ -214,13 +301,12 @@ static void chain(const rp_backend *be, cudaStream_t s) {
       RK(rp_exec_wait(y));
       vw[r] = now_us() - t0;
     }
-    double cost = median(v, REPS) - median(l, REPS);
-    double costw = median(vw, REPS) - median(lw, REPS);
-    /* Reference: every template node set, then one cudaGraphExecUpdate. */
-    size_t nn = 0;
-    CK(cudaGraphGetNodes(cg, NULL, &nn));
-    cudaGraphNode_t *nodes = malloc(nn * sizeof *nodes);
-    CK(cudaGraphGetNodes(cg, nodes, &nn));
+    double first = v[0] - l[0], all = 0;
+    for (int r = 0; r <= REPS; r++)
+      all += v[r] - l[r];
+    /* the steady rounds: 1 .. REPS */
+    double cost = median(v + 1, REPS) - median(l + 1, REPS);
+    double costw = median(vw + 1, REPS) - median(lw + 1, REPS);
     /* Medians of REPS rounds, a new value each (one round alone varied
      * 0.4-1.7 us per node between runs). */
     double vs[REPS], vu[REPS];
@@ -237,25 +323,41 @@ static void chain(const rp_backend *be, cudaStream_t s) {
       vu[r] = now_us() - a1;
       vs[r] = a1 - a0;
     }
-    double t0 = 0, t1 = median(vs, REPS), t2 = t1 + median(vu, REPS);
-    free(nodes);
-    printf("(d) set_scalar on %d kernel nodes [%s]: reprise %.3f us/node "
-           "(%.3f with the device's part), cudaGraphExecUpdate %.3f us/node "
-           "(+ template set %.3f): ratio %.3f (goal <= 1: %s; with the "
-           "device %.3f), vs template setters + ExecUpdate %.3f\n", N,
-           modes[m], cost / N, costw / N, (t2 - t1) / N, (t1 - t0) / N,
-           cost / (t2 - t1), verdict(cost / (t2 - t1) <= 1.0),
-           costw / (t2 - t1), cost / (t2 - t0));
+    double t1 = median(vs, REPS), t2 = t1 + median(vu, REPS);
+    printf("(d) set_scalar on %d kernel nodes [%s]: reprise %.3f us/node, "
+           "cudaGraphExecUpdate %.3f: ratio %.3f (goal <= 1: %s); first "
+           "update %.3f us/node, mean of %d updates %.3f (ratio %.3f); with "
+           "the device's part %.3f (ratio %.3f); template set %.3f, vs "
+           "template setters + ExecUpdate %.3f\n", N, modes[m], cost / N,
+           (t2 - t1) / N, cost / (t2 - t1),
+           verdict(cost / (t2 - t1) <= 1.0), first / N, REPS + 1,
+           all / (REPS + 1) / N, all / (REPS + 1) / (t2 - t1), costw / N,
+           costw / (t2 - t1), t1 / N, cost / t2);
+    if (m == 0) {
+      double moved = time_runs(y);
+      printf("(a) the same chain after set_scalar moved every node to the "
+             "argument table: reprise %.3f us/kernel, %.3f of the captured "
+             "graph, %.3f of the by-pointer entry by hand\n", moved / N,
+             moved / hand, moved / hand_ptr);
+    }
     rp_exec_destroy(y);
   }
+  free(nodes);
   CK(cudaGraphExecDestroy(ce));
+  CK(cudaGraphExecDestroy(hv));
+  CK(cudaGraphExecDestroy(hpx));
   CK(cudaGraphDestroy(cg));
   CK(cudaFree(dp));
+  CK(cudaFree(tab));
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }
 
-/* (d), copies: rebinding a buffer behind N h2d copy nodes. */
+/* (d), copies: rebinding a buffer behind N h2d copies of 64 bytes. By
+ * default (copies reshaped) the N copies of adjacent slices merge into
+ * one memcpy node; as recorded (RP_EXEC_RESHAPE_NONE) they are N memcpy
+ * nodes, each taking CUDA's setter ("auto", per node) or a template
+ * setter before one cudaGraphExecUpdate ("whole"). */
 static void rebind_copies(const rp_backend *be, cudaStream_t s) {
   enum { N = 2000, SL = 64 };
   char *h1 = malloc(N * SL), *h2 = malloc(N * SL);
@@ -271,7 +373,6 @@ static void rebind_copies(const rp_backend *be, cudaStream_t s) {
     RK(rp_record_copy_to_device(g, rp_bytes(b, (uint64_t)i * SL, SL), 0,
                                 NULL, NULL));
   RK(rp_graph_end(g));
-  const char *modes[] = {"table", "node", "whole"};
   char *dd;
   CK(cudaMalloc((void **)&dd, N * SL));
   cudaGraph_t cg;
@@ -281,60 +382,69 @@ static void rebind_copies(const rp_backend *be, cudaStream_t s) {
     CK(cudaMemcpyAsync(dd + i * SL, h1 + i * SL, SL, cudaMemcpyDefault, s));
   CK(cudaStreamEndCapture(s, &cg));
   CK(cudaGraphInstantiate(&ce, cg, 0));
-  for (int m = 0; m < 3; m++) {
-    setenv("RP_CUDA_UPDATE", modes[m], 1);
-    rp_exec *x = mkexec(g, be, NULL, NULL);
-    unsetenv("RP_CUDA_UPDATE");
-    RK(rp_exec_run(x, 1));
-    double v[REPS], l[REPS];
-    for (int r = 0; r < REPS; r++) {
-      double t0 = now_us();
-      RK(rp_exec_launch(x, 1));
-      l[r] = now_us() - t0;
-      RK(rp_exec_wait(x));
-      t0 = now_us();
-      RK(rp_exec_rebind(x, b, r % 2 ? h1 : h2, (uint64_t)N * SL));
-      RK(rp_exec_launch(x, 1));
-      v[r] = now_us() - t0;
-      RK(rp_exec_wait(x));
+  size_t nn = 0;
+  CK(cudaGraphGetNodes(cg, NULL, &nn));
+  cudaGraphNode_t *nodes = malloc(nn * sizeof *nodes);
+  CK(cudaGraphGetNodes(cg, nodes, &nn));
+  /* Reference: every template memcpy node moved to the other array
+   * (medians of REPS rounds), then one cudaGraphExecUpdate. */
+  double vs[REPS], vu[REPS];
+  cudaError_t ue = cudaSuccess;
+  for (int r = 0, at = 0; r < REPS; r++, at ^= 1) {
+    char *from = at ? h2 : h1, *to = at ? h1 : h2;
+    double a0 = now_us();
+    for (size_t i = 0; i < nn; i++) {
+      struct cudaMemcpy3DParms p;
+      CK(cudaGraphMemcpyNodeGetParams(nodes[i], &p));
+      p.srcPtr.ptr = to + ((char *)p.srcPtr.ptr - from);
+      CK(cudaGraphMemcpyNodeSetParams(nodes[i], &p));
     }
-    double cost = median(v, REPS) - median(l, REPS);
-    size_t nn = 0;
-    CK(cudaGraphGetNodes(cg, NULL, &nn));
-    cudaGraphNode_t *nodes = malloc(nn * sizeof *nodes);
-    CK(cudaGraphGetNodes(cg, nodes, &nn));
-    /* Medians of REPS rounds, each moving every node to the other array. */
-    double vs[REPS], vu[REPS];
-    cudaError_t ue = cudaSuccess;
-    static int at = 0;
-    for (int r = 0; r < REPS; r++, at ^= 1) {
-      char *from = at ? h2 : h1, *to = at ? h1 : h2;
-      double a0 = now_us();
-      for (size_t i = 0; i < nn; i++) {
-        struct cudaMemcpy3DParms p;
-        CK(cudaGraphMemcpyNodeGetParams(nodes[i], &p));
-        p.srcPtr.ptr = to + ((char *)p.srcPtr.ptr - from);
-        CK(cudaGraphMemcpyNodeSetParams(nodes[i], &p));
-      }
-      double a1 = now_us();
-      cudaGraphExecUpdateResultInfo info;
-      cudaError_t e1 = cudaGraphExecUpdate(ce, cg, &info);
-      vu[r] = now_us() - a1;
-      vs[r] = a1 - a0;
-      if (e1 != cudaSuccess)
-        ue = e1;
-    }
-    double t0 = 0, t1 = median(vs, REPS), t2 = t1 + median(vu, REPS);
-    (void)cudaGetLastError();
-    free(nodes);
-    printf("(d) rebind behind %d memcpy nodes [%s]: reprise %.3f us/node, "
-           "cudaGraphExecUpdate %.3f us/node%s (+ template set %.3f): ratio "
-           "%.3f (goal <= 1: %s), vs template setters + ExecUpdate %.3f\n",
-           N, modes[m], cost / N, (t2 - t1) / N, ue ? " (failed)" : "",
-           (t1 - t0) / N, cost / (t2 - t1), verdict(cost / (t2 - t1) <= 1.0),
-           cost / (t2 - t0));
-    rp_exec_destroy(x);
+    double a1 = now_us();
+    cudaGraphExecUpdateResultInfo info;
+    cudaError_t e1 = cudaGraphExecUpdate(ce, cg, &info);
+    vu[r] = now_us() - a1;
+    vs[r] = a1 - a0;
+    if (e1 != cudaSuccess)
+      ue = e1;
   }
+  (void)cudaGetLastError();
+  double t1 = median(vs, REPS), t2 = t1 + median(vu, REPS);
+  const char *modes[] = {"auto", "whole"};
+  for (int shape = 0; shape < 2; shape++)
+    for (int m = 0; m < 2; m++) {
+      rp_exec_opts o = RP_EXEC_OPTS_INIT;
+      o.cuda_update = modes[m];
+      if (shape)
+        o.reshape_copies = RP_EXEC_RESHAPE_NONE;
+      rp_exec *x;
+      RK(rp_exec_create(&x, g, be, &o));
+      uint32_t copies = rp_exec_plan(x)->nnode;
+      RK(rp_exec_run(x, 1));
+      double v[REPS], l[REPS];
+      for (int r = 0; r < REPS; r++) {
+        double t0 = now_us();
+        RK(rp_exec_launch(x, 1));
+        l[r] = now_us() - t0;
+        RK(rp_exec_wait(x));
+        t0 = now_us();
+        RK(rp_exec_rebind(x, b, r % 2 ? h1 : h2, (uint64_t)N * SL));
+        RK(rp_exec_launch(x, 1));
+        v[r] = now_us() - t0;
+        RK(rp_exec_wait(x));
+      }
+      double cost = median(v, REPS) - median(l, REPS);
+      printf("(d) rebind behind %d copies [%s, %s: %u memcpy node%s]: "
+             "reprise %.3f us per recorded copy (%.3f per memcpy node), "
+             "cudaGraphExecUpdate %.3f%s: ratio %.3f (goal <= 1: %s); "
+             "template set %.3f, vs template setters + ExecUpdate %.3f\n",
+             N, shape ? "as recorded" : "reshaped, the default", modes[m],
+             copies, copies == 1 ? "" : "s", cost / N,
+             cost / (copies ? copies : 1), (t2 - t1) / N,
+             ue ? " (failed)" : "", cost / (t2 - t1),
+             verdict(cost / (t2 - t1) <= 1.0), t1 / N, cost / t2);
+      rp_exec_destroy(x);
+    }
+  free(nodes);
   CK(cudaGraphExecDestroy(ce));
   CK(cudaGraphDestroy(cg));
   CK(cudaFree(dd));

@@ -14,8 +14,11 @@
  * as a user gets it (the cuda default: copies reshaped) against the
  * hand-built dag (goal <= 1.02: met / MISSED per example), and with
  * --no-reshape's shape (rp_exec_opts.reshape_copies = RP_EXEC_RESHAPE_NONE)
- * against it; then, as a diagnostic, the recorded graph built by hand
- * (as_recorded) and reprise as recorded / it. */
+ * against it; then, as diagnostics, the recorded graph built by hand
+ * (as_recorded) and reprise as recorded / it, and reprise with every
+ * kernel node reading its arguments from the argument table
+ * (cuda_update "table"; by default a node does only once its scalars
+ * change) / reprise by default. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -514,29 +517,32 @@ int main(int argc, char **argv) {
                           matmul_rows, gemm};
   /* Versions after the hand-written ones: reprise by default (copies
    * reshaped on cuda), reprise with the copies as recorded (--no-reshape),
-   * the recorded graph built by hand. */
-  enum { V_RP = HAND_VERSIONS, V_RS, V_REC, V_ALL };
+   * the recorded graph built by hand, reprise with its kernels reading
+   * their arguments from the table. */
+  enum { V_RP = HAND_VERSIONS, V_RS, V_REC, V_TAB, V_ALL };
   const char *vname[V_ALL] = {0};
   for (int v = 0; v < HAND_VERSIONS; v++)
     vname[v] = hand_name[v];
   vname[V_RP] = "reprise";
   vname[V_RS] = "reprise, copies as recorded";
   vname[V_REC] = "as recorded";
+  vname[V_TAB] = "reprise, arguments from the table";
   int met = 0, nex = 0;
   printf("%-38s", "example (us/replay)");
   for (int v = 0; v < HAND_VERSIONS && !rp_only; v++)
     printf(" %9s", hand_name[v]);
   printf(" %9s", "reprise");
   if (!rp_only)
-    printf(" %7s %7s %7s %5s %9s %7s %9s %7s", "rp/dag", "rp/best",
-           "blk/rp", "pred", "no-resh", "nr/dag", "recorded", "nr/rec");
+    printf(" %7s %7s %7s %5s %9s %7s %9s %7s %9s %7s", "rp/dag", "rp/best",
+           "blk/rp", "pred", "no-resh", "nr/dag", "recorded", "nr/rec",
+           "table", "tab/rp");
   printf("\n");
   for (auto f : mk) {
     work w;
     hand_init(w.h);
     f(w);
     /* reprise: results of R replays are the reference for the others. */
-    rp_exec *x, *xs = nullptr;
+    rp_exec *x, *xs = nullptr, *xt = nullptr;
     rp_exec_opts eo = RP_EXEC_OPTS_INIT;
     eo.device_fold = 1;
     RK(rp_exec_create(&x, w.g, be, &eo));
@@ -552,6 +558,9 @@ int main(int argc, char **argv) {
     double pred = 0;
     if (!rp_only) {
       pred = predicted(w, x, be, &model);
+      eo.cuda_update = "table";
+      RK(rp_exec_create(&xt, w.g, be, &eo));
+      eo.cuda_update = NULL;
       eo.reshape_copies = RP_EXEC_RESHAPE_NONE;
       RK(rp_exec_create(&xs, w.g, be, &eo));
     }
@@ -562,7 +571,7 @@ int main(int argc, char **argv) {
     for (int v = rp_only ? V_RP : 0; v < (rp_only ? V_RS : V_ALL); v++) {
       std::vector<double> runs;
       if (v == V_REC && !has_rec)
-        break;
+        continue;
       for (int rep = 0; rep < 7; rep++) {
         w.init();
         if (v < HAND_VERSIONS) {
@@ -571,7 +580,7 @@ int main(int argc, char **argv) {
           runs.push_back(time_version(rec, HAND_DAG, R));
         } else {
           double t0 = now_us();
-          RK(rp_exec_run(v == V_RP ? x : xs, R));
+          RK(rp_exec_run(v == V_RP ? x : v == V_TAB ? xt : xs, R));
           runs.push_back((now_us() - t0) / R);
         }
         for (size_t i = 0; i < w.out.size(); i++)
@@ -598,15 +607,21 @@ int main(int argc, char **argv) {
              t[V_RS] / t[HAND_DAG]);
       if (has_rec)
         printf(" %9.1f %7.3f", t[V_REC], t[V_RS] / t[V_REC]);
+      else
+        printf(" %9s %7s", "-", "-");
+      printf(" %9.1f %7.3f", t[V_TAB], t[V_TAB] / t[V_RP]);
       nex++;
       met += rd <= 1.02;
-      printf("\n  %s: vs dag %.3f (goal <= 1.02: %s); copies reshaped: "
+      printf("\n  %s: vs dag %.3f (goal <= 1.02: %s); every kernel "
+             "reading the table %.3f of by value; copies reshaped: "
              "%u merged, %u split;", w.name, rd,
-             rd <= 1.02 ? "met" : "MISSED", merged, split);
+             rd <= 1.02 ? "met" : "MISSED", t[V_TAB] / t[V_RP], merged,
+             split);
     }
     hand_free(rec);
     print_blocks(w, x);
     rp_exec_destroy(xs);
+    rp_exec_destroy(xt);
     work_free(w, x);
     if (f == gemm)
       ex_gemm_library_fini(); /* its execs and graphs are gone */

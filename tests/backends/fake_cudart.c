@@ -1,0 +1,843 @@
+/* A fake CUDA runtime on the host for tests/backends/cuda_logic.c (see
+ * fake_cudart.h): only the calls backends/cuda makes. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fake_cudart.h"
+#include "rp_cuda_cond.h"
+
+fk_counts fk;
+
+void fk_reset(void) { memset(&fk, 0, sizeof fk); }
+
+/* ---- kernels ---- */
+
+typedef struct fk_entry {
+  const void *fn;
+  rp_cpu_fn cpu;
+  int by_pointer;
+} fk_entry;
+
+enum { FK_MAX_ENTRIES = 64 };
+static fk_entry entries[FK_MAX_ENTRIES];
+static unsigned nentries;
+
+void fk_kernel(const void *fn, rp_cpu_fn cpu, int by_pointer) {
+  for (unsigned i = 0; i < nentries; i++)
+    if (entries[i].fn == fn) {
+      entries[i].cpu = cpu;
+      entries[i].by_pointer = by_pointer;
+      return;
+    }
+  if (nentries < FK_MAX_ENTRIES)
+    entries[nentries++] = (fk_entry){fn, cpu, by_pointer};
+}
+
+static const fk_entry *entry(const void *fn) {
+  for (unsigned i = 0; i < nentries; i++)
+    if (entries[i].fn == fn)
+      return &entries[i];
+  return NULL;
+}
+
+/* No conditional nodes here: run_until checks on the host. */
+const void *rp__cu_until_kernel(void) { return NULL; }
+
+/* ---- errors, devices ---- */
+
+static cudaError_t last;
+static int ndev = 1, cur;
+static long live;
+
+void fk_devices(int n) { ndev = n; }
+long fk_live(void) { return live; }
+
+static cudaError_t fail(cudaError_t e) {
+  last = e;
+  return e;
+}
+
+cudaError_t cudaGetLastError(void) {
+  cudaError_t e = last;
+  last = cudaSuccess;
+  return e;
+}
+
+const char *cudaGetErrorString(cudaError_t error) {
+  return error == cudaSuccess ? "no error" : "fake CUDA error";
+}
+
+cudaError_t cudaGetDeviceCount(int *count) {
+  *count = ndev;
+  return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) {
+  if (device < 0 || device >= ndev)
+    return fail(cudaErrorInvalidDevice);
+  cur = device;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+
+cudaError_t cudaDriverGetVersion(int *driverVersion) {
+  *driverVersion = 12000;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device,
+                                    int peerDevice) {
+  *canAccessPeer = device != peerDevice;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
+  (void)peerDevice, (void)flags;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
+                                   int device) {
+  (void)device;
+  switch (attr) {
+  case cudaDevAttrMaxThreadsPerMultiProcessor: *value = 2048; break;
+  case cudaDevAttrMaxBlockDimX: *value = 1024; break;
+  case cudaDevAttrMaxBlockDimY: *value = 1024; break;
+  case cudaDevAttrMaxBlockDimZ: *value = 64; break;
+  case cudaDevAttrMaxGridDimX: *value = 2147483647; break;
+  case cudaDevAttrMaxGridDimY: *value = 65535; break;
+  case cudaDevAttrMaxGridDimZ: *value = 65535; break;
+  default: *value = 0; break;
+  }
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
+                                  const void *func) {
+  if (!entry(func))
+    return fail(cudaErrorInvalidDeviceFunction);
+  memset(attr, 0, sizeof *attr);
+  attr->maxThreadsPerBlock = 1024;
+  attr->numRegs = 32;
+  return cudaSuccess;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+    int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize) {
+  (void)dynamicSMemSize;
+  if (!entry(func) || blockSize <= 0)
+    return fail(cudaErrorInvalidDeviceFunction);
+  *numBlocks = 2048 / blockSize > 32 ? 32 : 2048 / blockSize;
+  return cudaSuccess;
+}
+
+/* ---- memory ---- */
+
+typedef struct fk_range {
+  char *p;
+  size_t n;
+  int kind; /* 0 device, 1 pinned by cudaMallocHost, 2 registered */
+} fk_range;
+
+static fk_range *ranges;
+static unsigned nranges, capranges;
+
+static int add_range(void *p, size_t n, int kind) {
+  if (nranges == capranges) {
+    unsigned c = capranges ? 2 * capranges : 64;
+    fk_range *r = realloc(ranges, c * sizeof *r);
+    if (!r)
+      return -1;
+    ranges = r;
+    capranges = c;
+  }
+  ranges[nranges++] = (fk_range){p, n, kind};
+  live++;
+  return 0;
+}
+
+static const fk_range *find_range(const void *p) {
+  for (unsigned i = 0; i < nranges; i++)
+    if ((const char *)p >= ranges[i].p &&
+        (const char *)p < ranges[i].p + (ranges[i].n ? ranges[i].n : 1))
+      return &ranges[i];
+  return NULL;
+}
+
+/* Removes the range starting at p of kind k; 0 if there is none. */
+static int drop_range(const void *p, int k) {
+  for (unsigned i = 0; i < nranges; i++)
+    if (ranges[i].p == p && ranges[i].kind == k) {
+      ranges[i] = ranges[--nranges];
+      live--;
+      if (!nranges) {
+        free(ranges);
+        ranges = NULL;
+        capranges = 0;
+      }
+      return 1;
+    }
+  return 0;
+}
+
+static size_t malloc_limit;
+
+void fk_fail_malloc_from(size_t bytes) { malloc_limit = bytes; }
+
+cudaError_t cudaMalloc(void **devPtr, size_t size) {
+  if (malloc_limit && size >= malloc_limit)
+    return fail(cudaErrorMemoryAllocation);
+  void *p = malloc(size ? size : 1);
+  if (!p || add_range(p, size, 0)) {
+    free(p);
+    return fail(cudaErrorMemoryAllocation);
+  }
+  memset(p, 0xa5, size); /* not zeroed, as on a GPU */
+  fk.dev_malloc++;
+  fk.dev_malloc_bytes += size;
+  *devPtr = p;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *devPtr) {
+  if (!devPtr)
+    return cudaSuccess;
+  if (!drop_range(devPtr, 0))
+    return fail(cudaErrorInvalidValue);
+  free(devPtr);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void **ptr, size_t size) {
+  void *p = malloc(size ? size : 1);
+  if (!p || add_range(p, size, 1)) {
+    free(p);
+    return fail(cudaErrorMemoryAllocation);
+  }
+  *ptr = p;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *ptr) {
+  if (!drop_range(ptr, 1))
+    return fail(cudaErrorInvalidValue);
+  free(ptr);
+  return cudaSuccess;
+}
+
+cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
+  (void)flags;
+  if (find_range(ptr))
+    return fail(cudaErrorHostMemoryAlreadyRegistered);
+  return add_range(ptr, size, 2) ? fail(cudaErrorMemoryAllocation)
+                                 : cudaSuccess;
+}
+
+cudaError_t cudaHostUnregister(void *ptr) {
+  return drop_range(ptr, 2) ? cudaSuccess
+                            : fail(cudaErrorHostMemoryNotRegistered);
+}
+
+cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost,
+                                     unsigned int flags) {
+  (void)flags;
+  const fk_range *r = find_range(pHost);
+  if (!r || r->kind == 0)
+    return fail(cudaErrorInvalidValue);
+  *pDevice = pHost;
+  return cudaSuccess;
+}
+
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes,
+                                     const void *ptr) {
+  const fk_range *r = find_range(ptr);
+  memset(attributes, 0, sizeof *attributes);
+  attributes->type = !r              ? cudaMemoryTypeUnregistered
+                     : r->kind == 0 ? cudaMemoryTypeDevice
+                                    : cudaMemoryTypeHost;
+  attributes->device = cur;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
+  memset(devPtr, value, count);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
+                       enum cudaMemcpyKind kind) {
+  (void)kind;
+  memmove(dst, src, count);
+  fk.memcpy_sync++;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                            enum cudaMemcpyKind kind, cudaStream_t stream) {
+  (void)kind, (void)stream;
+  memmove(dst, src, count);
+  fk.memcpy_async++;
+  fk.memcpy_async_bytes += count;
+  return cudaSuccess;
+}
+
+/* A pitched 3-d copy: extent.width bytes per row. */
+static void copy3d(const struct cudaMemcpy3DParms *p) {
+  for (size_t z = 0; z < p->extent.depth; z++)
+    for (size_t y = 0; y < p->extent.height; y++) {
+      const char *s = (const char *)p->srcPtr.ptr +
+                      ((p->srcPos.z + z) * p->srcPtr.ysize + p->srcPos.y +
+                       y) * p->srcPtr.pitch + p->srcPos.x;
+      char *d = (char *)p->dstPtr.ptr +
+                ((p->dstPos.z + z) * p->dstPtr.ysize + p->dstPos.y + y) *
+                    p->dstPtr.pitch + p->dstPos.x;
+      memmove(d, s, p->extent.width);
+    }
+}
+
+cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p,
+                              cudaStream_t stream) {
+  (void)stream;
+  copy3d(p);
+  return cudaSuccess;
+}
+
+/* ---- kernels run on the host ---- */
+
+static void run_kernel(const void *fn, dim3 grid, dim3 block,
+                       const void *param) {
+  const fk_entry *en = entry(fn);
+  rp_kargs a;
+  if (en->by_pointer)
+    memcpy(&a, *(const rp_kargs *const *)param, sizeof a);
+  else
+    memcpy(&a, param, sizeof a);
+  if ((uint64_t)grid.x * block.x < a.n[0] ||
+      (uint64_t)grid.y * block.y < a.n[1] ||
+      (uint64_t)grid.z * block.z < a.n[2])
+    fk.bad_shape++;
+  uint64_t lo[3] = {0, 0, 0};
+  en->cpu(&a, lo, a.n);
+}
+
+/* ---- streams and events: work runs when it is issued ---- */
+
+struct CUstream_st {
+  int dev;
+};
+struct CUevent_st {
+  int dev;
+};
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream,
+                                      unsigned int flags) {
+  (void)flags;
+  *pStream = malloc(sizeof **pStream);
+  if (!*pStream)
+    return fail(cudaErrorMemoryAllocation);
+  (*pStream)->dev = cur;
+  live++;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  free(stream);
+  live--;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  (void)stream;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                unsigned int flags) {
+  (void)stream, (void)event, (void)flags;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
+                                   enum cudaStreamCaptureMode mode) {
+  (void)stream, (void)mode;
+  return fail(cudaErrorStreamCaptureUnsupported);
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph) {
+  (void)stream;
+  *pGraph = NULL;
+  return fail(cudaErrorStreamCaptureUnsupported);
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) {
+  (void)flags;
+  *event = malloc(sizeof **event);
+  if (!*event)
+    return fail(cudaErrorMemoryAllocation);
+  (*event)->dev = cur;
+  live++;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *event) {
+  return cudaEventCreateWithFlags(event, 0);
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  free(event);
+  live--;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  (void)event, (void)stream;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  (void)event;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start,
+                                 cudaEvent_t end) {
+  (void)start, (void)end;
+  *ms = 0.001f;
+  return cudaSuccess;
+}
+
+cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
+                             void **args, size_t sharedMem,
+                             cudaStream_t stream) {
+  (void)sharedMem, (void)stream;
+  if (!entry(func))
+    return fail(cudaErrorInvalidDeviceFunction);
+  fk.launch_kernel++;
+  run_kernel(func, gridDim, blockDim, args[0]);
+  return cudaSuccess;
+}
+
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn,
+                               void *userData) {
+  (void)stream;
+  fn(userData);
+  return cudaSuccess;
+}
+
+/* ---- graphs ---- */
+
+enum { FK_KERNEL, FK_COPY1, FK_COPY3, FK_HOST, FK_EMPTY, FK_EVENT };
+
+struct CUgraphNode_st {
+  int type;
+  unsigned idx;                /* its place in its graph */
+  struct CUgraph_st *g;
+  const void *fn;              /* kernels */
+  dim3 grid, block;
+  unsigned char par[sizeof(rp_kargs)];
+  void *dst;                   /* 1-d copies */
+  const void *src;
+  size_t bytes;
+  struct cudaMemcpy3DParms p3; /* 3-d copies */
+  cudaHostFn_t hfn;            /* host nodes */
+  void *user;
+  unsigned *dep, ndep;         /* indices of its predecessors */
+};
+
+struct CUgraph_st {
+  struct CUgraphNode_st **n;
+  unsigned nn, cap;
+};
+
+struct CUgraphExec_st {
+  struct CUgraph_st *from;
+  struct CUgraphNode_st *n;    /* value copies, template order */
+  unsigned nn;
+};
+
+static struct CUgraphExec_st *last_exec;
+
+cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags) {
+  (void)flags;
+  *pGraph = calloc(1, sizeof **pGraph);
+  if (!*pGraph)
+    return fail(cudaErrorMemoryAllocation);
+  live++;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  if (!graph)
+    return cudaSuccess;
+  for (unsigned i = 0; i < graph->nn; i++) {
+    free(graph->n[i]->dep);
+    free(graph->n[i]);
+  }
+  free(graph->n);
+  free(graph);
+  live--;
+  return cudaSuccess;
+}
+
+/* A new node of graph g after deps; NULL when out of memory or a
+ * dependency is not g's. */
+static struct CUgraphNode_st *add(cudaGraph_t g, int type,
+                                  const cudaGraphNode_t *deps, size_t nd) {
+  for (size_t i = 0; i < nd; i++)
+    if (!deps[i] || deps[i]->g != g)
+      return NULL;
+  if (g->nn == g->cap) {
+    unsigned c = g->cap ? 2 * g->cap : 16;
+    struct CUgraphNode_st **n = realloc(g->n, c * sizeof *n);
+    if (!n)
+      return NULL;
+    g->n = n;
+    g->cap = c;
+  }
+  struct CUgraphNode_st *x = calloc(1, sizeof *x);
+  unsigned *dep = calloc(nd + 1, sizeof *dep);
+  if (!x || !dep) {
+    free(x);
+    free(dep);
+    return NULL;
+  }
+  x->type = type;
+  x->idx = g->nn;
+  x->g = g;
+  x->dep = dep;
+  x->ndep = (unsigned)nd;
+  for (size_t i = 0; i < nd; i++)
+    dep[i] = deps[i]->idx;
+  g->n[g->nn++] = x;
+  return x;
+}
+
+/* The end of every cudaGraphAdd*Node: x in *out and counted, or the
+ * failure of its add. */
+static cudaError_t added(struct CUgraphNode_st *x, unsigned *count,
+                         cudaGraphNode_t *out) {
+  if (!x)
+    return fail(cudaErrorInvalidValue);
+  ++*count;
+  *out = x;
+  return cudaSuccess;
+}
+
+/* A kernel node's parameters from p; 0 when its entry is unknown. */
+static int set_kernel(struct CUgraphNode_st *x,
+                      const struct cudaKernelNodeParams *p) {
+  const fk_entry *en = entry(p->func);
+  if (!en || !p->kernelParams)
+    return 0;
+  x->fn = p->func;
+  x->grid = p->gridDim;
+  x->block = p->blockDim;
+  memcpy(x->par, p->kernelParams[0],
+         en->by_pointer ? sizeof(void *) : sizeof(rp_kargs));
+  return 1;
+}
+
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode,
+                                   cudaGraph_t graph,
+                                   const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies,
+                                   const struct cudaKernelNodeParams *p) {
+  if (!entry(p->func))
+    return fail(cudaErrorInvalidDeviceFunction);
+  struct CUgraphNode_st *x = add(graph, FK_KERNEL, pDependencies,
+                                 numDependencies);
+  if (x)
+    set_kernel(x, p);
+  return added(x, &fk.add_kernel, pGraphNode);
+}
+
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode,
+                                     cudaGraph_t graph,
+                                     const cudaGraphNode_t *pDependencies,
+                                     size_t numDependencies, void *dst,
+                                     const void *src, size_t count,
+                                     enum cudaMemcpyKind kind) {
+  (void)kind;
+  if (!count)
+    return fail(cudaErrorInvalidValue);
+  struct CUgraphNode_st *x = add(graph, FK_COPY1, pDependencies,
+                                 numDependencies);
+  if (x) {
+    x->dst = dst;
+    x->src = src;
+    x->bytes = count;
+  }
+  return added(x, &fk.add_copy, pGraphNode);
+}
+
+cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode,
+                                   cudaGraph_t graph,
+                                   const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies,
+                                   const struct cudaMemcpy3DParms *p) {
+  struct CUgraphNode_st *x = add(graph, FK_COPY3, pDependencies,
+                                 numDependencies);
+  if (x) {
+    x->p3 = *p;
+    x->bytes = p->extent.width * p->extent.height * p->extent.depth;
+  }
+  return added(x, &fk.add_copy, pGraphNode);
+}
+
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode,
+                                  cudaGraph_t graph,
+                                  const cudaGraphNode_t *pDependencies,
+                                  size_t numDependencies) {
+  return added(add(graph, FK_EMPTY, pDependencies, numDependencies),
+               &fk.add_empty, pGraphNode);
+}
+
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode,
+                                 cudaGraph_t graph,
+                                 const cudaGraphNode_t *pDependencies,
+                                 size_t numDependencies,
+                                 const struct cudaHostNodeParams *p) {
+  struct CUgraphNode_st *x = add(graph, FK_HOST, pDependencies,
+                                 numDependencies);
+  if (x) {
+    x->hfn = p->fn;
+    x->user = p->userData;
+  }
+  return added(x, &fk.add_host, pGraphNode);
+}
+
+cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode,
+                                        cudaGraph_t graph,
+                                        const cudaGraphNode_t *pDependencies,
+                                        size_t numDependencies,
+                                        cudaEvent_t event) {
+  (void)event;
+  return added(add(graph, FK_EVENT, pDependencies, numDependencies),
+               &fk.add_event, pGraphNode);
+}
+
+cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode,
+                                       cudaGraph_t graph,
+                                       const cudaGraphNode_t *pDependencies,
+                                       size_t numDependencies,
+                                       cudaGraph_t childGraph) {
+  (void)pGraphNode, (void)graph, (void)pDependencies, (void)numDependencies;
+  (void)childGraph;
+  return fail(cudaErrorNotSupported);
+}
+
+cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                             const cudaGraphNode_t *pDependencies,
+                             const cudaGraphEdgeData *dependencyData,
+                             size_t numDependencies,
+                             struct cudaGraphNodeParams *nodeParams) {
+  (void)pGraphNode, (void)graph, (void)pDependencies, (void)dependencyData;
+  (void)numDependencies, (void)nodeParams;
+  return fail(cudaErrorNotSupported);
+}
+
+cudaError_t cudaGraphConditionalHandleCreate(
+    cudaGraphConditionalHandle *pHandle_out, cudaGraph_t graph,
+    unsigned int defaultLaunchValue, unsigned int flags) {
+  (void)pHandle_out, (void)graph, (void)defaultLaunchValue, (void)flags;
+  return fail(cudaErrorNotSupported);
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec,
+                                 cudaGraph_t graph,
+                                 unsigned long long flags) {
+  (void)flags;
+  struct CUgraphExec_st *x = calloc(1, sizeof *x);
+  if (!x)
+    return fail(cudaErrorMemoryAllocation);
+  x->n = calloc(graph->nn + 1, sizeof *x->n);
+  if (!x->n) {
+    free(x);
+    return fail(cudaErrorMemoryAllocation);
+  }
+  x->from = graph;
+  x->nn = graph->nn;
+  for (unsigned i = 0; i < graph->nn; i++) {
+    x->n[i] = *graph->n[i];
+    x->n[i].dep = NULL; /* edges are read from the template */
+  }
+  fk.instantiate++;
+  live++;
+  last_exec = x;
+  *pGraphExec = x;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
+  if (!graphExec)
+    return cudaSuccess;
+  if (last_exec == graphExec)
+    last_exec = NULL;
+  free(graphExec->n);
+  free(graphExec);
+  live--;
+  return cudaSuccess;
+}
+
+/* Exec x's copy of template node n; NULL when n is not of its graph. */
+static struct CUgraphNode_st *exec_node(cudaGraphExec_t x,
+                                        cudaGraphNode_t n) {
+  return n && n->g == x->from && n->idx < x->nn ? &x->n[n->idx] : NULL;
+}
+
+cudaError_t cudaGraphExecKernelNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+    const struct cudaKernelNodeParams *pNodeParams) {
+  struct CUgraphNode_st *x = exec_node(hGraphExec, node);
+  if (!x || x->type != FK_KERNEL || !set_kernel(x, pNodeParams))
+    return fail(cudaErrorInvalidValue);
+  fk.exec_kernel_set++;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphKernelNodeSetParams(
+    cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams) {
+  if (node->type != FK_KERNEL || !set_kernel(node, pNodeParams))
+    return fail(cudaErrorInvalidValue);
+  fk.tmpl_kernel_set++;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec,
+                                               cudaGraphNode_t node,
+                                               void *dst, const void *src,
+                                               size_t count,
+                                               enum cudaMemcpyKind kind) {
+  (void)kind;
+  struct CUgraphNode_st *x = exec_node(hGraphExec, node);
+  if (!x || x->type != FK_COPY1)
+    return fail(cudaErrorInvalidValue);
+  x->dst = dst;
+  x->src = src;
+  x->bytes = count;
+  fk.exec_copy_set++;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst,
+                                           const void *src, size_t count,
+                                           enum cudaMemcpyKind kind) {
+  (void)kind;
+  if (node->type != FK_COPY1)
+    return fail(cudaErrorInvalidValue);
+  node->dst = dst;
+  node->src = src;
+  node->bytes = count;
+  fk.tmpl_copy_set++;
+  return cudaSuccess;
+}
+
+/* As CUDA does: a 3-d memcpy node's operands are not updated in place. */
+cudaError_t cudaGraphExecMemcpyNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+    const struct cudaMemcpy3DParms *pNodeParams) {
+  (void)hGraphExec, (void)node, (void)pNodeParams;
+  return fail(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParams(
+    cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams) {
+  if (node->type != FK_COPY3)
+    return fail(cudaErrorInvalidValue);
+  node->p3 = *pNodeParams;
+  fk.tmpl_copy_set++;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec,
+                                                 cudaGraphNode_t node,
+                                                 cudaGraph_t childGraph) {
+  (void)hGraphExec, (void)node, (void)childGraph;
+  return fail(cudaErrorNotSupported);
+}
+
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec,
+                                cudaGraph_t hGraph,
+                                cudaGraphExecUpdateResultInfo *resultInfo) {
+  memset(resultInfo, 0, sizeof *resultInfo);
+  if (hGraph != hGraphExec->from || hGraph->nn != hGraphExec->nn)
+    return fail(cudaErrorGraphExecUpdateFailure);
+  for (unsigned i = 0; i < hGraph->nn; i++) {
+    hGraphExec->n[i] = *hGraph->n[i];
+    hGraphExec->n[i].dep = NULL;
+  }
+  fk.exec_update++;
+  return cudaSuccess;
+}
+
+/* A launch runs the nodes on the host, each once its predecessors ran,
+ * picking among the ready ones at random (a fixed sequence): an edge the
+ * backend forgot shows as a result that differs. */
+static uint64_t rnd = 0x9e3779b97f4a7c15ull;
+
+static void run_node(const struct CUgraphNode_st *x) {
+  switch (x->type) {
+  case FK_KERNEL: run_kernel(x->fn, x->grid, x->block, x->par); break;
+  case FK_COPY1: memmove(x->dst, x->src, x->bytes); break;
+  case FK_COPY3: copy3d(&x->p3); break;
+  case FK_HOST: x->hfn(x->user); break;
+  default: break;
+  }
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  (void)stream;
+  const struct CUgraph_st *g = graphExec->from;
+  unsigned n = graphExec->nn, nready = 0;
+  unsigned *left = calloc(n + 1, sizeof *left);
+  unsigned *ready = calloc(n + 1, sizeof *ready);
+  if (!left || !ready) {
+    free(left);
+    free(ready);
+    return fail(cudaErrorMemoryAllocation);
+  }
+  for (unsigned i = 0; i < n; i++)
+    if (!(left[i] = g->n[i]->ndep))
+      ready[nready++] = i;
+  while (nready) {
+    rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned k = (unsigned)((rnd >> 33) % nready), v = ready[k];
+    ready[k] = ready[--nready];
+    run_node(&graphExec->n[v]);
+    /* Its successors: the nodes naming it as a predecessor. */
+    for (unsigned j = v + 1; j < n; j++)
+      for (unsigned d = 0; d < g->n[j]->ndep; d++)
+        if (g->n[j]->dep[d] == v && --left[j] == 0)
+          ready[nready++] = j;
+  }
+  free(left);
+  free(ready);
+  fk.graph_launch++;
+  return cudaSuccess;
+}
+
+unsigned fk_exec_kernels(const void *fn) {
+  unsigned c = 0;
+  for (unsigned i = 0; last_exec && i < last_exec->nn; i++)
+    c += last_exec->n[i].type == FK_KERNEL && last_exec->n[i].fn == fn;
+  return c;
+}
+
+unsigned fk_exec_copies(size_t *bytes, unsigned *empty) {
+  unsigned c = 0, e = 0;
+  size_t b = 0;
+  for (unsigned i = 0; last_exec && i < last_exec->nn; i++) {
+    const struct CUgraphNode_st *x = &last_exec->n[i];
+    if (x->type == FK_COPY1 || x->type == FK_COPY3) {
+      c++;
+      b += x->bytes;
+    }
+    e += x->type == FK_EMPTY;
+  }
+  if (bytes)
+    *bytes = b;
+  if (empty)
+    *empty = e;
+  return c;
+}

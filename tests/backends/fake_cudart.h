@@ -1,0 +1,55 @@
+/* A fake CUDA runtime for the cuda backend's logic tests without a GPU
+ * (tests/backends/cuda_logic.c): the runtime calls the backend makes,
+ * implemented on the host. Device memory is host memory; a graph's nodes
+ * are kept with their parameters, an executable graph copies them, and a
+ * launch runs its nodes on the host in a random order their edges allow
+ * (kernels through CPU bodies registered per entry, memcpy nodes with
+ * memmove, host nodes by calling them); streams run what they are given
+ * at once. Counters say which calls the backend made. */
+#ifndef RP_TEST_FAKE_CUDART_H
+#define RP_TEST_FAKE_CUDART_H
+
+#include <stddef.h>
+#include <cuda_runtime_api.h>
+#include "reprise.h"
+
+/* Calls made since fk_reset() (or since the start). */
+typedef struct fk_counts {
+  unsigned add_kernel, add_copy, add_empty, add_host, add_event;
+  unsigned exec_kernel_set;  /* cudaGraphExecKernelNodeSetParams */
+  unsigned tmpl_kernel_set;  /* cudaGraphKernelNodeSetParams */
+  unsigned exec_copy_set;    /* cudaGraphExecMemcpyNodeSetParams(1D) */
+  unsigned tmpl_copy_set;    /* cudaGraphMemcpyNodeSetParams(1D) */
+  unsigned exec_update, instantiate, graph_launch;
+  unsigned memcpy_async;     /* cudaMemcpyAsync */
+  size_t memcpy_async_bytes;
+  unsigned memcpy_sync;      /* cudaMemcpy */
+  unsigned dev_malloc;       /* cudaMalloc */
+  size_t dev_malloc_bytes;
+  unsigned launch_kernel;    /* cudaLaunchKernel (streams modes) */
+  unsigned bad_shape;        /* kernels whose grid x block misses points */
+} fk_counts;
+
+extern fk_counts fk;
+
+/* Zeroes the counters. */
+void fk_reset(void);
+/* The kernel entry fn runs as cpu over its argument block: by value (its
+ * one parameter an rp_kargs) or by pointer (its one parameter a const
+ * rp_kargs * in device memory). */
+void fk_kernel(const void *fn, rp_cpu_fn cpu, int by_pointer);
+/* cudaMalloc of @p bytes or more fails (0: never). */
+void fk_fail_malloc_from(size_t bytes);
+/* How many GPUs cudaGetDeviceCount reports (1 at the start). */
+void fk_devices(int n);
+/* Live objects: allocations, registrations, streams, events, graphs and
+ * executable graphs not yet freed (0 once everything is released). */
+long fk_live(void);
+/* In the executable graph instantiated last (and still alive): the kernel
+ * nodes whose entry is fn. */
+unsigned fk_exec_kernels(const void *fn);
+/* In the same: memcpy nodes moving bytes, their bytes in *bytes (may be
+ * NULL), and empty nodes in *empty (may be NULL). */
+unsigned fk_exec_copies(size_t *bytes, unsigned *empty);
+
+#endif
