@@ -6,9 +6,12 @@
 #   asan   the same suite under AddressSanitizer + UBSan (build-asan; no
 #          CUDA, no benchmarks);
 #   fuzz   fuzz the graph reader, the analysis and the reports for
-#          RP_FUZZ_SECONDS (default 60) s with libFuzzer (scripts/fuzz.sh).
-# RP_TEST_STAGES picks stages (default "plain asan fuzz"); RP_SANITIZE=1
-# runs the asan stage alone.
+#          RP_FUZZ_SECONDS (default 60) s with libFuzzer (scripts/fuzz.sh);
+#   package  build the Debian packages with dpkg-buildpackage and check
+#          them (scripts/package.sh, build-package), then check the Spack
+#          recipe against CMake (scripts/check_spack.sh).
+# RP_TEST_STAGES picks stages (default "plain asan fuzz package");
+# RP_SANITIZE=1 runs the asan stage alone.
 #
 # Time budget (issue 21): each stage prints its five slowest tests and
 # fails when any test used more than half of its timeout (120 s, set in
@@ -17,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-stages=${RP_TEST_STAGES:-plain asan fuzz}
+stages=${RP_TEST_STAGES:-plain asan fuzz package}
 [ "${RP_SANITIZE:-0}" = 1 ] && stages=asan
 jobs=$(nproc)
 t_start=$SECONDS
@@ -44,6 +47,11 @@ for s in $stages; do
                 -DRP_BUILD_BENCH=OFF ;;
     fuzz) echo "== reprise fuzzing: ${RP_FUZZ_SECONDS:-60} s"
           scripts/fuzz.sh "${RP_FUZZ_SECONDS:-60}" ;;
+    package) t0=$SECONDS
+             echo "== reprise packaging: Debian packages, Spack recipe"
+             scripts/package.sh build-package
+             scripts/check_spack.sh build-package/spack
+             echo "== build-package: $((SECONDS - t0)) s" ;;
     *) echo "scripts/test.sh: unknown stage '$s'" >&2; exit 2 ;;
   esac
 done
