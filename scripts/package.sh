@@ -24,7 +24,7 @@ else
 fi
 echo "== package: dpkg-buildpackage -us -uc -b (log: $dir/build.log)"
 (cd "$dir/reprise" &&
- DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" dpkg-buildpackage -us -uc -b) \
+ DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck noddebs" dpkg-buildpackage -us -uc -b) \
   >"$dir/build.log" 2>&1 || { tail -40 "$dir/build.log"; exit 1; }
 echo "== package: built in $((SECONDS - t0)) s:"
 ls "$dir"/*.deb | sed 's|^|  |'
