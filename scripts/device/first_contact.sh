@@ -37,10 +37,11 @@ summary=()
 
   echo "== 2. the installed library, CUDA built"
   t=$(now)
+  mkdir -p build-fc
   cmake -S . -B build-fc -DRP_WITH_CUDA=ON -DRP_BUILD_TESTS=OFF \
-        -DRP_BUILD_EXAMPLES=OFF -DRP_BUILD_BENCH=OFF >build-fc.log 2>&1 &&
-    cmake --build build-fc -j16 >>build-fc.log 2>&1 ||
-    { tail -30 build-fc.log; echo "== build-fc: FAILED"; }
+        -DRP_BUILD_EXAMPLES=OFF -DRP_BUILD_BENCH=OFF >build-fc/build.log 2>&1 &&
+    cmake --build build-fc -j16 >>build-fc/build.log 2>&1 ||
+    { tail -30 build-fc/build.log; echo "== build-fc: FAILED"; }
   echo "== build-fc: $(since "$t") s"
   for s in install shared static pkgconfig; do
     t=$(now)
