@@ -14,6 +14,7 @@ t0=$SECONDS
 scripts/deps.sh package
 rm -rf "$dir"
 mkdir -p "$dir/reprise"
+dir=$(cd "$dir" && pwd)        # absolute: CMAKE_PREFIX_PATH below needs it
 # the working tree as git sees it (tracked and new files, not ignored ones)
 if git rev-parse --git-dir >/dev/null 2>&1; then
   git ls-files -z --cached --others --exclude-standard |
