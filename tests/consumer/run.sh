@@ -14,6 +14,7 @@
 #                                   LD_LIBRARY_PATH) and static
 set -eu
 step=$1 build=$2 src=$3 work=$4
+case $work in /*) ;; *) work=$PWD/$work ;; esac   # CMAKE_PREFIX_PATH below
 prefix=$work/prefix
 t0=$(date +%s)
 fail() { echo "FAIL ($step): $*"; exit 1; }
