@@ -13,8 +13,11 @@
 #          it (65 s from scratch on the 2-core VM at load 2). Races seen
 #          through StarPU's uninstrumented library are suppressed
 #          (scripts/tsan.supp says why).
-# RP_TEST_STAGES picks stages (default "plain asan tsan fuzz"); RP_SANITIZE=1
-# runs the asan stage alone, RP_SANITIZE=thread the tsan stage.
+#   package  build the Debian packages with dpkg-buildpackage and check
+#          them (scripts/package.sh, build-package), then check the Spack
+#          recipe against CMake (scripts/check_spack.sh).
+# RP_TEST_STAGES picks stages (default "plain asan tsan fuzz package");
+# RP_SANITIZE=1 runs the asan stage alone, RP_SANITIZE=thread the tsan stage.
 #
 # Time budget (issue 21): each stage prints its five slowest tests and
 # fails when any test used more than half of its timeout (120 s, set in
@@ -23,7 +26,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-stages=${RP_TEST_STAGES:-plain asan tsan fuzz}
+stages=${RP_TEST_STAGES:-plain asan tsan fuzz package}
 [ "${RP_SANITIZE:-0}" = 1 ] && stages=asan
 [ "${RP_SANITIZE:-0}" = thread ] && stages=tsan
 jobs=$(nproc)
@@ -105,6 +108,11 @@ for s in $stages; do
     tsan) tsan ;;
     fuzz) echo "== reprise fuzzing: ${RP_FUZZ_SECONDS:-60} s"
           scripts/fuzz.sh "${RP_FUZZ_SECONDS:-60}" ;;
+    package) t0=$SECONDS
+             echo "== reprise packaging: Debian packages, Spack recipe"
+             scripts/package.sh build-package
+             scripts/check_spack.sh build-package/spack
+             echo "== build-package: $((SECONDS - t0)) s" ;;
     *) echo "scripts/test.sh: unknown stage '$s'" >&2; exit 2 ;;
   esac
 done

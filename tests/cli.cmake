@@ -1,4 +1,7 @@
-# The man page tools/reprise.1 is the output of scripts/gen_man.sh over the
-# tool's help texts: regenerate it when a help text changes.
+# The manual pages (tools/man) are written by hand around option lists
+# that scripts/gen_man.sh generates from the tool's help texts: they must
+# be current, complete (a page per command, its sections, an EXIT STATUS
+# entry per code the help names) and render without groff warnings.
 add_test(NAME man_page_current
-  COMMAND sh -c "sh '${CMAKE_SOURCE_DIR}/scripts/gen_man.sh' '$<TARGET_FILE:reprise_cli>' > man.1 && diff -u '${CMAKE_SOURCE_DIR}/tools/reprise.1' man.1 || { echo 'tools/reprise.1 is stale: run scripts/gen_man.sh build/tools/reprise > tools/reprise.1'; exit 1; }")
+  COMMAND sh ${CMAKE_SOURCE_DIR}/scripts/gen_man.sh --check
+          $<TARGET_FILE:reprise_cli> ${CMAKE_SOURCE_DIR}/tools/man)

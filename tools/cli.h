@@ -8,8 +8,9 @@
 
 /* Each subcommand gets argv[0] = its own name; returns the exit status:
  * 0 success, 1 failure of the work, 2 bad usage. `--help` prints its usage
- * on standard output (`reprise help CMD` does that, and the man page
- * tools/reprise.1 is generated from it). Options are parsed with
+ * on standard output (`reprise help CMD` does that, and the option list of
+ * the man page tools/man/reprise-CMD.1 is generated from it by
+ * scripts/gen_man.sh). Options are parsed with
  * getopt_long: `--opt value`, `--opt=value`, options after operands. */
 int rp_cmd_dot(int argc, char **argv);
 int rp_cmd_analyze(int argc, char **argv);

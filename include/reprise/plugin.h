@@ -24,8 +24,11 @@ extern "C" {
  * symbol, ::RP_PLUGIN_ENTRY_NAME, a function returning its backend table;
  * the table must start with `unsigned abi` and `const char *name` (in every
  * version of the interface) and is refused unless `abi` equals
- * ::RP_BACKEND_ABI. Plugins are never unloaded. The static library links
- * this build's plugin backends in; a plugin needs the shared library.
+ * ::RP_BACKEND_ABI. Plugins are never unloaded. A plugin needs the shared
+ * library: a static program has the backends of this build's plugins only
+ * when it links their archives (`libreprise-<name>.a`, CMake
+ * `reprise::static_<name>`), and never loads those plugins (asking for one
+ * not linked in gives ::RP_ENOTSUP, saying what to link).
  * @{ */
 
 /** The name of the symbol a plugin exports. */

@@ -21,9 +21,29 @@ static const rp_backend *list[MAX_BACKENDS + 1] = {
     &rp_backend_reference, RP_BUILTIN_BACKENDS RP_LINKED_BACKENDS NULL};
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* Plugins of this build, tried for "auto"; and names this project knows,
- * for a clearer message when one is not installed. */
+#ifdef RP_LINKED_PLUGINS
+/* The static library: the plugins' backends are those linked in (weak
+ * references, NULL when the program did not link their archive), dropped
+ * from the list before main. Their plugins are never loaded: a plugin
+ * needs the shared library, a second core beside this one. */
+static const char *const plugins[] = {NULL};
+static const char *const unlinked[] = {RP_PLUGIN_NAMES NULL};
+
+__attribute__((constructor)) static void drop_unlinked(void) {
+  size_t k = 0;
+  for (size_t i = 0; i < MAX_BACKENDS; i++)
+    if (list[i])
+      list[k++] = list[i];
+  while (k < MAX_BACKENDS)
+    list[k++] = NULL;
+}
+#else
+/* Plugins of this build, tried for "auto". */
 static const char *const plugins[] = {RP_PLUGIN_NAMES NULL};
+static const char *const unlinked[] = {NULL};
+#endif
+/* Names this project knows, for a clearer message when one is not
+ * installed. */
 static const char *const known[] = {"reference", "openmp", "cuda", "xrt",
                                     "starpu"};
 
@@ -117,11 +137,20 @@ static rp_status find_named(const char *name, const rp_backend **out) {
     *out = be;
     return RP_OK;
   }
+  char msg[512];
+  for (const char *const *p = unlinked; *p; p++)
+    if (!strcmp(*p, name)) {
+      snprintf(msg, sizeof msg, "backend \"%s\" is not linked into this "
+               "program: link libreprise-%s.a (CMake: reprise::static_%s) "
+               "or use the shared library, which loads its plugin", name,
+               name, name);
+      rp__set_last_error(msg);
+      return RP_ENOTSUP;
+    }
   rp_status s = plugin_name_ok(name) ? rp__plugin_load_name(name, out)
                                      : RP_ENOTFOUND;
   if (s != RP_ENOTFOUND)
     return s;             /* loaded, or found and failed: message set */
-  char msg[512];
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(known[i], name)) {
       snprintf(msg, sizeof msg, "backend \"%s\" is not available: not "

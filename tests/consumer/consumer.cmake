@@ -1,9 +1,23 @@
-# Install into a temporary prefix and build a project outside reprise
-# against it with find_package and with pkg-config (tests/consumer/run.sh).
-# Not under the sanitizers: the consumer is built without them.
+# The installed library as a project outside reprise meets it
+# (tests/consumer/run.sh): consumer_install installs this build into a
+# fresh prefix (a fixture), then three consumers are built in a cleared
+# environment: find_package on the shared library with CUDA hidden,
+# find_package on the static library and each static vendor backend, and
+# pkg-config (shared, started without LD_LIBRARY_PATH, and static).
+# Not under the sanitizers: the consumers are built without them.
 if(NOT RP_SANITIZE)
-  add_test(NAME install_consumer
-    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.sh ${CMAKE_BINARY_DIR}
-            ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/consumer_work)
-  set_tests_properties(install_consumer PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT})
+  set(_work ${CMAKE_CURRENT_BINARY_DIR}/consumer_work)
+  set(_run sh ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.sh)
+  add_test(NAME consumer_install
+           COMMAND ${_run} install ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR} ${_work})
+  set_tests_properties(consumer_install PROPERTIES
+                       FIXTURES_SETUP reprise_installed)
+  foreach(form shared static pkgconfig)
+    add_test(NAME consumer_${form}
+             COMMAND ${_run} ${form} ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR} ${_work})
+    set_tests_properties(consumer_${form} PROPERTIES
+                         FIXTURES_REQUIRED reprise_installed)
+  endforeach()
+  set_tests_properties(consumer_install consumer_shared consumer_static
+                       consumer_pkgconfig PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT})
 endif()
