@@ -262,6 +262,7 @@ Test(json, sample_text) {
   cr_assert(strstr(s, "\"cost_us\": 123456789.12345679"));
   cr_assert(strstr(s, "\"cost_us\": 2.5e-07"));
   cr_assert(strstr(s, "\"kernel\": \"stencil\", \"space\": [14, 6, 1], "
+                      "\"scalars\": [\"0x3e800000\"], "
                       "\"cost_us\": 0.33333333333333331,"), "%s", s);
   cr_assert(strstr(s, "\"type\": \"copy_d2d\", \"device\": 0, "
                       "\"src_device\": 0, \"dst_device\": 1, "
