@@ -114,13 +114,20 @@ static void unmap(shadow *s) {
   s->area = s->base = NULL;
 }
 
+/* The pages [*a, *b) of shadow s that bytes [o, o + len) lie on. */
+static void pages_of(const chk *c, const shadow *s, uint64_t o, uint64_t len,
+                     char **a, char **b) {
+  uintptr_t pm = ~(uintptr_t)(c->page - 1);
+  *a = (char *)((uintptr_t)(s->base + o) & pm);
+  *b = (char *)(((uintptr_t)(s->base + o + len) + c->page - 1) & pm);
+}
+
 /* Calls fn on each range of pages holding declared bytes of s, merged,
  * as [a, b) addresses. */
 static int each_range(chk *c, uint32_t si, int (*fn)(chk *, shadow *, char *,
                                                       char *)) {
   shadow *s = &c->sh[si];
   char *ra = NULL, *rb = NULL;
-  uintptr_t pm = ~(uintptr_t)(c->page - 1);
   for (uint32_t q = 0; q < c->npar; q++) {
     if (c->par[q].sh != si)
       continue;
@@ -128,8 +135,8 @@ static int each_range(chk *c, uint32_t si, int (*fn)(chk *, shadow *, char *,
       uint64_t o = c->par[q].iv[2 * i], n = c->par[q].iv[2 * i + 1];
       if (!n)
         continue;
-      char *a = (char *)((uintptr_t)(s->base + o) & pm);
-      char *b = (char *)(((uintptr_t)(s->base + o + n) + c->page - 1) & pm);
+      char *a, *b;
+      pages_of(c, s, o, n, &a, &b);
       if (ra && a <= rb && b >= ra) { /* overlaps or touches: merge */
         ra = a < ra ? a : ra;
         rb = b > rb ? b : rb;
@@ -402,7 +409,6 @@ static rp_status inspect(chk *c, int faulted, char *msg, size_t n) {
              "buffer it names", c->nd->op, fault_addr);
     return RP_EACCESS;
   }
-  uintptr_t pm = ~(uintptr_t)(c->page - 1);
   for (uint32_t si = 0; si < c->nsh; si++) {
     shadow *s = &c->sh[si];
     for (uint32_t q = 0; q < c->npar; q++)
@@ -411,9 +417,8 @@ static rp_status inspect(chk *c, int faulted, char *msg, size_t n) {
         if (!len)
           continue;
         /* The run's pages, canaries and `in` bytes. */
-        char *a = (char *)((uintptr_t)(s->base + o) & pm);
-        char *b = (char *)(((uintptr_t)(s->base + o + len) + c->page - 1) &
-                           pm);
+        char *a, *b;
+        pages_of(c, s, o, len, &a, &b);
         for (char *p = a; p < b; p++) {
           int64_t off = (int64_t)(p - s->base);
           int inside = off >= (int64_t)s->lo && off < (int64_t)s->hi;
@@ -463,15 +468,13 @@ static int und_cmp(const void *x, const void *y) {
 /* The undeclared bytes of the accessible pages (layout START_AT_PAGE). */
 static rp_status list_undeclared(chk *c) {
   size_t cap = 0;
-  uintptr_t pm = ~(uintptr_t)(c->page - 1);
   for (uint32_t si = 0; si < c->nsh; si++) {
     shadow *s = &c->sh[si];
     for (uint32_t q = 0; q < c->npar; q++)
       for (uint32_t i = 0; c->par[q].sh == si && i < c->par[q].niv; i++) {
         uint64_t o = c->par[q].iv[2 * i], len = c->par[q].iv[2 * i + 1];
-        char *a = (char *)((uintptr_t)(s->base + o) & pm);
-        char *b = (char *)(((uintptr_t)(s->base + o + len) + c->page - 1) &
-                           pm);
+        char *a, *b;
+        pages_of(c, s, o, len, &a, &b);
         for (char *p = len ? a : b; p < b; p++) {
           int64_t off = (int64_t)(p - s->base);
           int inside = off >= (int64_t)s->lo && off < (int64_t)s->hi;

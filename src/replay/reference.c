@@ -216,36 +216,22 @@ static rp_status ref_profile(void *state, double *node_us) {
   return RP_OK;
 }
 
-const rp_backend rp_backend_reference = {
-    .abi = RP_BACKEND_ABI,
-    .name = "reference",
-    .priority = 0,
-    .owns = RP_DEVICE_CPU,
-    .flags = RP_BACKEND_BLOCKING_LAUNCH | RP_BACKEND_SEPARATE_IMAGES,
-    .probe = NULL,
-    .instantiate = ref_instantiate,
-    .launch = ref_launch,
-    .wait = ref_wait,
-    .wait_buffer = ref_wait_buffer,
-    .rebind = ref_rebind,
-    .set_scalar = ref_set_scalar,
-    .profile = ref_profile,
-    .destroy = ref_destroy,
-};
+/* The reference and its checking mode differ in their instantiate. */
+#define REF_TABLE(inst)                                                     \
+  {.abi = RP_BACKEND_ABI,                                                   \
+   .name = "reference",                                                     \
+   .priority = 0,                                                           \
+   .owns = RP_DEVICE_CPU,                                                   \
+   .flags = RP_BACKEND_BLOCKING_LAUNCH | RP_BACKEND_SEPARATE_IMAGES,        \
+   .probe = NULL,                                                           \
+   .instantiate = (inst),                                                   \
+   .launch = ref_launch,                                                    \
+   .wait = ref_wait,                                                        \
+   .wait_buffer = ref_wait_buffer,                                          \
+   .rebind = ref_rebind,                                                    \
+   .set_scalar = ref_set_scalar,                                            \
+   .profile = ref_profile,                                                  \
+   .destroy = ref_destroy}
 
-const rp_backend rp__backend_checked = {
-    .abi = RP_BACKEND_ABI,
-    .name = "reference",
-    .priority = 0,
-    .owns = RP_DEVICE_CPU,
-    .flags = RP_BACKEND_BLOCKING_LAUNCH | RP_BACKEND_SEPARATE_IMAGES,
-    .probe = NULL,
-    .instantiate = checked_instantiate,
-    .launch = ref_launch,
-    .wait = ref_wait,
-    .wait_buffer = ref_wait_buffer,
-    .rebind = ref_rebind,
-    .set_scalar = ref_set_scalar,
-    .profile = ref_profile,
-    .destroy = ref_destroy,
-};
+const rp_backend rp_backend_reference = REF_TABLE(ref_instantiate);
+const rp_backend rp__backend_checked = REF_TABLE(checked_instantiate);
