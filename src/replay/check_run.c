@@ -32,12 +32,20 @@
 enum { CANARY_A = 0xA5, CANARY_B = 0x5A };
 enum { END_AT_PAGE = 0, START_AT_PAGE = 1 };
 
+/* Declared bytes [off, off + len) of a shadow: kind 1 read only, 2
+ * written (out or inout through some parameter). */
+typedef struct seg {
+  uint64_t off, len;
+  uint8_t kind;
+} seg;
+
 /* One shadow: the mapping of one image for one operation. */
 typedef struct shadow {
   uint32_t image;
   uint64_t bytes;    /* the buffer's */
   uint64_t lo, hi;   /* declared bytes span [lo, hi); lo == hi: none */
-  uint8_t *mask;     /* over [lo, hi): 0 undeclared, 1 read only, 2 written */
+  struct seg *seg;   /* the declared bytes: disjoint, in order */
+  uint32_t nseg;
   uint8_t *out;      /* the first run's bytes over [lo, hi) */
   char *area;        /* the mapping */
   size_t area_size;
@@ -48,13 +56,15 @@ typedef struct shadow {
 /* One buffer parameter of the operation. */
 typedef struct cparam {
   uint32_t k;        /* plan access index: the parameter (or access) */
+  int out;           /* writes (out, inout) */
   uint32_t sh;       /* its shadow */
   const uint64_t *iv;
   uint32_t niv;
   uint64_t lo, hi;   /* its declared span */
 } cparam;
 
-typedef struct chk {
+typedef struct chk chk;
+struct chk {
   rp_exec *x;
   const rp_plan *p;
   uint32_t node;
@@ -64,14 +74,19 @@ typedef struct chk {
   uint32_t nsh, npar;
   size_t page;
   void **scratch;
+  rp__check_cache *cache;
   /* The canaries: every one CANARY_A (CAN_A), every one CANARY_B
    * (CAN_B), or (CAN_RANGE, bisecting) CANARY_B for the undeclared
    * accessible bytes und[blo, bhi) (shadow << 56 | offset, sorted) and
    * CANARY_A for the others. */
   int canaries;
+  char *msg;         /* inspect_range()'s report */
+  size_t msgn;
+  rp_status st;
+  int (*gap_fn)(chk *, shadow *, char *, char *); /* each_gap()'s */
   uint64_t *und;
   size_t nund, blo, bhi;
-} chk;
+};
 
 enum { CAN_A, CAN_B, CAN_RANGE };
 
@@ -108,10 +123,45 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
 
 /* --- shadows ----------------------------------------------------------- */
 
-static void unmap(shadow *s) {
-  if (s->area)
-    munmap(s->area, s->area_size);
-  s->area = s->base = NULL;
+/* The mappings, one per plan image, kept from one operation to the next
+ * (mapping and unmapping per operation costs page faults and TLB
+ * shootdowns): between runs every page is inaccessible again. */
+struct rp__check_cache {
+  uint32_t n;
+  char **area;
+  size_t *size;
+  /* Scratch per shadow of an operation (the first run's bytes), grown as
+   * needed: big allocations per operation would be fresh mappings,
+   * faulted in and unmapped each time. */
+  uint8_t *out[RP_MAX_PARAMS];
+  size_t cap[RP_MAX_PARAMS];
+};
+
+rp__check_cache *rp__check_cache_new(uint32_t nimage) {
+  rp__check_cache *k = calloc(1, sizeof *k);
+  if (!k)
+    return NULL;
+  k->n = nimage;
+  k->area = calloc(nimage ? nimage : 1, sizeof *k->area);
+  k->size = calloc(nimage ? nimage : 1, sizeof *k->size);
+  if (!k->area || !k->size) {
+    rp__check_cache_free(k);
+    return NULL;
+  }
+  return k;
+}
+
+void rp__check_cache_free(rp__check_cache *k) {
+  if (!k)
+    return;
+  for (uint32_t i = 0; k->area && i < k->n; i++)
+    if (k->area[i])
+      munmap(k->area[i], k->size[i]);
+  for (int i = 0; i < RP_MAX_PARAMS; i++)
+    free(k->out[i]);
+  free(k->area);
+  free(k->size);
+  free(k);
 }
 
 /* The pages [*a, *b) of shadow s that bytes [o, o + len) lie on. */
@@ -128,32 +178,65 @@ static int each_range(chk *c, uint32_t si, int (*fn)(chk *, shadow *, char *,
                                                       char *)) {
   shadow *s = &c->sh[si];
   char *ra = NULL, *rb = NULL;
-  for (uint32_t q = 0; q < c->npar; q++) {
-    if (c->par[q].sh != si)
+  for (uint32_t i = 0; i < s->nseg; i++) {
+    char *a, *b;
+    pages_of(c, s, s->seg[i].off, s->seg[i].len, &a, &b);
+    if (ra && a <= rb) { /* overlaps or touches: merge */
+      rb = b > rb ? b : rb;
       continue;
-    for (uint32_t i = 0; i < c->par[q].niv; i++) {
-      uint64_t o = c->par[q].iv[2 * i], n = c->par[q].iv[2 * i + 1];
-      if (!n)
-        continue;
-      char *a, *b;
-      pages_of(c, s, o, n, &a, &b);
-      if (ra && a <= rb && b >= ra) { /* overlaps or touches: merge */
-        ra = a < ra ? a : ra;
-        rb = b > rb ? b : rb;
-        continue;
-      }
-      if (ra && fn(c, s, ra, rb))
-        return -1;
-      ra = a;
-      rb = b;
     }
+    if (ra && fn(c, s, ra, rb))
+      return -1;
+    ra = a;
+    rb = b;
   }
   return ra ? fn(c, s, ra, rb) : 0;
+}
+
+/* each_range() callback: c->gap_fn on the undeclared bytes of [a, b). */
+static int gaps_of(chk *c, shadow *s, char *a, char *b) {
+  int64_t A = (int64_t)(a - s->base), B = (int64_t)(b - s->base), p = A;
+  uint32_t lo = 0, hi = s->nseg;
+  while (lo < hi) { /* the first segment ending past A */
+    uint32_t mid = lo + (hi - lo) / 2;
+    if ((int64_t)(s->seg[mid].off + s->seg[mid].len) <= A)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (uint32_t i = lo; i < s->nseg && (int64_t)s->seg[i].off < B; i++) {
+    int64_t o = (int64_t)s->seg[i].off;
+    if (o > p && c->gap_fn(c, s, s->base + p, s->base + o))
+      return -1;
+    if (o + (int64_t)s->seg[i].len > p)
+      p = o + (int64_t)s->seg[i].len;
+  }
+  return p < B ? c->gap_fn(c, s, s->base + p, b) : 0;
+}
+
+/* Calls fn on each run of undeclared bytes on the accessible pages of
+ * shadow si. */
+static int each_gap(chk *c, uint32_t si, int (*fn)(chk *, shadow *, char *,
+                                                    char *)) {
+  c->gap_fn = fn;
+  return each_range(c, si, gaps_of);
 }
 
 static int open_range(chk *c, shadow *s, char *a, char *b) {
   (void)c, (void)s;
   return mprotect(a, (size_t)(b - a), PROT_READ | PROT_WRITE);
+}
+
+static int shut_range(chk *c, shadow *s, char *a, char *b) {
+  (void)c, (void)s;
+  return mprotect(a, (size_t)(b - a), PROT_NONE);
+}
+
+/* Every page of shadow si inaccessible again (its mapping stays). */
+static void close_shadow(chk *c, uint32_t si) {
+  if (c->sh[si].base)
+    each_range(c, si, shut_range);
+  c->sh[si].base = NULL;
 }
 
 /* The canary of byte `off` of shadow si. */
@@ -188,18 +271,21 @@ static int fill_range(chk *c, shadow *s, char *a, char *b) {
 static rp_status map_shadow(chk *c, uint32_t si, int lay) {
   shadow *s = &c->sh[si];
   size_t P = c->page;
-  unmap(s);
+  close_shadow(c, si);
   s->area_size = 3 * P + (s->bytes + P - 1) / P * P;
-  void *m = mmap(NULL, s->area_size, PROT_NONE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (m == MAP_FAILED) {
-    s->area = NULL;
-    return RP_ENOMEM;
+  rp__check_cache *k = c->cache;
+  if (!k->area[s->image]) {
+    void *m = mmap(NULL, s->area_size, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+      return RP_ENOMEM;
+    k->area[s->image] = m;
+    k->size[s->image] = s->area_size;
   }
-  s->area = m;
+  s->area = k->area[s->image];
   uint64_t at = lay == END_AT_PAGE ? s->hi : s->lo;
   s->base = s->area + P + (P - at % P) % P;
-  if (each_range(c, si, open_range) || each_range(c, si, fill_range))
+  if (each_range(c, si, open_range) || each_gap(c, si, fill_range))
     return RP_ENOMEM;
   for (uint32_t q = 0; q < c->npar; q++)
     for (uint32_t i = 0; c->par[q].sh == si && i < c->par[q].niv; i++) {
@@ -392,6 +478,59 @@ static rp_status report(chk *c, uint32_t si, int64_t off, const char *verb,
   return RP_EACCESS;
 }
 
+/* The first byte of [p, e) of shadow si that is not its canary, or e. */
+static char *not_canary(const chk *c, uint32_t si, char *p, char *e) {
+  const char *base = c->sh[si].base;
+  if (c->canaries == CAN_RANGE) {
+    for (; p < e; p++)
+      if ((uint8_t)*p != canary(c, si, (uint64_t)(p - base)))
+        return p;
+    return e;
+  }
+  uint8_t v = c->canaries == CAN_B ? CANARY_B : CANARY_A;
+  uint64_t w = v * 0x0101010101010101ull, x;
+  for (; p < e && ((uintptr_t)p & 7); p++)
+    if ((uint8_t)*p != v)
+      return p;
+  for (; e - p >= 8; p += 8) {
+    memcpy(&x, p, 8);
+    if (x != w)
+      break;
+  }
+  for (; p < e; p++)
+    if ((uint8_t)*p != v)
+      return p;
+  return e;
+}
+
+/* each_gap(): the canaries of undeclared bytes [a, b); a report in c->st
+ * and c->msg, and -1, at the first changed one. */
+static int inspect_gap(chk *c, shadow *s, char *a, char *b) {
+  uint32_t si = (uint32_t)(s - c->sh);
+  char *q = not_canary(c, si, a, b);
+  if (q == b)
+    return 0;
+  c->st = report(c, si, (int64_t)(q - s->base), "writes", "outside", "",
+                 c->msg, c->msgn);
+  return -1;
+}
+
+/* The read-only bytes of shadow si as the image has them. */
+static rp_status inspect_in(chk *c, uint32_t si) {
+  shadow *s = &c->sh[si];
+  for (uint32_t i = 0; i < s->nseg; i++) {
+    const seg *g = &s->seg[i];
+    if (g->kind != 1 || !memcmp(s->base + g->off, s->real + g->off, g->len))
+      continue;
+    uint64_t o = g->off;
+    while (s->base[o] == s->real[o])
+      o++;
+    return report(c, si, (int64_t)o, "writes", "inside",
+                  ", which it declares in (read only)", c->msg, c->msgn);
+  }
+  return RP_OK;
+}
+
 /* After a run: a fault, a changed canary, a written `in` byte. */
 static rp_status inspect(chk *c, int faulted, char *msg, size_t n) {
   if (faulted) {
@@ -409,46 +548,36 @@ static rp_status inspect(chk *c, int faulted, char *msg, size_t n) {
              "buffer it names", c->nd->op, fault_addr);
     return RP_EACCESS;
   }
-  for (uint32_t si = 0; si < c->nsh; si++) {
-    shadow *s = &c->sh[si];
-    for (uint32_t q = 0; q < c->npar; q++)
-      for (uint32_t i = 0; c->par[q].sh == si && i < c->par[q].niv; i++) {
-        uint64_t o = c->par[q].iv[2 * i], len = c->par[q].iv[2 * i + 1];
-        if (!len)
-          continue;
-        /* The run's pages, canaries and `in` bytes. */
-        char *a, *b;
-        pages_of(c, s, o, len, &a, &b);
-        for (char *p = a; p < b; p++) {
-          int64_t off = (int64_t)(p - s->base);
-          int inside = off >= (int64_t)s->lo && off < (int64_t)s->hi;
-          uint8_t m = inside ? s->mask[off - (int64_t)s->lo] : 0;
-          if (m == 0 && (uint8_t)*p != canary(c, si, (uint64_t)off))
-            return report(c, si, off, "writes", "outside", "", msg, n);
-          if (m == 1 && *p != s->real[off])
-            return report(c, si, off, "writes", "inside",
-                          ", which it declares in (read only)", msg, n);
-        }
-      }
-  }
-  return RP_OK;
+  c->msg = msg;
+  c->msgn = n;
+  c->st = RP_OK;
+  for (uint32_t si = 0; si < c->nsh && c->st == RP_OK; si++)
+    if (each_gap(c, si, inspect_gap) == 0)
+      c->st = inspect_in(c, si);
+  return c->st;
 }
 
 /* Do the written bytes equal the first run's? */
 static int same_out(const chk *c) {
-  for (uint32_t si = 0; si < c->nsh; si++) {
-    const shadow *s = &c->sh[si];
-    for (uint64_t i = 0; i < s->hi - s->lo; i++)
-      if (s->mask[i] == 2 && (uint8_t)s->base[s->lo + i] != s->out[i])
+  for (uint32_t q = 0; q < c->npar; q++) {
+    const shadow *s = &c->sh[c->par[q].sh];
+    for (uint32_t i = 0; c->par[q].out && i < c->par[q].niv; i++) {
+      uint64_t o = c->par[q].iv[2 * i], len = c->par[q].iv[2 * i + 1];
+      if (memcmp(s->base + o, s->out + (o - s->lo), len))
         return 0;
+    }
   }
   return 1;
 }
 
+/* Keeps the written bytes of this run (s->out, indexed from s->lo). */
 static void keep_out(chk *c) {
   for (uint32_t si = 0; si < c->nsh; si++) {
     shadow *s = &c->sh[si];
-    memcpy(s->out, s->base + s->lo, s->hi - s->lo);
+    for (uint32_t i = 0; i < s->nseg; i++)
+      if (s->seg[i].kind == 2)
+        memcpy(s->out + (s->seg[i].off - s->lo), s->base + s->seg[i].off,
+               s->seg[i].len);
   }
 }
 
@@ -460,44 +589,36 @@ static rp_status run_in(chk *c, int lay, char *msg, size_t n) {
   return inspect(c, run_body(c), msg, n);
 }
 
-static int und_cmp(const void *x, const void *y) {
-  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-  return a < b ? -1 : a > b;
+
+/* each_gap(): appends the bytes of [a, b) to c->und (c->blo: its
+ * capacity, while listing). */
+static int list_gap(chk *c, shadow *s, char *a, char *b) {
+  uint32_t si = (uint32_t)(s - c->sh);
+  for (char *p = a; p < b; p++) {
+    int64_t off = (int64_t)(p - s->base);
+    if (off < 0)
+      continue;
+    if (c->nund == c->blo) {
+      size_t nc = c->blo ? 2 * c->blo : 4096;
+      uint64_t *u = realloc(c->und, nc * sizeof *u);
+      if (!u)
+        return -1;
+      c->und = u;
+      c->blo = nc;
+    }
+    c->und[c->nund++] = (uint64_t)si << 56 | (uint64_t)off;
+  }
+  return 0;
 }
 
-/* The undeclared bytes of the accessible pages (layout START_AT_PAGE). */
+/* The undeclared bytes of the accessible pages (the current layout), in
+ * order (shadows in order, each's gaps in order: und is sorted). */
 static rp_status list_undeclared(chk *c) {
-  size_t cap = 0;
-  for (uint32_t si = 0; si < c->nsh; si++) {
-    shadow *s = &c->sh[si];
-    for (uint32_t q = 0; q < c->npar; q++)
-      for (uint32_t i = 0; c->par[q].sh == si && i < c->par[q].niv; i++) {
-        uint64_t o = c->par[q].iv[2 * i], len = c->par[q].iv[2 * i + 1];
-        char *a, *b;
-        pages_of(c, s, o, len, &a, &b);
-        for (char *p = len ? a : b; p < b; p++) {
-          int64_t off = (int64_t)(p - s->base);
-          int inside = off >= (int64_t)s->lo && off < (int64_t)s->hi;
-          if ((inside && s->mask[off - (int64_t)s->lo]) || off < 0)
-            continue;
-          if (c->nund == cap) {
-            size_t nc = cap ? 2 * cap : 4096;
-            uint64_t *u = realloc(c->und, nc * sizeof *u);
-            if (!u)
-              return RP_ENOMEM;
-            c->und = u;
-            cap = nc;
-          }
-          c->und[c->nund++] = (uint64_t)si << 56 | (uint64_t)off;
-        }
-      }
-  }
-  qsort(c->und, c->nund, sizeof *c->und, und_cmp);
-  size_t w = 0; /* pages of two runs are listed twice */
-  for (size_t i = 0; i < c->nund; i++)
-    if (!w || c->und[w - 1] != c->und[i])
-      c->und[w++] = c->und[i];
-  c->nund = w;
+  c->blo = 0;
+  for (uint32_t si = 0; si < c->nsh; si++)
+    if (each_gap(c, si, list_gap))
+      return RP_ENOMEM;
+  c->blo = 0;
   return RP_OK;
 }
 
@@ -542,6 +663,65 @@ static rp_status find_read(chk *c, char *msg, size_t n) {
   return RP_EACCESS;
 }
 
+/* An end of a run of declared bytes: +1 / -1 to the readers or the
+ * writers from pos on. */
+typedef struct ev {
+  uint64_t pos;
+  int din, dout;
+} ev;
+
+static int ev_cmp(const void *x, const void *y) {
+  const ev *a = x, *b = y;
+  return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* The declared bytes of shadow si as disjoint segments in order, written
+ * where some parameter writes them. */
+static rp_status build_segs(chk *c, uint32_t si) {
+  shadow *s = &c->sh[si];
+  uint32_t n = 0;
+  for (uint32_t q = 0; q < c->npar; q++)
+    n += c->par[q].sh == si ? c->par[q].niv : 0;
+  ev *e = malloc(sizeof *e * (2 * (size_t)n + 1));
+  s->seg = malloc(sizeof *s->seg * (2 * (size_t)n + 1));
+  if (!e || !s->seg) {
+    free(e);
+    return RP_ENOMEM;
+  }
+  uint32_t ne = 0;
+  for (uint32_t q = 0; q < c->npar; q++)
+    for (uint32_t i = 0; c->par[q].sh == si && i < c->par[q].niv; i++) {
+      uint64_t o = c->par[q].iv[2 * i], len = c->par[q].iv[2 * i + 1];
+      if (!len)
+        continue;
+      int w = c->par[q].out;
+      e[ne++] = (ev){o, !w, w};
+      e[ne++] = (ev){o + len, -!w, -w};
+    }
+  qsort(e, ne, sizeof *e, ev_cmp);
+  int in = 0, out = 0;
+  uint64_t prev = 0;
+  s->nseg = 0;
+  for (uint32_t i = 0; i < ne;) {
+    uint64_t pos = e[i].pos;
+    if ((in || out) && pos > prev) {
+      uint8_t kind = out ? 2 : 1;
+      seg *l = s->nseg ? &s->seg[s->nseg - 1] : NULL;
+      if (l && l->kind == kind && l->off + l->len == prev)
+        l->len += pos - prev;
+      else
+        s->seg[s->nseg++] = (seg){prev, pos - prev, kind};
+    }
+    for (; i < ne && e[i].pos == pos; i++) {
+      in += e[i].din;
+      out += e[i].dout;
+    }
+    prev = pos;
+  }
+  free(e);
+  return RP_OK;
+}
+
 /* Sets up the shadows and parameters of plan node `node`. */
 static rp_status setup(chk *c, rp_image_addr_fn addr, void *ctx) {
   const rp_plan_access *a = c->p->acc + c->nd->acc0;
@@ -573,30 +753,31 @@ static rp_status setup(chk *c, rp_image_addr_fn addr, void *ctx) {
       s->hi = q->hi > s->hi ? q->hi : s->hi;
     }
   }
+  for (uint32_t q = 0; q < c->npar; q++)
+    c->par[q].out = (a[c->par[q].k].mode & RP_OUT) != 0;
   for (uint32_t si = 0; si < c->nsh; si++) {
     shadow *s = &c->sh[si];
     if (s->lo > s->hi)
       s->lo = s->hi = 0;
     size_t span = (size_t)(s->hi - s->lo);
-    if (!(s->mask = calloc(span ? span : 1, 1)) ||
-        !(s->out = malloc(span ? span : 1)))
-      return RP_ENOMEM;
-  }
-  for (uint32_t q = 0; q < c->npar; q++) {
-    shadow *s = &c->sh[c->par[q].sh];
-    uint8_t m = a[c->par[q].k].mode & RP_OUT ? 2 : 1;
-    for (uint32_t i = 0; i < c->par[q].niv; i++) {
-      uint64_t o = c->par[q].iv[2 * i], len = c->par[q].iv[2 * i + 1];
-      for (uint64_t b = o; b < o + len; b++)
-        if (s->mask[b - s->lo] < m)
-          s->mask[b - s->lo] = m;
+    rp__check_cache *k = c->cache;
+    if (k->cap[si] < span + 1) {
+      free(k->out[si]);
+      k->cap[si] = 0;
+      if (!(k->out[si] = malloc(span + 1)))
+        return RP_ENOMEM;
+      k->cap[si] = span + 1;
     }
+    s->out = k->out[si];
+    if (build_segs(c, si) != RP_OK)
+      return RP_ENOMEM;
   }
   return RP_OK;
 }
 
 rp_status rp__run_checked(rp_exec *x, uint32_t node, rp_image_addr_fn addr,
-                          void *ctx, void **scratch, char *msg, size_t n) {
+                          void *ctx, void **scratch, rp__check_cache *cache,
+                          char *msg, size_t n) {
   const rp_plan *p = rp_exec_plan(x);
   if (!p || node >= p->nnode || !addr)
     return RP_EINVAL;
@@ -611,7 +792,8 @@ rp_status rp__run_checked(rp_exec *x, uint32_t node, rp_image_addr_fn addr,
                                : rp_node_host_fn(p->graph, nd->op, &fn,
                                                  &user) != RP_OK || !fn)
     return RP_ENOKERNEL;
-  if (nd->nacc > RP_MAX_PARAMS || (nd->type == RP_OP_HOST && !scratch))
+  if (nd->nacc > RP_MAX_PARAMS || (nd->type == RP_OP_HOST && !scratch) ||
+      !cache || cache->n != p->nimage)
     return rp_plan_run_on_host(x, node, addr, ctx, scratch);
   chk *c = calloc(1, sizeof *c);
   if (!c)
@@ -622,6 +804,7 @@ rp_status rp__run_checked(rp_exec *x, uint32_t node, rp_image_addr_fn addr,
   c->nd = nd;
   c->page = (size_t)sysconf(_SC_PAGESIZE);
   c->scratch = scratch;
+  c->cache = cache;
   rp_status s = setup(c, addr, ctx);
   char fm[256];
   int failed = 0;
@@ -638,17 +821,16 @@ rp_status rp__run_checked(rp_exec *x, uint32_t node, rp_image_addr_fn addr,
     if ((s = run_in(c, START_AT_PAGE, msg, n)) == RP_OK && !same_out(c))
       s = find_read(c, msg, n);
   }
-  if (s == RP_OK) /* the first run's results */
-    for (uint32_t si = 0; si < c->nsh; si++) {
-      shadow *sh = &c->sh[si];
-      for (uint64_t i = 0; i < sh->hi - sh->lo; i++)
-        if (sh->mask[i] == 2)
-          sh->real[sh->lo + i] = (char)sh->out[i];
+  for (uint32_t q = 0; s == RP_OK && q < c->npar; q++) { /* run 1's */
+    shadow *sh = &c->sh[c->par[q].sh];
+    for (uint32_t i = 0; c->par[q].out && i < c->par[q].niv; i++) {
+      uint64_t o = c->par[q].iv[2 * i], len = c->par[q].iv[2 * i + 1];
+      memcpy(sh->real + o, sh->out + (o - sh->lo), len);
     }
+  }
   for (uint32_t si = 0; si < c->nsh; si++) {
-    unmap(&c->sh[si]);
-    free(c->sh[si].mask);
-    free(c->sh[si].out);
+    close_shadow(c, si);
+    free(c->sh[si].seg);
   }
   free(c->und);
   free(c);

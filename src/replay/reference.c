@@ -22,6 +22,7 @@ typedef struct ref {
   uint32_t nodes_done;
   int running;
   int check;         /* checking mode: kernels and host tasks on shadows */
+  rp__check_cache *cache; /* checking mode: the shadows' mappings */
 } ref;
 
 static void *image(ref *r, uint32_t i) {
@@ -37,6 +38,7 @@ static void ref_destroy(void *state) {
     free(r->img[i]);
   free(r->img);
   free(r->ptrs);
+  rp__check_cache_free(r->cache);
   pthread_mutex_destroy(&r->mu);
   pthread_cond_destroy(&r->cv);
   free(r);
@@ -112,7 +114,8 @@ static rp_status instantiate(rp_exec *x, const rp_plan *p, void **state,
       return RP_ENOKERNEL;
     }
   }
-  if (!(r->ptrs = calloc(maxacc + 1, sizeof *r->ptrs)))
+  if (!(r->ptrs = calloc(maxacc + 1, sizeof *r->ptrs)) ||
+      (check && !(r->cache = rp__check_cache_new(p->nimage))))
     goto nomem;
   *state = r;
   return RP_OK;
@@ -131,8 +134,8 @@ static rp_status run_node(ref *r, uint32_t v) {
     return RP_OK;
   }
   char msg[480];
-  rp_status s = rp__run_checked(r->x, v, image_addr, r, r->ptrs, msg,
-                                sizeof msg);
+  rp_status s = rp__run_checked(r->x, v, image_addr, r, r->ptrs, r->cache,
+                                msg, sizeof msg);
   if (s != RP_OK)
     rp_exec_set_error(r->x, "%s", msg);
   return s;
