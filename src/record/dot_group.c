@@ -305,8 +305,8 @@ static uint32_t find_steps(const rp_graph *g, uint32_t *step) {
       uint32_t k;
       const rp_node *p = rp_graph_preds(g, u, &k);
       for (uint32_t i = 0; i < k && !split; i++)
-        split = step[p[i]] == cur && !g->op[p[i]].inserted &&
-                same_base(g, p[i], u);
+        split = !g->op[p[i]].inserted && step[p[i]] == cur &&
+                same_base(g, p[i], u); /* inserted ones have no step yet */
     }
     if (split) {
       cur++;
