@@ -45,7 +45,7 @@ if(RP_BUILD_TESTS)
     "recurrence --rows 32 --cols 32 --inner 3 --rounds 2 --blocks 4 --iters 2"
     "blackscholes --n 2000 --blocks 4 --iters 2"
     "gemm --n 32 --tile 16 --iters 2"
-    "converge --n 16 --blocks 2 --tol 3"
+    "converge --n 16 --blocks 2 --tol 2"
     "heat2d --n 32 --steps 2 --devices 2 --iters 2"
     "matmul_rows --n 32 --devices 2 --iters 2"
     "twokernels --n 1024 --inner 5 --rounds 2 --iters 2")
