@@ -296,6 +296,22 @@ Test(cli, run_saved_jacobi_with_its_kernel_library) {
 }
 #endif
 
+/* Progress lines (issue 27, item 9): on standard error, never in the
+ * output; with --progress even when standard error is no terminal. */
+Test(cli, progress_on_stderr_when_asked) {
+  char *o, *e;
+  cr_assert_eq(tool("analyze --progress --json " JACOBI, &o, &e), 0, "%s", e);
+  cr_assert(strstr(e, "reading " JACOBI), "%s", e);
+  cr_assert(strstr(e, "(100%"), "%s", e);
+  cr_assert_null(strstr(o, "reading"), "%s", o);
+  free(o), free(e);
+  cr_assert_eq(tool("analyze --json " JACOBI, &o, &e), 0, "%s", e);
+  cr_assert_eq(e[0], 0, "no terminal, no --progress: nothing: %s", e);
+  free(o), free(e);
+  expect("calibrate --progress --runs 1 --out - --quiet", 0, NULL,
+         "calibrating ");
+}
+
 /* Times in dot labels are rounded (4 significant digits), not printed with
  * every digit of a double: 4096 bytes at 3 GB/s is 1.3653333... us. */
 Test(cli, dot_labels_rounded) {

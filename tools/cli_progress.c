@@ -87,11 +87,15 @@ void rp_cli_busy(const char *what, int forced, void (*fn)(void *), void *arg,
     fn(arg);
     return;
   }
-  while (!atomic_load(&b.done)) {
+  for (int last = 0; !last;) {
     struct timespec ts = {0, 50 * 1000 * 1000};
-    nanosleep(&ts, NULL);
+    if (!(last = atomic_load(&b.done)))
+      nanosleep(&ts, NULL);
     double now = rp_clock_us(), el = (now - p.t0) / 1e6;
-    if ((!p.forced && el < 1.0) || now - p.last < (p.tty ? 1e5 : 1e6))
+    /* Asked for (--progress): at least one line, the last if need be. */
+    int final = last && p.forced && !p.shown && !p.tty;
+    if (!final && ((!p.forced && el < 1.0) || last ||
+                   now - p.last < (p.tty ? 1e5 : 1e6)))
       continue;
     p.last = now;
     if (count)
