@@ -53,11 +53,11 @@ rp_status ex_blackscholes_record(rp_graph *g, const ex_blackscholes *p,
   for (uint64_t i = 0; i < nb; i++) {
     uint64_t o0 = n * i / nb, o1 = n * (i + 1) / nb;
     rp_arg a[8];
-    a[0] = rp_arg_buf(rp_bytes(S, 8 * o0, 8 * (o1 - o0)));
-    a[1] = rp_arg_buf(rp_bytes(K, 8 * o0, 8 * (o1 - o0)));
-    a[2] = rp_arg_buf(rp_bytes(T, 8 * o0, 8 * (o1 - o0)));
-    a[3] = rp_arg_buf(rp_bytes(C, 8 * o0, 8 * (o1 - o0)));
-    a[4] = rp_arg_buf(rp_bytes(P, 8 * o0, 8 * (o1 - o0)));
+    a[0] = rp_arg_buf(rp_range_bytes(S, 8 * o0, 8 * (o1 - o0)));
+    a[1] = rp_arg_buf(rp_range_bytes(K, 8 * o0, 8 * (o1 - o0)));
+    a[2] = rp_arg_buf(rp_range_bytes(T, 8 * o0, 8 * (o1 - o0)));
+    a[3] = rp_arg_buf(rp_range_bytes(C, 8 * o0, 8 * (o1 - o0)));
+    a[4] = rp_arg_buf(rp_range_bytes(P, 8 * o0, 8 * (o1 - o0)));
     a[5] = rp_arg_f64(p->r);
     a[6] = rp_arg_f64(p->v);
     a[7] = rp_arg_i64((int64_t)o0);
@@ -76,3 +76,10 @@ void ex_blackscholes_check(const ex_blackscholes *p, const double *s,
   for (uint64_t i = 0; i < p->n; i++)
     bs_price(s[i], k[i], t[i], p->r, p->v, call + i, put + i);
 }
+
+#ifdef EX_KERNEL_LIBRARY
+/* The kernel library libblackscholes_kernels.so (examples/CMakeLists.txt): its
+ * graphs replay with `reprise run --kernels` (reprise/library.h). */
+static const rp_kernel *const ex_lib_kernels[] = {&bs_opt_k, NULL};
+RP_KERNEL_LIBRARY(ex_lib_kernels, NULL)
+#endif

@@ -227,6 +227,27 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
   return x;
 }
 
+/* The serial baseline: the backend's mode "serial" (one thread, one
+ * stream, program order). A backend that refuses the mode (starpu: its
+ * modes are explicit, implicit and mpi) is compared with the reference
+ * backend's sequential replay instead, and the program says so. */
+static rp_exec *serial_exec(const rp_graph *g, const rp_backend *be,
+                            const ex_opts *o) {
+  const rp_backend *ref = NULL;
+  rp_exec_opts eo;
+  rp_exec *x = NULL;
+  memset(&eo, 0, sizeof eo);
+  eo.mode = "serial";
+  eo.device_fold = 1;
+  rp_status rc = rp_exec_create(&x, g, be, &eo);
+  char why[256];
+  snprintf(why, sizeof why, "%s", rp_last_error());
+  if (rc != RP_EINVAL || rp_backend_find("reference", &ref) != RP_OK)
+    return rc ? make_exec(g, be, o, "serial") : x;
+  printf("serial baseline: the reference backend (%s)\n", why);
+  return make_exec(g, ref, o, "serial");
+}
+
 /* What the backend runs: the plan's size, and the recorder's coherence
  * warnings. */
 static void print_plan(const rp_graph *g, const rp_exec *x) {
@@ -360,7 +381,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     goto out;
   }
   /* Serial baseline (one thread / one stream, program order), profile. */
-  if (!(xs = make_exec(g, be, o, "serial")) ||
+  if (!(xs = serial_exec(g, be, o)) ||
       timed_run(xs, iters, init, ctx, &t_ser) ||
       timed_run(x, iters, init, ctx, &t_par))
     goto out;

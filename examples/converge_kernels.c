@@ -69,8 +69,8 @@ static rp_status steps(rp_graph *g, const ex_converge *p, rp_buf from,
   for (unsigned b = 0; b < p->blocks; b++) {
     uint64_t r0 = b * rows, nr = b + 1 == p->blocks ? n - r0 : rows;
     uint64_t lo = r0 ? r0 - 1 : 0, hi = r0 + nr + 1 < n ? r0 + nr + 1 : n;
-    rp_arg a[4] = {rp_arg_buf(rp_bytes(from, lo * n * 8, (hi - lo) * n * 8)),
-                   rp_arg_buf(rp_bytes(to, r0 * n * 8, nr * n * 8)),
+    rp_arg a[4] = {rp_arg_buf(rp_range_bytes(from, lo * n * 8, (hi - lo) * n * 8)),
+                   rp_arg_buf(rp_range_bytes(to, r0 * n * 8, nr * n * 8)),
                    rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
     rp_status s = rp_record_kernel(g, &ex_cv_step_k, p->device,
                                    rp_dims3(n, nr, 1), a, NULL, NULL);
@@ -102,9 +102,9 @@ rp_status ex_converge_record(rp_graph *g, const ex_converge *p, double *u,
   uint64_t rows = n / p->blocks;
   for (unsigned b = 0; b < p->blocks; b++) {
     uint64_t r0 = b * rows, nr = b + 1 == p->blocks ? n - r0 : rows;
-    rp_arg a[5] = {rp_arg_buf(rp_bytes(U, r0 * n * 8, nr * n * 8)),
-                   rp_arg_buf(rp_bytes(V, r0 * n * 8, nr * n * 8)),
-                   rp_arg_buf(rp_bytes(R, r0 * 8, nr * 8)),
+    rp_arg a[5] = {rp_arg_buf(rp_range_bytes(U, r0 * n * 8, nr * n * 8)),
+                   rp_arg_buf(rp_range_bytes(V, r0 * n * 8, nr * n * 8)),
+                   rp_arg_buf(rp_range_bytes(R, r0 * 8, nr * 8)),
                    rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
     if ((s = rp_record_kernel(g, &ex_cv_rowres_k, p->device,
                               rp_dims3(nr, 1, 1), a, NULL, NULL)))
@@ -152,3 +152,10 @@ unsigned ex_converge_check(const ex_converge *p, double tol, unsigned max,
   }
   return k;
 }
+
+#ifdef EX_KERNEL_LIBRARY
+/* The kernel library libconverge_kernels.so (examples/CMakeLists.txt): its
+ * graphs replay with `reprise run --kernels` (reprise/library.h). */
+static const rp_kernel *const ex_lib_kernels[] = {&ex_cv_step_k, &ex_cv_rowres_k, &ex_cv_max_k, NULL};
+RP_KERNEL_LIBRARY(ex_lib_kernels, NULL)
+#endif

@@ -115,9 +115,9 @@ rp_status ex_gemm_record(rp_graph *g, const ex_gemm *p, double *a, double *b,
     for (uint64_t i = 0; i < nt; i++)
       for (uint64_t j = 0; j < nt; j++) {
         rp_arg args[3];
-        args[0] = rp_arg_buf(rp_box2(A, i * t, i * t + t, k * t, k * t + t));
-        args[1] = rp_arg_buf(rp_box2(B, k * t, k * t + t, j * t, j * t + t));
-        args[2] = rp_arg_buf(rp_box2(C, i * t, i * t + t, j * t, j * t + t));
+        args[0] = rp_arg_buf(rp_box2_elems(A, i * t, i * t + t, k * t, k * t + t));
+        args[1] = rp_arg_buf(rp_box2_elems(B, k * t, k * t + t, j * t, j * t + t));
+        args[2] = rp_arg_buf(rp_box2_elems(C, i * t, i * t + t, j * t, j * t + t));
         if ((rc = rp_record_kernel(g, &ex_gemm_tile_k, p->device,
                                    rp_dims3(t, t, 1), args, NULL, NULL)))
           return rc;
@@ -137,3 +137,10 @@ void ex_gemm_check(const ex_gemm *p, unsigned replays, const double *a,
         c[i * n + j] = t;
       }
 }
+
+#ifdef EX_KERNEL_LIBRARY
+/* The kernel library libgemm_kernels.so (examples/CMakeLists.txt): its
+ * graphs replay with `reprise run --kernels` (reprise/library.h). */
+static const rp_kernel *const ex_lib_kernels[] = {&ex_gemm_tile_k, NULL};
+RP_KERNEL_LIBRARY(ex_lib_kernels, NULL)
+#endif

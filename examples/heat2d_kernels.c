@@ -45,7 +45,7 @@ static rp_status copy_rows(rp_graph *g, rp_buf b, uint64_t n, uint64_t r0,
   rp_op_opts o;
   memset(&o, 0, sizeof o);
   o.name = name;
-  rp_region r = rp_box2(b, r0, r1, 0, n);
+  rp_region r = rp_box2_elems(b, r0, r1, 0, n);
   const char *bn = b ? "V" : "U";
   if (kind == 0) {
     snprintf(name, sizeof name, "to%d %s[%llu:%llu]", d, bn,
@@ -97,9 +97,9 @@ rp_status ex_heat2d_record(rp_graph *g, const ex_heat2d *p, double *u,
       uint64_t r0, r1;
       rp_arg args[4];
       ex_heat2d_rows(p, d, &r0, &r1);
-      args[0] = rp_arg_buf(rp_box2(src, r0 ? r0 - 1 : 0, r1 < n ? r1 + 1 : n,
+      args[0] = rp_arg_buf(rp_box2_elems(src, r0 ? r0 - 1 : 0, r1 < n ? r1 + 1 : n,
                                    0, n));
-      args[1] = rp_arg_buf(rp_box2(dst, r0, r1, 0, n));
+      args[1] = rp_arg_buf(rp_box2_elems(dst, r0, r1, 0, n));
       args[2] = rp_arg_i64((int64_t)n);
       args[3] = rp_arg_i64((int64_t)r0);
       rc = rp_record_kernel(g, &heat_k, (int)d, rp_dims3(n, r1 - r0, 1), args,
@@ -140,3 +140,10 @@ void ex_heat2d_check(const ex_heat2d *p, unsigned replays, double *u,
         }
     }
 }
+
+#ifdef EX_KERNEL_LIBRARY
+/* The kernel library libheat2d_kernels.so (examples/CMakeLists.txt): its
+ * graphs replay with `reprise run --kernels` (reprise/library.h). */
+static const rp_kernel *const ex_lib_kernels[] = {&heat_k, NULL};
+RP_KERNEL_LIBRARY(ex_lib_kernels, NULL)
+#endif

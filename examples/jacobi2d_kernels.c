@@ -25,14 +25,19 @@ static const rp_param jac_sten_params[] = {
 static const rp_kernel jac_copy_k = RP_KERNEL_DESC(jac_copy, jac_copy_params);
 static const rp_kernel jac_sten_k = RP_KERNEL_DESC(jac_sten, jac_sten_params);
 
-/* The host task's user pointer packs n (low 48 bits) and the slot k. */
-static void jac_sum(void *user, void *const *ptrs) {
-  uint64_t u = (uint64_t)(uintptr_t)user, n = u & 0xffffffffffffull;
-  const double *a = (const double *)ptrs[0];
+/* sums[k] = the sum of the n x n grid a. */
+static void jac_sum_into(const double *a, uint64_t n, double *sums,
+                         uint64_t k) {
   double s = 0;
   for (uint64_t i = 0; i < n * n; i++)
     s += a[i];
-  ((double *)ptrs[1])[u >> 48] = s;
+  sums[k] = s;
+}
+
+/* The host task's user pointer packs n (low 48 bits) and the slot k. */
+static void jac_sum(void *user, void *const *ptrs) {
+  uint64_t u = (uint64_t)(uintptr_t)user, n = u & 0xffffffffffffull;
+  jac_sum_into((const double *)ptrs[0], n, (double *)ptrs[1], u >> 48);
 }
 
 /* The device of row block i of nb. */
@@ -79,8 +84,8 @@ static rp_status record(rp_graph *g, const ex_jacobi2d *p, int cpu,
     for (uint64_t i = 0; i < nb; i++) {
       uint64_t r0 = n * i / nb, r1 = n * (i + 1) / nb;
       rp_arg args[4];
-      args[0] = rp_arg_buf(rp_box2(A, r0, r1, 0, n));
-      args[1] = rp_arg_buf(rp_box2(B, r0, r1, 0, n));
+      args[0] = rp_arg_buf(rp_box2_elems(A, r0, r1, 0, n));
+      args[1] = rp_arg_buf(rp_box2_elems(B, r0, r1, 0, n));
       args[2] = rp_arg_i64((int64_t)n);
       args[3] = rp_arg_i64((int64_t)r0);
       rc = rp_record_kernel(g, &jac_copy_k, block_device(p, cpu, i, nb),
@@ -91,8 +96,8 @@ static rp_status record(rp_graph *g, const ex_jacobi2d *p, int cpu,
     for (uint64_t i = 0; i < nb; i++) {
       uint64_t r0 = 1 + (n - 2) * i / nb, r1 = 1 + (n - 2) * (i + 1) / nb;
       rp_arg args[4];
-      args[0] = rp_arg_buf(rp_box2(B, r0 - 1, r1 + 1, 0, n));
-      args[1] = rp_arg_buf(rp_box2(A, r0, r1, 1, n - 1));
+      args[0] = rp_arg_buf(rp_box2_elems(B, r0 - 1, r1 + 1, 0, n));
+      args[1] = rp_arg_buf(rp_box2_elems(A, r0, r1, 1, n - 1));
       args[2] = rp_arg_i64((int64_t)n);
       args[3] = rp_arg_i64((int64_t)r0);
       rc = rp_record_kernel(g, &jac_sten_k, block_device(p, cpu, i, nb),
@@ -105,10 +110,13 @@ static rp_status record(rp_graph *g, const ex_jacobi2d *p, int cpu,
       rp_access acc[2];
       acc[0].region = rp_whole(A);
       acc[0].mode = RP_IN;
-      acc[1].region = rp_bytes(S, 8 * k, 8);
+      acc[1].region = rp_range_bytes(S, 8 * k, 8);
       acc[1].mode = RP_OUT;
+      rp_op_opts o;
+      memset(&o, 0, sizeof o);
+      o.name = "jac_sum"; /* the name the kernel library exports it by */
       rc = rp_record_host(g, jac_sum, (void *)(uintptr_t)((k << 48) | n), acc,
-                          2, NULL, NULL);
+                          2, &o, NULL);
       if (rc)
         return rc;
     }
@@ -154,3 +162,29 @@ void ex_jacobi2d_check(const ex_jacobi2d *p, unsigned replays, double *a,
       }
     }
 }
+
+#ifdef EX_KERNEL_LIBRARY
+/* The kernel library libjacobi2d_kernels.so (examples/CMakeLists.txt): a
+ * saved Jacobi graph replays with `reprise run --kernels
+ * libjacobi2d_kernels.so` (reprise/library.h). Its host task reads n and
+ * the slot from its operation (a replay from a file has no user data):
+ * access 0 is the whole n x n grid, access 1 the 8 bytes of sums[k]. */
+static void jac_sum_site(void *user, void *const *ptrs) {
+  const rp_host_site *site = (const rp_host_site *)user;
+  rp_access_info grid, slot;
+  rp_buffer_desc d;
+  if (rp_node_access(site->graph, site->node, 0, &grid) ||
+      rp_node_access(site->graph, site->node, 1, &slot) ||
+      rp_buffer_info(site->graph, grid.region.buf, &d) || d.ndims != 2) {
+    rp_task_fail(1, "jac_sum: not the accesses ex_jacobi2d_record gives");
+    return;
+  }
+  jac_sum_into((const double *)ptrs[0], d.dims[0], (double *)ptrs[1],
+               slot.region.offset / 8);
+}
+static const rp_host_task jac_sum_task = {"jac_sum", jac_sum_site};
+static const rp_kernel *const ex_lib_kernels[] = {&jac_copy_k, &jac_sten_k,
+                                                  NULL};
+static const rp_host_task *const ex_lib_tasks[] = {&jac_sum_task, NULL};
+RP_KERNEL_LIBRARY(ex_lib_kernels, ex_lib_tasks)
+#endif

@@ -73,9 +73,9 @@ static rp_status record_tiles(rp_graph *g, const ex_matmul *p, rp_buf A,
         uint64_t oa = tile_off(nb, i, k), ob = tile_off(nb, k, j);
         uint64_t oc = tile_off(nb, i, j);
         rp_arg args[6];
-        args[0] = rp_arg_buf(rp_bytes(A, oa * sizeof(float), tb));
-        args[1] = rp_arg_buf(rp_bytes(B, ob * sizeof(float), tb));
-        args[2] = rp_arg_buf(rp_bytes(C, oc * sizeof(float), tb));
+        args[0] = rp_arg_buf(rp_range_bytes(A, oa * sizeof(float), tb));
+        args[1] = rp_arg_buf(rp_range_bytes(B, ob * sizeof(float), tb));
+        args[2] = rp_arg_buf(rp_range_bytes(C, oc * sizeof(float), tb));
         args[3] = rp_arg_i64((int64_t)oa);
         args[4] = rp_arg_i64((int64_t)ob);
         args[5] = rp_arg_i64((int64_t)oc);
@@ -184,3 +184,10 @@ void ex_matmul_check(const ex_matmul *p, unsigned replays, const float *a,
         c[ex_matmul_index(p, i, j)] = acc;
       }
 }
+
+#ifdef EX_KERNEL_LIBRARY
+/* The kernel library libmatmul_fpga_kernels.so (examples/CMakeLists.txt): its
+ * graphs replay with `reprise run --kernels` (reprise/library.h). */
+static const rp_kernel *const ex_lib_kernels[] = {&ex_matmul_tile, &ex_mm_verify, &ex_mm_save, NULL};
+RP_KERNEL_LIBRARY(ex_lib_kernels, NULL)
+#endif

@@ -29,9 +29,9 @@ rp_status ex_mmrows_record(rp_graph *g, const ex_mmrows *p, double *a,
   for (unsigned d = 0; d < nd; d++) {
     uint64_t r0 = n * d / nd, r1 = n * (d + 1) / nd;
     rp_arg args[5];
-    args[0] = rp_arg_buf(rp_box2(A, r0, r1, 0, n));
+    args[0] = rp_arg_buf(rp_box2_elems(A, r0, r1, 0, n));
     args[1] = rp_arg_buf(rp_whole(B));
-    args[2] = rp_arg_buf(rp_box2(C, r0, r1, 0, n));
+    args[2] = rp_arg_buf(rp_box2_elems(C, r0, r1, 0, n));
     args[3] = rp_arg_i64((int64_t)n);
     args[4] = rp_arg_i64((int64_t)r0);
     rc = rp_record_kernel(g, &ex_matmul_rows_k, (int)d, rp_dims3(n, r1 - r0, 1), args,

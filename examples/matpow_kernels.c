@@ -55,7 +55,7 @@ rp_status ex_matpow_record(rp_graph *g, const ex_matpow *p, double *m,
        * copies, the default on cuda). */
       a[0] = rp_arg_buf(rp_box2(src, r0, r1, 0, n));
       a[1] = rp_arg_buf(rp_whole(M));
-      a[2] = rp_arg_buf(rp_box2(dst, r0, r1, 0, n));
+      a[2] = rp_arg_buf(rp_box2_elems(dst, r0, r1, 0, n));
       a[3] = rp_arg_i64((int64_t)n);
       a[4] = rp_arg_i64((int64_t)r0);
       if ((rc = rp_record_kernel(g, &ex_matmul_rows_k, p->device,
@@ -84,3 +84,10 @@ void ex_matpow_check(const ex_matpow *p, unsigned replays, const double *m,
         }
     }
 }
+
+#ifdef EX_KERNEL_LIBRARY
+/* The kernel library libmatpow_kernels.so (examples/CMakeLists.txt): its
+ * graphs replay with `reprise run --kernels` (reprise/library.h). */
+static const rp_kernel *const ex_lib_kernels[] = {&ex_matmul_rows_k, NULL};
+RP_KERNEL_LIBRARY(ex_lib_kernels, NULL)
+#endif

@@ -41,7 +41,7 @@ rp_status ex_recurrence_record(rp_graph *g, const ex_recurrence *p,
       uint64_t r0 = p->rows * i / nb, r1 = p->rows * (i + 1) / nb;
       rp_arg a[6];
       rp_node nd;
-      a[0] = rp_arg_buf(rp_box2(U, r0, r1, 0, p->cols));
+      a[0] = rp_arg_buf(rp_box2_elems(U, r0, r1, 0, p->cols));
       a[1] = rp_arg_i64((int64_t)p->inner);
       a[2] = rp_arg_f64(p->r);
       a[3] = rp_arg_f64(p->c);
@@ -64,3 +64,10 @@ void ex_recurrence_check(const ex_recurrence *p, unsigned replays,
       for (uint64_t i = 0; i < p->rows * p->cols; i++)
         u[i] = rec_apply(u[i], (int64_t)p->inner, p->r, p->c);
 }
+
+#ifdef EX_KERNEL_LIBRARY
+/* The kernel library librecurrence_kernels.so (examples/CMakeLists.txt): its
+ * graphs replay with `reprise run --kernels` (reprise/library.h). */
+static const rp_kernel *const ex_lib_kernels[] = {&rec_step_k, NULL};
+RP_KERNEL_LIBRARY(ex_lib_kernels, NULL)
+#endif

@@ -56,3 +56,10 @@ void ex_twok_check(const ex_twok *p, unsigned replays, uint64_t *x,
       y[i] = y[i] * TK_MUL + TK_ADD;
     }
 }
+
+#ifdef EX_KERNEL_LIBRARY
+/* The kernel library libtwokernels_kernels.so (examples/CMakeLists.txt): its
+ * graphs replay with `reprise run --kernels` (reprise/library.h). */
+static const rp_kernel *const ex_lib_kernels[] = {&tk_k, NULL};
+RP_KERNEL_LIBRARY(ex_lib_kernels, NULL)
+#endif

@@ -8,5 +8,6 @@
 #include "reprise/replay.h"
 #include "reprise/kernel.h"
 #include "reprise/plugin.h"
+#include "reprise/library.h"
 
 #endif

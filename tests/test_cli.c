@@ -10,6 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "reprise.h"
+#ifdef RP_HAVE_EXAMPLES
+#include "examples.h"
+#endif
 
 #define DATA RP_TEST_DATA
 #define JACOBI DATA "/jacobi.json"
@@ -186,11 +189,127 @@ Test(cli, run_reshapes_copies) {
          "--reshape-copies");
 }
 
-Test(cli, run_refuses_kernels_and_unknown_backends) {
+Test(cli, run_needs_kernel_libraries_and_known_backends) {
   expect("run " JACOBI, 1, NULL,
-         "cannot replay op 2 (\"jacobi 0\"): it is a kernel");
+         "op 2 (\"jacobi 0\"): no kernel named \"jacobi\" (no kernel "
+         "library loaded)");
+  expect("run " JACOBI, 1, NULL, "with --kernels LIB.so");
+  expect("run -k /no/such/lib.so " JACOBI, 1, NULL,
+         "kernel library /no/such/lib.so cannot be loaded");
   expect("run -b nosuch " DATA "/copies.json", 1, NULL,
          "no backend named \"nosuch\"");
+  expect("run --load-buffer A " DATA "/copies.json", 2, NULL,
+         "--load-buffer wants NAME=FILE, not 'A'");
+}
+
+#if defined(RP_HAVE_EXAMPLES) && defined(RP_TEST_KLIB_JACOBI)
+static void write_file(const char *path, const void *p, size_t n) {
+  FILE *fp = fopen(path, "wb");
+  cr_assert_not_null(fp, "%s", path);
+  cr_assert_eq(fwrite(p, 1, n, fp), n);
+  fclose(fp);
+}
+
+static void read_file(const char *path, void *p, size_t n) {
+  FILE *fp = fopen(path, "rb");
+  cr_assert_not_null(fp, "%s", path);
+  cr_assert_eq(fread(p, 1, n, fp), n, "%s", path);
+  fclose(fp);
+}
+
+/* A Jacobi graph saved by the example's own recording (kernels, a host
+ * task summing the grid, coherence copies) replays from the command line
+ * with the example's kernel library, on the reference and on openmp: the
+ * buffers it writes back equal the plain C loop's, bit for bit. */
+Test(cli, run_saved_jacobi_with_its_kernel_library) {
+  ex_jacobi2d p = {48, 4, 2, 4, 0, 0};
+  uint64_t nn = p.n * p.n, ns = ex_jacobi2d_nsums(&p);
+  double *a = malloc(nn * 8), *b = malloc(nn * 8), *sm = malloc(ns * 8);
+  double *ca = malloc(nn * 8), *cb = malloc(nn * 8), *cs = malloc(ns * 8);
+  rp_graph *g;
+  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+  cr_assert_eq(ex_jacobi2d_record(g, &p, a, b, sm), RP_OK);
+  cr_assert_eq(rp_graph_end(g), RP_OK);
+  char dir[] = "/tmp/rp_cli_runXXXXXX", path[256], args[2048];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/j.json", dir);
+  FILE *fp = fopen(path, "w");
+  cr_assert_eq(rp_graph_write_json(g, fp), RP_OK);
+  fclose(fp);
+  rp_graph_destroy(g);
+  ex_jacobi2d_init(&p, a, b, sm);
+  snprintf(path, sizeof path, "%s/a0", dir);
+  write_file(path, a, nn * 8);
+  snprintf(path, sizeof path, "%s/b0", dir);
+  write_file(path, b, nn * 8);
+  snprintf(path, sizeof path, "%s/s0", dir);
+  write_file(path, sm, ns * 8);
+  ex_jacobi2d_init(&p, ca, cb, cs);
+  ex_jacobi2d_check(&p, 3, ca, cb, cs);
+  static const char *const bes[] = {"reference", "openmp"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(args, sizeof args, "run -b %s --iters 3 --kernels "
+             RP_TEST_KLIB_JACOBI " --load-buffer A=%s/a0 --load-buffer "
+             "B=%s/b0 --load-buffer=sums=%s/s0 --save-buffer A=%s/a "
+             "--save-buffer B=%s/b --save-buffer sums=%s/s %s/j.json", bes[i],
+             dir, dir, dir, dir, dir, dir, dir);
+    expect(args, 0, "replays on", NULL);
+    expect(args, 0, "equal to the reference", NULL);
+    snprintf(path, sizeof path, "%s/a", dir);
+    read_file(path, a, nn * 8);
+    snprintf(path, sizeof path, "%s/b", dir);
+    read_file(path, b, nn * 8);
+    snprintf(path, sizeof path, "%s/s", dir);
+    read_file(path, sm, ns * 8);
+    cr_assert(!memcmp(a, ca, nn * 8), "%s: A differs", bes[i]);
+    cr_assert(!memcmp(b, cb, nn * 8), "%s: B differs", bes[i]);
+    cr_assert(!memcmp(sm, cs, ns * 8), "%s: sums differ", bes[i]);
+  }
+  /* The checking mode replays it too (a correct program passes). */
+  snprintf(args, sizeof args, "run --check -k " RP_TEST_KLIB_JACOBI
+           " %s/j.json", dir);
+  expect(args, 0, "(checking mode)", NULL);
+  /* Progress lines, asked for. */
+  snprintf(args, sizeof args, "run --progress --iters 20 -k "
+           RP_TEST_KLIB_JACOBI " %s/j.json", dir);
+  expect(args, 0, "20 replays", "replay 20 of 20 (100%");
+  expect(args, 0, NULL, "reading ");
+  /* The wrong library names the missing kernel; bad buffer files. */
+  snprintf(args, sizeof args, "run -k " RP_TEST_KLIB_MATPOW " %s/j.json",
+           dir);
+  expect(args, 1, NULL, "op 1 (\"jac_copy\"): no kernel named "
+         "\"jac_copy\" in " RP_TEST_KLIB_MATPOW);
+  snprintf(args, sizeof args, "run -k " RP_TEST_KLIB_JACOBI " --load-buffer "
+           "A=%s/s0 %s/j.json", dir, dir);
+  expect(args, 1, NULL, "holds fewer bytes, the buffer 18432");
+  snprintf(args, sizeof args, "run -k " RP_TEST_KLIB_JACOBI " --save-buffer "
+           "Q=%s/q %s/j.json", dir, dir);
+  expect(args, 1, NULL, "--save-buffer: no buffer named \"Q\" (the "
+         "graph's buffers: A B sums)");
+  const char *files[] = {"j.json", "a0", "b0", "s0", "a", "b", "s"};
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+  free(a), free(b), free(sm), free(ca), free(cb), free(cs);
+}
+#endif
+
+/* Progress lines (issue 27, item 9): on standard error, never in the
+ * output; with --progress even when standard error is no terminal. */
+Test(cli, progress_on_stderr_when_asked) {
+  char *o, *e;
+  cr_assert_eq(tool("analyze --progress --json " JACOBI, &o, &e), 0, "%s", e);
+  cr_assert(strstr(e, "reading " JACOBI), "%s", e);
+  cr_assert(strstr(e, "(100%"), "%s", e);
+  cr_assert_null(strstr(o, "reading"), "%s", o);
+  free(o), free(e);
+  cr_assert_eq(tool("analyze --json " JACOBI, &o, &e), 0, "%s", e);
+  cr_assert_eq(e[0], 0, "no terminal, no --progress: nothing: %s", e);
+  free(o), free(e);
+  expect("calibrate --progress --runs 1 --out - --quiet", 0, NULL,
+         "calibrating ");
 }
 
 /* Times in dot labels are rounded (4 significant digits), not printed with

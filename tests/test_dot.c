@@ -4,6 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "util.h"
+#ifdef RP_HAVE_EXAMPLES
+#include "examples.h"
+#endif
 
 TestSuite(dot, .timeout = 60);
 
@@ -165,5 +168,128 @@ Test(dot, svg_of_a_big_schedule_merges_bars) {
   cr_assert(strstr(s, "3000 operations drawn as 1 bars"), "%.3000s", s);
   free(s);
   rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
+/* Width and height of a PNG: its IHDR, bytes 16 to 23. */
+static int png_size(const char *path, unsigned *w, unsigned *h) {
+  unsigned char b[24];
+  FILE *fp = fopen(path, "rb");
+  if (!fp)
+    return -1;
+  size_t n = fread(b, 1, sizeof b, fp);
+  fclose(fp);
+  if (n != sizeof b)
+    return -1;
+  *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 |
+       b[19];
+  *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 |
+       b[23];
+  return 0;
+}
+
+/* Renders s with Graphviz (when present) to a PNG; its size. */
+static int render(const char *s, unsigned *w, unsigned *h) {
+  if (access("/usr/bin/dot", X_OK) != 0)
+    return -1;
+  char path[] = "/tmp/rp_dot_pngXXXXXX", cmd[128];
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  snprintf(cmd, sizeof cmd, "/usr/bin/dot -Tpng -o %s", path);
+  FILE *p = popen(cmd, "w");
+  fputs(s, p);
+  cr_assert_eq(pclose(p), 0, "dot rejected the output");
+  int rc = png_size(path, w, h);
+  unlink(path);
+  return rc;
+}
+
+#ifdef RP_HAVE_EXAMPLES
+static char *jacobi_dot(unsigned steps, unsigned every, int analysed,
+                        uint32_t *nops) {
+  ex_jacobi2d p = {64, steps, every, 8, 0, 0};
+  static double a[64 * 64], b[64 * 64], sm[64];
+  rp_graph *g;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, ex_jacobi2d_record(g, &p, a, b, sm));
+  TU_OK(g, rp_graph_end(g));
+  *nops = rp_graph_num_nodes(g);
+  char *s = NULL;
+  size_t n = 0;
+  FILE *fp = open_memstream(&s, &n);
+  if (analysed) {
+    rp_analysis *an;
+    TU_OK(NULL, rp_analyze(g, NULL, &an));
+    TU_OK(NULL, rp_analysis_write_dot(an, fp));
+    rp_analysis_destroy(an);
+  } else {
+    TU_OK(g, rp_graph_write_dot(g, fp));
+  }
+  fclose(fp);
+  rp_graph_destroy(g);
+  return s;
+}
+
+/* The demo's graph (Jacobi 2D at its default shape: 8 steps of 8 row
+ * blocks, the host reading every 4 steps): 141 operations and 328 edges,
+ * once drawn as 141 nodes and 328 edges labelled "RAW A". Now a cluster
+ * per step (steps alike drawn once), the row blocks of one kernel in a
+ * step as one node, one edge per pair of nodes, a legend; the picture
+ * fits a screen. */
+Test(dot, demo_graph_grouped_by_step) {
+  uint32_t nops;
+  for (int analysed = 0; analysed < 2; analysed++) {
+    char *s = jacobi_dot(8, 4, analysed, &nops);
+    cr_assert_eq(nops, 141);
+    unsigned edges = count(s, " -> "), nodes = count(s, " [label=") - edges;
+    cr_assert_leq(nodes, 25, "%u nodes:\n%s", nodes, s);
+    cr_assert_leq(edges, 30, "%u edges:\n%s", edges, s);
+    cr_assert(strstr(s, "label=\"step 1 (#0 .. #23)\""), "%s", s);
+    cr_assert(strstr(s, "label=\"steps 2 to 3, alike (#24 .. #55)\""), "%s",
+              s);
+    cr_assert(strstr(s, "label=\"steps 5 to 7, alike (#74 .. #121)\""),
+              "%s", s);
+    cr_assert(strstr(s, "jac_copy \xc3\x97" "8\\n#1 .. #15"), "%s", s);
+    cr_assert(strstr(s, "jac_sten \xc3\x97" "8 per step\\n#32 .. #55"), "%s",
+              s);
+    cr_assert(strstr(s, "label=\"next step: RAW A, WAR B\""), "%s", s);
+    cr_assert(strstr(s, "tooltip=\"8 edges\\nRAW A x8\""), "%s", s);
+    cr_assert(strstr(s, "<B>legend</B>"), "%s", s);
+    cr_assert(strstr(s, "compute:0: kernels"), "%s", s);
+    if (analysed)
+      cr_assert(strstr(s, "the critical path"), "%s", s);
+    unsigned w, h;
+    if (render(s, &w, &h) == 0)
+      cr_assert(w <= 1600 && h <= 2000, "%ux%u pixels", w, h);
+    free(s);
+  }
+}
+
+/* 2 000 operations (120 steps): the middle steps as one node. */
+Test(dot, two_thousand_ops_fit_a_screen) {
+  uint32_t nops;
+  char *s = jacobi_dot(120, 10, 0, &nops);
+  cr_assert_gt(nops, 1900);
+  cr_assert_leq(count(s, " [label=") - count(s, " -> "), 40, "%s", s);
+  cr_assert(strstr(s, "steps 11 to 110\\n1620 operations"), "%s", s);
+  unsigned w, h;
+  if (render(s, &w, &h) == 0)
+    cr_assert(w <= 1600 && h <= 2000, "%ux%u pixels", w, h);
+  free(s);
+}
+#endif
+
+/* A graph of up to 64 operations is drawn as before, one node per
+ * operation with its edges labelled, a legend added. */
+Test(dot, small_graph_one_node_per_op) {
+  rp_graph *g = chain_graph(10);
+  char *s = dot_of(g);
+  cr_assert_eq(count(s, " [label=\"") - count(s, " -> "), 20, "%s", s);
+  cr_assert(strstr(s, "n19 [label=\"19: step\\nhost\""), "%s", s);
+  cr_assert(strstr(s, "[label=\"RAW A\"]"), "%s", s);
+  cr_assert(strstr(s, "host: host tasks"), "%s", s);
+  cr_assert_null(strstr(s, "cluster"), "%s", s);
+  free(s);
   rp_graph_destroy(g);
 }

@@ -262,6 +262,7 @@ Test(json, sample_text) {
   cr_assert(strstr(s, "\"cost_us\": 123456789.12345679"));
   cr_assert(strstr(s, "\"cost_us\": 2.5e-07"));
   cr_assert(strstr(s, "\"kernel\": \"stencil\", \"space\": [14, 6, 1], "
+                      "\"scalars\": [\"0x3e800000\"], "
                       "\"cost_us\": 0.33333333333333331,"), "%s", s);
   cr_assert(strstr(s, "\"type\": \"copy_d2d\", \"device\": 0, "
                       "\"src_device\": 0, \"dst_device\": 1, "
@@ -955,4 +956,26 @@ Test(json_bad, fixture_files) {
     expect_bad_n(text, n, RP_EPARSE, cases[i].where);
     free(text);
   }
+}
+
+/* A kernel's saved scalar values: read back as written (both readers);
+ * anything but "0x" and 1 to 16 hex digits refused, naming where. */
+Test(json_bad, kernel_scalars) {
+  rp_graph *g = load_ok(op1(KERNEL0 ", \"kernel\": \"k\", \"scalars\": "
+                            "[\"0x40\", \"0xFFFFFFFFFFFFFFFF\"]", ACC_A0));
+  rp_slot v[4];
+  unsigned n = 0;
+  cr_assert_eq(rp_node_scalars(g, 0, v, 4, &n), RP_OK);
+  cr_assert_eq(n, 2);
+  cr_assert_eq(v[0].u64, 64);
+  cr_assert_eq(v[1].u64, UINT64_MAX);
+  cr_assert_str_eq(rp_node_kernel_name(g, 0), "k");
+  rp_graph_destroy(g);
+  expect_bad(op1(KERNEL0 ", \"scalars\": [\"12\"]", ACC_A0),
+             "ops[0].scalars[0]: expected a string \"0x\" and 1 to 16 hex "
+             "digits");
+  expect_bad(op1(KERNEL0 ", \"scalars\": [\"0x10000000000000000\"]", ACC_A0),
+             "ops[0].scalars[0]");
+  expect_bad(op1(KERNEL0 ", \"scalars\": 3", ACC_A0),
+             "ops[0].scalars: expected an array");
 }

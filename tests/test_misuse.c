@@ -134,7 +134,8 @@ Test(misuse, kernel_region_error_names_the_parameter) {
   args[10] = rp_arg_buf(rp_bytes(b, 60, 8));     /* 60 + 8 > 64 */
   cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
                                 NULL), RP_ERANGE);
-  cr_assert(strstr(rp_graph_error(g), "kernel \"many\" param 10 (\"p10\")"),
+  cr_assert(strstr(rp_graph_error(g), "parameter 10 'p10' of kernel 'many': "
+                                      "region ends past buffer \"A\""),
             "%s", rp_graph_error(g));
   /* a later failure of another kind names no parameter */
   cr_assert_eq(rp_graph_end(g), RP_OK);
@@ -142,5 +143,31 @@ Test(misuse, kernel_region_error_names_the_parameter) {
   cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
                                 NULL), RP_ESTATE);
   cr_assert_null(strstr(rp_graph_error(g), "param"), "%s", rp_graph_error(g));
+  rp_graph_destroy(g);
+}
+
+/* A scalar where a buffer belongs: the parameter, by index and name, and
+ * what it expected (it once said "unknown buffer 4294967295"). */
+Test(misuse, scalar_for_a_buffer_names_the_parameter) {
+  static const rp_param ps[] = {{"src", RP_IN}, {"n", RP_SCALAR},
+                                {"dst", RP_OUT}};
+  static const rp_kernel k = RP_KERNEL_DESC(many, ps);
+  static char mem[64];
+  rp_graph *g;
+  rp_buf b;
+  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+  cr_assert_eq(rp_buffer_register(g, "A", mem, sizeof mem, &b), RP_OK);
+  rp_arg args[3] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(8), rp_arg_f64(1)};
+  cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
+                                NULL), RP_EINVAL);
+  cr_assert_str_eq(rp_graph_error(g), "parameter 2 'dst' of kernel 'many' "
+                   "expects a buffer region (out), got a scalar");
+  args[2] = rp_arg_buf(rp_whole(7));
+  cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
+                                NULL), RP_EINVAL);
+  cr_assert_str_eq(rp_graph_error(g), "parameter 2 'dst' of kernel 'many' "
+                   "expects a buffer region, got one of buffer 7 (the graph "
+                   "has 1 buffers)");
+  cr_assert_eq(rp_graph_num_nodes(g), 0);
   rp_graph_destroy(g);
 }

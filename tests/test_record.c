@@ -44,8 +44,8 @@ Test(record, bad_regions_leave_the_graph_unchanged) {
   rp_arg args[2] = {rp_arg_buf(rp_bytes(a, 60, 8)), rp_arg_i64(0)};
   cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
                                 NULL, NULL), RP_ERANGE);
-  cr_assert_str_eq(rp_graph_error(g), "kernel \"tu_bump_k\" param 0 (\"a\"):"
-                   " region ends past buffer \"A\" (64 bytes)");
+  cr_assert_str_eq(rp_graph_error(g), "parameter 0 'a' of kernel "
+                   "'tu_bump_k': region ends past buffer \"A\" (64 bytes)");
   cr_assert_eq(rp_graph_num_nodes(g), 0);
   args[0] = rp_arg_buf(rp_bytes(a, UINT64_MAX - 2, 8)); /* overflow */
   cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,

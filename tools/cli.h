@@ -3,6 +3,7 @@
 #define RP_CLI_H
 
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include "reprise.h"
 
@@ -47,6 +48,32 @@ int rp_cli_split_advice(const rp_graph *g, const char *spec,
 FILE *rp_cli_open_out(const char *path);
 /* Closes what rp_cli_open_out returned; returns 0 or prints and returns 1. */
 int rp_cli_close_out(FILE *fp, const char *path);
+
+/* A progress line on standard error (item 9 of issue 27): shown when
+ * `forced` (--progress: every update, newline-terminated lines when
+ * standard error is no terminal) or when standard error is a terminal and
+ * the work has taken a second; updated in place on a terminal, at most
+ * ten times a second; erased by rp_cli_progress_end(). The library never
+ * prints: the tool draws the line from the library's progress callbacks
+ * or between the calls it makes. */
+typedef struct rp_cli_progress {
+  const char *what; /* "replay", "reading FILE" ... */
+  int on, forced, tty, shown;
+  int bytes;        /* amounts are bytes: printed in MB */
+  double t0, last;  /* us */
+} rp_cli_progress;
+void rp_cli_progress_start(rp_cli_progress *p, const char *what, int forced);
+/* done of total (total 0: unknown). */
+void rp_cli_progress_update(rp_cli_progress *p, double done, double total);
+void rp_cli_progress_end(rp_cli_progress *p);
+/* Runs fn(arg) while a line says "WHAT (1.3 s)", or "WHAT: N UNIT (1.3
+ * s)" with *count (updated by fn from its thread), shown as above; without
+ * a line to show, fn runs on the calling thread. */
+void rp_cli_busy(const char *what, int forced, void (*fn)(void *), void *arg,
+                 const atomic_ulong *count, const char *unit);
+/* Set by --progress: show progress lines even when standard error is no
+ * terminal, and at once. */
+extern int rp_cli_show_progress;
 
 /* Starts getopt_long over a subcommand's arguments (resets its state). */
 void rp_cli_getopt_reset(void);

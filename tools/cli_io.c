@@ -7,14 +7,30 @@
 #include "cli.h"
 
 int rp_cli_strict;
+int rp_cli_show_progress;
+
+/* What the reader's callbacks get. */
+typedef struct load_ctx {
+  const char *path;
+  rp_cli_progress p;
+  double total;
+} load_ctx;
 
 static void warn_key(void *user, const char *msg) {
-  fprintf(stderr, "reprise: %s: warning: %s\n", (const char *)user, msg);
+  load_ctx *c = user;
+  rp_cli_progress_end(&c->p); /* the warning on a line of its own */
+  fprintf(stderr, "reprise: %s: warning: %s\n", c->path, msg);
+}
+
+static void read_progress(void *user, uint64_t bytes) {
+  load_ctx *c = user;
+  rp_cli_progress_update(&c->p, (double)bytes, c->total);
 }
 
 rp_graph *rp_cli_load(const char *path) {
   int std = !strcmp(path, "-");
   struct stat st;
+  memset(&st, 0, sizeof st);
   if (!std && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
     fprintf(stderr, "reprise: %s: is a directory, not a graph file\n", path);
     return NULL;
@@ -24,13 +40,21 @@ rp_graph *rp_cli_load(const char *path) {
     fprintf(stderr, "reprise: %s: cannot open: %s\n", path, strerror(errno));
     return NULL;
   }
-  char err[512] = "";
+  char err[512] = "", what[300];
   rp_graph *g = NULL;
   rp_read_opts o = RP_READ_OPTS_INIT;
+  load_ctx c;
+  snprintf(what, sizeof what, "reading %s", path);
+  rp_cli_progress_start(&c.p, what, rp_cli_show_progress);
+  c.p.bytes = 1;
+  c.path = path;
+  c.total = !std && S_ISREG(st.st_mode) ? (double)st.st_size : 0;
   o.flags = rp_cli_strict ? RP_READ_STRICT : 0;
   o.warn = warn_key;
-  o.user = (void *)path;
+  o.progress = read_progress;
+  o.user = &c;
   rp_status s = rp_graph_read_json_opts(&g, fp, &o, err, sizeof err);
+  rp_cli_progress_end(&c.p);
   if (!std)
     fclose(fp);
   if (s != RP_OK) {

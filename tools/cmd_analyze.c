@@ -67,6 +67,9 @@ static void usage(FILE *fp) {
           "                      accesses P following the cut "
           "(docs/split.md):\n"
           "                      \"split NAME in K: predicted S\"\n"
+          "  --progress          show progress on standard error (default: "
+          "when it is a\n                      terminal, for work over a "
+          "second)\n"
           "  --strict            unknown keys in FILE.json are errors, not "
           "warnings\n"
           "  -h, --help          print this help\n\n"
@@ -75,6 +78,21 @@ static void usage(FILE *fp) {
           "so that the two never mix\n(one OUT at most may be \"-\").\n"
           "Exit status: 0 success, 1 unreadable graph, failed analysis or "
           "failed write,\n2 bad usage.\n");
+}
+
+/* rp_analyze() on a thread of its own (rp_cli_busy), its message kept. */
+typedef struct an_job {
+  const rp_graph *g;
+  const rp_analysis_opts *o;
+  rp_analysis **a;
+  rp_status s;
+  char err[512];
+} an_job;
+
+static void an_run(void *v) {
+  an_job *j = v;
+  j->s = rp_analyze(j->g, j->o, j->a);
+  snprintf(j->err, sizeof j->err, "%s", rp_last_error());
 }
 
 typedef rp_status (*writer)(const rp_analysis *, FILE *);
@@ -135,7 +153,7 @@ static int write_trace(const char *path, const rp_analysis *a, uint32_t max,
 enum { O_JSON = 256, O_ENGINES, O_H2D, O_D2H, O_P2P, O_KERNEL, O_HOST,
        O_UNITS, O_DOT, O_TRACE, O_SVG, O_STRICT, O_COSTS, O_MODEL,
        O_BACKEND, O_CALIBRATE, O_MODE, O_RANKS, O_NETLAT, O_NETBW,
-       O_SPLIT, O_TRACE_EVENTS };
+       O_SPLIT, O_TRACE_EVENTS, O_PROGRESS };
 
 int rp_cmd_analyze(int argc, char **argv) {
   static const struct option opts[] = {
@@ -161,6 +179,7 @@ int rp_cmd_analyze(int argc, char **argv) {
       {"net-latency-us", required_argument, NULL, O_NETLAT},
       {"net-gbps", required_argument, NULL, O_NETBW},
       {"split", required_argument, NULL, O_SPLIT},
+      {"progress", no_argument, NULL, O_PROGRESS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *cmd = "analyze";
@@ -204,6 +223,9 @@ int rp_cmd_analyze(int argc, char **argv) {
       break;
     case O_SPLIT:
       split = optarg;
+      break;
+    case O_PROGRESS:
+      rp_cli_show_progress = 1;
       break;
     case O_RANKS:
       bad = rp_cli_uint(cmd, "--ranks", optarg, 1, 4096, &k);
@@ -305,10 +327,14 @@ int rp_cmd_analyze(int argc, char **argv) {
     return 1;
   }
   rp_analysis *a = NULL;
-  rp_status s = rp_analyze(g, &o, &a);
+  an_job job = {g, &o, &a, RP_OK, ""};
+  char what[300];
+  snprintf(what, sizeof what, "analysing %s", in);
+  rp_cli_busy(what, rp_cli_show_progress, an_run, &job, NULL, NULL);
+  rp_status s = job.s;
   if (s != RP_OK) {
     fprintf(stderr, "reprise analyze: %s: cannot analyse: %s (%s)\n", in,
-            rp_strerror(s), rp_last_error());
+            rp_strerror(s), job.err);
     rp_graph_destroy(g);
     return 1;
   }

@@ -6,7 +6,7 @@
 static void usage(FILE *fp) {
   fprintf(fp,
           "usage: reprise calibrate [--backend B] [--threads N] [--runs N]\n"
-          "         [--out FILE] [--quiet]\n\n"
+          "         [--out FILE] [--quiet] [--progress]\n\n"
           "Measures the machine model of backend B (default: auto) on this "
           "machine by\nreplaying small graphs: the overhead of an operation "
           "in each replay mode,\ncopy bandwidth and latency in each "
@@ -22,9 +22,29 @@ static void usage(FILE *fp) {
           "  -o, --out FILE  write there instead of the cache (\"-\": only "
           "print)\n"
           "  --quiet       do not print the model\n"
+          "  --progress    show progress on standard error (default: when "
+          "it is a\n                terminal, for work over a second)\n"
           "  -h, --help    print this help\n\n"
           "Exit status: 0 success, 1 failed measurement or write, 2 bad "
           "usage.\n");
+}
+
+static void count_replays(void *user, unsigned replays) {
+  atomic_fetch_add((atomic_ulong *)user, replays);
+}
+
+/* The calibration on a thread of its own (rp_cli_busy). */
+typedef struct cal_job {
+  rp_model *m;
+  const rp_backend *be;
+  const rp_exec_opts *xo;
+  unsigned runs;
+  rp_status s;
+} cal_job;
+
+static void cal_run(void *v) {
+  cal_job *j = v;
+  j->s = rp_model_calibrate(j->m, j->be, j->xo, j->runs);
 }
 
 int rp_cmd_calibrate(int argc, char **argv) {
@@ -34,6 +54,7 @@ int rp_cmd_calibrate(int argc, char **argv) {
       {"runs", required_argument, NULL, 'r'},
       {"out", required_argument, NULL, 'o'},
       {"quiet", no_argument, NULL, 'q'},
+      {"progress", no_argument, NULL, 'P'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *backend = NULL, *out = NULL;
@@ -48,6 +69,9 @@ int rp_cmd_calibrate(int argc, char **argv) {
       return 0;
     case 'q':
       quiet = 1;
+      break;
+    case 'P':
+      rp_cli_show_progress = 1;
       break;
     case 'b':
       backend = optarg;
@@ -79,11 +103,20 @@ int rp_cmd_calibrate(int argc, char **argv) {
             backend ? backend : "auto", rp_strerror(s), rp_last_error());
     return 1;
   }
-  rp_exec_opts xo;
-  memset(&xo, 0, sizeof xo);
+  rp_exec_opts xo = RP_EXEC_OPTS_INIT;
   xo.nthreads = (int)threads;
   rp_model m;
-  s = rp_model_calibrate(&m, be, &xo, (unsigned)runs);
+  /* The replays of the calibration, counted for the progress line: every
+   * exec it creates takes these options. */
+  atomic_ulong replays = 0;
+  xo.progress = count_replays;
+  xo.progress_user = &replays;
+  cal_job job = {&m, be, &xo, (unsigned)runs, RP_OK};
+  char what[96];
+  snprintf(what, sizeof what, "calibrating %s", rp_backend_name(be));
+  rp_cli_busy(what, rp_cli_show_progress, cal_run, &job, &replays,
+              "timed replays");
+  s = job.s;
   if (s != RP_OK) {
     fprintf(stderr, "reprise calibrate: %s: %s\n", rp_backend_name(be),
             rp_strerror(s));

@@ -8,10 +8,24 @@
 static void usage(FILE *fp) {
   fprintf(fp, "usage: reprise dot [OPTIONS] FILE.json\n\n"
               "Writes the graph in FILE.json (\"-\": standard input) as "
-              "Graphviz dot: one node\nper operation, edges labelled with "
-              "their hazard and buffer, a colour per lane.\n"
+              "Graphviz dot, a colour\nper lane and a legend. Up to 64 "
+              "operations: one node per operation, edges\nlabelled with "
+              "their hazard and buffer. Beyond: a cluster per step (the\n"
+              "repetitions of the program's loop; alike steps drawn once), "
+              "the operations\nof one name and lane in a step as one node "
+              "(\"name x8\"), one edge per pair of\nnodes with its hazards "
+              "in the tooltip (SVG); many steps: the middle ones as\none "
+              "node. Over 2000 operations: the critical path and the "
+              "operations next\nto it (--full: all, grouped).\n"
               "Render it with: dot -Tsvg OUT.dot -o OUT.svg\n\n"
               "  -o, --output OUT    write to OUT instead of standard output\n"
+              "  --full              draw every operation of a graph of "
+              "more than 2000\n"
+              "                      (default: the critical path and the "
+              "operations next to it)\n"
+              "  --progress          show progress on standard error "
+              "(default: when it is a\n                      terminal, for "
+              "work over a second)\n"
               "  --strict            unknown keys in FILE.json are errors, "
               "not warnings\n"
               "  -h, --help          print this help\n\n"
@@ -19,10 +33,24 @@ static void usage(FILE *fp) {
               "2 bad usage.\n");
 }
 
+/* The drawing on a thread of its own (rp_cli_busy). */
+typedef struct dot_job {
+  const rp_graph *g;
+  FILE *fp;
+  uint32_t limit;
+  rp_status s;
+} dot_job;
+
+static void dot_run(void *v) {
+  dot_job *j = v;
+  j->s = rp_graph_write_dot_limited(j->g, j->fp, j->limit);
+}
+
 int rp_cmd_dot(int argc, char **argv) {
   static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                        {"strict", no_argument, NULL, 'S'},
                                        {"full", no_argument, NULL, 'F'},
+                                       {"progress", no_argument, NULL, 'P'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   const char *out = NULL;
@@ -46,6 +74,9 @@ int rp_cmd_dot(int argc, char **argv) {
     case 'F':
       full = 1;
       break;
+    case 'P':
+      rp_cli_show_progress = 1;
+      break;
     default:
       return rp_cli_bad_option("dot", c, argv);
     }
@@ -62,7 +93,11 @@ int rp_cmd_dot(int argc, char **argv) {
   FILE *fp = rp_cli_open_out(out);
   int rc = 1;
   if (fp) {
-    rp_status s = rp_graph_write_dot_limited(g, fp, full ? 0 : DOT_LIMIT);
+    dot_job job = {g, fp, full ? 0 : DOT_LIMIT, RP_OK};
+    char what[300];
+    snprintf(what, sizeof what, "drawing %s", in);
+    rp_cli_busy(what, rp_cli_show_progress, dot_run, &job, NULL, NULL);
+    rp_status s = job.s;
     rc = rp_cli_close_out(fp, out);
     if (s != RP_OK) {
       fprintf(stderr, "reprise dot: %s\n", rp_strerror(s));

@@ -436,7 +436,12 @@ RP_API rp_status rp_split_write_text(const rp_graph *g,
  * do not order is a missing order, a race; every `after` edge whose removal
  * leaves every conflicting pair ordered is superfluous, and the check
  * predicts what dropping it gains (the schedule over the `after` edges,
- * with and without it). Quadratic in the operations (it compares every
+ * with and without it). A graph with no `after` edge has no hand-written
+ * order to check (a program recorded with the library: its orders are
+ * the ones reprise derives): the check then finds nothing, and
+ * rp_check_num_orders() says 0. Copies inserted by automatic coherence are
+ * the recorder's, ordered by it: pairs with one are never races.
+ * Quadratic in the operations (it compares every
  * conflicting pair and keeps reachability as bit sets): meant for
  * transcribed programs of up to some thousands of operations.
  * @{ */
@@ -470,6 +475,9 @@ RP_API rp_status rp_check_deps(const rp_graph *g, const rp_analysis_opts *o,
                                rp_check **out);
 /** @brief Destroy a check. NULL is a no-op. */
 RP_API void rp_check_destroy(rp_check *c);
+/** @brief Number of distinct `after` edges the check read: 0 when the
+ * graph has no hand-written order (nothing checked, no race). */
+RP_API uint32_t rp_check_num_orders(const rp_check *c);
 /** @brief Number of races (missing orders), in (to, from) order. */
 RP_API uint32_t rp_check_num_races(const rp_check *c);
 /** @brief Race @p i. @return RP_OK or RP_EINVAL. */

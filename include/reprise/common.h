@@ -42,7 +42,9 @@ extern "C" {
   X(ENOTFOUND, -12, "no such name")                                        \
   X(ECOHERENCE, -13, "results would depend on memory the program never "  \
     "synchronised")                                                        \
-  X(ETASK, -14, "an operation reported failure")
+  X(ETASK, -14, "an operation reported failure")                            \
+  X(EACCESS, -15, "an operation accessed memory outside its declared "     \
+    "regions")
 
 /** Status of every fallible call: 0 on success, negative on error. */
 typedef enum {

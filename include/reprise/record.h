@@ -69,21 +69,28 @@ typedef enum {
   RP_EDGE_AFTER = 3  /**< explicit dependency given by the program */
 } rp_edge_kind;
 
-/** Region shapes. */
+/** Region shapes. The unit of each is in its name: a byte range counts
+ * bytes, an element range and a box count elements (of the buffer's
+ * element size, rp_buffer_desc.elem). */
 typedef enum {
   RP_REGION_WHOLE = 0, /**< the whole buffer */
-  RP_REGION_BYTES = 1, /**< a byte range [offset, offset + bytes) */
-  RP_REGION_BOX = 2    /**< an n-d box in elements, hi exclusive */
+  RP_REGION_BYTES = 1, /**< bytes [offset, offset + bytes) */
+  RP_REGION_BOX = 2,   /**< an n-d box in elements, lo[d] to hi[d]
+                            exclusive per dimension */
+  RP_REGION_ELEMS = 3  /**< elements [lo[0], hi[0]) of the buffer seen as
+                            a flat array; recorded as its byte range */
 } rp_region_kind;
 
 /** A part of one buffer. Boxes index the buffer's dims, dimension 0 the
- * slowest (row-major: the last dimension is contiguous in memory). */
+ * slowest (row-major: the last dimension is contiguous in memory). Build
+ * one with the constructors below, whose names say their unit. */
 typedef struct rp_region {
   rp_buf buf;
   rp_region_kind kind;
   unsigned ndims;        /**< box rank; equals the buffer's */
-  uint64_t offset, bytes;
-  uint64_t lo[3], hi[3];
+  uint64_t offset, bytes; /**< RP_REGION_BYTES: in bytes */
+  uint64_t lo[3], hi[3]; /**< RP_REGION_BOX, RP_REGION_ELEMS: in
+                              elements */
 } rp_region;
 
 /** One value slot of a kernel's argument block. */
@@ -289,22 +296,48 @@ typedef struct rp_access_info {
 /** @} */
 
 /** @defgroup rp_region_fn Regions
- * Constructors for the three shapes of region.
+ * Constructors for the shapes of region. **One rule: a constructor's name
+ * says its unit.** `_bytes` counts bytes; `_elems` counts elements of the
+ * buffer's element size (rp_buffer_desc.elem; a 2-d buffer registered with
+ * rp_buffer_register_2d() of doubles has 8-byte elements). The older
+ * names rp_bytes(), rp_box() and rp_box2() remain for this release as
+ * deprecated aliases of rp_range_bytes(), rp_box_elems() and
+ * rp_box2_elems() (define RP_WARN_DEPRECATED to be warned of their use).
  * @{ */
+
+#if defined(RP_WARN_DEPRECATED) && defined(__GNUC__)
+#define RP_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define RP_DEPRECATED(msg)
+#endif
 
 /** @brief The whole buffer @p b. */
 static inline rp_region rp_whole(rp_buf b) {
   rp_region r = {b, RP_REGION_WHOLE, 0, 0, 0, {0, 0, 0}, {0, 0, 0}};
   return r;
 }
-/** @brief Bytes [off, off + n) of buffer @p b. */
-static inline rp_region rp_bytes(rp_buf b, uint64_t off, uint64_t n) {
-  rp_region r = {b, RP_REGION_BYTES, 0, off, n, {0, 0, 0}, {0, 0, 0}};
+/** @brief Bytes [@p offset, @p offset + @p nbytes) of buffer @p b: both in
+ * bytes, whatever the buffer's element size. */
+static inline rp_region rp_range_bytes(rp_buf b, uint64_t offset,
+                                       uint64_t nbytes) {
+  rp_region r = {b, RP_REGION_BYTES, 0, offset, nbytes, {0, 0, 0},
+                 {0, 0, 0}};
   return r;
 }
-/** @brief An n-d box of buffer @p b, in elements; hi exclusive. */
-static inline rp_region rp_box(rp_buf b, unsigned nd, const uint64_t *lo,
-                               const uint64_t *hi) {
+/** @brief Elements [@p first, @p first + @p count) of buffer @p b, seen
+ * as a flat array of its element size (row-major for a buffer with dims):
+ * bytes [first * elem, (first + count) * elem). */
+static inline rp_region rp_range_elems(rp_buf b, uint64_t first,
+                                       uint64_t count) {
+  rp_region r = {b, RP_REGION_ELEMS, 1, 0, 0, {first, 0, 0},
+                 {first + count, 0, 0}};
+  return r;
+}
+/** @brief An @p nd-d box of buffer @p b in elements: lo[d] to hi[d]
+ * (exclusive) in dimension d, 0 the slowest; @p nd equals the buffer's
+ * number of dims. */
+static inline rp_region rp_box_elems(rp_buf b, unsigned nd,
+                                     const uint64_t *lo, const uint64_t *hi) {
   rp_region r = {b, RP_REGION_BOX, nd, 0, 0, {0, 0, 0}, {0, 0, 0}};
   for (unsigned i = 0; i < nd && i < 3; i++) {
     r.lo[i] = lo[i];
@@ -312,11 +345,29 @@ static inline rp_region rp_box(rp_buf b, unsigned nd, const uint64_t *lo,
   }
   return r;
 }
-/** @brief Rows [r0, r1) and columns [c0, c1) of a 2-d buffer. */
-static inline rp_region rp_box2(rp_buf b, uint64_t r0, uint64_t r1,
-                                uint64_t c0, uint64_t c1) {
+/** @brief Rows [@p r0, @p r1) and columns [@p c0, @p c1) of a 2-d buffer,
+ * in elements (row r, column c is element r * cols + c). */
+static inline rp_region rp_box2_elems(rp_buf b, uint64_t r0, uint64_t r1,
+                                      uint64_t c0, uint64_t c1) {
   rp_region r = {b, RP_REGION_BOX, 2, 0, 0, {r0, c0, 0}, {r1, c1, 0}};
   return r;
+}
+/** @brief Deprecated: rp_range_bytes() (bytes [off, off + n)). */
+RP_DEPRECATED("rp_bytes counts bytes: call it rp_range_bytes")
+static inline rp_region rp_bytes(rp_buf b, uint64_t off, uint64_t n) {
+  return rp_range_bytes(b, off, n);
+}
+/** @brief Deprecated: rp_box_elems() (a box in elements). */
+RP_DEPRECATED("rp_box counts elements: call it rp_box_elems")
+static inline rp_region rp_box(rp_buf b, unsigned nd, const uint64_t *lo,
+                               const uint64_t *hi) {
+  return rp_box_elems(b, nd, lo, hi);
+}
+/** @brief Deprecated: rp_box2_elems() (rows and columns, in elements). */
+RP_DEPRECATED("rp_box2 counts elements: call it rp_box2_elems")
+static inline rp_region rp_box2(rp_buf b, uint64_t r0, uint64_t r1,
+                                uint64_t c0, uint64_t c1) {
+  return rp_box2_elems(b, r0, r1, c0, c1);
 }
 /** @brief A kernel argument for a buffer parameter. */
 static inline rp_arg rp_arg_buf(rp_region r) {
@@ -437,6 +488,21 @@ RP_API rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
 /** @brief Host task of operation @p n: its function and user pointer. */
 RP_API rp_status rp_node_host_fn(const rp_graph *g, rp_node n, rp_host_fn *fn,
                                  void **user);
+/** @brief The name of kernel operation @p n's kernel: its descriptor's, or
+ * for a graph read from a file the name the file gives ("kernel").
+ * @return the name (valid while g lives), or NULL when @p n is no kernel
+ *   operation or has no kernel name. */
+RP_API const char *rp_node_kernel_name(const rp_graph *g, rp_node n);
+
+/** @brief The values of kernel operation @p n's scalar parameters, in
+ * parameter order: up to @p max of them into @p out (may be NULL with
+ * @p max 0). For a graph read from a file, the values the file saved
+ * ("scalars"; none in files written before they were saved).
+ * @param count receives how many the operation has (may be NULL).
+ * @return RP_OK, RP_EINVAL (no kernel operation @p n). */
+RP_API rp_status rp_node_scalars(const rp_graph *g, rp_node n, rp_slot *out,
+                                 unsigned max, unsigned *count);
+
 /** @brief Successors of operation @p n in the recorded graph (CSR over
  * the graph's edges). @param count receives how many.
  * @return the array (valid while g lives). */
@@ -670,10 +736,15 @@ typedef struct rp_read_opts {
   /** Called once per unknown key with a message naming it and where it is
    * ("ops[2].acess: unknown key"); NULL: unknown keys are ignored. */
   void (*warn)(void *user, const char *msg);
-  void *user;         /**< passed to warn */
+  void *user;         /**< passed to warn and progress */
+  /** Called as the file is read, about once per chunk (up to 1 MiB), with
+   * the bytes read so far, from the calling thread: a caller that shows
+   * progress draws it (the library never prints). NULL: none. Options of
+   * the older size (without it) are still accepted. */
+  void (*progress)(void *user, uint64_t bytes_read);
 } rp_read_opts;
 
-#define RP_READ_OPTS_INIT {sizeof(rp_read_opts), 0, NULL, NULL}
+#define RP_READ_OPTS_INIT {sizeof(rp_read_opts), 0, NULL, NULL, NULL}
 
 /** @brief rp_graph_read_json() with options: unknown keys reported through
  * @p o->warn, or refused with RP_READ_STRICT. @p o may be NULL (as

@@ -97,6 +97,28 @@ typedef struct rp_exec_opts {
                               copy back). Not with a split that cuts
                               anything. Results are those of the graph as
                               recorded. */
+  /** Checking mode, for the CPU backends (openmp, starpu, reference),
+   * like compute-sanitizer for CUDA (docs/checking.md): 1: each kernel's
+   * CPU body and each host task runs on shadow images of its buffers,
+   * where the bytes it did not declare hold a canary pattern and pages
+   * with no declared byte are inaccessible, twice (the canaries changed);
+   * a read of such a page, a write outside the out/inout regions (a
+   * canary changed, or an `in` region written), or a result that depends
+   * on undeclared bytes fails the replay with RP_EACCESS, rp_exec_error()
+   * naming the operation, the parameter and the byte. The replay then
+   * runs one operation at a time on the calling side, in program order,
+   * as the reference does (results are the same), ignoring the options
+   * of parallelism (mode, nthreads, cores, device_map). 0: the
+   * environment decides (RP_CHECK=1: on); -1: off. On a backend that runs
+   * devices of its own (cuda, xrt, starpu mode "mpi") 1 fails with
+   * RP_ENOTSUP and RP_CHECK=1 is ignored. */
+  int check;
+  /** Called after each batch of replays that rp_exec_run() or
+   * rp_exec_wait() completes, with the number of replays in it, from the
+   * calling thread: a caller showing progress (the library never prints)
+   * counts them. NULL: none. */
+  void (*progress)(void *user, unsigned replays);
+  void *progress_user;   /**< passed to progress */
 } rp_exec_opts;
 
 /** rp_exec_opts.split: choose the number of chunks from the lane model. */
@@ -110,7 +132,7 @@ typedef struct rp_exec_opts {
 /** An rp_exec_opts with its size set and every option at its default. */
 #define RP_EXEC_OPTS_INIT                                                   \
   {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0, \
-   0}
+   0, 0, NULL, NULL}
 
 /** @brief Find a backend by name ("openmp", "cuda", "xrt", "reference").
  * NULL or "auto" picks the best one present (cuda with a GPU, else openmp,

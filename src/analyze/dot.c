@@ -3,8 +3,10 @@
 #include <math.h>
 #include <string.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "analyze/analysis.h"
 #include "core/out.h"
+#include "record/dot.h"
 
 /* Prints s inside a dot double-quoted string. */
 static void put_dot_str(rp__out *w, const char *s) {
@@ -62,9 +64,63 @@ static void label_num(rp__out *w, double v) {
   rp__out_str(w, strcmp(buf, "-0") ? buf : "0");
 }
 
+/* The drawing of a big graph: grouped by step (record/dot_group.c), with
+ * the analysis' lanes, times and critical path. */
+static rp_status write_grouped(const rp_analysis *a, FILE *fp) {
+  const char **names = malloc(sizeof *names * (a->nlane ? a->nlane : 1));
+  int *kinds = malloc(sizeof *kinds * (a->nlane ? a->nlane : 1));
+  double *end = malloc(sizeof *end * (a->nop ? a->nop : 1));
+  char title[160];
+  rp_status s = RP_ENOMEM;
+  if (names && kinds && end) {
+    /* rp__lane_kind and the drawing's kinds name the same lanes. */
+    for (uint32_t l = 0; l < a->nlane; l++) {
+      names[l] = a->lanes[l].name;
+      kinds[l] = (int)a->lanes[l].kind;
+    }
+    for (uint32_t n = 0; n < a->nop; n++)
+      end[n] = rp__end(a, n);
+    char t[3][32];
+    const double v[3] = {a->sum.serial_us, a->sum.critical_path_us,
+                         a->sum.makespan_us};
+    for (int i = 0; i < 3; i++)
+      snprintf(t[i], sizeof t[i], v[i] >= 1000 ? "%.0f" : "%.4g", v[i]);
+    snprintf(title, sizeof title, "serial %s us, critical path %s us, "
+             "makespan %s us", t[0], t[1], t[2]);
+    rp__dot_extra x = {title, a->lane, names, kinds, a->nlane, a->start,
+                       end, a->critical, a->crit, a->ncrit};
+    s = rp__dot_grouped(a->g, &x, fp);
+  }
+  free(names);
+  free(kinds);
+  free(end);
+  return s;
+}
+
+/* The legend of the detailed drawing: its lanes' colours (one per kind,
+ * rp__lane_colour) and the critical path. */
+static void legend(const rp_analysis *a, FILE *fp) {
+  fputs("  legend [shape=plaintext, fontsize=9, label=<<TABLE BORDER=\"0\" "
+        "CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"3\">"
+        "<TR><TD COLSPAN=\"2\"><B>legend</B></TD></TR>\n", fp);
+  static const char *const what[RP__LANE_KINDS] = {
+      "kernels", "copies host to device", "copies device to host",
+      "copies both ways", "peer copies", "host tasks"};
+  for (uint32_t l = 0; l < a->nlane; l++)
+    fprintf(fp, "    <TR><TD BGCOLOR=\"%s\">    </TD><TD ALIGN=\"LEFT\">"
+            "%s: %s</TD></TR>\n", rp__lane_colour(a->lanes[l].kind),
+            a->lanes[l].name, what[a->lanes[l].kind % RP__LANE_KINDS]);
+  fputs("    <TR><TD>&#8594;</TD><TD ALIGN=\"LEFT\">waits for: RAW, WAR or "
+        "WAW on a buffer, or AFTER</TD></TR>\n    <TR><TD><B>bold</B></TD>"
+        "<TD ALIGN=\"LEFT\">the critical path</TD></TR>\n  </TABLE>>];\n",
+        fp);
+}
+
 rp_status rp_analysis_write_dot(const rp_analysis *a, FILE *fp) {
   if (!a || !fp)
     return RP_EINVAL;
+  if (a->nop > RP__DOT_DETAIL)
+    return write_grouped(a, fp);
   const rp_graph *g = a->g;
   rp__out *w = rp__out_new(fp);
   if (!w)
@@ -135,6 +191,9 @@ rp_status rp_analysis_write_dot(const rp_analysis *a, FILE *fp) {
     rp__out_str(w, crit_step(a, e.from, e.to) ? "\", penwidth=3, style=bold];\n"
                                               : "\"];\n");
   }
-  rp__out_str(w, "}\n");
-  return rp__out_end(w) ? RP_EIO : RP_OK;
+  if (rp__out_end(w))
+    return RP_EIO;
+  legend(a, fp);
+  fputs("}\n", fp);
+  return ferror(fp) ? RP_EIO : RP_OK;
 }

@@ -1,5 +1,6 @@
-/* Graphviz output of a recorded graph. */
-#include "record/graph.h"
+/* Graphviz output of a recorded graph: one node per operation for small
+ * graphs, grouped by step beyond (record/dot_group.c). */
+#include "record/dot.h"
 #include "core/out.h"
 
 /* A colour per lane kind, shaded per device. */
@@ -44,6 +45,8 @@ rp_status rp_graph_write_dot(const rp_graph *g, FILE *fp) {
   rp__clear_last_error();
   if (!g || !fp)
     return RP_EINVAL;
+  if (g->nop > RP__DOT_DETAIL)
+    return rp__dot_grouped(g, NULL, fp);
   rp__out *w = rp__out_new(fp);
   if (!w)
     return RP_ENOMEM;
@@ -93,6 +96,9 @@ rp_status rp_graph_write_dot(const rp_graph *g, FILE *fp) {
     put_escaped(w, g->buf[e.buf].name);
     rp__out_str(w, "\"];\n");
   }
-  rp__out_str(w, "}\n");
-  return rp__out_end(w) ? RP_EIO : RP_OK;
+  if (rp__out_end(w))
+    return RP_EIO;
+  rp__dot_legend(g, NULL, fp);
+  fputs("}\n", fp);
+  return ferror(fp) ? RP_EIO : RP_OK;
 }

@@ -69,6 +69,7 @@ void rp_graph_destroy(rp_graph *g) {
   free(g->pred_off_end);
   free(g->succ);
   free(g->pred);
+  free(g->bound_sites);
   free(g);
 }
 
@@ -237,6 +238,34 @@ rp_status rp_node_host_fn(const rp_graph *g, rp_node n, rp_host_fn *fn,
     return RP_EINVAL;
   *fn = g->hostfn[g->op[n].arg0].fn;
   *user = g->hostfn[g->op[n].arg0].user;
+  return RP_OK;
+}
+
+const char *rp_node_kernel_name(const rp_graph *g, rp_node n) {
+  if (!g || n >= g->nop || g->op[n].type != RP_OP_KERNEL)
+    return NULL;
+  const rp__op *o = &g->op[n];
+  return o->kernel ? o->kernel->name : o->kernel_name;
+}
+
+rp_status rp_node_scalars(const rp_graph *g, rp_node n, rp_slot *out,
+                          unsigned max, unsigned *count) {
+  if (!g || n >= g->nop || g->op[n].type != RP_OP_KERNEL || (max && !out))
+    return RP_EINVAL;
+  const rp__op *o = &g->op[n];
+  const rp_slot *v = g->slot + o->arg0;
+  unsigned k = 0;
+  if (o->kernel) {
+    for (unsigned p = 0; p < o->kernel->nparams; p++)
+      k += o->kernel->params[p].mode == RP_SCALAR;
+  } else {
+    k = (unsigned)v[0].u64;
+    v++;
+  }
+  for (unsigned i = 0; i < k && i < max; i++)
+    out[i] = v[i];
+  if (count)
+    *count = k;
   return RP_OK;
 }
 

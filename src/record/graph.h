@@ -57,6 +57,9 @@ typedef struct rp__proto {
   uint32_t nacc;        /* set by the recorder */
   const rp_kernel *kernel; /* kernels; NULL when loaded from a file */
   char *kernel_name;    /* kernels loaded from a file keep the name here */
+  const rp_slot *scalars; /* kernels loaded from a file: the values of their
+                             scalar parameters, in order (nscalars) */
+  uint32_t nscalars;
   rp_dims space;        /* kernels: index space (0s replaced by 1) */
   rp_host_fn fn;        /* host tasks */
   void *user;
@@ -73,8 +76,10 @@ typedef struct rp__op {
   char *kernel_name;    /* kernels loaded from a file keep the name here */
   uint32_t acc0, nacc;  /* into g->sacc */
   uint32_t after0, nafter; /* into g->after */
-  uint32_t arg0;        /* kernels: scalar values at g->slot[arg0];
-                           host tasks: g->hostfn[arg0] */
+  uint32_t arg0;        /* kernels: scalar values at g->slot[arg0]
+                           (loaded from a file, without a descriptor:
+                           their count at g->slot[arg0].u64, the values
+                           after it); host tasks: g->hostfn[arg0] */
   uint32_t dims0;       /* kernels: index space at g->dims[dims0], RP_NONE
                            for 1 x 1 x 1 */
   int16_t device;       /* kernel/copy device; src for d2d */
@@ -144,6 +149,8 @@ struct rp_graph {
   rp__track *track;       /* hazard + coherence state while recording */
   struct rp__measured *measured; /* measured costs, per op (record/
                                     measured.c); NULL if none */
+  void *bound_sites;      /* rp_graph_bind(): the host tasks' user data
+                             (record/bind.c); NULL if none */
 };
 
 /* Recording core (record/op.c): validates, inserts coherence copies,

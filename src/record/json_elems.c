@@ -362,15 +362,52 @@ rp_status rp__json_load_devices(rd *r, const cJSON *j, const char *path,
   return RP_OK;
 }
 
+int rp__json_scalar(const char *a, size_t n, rp_slot *out) {
+  uint64_t v = 0;
+  if (n < 3 || n > 18 || a[0] != '0' || a[1] != 'x')
+    return -1;
+  for (size_t i = 2; i < n; i++) {
+    char c = a[i];
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
+    if (d < 0)
+      return -1;
+    v = v << 4 | (uint64_t)d;
+  }
+  out->u64 = v;
+  return 0;
+}
+
 rp_status rp__json_load_kernel_fields(rd *r, const cJSON *j, const char *path,
                                       rp__proto *p) {
-  const cJSON *sp = NULL;
+  const cJSON *sp = NULL, *sc = NULL;
   const char *kn;
   rp_status s;
   if ((s = rp__json_get_str(r, j, path, "kernel", 0, &kn)) ||
-      (s = rp__json_get(r, j, path, "space", 0, &sp)))
+      (s = rp__json_get(r, j, path, "space", 0, &sp)) ||
+      (s = rp__json_get(r, j, path, "scalars", 0, &sc)))
     return s;
   p->kernel_name = (char *)kn;
+  p->scalars = r->scalars;
+  p->nscalars = 0;
+  if (sc && !cJSON_IsArray(sc))
+    return rp__json_bad(r, RP_EPARSE, "%s.scalars: expected an array, got %s",
+                        path, rp__json_type_of(sc));
+  for (const cJSON *c = sc ? sc->child : NULL; c; c = c->next) {
+    if (p->nscalars == RP_MAX_PARAMS)
+      return rp__json_bad(r, RP_EPARSE, "%s.scalars: more than %d values",
+                          path, RP_MAX_PARAMS);
+    if (!cJSON_IsString(c) ||
+        rp__json_scalar(c->valuestring, strlen(c->valuestring),
+                        &r->scalars[p->nscalars]))
+      return rp__json_bad(r, RP_EPARSE,
+                          "%s.scalars[%u]: expected a string \"0x\" and 1 "
+                          "to 16 hex digits (the value's 64 bits)",
+                          path, p->nscalars);
+    p->nscalars++;
+  }
   p->space = rp_dims3(1, 1, 1);
   if (sp) {
     uint64_t v[3] = {1, 1, 1};

@@ -218,12 +218,13 @@ enum {
   F_COST,
   F_INSERTED,
   F_ACCESS,
-  F_AFTER
+  F_AFTER,
+  F_SCALARS
 };
 static const char *const f_op_keys[] = {
     "id",         "name",   "type",  "device",  "src_device",
     "dst_device", "kernel", "space", "cost_us", "inserted",
-    "access",     "after",  NULL};
+    "access",     "after",  "scalars", NULL};
 
 /* Operation i at [c, e): RP_OK or the recording's error in *st, and 1;
  * 0 to leave it to the cJSON path. */
@@ -308,6 +309,21 @@ int rp__json_fast_op(rd *r, const char *c, const char *e, uint32_t i,
           return 0;
       }
       break;
+    case F_SCALARS:
+      if (!f_lit(&c, '['))
+        return 0;
+      if (!f_lit(&c, ']')) {
+        do {
+          if (p.nscalars == RP_MAX_PARAMS || !f_str(&c, &a, &n) ||
+              rp__json_scalar(a, n, &r->scalars[p.nscalars]))
+            return 0;
+          p.nscalars++;
+        } while (f_lit(&c, ','));
+        if (!f_lit(&c, ']'))
+          return 0;
+      }
+      p.scalars = r->scalars;
+      break;
     case F_AFTER:
       if (!f_lit(&c, '['))
         return 0;
@@ -334,7 +350,8 @@ int rp__json_fast_op(rd *r, const char *c, const char *e, uint32_t i,
   /* rp__json_load_devices() and rp__json_load_kernel_fields(), as conditions. */
   if (p.type != RP_OP_COPY_D2D && seen & (1u << F_SRC | 1u << F_DST))
     return 0;
-  if (p.type != RP_OP_KERNEL && seen & (1u << F_KERNEL | 1u << F_SPACE))
+  if (p.type != RP_OP_KERNEL &&
+      seen & (1u << F_KERNEL | 1u << F_SPACE | 1u << F_SCALARS))
     return 0;
   if (p.type == RP_OP_HOST) {
     p.device = p.dst_device = 0;

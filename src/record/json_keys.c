@@ -11,7 +11,7 @@ const char *const rp__keys_buffer[] = {"id",   "name", "bytes",
 const char *const rp__keys_op[] = {
     "id",         "name",   "type",     "device",  "src_device",
     "dst_device", "kernel", "space",    "cost_us", "inserted",
-    "access",     "after",  "measured", NULL};
+    "access",     "after",  "measured", "scalars", NULL};
 const char *const rp__keys_access[] = {"buffer", "space", "mode", "offset",
                                        "bytes",  "box",   NULL};
 const char *const rp__keys_box[] = {"lo", "hi", NULL};

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,7 +425,11 @@ rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
     err[0] = '\0';
   if (out)
     *out = NULL;
-  if (!out || !fp || (o && (o->size != sizeof *o || o->flags & ~3u))) {
+  /* The size before `progress` was added is still a known one. */
+  size_t old_size = offsetof(rp_read_opts, progress);
+  if (!out || !fp ||
+      (o && ((o->size != sizeof *o && o->size != old_size) ||
+             o->flags & ~3u))) {
     const char *m = !out  ? "no output pointer"
                     : !fp ? "no file given"
                           : "rp_read_opts: unknown size or flags (start from "
@@ -437,6 +442,8 @@ rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
   rd r;
   memset(&r, 0, sizeof r);
   r.opts = o;
+  if (o && o->size == sizeof *o)
+    r.progress = o->progress;
   r.fp = fp;
   r.line = r.col = 1;
   r.want = 4096;

@@ -51,7 +51,10 @@ typedef struct rd {
   uint32_t cap_acc;
   rp_node *after;
   uint32_t cap_after;
+  rp_slot scalars[RP_MAX_PARAMS]; /* scratch: a kernel's scalar values */
   const rp_read_opts *opts; /* unknown keys: warn or refuse (NULL: ignore) */
+  void (*progress)(void *user, uint64_t bytes_read); /* opts' or NULL */
+  uint64_t bytes_read;      /* so far, for progress */
   /* Saved edges: trusted when "edges_check" came before "ops" and matches
    * (then the ops are loaded without deriving hazards). */
   int trust, has_check, fe_bad, seen_buffers, seen_ops;
@@ -77,6 +80,10 @@ int rp__json_at_end(rd *r, size_t p);
 /* Forgets the bytes before @p *p once they are more than a chunk, keeping
  * count of their lines and columns; *p becomes 0. */
 void rp__json_slide(rd *r, size_t *p);
+/* A kernel's scalar value as the writer writes it: "0x" and 1 to 16 hex
+ * digits (the slot's 64 bits), [a, a + n); 0 on success, -1 if not one
+ * (record/json_elems.c). */
+int rp__json_scalar(const char *a, size_t n, rp_slot *out);
 /* Reports the keys of object @p j not in @p known (record/json_keys.c). */
 rp_status rp__json_check_keys(rd *r, const cJSON *j, const char *path,
                               const char *const *known);

@@ -68,6 +68,9 @@ int rp__json_more(rd *r) {
     r->s[r->n] = '\0';
     return 0;
   }
+  r->bytes_read += got;
+  if (r->progress)
+    r->progress(r->opts->user, r->bytes_read);
   const char *z = memchr(r->s + r->n, '\0', got);
   if (z) { /* the text ends at the NUL: reaching it is the error */
     got = (size_t)(z - (r->s + r->n));

@@ -97,6 +97,18 @@ static void write_op(rp__out *w, const rp_graph *g, uint32_t i) {
     uint64_t sp[3] = {d.x, d.y, d.z};
     rp__out_str(w, ", \"space\": ");
     w_u64_list(w, sp, 3);
+    /* The scalar parameters' values, as the raw 64 bits of each slot. */
+    rp_slot v[RP_MAX_PARAMS];
+    unsigned nv = 0;
+    rp_node_scalars(g, i, v, RP_MAX_PARAMS, &nv);
+    for (unsigned k = 0; k < nv && k < RP_MAX_PARAMS; k++) {
+      char hex[24];
+      snprintf(hex, sizeof hex, "\"0x%llx\"", (unsigned long long)v[k].u64);
+      rp__out_str(w, k ? ", " : ", \"scalars\": [");
+      rp__out_str(w, hex);
+      if (k + 1 == nv || k + 1 == RP_MAX_PARAMS)
+        rp__out_str(w, "]");
+    }
   }
   if (o->inserted)
     rp__out_str(w, ", \"inserted\": true");

@@ -219,6 +219,10 @@ rp_status rp__store_op(rp_graph *g, rp__op *pp, const rp__proto *q,
   uint32_t nscalar = 0, nboxes = 0;
   for (uint32_t i = 0; p.kernel && args && i < p.kernel->nparams; i++)
     nscalar += p.kernel->params[i].mode == RP_SCALAR;
+  /* A kernel loaded without its descriptor: the count, then the values. */
+  int loaded = p.type == RP_OP_KERNEL && !p.kernel;
+  if (loaded)
+    nscalar = 1 + q->nscalars;
   for (uint32_t i = 0; i < nacc; i++)
     nboxes += chk[i].region.kind == RP_REGION_BOX;
   if (rp__grow((void **)&g->op, &g->capop, g->nop + 1, sizeof *g->op) ||
@@ -270,6 +274,11 @@ rp_status rp__store_op(rp_graph *g, rp__op *pp, const rp__proto *q,
   for (uint32_t i = 0; p.kernel && args && i < p.kernel->nparams; i++)
     if (p.kernel->params[i].mode == RP_SCALAR)
       g->slot[g->nslot++] = args[i].value;
+  if (loaded) {
+    g->slot[g->nslot++].u64 = q->nscalars;
+    for (uint32_t i = 0; i < q->nscalars; i++)
+      g->slot[g->nslot++] = q->scalars[i];
+  }
   if (nafter)
     memcpy(g->after + g->nafter, after, nafter * sizeof *g->after);
   g->nsacc += nacc;
@@ -404,11 +413,22 @@ rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
   uint32_t nacc = 0;
   for (unsigned i = 0; i < k->nparams; i++) {
     rp_mode m = k->params[i].mode;
+    const char *pn = k->params[i].name ? k->params[i].name : "?";
     if (m == RP_SCALAR)
       continue;
     if (m != RP_IN && m != RP_OUT && m != RP_INOUT)
-      return rp__fail(g, RP_EINVAL, "kernel \"%s\" param %u: bad mode %d",
-                      kn, i, (int)m);
+      return rp__fail(g, RP_EINVAL, "parameter %u '%s' of kernel '%s': bad "
+                      "mode %d", i, pn, kn, (int)m);
+    /* rp_arg_i64() and the other scalar constructors name no buffer. */
+    if (args[i].region.buf == RP_NONE)
+      return rp__fail(g, RP_EINVAL, "parameter %u '%s' of kernel '%s' "
+                      "expects a buffer region (%s), got a scalar", i, pn,
+                      kn, m == RP_IN ? "in" : m == RP_OUT ? "out" : "inout");
+    if (args[i].region.buf >= g->nbuf)
+      return rp__fail(g, RP_EINVAL, "parameter %u '%s' of kernel '%s' "
+                      "expects a buffer region, got one of buffer %u (the "
+                      "graph has %u buffers)", i, pn, kn,
+                      args[i].region.buf, g->nbuf);
     acc[nacc++] = (rp__access){args[i].region, m, device};
   }
   rp__proto p = {0};
@@ -428,9 +448,9 @@ rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
         break;
     char *colon = strchr(g->err, ':');
     char msg[sizeof g->err];
-    snprintf(msg, sizeof msg, "kernel \"%s\" param %u (\"%s\")%s", kn, pi,
+    snprintf(msg, sizeof msg, "parameter %u '%s' of kernel '%s'%s", pi,
              pi < k->nparams && k->params[pi].name ? k->params[pi].name : "?",
-             colon ? colon : "");
+             kn, colon ? colon : "");
     rp__fail(g, s, "%s", msg);
   }
   return s;

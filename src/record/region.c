@@ -3,9 +3,31 @@
 
 rp_status rp__region_check(rp_graph *g, rp_region *r, const char *what) {
   if (r->buf >= g->nbuf)
-    return rp__fail(g, RP_EINVAL, "%s: unknown buffer %u", what, r->buf);
+    return r->buf == RP_NONE
+               ? rp__fail(g, RP_EINVAL, "%s: names no buffer (RP_NONE: a "
+                          "scalar argument's region?)", what)
+               : rp__fail(g, RP_EINVAL, "%s: unknown buffer %u (the graph "
+                          "has %u buffers)", what, r->buf, g->nbuf);
   const rp__buffer *b = &g->buf[r->buf];
   switch (r->kind) {
+  case RP_REGION_ELEMS: { /* stored as its byte range */
+    uint64_t el = b->elem ? b->elem : 1, n = b->bytes / el;
+    if (r->lo[0] > r->hi[0])
+      return rp__fail(g, RP_EINVAL, "%s: element range [%llu, %llu) ends "
+                      "before it starts", what, (unsigned long long)r->lo[0],
+                      (unsigned long long)r->hi[0]);
+    if (r->hi[0] > n)
+      return rp__fail(g, RP_ERANGE, "%s: element range ends past buffer "
+                      "\"%s\" (%llu elements of %llu bytes)", what, b->name,
+                      (unsigned long long)n, (unsigned long long)el);
+    r->kind = RP_REGION_BYTES;
+    r->offset = r->lo[0] * el;
+    r->bytes = (r->hi[0] - r->lo[0]) * el;
+    r->ndims = 0;
+    for (unsigned i = 0; i < 3; i++)
+      r->lo[i] = r->hi[i] = 0;
+    return RP_OK;
+  }
   case RP_REGION_WHOLE:
     r->kind = RP_REGION_BYTES;
     r->offset = 0;
@@ -102,6 +124,12 @@ uint64_t rp_region_intervals(const rp_graph *g, const rp_region *r,
     return 0;
   struct fill f = {iv, iv ? max : 0, 0};
   rp_region c = *r;
+  if (c.kind == RP_REGION_ELEMS) {
+    uint64_t el = g->buf[r->buf].elem ? g->buf[r->buf].elem : 1;
+    if (c.lo[0] > c.hi[0] || c.hi[0] > g->buf[r->buf].bytes / el)
+      return 0;
+    c = rp_range_bytes(r->buf, c.lo[0] * el, (c.hi[0] - c.lo[0]) * el);
+  }
   if (c.kind == RP_REGION_WHOLE) {
     c.kind = RP_REGION_BYTES;
     c.offset = 0;

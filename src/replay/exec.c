@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "replay/check_run.h"
 #include "replay/exec.h"
 
 extern const rp_backend rp_backend_reference;
@@ -56,7 +57,7 @@ const rp_plan *rp_exec_plan(const rp_exec *x) {
 }
 void *const *rp_exec_host(const rp_exec *x) { return x ? x->host : NULL; }
 const rp_backend *rp_exec_backend(const rp_exec *x) {
-  return x ? x->be : NULL;
+  return x ? (x->asked ? x->asked : x->be) : NULL;
 }
 const char *rp_exec_error(const rp_exec *x) { return x ? x->err : ""; }
 const char *rp_exec_notice(const rp_exec *x) { return x ? x->note : ""; }
@@ -168,6 +169,30 @@ unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
   return x ? x->chunks : 0;
 }
 
+/* Checking mode (rp_exec_opts.check, RP_CHECK=1): a CPU backend's exec
+ * runs the checked reference replay instead (replay/check_run.c), and
+ * says so in rp_exec_error(); *be becomes that backend. */
+static rp_status checking_mode(rp_exec *x, const rp_backend **be) {
+  const char *env = getenv("RP_CHECK");
+  int asked = x->opts.check > 0;
+  if (x->opts.check < 0 || (!asked && !(env && !strcmp(env, "1"))))
+    return RP_OK;
+  const char *m = x->opts.mode;
+  if ((*be)->owns != RP_DEVICE_CPU || (m && !strcmp(m, "mpi"))) {
+    if (!asked)
+      return RP_OK; /* RP_CHECK=1 leaves device backends alone */
+    rp_exec_set_error(x, "checking mode runs on the CPU backends (openmp, "
+                      "starpu, reference), not on \"%s\"%s", (*be)->name,
+                      (*be)->owns == RP_DEVICE_CUDA
+                          ? ": run the program under compute-sanitizer"
+                          : "");
+    return RP_ENOTSUP;
+  }
+  x->asked = *be;
+  *be = x->be = &rp__backend_checked;
+  return RP_OK;
+}
+
 rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
                          const rp_backend *be, const rp_exec_opts *o) {
   if (!out || !g)
@@ -212,6 +237,11 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     }
     memcpy(&x->opts, o, n);
     x->opts.size = sizeof x->opts;
+  }
+  if ((s = checking_mode(x, &be)) != RP_OK) {
+    rp__set_last_error(x->err);
+    free(x);
+    return s;
   }
   if ((s = rp__exec_passes(x, g, be)) != RP_OK) {
     rp__set_last_error(x->err);
@@ -290,6 +320,11 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     exec_free(x);
     return s;
   }
+  if (x->asked)
+    rp_exec_set_error(x, "checking mode (%s): one operation at a time, "
+                      "kernels and host tasks on shadow memory",
+                      x->opts.check > 0 ? "rp_exec_opts.check"
+                                        : "RP_CHECK=1");
   *out = x;
   return RP_OK;
 }
@@ -394,6 +429,8 @@ static rp_status wait_(rp_exec *x) {
   if (s != RP_OK && !x->err[0])
     rp_exec_set_error(x, "backend \"%s\": run failed: %s", x->be->name,
                       rp_strerror(s));
+  if (s == RP_OK && x->opts.progress)
+    x->opts.progress(x->opts.progress_user, x->launched_iters);
   return s;
 }
 

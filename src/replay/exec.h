@@ -13,6 +13,8 @@ struct rp_exec {
   rp__rewrite rw;     /* the passes' rewrite (rw.g NULL: none) */
   unsigned chunks;    /* chunks of the split (1: none) */
   const rp_backend *be;
+  const rp_backend *asked; /* checking mode: the backend asked for (be is
+                              the checked reference); else NULL */
   void *state;
   rp_exec_opts opts;
   void **host;        /* per buffer */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "replay/check_run.h"
 #include "reprise/backend.h"
 
 typedef struct ref {
@@ -20,6 +21,8 @@ typedef struct ref {
   unsigned reps_done;
   uint32_t nodes_done;
   int running;
+  int check;         /* checking mode: kernels and host tasks on shadows */
+  rp__check_cache *cache; /* checking mode: the shadows' mappings */
 } ref;
 
 static void *image(ref *r, uint32_t i) {
@@ -35,14 +38,31 @@ static void ref_destroy(void *state) {
     free(r->img[i]);
   free(r->img);
   free(r->ptrs);
+  rp__check_cache_free(r->cache);
   pthread_mutex_destroy(&r->mu);
   pthread_cond_destroy(&r->cv);
   free(r);
 }
 
+static rp_status instantiate(rp_exec *x, const rp_plan *p, void **state,
+                             int check);
+
 static rp_status ref_instantiate(rp_exec *x, const rp_plan *p, void **state) {
+  return instantiate(x, p, state, 0);
+}
+
+/* Checking mode: the options of the CPU backend asked for (its mode,
+ * threads, cores) do not apply to the one-at-a-time replay. */
+static rp_status checked_instantiate(rp_exec *x, const rp_plan *p,
+                                     void **state) {
+  return instantiate(x, p, state, 1);
+}
+
+static rp_status instantiate(rp_exec *x, const rp_plan *p, void **state,
+                             int check) {
   const rp_exec_opts *o = rp_exec_opts_get(x);
-  const char *bad = o->mode && strcmp(o->mode, "serial") ? "mode"
+  const char *bad = check                                ? NULL
+                    : o->mode && strcmp(o->mode, "serial") ? "mode"
                     : o->nthreads > 1                    ? "nthreads"
                     : o->cores || o->ncores              ? "cores"
                     : o->xclbin                          ? "xclbin"
@@ -61,6 +81,7 @@ static rp_status ref_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     return RP_ENOMEM;
   r->x = x;
   r->p = p;
+  r->check = check;
   pthread_mutex_init(&r->mu, NULL);
   pthread_cond_init(&r->cv, NULL);
   uint32_t maxacc = 0;
@@ -93,7 +114,8 @@ static rp_status ref_instantiate(rp_exec *x, const rp_plan *p, void **state) {
       return RP_ENOKERNEL;
     }
   }
-  if (!(r->ptrs = calloc(maxacc + 1, sizeof *r->ptrs)))
+  if (!(r->ptrs = calloc(maxacc + 1, sizeof *r->ptrs)) ||
+      (check && !(r->cache = rp__check_cache_new(p->nimage))))
     goto nomem;
   *state = r;
   return RP_OK;
@@ -104,8 +126,19 @@ nomem:
 
 static void *image_addr(void *ctx, uint32_t i) { return image(ctx, i); }
 
-static void run_node(ref *r, uint32_t v) {
-  rp_plan_run_on_host(r->x, v, image_addr, r, r->ptrs);
+/* RP_OK, or in checking mode RP_EACCESS (the exec's error set) or
+ * RP_ENOMEM. */
+static rp_status run_node(ref *r, uint32_t v) {
+  if (!r->check) {
+    rp_plan_run_on_host(r->x, v, image_addr, r, r->ptrs);
+    return RP_OK;
+  }
+  char msg[480];
+  rp_status s = rp__run_checked(r->x, v, image_addr, r, r->ptrs, r->cache,
+                                msg, sizeof msg);
+  if (s != RP_OK)
+    rp_exec_set_error(r->x, "%s", msg);
+  return s;
 }
 
 static void progress(ref *r, unsigned reps, uint32_t nodes) {
@@ -127,7 +160,8 @@ static rp_status ref_launch(void *state, unsigned iterations) {
   rp_status s = RP_OK;
   for (unsigned it = 0; it < iterations && s == RP_OK; it++) {
     for (uint32_t v = 0; v < r->p->nnode; v++) {
-      run_node(r, v);
+      if ((s = run_node(r, v)) != RP_OK)
+        break;
       char msg[256];
       int code = rp_task_take_failure(msg, sizeof msg);
       if (code) {
@@ -177,25 +211,30 @@ static rp_status ref_profile(void *state, double *node_us) {
   ref *r = state;
   for (uint32_t v = 0; v < r->p->nnode; v++) {
     double t0 = rp_clock_us();
-    run_node(r, v);
+    rp_status s = run_node(r, v);
     node_us[v] = rp_clock_us() - t0;
+    if (s != RP_OK)
+      return s;
   }
   return RP_OK;
 }
 
-const rp_backend rp_backend_reference = {
-    .abi = RP_BACKEND_ABI,
-    .name = "reference",
-    .priority = 0,
-    .owns = RP_DEVICE_CPU,
-    .flags = RP_BACKEND_BLOCKING_LAUNCH | RP_BACKEND_SEPARATE_IMAGES,
-    .probe = NULL,
-    .instantiate = ref_instantiate,
-    .launch = ref_launch,
-    .wait = ref_wait,
-    .wait_buffer = ref_wait_buffer,
-    .rebind = ref_rebind,
-    .set_scalar = ref_set_scalar,
-    .profile = ref_profile,
-    .destroy = ref_destroy,
-};
+/* The reference and its checking mode differ in their instantiate. */
+#define REF_TABLE(inst)                                                     \
+  {.abi = RP_BACKEND_ABI,                                                   \
+   .name = "reference",                                                     \
+   .priority = 0,                                                           \
+   .owns = RP_DEVICE_CPU,                                                   \
+   .flags = RP_BACKEND_BLOCKING_LAUNCH | RP_BACKEND_SEPARATE_IMAGES,        \
+   .probe = NULL,                                                           \
+   .instantiate = (inst),                                                   \
+   .launch = ref_launch,                                                    \
+   .wait = ref_wait,                                                        \
+   .wait_buffer = ref_wait_buffer,                                          \
+   .rebind = ref_rebind,                                                    \
+   .set_scalar = ref_set_scalar,                                            \
+   .profile = ref_profile,                                                  \
+   .destroy = ref_destroy}
+
+const rp_backend rp_backend_reference = REF_TABLE(ref_instantiate);
+const rp_backend rp__backend_checked = REF_TABLE(checked_instantiate);
