@@ -87,7 +87,9 @@ Test(model, launch_overhead_in_both_predictions) {
   EXACT(s.model_serial_us, 2 + 3 * (10 + 4));
   EXACT(s.model_overlap_us, 5 + 1 + 10);
   EXACT(s.model_speedup, 44.0 / 16.0);
-  EXACT(s.predicted_speedup, 3); /* the bound's prediction is kept */
+  EXACT(s.predicted_speedup, 44.0 / 16.0); /* the headline: the model's */
+  EXACT(s.schedule_speedup, 3);            /* the list schedule's */
+  cr_assert_eq(s.calibrated, 0);
   double st, en;
   cr_assert_eq(rp_analysis_op_model(a, 2, &st, &en), RP_OK);
   EXACT(st, 0);
@@ -523,7 +525,9 @@ static void calibrated_ok(const char *be_name, const char *overlapped) {
   /* The reference runs one operation at a time and refuses a team. */
   xo.nthreads = strcmp(be_name, "reference") ? 2 : 0;
   rp_model m;
-  cr_assert_eq(rp_model_calibrate(&m, be, &xo, 3), RP_OK, "%s", be_name);
+  unsigned long before = rp_model_calibrations();
+  cr_assert_eq(rp_model_calibrate(&m, be, &xo, 1), RP_OK, "%s", be_name);
+  cr_assert_eq(rp_model_calibrations(), before + 1);
   cr_assert_str_eq(m.backend, be_name);
   cr_assert_eq(m.calibrated, 1);
   cr_assert_geq(m.nmode, 2);
@@ -532,24 +536,260 @@ static void calibrated_ok(const char *be_name, const char *overlapped) {
   for (unsigned i = 0; i < m.nmode; i++)
     cr_assert(isfinite(m.mode[i].op_us) && m.mode[i].op_us >= 0);
   cr_assert(isfinite(m.h2d.gbps) && m.h2d.gbps >= 0);
+  /* The key: this machine, the library's version, the team. */
+  char host[64];
+  gethostname(host, sizeof host);
+  host[63] = 0;
+  cr_assert_str_eq(m.machine, host);
+  cr_assert(!strncmp(m.version, rp_version(), strlen(rp_version())));
+  if (!strcmp(be_name, "openmp")) {
+    cr_assert_eq(m.threads, 2);
+    cr_assert_eq(m.host_units, 2);
+    cr_assert(m.split_efficiency > 0 && m.split_efficiency <= 1);
+    cr_assert(m.mem1_gbps > 0 && m.mem_gbps > 0 && m.cache1_gbps > 0);
+  } else {
+    cr_assert_eq(m.threads, 0);
+  }
   /* It is usable by the analysis as it is, and after a round trip. */
-  char dir[] = "/tmp/rp_cal_XXXXXX", path[256];
+  char dir[] = "/tmp/rp_cal_XXXXXX", path[4096];
   cr_assert_not_null(mkdtemp(dir));
-  setenv("XDG_CACHE_HOME", dir, 1);
-  cr_assert_eq(rp_model_get(&m, be, &xo, 0), RP_ENOTFOUND);
-  cr_assert_eq(rp_model_get(&m, be, &xo, RP_MODEL_CALIBRATE), RP_OK);
-  cr_assert_eq(rp_model_path(be_name, path, sizeof path), RP_OK);
-  cr_assert_eq(access(path, R_OK), 0, "%s not written", path);
+  cr_assert_eq(rp_model_save(&m, strcat(strcpy(path, dir), "/m.json")),
+               RP_OK);
   rp_model r;
-  cr_assert_eq(rp_model_get(&r, be, &xo, 0), RP_OK);
+  cr_assert_eq(rp_model_load(&r, path), RP_OK);
   cr_assert_eq(r.nmode, m.nmode);
   cr_assert_eq(r.mode[0].op_us, m.mode[0].op_us);
+  cr_assert_eq(r.threads, m.threads);
+  cr_assert_eq(r.mem_gbps, m.mem_gbps);
+  cr_assert_eq(r.task_us, m.task_us);
+  cr_assert_str_eq(r.version, m.version);
+  cr_assert_str_eq(r.cpu, m.cpu);
   unlink(path);
-  unsetenv("XDG_CACHE_HOME");
+  rmdir(dir);
 }
 
 Test(model, calibrate_reference) { calibrated_ok("reference", "default"); }
-Test(model, calibrate_openmp) { calibrated_ok("openmp", "parallel"); }
+Test(model, calibrate_openmp, .timeout = 60) {
+  calibrated_ok("openmp", "parallel");
+}
+
+/* The cache, on the reference backend (its calibration is quick). */
+typedef struct seen {
+  unsigned lines;
+  char last[4400];
+} seen;
+
+static void count_line(void *user, const char *line) {
+  seen *s = user;
+  s->lines++;
+  snprintf(s->last, sizeof s->last, "%s", line);
+}
+
+static const rp_backend *reference(void) {
+  const rp_backend *be = NULL;
+  cr_assert_eq(rp_backend_find("reference", &be), RP_OK);
+  return be;
+}
+
+Test(model, cache_calibrates_on_first_use_then_reuses) {
+  char dir[] = "/tmp/rp_cache_XXXXXX", path[4096];
+  cr_assert_not_null(mkdtemp(dir));
+  unsetenv("RP_NO_AUTOCALIBRATE");
+  seen sn = {0, ""};
+  rp_model_opts mo;
+  memset(&mo, 0, sizeof mo);
+  mo.cache_dir = dir;
+  mo.runs = 1;
+  mo.progress = count_line;
+  mo.user = &sn;
+  const rp_backend *be = reference();
+  cr_assert_eq(rp_model_cache_path(be, NULL, &mo, path, sizeof path),
+               RP_OK);
+  char host[64], want[4200];
+  gethostname(host, sizeof host);
+  host[63] = 0;
+  snprintf(want, sizeof want, "%s/reference-%s.json", dir, host);
+  cr_assert_str_eq(path, want);
+  cr_assert_neq(access(path, F_OK), 0);
+  /* First use: one calibration, one progress line, the file written. */
+  rp_model a, b;
+  unsigned long n0 = rp_model_calibrations();
+  cr_assert_eq(rp_model_get_opts(&a, be, NULL, &mo), RP_OK);
+  cr_assert_eq(rp_model_calibrations(), n0 + 1);
+  cr_assert_eq(sn.lines, 1);
+  cr_assert(strstr(sn.last, "calibrating the reference model"), "%s",
+            sn.last);
+  cr_assert(strstr(sn.last, path), "%s", sn.last);
+  cr_assert_eq(access(path, R_OK), 0);
+  cr_assert_eq(a.calibrated, 1);
+  /* Second use: the cache, no calibration, the same figures. */
+  cr_assert_eq(rp_model_get_opts(&b, be, NULL, &mo), RP_OK);
+  cr_assert_eq(rp_model_calibrations(), n0 + 1);
+  cr_assert_eq(sn.lines, 1);
+  cr_assert_eq(b.mode[0].op_us, a.mode[0].op_us);
+  cr_assert_str_eq(b.version, a.version);
+  /* The cache only: there it is. */
+  mo.flags = RP_MODEL_NO_AUTO;
+  cr_assert_eq(rp_model_get_opts(&b, be, NULL, &mo), RP_OK);
+  /* Refresh: calibrates although cached. */
+  mo.flags = RP_MODEL_REFRESH;
+  cr_assert_eq(rp_model_get_opts(&b, be, NULL, &mo), RP_OK);
+  cr_assert_eq(rp_model_calibrations(), n0 + 2);
+  cr_assert_eq(sn.lines, 2);
+  unlink(path);
+  rmdir(dir);
+}
+
+Test(model, cache_recalibrates_for_another_version_or_machine) {
+  char dir[] = "/tmp/rp_cache_XXXXXX", path[4096];
+  cr_assert_not_null(mkdtemp(dir));
+  unsetenv("RP_NO_AUTOCALIBRATE");
+  seen sn = {0, ""};
+  rp_model_opts mo;
+  memset(&mo, 0, sizeof mo);
+  mo.cache_dir = dir;
+  mo.runs = 1;
+  mo.progress = count_line;
+  mo.user = &sn;
+  const rp_backend *be = reference();
+  rp_model m;
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(sn.lines, 1);
+  /* Another library version: calibrated again, the file rewritten. */
+  mo.version = "99.0.0-test";
+  unsigned long n0 = rp_model_calibrations();
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(rp_model_calibrations(), n0 + 1);
+  cr_assert_eq(sn.lines, 2);
+  cr_assert(!strncmp(m.version, "99.0.0-test/m", 13), "%s", m.version);
+  cr_assert_eq(rp_model_cache_path(be, NULL, &mo, path, sizeof path),
+               RP_OK);
+  rp_model r;
+  cr_assert_eq(rp_model_load(&r, path), RP_OK);
+  cr_assert_str_eq(r.version, m.version);
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK); /* reused */
+  cr_assert_eq(sn.lines, 2);
+  /* The file says another machine (a copied cache): calibrated again. */
+  snprintf(r.cpu, sizeof r.cpu, "another CPU");
+  cr_assert_eq(rp_model_save(&r, path), RP_OK);
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(sn.lines, 3);
+  cr_assert_str_neq(m.cpu, "another CPU");
+  /* A damaged file: calibrated again too. */
+  FILE *fp = fopen(path, "w");
+  fputs("{\"format\": ", fp);
+  fclose(fp);
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(sn.lines, 4);
+  cr_assert_eq(rp_model_load(&r, path), RP_OK);
+  unlink(path);
+  rmdir(dir);
+}
+
+Test(model, cache_key_names_the_configuration) {
+  const rp_backend *be = NULL;
+  if (rp_backend_find("openmp", &be) != RP_OK)
+    cr_skip_test("no openmp backend");
+  rp_model_opts mo;
+  memset(&mo, 0, sizeof mo);
+  mo.cache_dir = "/c";
+  rp_exec_opts xo;
+  memset(&xo, 0, sizeof xo);
+  char p1[512], p2[512], host[64], want[600];
+  gethostname(host, sizeof host);
+  host[63] = 0;
+  xo.nthreads = 3;
+  cr_assert_eq(rp_model_cache_path(be, &xo, &mo, p1, sizeof p1), RP_OK);
+  snprintf(want, sizeof want, "/c/openmp-%s-t3.json", host);
+  cr_assert_str_eq(p1, want);
+  static const int map[3] = {0, 0, 1};
+  xo.device_map = map;
+  xo.ndevice_map = 3;
+  cr_assert_eq(rp_model_cache_path(be, &xo, &mo, p2, sizeof p2), RP_OK);
+  snprintf(want, sizeof want, "/c/openmp-%s-t3-m0.0.1.json", host);
+  cr_assert_str_eq(p2, want);
+  /* Without a folder: $XDG_CACHE_HOME/reprise, else ~/.cache/reprise. */
+  setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  xo.device_map = NULL;
+  cr_assert_eq(rp_model_cache_path(be, &xo, NULL, p1, sizeof p1), RP_OK);
+  snprintf(want, sizeof want, "/x/cache/reprise/openmp-%s-t3.json", host);
+  cr_assert_str_eq(p1, want);
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/u", 1);
+  cr_assert_eq(rp_model_cache_path(be, &xo, NULL, p1, sizeof p1), RP_OK);
+  snprintf(want, sizeof want, "/home/u/.cache/reprise/openmp-%s-t3.json",
+           host);
+  cr_assert_str_eq(p1, want);
+  cr_assert_eq(rp_model_cache_path(be, &xo, NULL, p1, 8), RP_EINVAL);
+}
+
+/* Automatic calibration off: no calibration, an uncalibrated model that
+ * the report calls so. */
+Test(model, automatic_calibration_can_be_turned_off) {
+  char dir[] = "/tmp/rp_cache_XXXXXX", path[4096];
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("XDG_CACHE_HOME", dir, 1);
+  setenv("RP_NO_AUTOCALIBRATE", "1", 1);
+  const rp_backend *be = reference();
+  seen sn = {0, ""};
+  rp_model_opts mo;
+  memset(&mo, 0, sizeof mo);
+  mo.progress = count_line;
+  mo.user = &sn;
+  mo.runs = 1;
+  unsigned long n0 = rp_model_calibrations();
+  rp_model m;
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_ENOTFOUND);
+  /* The analysis of an exec: succeeds with an uncalibrated model. */
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g, be, NULL), RP_OK);
+  rp_analysis_opts o;
+  unsigned units[RP_MAX_DEVICES];
+  cr_assert_eq(rp_analysis_opts_calibrated(&o, &m, units, x, &mo), RP_OK);
+  cr_assert_eq(m.calibrated, 0);
+  cr_assert_eq(rp_model_calibrations(), n0);
+  cr_assert_eq(sn.lines, 0);
+  rp_analysis *a = NULL;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&text, &len);
+  cr_assert_eq(rp_analysis_write_text(a, fp), RP_OK);
+  fclose(fp);
+  cr_assert(strstr(text, "uncalibrated"), "%s", text);
+  cr_assert(strstr(text, "predicted speedup"), "%s", text);
+  free(text);
+  rp_analysis_destroy(a);
+  /* The option alone does it too; asking for a calibration overrides. */
+  unsetenv("RP_NO_AUTOCALIBRATE");
+  mo.flags = RP_MODEL_NO_AUTO;
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_ENOTFOUND);
+  setenv("RP_NO_AUTOCALIBRATE", "1", 1);
+  mo.flags = RP_MODEL_CALIBRATE;
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(sn.lines, 1);
+  /* And with automatic calibration on, the first analysis calibrates. */
+  unsetenv("RP_NO_AUTOCALIBRATE");
+  cr_assert_eq(rp_model_cache_path(be, NULL, NULL, path, sizeof path),
+               RP_OK);
+  unlink(path);
+  mo.flags = 0;
+  cr_assert_eq(rp_analysis_opts_calibrated(&o, &m, units, x, &mo), RP_OK);
+  cr_assert_eq(m.calibrated, 1);
+  cr_assert_eq(sn.lines, 2);
+  cr_assert_eq(access(path, R_OK), 0);
+  unlink(path);
+  char sub[4200];
+  snprintf(sub, sizeof sub, "%s/reprise", dir);
+  rmdir(sub);
+  rmdir(dir);
+  unsetenv("XDG_CACHE_HOME");
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
 
 /* The options follow the exec: threads per device group, the mode. */
 Test(model, options_from_exec) {

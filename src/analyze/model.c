@@ -38,7 +38,7 @@ static int plain_name(const char *s) {
   return 1;
 }
 
-static void host_name(char *h, size_t n) {
+void rp__host_name(char *h, size_t n) {
   if (gethostname(h, n) != 0 || !h[0])
     snprintf(h, n, "localhost");
   h[n - 1] = 0;
@@ -51,7 +51,7 @@ rp_status rp_model_path(const char *backend, char *path, size_t size) {
   if (!plain_name(backend) || !path || !size)
     return RP_EINVAL;
   char host[64];
-  host_name(host, sizeof host);
+  rp__host_name(host, sizeof host);
   const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
   int k;
   if (xdg && xdg[0] == '/')
@@ -65,7 +65,7 @@ rp_status rp_model_path(const char *backend, char *path, size_t size) {
 }
 
 /* mkdir -p of the directory part of path. */
-static int make_parent(const char *path) {
+int rp__make_parent(const char *path) {
   char d[4096];
   size_t n = strlen(path);
   if (n >= sizeof d)
@@ -131,6 +131,28 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   fprintf(fp, "\n  \"split_min\": %llu, \"split_efficiency\": ",
           (unsigned long long)m->split_min);
   rp__put_num(fp, m->split_efficiency);
+  fprintf(fp, ",\n  \"key\": {\"cpu\": ");
+  rp__put_json_str(fp, m->cpu);
+  fprintf(fp, ", \"gpu\": ");
+  rp__put_json_str(fp, m->gpu);
+  fprintf(fp, ", \"version\": ");
+  rp__put_json_str(fp, m->version);
+  fprintf(fp, ", \"threads\": %u, \"device_map\": ", m->threads);
+  rp__put_json_str(fp, m->device_map);
+  fprintf(fp, "},\n  \"pool\": {\"host_units\": %u, \"task_us\": ",
+          m->host_units);
+  rp__put_num(fp, m->task_us);
+  fprintf(fp, ", \"split_us\": ");
+  rp__put_num(fp, m->split_us);
+  fprintf(fp, "},\n  \"memory\": {\"mem1_gbps\": ");
+  rp__put_num(fp, m->mem1_gbps);
+  fprintf(fp, ", \"mem_gbps\": ");
+  rp__put_num(fp, m->mem_gbps);
+  fprintf(fp, ", \"cache1_gbps\": ");
+  rp__put_num(fp, m->cache1_gbps);
+  fprintf(fp, ", \"cache_gbps\": ");
+  rp__put_num(fp, m->cache_gbps);
+  fprintf(fp, "}");
   fprintf(fp, ",\n  \"devices\": [");
   int last = -1;
   for (int d = 0; d < RP_MAX_DEVICES; d++)
@@ -146,14 +168,24 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
 rp_status rp_model_save(const rp_model *m, const char *path) {
   if (!m || !path)
     return RP_EINVAL;
-  if (make_parent(path) != 0)
+  if (rp__make_parent(path) != 0)
     return RP_EIO;
-  FILE *fp = fopen(path, "w");
+  /* A temporary file renamed over the model: another process reading the
+   * cache meanwhile sees the old model or the new one, never half. */
+  char tmp[4200];
+  int k = snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+  if (k < 0 || (size_t)k >= sizeof tmp)
+    return RP_EINVAL;
+  FILE *fp = fopen(tmp, "w");
   if (!fp)
     return RP_EIO;
   rp_status s = rp_model_write_json(m, fp);
   if (fclose(fp) != 0 && s == RP_OK)
     s = RP_EIO;
+  if (s == RP_OK && rename(tmp, path) != 0)
+    s = RP_EIO;
+  if (s != RP_OK)
+    remove(tmp);
   return s;
 }
 
@@ -283,6 +315,47 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
   if (split > 9007199254740992.0)
     return fail(r, "model: \"%s\" is too large", "split_min");
   m->split_min = (uint64_t)split;
+  const cJSON *key = cJSON_GetObjectItemCaseSensitive(root, "key");
+  if (key) {
+    double th = 0;
+    if (!cJSON_IsObject(key))
+      return fail(r, "model: \"%s\" must be an object", "key");
+    if ((s = str(r, key, "cpu", m->cpu, sizeof m->cpu)) ||
+        (s = str(r, key, "gpu", m->gpu, sizeof m->gpu)) ||
+        (s = str(r, key, "version", m->version, sizeof m->version)) ||
+        (s = str(r, key, "device_map", m->device_map,
+                 sizeof m->device_map)) ||
+        (s = num(r, key, "threads", &th)))
+      return s;
+    if (th > 4096 || th != floor(th))
+      return fail(r, "model: \"%s\" must be an integer up to 4096",
+                  "threads");
+    m->threads = (unsigned)th;
+  }
+  const cJSON *pool = cJSON_GetObjectItemCaseSensitive(root, "pool");
+  if (pool) {
+    double hu = 0;
+    if (!cJSON_IsObject(pool))
+      return fail(r, "model: \"%s\" must be an object", "pool");
+    if ((s = num(r, pool, "host_units", &hu)) ||
+        (s = num(r, pool, "task_us", &m->task_us)) ||
+        (s = num(r, pool, "split_us", &m->split_us)))
+      return s;
+    if (hu > 4096 || hu != floor(hu))
+      return fail(r, "model: \"%s\" must be an integer up to 4096",
+                  "host_units");
+    m->host_units = (unsigned)hu;
+  }
+  const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
+  if (mem) {
+    if (!cJSON_IsObject(mem))
+      return fail(r, "model: \"%s\" must be an object", "memory");
+    if ((s = num(r, mem, "mem1_gbps", &m->mem1_gbps)) ||
+        (s = num(r, mem, "mem_gbps", &m->mem_gbps)) ||
+        (s = num(r, mem, "cache1_gbps", &m->cache1_gbps)) ||
+        (s = num(r, mem, "cache_gbps", &m->cache_gbps)))
+      return s;
+  }
   const cJSON *devs = cJSON_GetObjectItemCaseSensitive(root, "devices");
   if (devs) {
     if (!cJSON_IsArray(devs) || cJSON_GetArraySize(devs) > RP_MAX_DEVICES)
@@ -371,25 +444,6 @@ rp_status rp_model_load(rp_model *m, const char *path) {
   return RP_OK;
 }
 
-rp_status rp_model_get(rp_model *m, const rp_backend *be,
-                       const rp_exec_opts *xo, unsigned flags) {
-  if (!m || (flags & ~(unsigned)RP_MODEL_CALIBRATE))
-    return RP_EINVAL;
-  rp_status s;
-  if (!be && (s = rp_backend_find(NULL, &be)) != RP_OK)
-    return s;
-  char path[4096];
-  if ((s = rp_model_path(rp_backend_name(be), path, sizeof path)) != RP_OK)
-    return s;
-  if (access(path, R_OK) == 0)
-    return rp_model_load(m, path);
-  if (!(flags & RP_MODEL_CALIBRATE))
-    return RP_ENOTFOUND;
-  if ((s = rp_model_calibrate(m, be, xo, 0)) != RP_OK)
-    return s;
-  return rp_model_save(m, path);
-}
-
 static int ok_num(double x) { return isfinite(x) && x >= 0; }
 
 int rp__model_valid(const rp_model *m) {
@@ -404,7 +458,11 @@ int rp__model_valid(const rp_model *m) {
       return 0;
   if (!ok_num(m->duplex_h2d_gbps) || !ok_num(m->duplex_d2h_gbps) ||
       !ok_num(m->host_task_us) || !ok_num(m->split_efficiency) ||
-      m->split_efficiency > 1 || m->multiprocessors > 65536 || m->threads_per_mp > 65536)
+      m->split_efficiency > 1 || m->multiprocessors > 65536 ||
+      m->threads_per_mp > 65536 || !ok_num(m->task_us) ||
+      !ok_num(m->split_us) || !ok_num(m->mem1_gbps) ||
+      !ok_num(m->mem_gbps) || !ok_num(m->cache1_gbps) ||
+      !ok_num(m->cache_gbps) || m->host_units > 4096)
     return 0;
   for (int d = 0; d < RP_MAX_DEVICES; d++)
     if (m->units[d] > 4096 || m->phys[d] < -1 || m->phys[d] >= RP_MAX_DEVICES)
