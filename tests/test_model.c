@@ -411,6 +411,160 @@ Test(model, split_cpu_kernels_occupy_the_threads) {
   rp_graph_destroy(g);
 }
 
+/* A team of threads (openmp): host tasks, kernels and copies share one
+ * pool, taken in program order. */
+static void nop_host(void *u, void *const *p) {}
+
+static rp_node host_task(rp_graph *g, rp_buf x, double us) {
+  rp_access acc = {rp_whole(x), RP_INOUT};
+  rp_op_opts o = {NULL, us, NULL, 0};
+  rp_node n;
+  TU_OK(g, rp_record_host(g, nop_host, NULL, &acc, 1, &o, &n));
+  return n;
+}
+
+static void pool_model(rp_model *m, unsigned threads) {
+  model2(m, "parallel", 0, 0, 0, 0, 0);
+  m->units[0] = threads;
+  m->phys[0] = 0;
+  m->host_units = threads;
+  m->split_min = 100;
+}
+
+static rp_summary summary_of(rp_graph *g, const rp_model *m) {
+  rp_analysis *a = run(g, m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+  return s;
+}
+
+Test(model, host_tasks_share_the_pool) {
+  rp_model m;
+  rp_graph *g = graph();
+  for (int i = 0; i < 4; i++)
+    host_task(g, buf(g, i, 64), 10);
+  pool_model(&m, 2);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_serial_us, 40);
+  EXACT(s.model_overlap_us, 20); /* two threads, two at a time */
+  EXACT(s.predicted_speedup, 2);
+  EXACT(s.bound, 2); /* the work over the threads */
+  cr_assert_str_eq(s.limited_by, "threads");
+  /* Without a pool (a GPU backend's host): one host lane. */
+  g = graph();
+  for (int i = 0; i < 4; i++)
+    host_task(g, buf(g, i, 64), 10);
+  m.host_units = 0;
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 40);
+  /* Host tasks and kernels together: a kernel and a host task at 0, the
+   * second host task when a thread is free. */
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  host_task(g, buf(g, 1, 64), 10);
+  host_task(g, buf(g, 2, 64), 10);
+  pool_model(&m, 2);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 20);
+  EXACT(s.model_serial_us, 30);
+}
+
+Test(model, pool_costs_per_task_and_split) {
+  rp_model m;
+  pool_model(&m, 2);
+  m.task_us = 1; /* thread time per task */
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 11);
+  EXACT(s.model_serial_us, 20); /* the serial mode's overheads only */
+  /* A split kernel waits split_us, then runs on both threads. */
+  m.task_us = 0;
+  m.split_us = 2;
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 1000, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 7);
+  EXACT(s.bound, 2); /* a split kernel's path is its work over 2 */
+}
+
+/* The engine takes ready operations in program order (its list schedule),
+ * not longest path first: X, Y, then Z -> W (30) start late. */
+Test(model, pool_runs_ready_ops_in_program_order) {
+  rp_model m;
+  pool_model(&m, 2);
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  rp_buf z = buf(g, 2, 64);
+  kern(g, 0, z, 16, 10);
+  kern(g, 0, z, 16, 30);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 50);
+}
+
+/* Operations running at once share the team's memory bandwidth: each
+ * draws its bytes (64 B read and written: 128 B) over its cost. */
+Test(model, pool_shares_memory_bandwidth) {
+  rp_model m;
+  pool_model(&m, 2);
+  m.mem1_gbps = 0.0128;
+  m.mem_gbps = 0.0128; /* 12.8 B/us: one 10 us kernel's draw */
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 20); /* half the bandwidth each */
+  /* The one drawing less first: B (100 us, 1.28 B/us) gets its draw, A
+   * (10 us) the 11.52 B/us left: rate 0.9. */
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 100);
+  rp_analysis *a = run(g, &m);
+  double st, en;
+  cr_assert_eq(rp_analysis_op_model(a, 0, &st, &en), RP_OK);
+  EXACT(en, 10 / 0.9);
+  cr_assert_eq(rp_analysis_op_model(a, 1, &st, &en), RP_OK);
+  EXACT(en, 100);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+  /* Operations that stream faster than one thread does beyond cache are
+   * in cache: the bandwidth beyond it does not cap them. */
+  m.mem1_gbps = 0.0001;
+  m.cache1_gbps = 0.01;
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 10);
+  m.cache_gbps = 0.0128; /* ... but that within it does */
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 20);
+}
+
+/* On a team, a copy the links say is free (shared memory) is elided: no
+ * overhead, no thread. */
+Test(model, pool_elides_free_copies) {
+  rp_model m;
+  pool_model(&m, 1);
+  m.h2d.gbps = 0;
+  m.mode[0].op_us = 1;
+  m.task_us = 1;
+  rp_graph *g = graph();
+  rp_buf b = buf(g, 0, 64);
+  rp_op_opts o = {NULL, 0, NULL, 0};
+  TU_OK(g, rp_record_copy_to_device(g, rp_whole(b), 0, &o, NULL));
+  kern(g, 0, b, 16, 10);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 1 + 1 + 10);
+}
+
 Test(model, unknown_mode_is_refused) {
   rp_graph *g = graph();
   kern(g, 0, buf(g, 0, 64), 16, 10);

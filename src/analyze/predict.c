@@ -180,8 +180,9 @@ static int elided(const sim *s, uint32_t n) {
                            : t == RP_OP_COPY_D2H ? &s->m->d2h
                            : t == RP_OP_COPY_D2D ? &s->m->p2p
                                                  : NULL;
-  return l && !(l->gbps > 0) && s->a->source[n] != RP_COST_GIVEN &&
-         s->a->cost[n] == 0;
+  return l && !(l->gbps > 0) &&
+         (s->a->source[n] == RP_COST_MODELLED ||
+          (s->a->source[n] == RP_COST_MEASURED && s->a->cost[n] == 0));
 }
 
 static double op_delay(const sim *s, uint32_t n, const rp_model_mode *md) {
