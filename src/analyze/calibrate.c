@@ -34,43 +34,48 @@ static const rp_param nop_params[] = {{"x", RP_INOUT}};
 static const rp_kernel nop = {"rp_calibrate_nop", 1, nop_params, nop_kernel,
                               NULL, NULL, {0, 0, 0}, NULL, NULL, 0};
 
-/* A streaming kernel: y = 0.5 * y + x * x over the elements [lo, hi) of
- * its block (x in, y inout: 3 streams). */
+/* The team's kernels work by rows: a point of the index space is a row
+ * of `cols` elements, so that a block of fewer than 8192 rows is never
+ * split over the team (the cost of splitting is measured apart).
+ *
+ * A streaming kernel: y = 0.5 * y + x * x over the rows [lo, hi) of its
+ * block (x in, y inout: 3 streams). */
 static void triad_kernel(const rp_kargs *a, const uint64_t lo[3],
                          const uint64_t hi[3]) {
   const float *x = (const float *)a->a[0].p;
   float *y = (float *)a->a[1].p;
-  uint64_t o = (uint64_t)a->a[2].i64;
-  for (uint64_t j = lo[1]; j < hi[1]; j++)
-    for (uint64_t i = lo[0]; i < hi[0]; i++) {
-      uint64_t k = o + j * a->n[0] + i;
+  uint64_t o = (uint64_t)a->a[2].i64, cols = (uint64_t)a->a[3].i64;
+  for (uint64_t j = lo[0]; j < hi[0]; j++)
+    for (uint64_t i = 0; i < cols; i++) {
+      uint64_t k = o + j * cols + i;
       y[k] = 0.5f * y[k] + x[k] * x[k];
     }
 }
 static const rp_param triad_params[] = {
-    {"x", RP_IN}, {"y", RP_INOUT}, {"off", RP_SCALAR}};
-static const rp_kernel triad = {"rp_calibrate_triad", 3, triad_params,
+    {"x", RP_IN}, {"y", RP_INOUT}, {"off", RP_SCALAR}, {"cols", RP_SCALAR}};
+static const rp_kernel triad = {"rp_calibrate_triad", 4, triad_params,
                                 triad_kernel, NULL, NULL, {0, 0, 0},
                                 NULL, NULL, 0};
 
-/* A compute-bound kernel: SPIN_ITERS steps of a logistic map per point in
- * registers, the result stored (so that nothing is optimised away). */
-#define SPIN_ITERS 24
+/* A compute-bound kernel: SPIN_ITERS steps of a logistic map per element
+ * in registers, the result stored (so that nothing is optimised away). */
+#define SPIN_ITERS 32
 static void spin_kernel(const rp_kargs *a, const uint64_t lo[3],
                         const uint64_t hi[3]) {
   float *y = (float *)a->a[0].p;
-  uint64_t o = (uint64_t)a->a[1].i64;
-  for (uint64_t j = lo[1]; j < hi[1]; j++)
-    for (uint64_t i = lo[0]; i < hi[0]; i++) {
-      uint64_t k = o + j * a->n[0] + i;
+  uint64_t o = (uint64_t)a->a[1].i64, cols = (uint64_t)a->a[2].i64;
+  for (uint64_t j = lo[0]; j < hi[0]; j++)
+    for (uint64_t i = 0; i < cols; i++) {
+      uint64_t k = o + j * cols + i;
       double v = 0.25 + 1e-7 * (double)k;
       for (int t = 0; t < SPIN_ITERS; t++)
         v = 3.7 * v * (1 - v);
       y[k] = (float)v;
     }
 }
-static const rp_param spin_params[] = {{"y", RP_OUT}, {"off", RP_SCALAR}};
-static const rp_kernel spin = {"rp_calibrate_spin", 2, spin_params,
+static const rp_param spin_params[] = {
+    {"y", RP_OUT}, {"off", RP_SCALAR}, {"cols", RP_SCALAR}};
+static const rp_kernel spin = {"rp_calibrate_spin", 3, spin_params,
                                spin_kernel, NULL, NULL, {0, 0, 0},
                                NULL, NULL, 0};
 
@@ -247,9 +252,9 @@ static rp_exec_opts with_mode(const rp_exec_opts *xo, const char *mode) {
   return o;
 }
 
-/* A graph of `nblk` independent kernels of kernel k over blocks of `cols` x
- * `rows` points of x (and y: the triad), each at least RP_OMP_SPLIT_MIN
- * (8192) points so that the openmp backend splits it over the team. */
+/* A graph of `nblk` independent kernels of kernel k over blocks of `rows`
+ * rows of `cols` floats of x (the triad's) and y, each fewer than 8192
+ * rows: none is split. */
 static rp_status blocks_graph(rp_graph **out, const rp_kernel *k, float *x,
                               float *y, unsigned nblk, uint64_t cols,
                               uint64_t rows) {
@@ -265,13 +270,14 @@ static rp_status blocks_graph(rp_graph **out, const rp_kernel *k, float *x,
     s = rp_buffer_register(g, "y", y, bytes * nblk, &by);
   for (unsigned b = 0; s == RP_OK && b < nblk; b++) {
     uint64_t off = (uint64_t)b * bytes;
-    rp_arg args[3];
+    rp_arg args[4];
     unsigned na = 0;
     if (x)
       args[na++] = rp_arg_buf(rp_bytes(bx, off, bytes));
     args[na++] = rp_arg_buf(rp_bytes(by, off, bytes));
     args[na++] = rp_arg_i64((int64_t)(b * blk));
-    s = rp_record_kernel(g, k, 0, rp_dims3(cols, rows, 1), args, NULL, NULL);
+    args[na++] = rp_arg_i64((int64_t)cols);
+    s = rp_record_kernel(g, k, 0, rp_dims3(rows, 1, 1), args, NULL, NULL);
   }
   if (s == RP_OK)
     s = rp_graph_end(g);
@@ -323,11 +329,14 @@ static rp_status team_ratio(rp_graph *g, const rp_backend *be,
 }
 
 /* Streaming bandwidth (GB/s) of the triad over `floats` floats of x and
- * of y, by one thread and by the team. */
+ * of y, in 4 blocks per thread, by one thread and by the team. */
 static rp_status bandwidth(const rp_backend *be, const rp_exec_opts *xo,
-                           unsigned runs, uint64_t floats, unsigned iters,
-                           double *one, double *team) {
-  const uint64_t cols = 2048, nblk = 16, rows = floats / (cols * nblk);
+                           unsigned runs, unsigned threads, uint64_t floats,
+                           unsigned iters, double *one, double *team) {
+  const uint64_t nblk = 4 * (uint64_t)threads;
+  const uint64_t cols = floats / nblk >= 1024 ? 1024 : 64;
+  const uint64_t rows = floats / (cols * nblk);
+  floats = nblk * rows * cols;
   float *x = malloc(sizeof(float) * floats), *y = malloc(sizeof(float) *
                                                          floats);
   rp_graph *g = NULL;
@@ -346,7 +355,7 @@ static rp_status bandwidth(const rp_backend *be, const rp_exec_opts *xo,
   if (s != RP_OK)
     return s;
   /* Bytes as the analysis counts them: x read, y read and written. */
-  double bytes = 3.0 * (double)(cols * rows * nblk) * sizeof(float);
+  double bytes = 3.0 * (double)floats * sizeof(float); /* per replay */
   *one = ts > 0 ? bytes / ts / 1e3 : 0;
   *team = *one * r;
   return RP_OK;
@@ -406,9 +415,10 @@ static rp_status team(rp_model *m, const rp_backend *be,
   }
   if (threads < 2) /* one thread: no team to share a core or memory */
     goto out;
-  /* Compute-bound: 16 independent blocks of 256 x 32 points. */
+  /* Compute-bound: 4 blocks per thread of 4096 elements (about 0.5 ms
+   * each on one core), none split. */
   {
-    const uint64_t cols = 256, rows = 32, nblk = 16;
+    const uint64_t cols = 256, rows = 16, nblk = 4 * (uint64_t)threads;
     float *y = calloc(cols * rows * nblk, sizeof *y);
     double r = 1, ts;
     s = y ? blocks_graph(&g, &spin, NULL, y, (unsigned)nblk, cols, rows)
@@ -423,10 +433,11 @@ static rp_status team(rp_model *m, const rp_backend *be,
     double e = r / threads;
     m->split_efficiency = e > 1 ? 1 : e > 0 ? e : 0;
   }
-  /* Streaming: 2 x 512 KiB within cache, 2 x 32 MiB beyond it. */
-  if ((s = bandwidth(be, xo, runs, 128u << 10, 20, &m->cache1_gbps,
-                     &m->cache_gbps)) ||
-      (s = bandwidth(be, xo, runs, 8u << 20, 1, &m->mem1_gbps,
+  /* Streaming: 16 KiB per block and array within cache (the blocks of a
+   * thread fit its own caches), 2 x 32 MiB in all beyond it. */
+  if ((s = bandwidth(be, xo, runs, threads, 4096 * 4 * (uint64_t)threads,
+                     20, &m->cache1_gbps, &m->cache_gbps)) ||
+      (s = bandwidth(be, xo, runs, threads, 8u << 20, 1, &m->mem1_gbps,
                      &m->mem_gbps)))
     goto out;
 out:
