@@ -105,6 +105,12 @@ typedef struct rp_model {
                                 backend has no team */
   char device_map[64];     /**< device map calibrated with ("0,0,1");
                                 "": none (the backend's default) */
+  double load;             /**< the machine's load average (1 minute) when
+                                calibrated; a model calibrated on a busy
+                                machine (load above half its cores) is
+                                calibrated again once the load is below
+                                half of it. 0: unknown */
+  unsigned cpus;           /**< online cores when calibrated */
 
   /* A team of CPU threads (openmp): host tasks, kernels and copies share
    * one pool of threads. */

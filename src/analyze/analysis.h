@@ -57,6 +57,8 @@ struct rp_analysis {
   char mbackend[32], mmachine[64], mmode[16], msmode[16];
   int mcalibrated;
   unsigned mthreads;       /* the model's team (host_units), 0: none */
+  double mload;            /* load average when calibrated, 0: unknown */
+  unsigned mcpus;          /* online cores then */
   int mphys[RP_MAX_DEVICES]; /* the model's physical devices, else -1 */
 
   rp_summary sum;

@@ -14,8 +14,8 @@
 #define CHAIN_LONG 64
 #define COPY_SMALL (1u << 20)
 #define COPY_LARGE (32u << 20)
-/* A CPU team (openmp) copies in memory (when it copies at all): smaller
- * copies show its bandwidth as well, in less time. */
+/* Backends but cuda copy in host memory (when they copy at all): smaller
+ * copies show their bandwidth as well, in less time. */
 #define COPY_SCALE_CPU 4
 
 static void nop_kernel(const rp_kargs *a, const uint64_t lo[3],
@@ -591,7 +591,7 @@ rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
   m->host_task_us = hop > m->mode[0].op_us ? hop - m->mode[0].op_us : 0;
 
   uint64_t small = COPY_SMALL, large = COPY_LARGE;
-  if (!strcmp(m->backend, "openmp"))
+  if (strcmp(m->backend, "cuda"))
     small /= COPY_SCALE_CPU, large /= COPY_SCALE_CPU;
   char *a = calloc(large, 1), *b = calloc(large, 1);
   if (!a || !b) {

@@ -139,6 +139,9 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   rp__put_json_str(fp, m->version);
   fprintf(fp, ", \"threads\": %u, \"device_map\": ", m->threads);
   rp__put_json_str(fp, m->device_map);
+  fprintf(fp, ", \"load\": ");
+  rp__put_num(fp, m->load);
+  fprintf(fp, ", \"cpus\": %u", m->cpus);
   fprintf(fp, "},\n  \"pool\": {\"host_units\": %u, \"task_us\": ",
           m->host_units);
   rp__put_num(fp, m->task_us);
@@ -317,7 +320,7 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
   m->split_min = (uint64_t)split;
   const cJSON *key = cJSON_GetObjectItemCaseSensitive(root, "key");
   if (key) {
-    double th = 0;
+    double th = 0, cpus = 0;
     if (!cJSON_IsObject(key))
       return fail(r, "model: \"%s\" must be an object", "key");
     if ((s = str(r, key, "cpu", m->cpu, sizeof m->cpu)) ||
@@ -325,8 +328,14 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
         (s = str(r, key, "version", m->version, sizeof m->version)) ||
         (s = str(r, key, "device_map", m->device_map,
                  sizeof m->device_map)) ||
-        (s = num(r, key, "threads", &th)))
+        (s = num(r, key, "threads", &th)) ||
+        (s = num(r, key, "load", &m->load)) ||
+        (s = num(r, key, "cpus", &cpus)))
       return s;
+    if (cpus > 65536 || cpus != floor(cpus))
+      return fail(r, "model: \"%s\" must be an integer up to 65536",
+                  "cpus");
+    m->cpus = (unsigned)cpus;
     if (th > 4096 || th != floor(th))
       return fail(r, "model: \"%s\" must be an integer up to 4096",
                   "threads");
@@ -462,7 +471,7 @@ int rp__model_valid(const rp_model *m) {
       m->threads_per_mp > 65536 || !ok_num(m->task_us) ||
       !ok_num(m->split_us) || !ok_num(m->mem1_gbps) ||
       !ok_num(m->mem_gbps) || !ok_num(m->cache1_gbps) ||
-      !ok_num(m->cache_gbps) || m->host_units > 4096)
+      !ok_num(m->cache_gbps) || m->host_units > 4096 || !ok_num(m->load))
     return 0;
   for (int d = 0; d < RP_MAX_DEVICES; d++)
     if (m->units[d] > 4096 || m->phys[d] < -1 || m->phys[d] >= RP_MAX_DEVICES)

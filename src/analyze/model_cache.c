@@ -35,8 +35,18 @@ static int is_openmp(const rp_backend *be) {
   return !strcmp(rp_backend_name(be), "openmp");
 }
 
+/* The load average of the last minute, or -1. */
+static double load_now(void) {
+  double l[1];
+  return getloadavg(l, 1) == 1 ? l[0] : -1;
+}
+
 void rp__model_key(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
                    const char *version) {
+  double l = load_now();
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  m->load = l > 0 ? l : 0;
+  m->cpus = c > 0 ? (unsigned)c : 0;
   rp__host_name(m->machine, sizeof m->machine);
   cpu_name(m->cpu, sizeof m->cpu);
   m->gpu[0] = 0;
@@ -103,10 +113,18 @@ rp_status rp_model_cache_path(const rp_backend *be, const rp_exec_opts *xo,
   return k > 0 && (size_t)k < size ? RP_OK : RP_EINVAL;
 }
 
+/* A model calibrated on a busy machine (its threads got a fraction of a
+ * core, its timings waited on preempted threads) while the machine is
+ * now quiet: it describes a state that passed. */
+static int busy_then(const rp_model *a, const rp_model *now) {
+  return a->cpus && a->load > 0.5 * a->cpus && now->load >= 0 &&
+         now->load < 0.5 * a->load;
+}
+
 /* The cached model is for this key: same machine, backend, configuration
  * and library version. */
 static int same_key(const rp_model *a, const rp_model *b, const char *be) {
-  return a->calibrated && !strcmp(a->backend, be) &&
+  return a->calibrated && !busy_then(a, b) && !strcmp(a->backend, be) &&
          !strcmp(a->machine, b->machine) && !strcmp(a->cpu, b->cpu) &&
          !strcmp(a->gpu, b->gpu) && !strcmp(a->version, b->version) &&
          a->threads == b->threads && !strcmp(a->device_map, b->device_map);

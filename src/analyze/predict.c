@@ -333,22 +333,23 @@ static void dispatch(sim *s, double t, double eps) {
     uint32_t n = fut_pop(s);
     q_push(s, queue_of(s, n), n);
   }
-  for (uint32_t q = 0; q < s->nqueue; q++)
-    while (q != s->anyq && s->nq[q] && s->busy[q] < s->slots[q])
-      begin(s, q_pop(s, q), t);
-  /* Host tasks of a pool: on the first group with a free thread, after
-   * the group's own operations that come first in program order (the
-   * loop above started those; what is left of a group's queue comes
-   * later or has no thread). */
+  /* A pool's groups: a free thread takes the first ready operation in
+   * program order, its group's own or a host task (any group's). */
   if (s->pool)
-    for (unsigned i = 0; i < s->npres && s->nq[s->anyq]; i++) {
-      uint32_t q = s->a->nlane + (uint32_t)s->pres[i];
-      while (s->nq[s->anyq] && s->busy[q] < s->slots[q]) {
-        uint32_t n = q_pop(s, s->anyq);
-        s->res[n] = s->pres[i];
+    for (unsigned i = 0; i < s->npres; i++) {
+      uint32_t q = s->a->nlane + (uint32_t)s->pres[i], aq = s->anyq;
+      while (s->busy[q] < s->slots[q] && (s->nq[q] || s->nq[aq])) {
+        int any = s->nq[aq] && (!s->nq[q] || s->queue[aq][0] <
+                                                 s->queue[q][0]);
+        uint32_t n = q_pop(s, any ? aq : q);
+        if (any)
+          s->res[n] = s->pres[i];
         begin(s, n, t);
       }
     }
+  for (uint32_t q = 0; q < s->nqueue; q++)
+    while (q != s->anyq && s->nq[q] && s->busy[q] < s->slots[q])
+      begin(s, q_pop(s, q), t);
 }
 
 /* A kernel in work, for sharing out its device's units. */
@@ -723,6 +724,8 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   sum->predicted_speedup = sum->model_speedup; /* the headline */
   sum->calibrated = m->calibrated;
   a->mthreads = m->host_units;
+  a->mload = m->load;
+  a->mcpus = m->cpus;
   st = isfinite(sum->model_serial_us) ? RP_OK : RP_EINVAL;
 out:
   if (s.queue)

@@ -170,6 +170,10 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
             a->mcalibrated ? "calibrated" : "uncalibrated: no overhead "
                                             "measured", team,
             a->mmode, a->msmode);
+    if (a->mcalibrated && a->mcpus && a->mload > 0.5 * a->mcpus)
+      fprintf(fp, "                (calibrated at a load average of %.1f on "
+                  "%u cores: a busy machine's figures)\n", a->mload,
+              a->mcpus);
     fprintf(fp, "model serial    %14.3f us (launch and synchronisation "
                 "overheads in)\n", s->model_serial_us);
     fprintf(fp, "model overlap   %14.3f us (shared links, compute units "
