@@ -755,17 +755,22 @@ static const rp_backend fake_fast = {
 
 static const rp_backend *fast_backend(void) { return &fake_fast; }
 
+/* Options of the cache tests: the folder, one run, progress counted. */
+static void cache_opts(rp_model_opts *mo, seen *sn, const char *dir) {
+  memset(mo, 0, sizeof *mo);
+  mo->cache_dir = dir;
+  mo->runs = 1;
+  mo->progress = count_line;
+  mo->user = sn;
+}
+
 Test(model, cache_calibrates_on_first_use_then_reuses) {
   char dir[] = "/tmp/rp_cache_XXXXXX", path[4096];
   cr_assert_not_null(mkdtemp(dir));
   unsetenv("RP_NO_AUTOCALIBRATE");
   seen sn = {0, ""};
   rp_model_opts mo;
-  memset(&mo, 0, sizeof mo);
-  mo.cache_dir = dir;
-  mo.runs = 1;
-  mo.progress = count_line;
-  mo.user = &sn;
+  cache_opts(&mo, &sn, dir);
   const rp_backend *be = fast_backend();
   cr_assert_eq(rp_model_cache_path(be, NULL, &mo, path, sizeof path),
                RP_OK);
@@ -809,11 +814,7 @@ Test(model, cache_recalibrates_for_another_version_or_machine) {
   unsetenv("RP_NO_AUTOCALIBRATE");
   seen sn = {0, ""};
   rp_model_opts mo;
-  memset(&mo, 0, sizeof mo);
-  mo.cache_dir = dir;
-  mo.runs = 1;
-  mo.progress = count_line;
-  mo.user = &sn;
+  cache_opts(&mo, &sn, dir);
   const rp_backend *be = fast_backend();
   rp_model m;
   cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
@@ -904,10 +905,7 @@ Test(model, automatic_calibration_can_be_turned_off) {
   const rp_backend *be = fast_backend();
   seen sn = {0, ""};
   rp_model_opts mo;
-  memset(&mo, 0, sizeof mo);
-  mo.progress = count_line;
-  mo.user = &sn;
-  mo.runs = 1;
+  cache_opts(&mo, &sn, NULL);
   unsigned long n0 = rp_model_calibrations();
   rp_model m;
   cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_ENOTFOUND);

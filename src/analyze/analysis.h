@@ -103,6 +103,9 @@ void rp__gpu_name(char *out, size_t n);
 /* Prints a double as the shortest of %.15g/%.16g/%.17g that reads back
  * exactly (JSON-safe: never inf or nan, which costs are checked against). */
 void rp__put_num(FILE *fp, double v);
+/* Prints s as XML text (& < > " escaped, control characters as
+ * spaces; svg.c). */
+void rp__put_xml_str(FILE *fp, const char *s);
 /* Prints s as a JSON string literal, quotes included. */
 void rp__put_json_str(FILE *fp, const char *s);
 /* The "predicted speedup" line of the reports: the headline, or that

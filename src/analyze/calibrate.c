@@ -114,22 +114,40 @@ static rp_status time_exec(rp_exec *x, unsigned runs, unsigned iters,
   return RP_OK;
 }
 
-/* Instantiates g on be in mode and times it. */
-static rp_status time_graph(rp_graph *g, const rp_backend *be,
-                            const rp_exec_opts *xo, const char *mode,
-                            unsigned runs, unsigned iters, double *us) {
+/* Exec options as given (or zeroed) with another mode. */
+static rp_exec_opts with_mode(const rp_exec_opts *xo, const char *mode) {
   rp_exec_opts o;
   if (xo)
     o = *xo;
   else
     memset(&o, 0, sizeof o);
   o.mode = mode;
+  return o;
+}
+
+/* Instantiates g on be in mode and times it. */
+static rp_status time_graph(rp_graph *g, const rp_backend *be,
+                            const rp_exec_opts *xo, const char *mode,
+                            unsigned runs, unsigned iters, double *us) {
+  rp_exec_opts o = with_mode(xo, mode);
   rp_exec *x = NULL;
   rp_status s = rp_exec_create(&x, g, be, &o);
   if (s == RP_OK)
     s = time_exec(x, runs, iters, us);
   rp_exec_destroy(x);
   return s;
+}
+
+/* Ends a graph recorded with status s: *out on success, else destroyed. */
+static rp_status finish(rp_graph *g, rp_status s, rp_graph **out) {
+  if (s == RP_OK)
+    s = rp_graph_end(g);
+  if (s != RP_OK) {
+    rp_graph_destroy(g);
+    return s;
+  }
+  *out = g;
+  return RP_OK;
 }
 
 /* A chain of n empty operations of one kind, each depending on the last. */
@@ -152,14 +170,7 @@ static rp_status chain(rp_graph **out, chain_kind kind, unsigned n,
       s = rp_record_host(g, nop_host, NULL, &a, 1, NULL, NULL);
     }
   }
-  if (s == RP_OK)
-    s = rp_graph_end(g);
-  if (s != RP_OK) {
-    rp_graph_destroy(g);
-    return s;
-  }
-  *out = g;
-  return RP_OK;
+  return finish(g, s, out);
 }
 
 /* Per-operation and per-replay overhead of a chain kind in one mode: the
@@ -243,17 +254,6 @@ static rp_status measure_link(cp_kind k, uint64_t small, uint64_t large,
   return RP_OK;
 }
 
-/* Exec options as given (or zeroed) with another mode. */
-static rp_exec_opts with_mode(const rp_exec_opts *xo, const char *mode) {
-  rp_exec_opts o;
-  if (xo)
-    o = *xo;
-  else
-    memset(&o, 0, sizeof o);
-  o.mode = mode;
-  return o;
-}
-
 /* A graph of `nblk` independent kernels of kernel k over blocks of `rows`
  * rows of `cols` floats of x (the triad's) and y, each fewer than 8192
  * rows: none is split. */
@@ -283,14 +283,7 @@ static rp_status blocks_graph(rp_graph **out, const rp_kernel *k, float *x,
       args[na++] = rp_arg_i64(passes);
     s = rp_record_kernel(g, k, 0, rp_dims3(rows, 1, 1), args, NULL, NULL);
   }
-  if (s == RP_OK)
-    s = rp_graph_end(g);
-  if (s != RP_OK) {
-    rp_graph_destroy(g);
-    return s;
-  }
-  *out = g;
-  return RP_OK;
+  return finish(g, s, out);
 }
 
 /* Serial and overlapped replays of g timed in alternating rounds; the

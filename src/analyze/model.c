@@ -224,6 +224,22 @@ static rp_status str(rdm *r, const cJSON *o, const char *key, char *out,
   return RP_OK;
 }
 
+/* An optional whole number in [0, max] (absent: *out unchanged). */
+static rp_status whole(rdm *r, const cJSON *o, const char *key, double max,
+                       unsigned *out) {
+  double v = *out;
+  rp_status s = num(r, o, key, &v);
+  if (s != RP_OK)
+    return s;
+  if (v > max || v != floor(v)) {
+    snprintf(r->why, sizeof r->why,
+             "model: \"%s\" must be an integer up to %.0f", key, max);
+    return RP_EPARSE;
+  }
+  *out = (unsigned)v;
+  return RP_OK;
+}
+
 static rp_status link_of(rdm *r, const cJSON *o, const char *key,
                          rp_model_link *l) {
   const cJSON *j = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -288,27 +304,12 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
                 (s = num(r, dup, "d2h_gbps", &m->duplex_d2h_gbps))))
       return s;
   }
-  double split = (double)m->split_min, pd = 0;
-  if ((s = num(r, root, "physical_devices", &pd)))
+  double split = (double)m->split_min;
+  if ((s = whole(r, root, "physical_devices", RP_MAX_DEVICES,
+                 &m->physical_devices)) ||
+      (s = whole(r, root, "multiprocessors", 65536, &m->multiprocessors)) ||
+      (s = whole(r, root, "threads_per_mp", 65536, &m->threads_per_mp)))
     return s;
-  if (pd > RP_MAX_DEVICES || pd != floor(pd))
-    return fail(r, "model: \"%s\" must be a device count",
-                "physical_devices");
-  m->physical_devices = (unsigned)pd;
-  double mp = 0;
-  if ((s = num(r, root, "multiprocessors", &mp)))
-    return s;
-  if (mp > 65536 || mp != floor(mp))
-    return fail(r, "model: \"%s\" must be an integer up to 65536",
-                "multiprocessors");
-  m->multiprocessors = (unsigned)mp;
-  double tpm = 0;
-  if ((s = num(r, root, "threads_per_mp", &tpm)))
-    return s;
-  if (tpm > 65536 || tpm != floor(tpm))
-    return fail(r, "model: \"%s\" must be an integer up to 65536",
-                "threads_per_mp");
-  m->threads_per_mp = (unsigned)tpm;
   if ((s = num(r, root, "host_task_us", &m->host_task_us)) ||
       (s = num(r, root, "split_min", &split)) ||
       (s = num(r, root, "split_efficiency", &m->split_efficiency)))
@@ -320,7 +321,6 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
   m->split_min = (uint64_t)split;
   const cJSON *key = cJSON_GetObjectItemCaseSensitive(root, "key");
   if (key) {
-    double th = 0, cpus = 0;
     if (!cJSON_IsObject(key))
       return fail(r, "model: \"%s\" must be an object", "key");
     if ((s = str(r, key, "cpu", m->cpu, sizeof m->cpu)) ||
@@ -328,32 +328,19 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
         (s = str(r, key, "version", m->version, sizeof m->version)) ||
         (s = str(r, key, "device_map", m->device_map,
                  sizeof m->device_map)) ||
-        (s = num(r, key, "threads", &th)) ||
+        (s = whole(r, key, "threads", 4096, &m->threads)) ||
         (s = num(r, key, "load", &m->load)) ||
-        (s = num(r, key, "cpus", &cpus)))
+        (s = whole(r, key, "cpus", 65536, &m->cpus)))
       return s;
-    if (cpus > 65536 || cpus != floor(cpus))
-      return fail(r, "model: \"%s\" must be an integer up to 65536",
-                  "cpus");
-    m->cpus = (unsigned)cpus;
-    if (th > 4096 || th != floor(th))
-      return fail(r, "model: \"%s\" must be an integer up to 4096",
-                  "threads");
-    m->threads = (unsigned)th;
   }
   const cJSON *pool = cJSON_GetObjectItemCaseSensitive(root, "pool");
   if (pool) {
-    double hu = 0;
     if (!cJSON_IsObject(pool))
       return fail(r, "model: \"%s\" must be an object", "pool");
-    if ((s = num(r, pool, "host_units", &hu)) ||
+    if ((s = whole(r, pool, "host_units", 4096, &m->host_units)) ||
         (s = num(r, pool, "task_us", &m->task_us)) ||
         (s = num(r, pool, "split_us", &m->split_us)))
       return s;
-    if (hu > 4096 || hu != floor(hu))
-      return fail(r, "model: \"%s\" must be an integer up to 4096",
-                  "host_units");
-    m->host_units = (unsigned)hu;
   }
   const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
   if (mem) {

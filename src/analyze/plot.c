@@ -15,28 +15,6 @@
 
 static int has(double v) { return isfinite(v) && v > 0; }
 
-/* XML text: & < > " escaped. */
-static void put_text(FILE *fp, const char *s) {
-  for (; s && *s; s++)
-    switch (*s) {
-    case '&':
-      fputs("&amp;", fp);
-      break;
-    case '<':
-      fputs("&lt;", fp);
-      break;
-    case '>':
-      fputs("&gt;", fp);
-      break;
-    case '"':
-      fputs("&quot;", fp);
-      break;
-    default:
-      if ((unsigned char)*s >= 0x20 || *s == '\t')
-        fputc(*s, fp);
-    }
-}
-
 typedef struct frame {
   double x0, x1, ymax;
   int logx;
@@ -96,7 +74,7 @@ rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
   fputs("<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" "
         "fill=\"white\"/>\n", fp);
   fprintf(fp, "<text x=\"%.1f\" y=\"24\" font-size=\"15\">", ML);
-  put_text(fp, title && *title ? title : "speedup");
+  rp__put_xml_str(fp, title && *title ? title : "speedup");
   fputs("</text>\n", fp);
   /* The band: from 1 (no gain) up to the upper bound. */
   unsigned nb = 0;
@@ -132,7 +110,7 @@ rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
                   "</text>\n", px(&f, p[i].x), PH - MB + 16, p[i].x);
   fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
           ML + (PW - ML - MR) / 2, PH - 12);
-  put_text(fp, xlabel && *xlabel ? xlabel : "threads");
+  rp__put_xml_str(fp, xlabel && *xlabel ? xlabel : "threads");
   fputs("</text>\n", fp);
   fprintf(fp, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" "
               "transform=\"rotate(-90 16 %.1f)\">speedup (x)</text>\n",
