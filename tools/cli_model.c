@@ -1,5 +1,6 @@
 /* Machine models and measured costs for the reprise tool's subcommands. */
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 static void progress(void *user, const char *line) {
@@ -34,11 +35,17 @@ int rp_cli_model_threads(const char *path, const char *backend,
   mo.progress = progress;
   s = rp_model_get_opts(m, be, &xo, &mo);
   if (s == RP_ENOTFOUND) {
+    /* As the library: an uncalibrated model, which the report names. */
     fprintf(stderr, "reprise: no model of backend %s on this machine and "
                     "automatic calibration is off (RP_NO_AUTOCALIBRATE): "
-                    "run `reprise calibrate --backend %s` or add "
-                    "--calibrate\n", backend, backend);
-    return 1;
+                    "uncalibrated (`reprise calibrate --backend %s` "
+                    "calibrates)\n", backend, backend);
+    rp_model_init(m);
+    snprintf(m->backend, sizeof m->backend, "%s", rp_backend_name(be));
+    if (gethostname(m->machine, sizeof m->machine) != 0)
+      m->machine[0] = 0;
+    m->machine[sizeof m->machine - 1] = 0;
+    return 0;
   }
   if (s != RP_OK) {
     fprintf(stderr, "reprise: model of backend %s: %s\n", backend,

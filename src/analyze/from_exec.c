@@ -1,6 +1,7 @@
 /* Analysis options from what an exec really runs: its mode, the compute
  * units of each device and which logical devices share a physical one;
  * with the machine model of its backend calibrated on first use. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -129,8 +130,11 @@ rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
   rp_exec_opts key = *xo;
   key.mode = NULL;
   rp_status s = rp_model_get_opts(m, be, &key, mo);
-  if (s != RP_OK)
+  if (s != RP_OK) { /* uncalibrated, but of this backend and machine */
     rp_model_init(m);
+    snprintf(m->backend, sizeof m->backend, "%s", rp_backend_name(be));
+    rp__host_name(m->machine, sizeof m->machine);
+  }
   rp_status f = rp_analysis_opts_from_exec(o, m, units, x);
   if (f != RP_OK)
     return f;
