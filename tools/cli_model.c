@@ -1,4 +1,7 @@
 /* Machine models and measured costs for the reprise tool's subcommands. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* gethostname */
+#endif
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
