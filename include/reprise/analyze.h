@@ -376,8 +376,11 @@ RP_API rp_status rp_analysis_op_model(const rp_analysis *a, rp_node n,
 /** @brief Fill analysis options from what exec @p x really runs: its
  * backend's mode (the overlapped mode predicted), and in @p m (which the
  * options then point to) the compute units of each device (openmp: the
- * threads of the device's group) and which logical devices share a
- * physical device (the exec's device map). @p m should hold the
+ * threads of the device's group), the pool of threads that runs host
+ * tasks (openmp: m->host_units, the team) and which logical devices share
+ * a physical device (the exec's device map). The model's calibrated
+ * figures are left as they are (rp_analysis_opts_calibrated() loads or
+ * calibrates them first). @p m should hold the
  * calibration (rp_model_get()) or rp_model_init(); @p o is initialised
  * with rp_analysis_opts_init() first. @p units receives RP_MAX_DEVICES
  * entries for o->compute_units (the bound's lanes), may be NULL.
