@@ -548,6 +548,36 @@ Test(model, pool_shares_memory_bandwidth) {
   EXACT(s.model_overlap_us, 20);
 }
 
+/* The calibrated share of a core holds with the whole team busy; a lone
+ * busy thread gets a whole core (the serial replay's). */
+Test(model, pool_efficiency_follows_busy_threads) {
+  rp_model m;
+  pool_model(&m, 2);
+  m.split_efficiency = 0.5;
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 10);
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 20); /* both busy: half a core each */
+  /* A split kernel alone keeps both threads busy. */
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 1000, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 10);
+  /* 4 threads at 0.4: 3 busy give 0.6 each (1 - 0.6 * 2 / 3). */
+  pool_model(&m, 4);
+  m.split_efficiency = 0.4;
+  g = graph();
+  for (int i = 0; i < 3; i++)
+    kern(g, 0, buf(g, i, 64), 16, 6);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 10);
+}
+
 /* On a team, a copy the links say is free (shared memory) is elided: no
  * overhead, no thread. */
 Test(model, pool_elides_free_copies) {

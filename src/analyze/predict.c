@@ -34,7 +34,9 @@
  *    on their device's group, like kernels, each taking one thread (at e)
  *    and task_us of its time; ready operations start in program order (a
  *    list schedule, as the engine's); a split kernel also waits
- *    split_us; and the operations running at once share the team's
+ *    split_us; each thread gives e of a core with the whole team busy,
+ *    a whole core alone (a linear mix in between); and the operations
+ *    running at once share the team's
  *    memory bandwidth: each draws its bytes over its cost at one thread,
  *    and when they draw more than the team's bandwidth of their regime
  *    (within cache, or beyond it: the kernel's draw against the two one-
@@ -68,6 +70,9 @@ typedef struct sim {
   double eff;              /* share of a core per unit: the calibrated
                               efficiency when the team has several
                               threads, else 1 */
+  double eff_all;          /* pool: the calibrated efficiency (all of the
+                              team busy); eff follows how many are */
+  unsigned team;           /* pool: its threads */
   int pool;                /* a team of CPU threads (host_units > 0) */
   uint32_t anyq;           /* pool: the queue of host tasks (any group) */
   int *res;                /* pool: the resource an op runs on */
@@ -416,11 +421,33 @@ static void share_bandwidth(sim *s, uint32_t k) {
   }
 }
 
+/* A pool's share of a core per thread with the operations now in work:
+ * the calibrated one with the whole team busy, a whole core with one
+ * thread busy (the serial replay's: a lone thread has the clock and the
+ * machine's share to itself), in between linearly in the busy threads. */
+static void pool_eff(sim *s) {
+  if (!s->pool || s->team < 2 || !(s->eff_all < 1))
+    return;
+  double busy = 0;
+  for (uint32_t i = 0; i < s->nactive; i++) {
+    uint32_t n = s->active[i];
+    if (s->phase[n] != 2 || !in_pool(s, n))
+      continue;
+    busy += split_kernel(s, n) ? units_of(s->m, s->a->g->op[n].device) : 1;
+  }
+  if (busy > s->team)
+    busy = s->team;
+  if (busy < 1)
+    busy = 1;
+  s->eff = 1 - (1 - s->eff_all) * (busy - 1) / (s->team - 1);
+}
+
 /* Rates of the ops in work: compute units shared out per physical device,
  * the duplex share for copies. */
 static void rates(sim *s) {
   rp_analysis *a = s->a;
   const rp_model *m = s->m;
+  pool_eff(s);
   int h2d_on[RP_MAX_DEVICES] = {0}, d2h_on[RP_MAX_DEVICES] = {0};
   for (uint32_t i = 0; i < s->nactive; i++) {
     uint32_t n = s->active[i];
@@ -688,6 +715,8 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
     if (s.pool)
       team = m->host_units;
     s.eff = team > 1 && m->split_efficiency > 0 ? m->split_efficiency : 1;
+    s.eff_all = s.eff;
+    s.team = team;
     free(per);
   }
   double span = 0;
