@@ -518,6 +518,15 @@ Test(model, pool_shares_memory_bandwidth) {
   kern(g, 0, buf(g, 1, 64), 16, 10);
   rp_summary s = summary_of(g, &m);
   EXACT(s.model_overlap_us, 20); /* half the bandwidth each */
+  /* A team timed slower than one thread (a busy calibration): one
+   * thread's bandwidth all the same. */
+  m.mem_gbps = 0.001;
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 20);
+  m.mem_gbps = 0.0128;
   /* The one drawing less first: B (100 us, 1.28 B/us) gets its draw, A
    * (10 us) the 11.52 B/us left: rate 0.9. */
   g = graph();

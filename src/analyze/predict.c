@@ -390,8 +390,12 @@ static void share_bandwidth(sim *s, uint32_t k) {
   kitem *kt = s->kt;
   for (int reg = 0; reg < 2; reg++) {
     double cap = (reg ? m->cache_gbps : m->mem_gbps) * 1e3; /* B/us */
+    double one = (reg ? m->cache1_gbps : m->mem1_gbps) * 1e3;
     if (!(cap > 0))
       continue;
+    /* The team streams at least as fast as one of its threads alone (a
+     * calibration on a busy machine can time it slower). */
+    cap = cap > one ? cap : one;
     uint32_t j = 0;
     double draw = 0, wsum = 0;
     for (uint32_t i = 0; i < k; i++) {
