@@ -587,6 +587,38 @@ Test(model, pool_efficiency_follows_busy_threads) {
   EXACT(s.model_overlap_us, 10);
 }
 
+/* An input from another thread costs edge_us: joins, and every successor
+ * of a fork but its first (which continues on the fork's thread). */
+Test(model, pool_pays_hand_offs_between_threads) {
+  rp_model m;
+  pool_model(&m, 2);
+  m.edge_us = 3;
+  rp_graph *g = graph();
+  rp_buf a = buf(g, 0, 64), b = buf(g, 1, 64), c = buf(g, 2, 64);
+  kern(g, 0, a, 16, 10);              /* A */
+  rp_arg ab[2] = {rp_arg_buf(rp_whole(a)), rp_arg_buf(rp_whole(b))};
+  rp_arg ac[2] = {rp_arg_buf(rp_whole(a)), rp_arg_buf(rp_whole(c))};
+  static const rp_param pio[] = {{"in", RP_IN}, {"x", RP_INOUT}};
+  static const rp_kernel k2 = {"k2", 2, pio, nop_cpu, NULL, NULL,
+                               {0, 0, 0}, NULL, NULL, 0};
+  rp_op_opts o = {NULL, 10, NULL, 0};
+  TU_OK(g, rp_record_kernel(g, &k2, 0, rp_dims3(16, 1, 1), ab, &o, NULL));
+  TU_OK(g, rp_record_kernel(g, &k2, 0, rp_dims3(16, 1, 1), ac, &o, NULL));
+  rp_arg cb[2] = {rp_arg_buf(rp_whole(c)), rp_arg_buf(rp_whole(b))};
+  TU_OK(g, rp_record_kernel(g, &k2, 0, rp_dims3(16, 1, 1), cb, &o, NULL));
+  rp_analysis *an = run(g, &m);
+  double st, en;
+  cr_assert_eq(rp_analysis_op_model(an, 1, &st, &en), RP_OK);
+  EXACT(st, 10); /* B continues on A's thread */
+  cr_assert_eq(rp_analysis_op_model(an, 2, &st, &en), RP_OK);
+  EXACT(st, 10); /* C: started, waits 3 for the hand-off */
+  EXACT(en, 23);
+  cr_assert_eq(rp_analysis_op_model(an, 3, &st, &en), RP_OK);
+  EXACT(en, 23 + 3 + 10); /* D joins B and C */
+  rp_analysis_destroy(an);
+  rp_graph_destroy(g);
+}
+
 /* On a team, a copy the links say is free (shared memory) is elided: no
  * overhead, no thread. */
 Test(model, pool_elides_free_copies) {

@@ -126,6 +126,12 @@ typedef struct rp_model {
   double split_us;         /**< time a kernel split over the team takes
                                 beyond its share of work (publishing its
                                 chunks, waiting for the last) */
+  double edge_us;          /**< wait of an operation whose input comes
+                                from another thread (a hand-off between
+                                cores; on a busy machine, a preempted
+                                thread): paid by operations with several
+                                predecessors and by all but the first
+                                successor of an operation with several */
   /** Streaming bandwidths (GB/s) of a triad kernel (bytes counted as the
    * analysis counts them: reads once, writes once, read-writes twice),
    * out of cache (mem_*) and within cache (cache_*), by one thread

@@ -30,6 +30,17 @@ static void nop_host(void *user, void *const *ptrs) {
   (void)ptrs;
 }
 
+static void nop2_kernel(const rp_kargs *a, const uint64_t lo[3],
+                        const uint64_t hi[3]) {
+  (void)a;
+  (void)lo;
+  (void)hi;
+}
+static const rp_param nop2_params[] = {{"in", RP_IN}, {"x", RP_INOUT}};
+static const rp_kernel nop2 = {"rp_calibrate_nop2", 2, nop2_params,
+                               nop2_kernel, NULL, NULL, {0, 0, 0},
+                               NULL, NULL, 0};
+
 static const rp_param nop_params[] = {{"x", RP_INOUT}};
 static const rp_kernel nop = {"rp_calibrate_nop", 1, nop_params, nop_kernel,
                               NULL, NULL, {0, 0, 0}, NULL, NULL, 0};
@@ -368,13 +379,13 @@ static rp_status bandwidth(const rp_backend *be, const rp_exec_opts *xo,
  * gets (a compute-bound kernel split over the team against one thread),
  * the streaming bandwidths in and out of cache, and what a task and a
  * split kernel cost the team. */
-enum { INDEP_TASKS = 256, SPLIT_CHAIN = 16 };
+enum { INDEP_TASKS = 256, SPLIT_CHAIN = 16, EDGE_LEVELS = 32 };
 static rp_status team(rp_model *m, const rp_backend *be,
                       const rp_exec_opts *xo, unsigned runs,
                       unsigned threads) {
   rp_status s = RP_OK;
   rp_graph *g = NULL;
-  static float tiny[INDEP_TASKS * 16];
+  static float tiny[INDEP_TASKS * 16]; /* 16 KiB: 64 B per task */
   /* Independent empty tasks: the team's time per task, less the replay's
    * own overhead, times the threads. */
   {
@@ -418,10 +429,44 @@ static rp_status team(rp_model *m, const rp_backend *be,
   }
   if (threads < 2) /* one thread: no team to share a core or memory */
     goto out;
+  /* Hand-offs between threads: T chains of EDGE_LEVELS empty kernels, op
+   * i of chain c also after op i - 1 of chain c + 1 (mod T), so that
+   * every op waits for another thread's, against T independent chains;
+   * per level. */
+  {
+    double t[2];
+    for (int zig = 0; zig < 2; zig++) {
+      rp_buf b;
+      if ((s = rp_graph_create(&g, RP_GRAPH_NO_COHERENCE)) ||
+          (s = rp_buffer_register(g, "x", tiny, sizeof tiny, &b)))
+        goto out;
+      for (unsigned i = 0; i < EDGE_LEVELS && s == RP_OK; i++)
+        for (unsigned c = 0; c < threads && s == RP_OK; c++) {
+          /* Two slots per chain, by the level's parity: a level writes
+           * what the next reads. */
+          uint64_t own = (c * 2u + (i & 1)) * 64u;
+          uint64_t other = (((c + 1) % threads) * 2u + ((i + 1) & 1)) * 64u;
+          rp_arg a[2] = {rp_arg_buf(rp_bytes(b, zig ? other : own + 8, 8)),
+                         rp_arg_buf(rp_bytes(b, own, 8))};
+          if (!zig) /* the chain alone: its own slot, always */
+            a[1] = rp_arg_buf(rp_bytes(b, c * 128u, 8));
+          s = rp_record_kernel(g, &nop2, 0, rp_dims3(1, 1, 1), a, NULL,
+                               NULL);
+        }
+      if (s || (s = rp_graph_end(g)) ||
+          (s = time_graph(g, be, xo, "parallel", runs, 10, &t[zig])))
+        goto out;
+      rp_graph_destroy(g);
+      g = NULL;
+    }
+    double per = (t[1] - t[0]) / EDGE_LEVELS;
+    m->edge_us = per > 0 ? per : 0;
+  }
   /* The overlapped replay's own costs in a team timing of 4 tasks per
-   * thread, all independent: its overhead per replay and its threads'
-   * time per task. */
-  const double own = m->mode[0].run_us + 4 * m->task_us;
+   * thread, all independent: its threads' time per task. (Not its cost
+   * per replay: a chain's intercept, too noisy on a busy machine to take
+   * out of another timing.) */
+  const double own = 4 * m->task_us;
   /* Compute-bound: 4 blocks per thread of 8192 elements (about 1 ms
    * each on one core), none split, 3 replays per timing: long enough for
    * a loaded machine's scheduler to share its cores as it does for the

@@ -147,6 +147,8 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   rp__put_num(fp, m->task_us);
   fprintf(fp, ", \"split_us\": ");
   rp__put_num(fp, m->split_us);
+  fprintf(fp, ", \"edge_us\": ");
+  rp__put_num(fp, m->edge_us);
   fprintf(fp, "},\n  \"memory\": {\"mem1_gbps\": ");
   rp__put_num(fp, m->mem1_gbps);
   fprintf(fp, ", \"mem_gbps\": ");
@@ -339,7 +341,8 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
       return fail(r, "model: \"%s\" must be an object", "pool");
     if ((s = whole(r, pool, "host_units", 4096, &m->host_units)) ||
         (s = num(r, pool, "task_us", &m->task_us)) ||
-        (s = num(r, pool, "split_us", &m->split_us)))
+        (s = num(r, pool, "split_us", &m->split_us)) ||
+        (s = num(r, pool, "edge_us", &m->edge_us)))
       return s;
   }
   const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
@@ -456,7 +459,8 @@ int rp__model_valid(const rp_model *m) {
       !ok_num(m->host_task_us) || !ok_num(m->split_efficiency) ||
       m->split_efficiency > 1 || m->multiprocessors > 65536 ||
       m->threads_per_mp > 65536 || !ok_num(m->task_us) ||
-      !ok_num(m->split_us) || !ok_num(m->mem1_gbps) ||
+      !ok_num(m->split_us) || !ok_num(m->edge_us) ||
+      !ok_num(m->mem1_gbps) ||
       !ok_num(m->mem_gbps) || !ok_num(m->cache1_gbps) ||
       !ok_num(m->cache_gbps) || m->host_units > 4096 || !ok_num(m->load))
     return 0;

@@ -190,6 +190,24 @@ static int elided(const sim *s, uint32_t n) {
           (s->a->source[n] == RP_COST_MEASURED && s->a->cost[n] == 0));
 }
 
+/* Whether op n's input likely comes from another thread: an op joining
+ * several predecessors, or one of the later successors of an op that
+ * fans out (its first successor continues on its thread). Structural,
+ * so that it holds for any engine that keeps chains on one thread. */
+static int crosses(const sim *s, uint32_t n) {
+  uint32_t np, ns;
+  const rp_node *pr = rp_graph_preds(s->a->g, n, &np);
+  if (np >= 2)
+    return 1;
+  if (np == 0)
+    return 0;
+  const rp_node *su = rp_graph_succs(s->a->g, pr[0], &ns);
+  for (uint32_t i = 0; i < ns; i++)
+    if (su[i] < n)
+      return 1;
+  return 0;
+}
+
 static double op_delay(const sim *s, uint32_t n, const rp_model_mode *md) {
   if (s->pool && elided(s, n))
     return 0;
@@ -198,6 +216,8 @@ static double op_delay(const sim *s, uint32_t n, const rp_model_mode *md) {
     d += s->m->host_task_us;
   if (s->pool && split_kernel(s, n))
     d += s->m->split_us;
+  if (s->pool && s->team > 1 && s->m->edge_us > 0 && crosses(s, n))
+    d += s->m->edge_us;
   return d;
 }
 
