@@ -111,6 +111,9 @@ typedef struct rp_model {
                                 calibrated again once the load is below
                                 half of it. 0: unknown */
   unsigned cpus;           /**< online cores when calibrated */
+  int probed;              /**< split_efficiency was measured again just
+                                now (rp_analysis_opts_calibrated() on a
+                                busy machine); not saved */
 
   /* A team of CPU threads (openmp): host tasks, kernels and copies share
    * one pool of threads. */
@@ -194,8 +197,11 @@ enum {
                                      RP_NO_AUTOCALIBRATE=1 */
   RP_MODEL_REFRESH = 1u << 1,   /**< calibrate and save even when cached
                                      (`reprise calibrate`) */
-  RP_MODEL_NO_AUTO = 1u << 2    /**< rp_model_get_opts(): never calibrate
+  RP_MODEL_NO_AUTO = 1u << 2,   /**< rp_model_get_opts(): never calibrate
                                      unasked: the cache only */
+  RP_MODEL_NO_PROBE = 1u << 3   /**< rp_analysis_opts_calibrated(): on a
+                                     busy machine, keep the cached share
+                                     of a core (do not measure it again) */
 };
 
 /** Progress of an automatic calibration: one line of text without a
@@ -402,7 +408,10 @@ RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
  * NULL: defaults). When the cache has no model and automatic calibration
  * is off (RP_MODEL_NO_AUTO, RP_NO_AUTOCALIBRATE=1), @p m is an
  * uncalibrated model (m->calibrated 0; the report says "uncalibrated")
- * and the call succeeds. @p o is initialised first; @p m and @p units
+ * and the call succeeds. On a busy machine (a load average above half its
+ * cores, now or at the calibration) a team's share of a core
+ * (split_efficiency) is measured again, now, in a few tens of
+ * milliseconds (m->probed; RP_MODEL_NO_PROBE keeps the cached one). @p o is initialised first; @p m and @p units
  * must outlive the options' use.
  * @return RP_OK, RP_EINVAL, or the failure of a calibration (the options
  *   are then filled with an uncalibrated model all the same). */

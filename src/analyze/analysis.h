@@ -58,6 +58,8 @@ struct rp_analysis {
   int mcalibrated;
   unsigned mthreads;       /* the model's team (host_units), 0: none */
   double mload;            /* load average when calibrated, 0: unknown */
+  int mprobed;             /* the share of a core was measured again */
+  double meff;             /* the model's split_efficiency */
   unsigned mcpus;          /* online cores then */
   int mphys[RP_MAX_DEVICES]; /* the model's physical devices, else -1 */
 
@@ -95,6 +97,13 @@ void rp__model_key(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
 /* The team an openmp exec with options xo builds: nthreads, else the
  * given cores, else OMP_NUM_THREADS or the online cores (from_exec.c). */
 long rp__omp_team(const rp_exec_opts *xo);
+/* Measures again the share of a core a thread of m's team gets (its
+ * split_efficiency), now: a few tens of milliseconds (calibrate.c). */
+rp_status rp__model_probe_share(rp_model *m, const rp_backend *be,
+                                const rp_exec_opts *xo);
+/* Whether the machine is busy now (load average above half its cores),
+ * or was when m was calibrated (model_cache.c). */
+int rp__model_busy(const rp_model *m);
 /* GPU 0's name as the CUDA driver reports it, "" when it cannot say
  * (calibrate.c). */
 void rp__gpu_name(char *out, size_t n);

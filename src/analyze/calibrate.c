@@ -375,6 +375,39 @@ static rp_status bandwidth(const rp_backend *be, const rp_exec_opts *xo,
   return RP_OK;
 }
 
+/* The share of a core each thread of a team gets: a compute-bound kernel
+ * in 4 blocks per thread of 8192 elements (about 1 ms each on one core),
+ * none split, 3 replays per timing (long enough for a loaded machine's
+ * scheduler to share its cores as it does for the workloads), against one
+ * thread, divided by the team. */
+static rp_status core_share(rp_model *m, const rp_backend *be,
+                            const rp_exec_opts *xo, unsigned runs,
+                            unsigned threads, double own) {
+  const uint64_t cols = 256, rows = 32, nblk = 4 * (uint64_t)threads;
+  float *y = calloc(cols * rows * nblk, sizeof *y);
+  rp_graph *g = NULL;
+  double r = 1, ts;
+  rp_status s = y ? blocks_graph(&g, &spin, NULL, y, (unsigned)nblk, cols,
+                                 rows, 1)
+                  : RP_ENOMEM;
+  if (s == RP_OK)
+    s = team_ratio(g, be, xo, runs, 3, own, &r, &ts);
+  rp_graph_destroy(g);
+  free(y);
+  if (s != RP_OK)
+    return s;
+  double e = r / threads;
+  m->split_efficiency = e > 1 ? 1 : e > 0 ? e : 0;
+  return RP_OK;
+}
+
+rp_status rp__model_probe_share(rp_model *m, const rp_backend *be,
+                                const rp_exec_opts *xo) {
+  if (m->threads < 2)
+    return RP_OK;
+  return core_share(m, be, xo, 3, m->threads, 4 * m->task_us);
+}
+
 /* A team of several threads (openmp): the share of a core each thread
  * gets (a compute-bound kernel split over the team against one thread),
  * the streaming bandwidths in and out of cache, and what a task and a
@@ -467,26 +500,8 @@ static rp_status team(rp_model *m, const rp_backend *be,
    * per replay: a chain's intercept, too noisy on a busy machine to take
    * out of another timing.) */
   const double own = 4 * m->task_us;
-  /* Compute-bound: 4 blocks per thread of 8192 elements (about 1 ms
-   * each on one core), none split, 3 replays per timing: long enough for
-   * a loaded machine's scheduler to share its cores as it does for the
-   * workloads. */
-  {
-    const uint64_t cols = 256, rows = 32, nblk = 4 * (uint64_t)threads;
-    float *y = calloc(cols * rows * nblk, sizeof *y);
-    double r = 1, ts;
-    s = y ? blocks_graph(&g, &spin, NULL, y, (unsigned)nblk, cols, rows, 1)
-          : RP_ENOMEM;
-    if (s == RP_OK)
-      s = team_ratio(g, be, xo, runs, 3, own, &r, &ts);
-    rp_graph_destroy(g);
-    g = NULL;
-    free(y);
-    if (s != RP_OK)
-      goto out;
-    double e = r / threads;
-    m->split_efficiency = e > 1 ? 1 : e > 0 ? e : 0;
-  }
+  if ((s = core_share(m, be, xo, runs, threads, own)))
+    goto out;
   /* Streaming: 16 KiB per block and array within cache (the blocks of a
    * thread fit its own caches) swept 64 times, 2 x 32 MiB in all beyond
    * it once. */

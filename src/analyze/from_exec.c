@@ -135,6 +135,13 @@ rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
     snprintf(m->backend, sizeof m->backend, "%s", rp_backend_name(be));
     rp__host_name(m->machine, sizeof m->machine);
   }
+  /* On a busy machine a team thread's share of a core changes by the
+   * minute: measure it again now (a few tens of ms), so that the
+   * prediction is of the machine the replays run on. */
+  if (s == RP_OK && m->calibrated && m->threads > 1 &&
+      !(mo && (mo->flags & RP_MODEL_NO_PROBE)) && rp__model_busy(m) &&
+      rp__model_probe_share(m, be, &key) == RP_OK)
+    m->probed = 1;
   rp_status f = rp_analysis_opts_from_exec(o, m, units, x);
   if (f != RP_OK)
     return f;

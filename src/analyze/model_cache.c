@@ -113,6 +113,13 @@ rp_status rp_model_cache_path(const rp_backend *be, const rp_exec_opts *xo,
   return k > 0 && (size_t)k < size ? RP_OK : RP_EINVAL;
 }
 
+int rp__model_busy(const rp_model *m) {
+  double l = load_now();
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  return (c > 0 && l > 0.5 * (double)c) ||
+         (m->cpus && m->load > 0.5 * m->cpus);
+}
+
 /* A model calibrated on a busy machine (its threads got a fraction of a
  * core, its timings waited on preempted threads) while the machine is
  * now quiet: it describes a state that passed. */
@@ -141,7 +148,7 @@ rp_status rp_model_get_opts(rp_model *m, const rp_backend *be,
   if (!o)
     o = &none;
   if (!m || (o->flags & ~(unsigned)(RP_MODEL_CALIBRATE | RP_MODEL_REFRESH |
-                                    RP_MODEL_NO_AUTO)) ||
+                                    RP_MODEL_NO_AUTO | RP_MODEL_NO_PROBE)) ||
       o->runs > 63)
     return RP_EINVAL;
   rp_status s;

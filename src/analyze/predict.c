@@ -778,6 +778,8 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   sum->calibrated = m->calibrated;
   a->mthreads = m->host_units;
   a->mload = m->load;
+  a->mprobed = m->probed;
+  a->meff = m->split_efficiency;
   a->mcpus = m->cpus;
   st = isfinite(sum->model_serial_us) ? RP_OK : RP_EINVAL;
 out:

@@ -170,7 +170,10 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
             a->mcalibrated ? "calibrated" : "uncalibrated: no overhead "
                                             "measured", team,
             a->mmode, a->msmode);
-    if (a->mcalibrated && a->mcpus && a->mload > 0.5 * a->mcpus)
+    if (a->mprobed)
+      fprintf(fp, "                (a busy machine: a thread's share of a "
+                  "core measured again now, %.2f)\n", a->meff);
+    else if (a->mcalibrated && a->mcpus && a->mload > 0.5 * a->mcpus)
       fprintf(fp, "                (calibrated at a load average of %.1f on "
                   "%u cores: a busy machine's figures)\n", a->mload,
               a->mcpus);
