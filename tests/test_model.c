@@ -942,12 +942,12 @@ Test(model, busy_machine_share_measured_again, .timeout = 60) {
   xo.nthreads = 2;
   rp_model m;
   cr_assert_eq(rp_model_calibrate(&m, be, &xo, 1), RP_OK);
-  /* Calibrated on a busy machine (half a load per core and more), and
+  /* Calibrated on a busy machine (more load than cores), and
    * not so much busier than now that it would be calibrated again. */
   double l[1] = {0};
   cr_assert_eq(getloadavg(l, 1), 1);
   m.cpus = 1;
-  m.load = 1.5 * l[0] + 0.6;
+  m.load = 1.5 * l[0] + 1.1;
   m.split_efficiency = 0.123;
   rp_model_opts mo;
   memset(&mo, 0, sizeof mo);

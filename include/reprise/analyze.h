@@ -107,7 +107,7 @@ typedef struct rp_model {
                                 "": none (the backend's default) */
   double load;             /**< the machine's load average (1 minute) when
                                 calibrated; a model calibrated on a busy
-                                machine (load above half its cores) is
+                                machine (load above its cores) is
                                 calibrated again once the load is below
                                 half of it. 0: unknown */
   unsigned cpus;           /**< online cores when calibrated */
@@ -408,10 +408,10 @@ RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
  * NULL: defaults). When the cache has no model and automatic calibration
  * is off (RP_MODEL_NO_AUTO, RP_NO_AUTOCALIBRATE=1), @p m is an
  * uncalibrated model (m->calibrated 0; the report says "uncalibrated")
- * and the call succeeds. On a busy machine (a load average above half its
+ * and the call succeeds. On a busy machine (a load average above its
  * cores, now or at the calibration) a team's share of a core
- * (split_efficiency) is measured again, now, in a few tens of
- * milliseconds (m->probed; RP_MODEL_NO_PROBE keeps the cached one). @p o is initialised first; @p m and @p units
+ * (split_efficiency) is measured again, now, in about 0.2 s
+ * (m->probed; RP_MODEL_NO_PROBE keeps the cached one). @p o is initialised first; @p m and @p units
  * must outlive the options' use.
  * @return RP_OK, RP_EINVAL, or the failure of a calibration (the options
  *   are then filled with an uncalibrated model all the same). */

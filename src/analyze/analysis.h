@@ -98,7 +98,7 @@ void rp__model_key(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
  * given cores, else OMP_NUM_THREADS or the online cores (from_exec.c). */
 long rp__omp_team(const rp_exec_opts *xo);
 /* Measures again the share of a core a thread of m's team gets (its
- * split_efficiency), now: a few tens of milliseconds (calibrate.c). */
+ * split_efficiency), now: about 0.2 s (calibrate.c). */
 rp_status rp__model_probe_share(rp_model *m, const rp_backend *be,
                                 const rp_exec_opts *xo);
 /* Whether the machine is busy now (load average above half its cores),

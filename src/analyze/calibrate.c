@@ -405,7 +405,7 @@ rp_status rp__model_probe_share(rp_model *m, const rp_backend *be,
                                 const rp_exec_opts *xo) {
   if (m->threads < 2)
     return RP_OK;
-  return core_share(m, be, xo, 3, m->threads, 4 * m->task_us);
+  return core_share(m, be, xo, 5, m->threads, 4 * m->task_us);
 }
 
 /* A team of several threads (openmp): the share of a core each thread

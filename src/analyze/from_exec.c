@@ -136,7 +136,7 @@ rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
     rp__host_name(m->machine, sizeof m->machine);
   }
   /* On a busy machine a team thread's share of a core changes by the
-   * minute: measure it again now (a few tens of ms), so that the
+   * minute: measure it again now (about 0.2 s), so that the
    * prediction is of the machine the replays run on. */
   if (s == RP_OK && m->calibrated && m->threads > 1 &&
       !(mo && (mo->flags & RP_MODEL_NO_PROBE)) && rp__model_busy(m) &&

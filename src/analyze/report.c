@@ -173,7 +173,7 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
     if (a->mprobed)
       fprintf(fp, "                (a busy machine: a thread's share of a "
                   "core measured again now, %.2f)\n", a->meff);
-    else if (a->mcalibrated && a->mcpus && a->mload > 0.5 * a->mcpus)
+    else if (a->mcalibrated && a->mcpus && a->mload > a->mcpus)
       fprintf(fp, "                (calibrated at a load average of %.1f on "
                   "%u cores: a busy machine's figures)\n", a->mload,
               a->mcpus);
