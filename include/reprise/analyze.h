@@ -411,8 +411,8 @@ RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
  * and the call succeeds. On a busy machine (a load average above its
  * cores, now or at the calibration) a team's share of a core
  * (split_efficiency) is measured again, now, in about 0.2 s
- * (m->probed; RP_MODEL_NO_PROBE keeps the cached one). @p o is initialised first; @p m and @p units
- * must outlive the options' use.
+ * (m->probed; RP_MODEL_NO_PROBE keeps the cached one). @p o is
+ * initialised first; @p m and @p units must outlive the options' use.
  * @return RP_OK, RP_EINVAL, or the failure of a calibration (the options
  *   are then filled with an uncalibrated model all the same). */
 RP_API rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o,
