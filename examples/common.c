@@ -32,7 +32,9 @@ static void usage(FILE *fp, const char *prog, const ex_flag *f,
   put_flag(fp, "--calibrate", NULL,
            "calibrate the machine model again (else: once, cached)");
   put_flag(fp, "--reshape-copies", NULL,
-           "merge small copies in, split copies back per writer");
+           "merge small copies in, split copies back per writer (the "
+           "default on cuda)");
+  put_flag(fp, "--no-reshape", NULL, "keep the copies as recorded");
   put_flag(fp, "--help", NULL, "this text");
 }
 
@@ -83,8 +85,8 @@ int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
       o->calibrate = 1;
       continue;
     }
-    if (!strcmp(a, "--reshape-copies")) {
-      o->reshape = 1;
+    if (!strcmp(a, "--reshape-copies") || !strcmp(a, "--no-reshape")) {
+      o->reshape = a[2] == 'r' ? 1 : -1;
       continue;
     }
     while (k < nf && strcmp(a, f[k].name))
@@ -223,10 +225,12 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
   /* Several logical GPUs on a machine with fewer: fold them onto the GPUs
    * present, and say so (the backend's note). */
   eo.device_fold = 1;
-  /* --reshape-copies: the overlapped replay only; the serial one stays the
-   * program as recorded. */
-  if (!mode && o->reshape)
-    eo.reshape_copies = RP_EXEC_RESHAPE_AUTO;
+  /* --reshape-copies, --no-reshape, else the backend's default (cuda
+   * reshapes): the serial replay too, so that its profile is of the graph
+   * the overlapped replay runs (the analysis describes that one). */
+  if (o->reshape)
+    eo.reshape_copies = o->reshape > 0 ? RP_EXEC_RESHAPE_AUTO
+                                       : RP_EXEC_RESHAPE_NONE;
   rp_status rc = rp_exec_create(&x, g, be, &eo);
   if (rc) {
     fprintf(stderr, "%s backend: %s: %s\n", rp_backend_name(be),
@@ -234,8 +238,8 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
     rp_exec_destroy(x);
     return NULL;
   }
-  if (!mode && rp_exec_error(x)[0]) /* the backend's note (folding) */
-    printf("%s\n", rp_exec_error(x));
+  if (!mode && rp_exec_notice(x)[0]) /* the backend's note (folding) */
+    printf("%s\n", rp_exec_notice(x));
   return x;
 }
 
@@ -405,7 +409,9 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     fprintf(stderr, "calibration: %s (the model stays uncalibrated)\n",
             rp_strerror(rc));
   ao.measured_us = op_us;
-  if ((rc = rp_analyze(g, &ao, &an))) {
+  /* The graph the exec really replays (its copies reshaped on cuda),
+   * with the serial replay's costs carried onto it. */
+  if ((rc = rp_analyze_exec(x, &ao, &an))) {
     fprintf(stderr, "analysis: %s\n", rp_strerror(rc));
     goto out;
   }
@@ -425,7 +431,10 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   }
   /* Where the backend records an achieved timeline: the trace shows it
    * beside the prediction, and the largest departures are listed. */
-  if (o->trace) {
+  if (o->trace && rp_exec_graph(x) != g)
+    printf("trace: the achieved timeline is per recorded operation, the "
+           "analysis of the replayed graph (--no-reshape gives both)\n");
+  if (o->trace && rp_exec_graph(x) == g) {
     double *ts = (double *)calloc(nn + 1, sizeof(double));
     double *te = (double *)calloc(nn + 1, sizeof(double));
     FILE *fp;

@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
   char how[96];
   snprintf(how, sizeof how, "tested every %u replay(s)", every);
   printf("run_until: %u replays, residual %.3e (%s)\n", done, res,
-         rp_exec_error(x)[0] ? rp_exec_error(x) : how);
+         rp_exec_notice(x)[0] ? rp_exec_notice(x) : how);
   ex_converge_init(&p, cu, &cres);
   unsigned want = ex_converge_check(&p, tol, max, cu, cv, &cres);
   if (every > 1) { /* tested every `every` replays: the next multiple */

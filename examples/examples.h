@@ -116,8 +116,9 @@ typedef struct ex_opts {
   double rtol;         /* 0: results must be identical to the bit; else
                           buffers of doubles may differ by this relative
                           amount (GPU exp/log/erf round differently) */
-  int reshape;         /* --reshape-copies: the overlapped replay reshapes
-                          its copies (rp_exec_opts.reshape_copies) */
+  int reshape;         /* 1: --reshape-copies, -1: --no-reshape, 0: the
+                          backend's default (rp_exec_opts.reshape_copies;
+                          cuda reshapes) */
 } ex_opts;
 /* |a - b| <= rtol * max(|a|, |b|) for every double; returns the largest
  * relative difference seen in *worst. */
@@ -134,7 +135,7 @@ typedef struct ex_flag {
 } ex_flag;
 /* Parses the example's flags and the common ones (--backend, --iters,
  * --threads, --dot, --trace, --save, --calibrate, --reshape-copies,
- * --help). Returns 0 to go on, 1 after printing
+ * --no-reshape, --help). Returns 0 to go on, 1 after printing
  * the usage for --help, 2 after saying on stderr what was wrong. */
 int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
              unsigned nf, ex_opts *o);
@@ -193,9 +194,15 @@ typedef struct ex_gemm {
 } ex_gemm;
 extern const rp_kernel ex_gemm_tile_k;
 extern const int ex_gemm_uses_library;
-/* Creates the cuBLAS handle (outside any graph capture) when a GPU is
- * there; 0 on success, and without a GPU (nothing to create). */
+/* Registers a user of the library kernel: the first creates the cuBLAS
+ * handle (outside any graph capture) when a GPU is there; 0 on success,
+ * and without a GPU (nothing to create). */
 int ex_gemm_library_init(void);
+/* Ends one registration: the last destroys the cuBLAS handle and the
+ * device memory it holds (its workspace). Call it once every exec whose
+ * graph captured the library's calls is destroyed: those graphs use that
+ * memory. */
+void ex_gemm_library_fini(void);
 void ex_gemm_init(const ex_gemm *p, double *a, double *b, double *c);
 rp_status ex_gemm_record(rp_graph *g, const ex_gemm *p, double *a, double *b,
                          double *c);

@@ -51,9 +51,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 4; i++)
     nomem |= !(*arr[i] = (double *)malloc(bytes));
   rp_graph *g = NULL;
-  int ret = 2;
+  int ret = 2, lib = 0;
   rp_status rc;
-  if (nomem || rp_graph_create(&g, 0) || ex_gemm_library_init()) {
+  if (nomem || rp_graph_create(&g, 0) || !(lib = !ex_gemm_library_init())) {
     fprintf(stderr, "gemm: out of memory, or cuBLAS failed to start\n");
     goto out;
   }
@@ -72,6 +72,9 @@ int main(int argc, char **argv) {
          rp_graph_num_nodes(g), rp_graph_num_edges(g));
   ret = ex_run_compare(g, &o, init, check, &c);
 out:
+  /* ex_run_compare destroyed its execs: the library may go. */
+  if (lib)
+    ex_gemm_library_fini();
   rp_graph_destroy(g);
   for (int i = 0; i < 4; i++)
     free(*arr[i]);

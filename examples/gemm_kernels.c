@@ -26,6 +26,7 @@ static const rp_param gemm_tile_params[] = {
 
 #if defined(__CUDACC__) && defined(RP_HAVE_CUBLAS)
 static cublasHandle_t handle;
+static unsigned users; /* registrations (ex_gemm_library_init) */
 
 /* Without a GPU the cuda backend cannot run, nor is cuBLAS needed. */
 int ex_gemm_library_init(void) {
@@ -34,7 +35,22 @@ int ex_gemm_library_init(void) {
     (void)cudaGetLastError();
     return 0;
   }
-  return handle || cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS ? 0 : -1;
+  if (!handle && cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+    handle = NULL;
+    return -1;
+  }
+  users++;
+  return 0;
+}
+
+/* The library's state goes with its last user: the handle and its
+ * workspace (64 MiB of device memory that compute-sanitizer's leak check
+ * reported while the handle lived to the process' end). */
+void ex_gemm_library_fini(void) {
+  if (users && --users == 0 && handle) {
+    cublasDestroy(handle);
+    handle = NULL;
+  }
 }
 
 /* Row-major C = A B is column-major C^T = B^T A^T: dgemm with B first. */
@@ -55,6 +71,7 @@ static int gemm_cublas(const rp_kargs *a, void *stream) {
 static rp_kernel make_gemm(void) {
   rp_kernel k = RP_KERNEL_DESC(gemm_tile, gemm_tile_params);
   k.cuda = NULL;
+  k.cuda_args = NULL;
   k.cuda_host = gemm_cublas;
   return k;
 }
@@ -62,6 +79,7 @@ extern "C" const rp_kernel ex_gemm_tile_k = make_gemm();
 const int ex_gemm_uses_library = 1;
 #else
 int ex_gemm_library_init(void) { return 0; }
+void ex_gemm_library_fini(void) {}
 #ifdef __cplusplus
 extern "C"
 #endif

@@ -72,8 +72,8 @@ static double timed(const rp_graph *g, const rp_backend *be,
   eo.nthreads = o->threads;
   eo.device_fold = 1; /* more logical devices than GPUs: fold, say so */
   rp_status rc = rp_exec_create(&x, g, be, &eo);
-  if (!rc && rp_exec_error(x)[0])
-    printf("(%s)\n", rp_exec_error(x));
+  if (!rc && rp_exec_notice(x)[0])
+    printf("(%s)\n", rp_exec_notice(x));
   if (!rc) {
     init(c);
     rc = rp_exec_run(x, 1);

@@ -48,7 +48,12 @@ rp_status ex_matpow_record(rp_graph *g, const ex_matpow *p, double *m,
     for (uint64_t i = 0; i < nb; i++) {
       uint64_t r0 = n * i / nb, r1 = n * (i + 1) / nb;
       rp_arg a[5];
-      a[0] = rp_arg_buf(rp_whole(src));
+      /* Block i reads only rows [r0, r1) of the source: declared so, each
+       * block follows the same block of the product before (a chain per
+       * block, as the hand-built dag has), not all of them; the 8 copies
+       * of X's rows coherence inserts merge back into one (reshaped
+       * copies, the default on cuda). */
+      a[0] = rp_arg_buf(rp_box2(src, r0, r1, 0, n));
       a[1] = rp_arg_buf(rp_whole(M));
       a[2] = rp_arg_buf(rp_box2(dst, r0, r1, 0, n));
       a[3] = rp_arg_i64((int64_t)n);

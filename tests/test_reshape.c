@@ -73,26 +73,32 @@ static void record(wl *w, uint32_t which, unsigned bump) {
 /* Replays the graph twice on backend `be` with threshold `t`: the exec's
  * counts, X and Y after it; compared with the reference replay of the
  * graph as recorded from the same start. */
-static void check(wl *w, const char *be_name, size_t t, uint32_t *merged,
-                  uint32_t *split) {
+static int check_on(wl *w, const rp_backend *be, size_t t, uint32_t *merged,
+                    uint32_t *split) {
   uint8_t wx[BYTES], wy[BYTES];
   fill(w);
   TU_OK(w->g, rp_replay_reference(w->g, 2));
   memcpy(wx, w->x, BYTES);
   memcpy(wy, w->y, BYTES);
-  const rp_backend *be;
   rp_exec *x;
   rp_exec_opts eo = RP_EXEC_OPTS_INIT;
   eo.reshape_copies = t;
-  cr_assert_eq(rp_backend_find(be_name, &be), RP_OK);
   fill(w);
   cr_assert_eq(rp_exec_create(&x, w->g, be, &eo), RP_OK, "%s",
                rp_last_error());
-  rp_exec_copies_reshaped(x, merged, split);
+  int on = rp_exec_copies_reshaped(x, merged, split);
   cr_assert_eq(rp_exec_run(x, 2), RP_OK, "%s", rp_exec_error(x));
-  cr_assert(!memcmp(w->x, wx, BYTES), "%s: X differs", be_name);
-  cr_assert(!memcmp(w->y, wy, BYTES), "%s: Y differs", be_name);
+  cr_assert(!memcmp(w->x, wx, BYTES), "%s: X differs", be->name);
+  cr_assert(!memcmp(w->y, wy, BYTES), "%s: Y differs", be->name);
   rp_exec_destroy(x);
+  return on;
+}
+
+static void check(wl *w, const char *be_name, size_t t, uint32_t *merged,
+                  uint32_t *split) {
+  const rp_backend *be;
+  cr_assert_eq(rp_backend_find(be_name, &be), RP_OK);
+  check_on(w, be, t, merged, split);
 }
 
 static uint32_t merged_on_every_backend(wl *w, size_t t, uint32_t *split) {
@@ -246,5 +252,164 @@ Test(reshape, off_by_default) {
   cr_assert_eq(rp_exec_copies_reshaped(NULL, &m, &s), 0);
   cr_assert_eq(m + s, 0);
   rp_exec_destroy(x);
+  rp_graph_destroy(w.g);
+}
+
+/* ---- The backend's default (issue 28): a backend that pays per copy
+ * (RP_BACKEND_RESHAPE_COPIES, as cuda) reshapes with reshape_copies 0;
+ * RP_EXEC_RESHAPE_NONE keeps the copies as recorded there. The reference
+ * backend's table with that flag stands for it. */
+extern const rp_backend rp_backend_reference;
+
+static void run_on(wl *w, const rp_backend *be, size_t t, uint32_t *merged,
+                   int *reshaped) {
+  *reshaped = check_on(w, be, t, merged, NULL);
+}
+
+Test(reshape, default_on_a_backend_that_pays_per_copy) {
+  wl w;
+  uint32_t m = 0, m_auto = 0;
+  int on = 0;
+  rp_backend per_copy = rp_backend_reference;
+  per_copy.flags |= RP_BACKEND_RESHAPE_COPIES;
+  record(&w, 0xffffu, NB);
+  run_on(&w, &per_copy, 0, &m, &on);
+  cr_assert_eq(on, 1);
+  run_on(&w, &per_copy, RP_EXEC_RESHAPE_AUTO, &m_auto, &on);
+  cr_assert_eq(m, m_auto);
+  cr_assert_gt(m, 0);
+  run_on(&w, &per_copy, RP_EXEC_RESHAPE_NONE, &m, &on);
+  cr_assert_eq(on, 0);
+  cr_assert_eq(m, 0);
+  /* Without the flag 0 stays "as recorded". */
+  run_on(&w, &rp_backend_reference, 0, &m, &on);
+  cr_assert_eq(on, 0);
+  rp_graph_destroy(w.g);
+}
+
+/* ---- Runs of larger copies (RP_EXEC_RESHAPE_AUTO): 8 pieces of PIECE
+ * bytes of A come in, one per block kernel; each kernel is followed by
+ * another kernel (feeds), or by a copy of its block back (pipeline). */
+#define PIECE (512u * 1024u) /* above the 256 KiB threshold */
+#define NPIECE 8u
+
+static void record_run(rp_graph **g, uint8_t *a, uint8_t *b, int pipeline,
+                       size_t piece) {
+  rp_buf A, B;
+  TU_OK(NULL, rp_graph_create(g, 0));
+  TU_OK(*g, rp_buffer_register(*g, "A", a, piece * NPIECE, &A));
+  TU_OK(*g, rp_buffer_register(*g, "B", b, piece * NPIECE, &B));
+  for (unsigned i = 0; i < NPIECE; i++) {
+    rp_arg k[4] = {rp_arg_buf(rp_bytes(A, i * piece, 256)),
+                   rp_arg_buf(rp_bytes(B, i * piece, 256)),
+                   rp_arg_i64((int64_t)(i * piece)),
+                   rp_arg_i64((int64_t)(i * piece))};
+    /* The kernel reads the whole piece (coherence brings it in whole). */
+    k[0] = rp_arg_buf(rp_bytes(A, i * piece, piece));
+    TU_OK(*g, rp_record_kernel(*g, &tu_mix, 0, rp_dims3(256, 1, 1), k, NULL,
+                               NULL));
+    if (pipeline)
+      TU_OK(*g, rp_record_sync_host(*g, rp_bytes(B, i * piece, 256), NULL));
+  }
+  if (!pipeline) /* each block then feeds one kernel over all of B */
+    for (unsigned i = 0; i < NPIECE; i++) {
+      rp_arg k[2] = {rp_arg_buf(rp_bytes(B, i * piece, 256)),
+                     rp_arg_i64((int64_t)(i * piece))};
+      TU_OK(*g, rp_record_kernel(*g, &tu_bump, 0, rp_dims3(256, 1, 1), k,
+                                 NULL, NULL));
+    }
+  TU_OK(*g, rp_record_sync_host(*g, rp_whole(B), NULL));
+  TU_OK(*g, rp_graph_end(*g));
+}
+
+/* How many copies of A's run merged with threshold t; results checked
+ * against the reference replay of the graph as recorded. */
+static uint32_t run_merged(int pipeline, size_t piece, size_t t) {
+  size_t n = piece * NPIECE;
+  uint8_t *a = malloc(n), *b = malloc(n), *wb = malloc(n);
+  cr_assert(a && b && wb);
+  for (size_t i = 0; i < n; i++)
+    a[i] = (uint8_t)(i * 7 + 1), b[i] = (uint8_t)(i * 13 + 5);
+  rp_graph *g;
+  record_run(&g, a, b, pipeline, piece);
+  TU_OK(g, rp_replay_reference(g, 1));
+  memcpy(wb, b, n);
+  for (size_t i = 0; i < n; i++)
+    b[i] = (uint8_t)(i * 13 + 5);
+  rp_exec *x;
+  rp_exec_opts eo = RP_EXEC_OPTS_INIT;
+  eo.reshape_copies = t;
+  cr_assert_eq(rp_exec_create(&x, g, &rp_backend_reference, &eo), RP_OK,
+               "%s", rp_last_error());
+  uint32_t m = 0;
+  rp_exec_copies_reshaped(x, &m, NULL);
+  cr_assert_eq(rp_exec_run(x, 1), RP_OK, "%s", rp_exec_error(x));
+  cr_assert(!memcmp(b, wb, n), "B differs from the reference");
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+  free(a);
+  free(b);
+  free(wb);
+  return m;
+}
+
+Test(reshape, a_run_feeding_only_kernels_merges, .timeout = 30) {
+  /* 8 x 512 KiB feeding kernels that feed kernels: one copy. */
+  cr_assert_eq(run_merged(0, PIECE, RP_EXEC_RESHAPE_AUTO), NPIECE - 1);
+  /* An explicit threshold keeps the size rule only. */
+  cr_assert_eq(run_merged(0, PIECE, 256 * 1024), 0);
+}
+
+Test(reshape, a_run_feeding_a_pipeline_stays, .timeout = 30) {
+  /* Each piece's kernel is followed by its copy back: pipelined. */
+  cr_assert_eq(run_merged(1, PIECE, RP_EXEC_RESHAPE_AUTO), 0);
+}
+
+Test(reshape, a_run_past_16_mib_stays, .timeout = 30) {
+  /* 8 x 4 MiB = 32 MiB: past the run's cap. */
+  cr_assert_eq(run_merged(0, 4u << 20, RP_EXEC_RESHAPE_AUTO), 0);
+}
+
+/* ---- rp_analyze_exec: the graph an exec replays, with the costs given
+ * per recorded operation carried onto it. */
+Test(reshape, the_analysis_describes_the_reshaped_graph) {
+  wl w;
+  record(&w, 0xffffu, NB);
+  uint32_t nop = rp_graph_num_nodes(w.g);
+  double *us = calloc(nop, sizeof *us);
+  cr_assert(us);
+  for (uint32_t n = 0; n < nop; n++)
+    us[n] = 1.0 + n;
+  rp_exec *x;
+  rp_exec_opts eo = RP_EXEC_OPTS_INIT;
+  eo.reshape_copies = 4096;
+  cr_assert_eq(rp_exec_create(&x, w.g, &rp_backend_reference, &eo), RP_OK);
+  uint32_t merged = 0;
+  cr_assert(rp_exec_copies_reshaped(x, &merged, NULL));
+  const rp_graph *rg = rp_exec_graph(x);
+  cr_assert_eq(rp_graph_num_nodes(rg), nop - merged);
+  /* Every replayed op maps back, in program order; merged-away copies
+   * carry no cost, the rest theirs: serial = the sum over kept ops. */
+  double want = 0;
+  rp_node prev = 0;
+  for (rp_node m = 0; m < rp_graph_num_nodes(rg); m++) {
+    rp_node u = rp_exec_op_origin(x, m);
+    cr_assert_neq(u, RP_NONE);
+    cr_assert_geq(u, prev);
+    prev = u;
+    want += us[u];
+  }
+  cr_assert_eq(rp_exec_op_origin(x, rp_graph_num_nodes(rg)), RP_NONE);
+  rp_analysis_opts ao;
+  rp_analysis_opts_init(&ao);
+  ao.measured_us = us;
+  rp_analysis *an;
+  cr_assert_eq(rp_analyze_exec(x, &ao, &an), RP_OK);
+  rp_summary sm;
+  rp_analysis_summary(an, &sm);
+  cr_assert_float_eq(sm.serial_us, want, 1e-9);
+  rp_analysis_destroy(an);
+  rp_exec_destroy(x);
+  free(us);
   rp_graph_destroy(w.g);
 }

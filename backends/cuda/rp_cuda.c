@@ -1,9 +1,11 @@
 /* CUDA backend for reprise replay: the plan as a CUDA graph built once and
  * replayed. Kernels of CPU-kind devices, host tasks and copies between two
  * host-memory images are host nodes; every other copy is a memcpy node. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "rp_cuda.h"
 #include "rp_cuda_geom.h"
 
@@ -17,6 +19,19 @@
 #define nvtxRangePushA(s) ((void)(s))
 #define nvtxRangePop() ((void)0)
 #endif
+
+double rp__cu_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+
+/* Time spent in CUDA's calls, for RP_CUDA_TIMES: *acc += now - t0. */
+static double t_start(const cu_state *s) { return s->times ? rp__cu_now() : 0; }
+static void t_end(const cu_state *s, double t0, double *acc) {
+  if (s->times)
+    *acc += rp__cu_now() - t0;
+}
 
 static const char *op_name(const cu_state *s, uint32_t v) {
   rp_node_info ni;
@@ -191,7 +206,9 @@ void rp__cu_copy_params(cu_state *s, uint32_t v) {
   rp_node_access(s->g, nd->op, 0, &ai);
   rp_buffer_info(s->g, ai.region.buf, &d);
   char *src = rp__cu_addr(s, a[0].image), *dst = rp__cu_addr(s, a[1].image);
-  if (o->cp.stage) {
+  if (o->empty) {
+    o->cp.npc = 0;
+  } else if (o->cp.stage) {
     piece(&o->cp, 0, &ai.region, &d, o->cp.stage, src);
     piece(&o->cp, 1, &ai.region, &d, dst, o->cp.stage);
     o->cp.npc = 2;
@@ -246,7 +263,7 @@ static rp_status map_devices(cu_state *s, const rp_exec_opts *eo) {
       s->multi = true;
   }
   if (folded)
-    rp_exec_set_error(s->x, "cuda: note: %u logical GPU device(s) folded "
+    rp_exec_set_notice(s->x, "cuda: %u logical GPU device(s) folded "
                       "onto the %d GPU(s) present (device_fold): logical "
                       "device d runs on GPU d mod %d, up to device %u",
                       folded, count, count, top);
@@ -259,7 +276,111 @@ static rp_status map_devices(cu_state *s, const rp_exec_opts *eo) {
  * the bytes [lo, hi) the plan's accesses touch: s->img[i] is its base
  * moved back by lo (s->img_alloc[i] the allocation), so that a device
  * holding a block of rows and its halos does not hold the whole grid. */
-static rp_status alloc_images(cu_state *s) {
+/* The copies writing device image i, when only copies from one host
+ * image write it, all before any other access of it, covering the bytes
+ * [lo, hi) its accesses touch: their source image in *host, 1; else 0. */
+static int copied_only(const cu_state *s, uint32_t i, uint32_t *host) {
+  const rp_plan *p = s->p;
+  const rp_plan_image *im = &p->image[i];
+  uint64_t lo = im->lo, at = lo;
+  int others = 0;
+  *host = RP_NONE;
+  if (im->lo >= im->hi || (im->flags & RP_IMAGE_HOST_MEMORY))
+    return 0;
+  for (uint32_t v = 0; v < p->nnode; v++) {
+    const rp_plan_node *nd = &p->node[v];
+    const rp_plan_access *a = p->acc + nd->acc0;
+    for (uint32_t k = 0; k < nd->nacc; k++) {
+      if (a[k].image != i)
+        continue;
+      bool copy_in = nd->type == RP_OP_COPY_H2D && k == 1 &&
+                     (p->image[a[0].image].flags & RP_IMAGE_HOST_MEMORY);
+      if (!copy_in) {
+        if (a[k].mode & RP_OUT)
+          return 0;  /* written by something else */
+        others = 1;
+        continue;
+      }
+      if (others || (*host != RP_NONE && *host != a[0].image) ||
+          a[0].offset != a[1].offset || a[0].bytes != a[1].bytes ||
+          a[1].niv != 1)
+        return 0;
+      *host = a[0].image;
+      /* Copies in program order; their ranges must cover [lo, hi) from
+       * the start without a gap (a later one may repeat bytes). */
+      if (a[1].offset > at)
+        return 0;
+      if (a[1].offset + a[1].bytes > at)
+        at = a[1].offset + a[1].bytes;
+    }
+  }
+  if (*host == RP_NONE || at < im->hi)
+    return 0;
+  /* Nothing writes the host image they read. */
+  for (uint32_t k = 0; k < p->nacc; k++)
+    if (p->acc[k].image == *host && (p->acc[k].mode & RP_OUT))
+      return 0;
+  return 1;
+}
+
+/* Logical devices folded onto one GPU: an image of a buffer that only
+ * copies from a host image write (copied_only) holds, wherever it is
+ * read, the bytes an earlier image of the same buffer on the same GPU
+ * holds when that one is written the same way and its copies cover every
+ * range the later one's do. The later image then aliases it (no memory of
+ * its own), and its copies move nothing: each becomes an empty node after
+ * the earlier image's copy that covers it (matmul_rows' B, copied to each
+ * logical device, is copied once per GPU). Graph mode only: the streams
+ * modes keep every copy. */
+static rp_status fold_images(cu_state *s, uint32_t *alias) {
+  const rp_plan *p = s->p;
+  for (uint32_t i = 0; i < p->nimage; i++)
+    alias[i] = RP_NONE;
+  if (s->mode != CU_GRAPH || s->ndev < 2)
+    return RP_OK;
+  uint32_t *host = malloc(sizeof *host * (p->nimage + 1));
+  if (!host)
+    return RP_ENOMEM;
+  for (uint32_t i = 0; i < p->nimage; i++)
+    if (!copied_only(s, i, &host[i]))
+      host[i] = RP_NONE;
+  for (uint32_t j = 0; j < p->nimage; j++) {
+    if (host[j] == RP_NONE)
+      continue;
+    for (uint32_t i = 0; i < j && alias[j] == RP_NONE; i++) {
+      if (host[i] != host[j] || alias[i] != RP_NONE ||
+          p->image[i].buf != p->image[j].buf ||
+          s->phys[p->image[i].space] != s->phys[p->image[j].space] ||
+          p->image[i].lo > p->image[j].lo || p->image[i].hi < p->image[j].hi)
+        continue;
+      alias[j] = i;
+    }
+  }
+  free(host);
+  return RP_OK;
+}
+
+/* Copy v into an aliased image: the earlier copy into its target that
+ * covers its bytes (fold_images), whose node it then follows. */
+static void fold_copy(cu_state *s, uint32_t v, const uint32_t *alias) {
+  const rp_plan *p = s->p;
+  const rp_plan_access *a = p->acc + p->node[v].acc0;
+  uint32_t tgt = alias[a[1].image];
+  if (p->node[v].type != RP_OP_COPY_H2D || tgt == RP_NONE)
+    return;
+  for (uint32_t u = 0; u < v; u++) {
+    const rp_plan_access *b = p->acc + p->node[u].acc0;
+    if (p->node[u].type == RP_OP_COPY_H2D && b[1].image == tgt &&
+        b[0].image == a[0].image && b[1].offset <= a[1].offset &&
+        b[1].offset + b[1].bytes >= a[1].offset + a[1].bytes) {
+      s->op[v].empty = true;
+      s->op[v].also = u;
+      return;
+    }
+  }
+}
+
+static rp_status alloc_images(cu_state *s, const uint32_t *alias) {
   const rp_plan *p = s->p;
   s->img = calloc(p->nimage + 1, sizeof *s->img);
   s->img_host = calloc(p->nimage + 1, sizeof *s->img_host);
@@ -267,12 +388,17 @@ static rp_status alloc_images(cu_state *s) {
   s->pinned = calloc(s->nb + 1, sizeof *s->pinned);
   if (!s->img || !s->img_host || !s->img_alloc || !s->pinned)
     return RP_ENOMEM;
+  double t0 = t_start(s);
   for (rp_buf b = 0; b < s->nb; b++)
     rp__cu_pin(s, b);
   for (uint32_t i = 0; i < p->nimage; i++) {
     const rp_plan_image *im = &p->image[i];
     if (im->flags & RP_IMAGE_USER)
       continue;
+    if (alias[i] != RP_NONE) {
+      s->img[i] = s->img[alias[i]];
+      continue;
+    }
     size_t bytes = im->bytes ? im->bytes : 1;
     cudaError_t e;
     if (im->flags & RP_IMAGE_HOST_MEMORY) {
@@ -308,6 +434,7 @@ static rp_status alloc_images(cu_state *s) {
       return RP_EBACKEND;
     }
   }
+  t_end(s, t0, &s->t_mem);
   return RP_OK;
 }
 
@@ -329,11 +456,13 @@ static unsigned occ_threads(cu_state *s, cu_op *o, double *occ) {
   struct cudaFuncAttributes fa;
   int smt = 0, blocks[RP_CU_NCAND] = {0};
   unsigned nc = 0;
+  double t0 = t_start(s);
   if (cudaSetDevice(o->phys) != cudaSuccess ||
       cudaFuncGetAttributes(&fa, fn) != cudaSuccess ||
       cudaDeviceGetAttribute(&smt, cudaDevAttrMaxThreadsPerMultiProcessor,
                              o->phys) != cudaSuccess) {
     (void)cudaGetLastError();
+    t_end(s, t0, &s->t_attr);
     return 0;
   }
   while (nc < RP_CU_NCAND &&
@@ -342,6 +471,7 @@ static unsigned occ_threads(cu_state *s, cu_op *o, double *occ) {
              &blocks[nc], fn, (int)rp__cu_cand[nc], 0) == cudaSuccess)
     nc++;
   (void)cudaGetLastError();
+  t_end(s, t0, &s->t_attr);
   unsigned t = rp__cu_pick_threads(blocks, nc, smt, o->k->hint, occ);
   s->geo_fn = fn;
   s->geo_dev = o->phys;
@@ -354,13 +484,11 @@ static unsigned occ_threads(cu_state *s, cu_op *o, double *occ) {
  * sweeps: every kernel without its own shape), else threads per block by
  * occupancy and the kernel's hint, shaped by the index space's rank
  * (rp_cuda_geom.h); without the occupancy API, 256 threads so shaped. */
-static void geometry(cu_state *s, cu_op *o, const rp_kargs *a) {
+static void geometry(cu_state *s, cu_op *o, const rp_kargs *a,
+                     const unsigned eb[3]) {
   const unsigned *bk = o->k->block;
-  const char *env = getenv("RP_CUDA_BLOCK");
-  unsigned eb[3] = {0, 1, 1};
   o->occ = -1;
-  if (env && sscanf(env, "%u,%u,%u", &eb[0], &eb[1], &eb[2]) >= 1 &&
-      eb[0] && eb[1] && eb[2] && !(bk[0] || bk[1] || bk[2])) {
+  if (eb[0] && eb[1] && eb[2] && !(bk[0] || bk[1] || bk[2])) {
     o->block = mkdim(eb[0], eb[1], eb[2]);
     o->why = "RP_CUDA_BLOCK";
   } else if (bk[0] || bk[1] || bk[2]) {
@@ -417,6 +545,7 @@ static rp_status check_launch(cu_state *s, uint32_t n) {
   cudaError_t e = cudaSuccess;
   /* Device limits and function attributes are looked up once, not per
    * node: cudaGetDeviceProperties alone costs more than a node. */
+  double t0 = t_start(s);
   if (s->lim_dev != o->phys) {
     static const enum cudaDeviceAttr at[6] = {
         cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY,
@@ -433,6 +562,7 @@ static rp_status check_launch(cu_state *s, uint32_t n) {
     s->lim_fn = o->k->cuda;
     s->lim_thr = fa.maxThreadsPerBlock;
   }
+  t_end(s, t0, &s->t_attr);
   if (e != cudaSuccess) {
     s->lim_dev = -1;
     return rp__cu_fail(s, e, n, "checking the kernel");
@@ -501,12 +631,61 @@ static rp_status setup_copy(cu_state *s, uint32_t v) {
   return RP_OK;
 }
 
-static rp_status setup_ops(cu_state *s) {
+/* Whether kernel op o reads its block from the argument table: graph mode
+ * on one GPU, the table asked for (cuda_update unset or "table"), and an
+ * entry by pointer that belongs to the kernel's by-value entry. */
+static bool takes_table(const cu_state *s, const cu_op *o) {
+  const rp_cuda_args *ca = o->k->cuda_args;
+  return s->mode == CU_GRAPH && !s->multi && s->update == 0 && ca &&
+         o->k->cuda && ca->cuda == o->k->cuda && ca->cuda_args;
+}
+
+/* The argument table: one entry per kernel node taking it, its block as
+ * instantiated, in device memory (the nodes' only parameter is the entry's
+ * address) and in host memory (what set_scalar writes). Pageable, not
+ * pinned: pinning costs more at instantiate than the table is worth (a
+ * copy from pageable memory is staged before cudaMemcpyAsync returns, so
+ * set_scalar may write the host copy again at once). */
+static rp_status setup_table(cu_state *s) {
+  s->slot = malloc(sizeof *s->slot * (s->nn + 1));
+  if (!s->slot)
+    return RP_ENOMEM;
+  s->nslot = 0;
+  for (uint32_t v = 0; v < s->nn; v++)
+    s->slot[v] = s->op[v].ind ? s->nslot++ : RP_NONE;
+  if (!s->nslot)
+    return RP_OK;
+  double t0 = t_start(s);
+  size_t bytes = sizeof *s->hargs * s->nslot;
+  s->hargs = malloc(bytes);
+  if (!s->hargs)
+    return RP_ENOMEM;
+  cudaError_t e = cudaMalloc((void **)&s->dargs, bytes);
+  if (e != cudaSuccess) {
+    s->dargs = NULL;
+    return rp__cu_fail(s, e, RP_NONE, "allocating the argument table");
+  }
+  for (uint32_t v = 0; v < s->nn; v++)
+    if (s->slot[v] != RP_NONE)
+      s->hargs[s->slot[v]] = s->kargs[v];
+  e = cudaMemcpy(s->dargs, s->hargs, bytes, cudaMemcpyHostToDevice);
+  t_end(s, t0, &s->t_mem);
+  s->tlo = s->thi = 0;
+  return e ? rp__cu_fail(s, e, RP_NONE, "filling the argument table")
+           : RP_OK;
+}
+
+static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
   const rp_plan *p = s->p;
   s->op = calloc(s->nn + 1, sizeof *s->op);
   s->kargs = calloc(s->nn + 1, sizeof *s->kargs);
   if (!s->op || !s->kargs)
     return RP_ENOMEM;
+  /* RP_CUDA_BLOCK="x[,y[,z]]", read once. */
+  const char *env = getenv("RP_CUDA_BLOCK");
+  unsigned eb[3] = {0, 1, 1};
+  if (!env || sscanf(env, "%u,%u,%u", &eb[0], &eb[1], &eb[2]) < 1)
+    eb[0] = 0;
   for (uint32_t v = 0; v < s->nn; v++) {
     cu_op *o = &s->op[v];
     const rp_plan_node *nd = &p->node[v];
@@ -534,7 +713,8 @@ static rp_status setup_ops(cu_state *s) {
         if (im != RP_NONE)
           s->kargs[v].a[k].p = s->img[im];
       }
-      geometry(s, o, &s->kargs[v]);
+      geometry(s, o, &s->kargs[v], eb);
+      o->ind = takes_table(s, o);
     } else if (nd->type == RP_OP_HOST) {
       o->kind = CU_HOSTTASK;
       o->phys = s->phys0;
@@ -551,12 +731,13 @@ static rp_status setup_ops(cu_state *s) {
     } else if ((o->kind = copy_kind(s, nd)) == CU_HOSTCOPY) {
       o->phys = s->phys0;
     } else {
+      fold_copy(s, v, alias);
       rp_status st = setup_copy(s, v);
       if (st != RP_OK)
         return st;
     }
   }
-  return RP_OK;
+  return setup_table(s);
 }
 
 static bool host_node(const cu_op *o) {
@@ -569,20 +750,36 @@ rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
                           cudaGraphNode_t *deps) {
   cu_op *o = &s->op[v];
   const rp_plan_node *nd = &s->p->node[v];
-  uint32_t np = nd->npred;
-  for (uint32_t i = 0; i < np; i++) {
-    cu_op *q = &s->op[s->p->pred[nd->pred0 + i]];
-    deps[i] = q->node[q->cp.npc == 2];
+  uint32_t np = 0;
+  for (uint32_t i = 0; i < nd->npred; i++) {
+    uint32_t u = s->p->pred[nd->pred0 + i];
+    if (s->lskip && s->lskip[u])
+      continue; /* in another section of a loop graph */
+    cu_op *q = &s->op[u];
+    deps[np++] = q->node[q->cp.npc == 2];
   }
+  if (o->empty && !(s->lskip && s->lskip[o->also]))
+    deps[np++] = s->op[o->also].node[s->op[o->also].cp.npc == 2];
   cudaError_t e = s->multi ? cudaSetDevice(o->phys) : cudaSuccess;
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, v, "selecting the device");
+  double t0 = t_start(s);
   if (o->kind == CU_KERNEL && o->k->cuda) {
-    void *args[1] = {&s->kargs[v]};
-    struct cudaKernelNodeParams kp = {(void *)o->k->cuda, o->grid, o->block,
-                                      0, args, NULL};
+    /* The table's entry (its address is the one parameter), else the
+     * block by value. */
+    void *ent = o->ind ? (void *)&s->dargs[s->slot[v]] : NULL;
+    void *args[1] = {o->ind ? (void *)&ent : (void *)&s->kargs[v]};
+    const void *fn = o->ind ? o->k->cuda_args->cuda_args : o->k->cuda;
+    struct cudaKernelNodeParams kp = {(void *)fn, o->grid, o->block, 0, args,
+                                      NULL};
     e = cudaGraphAddKernelNode(&o->node[0], gr, deps, np, &kp);
+    t_end(s, t0, &s->t_add);
     return e ? rp__cu_fail(s, e, v, "adding kernel node") : RP_OK;
+  }
+  if (o->kind == CU_MEMCPY && o->cp.npc == 0) {
+    e = cudaGraphAddEmptyNode(&o->node[0], gr, deps, np);
+    t_end(s, t0, &s->t_add);
+    return e ? rp__cu_fail(s, e, v, "adding an empty node") : RP_OK;
   }
   if (o->kind == CU_KERNEL) {
     cudaGraph_t child;
@@ -609,6 +806,7 @@ rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
       e = cudaGraphAddMemcpyNode1D(&o->node[i], gr, d, ndp, pc->dst, pc->src,
                                    pc->bytes, cudaMemcpyDefault);
   }
+  t_end(s, t0, &s->t_add);
   return e ? rp__cu_fail(s, e, v, "adding memcpy node") : RP_OK;
 }
 
@@ -637,10 +835,10 @@ static rp_status buffer_events(cu_state *s) {
 
 static rp_status build_graph(cu_state *s) {
   const rp_plan *p = s->p;
-  uint32_t maxd = 1;
+  uint32_t maxd = 2; /* + an empty copy's earlier copy */
   for (uint32_t v = 0; v < s->nn; v++)
-    if (p->node[v].npred > maxd)
-      maxd = p->node[v].npred;
+    if (p->node[v].npred + 1 > maxd)
+      maxd = p->node[v].npred + 1;
   for (rp_buf b = 0; b < s->nb; b++)
     if (p->hw_off[b + 1] - p->hw_off[b] > maxd)
       maxd = p->hw_off[b + 1] - p->hw_off[b];
@@ -674,7 +872,9 @@ static rp_status build_graph(cu_state *s) {
   if (st != RP_OK)
     return st;
   cudaSetDevice(s->phys0);
+  double t0 = t_start(s);
   e = cudaGraphInstantiate(&s->exec, s->graph, 0);
+  t_end(s, t0, &s->t_inst);
   if (e != cudaSuccess) {
     s->exec = NULL;
     return rp__cu_fail(s, e, RP_NONE, "instantiating the graph");
@@ -714,6 +914,11 @@ static void cu_destroy(void *state) {
     rp__cu_unpin(s, b);
   (void)cudaGetLastError();
   pthread_mutex_destroy(&s->fmu);
+  free(s->hargs);
+  if (s->dargs)
+    cudaFree(s->dargs);
+  free(s->slot);
+  free(s->lwhere);
   free(s->op);
   free(s->kargs);
   free(s->img);
@@ -741,14 +946,16 @@ static rp_status check_options(cu_state *s, const rp_exec_opts *eo) {
   const char *u = eo->cuda_update ? eo->cuda_update
                                   : getenv("RP_CUDA_UPDATE");
   if (u && strcmp(u, "node") && strcmp(u, "whole") && strcmp(u, "graph") &&
-      eo->cuda_update) {
-    rp_exec_set_error(s->x, "cuda: unknown cuda_update \"%s\" (node, "
-                      "graph)", u);
+      strcmp(u, "table") && eo->cuda_update) {
+    rp_exec_set_error(s->x, "cuda: unknown cuda_update \"%s\" (table, "
+                      "node, graph)", u);
     return RP_EINVAL;
   }
   s->update = u && !strcmp(u, "node")                          ? 1
               : u && (!strcmp(u, "whole") || !strcmp(u, "graph")) ? 2
                                                                   : 0;
+  const char *tm = getenv("RP_CUDA_TIMES");
+  s->times = tm && *tm && strcmp(tm, "0");
   const char *bad = eo->nthreads > 1 ? "nthreads"
                     : eo->cores || eo->ncores ? "cores"
                     : eo->xclbin ? "xclbin"
@@ -774,8 +981,10 @@ static rp_status cu_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   s->nn = p->nnode;
   s->nb = rp_graph_num_buffers(s->g);
   s->ndev = p->ndev ? p->ndev : 1;
+  double t_in = rp__cu_now();
   const rp_exec_opts *eo = rp_exec_opts_get(x);
-  rp_status st = check_options(s, eo);
+  uint32_t *alias = calloc(p->nimage + 1, sizeof *alias);
+  rp_status st = alias ? check_options(s, eo) : RP_ENOMEM;
   if (st == RP_OK)
     st = map_devices(s, eo);
   cudaError_t e = cudaSuccess;
@@ -784,13 +993,17 @@ static rp_status cu_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   if (st == RP_OK && e != cudaSuccess)
     st = rp__cu_fail(s, e, RP_NONE, "creating the stream");
   if (st == RP_OK)
-    st = alloc_images(s);
+    st = fold_images(s, alias);
   if (st == RP_OK)
-    st = setup_ops(s);
+    st = alloc_images(s, alias);
+  if (st == RP_OK)
+    st = setup_ops(s, alias);
+  free(alias);
   if (st == RP_OK)
     st = buffer_events(s);
   if (st == RP_OK && s->nn > 0)
     st = s->mode == CU_GRAPH ? build_graph(s) : rp__cu_streams_init(s);
+  double t0 = t_start(s);
   for (unsigned d = 0; st == RP_OK && d < s->ndev; d++) {
     e = cudaSetDevice(s->phys[d]);
     if (e == cudaSuccess)
@@ -798,10 +1011,21 @@ static rp_status cu_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     if (e != cudaSuccess)
       st = rp__cu_fail(s, e, RP_NONE, "initialising device images");
   }
+  t_end(s, t0, &s->t_mem);
   cudaSetDevice(s->phys ? s->phys0 : 0);
   if (st != RP_OK) {
     cu_destroy(s);
     return st;
+  }
+  if (s->times) {
+    /* Where instantiate's time went, for bench_cuda: CUDA's node adds,
+     * cudaGraphInstantiate, CUDA's memory and setup calls, CUDA's
+     * attribute queries, and reprise's own work (the rest). */
+    double tot = rp__cu_now() - t_in;
+    rp_exec_set_error(x, "cuda: times: nodes %u total %.1f add %.1f inst "
+                      "%.1f mem %.1f attr %.1f own %.1f", s->nn, tot,
+                      s->t_add, s->t_inst, s->t_mem, s->t_attr,
+                      tot - s->t_add - s->t_inst - s->t_mem - s->t_attr);
   }
   *state = s;
   return RP_OK;
@@ -841,6 +1065,7 @@ static rp_status cu_launch(void *state, unsigned iterations) {
 static rp_status cu_wait(void *state) {
   cu_state *s = state;
   cudaError_t e = cudaStreamSynchronize(s->main);
+  s->tpending = false;
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, RP_NONE, "replay");
   if (s->failed)
@@ -883,7 +1108,7 @@ const rp_backend rp_backend_cuda = {
   .name = "cuda",
   .priority = 20,
   .owns = RP_DEVICE_CUDA,
-  .flags = 0,
+  .flags = RP_BACKEND_RESHAPE_COPIES,
   .probe = cu_probe,
   .instantiate = cu_instantiate,
   .launch = cu_launch,

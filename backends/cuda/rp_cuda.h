@@ -57,6 +57,12 @@ typedef struct cu_op {
   cu_copy cp;
   cu_host host;
   cudaGraphNode_t node[2];     /* node[1]: second stage (staged copy) */
+  bool ind;                    /* kernel: reads its block from the table
+                                  (s->dargs[s->slot[v]]) */
+  bool empty;                  /* copy into an aliased image whose bytes
+                                  copy `also` already brings: no piece, an
+                                  empty node after `also` (fold_images) */
+  uint32_t also;
   bool dirty;                  /* changed since the exec was updated */
   bool stale;                  /* template node differs from the exec */
   int stream;                  /* streams/serial: index into streams */
@@ -86,7 +92,22 @@ typedef struct cu_state {
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   bool has_child;              /* graph holds captured child graphs */
-  int update;                  /* 0, 1: per node, 2: whole graph */
+  int update;                  /* 0: table (kernels with cuda_args), else
+                                  per node; 1: per node, 2: whole graph */
+  /* The argument table (graph mode, one GPU, update 0): every kernel node
+   * with an entry taking its block by pointer reads it from dargs; a
+   * changed scalar is written to hargs (host memory) and the dirty entries
+   * [tlo, thi) go over in one copy before the next launch. */
+  rp_kargs *hargs, *dargs;
+  uint32_t *slot;              /* per node: its entry, RP_NONE */
+  uint32_t nslot, tlo, thi;
+  bool tpending;               /* a copy of the table may be in flight on
+                                  the main stream (hargs not to be written
+                                  before it is done) */
+  /* RP_CUDA_TIMES=1: where rp_exec_create's time goes (microseconds),
+   * noted in rp_exec_error() after instantiate */
+  bool times;
+  double t_add, t_inst, t_mem, t_attr;
   int lim_dev, lim[6], lim_thr; /* launch limits of lim_dev, lim_fn */
   const void *lim_fn;
   /* the occupancy choice of geo_fn on geo_dev (rp_cuda_geom.h) */
@@ -103,6 +124,10 @@ typedef struct cu_state {
   cudaGraphExec_t lexec;
   unsigned lgen;
   struct rp_cu_until_dev *ldev;
+  uint8_t *lwhere;             /* per node: 0 in the loop body, 1 before
+                                  the loop, 2 after it (rp_cuda_until.c) */
+  const uint8_t *lskip;        /* while building a loop section: per node,
+                                  nonzero for nodes of other sections */
   /* per-buffer wait: an event recorded once the buffer's host writers
    * are done (NULL: no writer) */
   cudaEvent_t *bev;
@@ -133,6 +158,9 @@ static inline void *rp__cu_addr(const cu_state *s, uint32_t i) {
   return s->p->image[i].flags & RP_IMAGE_HOST_MEMORY ? rp__cu_himg(s, i)
                                                      : s->img[i];
 }
+
+/* Microseconds on a monotonic clock (RP_CUDA_TIMES). */
+double rp__cu_now(void);
 
 /* rp_cuda.c */
 rp_status rp__cu_fail(cu_state *s, cudaError_t e, uint32_t v,

@@ -320,6 +320,10 @@ rp_status rp__cu_timeline(void *state, double *start_us, double *end_us) {
       if (s->op[q].stream != o->stream)
         e = cudaStreamWaitEvent(sn, ev[2 * (size_t)q + 1], 0);
     }
+    /* A copy into an aliased image waits for the copy that brings its
+     * bytes (rp_cuda.c, fold_images). */
+    if (e == cudaSuccess && o->empty && s->op[o->also].stream != o->stream)
+      e = cudaStreamWaitEvent(sn, ev[2 * (size_t)o->also + 1], 0);
     if (e == cudaSuccess)
       e = cudaEventRecord(ev[2 * (size_t)n], sn);
     if (e == cudaSuccess)

@@ -44,8 +44,46 @@ rp_status rp__cu_set_scalar(void *state, uint32_t n, unsigned param) {
   if (!t)
     return RP_EINVAL;
   s->kargs[n].a[param] = t->a[param];
+  if (s->op[n].ind) {
+    /* The table's entry: the graphs (the loop's too) read it from device
+     * memory, so no node changes; the dirty entries go over in one copy
+     * before the next launch (rp__cu_flush). */
+    uint32_t e = s->slot[n];
+    if (s->tpending) {
+      /* The last copy of the table may still read hargs (a profile or a
+       * timeline flushed it without anyone waiting for the main stream):
+       * once per batch of changes. */
+      cudaStreamSynchronize(s->main);
+      s->tpending = false;
+    }
+    s->hargs[e].a[param] = t->a[param];
+    if (s->tlo == s->thi) {
+      s->tlo = e;
+      s->thi = e + 1;
+    } else {
+      s->tlo = e < s->tlo ? e : s->tlo;
+      s->thi = e + 1 > s->thi ? e + 1 : s->thi;
+    }
+    return RP_OK;
+  }
   s->gen++;
   mark(s, n);
+  return RP_OK;
+}
+
+/* The table's dirty entries to the device, on the main stream: before any
+ * graph launched after it (the host table is not written again before
+ * they are done: set_scalar waits for launched runs). */
+static rp_status flush_table(cu_state *s) {
+  if (s->tlo == s->thi)
+    return RP_OK;
+  cudaError_t e = cudaMemcpyAsync(s->dargs + s->tlo, s->hargs + s->tlo,
+                                  sizeof *s->hargs * (s->thi - s->tlo),
+                                  cudaMemcpyHostToDevice, s->main);
+  if (e != cudaSuccess)
+    return rp__cu_fail(s, e, RP_NONE, "copying the argument table");
+  s->tlo = s->thi = 0;
+  s->tpending = true;
   return RP_OK;
 }
 
@@ -142,6 +180,9 @@ static cudaError_t reinstantiate(cu_state *s) {
 }
 
 rp_status rp__cu_flush(cu_state *s) {
+  rp_status ts = flush_table(s);
+  if (ts != RP_OK)
+    return ts;
   if (s->ndirty == 0 || !s->exec)
     return RP_OK;
   /* Per node by default: its cost follows the nodes that changed, where
@@ -170,7 +211,7 @@ rp_status rp__cu_flush(cu_state *s) {
     if ((e = reinstantiate(s)) == cudaSuccess) {
       bad = RP_NONE;
       s->reinstantiated++;
-      rp_exec_set_error(s->x, "cuda: note: the update was refused (%s): "
+      rp_exec_set_notice(s->x, "cuda: the update was refused (%s): "
                         "the graph was instantiated again",
                         cudaGetErrorString(refused));
     }

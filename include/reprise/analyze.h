@@ -465,6 +465,21 @@ RP_API rp_status rp_analysis_write_achieved(const rp_analysis *a,
                                             const rp_achieved *ach,
                                             FILE *fp);
 
+/** @brief Analyse the graph exec @p x really replays (rp_exec_graph():
+ * its copies reshaped, its kernels split; the graph given to
+ * rp_exec_create() when no pass changed it), with options @p o (may be
+ * NULL; typically from rp_analysis_opts_from_exec()). @p o->measured_us,
+ * when given, is indexed by the operations of the graph given to
+ * rp_exec_create(), as rp_exec_profile() fills it for an exec created
+ * with the same options (a serial one, say): an operation that became one
+ * keeps its cost, one cut into pieces shares it among them by the bytes
+ * they move (kernels: by index points), and one merged into an earlier
+ * copy has none (the merged copy's profile holds it). The analysis reads
+ * the exec's graph: @p x must outlive it.
+ * @return RP_OK, RP_EINVAL, RP_ENOMEM, or rp_analyze()'s failure. */
+RP_API rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
+                                 rp_analysis **out);
+
 /** One operation whose achieved time departs from the prediction. */
 typedef struct rp_departure {
   rp_node node;

@@ -148,7 +148,10 @@ enum {
   RP_BACKEND_BLOCKING_LAUNCH = 1u << 0,
   /** Never share an image between spaces, even in host memory: every
    * space keeps its own and every copy moves bytes (the reference). */
-  RP_BACKEND_SEPARATE_IMAGES = 1u << 1
+  RP_BACKEND_SEPARATE_IMAGES = 1u << 1,
+  /** Each transfer pays a fixed cost: rp_exec_opts.reshape_copies = 0
+   * reshapes the copies (RP_EXEC_RESHAPE_AUTO) on this backend. */
+  RP_BACKEND_RESHAPE_COPIES = 1u << 2
 };
 
 struct rp_backend {
@@ -241,6 +244,13 @@ RP_API rp_status rp_exec_fail_task(rp_exec *x, uint32_t node, unsigned replay,
                                    int code, const char *msg);
 /** @brief Record a failure message for rp_exec_error(); printf-style. */
 RP_API void rp_exec_set_error(rp_exec *x, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/** @brief Record a notice for rp_exec_notice(): what the current call did
+ * differently while succeeding (never a failure); printf-style. */
+RP_API void rp_exec_set_notice(rp_exec *x, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

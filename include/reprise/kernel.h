@@ -20,8 +20,13 @@
  * (RP_NX, RP_NY, RP_NZ). Compiled by a C compiler this gives the CPU body
  * (saxpy_rp_cpu: the box [lo, hi) in a loop); compiled by nvcc it also
  * gives the __global__ wrapper saxpy_rp_cuda, which clips the threads
- * outside the index space. Replace a slot of the descriptor to give a
- * backend-specific body.
+ * outside the index space, and saxpy_rp_cudai, the same taking its
+ * argument block from device memory (rp_kernel.cuda_args: the cuda
+ * backend's argument table, which makes rp_exec_set_scalar() one copy of
+ * a table instead of one CUDA setter per node). Replace a slot of the
+ * descriptor to give a backend-specific body (replacing .cuda makes the
+ * backend pass the block by value: .cuda_args belongs to the entry it
+ * names).
  *
  * On CPU cores (openmp) a kernel of 8 192 index points or more is split
  * along its slowest non-trivial axis (z, else y, else x) into chunks that
@@ -43,20 +48,41 @@
 
 #if defined(__CUDACC__)
 #define RP_HD __host__ __device__
+/* This thread's point of argument block A, clipped to its index space. */
+#define RP__KERNEL_POINT(kname, A)                                          \
+  uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;             \
+  uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;             \
+  uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;             \
+  if (x < (A).n[0] && y < (A).n[1] && z < (A).n[2])                         \
+    kname##_rp_body(&(A), (A).origin[0] + x, (A).origin[1] + y,             \
+                    (A).origin[2] + z);
 #define RP_KERNEL_CUDA(kname)                                               \
-  __global__ void kname##_rp_cuda(rp_kargs a) {                             \
-    uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;           \
-    uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;           \
-    uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;           \
-    if (x < a.n[0] && y < a.n[1] && z < a.n[2])                             \
-      kname##_rp_body(&a, a.origin[0] + x, a.origin[1] + y,                 \
-                      a.origin[2] + z);                                     \
-  }
+  __global__ void kname##_rp_cuda(rp_kargs a) { RP__KERNEL_POINT(kname, a) }
 #define RP_KERNEL_CUDA_FN(kname) ((const void *)kname##_rp_cuda)
+/* The same kernel taking its argument block from device memory (the cuda
+ * backend's argument table): the block's threads load it into shared
+ * memory once, then run the body as the by-value entry does. */
+#define RP_KERNEL_CUDA_ARGS(kname)                                          \
+  __global__ void kname##_rp_cudai(const rp_kargs *__restrict__ g) {        \
+    __shared__ rp_kargs rp__s;                                              \
+    unsigned rp__t = threadIdx.x +                                          \
+                     blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z); \
+    unsigned rp__nt = blockDim.x * blockDim.y * blockDim.z;                 \
+    for (unsigned i = rp__t; i < sizeof(rp_kargs) / 8; i += rp__nt)        \
+      ((unsigned long long *)&rp__s)[i] =                                   \
+          ((const unsigned long long *)g)[i];                               \
+    __syncthreads();                                                        \
+    RP__KERNEL_POINT(kname, rp__s)                                          \
+  }                                                                         \
+  static const rp_cuda_args kname##_rp_cuda_pair __attribute__((unused)) = { \
+      (const void *)kname##_rp_cuda, (const void *)kname##_rp_cudai};
+#define RP_KERNEL_CUDA_ARGS_OF(kname) (&kname##_rp_cuda_pair)
 #else
 #define RP_HD
 #define RP_KERNEL_CUDA(kname)
 #define RP_KERNEL_CUDA_FN(kname) NULL
+#define RP_KERNEL_CUDA_ARGS(kname)
+#define RP_KERNEL_CUDA_ARGS_OF(kname) NULL
 #endif
 
 /** Pointer to the buffer of parameter @p i, as type T*. */
@@ -102,14 +128,15 @@
           kname##_rp_body(a, a->origin[0] + x, a->origin[1] + y,            \
                           a->origin[2] + z);                                \
   }                                                                         \
-  RP_KERNEL_CUDA(kname)
+  RP_KERNEL_CUDA(kname)                                                     \
+  RP_KERNEL_CUDA_ARGS(kname)
 
 /** A descriptor for kernel @p kname with parameter array @p params
  * (a true array, not a pointer). */
 #define RP_KERNEL_DESC(kname, params)                                       \
   {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
    kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0,  \
-   0, 0, 0}
+   0, 0, 0, RP_KERNEL_CUDA_ARGS_OF(kname)}
 
 /** A descriptor as RP_KERNEL_DESC() for a kernel whose index space may be
  * split along @p axis (RP_SPLIT_X, _Y, _Z) into chunks, the buffer
@@ -118,7 +145,7 @@
 #define RP_KERNEL_DESC_SPLIT(kname, params, axis, follow)                   \
   {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
    kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0,  \
-   (axis), (follow), 0}
+   (axis), (follow), 0, RP_KERNEL_CUDA_ARGS_OF(kname)}
 
 /** @} */
 #endif

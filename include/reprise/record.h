@@ -149,6 +149,15 @@ typedef enum {
   RP_SPLIT_Z = 3
 } rp_split_axis;
 
+/** The CUDA entry of a kernel that reads its argument block from device
+ * memory (rp_kernel.cuda_args): @p cuda_args is a __global__ fn taking a
+ * const rp_kargs * in device memory, running the same body as @p cuda, the
+ * by-value entry it belongs to. RP_KERNEL() makes one under nvcc. */
+typedef struct rp_cuda_args {
+  const void *cuda;       /**< the by-value entry (rp_kernel.cuda) */
+  const void *cuda_args;  /**< the same kernel, arguments by pointer */
+} rp_cuda_args;
+
 /** A kernel descriptor: one slot per backend; NULL means "cannot run there".
  * Fill it with RP_KERNEL_DESC() (reprise/kernel.h) or by hand. */
 typedef struct rp_kernel {
@@ -179,6 +188,14 @@ typedef struct rp_kernel {
    * its launch geometry (the cuda backend's block size, docs/cuda.md).
    * 0: no hint. The dimensionality comes from the index space. */
   unsigned hint;
+  /** Optional: the kernel with its argument block read from device memory
+   * (RP_KERNEL() under nvcc fills it). The cuda backend then keeps every
+   * node's block in one table in device memory, so that changing scalars
+   * (rp_exec_set_scalar()) is one copy of the table before the next
+   * launch, not one CUDA setter per node (docs/cuda.md). Used only while
+   * cuda_args->cuda equals @ref cuda (a descriptor whose cuda slot was
+   * replaced keeps its own entry). NULL: arguments by value. */
+  const rp_cuda_args *cuda_args;
 } rp_kernel;
 
 /** Hints of rp_kernel.hint. */

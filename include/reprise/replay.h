@@ -52,7 +52,7 @@ typedef struct rp_exec_opts {
   int device_fold;       /**< cuda, without device_map: 1 folds logical
                               GPU devices past the machine's GPUs onto
                               the GPUs present (logical d on GPU d mod
-                              count), and rp_exec_error() says so after
+                              count), and rp_exec_notice() says so after
                               rp_exec_create(); 0: rp_exec_create() fails
                               with RP_ENODEV when the graph names more
                               GPUs than the machine has */
@@ -69,7 +69,10 @@ typedef struct rp_exec_opts {
                               those of the graph as recorded. */
   size_t reshape_copies; /**< copies reshaped for devices that pay a cost
                               per transfer (docs/plan.md, "Reshaped
-                              copies"): 0: as recorded; T bytes: the
+                              copies"): 0: the backend's default (cuda:
+                              RP_EXEC_RESHAPE_AUTO; the others: as
+                              recorded); RP_EXEC_RESHAPE_NONE: as
+                              recorded; T bytes: the
                               host->device copies of one buffer and
                               device that could all run where the first
                               of them runs merge into one copy per run
@@ -79,15 +82,23 @@ typedef struct rp_exec_opts {
                               ancestor in common) wrote last splits into
                               one copy per writer when every piece has at
                               least T bytes;
-                              RP_EXEC_RESHAPE_AUTO: T = 256 KiB. Not with
-                              a split that cuts anything. Results are
-                              those of the graph as recorded. */
+                              RP_EXEC_RESHAPE_AUTO: T = 256 KiB, and a
+                              run of larger copies in merges too when it
+                              totals at most 16 MiB and none of its
+                              copies but the last feeds a pipeline (a
+                              kernel reading it directly followed by a
+                              copy back). Not with a split that cuts
+                              anything. Results are those of the graph as
+                              recorded. */
 } rp_exec_opts;
 
 /** rp_exec_opts.split: choose the number of chunks from the lane model. */
 #define RP_EXEC_SPLIT_AUTO 0xFFFFFFFFu
 /** rp_exec_opts.reshape_copies: the default threshold, 256 KiB. */
 #define RP_EXEC_RESHAPE_AUTO ((size_t)-1)
+/** rp_exec_opts.reshape_copies: the copies as recorded, on every backend
+ * (0 asks for the backend's default, which reshapes on cuda). */
+#define RP_EXEC_RESHAPE_NONE ((size_t)-2)
 
 /** An rp_exec_opts with its size set and every option at its default. */
 #define RP_EXEC_OPTS_INIT                                                   \
@@ -179,7 +190,7 @@ typedef struct rp_until {
  * equal those of the same number of replays one by one. A backend may test
  * the value itself between replays (cuda, graph mode: one conditional
  * WHILE node, no host round trip); where it cannot, the host tests it and,
- * once the call succeeded, rp_exec_error() says why ("cuda: run_until
+ * once the call succeeded, rp_exec_notice() says why ("cuda: run_until
  * checks on the host: ..."; empty when nothing was refused).
  * @param done receives the number of replays run (may be NULL).
  * @return RP_OK (converged or not: compare *done with max_replays),
@@ -209,8 +220,10 @@ typedef struct rp_kernel_block {
 } rp_kernel_block;
 
 /** @brief The launch geometry (block shape, grid, occupancy, reason) that
- * the backend chose for kernel node @p n (docs/cuda.md, "Launch
- * geometry"). With the split option, the first chunk's.
+ * the backend chose for kernel node @p n of the graph given to
+ * rp_exec_create() (docs/cuda.md, "Launch geometry"), also when the exec
+ * replays a rewrite of it (copies reshaped; with the split option, the
+ * first chunk's).
  * @return RP_OK, RP_EINVAL (not a kernel node, NULL @p out), RP_ENOTSUP
  *   (the backend has no launch geometry: openmp, xrt, starpu, or a kernel
  *   run by a host wrapper). */
@@ -244,7 +257,7 @@ enum {
  * copies of the host arrays, so that for its duration the graph's memory
  * is needed twice; where the backend cannot build one (no rebind, no
  * room), x runs and its host arrays are put back afterwards (its device
- * images advance, and rp_exec_error() says so). With
+ * images advance, and rp_exec_notice() says so). With
  * RP_PROFILE_IN_PLACE in @p flags x runs and its data advances.
  * @return RP_OK, RP_EINVAL (runs > 1000, unknown flags), RP_ENOMEM,
  *   RP_ENOTSUP (the backend cannot profile), or the failure of a run. */
@@ -273,6 +286,12 @@ RP_API rp_status rp_exec_timeline(rp_exec *x, double *start_us,
 RP_API unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
                                      uint32_t *ncopies);
 
+/** @brief The operation of the graph given to rp_exec_create() that
+ * operation @p m of rp_exec_graph(x) comes from (its chunk or reshaped
+ * copy); @p m itself when the exec replays that graph unchanged; RP_NONE
+ * when @p m is past the end. */
+RP_API rp_node rp_exec_op_origin(const rp_exec *x, rp_node m);
+
 /** @brief How exec @p x reshaped its copies (rp_exec_opts.reshape_copies):
  * in @p merged the host->device copies merged into an earlier one, in
  * @p split the device->host copies split per writer (either may be NULL).
@@ -284,8 +303,16 @@ RP_API int rp_exec_copies_reshaped(const rp_exec *x, uint32_t *merged,
 /** @brief The backend of @p x. */
 RP_API const rp_backend *rp_exec_backend(const rp_exec *x);
 
-/** @brief Details of the last failure ("" if none). */
+/** @brief Why the last call on @p x failed ("" when it succeeded). The
+ * same text is the thread's rp_last_error() after that call. */
 RP_API const char *rp_exec_error(const rp_exec *x);
+
+/** @brief What the last call on @p x noted while succeeding ("" if
+ * nothing): logical devices folded onto the GPUs present (after
+ * rp_exec_create()), an executable graph instantiated again after a
+ * refused update, a backend that could not loop on the device so that the
+ * host checked the predicate (after rp_exec_run_until()). Never an error. */
+RP_API const char *rp_exec_notice(const rp_exec *x);
 
 /** @brief Destroy; waits for launched runs first. NULL is a no-op. */
 RP_API void rp_exec_destroy(rp_exec *x);

@@ -21,13 +21,15 @@ if [ ! -d "$P/usr" ]; then
     t=$(readlink "$l")
     case $t in /*) ln -sf "$P$t" "$l" ;; esac
   done
+  # Their .pc files name /usr: point them into P (a PKG_CONFIG_SYSROOT_DIR
+  # would also be put before the paths of reprise's own installed .pc).
+  find "$P" -name '*.pc' -exec sed -i "s|=/usr|=$P/usr|g" {} +
 fi
 A=$P/usr/lib/x86_64-linux-gnu
 export OPAL_PREFIX=$P/usr
 export PATH=$P/usr/bin:$PATH
 export LD_LIBRARY_PATH=$A:$A/openmpi/lib:$A/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PKG_CONFIG_LIBDIR=$A/pkgconfig:$P/usr/share/pkgconfig
-export PKG_CONFIG_SYSROOT_DIR=$P
 export CMAKE_PREFIX_PATH=$P/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
 export CPATH=$P/usr/include:$P/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
 export LIBRARY_PATH=$A:$A/openblas-pthread${LIBRARY_PATH:+:$LIBRARY_PATH}

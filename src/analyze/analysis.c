@@ -139,6 +139,7 @@ static rp_status refuse(rp_status s, const char *msg) {
 
 rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
                      rp_analysis **out) {
+  rp__clear_last_error();
   if (!out)
     return refuse(RP_EINVAL, "out is NULL");
   *out = NULL;

@@ -147,3 +147,65 @@ rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
     return f;
   return s == RP_ENOTFOUND ? RP_OK : s;
 }
+
+/* ---- The graph the exec really replays (issue 28) ----
+ * rp_exec_create runs graph -> graph passes (src/transform: reshaped
+ * copies by default on cuda, the split on request); this analyses their
+ * output, carrying the costs measured per recorded operation onto it. */
+
+/* What piece m of its recorded operation weighs against its siblings. */
+static double weight(const rp_graph *g, rp_node m) {
+  rp_node_info ni;
+  if (rp_node_info_get(g, m, &ni) != RP_OK)
+    return 1;
+  if (ni.type == RP_OP_KERNEL)
+    return (double)ni.space.x * (double)ni.space.y * (double)ni.space.z;
+  if (ni.type == RP_OP_HOST)
+    return 1;
+  return (double)rp__copy_bytes(g, m);
+}
+
+rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
+                          rp_analysis **out) {
+  if (!x || !out)
+    return RP_EINVAL;
+  const rp_graph *g = rp_exec_graph(x);
+  uint32_t n = rp_graph_num_nodes(g);
+  rp_analysis_opts ao;
+  if (o)
+    ao = *o;
+  else
+    rp_analysis_opts_init(&ao);
+  if (!ao.measured_us)
+    return rp_analyze(g, &ao, out);
+  double *us = calloc((size_t)n + 1, sizeof *us);
+  double *sum = NULL;
+  rp_node top = 0;
+  for (rp_node m = 0; m < n; m++) {
+    rp_node u = rp_exec_op_origin(x, m);
+    top = u != RP_NONE && u + 1 > top ? u + 1 : top;
+  }
+  sum = calloc((size_t)top + 1, sizeof *sum);
+  if (!us || !sum) {
+    free(us);
+    free(sum);
+    return RP_ENOMEM;
+  }
+  for (rp_node m = 0; m < n; m++) {
+    rp_node u = rp_exec_op_origin(x, m);
+    if (u != RP_NONE)
+      sum[u] += weight(g, m);
+  }
+  for (rp_node m = 0; m < n; m++) {
+    rp_node u = rp_exec_op_origin(x, m);
+    if (u == RP_NONE)
+      continue;
+    double w = weight(g, m);
+    us[m] = sum[u] > 0 ? ao.measured_us[u] * w / sum[u] : ao.measured_us[u];
+  }
+  ao.measured_us = us;
+  rp_status s = rp_analyze(g, &ao, out);
+  free(us);
+  free(sum);
+  return s;
+}

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyze/analysis.h"
+#include "core/out.h"
 
 /* Most critical-path operations the text report lists one by one. */
 #define TEXT_PATH_MAX 20
@@ -23,17 +24,13 @@ void rp__put_num(FILE *fp, double v) {
 
 void rp__put_json_str(FILE *fp, const char *s) {
   fputc('"', fp);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\')
-      fprintf(fp, "\\%c", *p);
-    else if (*p == '\n')
-      fputs("\\n", fp);
-    else if (*p == '\t')
-      fputs("\\t", fp);
-    else if (*p < 0x20 || *p == 0x7f)
-      fprintf(fp, "\\u%04x", *p);
+  char e[8];
+  for (; *s; s++) {
+    size_t k = rp__json_escape((unsigned char)*s, e);
+    if (k)
+      fwrite(e, 1, k, fp);
     else
-      fputc(*p, fp);
+      fputc(*s, fp);
   }
   fputc('"', fp);
 }

@@ -11,6 +11,9 @@
 
 /* Sets the calling thread's rp_last_error() text ("" clears it). */
 void rp__set_last_error(const char *msg);
+/* Clears it: every public call that can fail starts with this, so that
+ * rp_last_error() always describes the calling thread's last call. */
+void rp__clear_last_error(void);
 /* The same, formatted. */
 void rp__set_last_errorf(const char *fmt, ...)
 #if defined(__GNUC__)
@@ -26,6 +29,13 @@ char *rp__strdup(const char *s);
 int rp__grow(void **p, uint32_t *cap, uint32_t n, size_t sz);
 /* The same for size_t capacities (doubling from 64). */
 int rp__growz(void **p, size_t *cap, size_t n, size_t sz);
+
+/* Breakpoints (core/segs.c): sorts the n interval ends in bp and keeps
+ * each once; returns how many are left. Segment q is [bp[q], bp[q + 1]). */
+uint64_t rp__segs_sort(uint64_t *bp, uint64_t n);
+/* The first of the n sorted breakpoints >= v: the segment starting at v
+ * when v is a breakpoint. */
+uint64_t rp__segs_find(const uint64_t *bp, uint64_t n, uint64_t v);
 
 /* Monotonic time in microseconds (exported: plugins time with it). */
 double rp__now_us(void);

@@ -36,6 +36,8 @@ RP_API void rp__set_last_error(const char *msg) {
   snprintf(last_error, sizeof last_error, "%s", msg ? msg : "");
 }
 
+void rp__clear_last_error(void) { last_error[0] = 0; }
+
 void rp__set_last_errorf(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

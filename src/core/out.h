@@ -71,28 +71,42 @@ static inline void rp__out_int(rp__out *w, int v) {
 }
 
 /* A quoted JSON string. Bytes >= 0x80 pass through (UTF-8 stays UTF-8). */
+/* The one JSON string escape of the tree (graph files, analyses, traces,
+ * models): the escape of byte c into e (at most 7 bytes with its NUL) and
+ * its length, or 0 when c stands for itself. Quotes and backslashes are
+ * escaped, \n \t \r \b \f by name, other control bytes and DEL as
+ * \u00XX; other bytes (UTF-8 included) as they are. */
+static inline size_t rp__json_escape(unsigned char c, char e[8]) {
+  const char *named = c == '"'    ? "\\\""
+                      : c == '\\' ? "\\\\"
+                      : c == '\n'  ? "\\n"
+                      : c == '\t'  ? "\\t"
+                      : c == '\r'  ? "\\r"
+                      : c == '\b'  ? "\\b"
+                      : c == '\f'  ? "\\f"
+                                   : NULL;
+  if (named) {
+    strcpy(e, named);
+    return strlen(named);
+  }
+  if (c >= 0x20 && c != 0x7f)
+    return 0;
+  snprintf(e, 8, "\\u%04x", c);
+  return 6;
+}
+
+/* s as a JSON string. */
 static inline void rp__out_jstr(rp__out *w, const char *s) {
   rp__out_mem(w, "\"", 1);
   const char *run = s;
+  char e[8];
   for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c >= 0x20 && c != '"' && c != '\\')
+    size_t k = rp__json_escape((unsigned char)*s, e);
+    if (!k)
       continue;
     rp__out_mem(w, run, (size_t)(s - run));
+    rp__out_mem(w, e, k);
     run = s + 1;
-    char t[8];
-    switch (c) {
-    case '"': rp__out_str(w, "\\\""); break;
-    case '\\': rp__out_str(w, "\\\\"); break;
-    case '\n': rp__out_str(w, "\\n"); break;
-    case '\t': rp__out_str(w, "\\t"); break;
-    case '\r': rp__out_str(w, "\\r"); break;
-    case '\b': rp__out_str(w, "\\b"); break;
-    case '\f': rp__out_str(w, "\\f"); break;
-    default:
-      snprintf(t, sizeof t, "\\u%04x", c);
-      rp__out_str(w, t);
-    }
   }
   rp__out_mem(w, run, (size_t)(s - run));
   rp__out_mem(w, "\"", 1);

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <stdio.h>
 #include "record/coherence.h"
+#include "record/graph.h"
 
 #define V_USER 0u
 #define V_ZERO 1u
@@ -129,21 +130,8 @@ typedef struct vsim {
   bool user;         /* buffer has a user array */
 } vsim;
 
-static int cmp_u64(const void *x, const void *y) {
-  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-  return (a > b) - (a < b);
-}
-
 static uint64_t seg_of(const vsim *s, uint64_t v) {
-  uint64_t lo = 0, hi = s->nseg + 1;
-  while (lo < hi) {
-    uint64_t mid = (lo + hi) / 2;
-    if (s->bp[mid] < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return rp__segs_find(s->bp, s->nseg + 1, v);
 }
 
 static void vsim_free(vsim *s) {
@@ -181,8 +169,7 @@ static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
   }
   for (unsigned l = 0; l < s->nsl; l++) {
     int sp = s->sp[l];
-    uint64_t bit = sp < 0 ? 1ull << 63 : 1ull << sp;
-    if (cls_spaces & bit)
+    if (cls_spaces & rp__space_bit(sp))
       s->cls |= 1ull << l;
   }
   s->bp = malloc((nbp + 1) * sizeof *s->bp);
@@ -195,12 +182,7 @@ static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
       s->bp[i++] = p[0];
       s->bp[i++] = p[0] + p[1];
     }
-  if (nbp)
-    qsort(s->bp, nbp, sizeof *s->bp, cmp_u64);
-  uint64_t u = 0;
-  for (i = 0; i < nbp; i++)
-    if (u == 0 || s->bp[u - 1] != s->bp[i])
-      s->bp[u++] = s->bp[i];
+  uint64_t u = rp__segs_sort(s->bp, nbp);
   s->nseg = u ? u - 1 : 0;
   size_t ns = s->nseg ? s->nseg : 1;
   s->ver = malloc(ns * s->nsl * sizeof *s->ver);

@@ -12,6 +12,7 @@ const char *rp_device_kind_name(rp_device_kind k) {
 
 rp_status rp_graph_set_device_kind(rp_graph *g, int device,
                                    rp_device_kind kind) {
+  rp__clear_last_error();
   if (!g)
     return RP_EINVAL;
   if (g->ended)

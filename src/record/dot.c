@@ -41,6 +41,7 @@ static void put_escaped(rp__out *w, const char *s) {
 }
 
 rp_status rp_graph_write_dot(const rp_graph *g, FILE *fp) {
+  rp__clear_last_error();
   if (!g || !fp)
     return RP_EINVAL;
   rp__out *w = rp__out_new(fp);

@@ -70,6 +70,7 @@ void rp_graph_destroy(rp_graph *g) {
 }
 
 rp_status rp_graph_end(rp_graph *g) {
+  rp__clear_last_error();
   if (!g)
     return RP_EINVAL;
   if (g->ended)
@@ -220,6 +221,7 @@ rp_status rp_node_host_fn(const rp_graph *g, rp_node n, rp_host_fn *fn,
 }
 
 rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us) {
+  rp__clear_last_error();
   if (!g)
     return RP_EINVAL;
   if (g->ended)
@@ -245,6 +247,7 @@ rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
 }
 
 rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
+  rp__clear_last_error();
   if (!g || !d)
     return RP_EINVAL;
   if (g->ended)

@@ -176,11 +176,12 @@ rp_buf rp__names_find(const rp_graph *g, const char *name);
 /* Indexes buffer b by its name (not indexed yet); -1 when out of memory. */
 int rp__names_add(rp_graph *g, rp_buf b);
 /* Measured costs (record/measured.c): free them; write op n's
- * `, "measured": {...}` into buf (returns 0 and writes "" if none); read
+ * `, "measured": {...}` with writer w (nothing if none); read
  * an op's "measured" object (a cJSON *, NULL if absent) into node n,
  * returning RP_OK or RP_EPARSE with the reason in why. */
 void rp__measured_free(rp_graph *g);
-int rp__measured_json(const rp_graph *g, rp_node n, char *buf, size_t size);
+struct rp__out;
+void rp__measured_write(struct rp__out *w, const rp_graph *g, rp_node n);
 rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json,
                             char *why, size_t size);
 /* Free the recording-time tracking state. */
@@ -190,6 +191,13 @@ void rp__track_free(rp_graph *g);
 void rp__region_each(const rp__buffer *b, const rp_region *r,
                      void (*fn)(void *ctx, uint64_t off, uint64_t len),
                      void *ctx);
+
+/* A set of memory spaces as bits, the encoding rp_plan_image.spaces
+ * documents: bit 63 the host, bit d device d (RP_MAX_DEVICES < 63). */
+#define RP__HOST_BIT (1ull << 63)
+static inline uint64_t rp__space_bit(int space) {
+  return space < 0 ? RP__HOST_BIT : 1ull << (unsigned)space;
+}
 
 /* Most buffers a graph may hold (the packed edge kinds keep 30 bits). */
 #define RP__MAX_BUFFERS ((1u << 30) - 2)

@@ -446,7 +446,7 @@ static tbuf *vbuf_get(rp_graph *g, rp_buf b) {
     memset(V, 0, sizeof *V);
     if (rp__grow((void **)&V->v, &V->capv, 1, sizeof *V->v))
       return NULL;
-    V->v[0] = (vseg){0, rowb, g->buf[b].host ? 1u : 0u};
+    V->v[0] = (vseg){0, rowb, g->buf[b].host ? RP__HOST_BIT : 0};
     V->nv = 1;
     V->lo = 0;
     V->hi = rows;
@@ -555,7 +555,7 @@ rp_status rp__stale_each(rp_graph *g, const rp__access *a, rp__stale_fn fn,
   if (!tb)
     return rp__fail(g, RP_ENOMEM, "out of memory tracking coherence");
   uint64_t rows;
-  struct stale s = {tb, 1ull << (a->space + 1), 0, fn, ctx};
+  struct stale s = {tb, rp__space_bit(a->space), 0, fn, ctx};
   geometry(&g->buf[a->region.buf], &rows, &s.rowb);
   region_rects(&g->buf[a->region.buf], &a->region, stale_rect, &s);
   return RP_OK;
@@ -585,7 +585,7 @@ int rp__valid_over(rp_graph *g, rp_buf b, uint64_t lo, uint64_t hi,
   tbuf *tb = vbuf_get(g, b);
   if (!tb)
     return 0;
-  struct valid x = {tb, 1ull << (space + 1)};
+  struct valid x = {tb, rp__space_bit(space)};
   rp_region r = rp_bytes(b, lo, hi > lo ? hi - lo : 0);
   return !region_rects(&g->buf[b], &r, valid_rect, &x);
 }
@@ -649,9 +649,9 @@ rp_status rp__coherence_update(rp_graph *g, const rp__op *op,
     tbuf *tb = vbuf_get(g, a->region.buf);
     if (!tb)
       return rp__fail(g, RP_ENOMEM, "out of memory tracking coherence");
-    struct vupd u = {tb, 1ull << (a->space + 1), 0};
+    struct vupd u = {tb, rp__space_bit(a->space), 0};
     if (copy) /* the source is the op's first access */
-      u.src = 1ull << (acc[0].space + 1);
+      u.src = rp__space_bit(acc[0].space);
     if (region_rects(&g->buf[a->region.buf], &a->region, vupd_rect, &u))
       return rp__fail(g, RP_ENOMEM, "out of memory tracking coherence");
   }

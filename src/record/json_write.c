@@ -103,9 +103,7 @@ static void write_op(rp__out *w, const rp_graph *g, uint32_t i) {
     rp__out_str(w, ", \"cost_us\": ");
     rp__out_num(w, o->cost_us);
   }
-  char measured[1024]; /* hook: analyze/measured.c */
-  if (rp__measured_json(g, i, measured, sizeof measured))
-    rp__out_str(w, measured);
+  rp__measured_write(w, g, i);
   rp__out_str(w, ",\n     \"access\": [");
   for (uint32_t k = 0; k < o->nacc; k++) {
     rp__out_str(w, k ? ",\n" : "\n");
@@ -150,6 +148,7 @@ static int edge_cmp(const void *a, const void *b) {
 }
 
 rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
+  rp__clear_last_error();
   if (!g || !fp)
     return RP_EINVAL;
   rp__out *w = rp__out_new(fp);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <cjson/cJSON.h>
 #include "record/graph.h"
+#include "core/out.h"
 
 typedef struct ent {
   int set;
@@ -33,6 +34,7 @@ static int good(const rp_measured *m) {
 }
 
 rp_status rp_graph_set_measured(rp_graph *g, rp_node n, const rp_measured *m) {
+  rp__clear_last_error();
   if (!g || n >= g->nop || (m && !good(m)))
     return RP_EINVAL;
   if (!m) {
@@ -74,6 +76,7 @@ rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
                                     const double *max_us, unsigned runs,
                                     const char *backend,
                                     const char *machine) {
+  rp__clear_last_error();
   if (!g || !median_us)
     return RP_EINVAL;
   rp_measured m;
@@ -96,49 +99,20 @@ rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
   return RP_OK;
 }
 
-/* Appends s as a JSON string (control characters as \u00XX). */
-static size_t put_str(char *b, size_t at, size_t size, const char *s) {
-  if (at < size)
-    b[at] = '"';
-  at++;
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    char tmp[8];
-    int k = c == '"' || c == '\\' ? snprintf(tmp, sizeof tmp, "\\%c", c)
-            : c < 0x20            ? snprintf(tmp, sizeof tmp, "\\u%04x", c)
-                                  : snprintf(tmp, sizeof tmp, "%c", c);
-    for (int i = 0; i < k; i++, at++)
-      if (at < size)
-        b[at] = tmp[i];
-  }
-  if (at < size)
-    b[at] = '"';
-  return at + 1;
-}
-
-int rp__measured_json(const rp_graph *g, rp_node n, char *buf, size_t size) {
-  if (!size)
-    return 0;
-  buf[0] = 0;
+void rp__measured_write(rp__out *w, const rp_graph *g, rp_node n) {
   rp_measured m;
   if (rp_graph_get_measured(g, n, &m) != RP_OK)
-    return 0;
-  int k = snprintf(buf, size, ", \"measured\": {\"median_us\": %.17g, "
-                   "\"min_us\": %.17g, \"max_us\": %.17g, \"runs\": %u, "
-                   "\"backend\": ", m.median_us, m.min_us, m.max_us, m.runs);
-  if (k < 0 || (size_t)k >= size)
-    return buf[0] = 0, 0;
-  size_t at = put_str(buf, (size_t)k, size, m.backend);
-  const char *mid = ", \"machine\": ";
-  for (const char *c = mid; *c; c++, at++)
-    if (at < size)
-      buf[at] = *c;
-  at = put_str(buf, at, size, m.machine);
-  if (at + 2 > size)
-    return buf[0] = 0, 0;
-  buf[at++] = '}';
-  buf[at] = 0;
-  return 1;
+    return;
+  char num[160];
+  snprintf(num, sizeof num,
+           ", \"measured\": {\"median_us\": %.17g, \"min_us\": %.17g, "
+           "\"max_us\": %.17g, \"runs\": %u, \"backend\": ",
+           m.median_us, m.min_us, m.max_us, m.runs);
+  rp__out_str(w, num);
+  rp__out_jstr(w, m.backend);
+  rp__out_str(w, ", \"machine\": ");
+  rp__out_jstr(w, m.machine);
+  rp__out_str(w, "}");
 }
 
 static rp_status why(char *w, size_t size, const char *msg) {
@@ -219,6 +193,7 @@ static named *index_of(const rp_graph *g) {
 
 rp_status rp_graph_apply_costs(rp_graph *dst, const rp_graph *src,
                                uint32_t *matched) {
+  rp__clear_last_error();
   if (matched)
     *matched = 0;
   if (!dst || !src)

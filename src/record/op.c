@@ -128,11 +128,11 @@ static void plan_piece(void *ctx, uint64_t off, uint64_t len, uint64_t mask) {
   int src;
   if (!mask)
     return; /* never written anywhere: nothing to copy */
-  if (pl->dst != RP_SPACE_HOST && (mask & 1))
+  if (pl->dst != RP_SPACE_HOST && (mask & RP__HOST_BIT))
     src = RP_SPACE_HOST;
   else {
     src = 0;
-    while (!(mask & (2ull << src)))
+    while (!(mask & rp__space_bit(src)))
       src++;
   }
   if (pl->n && pl->p[pl->n - 1].src == src) {
@@ -384,6 +384,7 @@ done:
 rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
                            rp_dims space, const rp_arg *args,
                            const rp_op_opts *o, rp_node *out) {
+  rp__clear_last_error();
   if (!g)
     return RP_EINVAL;
   if (!k)
@@ -446,22 +447,26 @@ static rp_status record_copy(rp_graph *g, rp_op_type t, rp_region r, int src,
 
 rp_status rp_record_copy_to_device(rp_graph *g, rp_region r, int device,
                                    const rp_op_opts *o, rp_node *out) {
+  rp__clear_last_error();
   return record_copy(g, RP_OP_COPY_H2D, r, RP_SPACE_HOST, device, o, out);
 }
 
 rp_status rp_record_copy_to_host(rp_graph *g, rp_region r, int device,
                                  const rp_op_opts *o, rp_node *out) {
+  rp__clear_last_error();
   return record_copy(g, RP_OP_COPY_D2H, r, device, RP_SPACE_HOST, o, out);
 }
 
 rp_status rp_record_copy_peer(rp_graph *g, rp_region r, int src, int dst,
                               const rp_op_opts *o, rp_node *out) {
+  rp__clear_last_error();
   return record_copy(g, RP_OP_COPY_D2D, r, src, dst, o, out);
 }
 
 rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
                          const rp_access *acc, unsigned nacc,
                          const rp_op_opts *o, rp_node *out) {
+  rp__clear_last_error();
   if (!g)
     return RP_EINVAL;
   if (!fn)
@@ -486,6 +491,7 @@ rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
 }
 
 rp_status rp_record_sync_host(rp_graph *g, rp_region r, unsigned *count) {
+  rp__clear_last_error();
   if (!g)
     return RP_EINVAL;
   if (count)

@@ -19,6 +19,19 @@ void rp_exec_set_error(rp_exec *x, const char *fmt, ...) {
   rp__set_last_error(x->err);
 }
 
+void rp_exec_set_notice(rp_exec *x, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(x->note, sizeof x->note, fmt, ap);
+  va_end(ap);
+}
+
+void rp__exec_begin(rp_exec *x) {
+  x->err[0] = 0;
+  x->note[0] = 0;
+  rp__set_last_error("");
+}
+
 void rp_backend_set_error(const char *fmt, ...) {
   char msg[512];
   va_list ap;
@@ -46,6 +59,7 @@ const rp_backend *rp_exec_backend(const rp_exec *x) {
   return x ? x->be : NULL;
 }
 const char *rp_exec_error(const rp_exec *x) { return x ? x->err : ""; }
+const char *rp_exec_notice(const rp_exec *x) { return x ? x->note : ""; }
 double rp_exec_last_us(const rp_exec *x) { return x ? x->last_us : 0.0; }
 
 const rp_kargs *rp_exec_args(const rp_exec *x, rp_node n) {
@@ -137,6 +151,12 @@ int rp_exec_copies_reshaped(const rp_exec *x, uint32_t *merged,
   if (split)
     *split = on ? x->rw.nsplit : 0;
   return on;
+}
+
+rp_node rp_exec_op_origin(const rp_exec *x, rp_node m) {
+  if (!x || m >= x->g->nop)
+    return RP_NONE;
+  return x->rw.g ? x->rw.orig[m] : m;
 }
 
 unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
@@ -332,15 +352,14 @@ static rp_status join_async(rp_exec *x) {
   return s;
 }
 
-rp_status rp_exec_launch(rp_exec *x, unsigned iterations) {
-  if (!x)
-    return RP_EINVAL;
+static rp_status wait_(rp_exec *x);
+
+static rp_status launch_(rp_exec *x, unsigned iterations) {
   if (x->launched) {
-    rp_status s = rp_exec_wait(x);
+    rp_status s = wait_(x);
     if (s != RP_OK)
       return s;
   }
-  x->err[0] = 0;
   x->t0 = rp__now_us();
   if (!iterations)
     return RP_OK;
@@ -356,9 +375,14 @@ rp_status rp_exec_launch(rp_exec *x, unsigned iterations) {
   return s;
 }
 
-rp_status rp_exec_wait(rp_exec *x) {
+rp_status rp_exec_launch(rp_exec *x, unsigned iterations) {
   if (!x)
     return RP_EINVAL;
+  rp__exec_begin(x);
+  return launch_(x, iterations);
+}
+
+static rp_status wait_(rp_exec *x) {
   if (!x->launched)
     return RP_OK;
   rp_status s = join_async(x);
@@ -373,9 +397,17 @@ rp_status rp_exec_wait(rp_exec *x) {
   return s;
 }
 
+rp_status rp_exec_wait(rp_exec *x) {
+  if (!x)
+    return RP_EINVAL;
+  rp__exec_begin(x);
+  return wait_(x);
+}
+
 rp_status rp_exec_wait_buffer(rp_exec *x, rp_buf b) {
   if (!x)
     return RP_EINVAL;
+  rp__exec_begin(x);
   if (b >= rp_graph_num_buffers(x->g) || !x->host[b]) {
     rp_exec_set_error(x, "wait_buffer: %s %u", b < rp_graph_num_buffers(x->g)
                       ? "internal buffer (no host array)" : "no buffer", b);
@@ -384,23 +416,33 @@ rp_status rp_exec_wait_buffer(rp_exec *x, rp_buf b) {
   if (!x->launched)
     return RP_OK;
   if (!x->be->wait_buffer)
-    return rp_exec_wait(x);
+    return wait_(x);
   rp_status s = x->be->wait_buffer(x->state, b);
   if (s != RP_OK)
-    return rp_exec_wait(x);
+    return wait_(x);
   return RP_OK;
 }
 
-rp_status rp_exec_run(rp_exec *x, unsigned iterations) {
-  rp_status s = rp_exec_launch(x, iterations);
+rp_status rp__exec_run(rp_exec *x, unsigned iterations) {
+  rp_status s = launch_(x, iterations);
   if (s != RP_OK)
     return s;
-  return rp_exec_wait(x);
+  return wait_(x);
+}
+
+rp_status rp__exec_wait(rp_exec *x) { return wait_(x); }
+
+rp_status rp_exec_run(rp_exec *x, unsigned iterations) {
+  if (!x)
+    return RP_EINVAL;
+  rp__exec_begin(x);
+  return rp__exec_run(x, iterations);
 }
 
 rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host, uint64_t bytes) {
   if (!x)
     return RP_EINVAL;
+  rp__exec_begin(x);
   if (b >= x->g->nbuf) {
     rp_exec_set_error(x, "rebind: no buffer %u", b);
     return RP_EINVAL;
@@ -418,7 +460,7 @@ rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host, uint64_t bytes) {
                       (unsigned long long)x->g->buf[b].bytes);
     return RP_EINVAL;
   }
-  rp_status s = rp_exec_wait(x);
+  rp_status s = wait_(x);
   if (s != RP_OK)
     return s;
   void *old = x->host[b];
@@ -440,6 +482,7 @@ rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
                              rp_slot value) {
   if (!x)
     return RP_EINVAL;
+  rp__exec_begin(x);
   if (!x->rw.g)
     return set_scalar1(x, n, param, value);
   if (n >= x->rw.nop) {
@@ -464,7 +507,7 @@ static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
                       param);
     return RP_EINVAL;
   }
-  rp_status s = rp_exec_wait(x);
+  rp_status s = wait_(x);
   if (s != RP_OK)
     return s;
   rp_slot old = x->kargs[x->kidx[n]].a[param];
@@ -483,6 +526,10 @@ static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
 }
 
 rp_status rp_exec_kernel_block(rp_exec *x, rp_node n, rp_kernel_block *out) {
+  /* n is an operation of the recorded graph: with a rewrite (copies
+   * reshaped, the cuda default; a split), its first operation there. */
+  if (x && x->rw.g)
+    n = n < x->rw.nop ? x->rw.first[n] : RP_NONE;
   const rp__op *op = x && n < x->g->nop ? &x->g->op[n] : NULL;
   if (!op || op->type != RP_OP_KERNEL || !out)
     return RP_EINVAL;
@@ -497,13 +544,16 @@ rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us) {
 }
 
 rp_status rp_exec_profile(rp_exec *x, double *op_us) {
+  if (!x)
+    return RP_EINVAL;
+  rp__exec_begin(x);
   return rp__exec_profile(x, op_us, 1);
 }
 
 rp_status rp__exec_profile(rp_exec *x, double *op_us, int user) {
   if (!x || !op_us)
     return RP_EINVAL;
-  rp_status s = rp_exec_wait(x);
+  rp_status s = wait_(x);
   if (s != RP_OK)
     return s;
   if (!x->be->profile) {

@@ -34,9 +34,17 @@ struct rp_exec {
   int th_on, th_busy, th_quit;
   unsigned th_iters;
   rp_status th_status;
-  char err[512];
+  char err[512];      /* the last call's failure ("" after a success) */
+  char note[512];     /* what the last call noted after succeeding */
 };
 
+/* Every public call on an exec starts here: its error and notice, and the
+ * thread's rp_last_error(), are cleared. */
+void rp__exec_begin(rp_exec *x);
+/* rp_exec_run and rp_exec_wait without rp__exec_begin, for calls made
+ * inside another call (rp_exec_run_until, profiling). */
+rp_status rp__exec_run(rp_exec *x, unsigned iterations);
+rp_status rp__exec_wait(rp_exec *x);
 /* The backend's timeline hook on this exec, per plan node
  * (rp_exec_timeline() maps the times to operations). */
 rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us);

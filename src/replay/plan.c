@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "replay/plan.h"
+#include "record/graph.h"
 #include "record/coherence.h"
 
 struct rp__plan {
@@ -33,10 +34,6 @@ void rp__plan_free(rp__plan *p) {
   free(p->hw_off);
   free(p->hw);
   free(p);
-}
-
-static uint64_t space_bit(int sp) {
-  return sp < 0 ? 1ull << 63 : 1ull << (unsigned)sp;
 }
 
 static bool is_copy(rp_op_type t) {
@@ -101,7 +98,7 @@ static rp_status add_image(bld *b, rp_buf buf, uint64_t spaces,
   im->spaces = spaces;
   im->bytes = d.bytes;
   im->space = RP_SPACE_HOST;
-  if (!(spaces & (1ull << 63)))
+  if (!(spaces & RP__HOST_BIT))
     for (int s = 0; s < RP_MAX_DEVICES; s++)
       if (spaces & (1ull << s)) {
         im->space = s;
@@ -113,7 +110,7 @@ static rp_status add_image(bld *b, rp_buf buf, uint64_t spaces,
   if (host_memory(b, im->space))
     im->flags |= RP_IMAGE_HOST_MEMORY;
   for (unsigned l = 0; l < b->nsl; l++)
-    if (spaces & space_bit((int)l - 1))
+    if (spaces & rp__space_bit((int)l - 1))
       b->img_of[(size_t)buf * b->nsl + l] = p->pub.nimage;
   p->pub.nimage++;
   return RP_OK;
@@ -136,7 +133,7 @@ static rp_status images(bld *b) {
     for (unsigned k = 0; k < ni.naccess; k++) {
       rp_access_info ai;
       rp_node_access(g, n, k, &ai);
-      b->touched[ai.region.buf] |= space_bit(ai.space);
+      b->touched[ai.region.buf] |= rp__space_bit(ai.space);
     }
   }
   bool may_share = !(b->be->flags & RP_BACKEND_SEPARATE_IMAGES);
@@ -147,8 +144,8 @@ static rp_status images(bld *b) {
     rp_buffer_info(g, buf, &d);
     uint64_t t = b->touched[buf], cls = 0;
     for (unsigned l = 0; l < b->nsl; l++)
-      if ((t & space_bit((int)l - 1)) && host_memory(b, (int)l - 1))
-        cls |= space_bit((int)l - 1);
+      if ((t & rp__space_bit((int)l - 1)) && host_memory(b, (int)l - 1))
+        cls |= rp__space_bit((int)l - 1);
     bool share = false;
     if (may_share && (cls & (cls - 1))) {
       if (!coh && (s = rp__coh_build(g, &coh)) != RP_OK)
@@ -158,11 +155,11 @@ static rp_status images(bld *b) {
     if (s != RP_OK)
       break;
     if (share) {
-      s = add_image(b, buf, cls, d.host && (cls & (1ull << 63)));
+      s = add_image(b, buf, cls, d.host && (cls & RP__HOST_BIT));
       t &= ~cls;
     }
     for (unsigned l = 0; l < b->nsl && s == RP_OK; l++) {
-      uint64_t bit = space_bit((int)l - 1);
+      uint64_t bit = rp__space_bit((int)l - 1);
       if (t & bit)
         s = add_image(b, buf, bit, d.host && l == 0);
     }

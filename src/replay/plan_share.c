@@ -20,23 +20,6 @@ typedef struct rdr {
   int64_t next;
 } rdr;
 
-static int cmp_u64(const void *x, const void *y) {
-  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-  return (a > b) - (a < b);
-}
-
-static uint64_t seg_of(const uint64_t *bp, uint64_t n, uint64_t v) {
-  uint64_t lo = 0, hi = n;
-  while (lo < hi) {
-    uint64_t mid = (lo + hi) / 2;
-    if (bp[mid] < v)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 static rp_status push(rp__pedge **e, size_t *ne, size_t *cap, uint32_t from,
                       uint32_t to) {
   if (rp__growz((void **)e, cap, *ne + 1, sizeof **e))
@@ -66,12 +49,7 @@ static rp_status image_edges(const sacc *a, uint32_t na, rp__pedge **e,
       bp[i++] = a[k].iv[2 * v];
       bp[i++] = a[k].iv[2 * v] + a[k].iv[2 * v + 1];
     }
-  if (nbp)
-    qsort(bp, nbp, sizeof *bp, cmp_u64);
-  uint64_t u = 0;
-  for (i = 0; i < nbp; i++)
-    if (!u || bp[u - 1] != bp[i])
-      bp[u++] = bp[i];
+  uint64_t u = rp__segs_sort(bp, nbp);
   for (i = 0; i < u; i++)
     lastw[i] = rhead[i] = -1;
   for (uint32_t x = 0; x < na;) {
@@ -86,8 +64,8 @@ static rp_status image_edges(const sacc *a, uint32_t na, rp__pedge **e,
         uint32_t me = a[k].node;
         int sp = a[k].space;
         for (uint32_t v = 0; v < a[k].niv; v++) {
-          uint64_t q0 = seg_of(bp, u, a[k].iv[2 * v]);
-          uint64_t q1 = seg_of(bp, u, a[k].iv[2 * v] + a[k].iv[2 * v + 1]);
+          uint64_t q0 = rp__segs_find(bp, u, a[k].iv[2 * v]);
+          uint64_t q1 = rp__segs_find(bp, u, a[k].iv[2 * v] + a[k].iv[2 * v + 1]);
           for (uint64_t q = q0; q < q1; q++) {
             int64_t w = lastw[q];
             if (w >= 0 && (uint32_t)w != me && lwsp[q] != sp &&

@@ -103,9 +103,10 @@ rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
                              double *max_us) {
   if (!x || runs > 1000 || (flags & ~(unsigned)RP_PROFILE_IN_PLACE))
     return RP_EINVAL;
+  rp__exec_begin(x);
   if (!runs)
     runs = 5;
-  rp_status s = rp_exec_wait(x);
+  rp_status s = rp__exec_wait(x);
   if (s != RP_OK)
     return s;
   if (!x->be->profile) {
@@ -123,7 +124,7 @@ rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
   /* Where: a twin on scratch copies; where the backend cannot make one
    * (no rebind, no memory for a second instance), x itself with its host
    * arrays put back afterwards (its device images do advance then, and
-   * rp_exec_error() says so). */
+   * rp_exec_notice() says so). */
   twin tw;
   rp_exec *on = x;
   void **snap = NULL;
@@ -140,7 +141,7 @@ rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
     }
   }
   for (unsigned r = 0; r < runs && s == RP_OK; r++)
-    s = rp_exec_profile(on, t + (size_t)r * k);
+    s = rp__exec_profile(on, t + (size_t)r * k, 1);
   if (on != x) {
     if (s != RP_OK)
       rp_exec_set_error(x, "%s", rp_exec_error(on));
@@ -149,9 +150,9 @@ rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
   if (snap) {
     restore(x, snap);
     if (s == RP_OK)
-      rp_exec_set_error(x, "profile: ran in place (the backend could not "
-                        "instantiate a second copy): the host arrays are "
-                        "put back, device images advanced");
+      rp_exec_set_notice(x, "profile: ran in place (the backend could not "
+                         "instantiate a second copy): the host arrays are "
+                         "put back, device images advanced");
   }
   for (uint32_t n = 0; s == RP_OK && n < nop; n++) {
     for (unsigned r = 0; r < runs; r++)
@@ -198,7 +199,7 @@ static rp_status timeline(rp_exec *x, double *start_us, double *end_us) {
   const rp_graph *g = rp_exec_graph(x);
   uint32_t nop = rp_graph_num_nodes(g);
   if (be->timeline) {
-    rp_status s = rp_exec_wait(x);
+    rp_status s = rp__exec_wait(x);
     if (s != RP_OK)
       return s;
     double *st = malloc(sizeof *st * (p->nnode + 1));

@@ -1,4 +1,5 @@
 /* Replaying until a value the graph computes says to stop. */
+#include <stdio.h>
 #include <string.h>
 #include "replay/exec.h"
 
@@ -29,6 +30,7 @@ rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
     *done = 0;
   if (!x || !u)
     return RP_EINVAL;
+  rp__exec_begin(x);
   if (u->buf >= x->g->nbuf || !x->host[u->buf] ||
       (unsigned)u->type > RP_UNTIL_I32 || (unsigned)u->cmp > RP_UNTIL_GE ||
       u->offset > x->g->buf[u->buf].bytes ||
@@ -42,10 +44,9 @@ rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
                           : "a value past its buffer's end");
     return RP_EINVAL;
   }
-  rp_status s = rp_exec_wait(x);
+  rp_status s = rp__exec_wait(x);
   if (s != RP_OK)
     return s;
-  x->err[0] = 0;
   unsigned k = check_every ? check_every : 1, n = 0;
   double t0 = rp__now_us();
   if (x->be->run_until && max_replays > 0) {
@@ -62,16 +63,18 @@ rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
                           x->be->name, rp_strerror(s));
       return s;
     }
-    /* Refused: the host checks instead; the reason stays readable in
-     * rp_exec_error() once the loop succeeded. */
+    /* Refused: the host checks instead; the reason is the call's notice
+     * (rp_exec_notice()) once the loop succeeded. */
     s = RP_OK;
     n = 0;
+    if (x->err[0])
+      snprintf(x->note, sizeof x->note, "%s", x->err);
+    x->err[0] = 0;
+    rp__set_last_error("");
   }
-  char why[sizeof x->err];
-  memcpy(why, x->err, sizeof why);
   while (n < max_replays) {
     unsigned step = max_replays - n < k ? max_replays - n : k;
-    if ((s = rp_exec_run(x, step)) != RP_OK)
+    if ((s = rp__exec_run(x, step)) != RP_OK)
       break;
     n += step;
     const char *v = (const char *)x->host[u->buf] + u->offset;
@@ -81,7 +84,5 @@ rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
   x->last_us = rp__now_us() - t0;
   if (done)
     *done = n;
-  if (s == RP_OK)
-    memcpy(x->err, why, sizeof why);
   return s;
 }

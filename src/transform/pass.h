@@ -30,6 +30,8 @@ typedef struct rp__rewrite {
 typedef struct rp__pass_opts {
   unsigned split;         /* chunks per splittable kernel (<= 1: none) */
   uint64_t reshape_bytes; /* reshape copies for this threshold (0: none) */
+  uint64_t reshape_run;   /* and merge runs of larger copies up to this
+                             total that feed no pipeline (0: never) */
 } rp__pass_opts;
 
 /* A pass: rewrites ended graph @p in into out->g with its maps; nothing

@@ -45,6 +45,8 @@ typedef struct group {
 typedef struct planner {
   const rp_graph *g;
   uint64_t bytes;
+  uint64_t run;              /* larger copies: merge runs up to this total
+                                that feed no pipeline (0: never) */
   uint8_t *drop, *replaced;  /* per op: merged away; own region replaced */
   extra *x;
   uint32_t nx, capx;
@@ -101,8 +103,57 @@ static int cmp_extra(const void *a, const void *b) {
   return x->seq < y->seq ? -1 : x->seq > y->seq ? 1 : 0;
 }
 
+/* Whether copy c feeds a pipeline: a kernel that reads what it brings in
+ * is directly followed by a copy off the device (copy in -> kernel -> copy
+ * out). Such a piece's chain may overlap the later pieces' transfers (and
+ * the copies back run on the other engine), so the piece is worth its own
+ * transfer; a piece whose kernels only feed more kernels gains at most
+ * their (short) work against the transfers left, while each extra copy
+ * pays the engine's fixed cost. */
+static int feeds_pipeline(const rp_graph *g, rp_node c) {
+  uint32_t ns;
+  const rp_node *su = rp_graph_succs(g, c, &ns);
+  for (uint32_t i = 0; i < ns; i++) {
+    rp_node_info ki;
+    if (rp_node_info_get(g, su[i], &ki) != RP_OK || ki.type != RP_OP_KERNEL)
+      continue;
+    uint32_t nk;
+    const rp_node *ks = rp_graph_succs(g, su[i], &nk);
+    for (uint32_t j = 0; j < nk; j++) {
+      rp_node_info ci;
+      if (rp_node_info_get(g, ks[j], &ci) == RP_OK &&
+          (ci.type == RP_OP_COPY_D2H || ci.type == RP_OP_COPY_D2D))
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* Whether the run m[i .. j) merges: its copies average fewer than
+ * p->bytes bytes (the fixed cost per copy dominates), or (p->run > 0) its
+ * total is at most p->run bytes and no copy but the run's last in program
+ * order feeds a pipeline (feeds_pipeline): then the pieces only add their
+ * fixed cost per copy to the transfer. */
+static int run_merges(const planner *p, const span *m, uint32_t i,
+                      uint32_t j, uint64_t lo, uint64_t hi) {
+  uint32_t cnt = j - i;
+  if (cnt < 2)
+    return 0;
+  if ((hi - lo) / cnt < p->bytes)
+    return 1;
+  if (!p->run || hi - lo > p->run)
+    return 0;
+  rp_node last = m[i].op;
+  for (uint32_t k = i + 1; k < j; k++)
+    last = m[k].op > last ? m[k].op : last;
+  for (uint32_t k = i; k < j; k++)
+    if (m[k].op != last && feeds_pipeline(p->g, m[k].op))
+      return 0;
+  return 1;
+}
+
 /* The runs of group q without a gap: one copy each at the leader's place
- * when its copies average fewer than p->bytes bytes. */
+ * when they merge (run_merges). */
 static int close_group(planner *p, group *q) {
   if (q->n < 2)
     return 0;
@@ -114,8 +165,7 @@ static int close_group(planner *p, group *q) {
       hi = q->m[j].hi > hi ? q->m[j].hi : hi;
       j++;
     }
-    uint32_t cnt = j - i;
-    if (cnt >= 2 && (hi - q->m[i].lo) / cnt < p->bytes) {
+    if (run_merges(p, q->m, i, j, q->m[i].lo, hi)) {
       if (add_extra(p, q->lead, q->buf, q->m[i].lo, hi))
         return -1;
       for (uint32_t k = i; k < j; k++) {
@@ -336,7 +386,7 @@ static rp_status build(planner *p, rp__reshape *out) {
   return RP_OK;
 }
 
-rp_status rp__reshape_plan(const rp_graph *g, uint64_t bytes,
+rp_status rp__reshape_plan(const rp_graph *g, uint64_t bytes, uint64_t run,
                            rp__reshape *out) {
   memset(out, 0, sizeof *out);
   uint32_t nop = rp_graph_num_nodes(g), ne = rp_graph_num_edges(g);
@@ -344,6 +394,7 @@ rp_status rp__reshape_plan(const rp_graph *g, uint64_t bytes,
   memset(&p, 0, sizeof p);
   p.g = g;
   p.bytes = bytes;
+  p.run = run;
   p.drop = calloc((size_t)nop + 1, 1);
   p.replaced = calloc((size_t)nop + 1, 1);
   p.iv = malloc(2 * MAX_IV * sizeof *p.iv);
@@ -373,7 +424,9 @@ rp_status rp__reshape_plan(const rp_graph *g, uint64_t bytes,
   }
   for (rp_node n = 0; n < nop; n++)
     out->merged += p.drop[n];
-  st = build(&p, out);
+  /* Nothing to change (every graph without copies, on cuda by default):
+   * no regions to build. */
+  st = out->merged + out->split ? build(&p, out) : RP_OK;
 done:
   for (uint32_t i = 0; i < p.ngr; i++)
     free(p.gr[i].m);

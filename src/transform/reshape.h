@@ -34,7 +34,7 @@ typedef struct rp__reshape {
  * the operation that carries it; the graph recorded again computes what
  * the recorded graph computes. out->merged + out->split == 0: nothing to
  * change. */
-rp_status rp__reshape_plan(const rp_graph *g, uint64_t bytes,
+rp_status rp__reshape_plan(const rp_graph *g, uint64_t bytes, uint64_t run,
                            rp__reshape *out);
 
 void rp__reshape_free(rp__reshape *r);

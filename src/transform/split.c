@@ -447,6 +447,12 @@ static rp_status rebuild(rec *c, const unsigned *pieces,
 
 rp_status rp__split_build(const rp_graph *g, unsigned k, uint64_t reshape,
                           rp__rewrite *out, char *err, size_t errlen) {
+  return rp__split_build_run(g, k, reshape, 0, out, err, errlen);
+}
+
+rp_status rp__split_build_run(const rp_graph *g, unsigned k,
+                              uint64_t reshape, uint64_t run,
+                              rp__rewrite *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   if (err && errlen)
     err[0] = 0;
@@ -485,7 +491,7 @@ rp_status rp__split_build(const rp_graph *g, unsigned k, uint64_t reshape,
   /* Copies are reshaped only where nothing is split: a copy is either
    * cut with its kernel or reshaped, never both. */
   if (st == RP_OK && reshape && !ncuts) {
-    st = rp__reshape_plan(g, reshape, &sh);
+    st = rp__reshape_plan(g, reshape, run, &sh);
     use_sh = st == RP_OK && sh.merged + sh.split > 0;
     for (rp_node n = 0; use_sh && n < nop; n++) {
       rp_node_info ni;

@@ -21,6 +21,10 @@ int rp__split_eligible(const rp_graph *g, rp_node n, unsigned *axis,
  * recorded again (a kernel without its descriptor: loaded from a file). */
 rp_status rp__split_build(const rp_graph *g, unsigned k, uint64_t reshape,
                           rp__rewrite *out, char *err, size_t errlen);
-
+/* As rp__split_build, the reshape merging also runs of larger copies up to
+ * `run` bytes that feed no pipeline (transform/reshape.h). */
+rp_status rp__split_build_run(const rp_graph *g, unsigned k,
+                              uint64_t reshape, uint64_t run,
+                              rp__rewrite *out, char *err, size_t errlen);
 
 #endif

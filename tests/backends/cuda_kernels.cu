@@ -49,6 +49,7 @@ static rp_kernel make_bump_host(void) {
   rp_kernel k = RP_KERNEL_DESC(tc_bump_k, tc_bump_params);
   k.name = "tc_bump_host";
   k.cuda = NULL;
+  k.cuda_args = NULL;
   k.cuda_host = bump_host;
   return k;
 }

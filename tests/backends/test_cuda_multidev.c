@@ -91,7 +91,7 @@ Test(cuda_multidev, folding_is_asked_for, .timeout = 120) {
   rp_exec *x = NULL;
   rp_status s = rp_exec_create(&x, w.g, be, &o);
   if (s == RP_OK) { /* four GPUs or more: nothing to fold */
-    cr_assert_null(strstr(rp_exec_error(x), "folded"));
+    cr_assert_null(strstr(rp_exec_notice(x), "folded"));
     rp_exec_destroy(x);
   } else {
     cr_assert_eq(s, RP_ENODEV, "%s", rp_status_name(s));
@@ -101,7 +101,9 @@ Test(cuda_multidev, folding_is_asked_for, .timeout = 120) {
     o.device_fold = 1;
     s = rp_exec_create(&x, w.g, be, &o);
     cr_assert_eq(s, RP_OK, "%s", rp_last_error());
-    cr_assert(strstr(rp_exec_error(x), "folded"), "%s", rp_exec_error(x));
+    cr_assert(strstr(rp_exec_notice(x), "folded"), "%s", rp_exec_notice(x));
+    cr_assert_str_empty(rp_exec_error(x));
+    cr_assert_str_empty(rp_last_error());
     const rp_plan *p = rp_exec_plan(x);
     for (uint32_t i = 0; i < p->nimage; i++) {
       const rp_plan_image *im = &p->image[i];

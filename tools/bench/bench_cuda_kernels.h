@@ -16,6 +16,16 @@ extern const rp_kernel bc_burn;
 /* bc_burn declared splittable along x (p follows): for rp_exec_opts.split. */
 extern const rp_kernel bc_burn_split;
 
+/* The hand-built WHILE loop's state in device memory (bench_cuda). */
+typedef struct bc_while_state {
+  const double *res;   /* the residual, in device memory */
+  double tol;
+  unsigned max, count;
+} bc_while_state;
+/* Its test kernel (cudaGraphConditionalHandle, bc_while_state *), or NULL
+ * when the toolkit has no conditional nodes. */
+const void *bc_while_kernel(void);
+
 #ifdef __cplusplus
 }
 #endif

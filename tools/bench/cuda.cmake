@@ -7,6 +7,11 @@ if(TARGET bench_cuda)
     target_link_libraries(rp_bench_cuda_kernels PUBLIC reprise_static)
     target_link_libraries(bench_cuda PRIVATE rp_bench_cuda_kernels
                           CUDA::cudart)
+    # The device loop case runs examples/converge's graph.
+    if(TARGET rp_examples)
+      target_link_libraries(bench_cuda PRIVATE rp_examples)
+      target_compile_definitions(bench_cuda PRIVATE RP_BENCH_EXAMPLES=1)
+    endif()
   else()
     set_target_properties(bench_cuda PROPERTIES EXCLUDE_FROM_ALL ON)
   endif()
