@@ -30,7 +30,7 @@ static void usage(FILE *fp, const char *prog, const ex_flag *f,
   put_flag(fp, "--save", "FILE",
            "write the graph with its measured costs (JSON)");
   put_flag(fp, "--calibrate", NULL,
-           "calibrate the machine model first if not cached");
+           "calibrate the machine model again (else: once, cached)");
   put_flag(fp, "--reshape-copies", NULL,
            "merge small copies in, split copies back per writer (the "
            "default on cuda)");
@@ -188,6 +188,22 @@ static const char *snap_diff(const ex_snap *s, const rp_graph *g,
   return NULL;
 }
 
+/* Timed pairs of a serial and an overlapped run, alternating. */
+#define EX_PAIRS 5
+
+/* Median of n times (n <= EX_PAIRS). */
+static double ex_median(const double *t, unsigned n) {
+  double v[EX_PAIRS];
+  memcpy(v, t, n * sizeof *v);
+  for (unsigned i = 1; i < n; i++)
+    for (unsigned j = i; j > 0 && v[j] < v[j - 1]; j--) {
+      double w = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = w;
+    }
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static int timed_run(rp_exec *x, unsigned iters, ex_init_fn init, void *ctx,
                      double *us) {
   init(ctx);
@@ -329,6 +345,13 @@ static int save_measured(rp_graph *g, const char *path, const double *med,
   return 0;
 }
 
+/* The progress line of a calibration on first use. */
+static void progress(void *user, const char *line) {
+  (void)user;
+  printf("%s\n", line);
+  fflush(stdout);
+}
+
 int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
                    int (*check)(void *ctx), void *ctx) {
   const rp_backend *be = NULL, *ref = NULL;
@@ -341,15 +364,15 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   double *op_us = (double *)calloc(nn + 1, sizeof(double));
   double *op_min = (double *)calloc(nn + 1, sizeof(double));
   double *op_max = (double *)calloc(nn + 1, sizeof(double));
-  double t_ser = 0, t_par = 0, worst = 0;
+  double t_ser[EX_PAIRS], t_par[EX_PAIRS], worst = 0;
   unsigned units[RP_MAX_DEVICES];
   char within[96] = "";
   const char *bad = NULL;
   int chk = 0;
   rp_analysis_opts ao;
   rp_model model;
-  rp_exec_opts eo;
-  rp_summary sm;
+  rp_model_opts mo;
+  rp_achieved ach;
   memset(&snap, 0, sizeof snap);
   rp_status rc = rp_backend_find(o->backend, &be);
   if (rc || rp_backend_find("reference", &ref)) {
@@ -364,7 +387,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     goto out;
   }
   if (!(x = make_exec(g, be, o, NULL)) || timed_run(x, iters, init, ctx,
-                                                    &t_par))
+                                                    &t_par[0]))
     goto out;
   print_plan(g, x);
   bad = snap_diff(&snap, g, o->rtol, &worst);
@@ -380,11 +403,14 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     ret = 1;
     goto out;
   }
-  /* Serial baseline (one thread / one stream, program order), profile. */
-  if (!(xs = serial_exec(g, be, o)) ||
-      timed_run(xs, iters, init, ctx, &t_ser) ||
-      timed_run(x, iters, init, ctx, &t_par))
+  /* Serial baseline (one thread / one stream, program order) and the
+   * overlapped replay, timed in alternating pairs; then the profile. */
+  if (!(xs = serial_exec(g, be, o)))
     goto out;
+  for (unsigned k = 0; k < EX_PAIRS; k++)
+    if (timed_run(xs, iters, init, ctx, &t_ser[k]) ||
+        timed_run(x, iters, init, ctx, &t_par[k]))
+      goto out;
   /* Costs: the median of 5 profiled replays. The analysis is told what
    * the overlapped exec really runs (threads, device groups, mode) and
    * the machine model calibrated for the backend, if any. */
@@ -395,17 +421,15 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   /* --save: the graph with these costs, for `reprise analyze` later. */
   if (o->save && save_measured(g, o->save, op_us, op_min, op_max, be))
     goto out;
-  memset(&eo, 0, sizeof eo);
-  eo.nthreads = o->threads;
-  if (rp_model_get(&model, be, &eo, o->calibrate ? RP_MODEL_CALIBRATE : 0) !=
-      RP_OK)
-    rp_model_init(&model);
-  rp_analysis_opts_init(&ao);
+  /* The machine model of the backend as x runs it: cached, or
+   * calibrated now (once per machine and configuration). */
+  memset(&mo, 0, sizeof mo);
+  mo.flags = o->calibrate ? RP_MODEL_REFRESH : 0;
+  mo.progress = progress;
+  if ((rc = rp_analysis_opts_calibrated(&ao, &model, units, x, &mo)))
+    fprintf(stderr, "calibration: %s (the model stays uncalibrated)\n",
+            rp_strerror(rc));
   ao.measured_us = op_us;
-  if ((rc = rp_analysis_opts_from_exec(&ao, &model, units, x))) {
-    fprintf(stderr, "analysis options: %s\n", rp_strerror(rc));
-    goto out;
-  }
   /* The graph the exec really replays (its copies reshaped on cuda),
    * with the serial replay's costs carried onto it. */
   if ((rc = rp_analyze_exec(x, &ao, &an))) {
@@ -444,19 +468,13 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     free(ts);
     free(te);
   }
-  rp_analysis_summary(an, &sm);
-  printf("serial replay      %10.3f ms  (%u replays, one at a time, "
-         "program order)\n", t_ser / 1e3, iters);
-  printf("overlapped replay  %10.3f ms  (%s)\n", t_par / 1e3,
-         rp_backend_name(be));
-  printf("achieved speedup   %10.2fx\n", t_par > 0 ? t_ser / t_par : 0.0);
-  printf("predicted speedup  %10.2fx  bound %.2fx (limited by %s)\n",
-         sm.predicted_speedup, sm.bound, sm.limited_by);
-  printf("model predicted    %10.2fx  (%s model of %s: serial %.3f ms, "
-         "overlapped %.3f ms per replay)\n", sm.model_speedup,
-         model.calibrated ? "calibrated" : "uncalibrated",
-         rp_backend_name(be), sm.model_serial_us / 1e3,
-         sm.model_overlap_us / 1e3);
+  printf("\nserial replay      %10.3f ms  (%u replays, one at a time, "
+         "program order; median of %u)\n", ex_median(t_ser, EX_PAIRS) / 1e3,
+         iters, EX_PAIRS);
+  printf("overlapped replay  %10.3f ms  (%s)\n",
+         ex_median(t_par, EX_PAIRS) / 1e3, rp_backend_name(be));
+  if (rp_achieved_compute(an, t_ser, t_par, EX_PAIRS, &ach) == RP_OK)
+    rp_analysis_write_achieved(an, &ach, stdout);
   print_blocks(g, x);
   ret = 0;
 out:

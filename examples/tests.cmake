@@ -28,7 +28,9 @@ if(RP_BUILD_TESTS)
         set(tname ${tname}${sw})
       endif()
       add_test(NAME ${tname} COMMAND ${prog} ${args})
-      set_tests_properties(${tname} PROPERTIES TIMEOUT 120)
+      # The model calibrates on first use: in the build tree, not $HOME.
+      set_tests_properties(${tname} PROPERTIES TIMEOUT 120 ENVIRONMENT
+                           "XDG_CACHE_HOME=${CMAKE_BINARY_DIR}/test-cache")
     endif()
   endforeach()
 endif()

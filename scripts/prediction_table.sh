@@ -1,9 +1,10 @@
 #!/bin/sh
-# Prediction-error table of the examples for one backend (issue 13):
-# calibrates the machine model, runs every example RUNS times, and prints a
-# Markdown table of the median achieved speedup (serial replay / overlapped
-# replay, as the example measures it), the median calibrated prediction
-# (the "model predicted" line) and the error (predicted - achieved) /
+# Prediction-error table of the examples for one backend (issues 13, 24):
+# runs every example RUNS times (the model calibrated on first use, cached;
+# CALIBRATE=1 recalibrates before each example), and prints a Markdown
+# table of the median achieved speedup (the "achieved speedup" line: the
+# median of the example's timed pairs), the median prediction (the
+# "predicted speedup" line) and the error (predicted - achieved) /
 # achieved, with the machine load before and after.
 #
 # usage: scripts/prediction_table.sh [BUILD_DIR] [BACKEND] [RUNS] [THREADS]
@@ -38,17 +39,19 @@ for e in $examples; do
   exe=$build/examples/$e
   [ -x "$exe" ] || { echo "| $e | $backend | - | - | - | not built |"; continue; }
   ach=""; pred=""
-  # Calibrated right before the example's runs: on a shared machine the
-  # share of a core the team gets changes by the minute.
-  if ! cal=$("$tool" calibrate --backend "$backend" $topt --quiet 2>&1); then
+  # CALIBRATE=1: calibrated right before the example's runs (on a shared
+  # machine the share of a core the team gets changes by the minute);
+  # else the cached model, calibrated on first use.
+  if [ "${CALIBRATE:-0}" = 1 ] &&
+     ! cal=$("$tool" calibrate --backend "$backend" $topt --quiet 2>&1); then
     echo "$e: calibration failed: $cal" >&2
   fi
   i=0
   while [ $i -lt "$runs" ]; do
     out=$("$exe" --backend "$backend" $topt ${EXTRA:-} 2>&1) ||
       { echo "$e failed: $out" >&2; break; }
-    a=$(printf '%s\n' "$out" | awk '/^achieved speedup/ {sub("x", "", $3); print $3}')
-    p=$(printf '%s\n' "$out" | awk '/^model predicted  / && /model of/ {sub("x", "", $3); print $3}')
+    a=$(printf '%s\n' "$out" | awk '/^achieved speedup/ {sub("x", "", $3); print $3; exit}')
+    p=$(printf '%s\n' "$out" | awk '/^predicted speedup/ && /model of/ {sub("x", "", $3); print $3; exit}')
     ach="$ach $a"; pred="$pred $p"
     i=$((i + 1))
   done

@@ -195,3 +195,84 @@ Test(achieved, reference_timeline) {
   }
   rp_graph_destroy(g);
 }
+
+/* The achieved speedup of timed pairs: the median of the ratios, its
+ * spread, and the warnings against the prediction. */
+Test(achieved, speedup_of_timed_pairs) {
+  rp_graph *g = pipeline();
+  rp_model m;
+  rp_model_init(&m);
+  m.calibrated = 1;
+  snprintf(m.backend, sizeof m.backend, "test");
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  o.model = &m;
+  rp_analysis *a = NULL;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  cr_assert_eq(s.predicted_speedup, 50.0 / 40); /* serial 50, overlap 40 */
+  double ser[5] = {100, 120, 90, 100, 110}, ovl[5] = {80, 80, 100, 50, 88};
+  rp_achieved r;
+  cr_assert_eq(rp_achieved_compute(a, ser, ovl, 5, &r), RP_OK);
+  /* ratios 1.25 1.5 0.9 2 1.25 */
+  cr_assert_eq(r.speedup, 1.25);
+  cr_assert_eq(r.min, 0.9);
+  cr_assert_eq(r.max, 2);
+  cr_assert_eq(r.runs, 5);
+  cr_assert_eq(r.below_one, 0);
+  cr_assert_eq(r.outside, 0);
+  cr_assert_float_eq(r.pred_lo, 1.25 * (1 - RP_PREDICT_TOLERANCE), 1e-12);
+  cr_assert_float_eq(r.pred_hi, 1.25 * (1 + RP_PREDICT_TOLERANCE), 1e-12);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&text, &len);
+  cr_assert_eq(rp_analysis_write_achieved(a, &r, fp), RP_OK);
+  fclose(fp);
+  cr_assert(strstr(text, "predicted speedup     1.250x  (calibrated model "
+                         "of test"), "%s", text);
+  cr_assert(strstr(text, "achieved speedup      1.250x  (median of 5 timed "
+                         "pairs, serial / overlapped; 0.900x - 2.000x)"),
+            "%s", text);
+  cr_assert(strstr(text, "upper bound"), "%s", text);
+  cr_assert_null(strstr(text, "warning"), "%s", text);
+  free(text);
+  /* Below 1, and outside the predicted range: two warnings. */
+  double slow[4] = {200, 200, 200, 200};
+  cr_assert_eq(rp_achieved_compute(a, ser, slow, 4, &r), RP_OK);
+  cr_assert_eq(r.speedup, (0.5 + 0.5) / 2); /* 0.45 0.5 0.5 0.6 */
+  cr_assert_eq(r.below_one, 1);
+  cr_assert_eq(r.outside, 1);
+  fp = open_memstream(&text, &len);
+  cr_assert_eq(rp_analysis_write_achieved(a, &r, fp), RP_OK);
+  fclose(fp);
+  cr_assert(strstr(text, "warning: the achieved speedup is below 1"), "%s",
+            text);
+  cr_assert(strstr(text, "is outside the predicted range 1.062x - 1.438x"),
+            "%s", text);
+  free(text);
+  double bad[1] = {0};
+  cr_assert_eq(rp_achieved_compute(a, ser, bad, 1, &r), RP_EINVAL);
+  cr_assert_eq(rp_achieved_compute(a, ser, ovl, 0, &r), RP_EINVAL);
+  rp_analysis_destroy(a);
+  /* Without a model: a bound only, said plainly, and no range. */
+  cr_assert_eq(rp_analyze(g, NULL, &a), RP_OK);
+  cr_assert_eq(rp_achieved_compute(a, ser, slow, 4, &r), RP_OK);
+  cr_assert_eq(r.outside, 0);
+  fp = open_memstream(&text, &len);
+  cr_assert_eq(rp_analysis_write_achieved(a, &r, fp), RP_OK);
+  fclose(fp);
+  cr_assert(strstr(text, "without a machine model this analysis gives an "
+                         "upper\n                   bound only"),
+            "%s", text);
+  free(text);
+  fp = open_memstream(&text, &len);
+  cr_assert_eq(rp_analysis_write_text(a, fp), RP_OK);
+  fclose(fp);
+  cr_assert(strstr(text, "upper bound "), "%s", text);
+  cr_assert(strstr(text, "list schedule "), "%s", text);
+  cr_assert(strstr(text, "bound only"), "%s", text);
+  free(text);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}

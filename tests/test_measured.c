@@ -184,3 +184,84 @@ Test(measured, analyze_costs_option) {
   rp_graph_destroy(src);
   rp_graph_destroy(dst);
 }
+
+/* Profiling leaves the user's data alone: the host arrays, the exec's
+ * internal images and its scalars are as before; RP_PROFILE_IN_PLACE
+ * advances them as a replay would. */
+static void acc_cpu(const rp_kargs *a, const uint64_t lo[3],
+                    const uint64_t hi[3]) {
+  /* t[i] += 1 + s (internal), then h[i] = t[i] * 2 (user array). */
+  double *t = (double *)a->a[0].p, *h = (double *)a->a[1].p;
+  double s = a->a[2].f64;
+  for (uint64_t i = lo[0]; i < hi[0]; i++) {
+    t[i] += 1 + s;
+    h[i] = t[i] * 2;
+  }
+}
+static const rp_param p_acc[] = {
+    {"t", RP_INOUT}, {"h", RP_INOUT}, {"s", RP_SCALAR}};
+static const rp_kernel k_acc = {"acc", 3, p_acc, acc_cpu, NULL, NULL,
+                                {0, 0, 0}, NULL, NULL, 0};
+
+static void profile_keeps_data(const char *backend) {
+  const rp_backend *be;
+  if (rp_backend_find(backend, &be) != RP_OK)
+    cr_skip_test("no %s backend", backend);
+  enum { N = 64 };
+  static double h[N], other[N];
+  for (int i = 0; i < N; i++)
+    h[i] = other[i] = i;
+  rp_graph *g;
+  rp_buf bt, bh;
+  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+  rp_buffer_desc d;
+  memset(&d, 0, sizeof d);
+  d.name = "t";
+  d.bytes = sizeof h;
+  d.host = NULL; /* internal: lives in the exec only */
+  TU_OK(g, rp_buffer_add(g, &d, &bt));
+  TU_OK(g, rp_buffer_register(g, "h", h, sizeof h, &bh));
+  rp_arg args[3] = {rp_arg_buf(rp_whole(bt)), rp_arg_buf(rp_whole(bh)),
+                    rp_arg_f64(0)};
+  rp_node k;
+  TU_OK(g, rp_record_kernel(g, &k_acc, 0, rp_dims3(N, 1, 1), args, NULL,
+                            &k));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(bh), NULL));
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x;
+  cr_assert_eq(rp_exec_create(&x, g, be, NULL), RP_OK);
+  cr_assert_eq(rp_exec_run(x, 1), RP_OK); /* t = 1, h = 2 */
+  cr_assert_eq(h[5], 2);
+  rp_slot sv;
+  sv.f64 = 10;
+  cr_assert_eq(rp_exec_set_scalar(x, k, 2, sv), RP_OK);
+  double before[N];
+  memcpy(before, h, sizeof h);
+  uint32_t nn = rp_graph_num_nodes(g);
+  double *med = calloc(nn, sizeof *med);
+  cr_assert_eq(rp_exec_profile_n(x, 3, med, NULL, NULL), RP_OK);
+  cr_assert_eq(memcmp(before, h, sizeof h), 0, "h changed: %g", h[5]);
+  /* The exec did not advance either: the next replay is the second. */
+  cr_assert_eq(rp_exec_run(x, 1), RP_OK); /* t = 1 + 11, h = 24 */
+  cr_assert_eq(h[5], 24, "h[5] = %g", h[5]);
+  /* A rebound array is the user's too. */
+  cr_assert_eq(rp_exec_rebind(x, bh, other, sizeof other), RP_OK);
+  memcpy(before, other, sizeof other);
+  cr_assert_eq(rp_exec_profile_n(x, 2, med, NULL, NULL), RP_OK);
+  cr_assert_eq(memcmp(before, other, sizeof other), 0);
+  /* In place: the data advances by the runs. */
+  cr_assert_eq(rp_exec_profile_ex(x, 2, RP_PROFILE_IN_PLACE, med, NULL,
+                                  NULL), RP_OK);
+  cr_assert_eq(other[5], 2 * (12 + 11 + 11), "other[5] = %g", other[5]);
+  cr_assert_eq(rp_exec_profile_ex(x, 2, 8, med, NULL, NULL), RP_EINVAL);
+  free(med);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+Test(measured, profile_keeps_user_data_reference) {
+  profile_keeps_data("reference");
+}
+Test(measured, profile_keeps_user_data_openmp) {
+  profile_keeps_data("openmp");
+}

@@ -13,6 +13,7 @@
 #include "reprise.h"
 #include "reprise/backend.h"
 #include "util.h"
+#include "analyze/analysis.h"
 
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
@@ -87,7 +88,9 @@ Test(model, launch_overhead_in_both_predictions) {
   EXACT(s.model_serial_us, 2 + 3 * (10 + 4));
   EXACT(s.model_overlap_us, 5 + 1 + 10);
   EXACT(s.model_speedup, 44.0 / 16.0);
-  EXACT(s.predicted_speedup, 3); /* the bound's prediction is kept */
+  EXACT(s.predicted_speedup, 44.0 / 16.0); /* the headline: the model's */
+  EXACT(s.schedule_speedup, 3);            /* the list schedule's */
+  cr_assert_eq(s.calibrated, 0);
   double st, en;
   cr_assert_eq(rp_analysis_op_model(a, 2, &st, &en), RP_OK);
   EXACT(st, 0);
@@ -409,6 +412,231 @@ Test(model, split_cpu_kernels_occupy_the_threads) {
   rp_graph_destroy(g);
 }
 
+/* A team of threads (openmp): host tasks, kernels and copies share one
+ * pool, taken in program order. */
+static void nop_host(void *u, void *const *p) {}
+
+static rp_node host_task(rp_graph *g, rp_buf x, double us) {
+  rp_access acc = {rp_whole(x), RP_INOUT};
+  rp_op_opts o = {NULL, us, NULL, 0};
+  rp_node n;
+  TU_OK(g, rp_record_host(g, nop_host, NULL, &acc, 1, &o, &n));
+  return n;
+}
+
+static void pool_model(rp_model *m, unsigned threads) {
+  model2(m, "parallel", 0, 0, 0, 0, 0);
+  m->units[0] = threads;
+  m->phys[0] = 0;
+  m->host_units = threads;
+  m->split_min = 100;
+}
+
+static rp_summary summary_of(rp_graph *g, const rp_model *m) {
+  rp_analysis *a = run(g, m);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+  return s;
+}
+
+Test(model, host_tasks_share_the_pool) {
+  rp_model m;
+  rp_graph *g = graph();
+  for (int i = 0; i < 4; i++)
+    host_task(g, buf(g, i, 64), 10);
+  pool_model(&m, 2);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_serial_us, 40);
+  EXACT(s.model_overlap_us, 20); /* two threads, two at a time */
+  EXACT(s.predicted_speedup, 2);
+  EXACT(s.bound, 2); /* the work over the threads */
+  cr_assert_str_eq(s.limited_by, "threads");
+  /* Without a pool (a GPU backend's host): one host lane. */
+  g = graph();
+  for (int i = 0; i < 4; i++)
+    host_task(g, buf(g, i, 64), 10);
+  m.host_units = 0;
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 40);
+  /* Host tasks and kernels together: a kernel and a host task at 0, the
+   * second host task when a thread is free. */
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  host_task(g, buf(g, 1, 64), 10);
+  host_task(g, buf(g, 2, 64), 10);
+  pool_model(&m, 2);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 20);
+  EXACT(s.model_serial_us, 30);
+}
+
+Test(model, pool_costs_per_task_and_split) {
+  rp_model m;
+  pool_model(&m, 2);
+  m.task_us = 1; /* thread time per task */
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 11);
+  EXACT(s.model_serial_us, 20); /* the serial mode's overheads only */
+  /* A split kernel waits split_us, then runs on both threads. */
+  m.task_us = 0;
+  m.split_us = 2;
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 1000, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 7);
+  EXACT(s.bound, 2); /* a split kernel's path is its work over 2 */
+}
+
+/* The engine takes ready operations in program order (its list schedule),
+ * not longest path first: X, Y, then Z -> W (30) start late. */
+Test(model, pool_runs_ready_ops_in_program_order) {
+  rp_model m;
+  pool_model(&m, 2);
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  rp_buf z = buf(g, 2, 64);
+  kern(g, 0, z, 16, 10);
+  kern(g, 0, z, 16, 30);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 50);
+}
+
+/* Operations running at once share the team's memory bandwidth: each
+ * draws its bytes (64 B read and written: 128 B) over its cost. */
+Test(model, pool_shares_memory_bandwidth) {
+  rp_model m;
+  pool_model(&m, 2);
+  m.mem1_gbps = 0.0128;
+  m.mem_gbps = 0.0128; /* 12.8 B/us: one 10 us kernel's draw */
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 20); /* half the bandwidth each */
+  /* A team timed slower than one thread (a busy calibration): one
+   * thread's bandwidth all the same. */
+  m.mem_gbps = 0.001;
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 20);
+  m.mem_gbps = 0.0128;
+  /* The one drawing less first: B (100 us, 1.28 B/us) gets its draw, A
+   * (10 us) the 11.52 B/us left: rate 0.9. */
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 100);
+  rp_analysis *a = run(g, &m);
+  double st, en;
+  cr_assert_eq(rp_analysis_op_model(a, 0, &st, &en), RP_OK);
+  EXACT(en, 10 / 0.9);
+  cr_assert_eq(rp_analysis_op_model(a, 1, &st, &en), RP_OK);
+  EXACT(en, 100);
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+  /* Operations that stream faster than one thread does beyond cache are
+   * in cache: the bandwidth beyond it does not cap them. */
+  m.mem1_gbps = 0.0001;
+  m.cache1_gbps = 0.01;
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 10);
+  m.cache_gbps = 0.0128; /* ... but that within it does */
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 20);
+}
+
+/* The calibrated share of a core holds with the whole team busy; a lone
+ * busy thread gets a whole core (the serial replay's). */
+Test(model, pool_efficiency_follows_busy_threads) {
+  rp_model m;
+  pool_model(&m, 2);
+  m.split_efficiency = 0.5;
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 10);
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  kern(g, 0, buf(g, 1, 64), 16, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 20); /* both busy: half a core each */
+  /* A split kernel alone keeps both threads busy. */
+  g = graph();
+  kern(g, 0, buf(g, 0, 64), 1000, 10);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 10);
+  /* 4 threads at 0.4: 3 busy give 0.6 each (1 - 0.6 * 2 / 3). */
+  pool_model(&m, 4);
+  m.split_efficiency = 0.4;
+  g = graph();
+  for (int i = 0; i < 3; i++)
+    kern(g, 0, buf(g, i, 64), 16, 6);
+  s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 10);
+}
+
+/* An input from another thread costs edge_us: joins, and every successor
+ * of a fork but its first (which continues on the fork's thread). */
+Test(model, pool_pays_hand_offs_between_threads) {
+  rp_model m;
+  pool_model(&m, 2);
+  m.edge_us = 3;
+  rp_graph *g = graph();
+  rp_buf a = buf(g, 0, 64), b = buf(g, 1, 64), c = buf(g, 2, 64);
+  kern(g, 0, a, 16, 10);              /* A */
+  rp_arg ab[2] = {rp_arg_buf(rp_whole(a)), rp_arg_buf(rp_whole(b))};
+  rp_arg ac[2] = {rp_arg_buf(rp_whole(a)), rp_arg_buf(rp_whole(c))};
+  static const rp_param pio[] = {{"in", RP_IN}, {"x", RP_INOUT}};
+  static const rp_kernel k2 = {"k2", 2, pio, nop_cpu, NULL, NULL,
+                               {0, 0, 0}, NULL, NULL, 0};
+  rp_op_opts o = {NULL, 10, NULL, 0};
+  TU_OK(g, rp_record_kernel(g, &k2, 0, rp_dims3(16, 1, 1), ab, &o, NULL));
+  TU_OK(g, rp_record_kernel(g, &k2, 0, rp_dims3(16, 1, 1), ac, &o, NULL));
+  rp_arg cb[2] = {rp_arg_buf(rp_whole(c)), rp_arg_buf(rp_whole(b))};
+  TU_OK(g, rp_record_kernel(g, &k2, 0, rp_dims3(16, 1, 1), cb, &o, NULL));
+  rp_analysis *an = run(g, &m);
+  double st, en;
+  cr_assert_eq(rp_analysis_op_model(an, 1, &st, &en), RP_OK);
+  EXACT(st, 10); /* B continues on A's thread */
+  cr_assert_eq(rp_analysis_op_model(an, 2, &st, &en), RP_OK);
+  EXACT(st, 10); /* C: started, waits 3 for the hand-off */
+  EXACT(en, 23);
+  cr_assert_eq(rp_analysis_op_model(an, 3, &st, &en), RP_OK);
+  EXACT(en, 23 + 3 + 10); /* D joins B and C */
+  rp_analysis_destroy(an);
+  rp_graph_destroy(g);
+}
+
+/* On a team, a copy the links say is free (shared memory) is elided: no
+ * overhead, no thread. */
+Test(model, pool_elides_free_copies) {
+  rp_model m;
+  pool_model(&m, 1);
+  m.h2d.gbps = 0;
+  m.mode[0].op_us = 1;
+  m.task_us = 1;
+  rp_graph *g = graph();
+  rp_buf b = buf(g, 0, 64);
+  rp_op_opts o = {NULL, 0, NULL, 0};
+  TU_OK(g, rp_record_copy_to_device(g, rp_whole(b), 0, &o, NULL));
+  kern(g, 0, b, 16, 10);
+  rp_summary s = summary_of(g, &m);
+  EXACT(s.model_overlap_us, 1 + 1 + 10);
+}
+
 Test(model, unknown_mode_is_refused) {
   rp_graph *g = graph();
   kern(g, 0, buf(g, 0, 64), 16, 10);
@@ -523,7 +751,9 @@ static void calibrated_ok(const char *be_name, const char *overlapped) {
   /* The reference runs one operation at a time and refuses a team. */
   xo.nthreads = strcmp(be_name, "reference") ? 2 : 0;
   rp_model m;
-  cr_assert_eq(rp_model_calibrate(&m, be, &xo, 3), RP_OK, "%s", be_name);
+  unsigned long before = rp_model_calibrations();
+  cr_assert_eq(rp_model_calibrate(&m, be, &xo, 1), RP_OK, "%s", be_name);
+  cr_assert_eq(rp_model_calibrations(), before + 1);
   cr_assert_str_eq(m.backend, be_name);
   cr_assert_eq(m.calibrated, 1);
   cr_assert_geq(m.nmode, 2);
@@ -532,24 +762,334 @@ static void calibrated_ok(const char *be_name, const char *overlapped) {
   for (unsigned i = 0; i < m.nmode; i++)
     cr_assert(isfinite(m.mode[i].op_us) && m.mode[i].op_us >= 0);
   cr_assert(isfinite(m.h2d.gbps) && m.h2d.gbps >= 0);
+  /* The key: this machine, the library's version, the team. */
+  char host[64];
+  gethostname(host, sizeof host);
+  host[63] = 0;
+  cr_assert_str_eq(m.machine, host);
+  cr_assert(!strncmp(m.version, rp_version(), strlen(rp_version())));
+  if (!strcmp(be_name, "openmp")) {
+    cr_assert_eq(m.threads, 2);
+    cr_assert_eq(m.host_units, 2);
+    cr_assert(m.split_efficiency > 0 && m.split_efficiency <= 1);
+    cr_assert(m.mem1_gbps > 0 && m.mem_gbps > 0 && m.cache1_gbps > 0);
+  } else {
+    cr_assert_eq(m.threads, 0);
+  }
   /* It is usable by the analysis as it is, and after a round trip. */
-  char dir[] = "/tmp/rp_cal_XXXXXX", path[256];
+  char dir[] = "/tmp/rp_cal_XXXXXX", path[4096];
   cr_assert_not_null(mkdtemp(dir));
-  setenv("XDG_CACHE_HOME", dir, 1);
-  cr_assert_eq(rp_model_get(&m, be, &xo, 0), RP_ENOTFOUND);
-  cr_assert_eq(rp_model_get(&m, be, &xo, RP_MODEL_CALIBRATE), RP_OK);
-  cr_assert_eq(rp_model_path(be_name, path, sizeof path), RP_OK);
-  cr_assert_eq(access(path, R_OK), 0, "%s not written", path);
+  cr_assert_eq(rp_model_save(&m, strcat(strcpy(path, dir), "/m.json")),
+               RP_OK);
   rp_model r;
-  cr_assert_eq(rp_model_get(&r, be, &xo, 0), RP_OK);
+  cr_assert_eq(rp_model_load(&r, path), RP_OK);
   cr_assert_eq(r.nmode, m.nmode);
   cr_assert_eq(r.mode[0].op_us, m.mode[0].op_us);
+  cr_assert_eq(r.threads, m.threads);
+  cr_assert_eq(r.mem_gbps, m.mem_gbps);
+  cr_assert_eq(r.task_us, m.task_us);
+  cr_assert_str_eq(r.version, m.version);
+  cr_assert_str_eq(r.cpu, m.cpu);
   unlink(path);
-  unsetenv("XDG_CACHE_HOME");
+  rmdir(dir);
 }
 
 Test(model, calibrate_reference) { calibrated_ok("reference", "default"); }
-Test(model, calibrate_openmp) { calibrated_ok("openmp", "parallel"); }
+Test(model, calibrate_openmp, .timeout = 60) {
+  calibrated_ok("openmp", "parallel");
+}
+
+/* The cache, on a backend that runs nothing (its calibration is quick). */
+typedef struct seen {
+  unsigned lines;
+  char last[4400];
+} seen;
+
+static void count_line(void *user, const char *line) {
+  seen *s = user;
+  s->lines++;
+  snprintf(s->last, sizeof s->last, "%s", line);
+}
+
+/* A backend that runs nothing: its calibration takes no time (the cache
+ * is what these tests look at). */
+static rp_status ff_inst(rp_exec *x, const rp_plan *p, void **state) {
+  *state = NULL;
+  return RP_OK;
+}
+static rp_status ff_launch(void *s, unsigned n) { return RP_OK; }
+static rp_status ff_wait(void *s) { return RP_OK; }
+static void ff_destroy(void *s) {}
+static const rp_backend fake_fast = {
+    .abi = RP_BACKEND_ABI, .name = "fake", .owns = RP_DEVICE_CPU,
+    .instantiate = ff_inst, .launch = ff_launch, .wait = ff_wait,
+    .destroy = ff_destroy};
+
+static const rp_backend *fast_backend(void) { return &fake_fast; }
+
+/* Options of the cache tests: the folder, one run, progress counted. */
+static void cache_opts(rp_model_opts *mo, seen *sn, const char *dir) {
+  memset(mo, 0, sizeof *mo);
+  mo->cache_dir = dir;
+  mo->runs = 1;
+  mo->progress = count_line;
+  mo->user = sn;
+}
+
+Test(model, cache_calibrates_on_first_use_then_reuses) {
+  char dir[] = "/tmp/rp_cache_XXXXXX", path[4096];
+  cr_assert_not_null(mkdtemp(dir));
+  unsetenv("RP_NO_AUTOCALIBRATE");
+  seen sn = {0, ""};
+  rp_model_opts mo;
+  cache_opts(&mo, &sn, dir);
+  const rp_backend *be = fast_backend();
+  cr_assert_eq(rp_model_cache_path(be, NULL, &mo, path, sizeof path),
+               RP_OK);
+  char host[64], want[4200];
+  gethostname(host, sizeof host);
+  host[63] = 0;
+  snprintf(want, sizeof want, "%s/fake-%s.json", dir, host);
+  cr_assert_str_eq(path, want);
+  cr_assert_neq(access(path, F_OK), 0);
+  /* First use: one calibration, one progress line, the file written. */
+  rp_model a, b;
+  unsigned long n0 = rp_model_calibrations();
+  cr_assert_eq(rp_model_get_opts(&a, be, NULL, &mo), RP_OK);
+  cr_assert_eq(rp_model_calibrations(), n0 + 1);
+  cr_assert_eq(sn.lines, 1);
+  cr_assert(strstr(sn.last, "calibrating the fake model"), "%s", sn.last);
+  cr_assert(strstr(sn.last, path), "%s", sn.last);
+  cr_assert_eq(access(path, R_OK), 0);
+  cr_assert_eq(a.calibrated, 1);
+  /* Second use: the cache, no calibration, the same figures. */
+  cr_assert_eq(rp_model_get_opts(&b, be, NULL, &mo), RP_OK);
+  cr_assert_eq(rp_model_calibrations(), n0 + 1);
+  cr_assert_eq(sn.lines, 1);
+  cr_assert_eq(b.mode[0].op_us, a.mode[0].op_us);
+  cr_assert_str_eq(b.version, a.version);
+  /* The cache only: there it is. */
+  mo.flags = RP_MODEL_NO_AUTO;
+  cr_assert_eq(rp_model_get_opts(&b, be, NULL, &mo), RP_OK);
+  /* Refresh: calibrates although cached. */
+  mo.flags = RP_MODEL_REFRESH;
+  cr_assert_eq(rp_model_get_opts(&b, be, NULL, &mo), RP_OK);
+  cr_assert_eq(rp_model_calibrations(), n0 + 2);
+  cr_assert_eq(sn.lines, 2);
+  unlink(path);
+  rmdir(dir);
+}
+
+Test(model, cache_recalibrates_for_another_version_or_machine) {
+  char dir[] = "/tmp/rp_cache_XXXXXX", path[4096];
+  cr_assert_not_null(mkdtemp(dir));
+  unsetenv("RP_NO_AUTOCALIBRATE");
+  seen sn = {0, ""};
+  rp_model_opts mo;
+  cache_opts(&mo, &sn, dir);
+  const rp_backend *be = fast_backend();
+  rp_model m;
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(sn.lines, 1);
+  /* Another library version: calibrated again, the file rewritten. */
+  mo.version = "99.0.0-test";
+  unsigned long n0 = rp_model_calibrations();
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(rp_model_calibrations(), n0 + 1);
+  cr_assert_eq(sn.lines, 2);
+  cr_assert(!strncmp(m.version, "99.0.0-test/m", 13), "%s", m.version);
+  cr_assert_eq(rp_model_cache_path(be, NULL, &mo, path, sizeof path),
+               RP_OK);
+  rp_model r;
+  cr_assert_eq(rp_model_load(&r, path), RP_OK);
+  cr_assert_str_eq(r.version, m.version);
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK); /* reused */
+  cr_assert_eq(sn.lines, 2);
+  /* The file says another machine (a copied cache): calibrated again. */
+  snprintf(r.cpu, sizeof r.cpu, "another CPU");
+  cr_assert_eq(rp_model_save(&r, path), RP_OK);
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(sn.lines, 3);
+  cr_assert_str_neq(m.cpu, "another CPU");
+  /* Calibrated on a machine far busier than now: calibrated again. */
+  cr_assert_eq(rp_model_load(&r, path), RP_OK);
+  r.load = 1e6;
+  r.cpus = 1;
+  cr_assert_eq(rp_model_save(&r, path), RP_OK);
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(sn.lines, 4);
+  cr_assert(m.load < 1e6);
+  /* A damaged file: calibrated again too. */
+  FILE *fp = fopen(path, "w");
+  fputs("{\"format\": ", fp);
+  fclose(fp);
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(sn.lines, 5);
+  cr_assert_eq(rp_model_load(&r, path), RP_OK);
+  unlink(path);
+  rmdir(dir);
+}
+
+/* On a busy machine the analysis measures a team's share of a core again
+ * (the cached one is of another minute's load). */
+Test(model, busy_machine_share_measured_again, .timeout = 60) {
+  const rp_backend *be = NULL;
+  if (rp_backend_find("openmp", &be) != RP_OK)
+    cr_skip_test("no openmp backend");
+  char dir[] = "/tmp/rp_probe_XXXXXX", path[4096];
+  cr_assert_not_null(mkdtemp(dir));
+  rp_exec_opts xo;
+  memset(&xo, 0, sizeof xo);
+  xo.nthreads = 2;
+  rp_model m;
+  cr_assert_eq(rp_model_calibrate(&m, be, &xo, 1), RP_OK);
+  /* The machine is taken for busy whatever its load (a cached model of a
+   * busy minute would be calibrated again on a quiet machine, so the
+   * cache holds a quiet one and the busy-ness is forced). */
+  m.load = 0;
+  m.split_efficiency = 0.123;
+  rp__model_force_busy = 1;
+  rp_model_opts mo;
+  memset(&mo, 0, sizeof mo);
+  mo.cache_dir = dir;
+  cr_assert_eq(rp_model_cache_path(be, &xo, &mo, path, sizeof path), RP_OK);
+  cr_assert_eq(rp_model_save(&m, path), RP_OK);
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
+  rp_analysis_opts o;
+  unsigned units[RP_MAX_DEVICES];
+  unsigned long n0 = rp_model_calibrations();
+  mo.flags = RP_MODEL_NO_PROBE;
+  cr_assert_eq(rp_analysis_opts_calibrated(&o, &m, units, x, &mo), RP_OK);
+  cr_assert_eq(m.probed, 0);
+  cr_assert_eq(m.split_efficiency, 0.123);
+  mo.flags = 0;
+  cr_assert_eq(rp_analysis_opts_calibrated(&o, &m, units, x, &mo), RP_OK);
+  cr_assert_eq(rp_model_calibrations(), n0); /* the cache, no calibration */
+  cr_assert_eq(m.probed, 1);
+  cr_assert(m.split_efficiency > 0 && m.split_efficiency <= 1);
+  cr_assert_neq(m.split_efficiency, 0.123);
+  rp_analysis *a = NULL;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&text, &len);
+  cr_assert_eq(rp_analysis_write_text(a, fp), RP_OK);
+  fclose(fp);
+  cr_assert(strstr(text, "share of a core measured again now"), "%s", text);
+  free(text);
+  rp__model_force_busy = 0;
+  rp_analysis_destroy(a);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+  unlink(path);
+  rmdir(dir);
+}
+
+Test(model, cache_key_names_the_configuration) {
+  const rp_backend *be = NULL;
+  if (rp_backend_find("openmp", &be) != RP_OK)
+    cr_skip_test("no openmp backend");
+  rp_model_opts mo;
+  memset(&mo, 0, sizeof mo);
+  mo.cache_dir = "/c";
+  rp_exec_opts xo;
+  memset(&xo, 0, sizeof xo);
+  char p1[512], p2[512], host[64], want[600];
+  gethostname(host, sizeof host);
+  host[63] = 0;
+  xo.nthreads = 3;
+  cr_assert_eq(rp_model_cache_path(be, &xo, &mo, p1, sizeof p1), RP_OK);
+  snprintf(want, sizeof want, "/c/openmp-%s-t3.json", host);
+  cr_assert_str_eq(p1, want);
+  static const int map[3] = {0, 0, 1};
+  xo.device_map = map;
+  xo.ndevice_map = 3;
+  cr_assert_eq(rp_model_cache_path(be, &xo, &mo, p2, sizeof p2), RP_OK);
+  snprintf(want, sizeof want, "/c/openmp-%s-t3-m0.0.1.json", host);
+  cr_assert_str_eq(p2, want);
+  /* Without a folder: $XDG_CACHE_HOME/reprise, else ~/.cache/reprise. */
+  setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  xo.device_map = NULL;
+  cr_assert_eq(rp_model_cache_path(be, &xo, NULL, p1, sizeof p1), RP_OK);
+  snprintf(want, sizeof want, "/x/cache/reprise/openmp-%s-t3.json", host);
+  cr_assert_str_eq(p1, want);
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/u", 1);
+  cr_assert_eq(rp_model_cache_path(be, &xo, NULL, p1, sizeof p1), RP_OK);
+  snprintf(want, sizeof want, "/home/u/.cache/reprise/openmp-%s-t3.json",
+           host);
+  cr_assert_str_eq(p1, want);
+  cr_assert_eq(rp_model_cache_path(be, &xo, NULL, p1, 8), RP_EINVAL);
+}
+
+/* Automatic calibration off: no calibration, an uncalibrated model that
+ * the report calls so. */
+Test(model, automatic_calibration_can_be_turned_off) {
+  char dir[] = "/tmp/rp_cache_XXXXXX", path[4096];
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("XDG_CACHE_HOME", dir, 1);
+  setenv("RP_NO_AUTOCALIBRATE", "1", 1);
+  const rp_backend *be = fast_backend();
+  seen sn = {0, ""};
+  rp_model_opts mo;
+  cache_opts(&mo, &sn, NULL);
+  unsigned long n0 = rp_model_calibrations();
+  rp_model m;
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_ENOTFOUND);
+  /* The analysis of an exec: succeeds with an uncalibrated model. */
+  rp_graph *g = graph();
+  kern(g, 0, buf(g, 0, 64), 16, 10);
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g, be, NULL), RP_OK);
+  rp_analysis_opts o;
+  unsigned units[RP_MAX_DEVICES];
+  cr_assert_eq(rp_analysis_opts_calibrated(&o, &m, units, x, &mo), RP_OK);
+  cr_assert_eq(m.calibrated, 0);
+  cr_assert_eq(rp_model_calibrations(), n0);
+  cr_assert_eq(sn.lines, 0);
+  rp_analysis *a = NULL;
+  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&text, &len);
+  cr_assert_eq(rp_analysis_write_text(a, fp), RP_OK);
+  fclose(fp);
+  cr_assert(strstr(text, "uncalibrated"), "%s", text);
+  cr_assert(strstr(text, "predicted speedup"), "%s", text);
+  free(text);
+  rp_analysis_destroy(a);
+  /* The option alone does it too; asking for a calibration overrides. */
+  unsetenv("RP_NO_AUTOCALIBRATE");
+  mo.flags = RP_MODEL_NO_AUTO;
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_ENOTFOUND);
+  setenv("RP_NO_AUTOCALIBRATE", "1", 1);
+  mo.flags = RP_MODEL_CALIBRATE;
+  cr_assert_eq(rp_model_get_opts(&m, be, NULL, &mo), RP_OK);
+  cr_assert_eq(sn.lines, 1);
+  /* And with automatic calibration on, the first analysis calibrates. */
+  unsetenv("RP_NO_AUTOCALIBRATE");
+  cr_assert_eq(rp_model_cache_path(be, NULL, NULL, path, sizeof path),
+               RP_OK);
+  unlink(path);
+  mo.flags = 0;
+  cr_assert_eq(rp_analysis_opts_calibrated(&o, &m, units, x, &mo), RP_OK);
+  cr_assert_eq(m.calibrated, 1);
+  cr_assert_eq(sn.lines, 2);
+  cr_assert_eq(access(path, R_OK), 0);
+  unlink(path);
+  char sub[4200];
+  snprintf(sub, sizeof sub, "%s/reprise", dir);
+  rmdir(sub);
+  rmdir(dir);
+  unsetenv("XDG_CACHE_HOME");
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
 
 /* The options follow the exec: threads per device group, the mode. */
 Test(model, options_from_exec) {

@@ -18,6 +18,7 @@ int rp_cmd_analyze(int argc, char **argv);
 int rp_cmd_calibrate(int argc, char **argv);
 int rp_cmd_check(int argc, char **argv);
 int rp_cmd_run(int argc, char **argv);
+int rp_cmd_plot(int argc, char **argv);
 
 /* Set by --strict: unknown keys in graph files are errors, not warnings. */
 extern int rp_cli_strict;
@@ -28,10 +29,21 @@ extern int rp_cli_strict;
 rp_graph *rp_cli_load(const char *path);
 
 /* The model for analyze: read from path, or the calibration of backend
- * (calibrated and saved first with calibrate and no file); neither: m is
+ * (cached, or calibrated on first use; calibrate: again); neither: m is
  * left uninitialised. Prints why and returns 1 on failure, else 0. */
 int rp_cli_model(const char *path, const char *backend, int calibrate,
                  rp_model *m);
+/* The same for a team of `threads` (0: the backend's default); with a
+ * backend, the model is calibrated on first use (a progress line on
+ * stderr; calibrate: again, even if cached). */
+int rp_cli_model_threads(const char *path, const char *backend,
+                         int calibrate, unsigned threads, rp_model *m);
+/* Puts in o what `backend` run with `threads` would run g with: the model
+ * m with its devices' units and physical devices, the compute lanes in
+ * units (unless o has some). Returns 0, or prints why and returns 1. */
+int rp_cli_backend_opts(const rp_graph *g, const char *backend,
+                        unsigned threads, rp_model *m, unsigned *units,
+                        rp_analysis_opts *o);
 /* Applies the measured costs of graph file `path` (NULL: nothing) to g by
  * operation name; prints how many matched on stderr. Returns 0 or 1. */
 int rp_cli_apply_costs(rp_graph *g, const char *path);

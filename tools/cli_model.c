@@ -1,9 +1,18 @@
 /* Machine models and measured costs for the reprise tool's subcommands. */
+#ifndef _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE /* gethostname */
+#endif
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
-int rp_cli_model(const char *path, const char *backend, int calibrate,
-                 rp_model *m) {
+static void progress(void *user, const char *line) {
+  (void)user;
+  fprintf(stderr, "%s\n", line);
+}
+
+int rp_cli_model_threads(const char *path, const char *backend,
+                         int calibrate, unsigned threads, rp_model *m) {
   rp_status s;
   if (path) {
     if ((s = rp_model_load(m, path)) != RP_OK) {
@@ -20,17 +29,60 @@ int rp_cli_model(const char *path, const char *backend, int calibrate,
     fprintf(stderr, "reprise: backend %s: %s\n", backend, rp_strerror(s));
     return 1;
   }
-  s = rp_model_get(m, be, NULL, calibrate ? RP_MODEL_CALIBRATE : 0);
+  rp_exec_opts xo;
+  memset(&xo, 0, sizeof xo);
+  xo.nthreads = (int)threads;
+  rp_model_opts mo;
+  memset(&mo, 0, sizeof mo);
+  mo.flags = calibrate ? RP_MODEL_REFRESH : 0;
+  mo.progress = progress;
+  s = rp_model_get_opts(m, be, &xo, &mo);
   if (s == RP_ENOTFOUND) {
-    fprintf(stderr, "reprise: no model of backend %s on this machine: run "
-                    "`reprise calibrate --backend %s` or add --calibrate\n",
-            backend, backend);
-    return 1;
+    /* As the library: an uncalibrated model, which the report names. */
+    fprintf(stderr, "reprise: no model of backend %s on this machine and "
+                    "automatic calibration is off (RP_NO_AUTOCALIBRATE): "
+                    "uncalibrated (`reprise calibrate --backend %s` "
+                    "calibrates)\n", backend, backend);
+    rp_model_init(m);
+    snprintf(m->backend, sizeof m->backend, "%s", rp_backend_name(be));
+    if (gethostname(m->machine, sizeof m->machine) != 0)
+      m->machine[0] = 0;
+    m->machine[sizeof m->machine - 1] = 0;
+    return 0;
   }
   if (s != RP_OK) {
     fprintf(stderr, "reprise: model of backend %s: %s\n", backend,
             rp_strerror(s));
     return 1;
+  }
+  return 0;
+}
+
+int rp_cli_model(const char *path, const char *backend, int calibrate,
+                 rp_model *m) {
+  return rp_cli_model_threads(path, backend, calibrate, 0, m);
+}
+
+int rp_cli_backend_opts(const rp_graph *g, const char *backend,
+                        unsigned threads, rp_model *m, unsigned *units,
+                        rp_analysis_opts *o) {
+  const rp_backend *be = NULL;
+  rp_analysis_opts t;
+  rp_exec_opts xo;
+  memset(&xo, 0, sizeof xo);
+  xo.nthreads = (int)threads;
+  xo.mode = o->mode;
+  rp_status s = rp_backend_find(backend, &be);
+  if (s == RP_OK)
+    s = rp_analysis_opts_for(&t, m, units, g, be, &xo);
+  if (s != RP_OK) {
+    fprintf(stderr, "reprise: backend %s: %s\n", backend, rp_strerror(s));
+    return 1;
+  }
+  o->model = t.model;
+  if (!o->compute_units) {
+    o->compute_units = t.compute_units;
+    o->ncompute_units = t.ncompute_units;
   }
   return 0;
 }

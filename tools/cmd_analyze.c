@@ -44,10 +44,14 @@ static void usage(FILE *fp) {
           "  --model FILE        machine model (docs/model.md): adds the "
           "calibrated\n                      prediction beside the bounds "
           "(--*-gbps override it)\n"
-          "  --backend B         the model calibrated for backend B on this "
-          "machine\n                      (reprise calibrate)\n"
-          "  --calibrate         with --backend: calibrate now if there is "
-          "no model yet\n"
+          "  --backend B         predict for backend B on this machine: "
+          "its model (cached,\n                      or calibrated on first "
+          "use: a few seconds, once) and\n                      its threads "
+          "and devices\n"
+          "  --threads N         with --backend openmp: a team of N threads "
+          "(default: the\n                      OpenMP default)\n"
+          "  --calibrate         with --backend: calibrate again now, even "
+          "if cached\n"
           "  --mode M            overlapped mode predicted (graph, streams, "
           "parallel)\n"
           "  --ranks N           the graph runs over N MPI ranks (starpu "
@@ -153,7 +157,7 @@ static int write_trace(const char *path, const rp_analysis *a, uint32_t max,
 enum { O_JSON = 256, O_ENGINES, O_H2D, O_D2H, O_P2P, O_KERNEL, O_HOST,
        O_UNITS, O_DOT, O_TRACE, O_SVG, O_STRICT, O_COSTS, O_MODEL,
        O_BACKEND, O_CALIBRATE, O_MODE, O_RANKS, O_NETLAT, O_NETBW,
-       O_SPLIT, O_TRACE_EVENTS, O_PROGRESS };
+       O_SPLIT, O_TRACE_EVENTS, O_PROGRESS, O_THREADS };
 
 int rp_cmd_analyze(int argc, char **argv) {
   static const struct option opts[] = {
@@ -180,12 +184,15 @@ int rp_cmd_analyze(int argc, char **argv) {
       {"net-gbps", required_argument, NULL, O_NETBW},
       {"split", required_argument, NULL, O_SPLIT},
       {"progress", no_argument, NULL, O_PROGRESS},
+      {"threads", required_argument, NULL, O_THREADS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   const char *cmd = "analyze";
   const char *dot = NULL, *trace = NULL, *svg = NULL;
   uint32_t trace_events = RP_TRACE_PART_EVENTS;
   int json = 0, calibrate = 0, c;
+  unsigned threads = 0;
+  static unsigned bunits[RP_MAX_DEVICES];
   int set_h2d = 0, set_d2h = 0, set_p2p = 0;
   const char *costs = NULL, *model = NULL, *backend = NULL, *split = NULL;
   rp_model m;
@@ -226,6 +233,10 @@ int rp_cmd_analyze(int argc, char **argv) {
       break;
     case O_PROGRESS:
       rp_cli_show_progress = 1;
+      break;
+    case O_THREADS:
+      bad = rp_cli_uint(cmd, "--threads", optarg, 1, 4096, &k);
+      threads = (unsigned)k;
       break;
     case O_RANKS:
       bad = rp_cli_uint(cmd, "--ranks", optarg, 1, 4096, &k);
@@ -309,7 +320,11 @@ int rp_cmd_analyze(int argc, char **argv) {
     fprintf(stderr, "reprise analyze: --model or --backend, not both\n");
     return 2;
   }
-  if (rp_cli_model(model, backend, calibrate, &m))
+  if (threads && !backend) {
+    fprintf(stderr, "reprise analyze: --threads needs --backend\n");
+    return 2;
+  }
+  if (rp_cli_model_threads(model, backend, calibrate, threads, &m))
     return 1;
   if (model || backend) {
     /* Bandwidths given on the command line override the model's. */
@@ -322,7 +337,8 @@ int rp_cmd_analyze(int argc, char **argv) {
     o.model = &m;
   }
   rp_graph *g = rp_cli_load(in);
-  if (!g || rp_cli_apply_costs(g, costs)) {
+  if (!g || rp_cli_apply_costs(g, costs) ||
+      (backend && rp_cli_backend_opts(g, backend, threads, &m, bunits, &o))) {
     rp_graph_destroy(g);
     return 1;
   }

@@ -1,6 +1,7 @@
 /* reprise calibrate: measure a backend's machine model and save it. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 
 static void usage(FILE *fp) {
@@ -11,14 +12,17 @@ static void usage(FILE *fp) {
           "machine by\nreplaying small graphs: the overhead of an operation "
           "in each replay mode,\ncopy bandwidth and latency in each "
           "direction alone and both at once, peer\ncopies, host tasks. "
-          "Saves it as JSON (docs/model.md) in\n"
-          "$XDG_CACHE_HOME/reprise/<backend>-<host>.json (else "
-          "~/.cache/reprise/...),\nwhere `reprise analyze --backend B` and "
-          "rp_model_get() find it, and prints it.\n\n"
+          "Saves it as JSON (docs/model.md) in the cache,\n"
+          "$XDG_CACHE_HOME/reprise/<backend>-<host>[-t<threads>].json "
+          "(else\n~/.cache/reprise/...), where the examples, `reprise "
+          "analyze --backend B` and\nrp_analysis_opts_calibrated() find "
+          "it, and prints it. The analyses calibrate\non first use "
+          "anyway (unless RP_NO_AUTOCALIBRATE=1): this refreshes the\n"
+          "model, after the machine changed under the same name.\n\n"
           "  --backend B   openmp, cuda, xrt, reference (default: auto)\n"
           "  --threads N   openmp: team size (default: the OpenMP default)\n"
           "  --runs N      timed replays per figure, the median kept "
-          "(default 7, max 63)\n"
+          "(default 5, max 63)\n"
           "  -o, --out FILE  write there instead of the cache (\"-\": only "
           "print)\n"
           "  --quiet       do not print the model\n"
@@ -39,12 +43,14 @@ typedef struct cal_job {
   const rp_backend *be;
   const rp_exec_opts *xo;
   unsigned runs;
+  const rp_model_opts *mo; /* the cache refreshed; NULL: calibrate only */
   rp_status s;
 } cal_job;
 
 static void cal_run(void *v) {
   cal_job *j = v;
-  j->s = rp_model_calibrate(j->m, j->be, j->xo, j->runs);
+  j->s = j->mo ? rp_model_get_opts(j->m, j->be, j->xo, j->mo)
+               : rp_model_calibrate(j->m, j->be, j->xo, j->runs);
 }
 
 int rp_cmd_calibrate(int argc, char **argv) {
@@ -111,26 +117,38 @@ int rp_cmd_calibrate(int argc, char **argv) {
   atomic_ulong replays = 0;
   xo.progress = count_replays;
   xo.progress_user = &replays;
-  cal_job job = {&m, be, &xo, (unsigned)runs, RP_OK};
+  /* Without --out: the cache that rp_analysis_opts_calibrated() and
+   * `reprise analyze --backend` use, refreshed. */
+  char path[4096];
+  rp_model_opts mo;
+  memset(&mo, 0, sizeof mo);
+  mo.flags = RP_MODEL_REFRESH;
+  mo.runs = (unsigned)runs;
+  if (!out && rp_model_cache_path(be, &xo, NULL, path, sizeof path) != RP_OK) {
+    fprintf(stderr, "reprise calibrate: no cache directory (set "
+                    "XDG_CACHE_HOME or HOME, or give --out)\n");
+    return 1;
+  }
+  cal_job job = {&m, be, &xo, (unsigned)runs, out ? NULL : &mo, RP_OK};
   char what[96];
   snprintf(what, sizeof what, "calibrating %s", rp_backend_name(be));
   rp_cli_busy(what, rp_cli_show_progress, cal_run, &job, &replays,
               "timed replays");
   s = job.s;
+  if (!out && s == RP_OK) {
+    if (access(path, R_OK) != 0) {
+      fprintf(stderr, "reprise calibrate: cannot write %s\n", path);
+      return 1;
+    }
+    fprintf(stderr, "reprise calibrate: saved %s\n", path);
+    if (!quiet)
+      rp_model_write_json(&m, stdout);
+    return 0;
+  }
   if (s != RP_OK) {
     fprintf(stderr, "reprise calibrate: %s: %s\n", rp_backend_name(be),
             rp_strerror(s));
     return 1;
-  }
-  char path[4096];
-  if (!out) {
-    s = rp_model_path(rp_backend_name(be), path, sizeof path);
-    if (s != RP_OK) {
-      fprintf(stderr, "reprise calibrate: no cache directory (set "
-                      "XDG_CACHE_HOME or HOME, or give --out)\n");
-      return 1;
-    }
-    out = path;
   }
   if (strcmp(out, "-")) {
     if ((s = rp_model_save(&m, out)) != RP_OK) {

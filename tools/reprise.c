@@ -16,6 +16,7 @@ static const struct {
   {"calibrate", rp_cmd_calibrate, "measure this machine's model for a backend"},
   {"check", rp_cmd_check, "check a graph's hand-written dependencies"},
   {"run", rp_cmd_run, "replay a graph file on a backend"},
+  {"plot", rp_cmd_plot, "draw predicted and achieved speedup against threads"},
   {"help", cmd_help, "describe the tool or one command"},
 };
 enum { NCMDS = sizeof cmds / sizeof cmds[0] };
@@ -31,7 +32,8 @@ static void usage(FILE *fp) {
   fprintf(fp, "\n'reprise help COMMAND' (or 'reprise COMMAND --help') "
               "describes a command.\n"
               "Environment: RP_BACKEND (default backend), "
-              "REPRISE_PLUGIN_PATH (folders of\nbackend plugins).\n");
+              "REPRISE_PLUGIN_PATH (folders of\nbackend plugins), "
+              "RP_NO_AUTOCALIBRATE=1 (no calibration on first use).\n");
 }
 
 static int find(const char *name) {

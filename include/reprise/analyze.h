@@ -16,11 +16,21 @@ extern "C" {
  * (a node of a CUDA graph, a launch on a stream, a launch followed by a
  * synchronisation, an OpenMP task), copy bandwidth and latency in each
  * direction alone and with both directions at once on one link, peer
- * copies, host tasks, and how many compute units each device has and which
- * logical devices share one physical device. `reprise calibrate` measures
- * it by replaying small graphs and saves it as JSON in the user's cache
- * directory (docs/model.md describes the format); the analysis uses it to
- * predict the serial and the overlapped replay with the same model.
+ * copies, host tasks, how many compute units each device has and which
+ * logical devices share one physical device, and, for a team of CPU
+ * threads, the share of a core each thread gets, what a task and a split
+ * kernel cost the team, and the memory bandwidth the team shares.
+ *
+ * The model is calibrated on first use: rp_model_get_opts() (and
+ * rp_analysis_opts_calibrated(), which the examples use) load it from the
+ * user's cache directory, or, when the cache has none for this machine
+ * (host name, CPU model, GPU name), backend, configuration (thread count,
+ * device map) and library version, measure it by replaying small graphs
+ * (a few seconds), save it and report one progress line through a
+ * callback. `reprise calibrate` refreshes it; RP_MODEL_NO_AUTO and the
+ * environment variable RP_NO_AUTOCALIBRATE=1 turn automatic calibration
+ * off. docs/model.md describes the measurements, the prediction and the
+ * file format.
  * @{ */
 
 /** Most replay modes a model describes. */
@@ -69,13 +79,11 @@ typedef struct rp_model {
                                 as calibrated; 0: unknown */
   uint64_t split_min;      /**< kernels of at least this many points are
                                 split over the units (openmp: 8192) */
-  double split_efficiency; /**< share of a core each unit of the
-                                overlapped replay gets, as calibrated (a
-                                streaming kernel split over the team
+  double split_efficiency; /**< share of a core each thread of a team of
+                                several gets, as calibrated (a
+                                compute-bound kernel split over the team
                                 against one thread, divided by the team
-                                size): when the devices running kernels
-                                have several units in all (a team), every
-                                kernel runs at e per unit it uses; the
+                                size): every unit of a team runs at e; the
                                 serial replay's one thread at 1. 0: 1 */
   /** GPU multiprocessors (cuda: SMs, as calibrated) of each physical
    * device with one compute unit; 0: not a GPU model. Kernels on such a
@@ -87,7 +95,59 @@ typedef struct rp_model {
    * (multiprocessors * threads_per_mp)) of its GPU instead of blocks /
    * multiprocessors. 0: unknown. */
   unsigned threads_per_mp;
+
+  /* What the calibration was made for: the cache key (docs/model.md). */
+  char cpu[64];            /**< CPU model name ("" unknown) */
+  char gpu[64];            /**< cuda: GPU 0's name; "" elsewhere */
+  char version[32];        /**< library version and model revision of the
+                                calibration ("0.1.0/m2") */
+  unsigned threads;        /**< team size calibrated (openmp); 0: the
+                                backend has no team */
+  char device_map[64];     /**< device map calibrated with ("0,0,1");
+                                "": none (the backend's default) */
+  double load;             /**< the machine's load average (1 minute) when
+                                calibrated; a model calibrated on a busy
+                                machine (load above its cores) is
+                                calibrated again once the load is below
+                                half of it. 0: unknown */
+  unsigned cpus;           /**< online cores when calibrated */
+  int probed;              /**< split_efficiency was measured again just
+                                now (rp_analysis_opts_calibrated() on a
+                                busy machine); not saved */
+
+  /* A team of CPU threads (openmp): host tasks, kernels and copies share
+   * one pool of threads. */
+  unsigned host_units;     /**< threads that run host tasks: with > 0,
+                                host tasks and the copies that move bytes
+                                are tasks of the pool like kernels (host
+                                tasks on any group's threads); 0: host
+                                tasks hold one "host" lane (cuda) */
+  double task_us;          /**< thread time per task beyond its work (the
+                                engine's claim, hand-off and bookkeeping),
+                                measured with independent empty tasks at
+                                the calibrated thread count */
+  double split_us;         /**< time a kernel split over the team takes
+                                beyond its share of work (publishing its
+                                chunks, waiting for the last) */
+  double edge_us;          /**< wait of an operation whose input comes
+                                from another thread (a hand-off between
+                                cores; on a busy machine, a preempted
+                                thread): paid by operations with several
+                                predecessors and by all but the first
+                                successor of an operation with several */
+  /** Streaming bandwidths (GB/s) of a triad kernel (bytes counted as the
+   * analysis counts them: reads once, writes once, read-writes twice),
+   * out of cache (mem_*) and within cache (cache_*), by one thread
+   * (*1_gbps) and by the whole team split over it: operations of the
+   * pool that run at once share the team's bandwidth of their regime (a
+   * roofline cap: each draws its bytes / its cost at one thread). 0: no
+   * cap. */
+  double mem1_gbps, mem_gbps, cache1_gbps, cache_gbps;
 } rp_model;
+
+/** Revision of what the calibration measures; part of the cache key, so
+ * that a library measuring differently recalibrates. */
+#define RP_MODEL_REVISION 2
 
 /** @brief An uncalibrated model: no overheads, copies at 25 GB/s, one
  * compute unit per device, every logical device its own. */
@@ -97,10 +157,11 @@ RP_API void rp_model_init(rp_model *m);
 RP_API const rp_model_mode *rp_model_find_mode(const rp_model *m,
                                                const char *name);
 
-/** @brief Path of the calibration file of @p backend on this machine:
- * $XDG_CACHE_HOME/reprise/<backend>-<hostname>.json, else
- * $HOME/.cache/reprise/... @return RP_OK, RP_EINVAL (no room, no
- * $HOME), RP_ENOTFOUND. */
+/** @brief Path of the default calibration file of @p backend on this
+ * machine: $XDG_CACHE_HOME/reprise/<backend>-<hostname>.json, else
+ * $HOME/.cache/reprise/... (the cache of rp_model_get_opts() adds the
+ * configuration: rp_model_cache_path()). @return RP_OK, RP_EINVAL (no
+ * room, no $HOME), RP_ENOTFOUND. */
 RP_API rp_status rp_model_path(const char *backend, char *path, size_t size);
 
 /** @brief Read a model ("reprise-model" JSON, docs/model.md).
@@ -108,7 +169,8 @@ RP_API rp_status rp_model_path(const char *backend, char *path, size_t size);
  *   reason in rp_last_error()). */
 RP_API rp_status rp_model_load(rp_model *m, const char *path);
 
-/** @brief Write a model as JSON; creates the parent directory.
+/** @brief Write a model as JSON; creates the parent directory, writes a
+ * temporary file and renames it (a reader never sees half a file).
  * @return RP_OK, RP_EIO. */
 RP_API rp_status rp_model_save(const rp_model *m, const char *path);
 
@@ -118,24 +180,87 @@ RP_API rp_status rp_model_write_json(const rp_model *m, FILE *fp);
 /** @brief Measure the model of backend @p be (NULL: auto) by building and
  * replaying small graphs (chains of empty kernels, host tasks and tiny
  * copies in every mode; copies of two sizes, alone and both directions at
- * once; a peer copy where the backend has two devices). Each figure is the
- * median of @p runs timed replays (0: 7). @p xo: exec options (threads,
- * cores) or NULL. Takes about a second on a CPU.
+ * once; a peer copy where the backend has two devices; on a team of
+ * threads: independent and split tasks, a compute-bound and a streaming
+ * kernel in and out of cache against one thread). Each figure is the
+ * median of @p runs timed replays (0: 5). @p xo: exec options (threads,
+ * cores, device map) or NULL. Fills the key fields (machine, cpu, gpu,
+ * version, threads, device_map). Takes a few seconds.
  * @return RP_OK or the failure of a replay. */
 RP_API rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
                                     const rp_exec_opts *xo, unsigned runs);
 
-/** Flags of rp_model_get(). */
+/** Flags of rp_model_get() and rp_model_opts.flags. */
 enum {
-  RP_MODEL_CALIBRATE = 1u << 0 /**< calibrate and save when no file */
+  RP_MODEL_CALIBRATE = 1u << 0, /**< calibrate and save when the cache has
+                                     no model for this key, even with
+                                     RP_NO_AUTOCALIBRATE=1 */
+  RP_MODEL_REFRESH = 1u << 1,   /**< calibrate and save even when cached
+                                     (`reprise calibrate`) */
+  RP_MODEL_NO_AUTO = 1u << 2,   /**< rp_model_get_opts(): never calibrate
+                                     unasked: the cache only */
+  RP_MODEL_NO_PROBE = 1u << 3   /**< rp_analysis_opts_calibrated(): on a
+                                     busy machine, keep the cached share
+                                     of a core (do not measure it again) */
 };
 
-/** @brief The model of @p be on this machine: loaded from rp_model_path()
- * or, with RP_MODEL_CALIBRATE and no file, calibrated and saved.
- * @return RP_OK, RP_ENOTFOUND (no file, no RP_MODEL_CALIBRATE), or the
- *   failure of the load or the calibration. */
+/** Progress of an automatic calibration: one line of text without a
+ * newline ("calibrating the openmp model of host (2 threads), once: ..."),
+ * given before it starts. The library never prints; a program prints
+ * it. */
+typedef void (*rp_model_progress_fn)(void *user, const char *line);
+
+/** Options of rp_model_get_opts(). Zero-initialise, then set what you
+ * need: zero means calibrate on first use, cache in the user's cache
+ * directory. */
+typedef struct rp_model_opts {
+  unsigned flags;        /**< RP_MODEL_* */
+  unsigned runs;         /**< timed replays per figure (0: 5) */
+  rp_model_progress_fn progress; /**< told before a calibration; NULL */
+  void *user;            /**< passed to progress */
+  const char *cache_dir; /**< folder of the cached models; NULL:
+                              $XDG_CACHE_HOME/reprise, else
+                              $HOME/.cache/reprise */
+  const char *version;   /**< the library version the key holds; NULL:
+                              rp_version() (a test can change it) */
+} rp_model_opts;
+
+/** @brief Path of the cached model of backend @p be (NULL: auto) run
+ * with exec options @p xo (threads, device map; NULL: defaults) on this
+ * machine: <cache>/<backend>-<host>[-t<threads>][-m<map>].json, the cache
+ * being @p o's cache_dir, else $XDG_CACHE_HOME/reprise, else
+ * $HOME/.cache/reprise. @return RP_OK, RP_EINVAL, RP_ENOTFOUND (no cache
+ * folder). */
+RP_API rp_status rp_model_cache_path(const rp_backend *be,
+                                     const rp_exec_opts *xo,
+                                     const rp_model_opts *o, char *path,
+                                     size_t size);
+
+/** @brief The model of backend @p be (NULL: auto) on this machine for
+ * exec options @p xo: loaded from the cache (rp_model_cache_path()) when
+ * its key (host name, CPU model, GPU name, thread count, device map,
+ * library version and model revision) is this one; else calibrated
+ * (rp_model_calibrate(), after telling o->progress), saved and returned,
+ * unless RP_MODEL_NO_AUTO is set or the environment has
+ * RP_NO_AUTOCALIBRATE=1 (then RP_ENOTFOUND) and RP_MODEL_CALIBRATE is
+ * not set. RP_MODEL_REFRESH calibrates in any case. A model that cannot
+ * be saved (no cache folder, read-only) is still returned.
+ * @param o options or NULL (calibrate on first use).
+ * @return RP_OK, RP_ENOTFOUND (not cached and not calibrated), RP_EINVAL,
+ *   or the failure of the calibration. */
+RP_API rp_status rp_model_get_opts(rp_model *m, const rp_backend *be,
+                                   const rp_exec_opts *xo,
+                                   const rp_model_opts *o);
+
+/** @brief rp_model_get_opts() with the cache only (@p flags 0) or
+ * RP_MODEL_CALIBRATE / RP_MODEL_REFRESH in @p flags, and no progress.
+ * @return as rp_model_get_opts(). */
 RP_API rp_status rp_model_get(rp_model *m, const rp_backend *be,
                               const rp_exec_opts *xo, unsigned flags);
+
+/** @brief Calibrations this process has run (rp_model_calibrate()
+ * calls), for tests and tools. */
+RP_API unsigned long rp_model_calibrations(void);
 
 /** @} */
 
@@ -209,14 +334,28 @@ typedef struct rp_op_sched {
 /** Headline figures. */
 typedef struct rp_summary {
   double serial_us, critical_path_us, max_lane_us, makespan_us;
-  double bound;                 /**< serial / max(critical, max lane) */
-  const char *limited_by;       /**< "critical_path" or a lane name */
+  double bound;                 /**< the upper bound: serial / max(critical
+                                     path, max lane); with a model of a team
+                                     of threads (host_units > 0): serial /
+                                     max(longest path, a split kernel
+                                     costing its work over its group's
+                                     threads; the work over the threads) */
+  const char *limited_by;       /**< "critical_path", a lane name, or
+                                     "threads" (the work over a team) */
   double amdahl_compute_us, amdahl_copy_us, amdahl_speedup;
-  double predicted_speedup;     /**< serial / makespan */
+  double predicted_speedup;     /**< the headline prediction: the machine
+                                     model's (model_speedup) when the
+                                     analysis has one; without one the list
+                                     schedule's (schedule_speedup), which
+                                     knows of no overhead and which the
+                                     reports call a bound only */
   int modelled;                 /**< a model was given */
   double model_serial_us;       /**< predicted serial replay, overheads in */
   double model_overlap_us;      /**< predicted overlapped replay */
   double model_speedup;         /**< model_serial_us / model_overlap_us */
+  double schedule_speedup;      /**< serial / makespan of the list schedule
+                                     (a diagnostic) */
+  int calibrated;               /**< the model was calibrated (measured) */
 } rp_summary;
 
 /** @brief Default options: 2 copy engines, 25 GB/s each way and peer,
@@ -253,8 +392,11 @@ RP_API rp_status rp_analysis_op_model(const rp_analysis *a, rp_node n,
 /** @brief Fill analysis options from what exec @p x really runs: its
  * backend's mode (the overlapped mode predicted), and in @p m (which the
  * options then point to) the compute units of each device (openmp: the
- * threads of the device's group) and which logical devices share a
- * physical device (the exec's device map). @p m should hold the
+ * threads of the device's group), the pool of threads that runs host
+ * tasks (openmp: m->host_units, the team) and which logical devices share
+ * a physical device (the exec's device map). The model's calibrated
+ * figures are left as they are (rp_analysis_opts_calibrated() loads or
+ * calibrates them first). @p m should hold the
  * calibration (rp_model_get()) or rp_model_init(); @p o is initialised
  * with rp_analysis_opts_init() first. @p units receives RP_MAX_DEVICES
  * entries for o->compute_units (the bound's lanes), may be NULL.
@@ -262,6 +404,70 @@ RP_API rp_status rp_analysis_op_model(const rp_analysis *a, rp_node n,
 RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
                                             unsigned *units,
                                             const rp_exec *x);
+
+/** @brief Analysis options for what exec @p x runs (as
+ * rp_analysis_opts_from_exec()), with the machine model of its backend on
+ * this machine for its configuration: loaded from the cache, or
+ * calibrated on first use and cached (rp_model_get_opts() with @p mo, or
+ * NULL: defaults). When the cache has no model and automatic calibration
+ * is off (RP_MODEL_NO_AUTO, RP_NO_AUTOCALIBRATE=1), @p m is an
+ * uncalibrated model (m->calibrated 0; the report says "uncalibrated")
+ * and the call succeeds. On a busy machine (a load average above its
+ * cores, now or at the calibration) a team's share of a core
+ * (split_efficiency) is measured again, now, in about 0.2 s
+ * (m->probed; RP_MODEL_NO_PROBE keeps the cached one). @p o is
+ * initialised first; @p m and @p units must outlive the options' use.
+ * @return RP_OK, RP_EINVAL, or the failure of a calibration (the options
+ *   are then filled with an uncalibrated model all the same). */
+RP_API rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o,
+                                             rp_model *m, unsigned *units,
+                                             const rp_exec *x,
+                                             const rp_model_opts *mo);
+
+/** @brief Analysis options for backend @p be (NULL: auto) run with exec
+ * options @p xo (NULL: defaults) on ended graph @p g, without an exec (a
+ * graph loaded from a file): the units and physical devices that
+ * rp_analysis_opts_from_exec() would find, put in @p m, and the mode.
+ * @p o is initialised first. @return RP_OK, RP_EINVAL. */
+RP_API rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
+                                      unsigned *units, const rp_graph *g,
+                                      const rp_backend *be,
+                                      const rp_exec_opts *xo);
+
+/** Achieved speedup from timed replays, against the prediction. */
+typedef struct rp_achieved {
+  double speedup;       /**< median of serial[i] / overlapped[i] */
+  double min, max;      /**< smallest and largest of the ratios */
+  unsigned runs;        /**< timed pairs */
+  double pred_lo, pred_hi; /**< the predicted range: the headline
+                                prediction within RP_PREDICT_TOLERANCE */
+  int below_one;        /**< speedup < 1: overlapping made it slower */
+  int outside;          /**< speedup outside [pred_lo, pred_hi] */
+} rp_achieved;
+
+/** Relative accuracy the prediction claims: the predicted range is
+ * predicted_speedup * (1 -/+ RP_PREDICT_TOLERANCE). */
+#define RP_PREDICT_TOLERANCE 0.15
+
+/** @brief Achieved speedup of @p runs timed pairs, @p serial_us[i] (a
+ * serial replay) and @p overlap_us[i] (the overlapped one, timed right
+ * after or before it: pairs alternate, so that a change of the machine's
+ * load moves one pair, not the result), against analysis @p a's
+ * prediction (NULL: no range). @return RP_OK, RP_EINVAL (no runs, a
+ * time that is not finite and > 0). */
+RP_API rp_status rp_achieved_compute(const rp_analysis *a,
+                                     const double *serial_us,
+                                     const double *overlap_us,
+                                     unsigned runs, rp_achieved *out);
+
+/** @brief Two lines and the warnings: "predicted speedup ..." (the
+ * headline, with what it comes from, or that the analysis gives a bound
+ * only), "achieved speedup X (median of N; min-max)", then "warning:"
+ * lines when it is below 1 or outside the predicted range.
+ * @return RP_OK, RP_EINVAL, RP_EIO. */
+RP_API rp_status rp_analysis_write_achieved(const rp_analysis *a,
+                                            const rp_achieved *ach,
+                                            FILE *fp);
 
 /** @brief Analyse the graph exec @p x really replays (rp_exec_graph():
  * its copies reshaped, its kernels split; the graph given to
@@ -380,6 +586,37 @@ RP_API rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp);
  * @return RP_OK, RP_EINVAL, RP_ENOMEM, RP_EIO or rp_analyze()'s error. */
 RP_API rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
                                             uint32_t max_nodes);
+
+/** @} */
+
+/** @defgroup rp_plot_fn Speedup against the thread count
+ * The predicted and the achieved speedup of one graph at several thread
+ * counts (or streams, or devices), drawn as an SVG with no dependency:
+ * one curve each, the achieved points with their spread (min-max) as
+ * error bars, and the band from 1 (no gain) up to the upper bound.
+ * `reprise plot` draws it for a saved graph.
+ * @{ */
+
+/** One abscissa of the picture. A figure <= 0 (or NaN) is not drawn. */
+typedef struct rp_speedup_point {
+  double x;             /**< threads, streams or devices (> 0) */
+  double predicted;     /**< the headline prediction */
+  double bound;         /**< the upper bound */
+  double achieved;      /**< achieved (median) */
+  double achieved_min, achieved_max; /**< its spread */
+} rp_speedup_point;
+
+/** @brief Write the picture of @p n points (any order; sorted by x) as
+ * SVG: a polyline and a circle per point of class "predicted", a square
+ * of class "achieved" and an error bar (group of class "errorbar") per
+ * achieved point, a polygon of class "bound". The x axis is logarithmic
+ * (base 2) when the largest x is at least 4 times the smallest.
+ * @param title, xlabel text (NULL: "speedup", "threads").
+ * @return RP_OK, RP_EINVAL (no points, an x that is not > 0), RP_ENOMEM,
+ *   RP_EIO. */
+RP_API rp_status rp_speedup_write_svg(const rp_speedup_point *pts,
+                                      unsigned n, const char *title,
+                                      const char *xlabel, FILE *fp);
 
 /** @} */
 

@@ -264,15 +264,38 @@ RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
                                     rp_slot value);
 
 /** @brief Run once, timing every operation; @p op_us (one entry per node)
- * receives microseconds, fit for rp_analysis_opts.measured_us. */
+ * receives microseconds, fit for rp_analysis_opts.measured_us. It runs in
+ * place: the buffers' host arrays (and the exec's device images) advance
+ * by one replay, as with rp_exec_run(); rp_exec_profile_n() does not. */
 RP_API rp_status rp_exec_profile(rp_exec *x, double *op_us);
+
+/** Flags of rp_exec_profile_ex(). */
+enum {
+  RP_PROFILE_IN_PLACE = 1u << 0 /**< profile x itself: the host arrays and
+                                     device images advance by the runs, as
+                                     with rp_exec_run() (no second
+                                     instance, no scratch copies) */
+};
 
 /** @brief Profile @p runs times (0: 5) and keep, per node, the median,
  * the smallest and the largest time (microseconds); any of the three
  * arrays (one entry per node) may be NULL. Fit for
  * rp_graph_set_measured_all() and rp_analysis_opts.measured_us.
- * @return RP_OK, RP_EINVAL (runs > 1000), RP_ENOMEM, or the failure of a
- *   profiled run. */
+ * The user's data stays as it was: the runs replay a second instance of
+ * the exec (same graph, backend and options, its scalars) on scratch
+ * copies of the host arrays, so that for its duration the graph's memory
+ * is needed twice; where the backend cannot build one (no rebind, no
+ * room), x runs and its host arrays are put back afterwards (its device
+ * images advance, and rp_exec_notice() says so). With
+ * RP_PROFILE_IN_PLACE in @p flags x runs and its data advances.
+ * @return RP_OK, RP_EINVAL (runs > 1000, unknown flags), RP_ENOMEM,
+ *   RP_ENOTSUP (the backend cannot profile), or the failure of a run. */
+RP_API rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs,
+                                    unsigned flags, double *median_us,
+                                    double *min_us, double *max_us);
+
+/** @brief rp_exec_profile_ex() without flags: the user's data stays as it
+ * was. */
 RP_API rp_status rp_exec_profile_n(rp_exec *x, unsigned runs,
                                    double *median_us, double *min_us,
                                    double *max_us);

@@ -262,3 +262,65 @@ rp_status rp_analysis_write_trace2(const rp_analysis *a,
   fputs("\n]}\n", fp);
   return ferror(fp) ? RP_EIO : RP_OK;
 }
+
+static int cmp_dbl(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+rp_status rp_achieved_compute(const rp_analysis *a, const double *serial_us,
+                              const double *overlap_us, unsigned runs,
+                              rp_achieved *out) {
+  if (!out || !serial_us || !overlap_us || !runs)
+    return RP_EINVAL;
+  memset(out, 0, sizeof *out);
+  double *r = malloc(sizeof *r * runs);
+  if (!r)
+    return RP_ENOMEM;
+  for (unsigned i = 0; i < runs; i++) {
+    if (!isfinite(serial_us[i]) || !isfinite(overlap_us[i]) ||
+        !(serial_us[i] > 0) || !(overlap_us[i] > 0)) {
+      free(r);
+      return RP_EINVAL;
+    }
+    r[i] = serial_us[i] / overlap_us[i];
+  }
+  qsort(r, runs, sizeof *r, cmp_dbl);
+  out->speedup = runs % 2 ? r[runs / 2] : (r[runs / 2 - 1] + r[runs / 2]) / 2;
+  out->min = r[0];
+  out->max = r[runs - 1];
+  out->runs = runs;
+  free(r);
+  out->below_one = out->speedup < 1;
+  if (a) {
+    double p = a->sum.predicted_speedup;
+    out->pred_lo = p * (1 - RP_PREDICT_TOLERANCE);
+    out->pred_hi = p * (1 + RP_PREDICT_TOLERANCE);
+    /* Without a model the headline is no prediction: no range. */
+    out->outside = a->sum.modelled && (out->speedup < out->pred_lo ||
+                                       out->speedup > out->pred_hi);
+  }
+  return RP_OK;
+}
+
+rp_status rp_analysis_write_achieved(const rp_analysis *a,
+                                     const rp_achieved *ach, FILE *fp) {
+  if (!a || !ach || !fp || !ach->runs)
+    return RP_EINVAL;
+  rp__write_predicted(a, fp);
+  fprintf(fp, "achieved speedup  %9.3fx  (median of %u timed pairs, "
+              "serial / overlapped; %.3fx - %.3fx)\n",
+          ach->speedup, ach->runs, ach->min, ach->max);
+  fprintf(fp, "upper bound       %9.3fx  (serial / max(critical path, max "
+              "lane): no replay beats it but by noise)\n", a->sum.bound);
+  if (ach->below_one)
+    fprintf(fp, "warning: the achieved speedup is below 1: the overlapped "
+                "replay ran slower than the serial one\n");
+  if (ach->outside)
+    fprintf(fp, "warning: the achieved speedup %.3fx is outside the "
+                "predicted range %.3fx - %.3fx (+-%.0f%%): the machine was "
+                "busy, or the model misses something (docs/model.md)\n",
+            ach->speedup, ach->pred_lo, ach->pred_hi,
+            100 * RP_PREDICT_TOLERANCE);
+  return ferror(fp) ? RP_EIO : RP_OK;
+}

@@ -41,6 +41,54 @@ void rp_analysis_destroy(rp_analysis *a) {
   free(a);
 }
 
+/* The bound of a team of CPU threads (a model with host_units): every
+ * operation is a task of the pool, a split kernel may use all its group's
+ * threads, host tasks any thread. No replay beats the longest path (a
+ * split kernel costing its work over its group's threads) or the work
+ * over the threads (a group's kernels and copies over its own). The lanes
+ * of compute units taken in turn are no bound there: a kernel split over
+ * the team ends before its cost, and a list schedule balances the threads
+ * better than turns do. */
+static void pool_bound(rp_analysis *a) {
+  const rp_model *m = a->opts.model;
+  rp_summary *s = &a->sum;
+  if (!m || !m->host_units || m->multiprocessors)
+    return;
+  double *fin = malloc(sizeof *fin * (a->nop ? a->nop : 1));
+  if (!fin)
+    return; /* the lanes' bound stays */
+  double grp[RP_MAX_DEVICES] = {0}, all = 0, cp = 0;
+  for (uint32_t n = 0; n < a->nop; n++) {
+    const rp__op *op = &a->g->op[n];
+    double c = a->cost[n];
+    int d = op->device >= 0 && op->device < RP_MAX_DEVICES ? op->device : -1;
+    unsigned u = d >= 0 && m->units[d] > 1 ? m->units[d] : 1;
+    int r = d >= 0 && m->phys[d] >= 0 ? m->phys[d] : d;
+    if (op->type == RP_OP_KERNEL && u > 1) {
+      rp_dims sp = rp__op_space(a->g, n);
+      if (sp.x * sp.y * sp.z >= (m->split_min ? m->split_min : 1))
+        c /= u;
+    }
+    if (op->type != RP_OP_HOST && r >= 0)
+      grp[r] += a->cost[n] / u;
+    all += a->cost[n];
+    uint32_t np;
+    const rp_node *pr = rp_graph_preds(a->g, n, &np);
+    double st = 0;
+    for (uint32_t i = 0; i < np; i++)
+      st = fin[pr[i]] > st ? fin[pr[i]] : st;
+    fin[n] = st + c;
+    cp = fin[n] > cp ? fin[n] : cp;
+  }
+  free(fin);
+  double load = all / m->host_units;
+  for (int d = 0; d < RP_MAX_DEVICES; d++)
+    load = grp[d] > load ? grp[d] : load;
+  double lim = fmax(cp, load);
+  s->bound = lim > 0 ? s->serial_us / lim : 1;
+  s->limited_by = cp >= load ? "critical_path" : "threads";
+}
+
 /* Serial time, lane loads, the bound and the Amdahl form. */
 static void figures(rp_analysis *a) {
   rp_summary *s = &a->sum;
@@ -73,11 +121,12 @@ static void figures(rp_analysis *a) {
   s->limited_by = (maxl == RP_NONE || s->critical_path_us >= s->max_lane_us)
                       ? "critical_path"
                       : a->lanes[maxl].name;
+  pool_bound(a);
   s->amdahl_compute_us = t;
   s->amdahl_copy_us = c;
   s->amdahl_speedup = fmax(t, c) > 0 ? (t + c) / fmax(t, c) : 1;
-  s->predicted_speedup =
-      s->makespan_us > 0 ? serial / s->makespan_us : 1;
+  s->schedule_speedup = s->makespan_us > 0 ? serial / s->makespan_us : 1;
+  s->predicted_speedup = s->schedule_speedup;
 }
 
 /* Every failure of rp_analyze says why (rp_last_error). */

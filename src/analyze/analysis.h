@@ -68,6 +68,11 @@ struct rp_analysis {
   double *mstart, *mend;   /* per op, in the predicted overlapped replay */
   char mbackend[32], mmachine[64], mmode[16], msmode[16];
   int mcalibrated;
+  unsigned mthreads;       /* the model's team (host_units), 0: none */
+  double mload;            /* load average when calibrated, 0: unknown */
+  int mprobed;             /* the share of a core was measured again */
+  double meff;             /* the model's split_efficiency */
+  unsigned mcpus;          /* online cores then */
   int mphys[RP_MAX_DEVICES]; /* the model's physical devices, else -1 */
 
   rp_summary sum;
@@ -86,15 +91,50 @@ rp_status rp__analysis_schedule(rp_analysis *a);
 rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m);
 /* Bytes copy n moves (its written access). */
 uint64_t rp__copy_bytes(const rp_graph *g, uint32_t n);
+/* Bytes region r covers. */
+uint64_t rp__region_bytes(const rp_graph *g, const rp_region *r);
+/* Bytes op n moves through memory: each access once, read-write twice. */
+double rp__op_bytes(const rp_graph *g, uint32_t n);
 /* Whether a model holds only finite, non-negative figures. */
 int rp__model_valid(const rp_model *m);
+/* This host's name, '/' replaced, never empty (model.c). */
+void rp__host_name(char *h, size_t n);
+/* mkdir -p of the folder of path; 0 or -1 (model.c). */
+int rp__make_parent(const char *path);
+/* Fills the key fields of m (machine, cpu, gpu, version, threads,
+ * device_map) for backend be run with xo (NULL: defaults); version NULL:
+ * rp_version() (model_cache.c). */
+void rp__model_key(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
+                   const char *version);
+/* The team an openmp exec with options xo builds: nthreads, else the
+ * given cores, else OMP_NUM_THREADS or the online cores (from_exec.c). */
+long rp__omp_team(const rp_exec_opts *xo);
+/* Measures again the share of a core a thread of m's team gets (its
+ * split_efficiency), now: about 0.2 s (calibrate.c). */
+rp_status rp__model_probe_share(rp_model *m, const rp_backend *be,
+                                const rp_exec_opts *xo);
+/* Whether the machine is busy now (load average above half its cores),
+ * or was when m was calibrated (model_cache.c). */
+int rp__model_busy(const rp_model *m);
+/* Tests: 1 makes rp__model_busy() say busy whatever the load (so that
+ * the probe is tested on a quiet machine as on a busy one). */
+extern int rp__model_force_busy;
+/* GPU 0's name as the CUDA driver reports it, "" when it cannot say
+ * (calibrate.c). */
+void rp__gpu_name(char *out, size_t n);
 
 /* Writers' helpers (report.c). */
 /* Prints a double as the shortest of %.15g/%.16g/%.17g that reads back
  * exactly (JSON-safe: never inf or nan, which costs are checked against). */
 void rp__put_num(FILE *fp, double v);
+/* Prints s as XML text (& < > " escaped, control characters as
+ * spaces; svg.c). */
+void rp__put_xml_str(FILE *fp, const char *s);
 /* Prints s as a JSON string literal, quotes included. */
 void rp__put_json_str(FILE *fp, const char *s);
+/* The "predicted speedup" line of the reports: the headline, or that
+ * the analysis gives a bound only. */
+void rp__write_predicted(const rp_analysis *a, FILE *fp);
 /* Name of op n, never NULL. */
 const char *rp__op_name(const rp_analysis *a, uint32_t n);
 /* Name of buffer b, or "" for RP_NONE. */

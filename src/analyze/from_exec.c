@@ -1,5 +1,7 @@
 /* Analysis options from what an exec really runs: its mode, the compute
- * units of each device and which logical devices share a physical one. */
+ * units of each device and which logical devices share a physical one;
+ * with the machine model of its backend calibrated on first use. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,7 +11,11 @@
 /* The OpenMP team size when the exec gives none: the OpenMP default, which
  * is OMP_NUM_THREADS's first entry when set, else the online cores. (The
  * public API has no accessor for the team an exec really built.) */
-static long omp_default_threads(void) {
+long rp__omp_team(const rp_exec_opts *xo) {
+  if (xo && xo->nthreads > 0)
+    return xo->nthreads;
+  if (xo && xo->cores && xo->ncores)
+    return (long)xo->ncores;
   const char *e = getenv("OMP_NUM_THREADS");
   if (e && *e) {
     char *end;
@@ -21,13 +27,13 @@ static long omp_default_threads(void) {
   return c > 0 ? c : 1;
 }
 
-rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
-                                     unsigned *units, const rp_exec *x) {
-  if (!o || !m || !x)
-    return RP_EINVAL;
-  const rp_exec_opts *xo = rp_exec_opts_get(x);
-  const rp_graph *g = rp_exec_graph(x);
-  const char *be = rp_backend_name(rp_exec_backend(x));
+/* The options for backend `be` run with `xo` on graph g. */
+static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
+                      const rp_graph *g, const char *be,
+                      const rp_exec_opts *xo) {
+  static const rp_exec_opts none;
+  if (!xo)
+    xo = &none;
   unsigned nd = rp_graph_num_devices(g);
   if (!nd)
     nd = 1;
@@ -48,9 +54,7 @@ rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
   }
   int serial = xo->mode && !strcmp(xo->mode, "serial");
   if (!strcmp(be, "openmp")) {
-    long nth = xo->nthreads > 0 ? xo->nthreads
-               : xo->cores && xo->ncores ? (long)xo->ncores
-                                         : omp_default_threads();
+    long nth = rp__omp_team(xo);
     if (serial)
       nth = 1;
     if (nth > 4096)
@@ -67,6 +71,8 @@ rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
     }
     if (!m->split_min)
       m->split_min = 8192;
+    /* One pool of threads: host tasks run on any of them. */
+    m->host_units = (unsigned)nth;
   } else {
     /* The cuda backend without a map: the identity when there are enough
      * devices, else everything on device 0 (its map_devices()). The
@@ -78,6 +84,7 @@ rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
       m->units[d] = 1;
       m->phys[d] = all0 ? 0 : map[d];
     }
+    m->host_units = 0;
   }
   o->model = m;
   o->mode = xo->mode;
@@ -88,6 +95,57 @@ rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
     o->ncompute_units = nd;
   }
   return RP_OK;
+}
+
+rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
+                                     unsigned *units, const rp_exec *x) {
+  if (!o || !m || !x)
+    return RP_EINVAL;
+  return fill(o, m, units, rp_exec_graph(x),
+              rp_backend_name(rp_exec_backend(x)), rp_exec_opts_get(x));
+}
+
+rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
+                               unsigned *units, const rp_graph *g,
+                               const rp_backend *be, const rp_exec_opts *xo) {
+  if (!o || !m || !g)
+    return RP_EINVAL;
+  rp_status s;
+  if (!be && (s = rp_backend_find(NULL, &be)) != RP_OK)
+    return s;
+  rp_analysis_opts_init(o);
+  return fill(o, m, units, g, rp_backend_name(be), xo);
+}
+
+rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
+                                      unsigned *units, const rp_exec *x,
+                                      const rp_model_opts *mo) {
+  if (!o || !m || !x)
+    return RP_EINVAL;
+  rp_analysis_opts_init(o);
+  const rp_backend *be = rp_exec_backend(x);
+  const rp_exec_opts *xo = rp_exec_opts_get(x);
+  /* The model of the overlapped configuration: the serial mode is one
+   * thread of the same machine, measured by the same calibration. */
+  rp_exec_opts key = *xo;
+  key.mode = NULL;
+  rp_status s = rp_model_get_opts(m, be, &key, mo);
+  if (s != RP_OK) { /* uncalibrated, but of this backend and machine */
+    rp_model_init(m);
+    snprintf(m->backend, sizeof m->backend, "%s", rp_backend_name(be));
+    rp__host_name(m->machine, sizeof m->machine);
+  }
+  /* On a busy machine a team thread's share of a core changes by the
+   * minute: measure it again now (about 0.2 s), so that the
+   * prediction is of the machine the replays run on. */
+  if (s == RP_OK && m->calibrated && m->threads > 1 &&
+      !(mo && (mo->flags & RP_MODEL_NO_PROBE)) && rp__model_busy(m) &&
+      rp__model_probe_share(m, be, &key) == RP_OK)
+    m->probed = 1;
+  rp_status f = rp_analysis_opts_from_exec(o, m, units, x);
+  if (f != RP_OK)
+    return f;
+  return s == RP_ENOTFOUND ? RP_OK : s;
 }
 
 /* ---- The graph the exec really replays (issue 28) ----

@@ -9,7 +9,7 @@ static const char *const kind_prefix[RP__LANE_KINDS] = {
 
 /* Bytes a stored region covers. Stored regions are byte ranges or boxes
  * (WHOLE is resolved at record time); WHOLE is still handled, for safety. */
-static uint64_t region_bytes(const rp_graph *g, const rp_region *r) {
+uint64_t rp__region_bytes(const rp_graph *g, const rp_region *r) {
   if (r->buf >= g->nbuf)
     return 0;
   const rp__buffer *b = &g->buf[r->buf];
@@ -27,6 +27,18 @@ static uint64_t region_bytes(const rp_graph *g, const rp_region *r) {
   }
 }
 
+/* Bytes an operation moves through memory: each access's region once,
+ * a read-write one twice (read and written back). */
+double rp__op_bytes(const rp_graph *g, uint32_t n) {
+  double b = 0;
+  for (uint32_t i = 0; i < g->op[n].nacc; i++) {
+    rp__access a = rp__acc_get(g, n, i);
+    double r = (double)rp__region_bytes(g, &a.region);
+    b += a.mode == RP_INOUT ? 2 * r : r;
+  }
+  return b;
+}
+
 /* A copy moves the bytes of the access it writes (its destination). */
 uint64_t rp__copy_bytes(const rp_graph *g, uint32_t n) {
   const rp__op *op = &g->op[n];
@@ -35,10 +47,10 @@ uint64_t rp__copy_bytes(const rp_graph *g, uint32_t n) {
   for (uint32_t i = 0; i < op->nacc; i++) {
     rp__access a = rp__acc_get(g, n, i);
     if (a.mode == RP_OUT || a.mode == RP_INOUT)
-      return region_bytes(g, &a.region);
+      return rp__region_bytes(g, &a.region);
   }
   rp__access a = rp__acc_get(g, n, 0);
-  return region_bytes(g, &a.region);
+  return rp__region_bytes(g, &a.region);
 }
 
 static void lane_of(const rp__op *op, unsigned engines, rp__lane_kind *kind,

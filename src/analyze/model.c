@@ -38,7 +38,7 @@ static int plain_name(const char *s) {
   return 1;
 }
 
-static void host_name(char *h, size_t n) {
+void rp__host_name(char *h, size_t n) {
   if (gethostname(h, n) != 0 || !h[0])
     snprintf(h, n, "localhost");
   h[n - 1] = 0;
@@ -51,7 +51,7 @@ rp_status rp_model_path(const char *backend, char *path, size_t size) {
   if (!plain_name(backend) || !path || !size)
     return RP_EINVAL;
   char host[64];
-  host_name(host, sizeof host);
+  rp__host_name(host, sizeof host);
   const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
   int k;
   if (xdg && xdg[0] == '/')
@@ -65,7 +65,7 @@ rp_status rp_model_path(const char *backend, char *path, size_t size) {
 }
 
 /* mkdir -p of the directory part of path. */
-static int make_parent(const char *path) {
+int rp__make_parent(const char *path) {
   char d[4096];
   size_t n = strlen(path);
   if (n >= sizeof d)
@@ -131,6 +131,33 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   fprintf(fp, "\n  \"split_min\": %llu, \"split_efficiency\": ",
           (unsigned long long)m->split_min);
   rp__put_num(fp, m->split_efficiency);
+  fprintf(fp, ",\n  \"key\": {\"cpu\": ");
+  rp__put_json_str(fp, m->cpu);
+  fprintf(fp, ", \"gpu\": ");
+  rp__put_json_str(fp, m->gpu);
+  fprintf(fp, ", \"version\": ");
+  rp__put_json_str(fp, m->version);
+  fprintf(fp, ", \"threads\": %u, \"device_map\": ", m->threads);
+  rp__put_json_str(fp, m->device_map);
+  fprintf(fp, ", \"load\": ");
+  rp__put_num(fp, m->load);
+  fprintf(fp, ", \"cpus\": %u", m->cpus);
+  fprintf(fp, "},\n  \"pool\": {\"host_units\": %u, \"task_us\": ",
+          m->host_units);
+  rp__put_num(fp, m->task_us);
+  fprintf(fp, ", \"split_us\": ");
+  rp__put_num(fp, m->split_us);
+  fprintf(fp, ", \"edge_us\": ");
+  rp__put_num(fp, m->edge_us);
+  fprintf(fp, "},\n  \"memory\": {\"mem1_gbps\": ");
+  rp__put_num(fp, m->mem1_gbps);
+  fprintf(fp, ", \"mem_gbps\": ");
+  rp__put_num(fp, m->mem_gbps);
+  fprintf(fp, ", \"cache1_gbps\": ");
+  rp__put_num(fp, m->cache1_gbps);
+  fprintf(fp, ", \"cache_gbps\": ");
+  rp__put_num(fp, m->cache_gbps);
+  fprintf(fp, "}");
   fprintf(fp, ",\n  \"devices\": [");
   int last = -1;
   for (int d = 0; d < RP_MAX_DEVICES; d++)
@@ -146,14 +173,24 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
 rp_status rp_model_save(const rp_model *m, const char *path) {
   if (!m || !path)
     return RP_EINVAL;
-  if (make_parent(path) != 0)
+  if (rp__make_parent(path) != 0)
     return RP_EIO;
-  FILE *fp = fopen(path, "w");
+  /* A temporary file renamed over the model: another process reading the
+   * cache meanwhile sees the old model or the new one, never half. */
+  char tmp[4200];
+  int k = snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+  if (k < 0 || (size_t)k >= sizeof tmp)
+    return RP_EINVAL;
+  FILE *fp = fopen(tmp, "w");
   if (!fp)
     return RP_EIO;
   rp_status s = rp_model_write_json(m, fp);
   if (fclose(fp) != 0 && s == RP_OK)
     s = RP_EIO;
+  if (s == RP_OK && rename(tmp, path) != 0)
+    s = RP_EIO;
+  if (s != RP_OK)
+    remove(tmp);
   return s;
 }
 
@@ -186,6 +223,22 @@ static rp_status str(rdm *r, const cJSON *o, const char *key, char *out,
   if (!cJSON_IsString(j) || strlen(j->valuestring) >= n)
     return fail(r, "model: \"%s\" must be a short string", key);
   snprintf(out, n, "%s", j->valuestring);
+  return RP_OK;
+}
+
+/* An optional whole number in [0, max] (absent: *out unchanged). */
+static rp_status whole(rdm *r, const cJSON *o, const char *key, double max,
+                       unsigned *out) {
+  double v = *out;
+  rp_status s = num(r, o, key, &v);
+  if (s != RP_OK)
+    return s;
+  if (v > max || v != floor(v)) {
+    snprintf(r->why, sizeof r->why,
+             "model: \"%s\" must be an integer up to %.0f", key, max);
+    return RP_EPARSE;
+  }
+  *out = (unsigned)v;
   return RP_OK;
 }
 
@@ -253,27 +306,12 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
                 (s = num(r, dup, "d2h_gbps", &m->duplex_d2h_gbps))))
       return s;
   }
-  double split = (double)m->split_min, pd = 0;
-  if ((s = num(r, root, "physical_devices", &pd)))
+  double split = (double)m->split_min;
+  if ((s = whole(r, root, "physical_devices", RP_MAX_DEVICES,
+                 &m->physical_devices)) ||
+      (s = whole(r, root, "multiprocessors", 65536, &m->multiprocessors)) ||
+      (s = whole(r, root, "threads_per_mp", 65536, &m->threads_per_mp)))
     return s;
-  if (pd > RP_MAX_DEVICES || pd != floor(pd))
-    return fail(r, "model: \"%s\" must be a device count",
-                "physical_devices");
-  m->physical_devices = (unsigned)pd;
-  double mp = 0;
-  if ((s = num(r, root, "multiprocessors", &mp)))
-    return s;
-  if (mp > 65536 || mp != floor(mp))
-    return fail(r, "model: \"%s\" must be an integer up to 65536",
-                "multiprocessors");
-  m->multiprocessors = (unsigned)mp;
-  double tpm = 0;
-  if ((s = num(r, root, "threads_per_mp", &tpm)))
-    return s;
-  if (tpm > 65536 || tpm != floor(tpm))
-    return fail(r, "model: \"%s\" must be an integer up to 65536",
-                "threads_per_mp");
-  m->threads_per_mp = (unsigned)tpm;
   if ((s = num(r, root, "host_task_us", &m->host_task_us)) ||
       (s = num(r, root, "split_min", &split)) ||
       (s = num(r, root, "split_efficiency", &m->split_efficiency)))
@@ -283,6 +321,40 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
   if (split > 9007199254740992.0)
     return fail(r, "model: \"%s\" is too large", "split_min");
   m->split_min = (uint64_t)split;
+  const cJSON *key = cJSON_GetObjectItemCaseSensitive(root, "key");
+  if (key) {
+    if (!cJSON_IsObject(key))
+      return fail(r, "model: \"%s\" must be an object", "key");
+    if ((s = str(r, key, "cpu", m->cpu, sizeof m->cpu)) ||
+        (s = str(r, key, "gpu", m->gpu, sizeof m->gpu)) ||
+        (s = str(r, key, "version", m->version, sizeof m->version)) ||
+        (s = str(r, key, "device_map", m->device_map,
+                 sizeof m->device_map)) ||
+        (s = whole(r, key, "threads", 4096, &m->threads)) ||
+        (s = num(r, key, "load", &m->load)) ||
+        (s = whole(r, key, "cpus", 65536, &m->cpus)))
+      return s;
+  }
+  const cJSON *pool = cJSON_GetObjectItemCaseSensitive(root, "pool");
+  if (pool) {
+    if (!cJSON_IsObject(pool))
+      return fail(r, "model: \"%s\" must be an object", "pool");
+    if ((s = whole(r, pool, "host_units", 4096, &m->host_units)) ||
+        (s = num(r, pool, "task_us", &m->task_us)) ||
+        (s = num(r, pool, "split_us", &m->split_us)) ||
+        (s = num(r, pool, "edge_us", &m->edge_us)))
+      return s;
+  }
+  const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
+  if (mem) {
+    if (!cJSON_IsObject(mem))
+      return fail(r, "model: \"%s\" must be an object", "memory");
+    if ((s = num(r, mem, "mem1_gbps", &m->mem1_gbps)) ||
+        (s = num(r, mem, "mem_gbps", &m->mem_gbps)) ||
+        (s = num(r, mem, "cache1_gbps", &m->cache1_gbps)) ||
+        (s = num(r, mem, "cache_gbps", &m->cache_gbps)))
+      return s;
+  }
   const cJSON *devs = cJSON_GetObjectItemCaseSensitive(root, "devices");
   if (devs) {
     if (!cJSON_IsArray(devs) || cJSON_GetArraySize(devs) > RP_MAX_DEVICES)
@@ -371,25 +443,6 @@ rp_status rp_model_load(rp_model *m, const char *path) {
   return RP_OK;
 }
 
-rp_status rp_model_get(rp_model *m, const rp_backend *be,
-                       const rp_exec_opts *xo, unsigned flags) {
-  if (!m || (flags & ~(unsigned)RP_MODEL_CALIBRATE))
-    return RP_EINVAL;
-  rp_status s;
-  if (!be && (s = rp_backend_find(NULL, &be)) != RP_OK)
-    return s;
-  char path[4096];
-  if ((s = rp_model_path(rp_backend_name(be), path, sizeof path)) != RP_OK)
-    return s;
-  if (access(path, R_OK) == 0)
-    return rp_model_load(m, path);
-  if (!(flags & RP_MODEL_CALIBRATE))
-    return RP_ENOTFOUND;
-  if ((s = rp_model_calibrate(m, be, xo, 0)) != RP_OK)
-    return s;
-  return rp_model_save(m, path);
-}
-
 static int ok_num(double x) { return isfinite(x) && x >= 0; }
 
 int rp__model_valid(const rp_model *m) {
@@ -404,7 +457,12 @@ int rp__model_valid(const rp_model *m) {
       return 0;
   if (!ok_num(m->duplex_h2d_gbps) || !ok_num(m->duplex_d2h_gbps) ||
       !ok_num(m->host_task_us) || !ok_num(m->split_efficiency) ||
-      m->split_efficiency > 1 || m->multiprocessors > 65536 || m->threads_per_mp > 65536)
+      m->split_efficiency > 1 || m->multiprocessors > 65536 ||
+      m->threads_per_mp > 65536 || !ok_num(m->task_us) ||
+      !ok_num(m->split_us) || !ok_num(m->edge_us) ||
+      !ok_num(m->mem1_gbps) ||
+      !ok_num(m->mem_gbps) || !ok_num(m->cache1_gbps) ||
+      !ok_num(m->cache_gbps) || m->host_units > 4096 || !ok_num(m->load))
     return 0;
   for (int d = 0; d < RP_MAX_DEVICES; d++)
     if (m->units[d] > 4096 || m->phys[d] < -1 || m->phys[d] >= RP_MAX_DEVICES)

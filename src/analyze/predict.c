@@ -28,7 +28,20 @@
  *    (water-filling), each kernel's work being its cost at one unit; a
  *    calibrated efficiency e (the share of a core each thread of the
  *    overlapped team gets) scales the units: k units run a split kernel
- *    k * e times faster than the serial replay's one thread. */
+ *    k * e times faster than the serial replay's one thread;
+ *  - a team of CPU threads (the model's host_units > 0: openmp) is one
+ *    pool: host tasks run on any group's threads, copies that move bytes
+ *    on their device's group, like kernels, each taking one thread (at e)
+ *    and task_us of its time; ready operations start in program order (a
+ *    list schedule, as the engine's); a split kernel also waits
+ *    split_us; each thread gives e of a core with the whole team busy,
+ *    a whole core alone (a linear mix in between); and the operations
+ *    running at once share the team's
+ *    memory bandwidth: each draws its bytes over its cost at one thread,
+ *    and when they draw more than the team's bandwidth of their regime
+ *    (within cache, or beyond it: the kernel's draw against the two one-
+ *    thread bandwidths) the bandwidth is water-filled, the least drawing
+ *    first (a roofline cap). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +70,16 @@ typedef struct sim {
   double eff;              /* share of a core per unit: the calibrated
                               efficiency when the team has several
                               threads, else 1 */
+  double eff_all;          /* pool: the calibrated efficiency (all of the
+                              team busy); eff follows how many are */
+  unsigned team;           /* pool: its threads */
+  int pool;                /* a team of CPU threads (host_units > 0) */
+  uint32_t anyq;           /* pool: the queue of host tasks (any group) */
+  int *res;                /* pool: the resource an op runs on */
+  int pres[RP_MAX_DEVICES]; /* pool: the resources of the team */
+  unsigned npres;
+  double *beta;            /* pool: bytes per us of work at one thread */
+  double mem_split;        /* pool: beta at or above it is cache-bound */
 } sim;
 
 static int exclusive(const rp_analysis *a, uint32_t n) {
@@ -144,17 +167,78 @@ static double work_of(const sim *s, uint32_t n) {
   return l->latency_us + (double)rp__copy_bytes(a->g, n) / (l->gbps * 1e3);
 }
 
+/* A kernel the backend splits over its device's units. */
+static int split_kernel(const sim *s, uint32_t n) {
+  const rp__op *op = &s->a->g->op[n];
+  if (op->type != RP_OP_KERNEL || on_gpu(s->m, op->device) ||
+      units_of(s->m, op->device) < 2)
+    return 0;
+  rp_dims d = rp__op_space(s->a->g, n);
+  return d.x * d.y * d.z >= s->m->split_min;
+}
+
+/* A copy the model's links say is free (host and device share memory):
+ * the backend elides it; it costs nothing, not even an overhead. */
+static int elided(const sim *s, uint32_t n) {
+  rp_op_type t = s->a->g->op[n].type;
+  const rp_model_link *l = t == RP_OP_COPY_H2D   ? &s->m->h2d
+                           : t == RP_OP_COPY_D2H ? &s->m->d2h
+                           : t == RP_OP_COPY_D2D ? &s->m->p2p
+                                                 : NULL;
+  return l && !(l->gbps > 0) &&
+         (s->a->source[n] == RP_COST_MODELLED ||
+          (s->a->source[n] == RP_COST_MEASURED && s->a->cost[n] == 0));
+}
+
+/* Whether op n's input likely comes from another thread: an op joining
+ * several predecessors, or one of the later successors of an op that
+ * fans out (its first successor continues on its thread). Structural,
+ * so that it holds for any engine that keeps chains on one thread. */
+static int crosses(const sim *s, uint32_t n) {
+  uint32_t np, ns;
+  const rp_node *pr = rp_graph_preds(s->a->g, n, &np);
+  if (np >= 2)
+    return 1;
+  if (np == 0)
+    return 0;
+  const rp_node *su = rp_graph_succs(s->a->g, pr[0], &ns);
+  for (uint32_t i = 0; i < ns; i++)
+    if (su[i] < n)
+      return 1;
+  return 0;
+}
+
 static double op_delay(const sim *s, uint32_t n, const rp_model_mode *md) {
+  if (s->pool && elided(s, n))
+    return 0;
   double d = md && !md->host_issue ? md->op_us : 0;
   if (s->a->g->op[n].type == RP_OP_HOST)
     d += s->m->host_task_us;
+  if (s->pool && split_kernel(s, n))
+    d += s->m->split_us;
+  if (s->pool && s->team > 1 && s->m->edge_us > 0 && crosses(s, n))
+    d += s->m->edge_us;
   return d;
 }
 
-/* Higher priority first: larger bottom level, then program order. */
-static int prior(const rp_analysis *a, uint32_t x, uint32_t y) {
+/* Higher priority first: larger bottom level, then program order; a team
+ * of threads takes ready operations in program order (its engine's list
+ * schedule). */
+static int prior(const sim *s, uint32_t x, uint32_t y) {
+  const rp_analysis *a = s->a;
+  if (s->pool)
+    return x < y;
   return a->bottom[x] > a->bottom[y] ||
          (a->bottom[x] == a->bottom[y] && x < y);
+}
+
+/* A pool operation: on a team of threads, everything but transfers
+ * between ranks (net lanes). */
+static int in_pool(const sim *s, uint32_t n) {
+  const rp_analysis *a = s->a;
+  const rp__lane *l = &a->lanes[a->lane[n]];
+  return s->pool && (l->kind == RP__LANE_COMPUTE || l->kind == RP__LANE_HOST ||
+                     l->device >= 0);
 }
 
 /* Queues: the analysis's lanes (the host lane, net lanes), then one per
@@ -163,6 +247,12 @@ static int prior(const rp_analysis *a, uint32_t x, uint32_t y) {
  * its copy engines and its link, as kernels share its compute. */
 static uint32_t queue_of(const sim *s, uint32_t n) {
   const rp_analysis *a = s->a;
+  if (in_pool(s, n)) {
+    const rp__op *op = &a->g->op[n];
+    if (op->type == RP_OP_HOST)
+      return s->anyq;
+    return a->nlane + (uint32_t)resource_of(s->m, op->device);
+  }
   if (!exclusive(a, n))
     return a->nlane + (uint32_t)resource_of(s->m, a->g->op[n].device);
   const rp__lane *l = &a->lanes[a->lane[n]];
@@ -177,7 +267,7 @@ static void q_push(sim *s, uint32_t q, uint32_t n) {
   uint32_t *h = s->queue[q], i = s->nq[q]++;
   while (i > 0) {
     uint32_t p = (i - 1) / 2;
-    if (!prior(s->a, n, h[p]))
+    if (!prior(s, n, h[p]))
       break;
     h[i] = h[p];
     i = p;
@@ -191,9 +281,9 @@ static uint32_t q_pop(sim *s, uint32_t q) {
     uint32_t c = 2 * i + 1;
     if (c >= s->nq[q])
       break;
-    if (c + 1 < s->nq[q] && prior(s->a, h[c + 1], h[c]))
+    if (c + 1 < s->nq[q] && prior(s, h[c + 1], h[c]))
       c++;
-    if (!prior(s->a, h[c], x))
+    if (!prior(s, h[c], x))
       break;
     h[i] = h[c];
     i = c;
@@ -203,11 +293,19 @@ static uint32_t q_pop(sim *s, uint32_t q) {
   return top;
 }
 
+/* The queue whose slot op n holds while it runs: its own, or, for a host
+ * task of the pool, the group it was given. */
+static uint32_t slot_of(const sim *s, uint32_t n) {
+  if (s->pool && s->res[n] >= 0)
+    return s->a->nlane + (uint32_t)s->res[n];
+  return queue_of(s, n);
+}
+
 static void begin(sim *s, uint32_t n, double t) {
   s->a->mstart[n] = t;
   s->phase[n] = 1;
   s->active[s->nactive++] = n;
-  s->busy[queue_of(s, n)]++;
+  s->busy[slot_of(s, n)]++;
 }
 
 /* The future ops form a binary min-heap by (elig, id). */
@@ -260,8 +358,22 @@ static void dispatch(sim *s, double t, double eps) {
     uint32_t n = fut_pop(s);
     q_push(s, queue_of(s, n), n);
   }
+  /* A pool's groups: a free thread takes the first ready operation in
+   * program order, its group's own or a host task (any group's). */
+  if (s->pool)
+    for (unsigned i = 0; i < s->npres; i++) {
+      uint32_t q = s->a->nlane + (uint32_t)s->pres[i], aq = s->anyq;
+      while (s->busy[q] < s->slots[q] && (s->nq[q] || s->nq[aq])) {
+        int any = s->nq[aq] && (!s->nq[q] || s->queue[aq][0] <
+                                                 s->queue[q][0]);
+        uint32_t n = q_pop(s, any ? aq : q);
+        if (any)
+          s->res[n] = s->pres[i];
+        begin(s, n, t);
+      }
+    }
   for (uint32_t q = 0; q < s->nqueue; q++)
-    while (s->nq[q] && s->busy[q] < s->slots[q])
+    while (q != s->anyq && s->nq[q] && s->busy[q] < s->slots[q])
       begin(s, q_pop(s, q), t);
 }
 
@@ -281,11 +393,85 @@ static int by_resource_width(const void *x, const void *y) {
   return p->n < q->n ? -1 : p->n > q->n;
 }
 
+static int by_beta(const void *x, const void *y) {
+  const kitem *p = x, *q = y;
+  if (p->w != q->w)
+    return p->w < q->w ? -1 : 1;
+  return p->n < q->n ? -1 : p->n > q->n;
+}
+
+/* The pool's memory bandwidth (a roofline cap): the k operations of s->kt
+ * running draw rate * beta bytes per us each; in each regime (within
+ * cache, beyond it) the team's bandwidth is water-filled among them, the
+ * least drawing per unit of rate first, each given at most its draw and
+ * at most its rate's share of what is left. */
+static void share_bandwidth(sim *s, uint32_t k) {
+  const rp_model *m = s->m;
+  kitem *kt = s->kt;
+  for (int reg = 0; reg < 2; reg++) {
+    double cap = (reg ? m->cache_gbps : m->mem_gbps) * 1e3; /* B/us */
+    double one = (reg ? m->cache1_gbps : m->mem1_gbps) * 1e3;
+    if (!(cap > 0))
+      continue;
+    /* The team streams at least as fast as one of its threads alone (a
+     * calibration on a busy machine can time it slower). */
+    cap = cap > one ? cap : one;
+    uint32_t j = 0;
+    double draw = 0, wsum = 0;
+    for (uint32_t i = 0; i < k; i++) {
+      uint32_t n = kt[i].n;
+      double b = s->beta[n];
+      if (!(b > 0) || (b >= s->mem_split) != reg)
+        continue;
+      draw += s->rate[n] * b;
+      wsum += s->rate[n];
+      s->kt[k + j].n = n;
+      s->kt[k + j].w = b;
+      j++;
+    }
+    if (draw <= cap || j == 0)
+      continue;
+    kitem *v = s->kt + k;
+    qsort(v, j, sizeof *v, by_beta);
+    for (uint32_t i = 0; i < j; i++) {
+      uint32_t n = v[i].n;
+      double r = s->rate[n], want = r * v[i].w;
+      double fair = wsum > 0 ? cap * r / wsum : 0;
+      double got = want < fair ? want : fair;
+      s->rate[n] = v[i].w > 0 ? got / v[i].w : r;
+      cap -= got;
+      wsum -= r;
+    }
+  }
+}
+
+/* A pool's share of a core per thread with the operations now in work:
+ * the calibrated one with the whole team busy, a whole core with one
+ * thread busy (the serial replay's: a lone thread has the clock and the
+ * machine's share to itself), in between linearly in the busy threads. */
+static void pool_eff(sim *s) {
+  if (!s->pool || s->team < 2 || !(s->eff_all < 1))
+    return;
+  double busy = 0;
+  for (uint32_t i = 0; i < s->nactive; i++) {
+    uint32_t n = s->active[i];
+    if (s->phase[n] != 2 || !in_pool(s, n))
+      continue;
+    busy += split_kernel(s, n) ? units_of(s->m, s->a->g->op[n].device) : 1;
+  }
+  if (busy > s->team)
+    busy = s->team;
+  if (busy < 1)
+    busy = 1;
+  s->eff = 1 - (1 - s->eff_all) * (busy - 1) / (s->team - 1);
+}
+
 /* Rates of the ops in work: compute units shared out per physical device,
  * the duplex share for copies. */
 static void rates(sim *s) {
   rp_analysis *a = s->a;
   const rp_model *m = s->m;
+  pool_eff(s);
   int h2d_on[RP_MAX_DEVICES] = {0}, d2h_on[RP_MAX_DEVICES] = {0};
   for (uint32_t i = 0; i < s->nactive; i++) {
     uint32_t n = s->active[i];
@@ -307,7 +493,14 @@ static void rates(sim *s) {
   kitem *kt = s->kt;
   for (uint32_t i = 0; i < s->nactive; i++) {
     uint32_t n = s->active[i];
-    if (s->phase[n] == 2 && a->g->op[n].type == RP_OP_KERNEL) {
+    if (s->phase[n] != 2)
+      continue;
+    if (in_pool(s, n)) {
+      kt[k].res = s->res[n] >= 0 ? s->res[n]
+                                  : resource_of(m, a->g->op[n].device);
+      kt[k].w = a->g->op[n].type == RP_OP_KERNEL ? width(s, n) : s->eff;
+      kt[k++].n = n;
+    } else if (a->g->op[n].type == RP_OP_KERNEL) {
       kt[k].res = resource_of(m, a->g->op[n].device);
       kt[k].w = width(s, n);
       kt[k++].n = n;
@@ -317,9 +510,11 @@ static void rates(sim *s) {
   for (uint32_t lo = 0; lo < k;) {
     uint32_t hi = lo;
     double cap = 0;
-    int gpu = on_gpu(m, a->g->op[kt[lo].n].device);
+    int gpu = !in_pool(s, kt[lo].n) && on_gpu(m, a->g->op[kt[lo].n].device);
     while (hi < k && kt[hi].res == kt[lo].res) {
-      double c = units_of(m, a->g->op[kt[hi].n].device);
+      double c = s->slots[a->nlane + (uint32_t)kt[hi].res];
+      if (!s->pool)
+        c = units_of(m, a->g->op[kt[hi].n].device);
       c *= s->eff;
       cap = c > cap ? c : cap;
       hi++;
@@ -334,10 +529,12 @@ static void rates(sim *s) {
     }
     lo = hi;
   }
+  if (s->pool)
+    share_bandwidth(s, k);
   for (uint32_t i = 0; i < s->nactive; i++) {
     uint32_t n = s->active[i];
     const rp__op *op = &a->g->op[n];
-    if (s->phase[n] != 2 || op->type == RP_OP_KERNEL)
+    if (s->phase[n] != 2 || op->type == RP_OP_KERNEL || in_pool(s, n))
       continue;
     s->rate[n] = 1;
     if (a->opts.copy_engines == 2 && op->device >= 0 &&
@@ -357,7 +554,7 @@ static void finish(sim *s, uint32_t i, double t) {
   s->active[i] = s->active[--s->nactive];
   s->phase[n] = 3;
   a->mend[n] = t;
-  s->busy[queue_of(s, n)]--;
+  s->busy[slot_of(s, n)]--;
   const rp_node *succ = rp_graph_succs(a->g, n, &ns);
   for (uint32_t j = 0; j < ns; j++)
     if (--s->left[succ[j]] == 0)
@@ -375,6 +572,15 @@ static rp_status simulate(sim *s, double *makespan) {
     s->work[n] = work_of(s, n);
     if (!isfinite(s->work[n]))
       return RP_EINVAL;
+    if (s->pool && in_pool(s, n)) {
+      /* Bytes per us of work at one thread, before the pool's own cost
+       * per task (which touches no data) is added. */
+      double b = rp__op_bytes(a->g, n);
+      s->beta[n] = s->work[n] > 0 && isfinite(b) ? b / s->work[n] : 0;
+      if (!elided(s, n))
+        s->work[n] += s->m->task_us;
+      s->res[n] = -1;
+    }
     s->elig[n] = s->md && s->md->host_issue ? (n + 1) * s->md->op_us : 0;
     if (np == 0)
       ready(s, n, 0);
@@ -463,8 +669,17 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   s.phase = calloc(k, 1);
   s.active = malloc(sizeof *s.active * k);
   s.future = malloc(sizeof *s.future * k);
-  s.kt = malloc(sizeof *s.kt * k);
-  s.nqueue = nl + RP_MAX_DEVICES + RP__LANE_KINDS * RP_MAX_DEVICES;
+  s.kt = malloc(sizeof *s.kt * 2 * k);
+  s.pool = m->host_units > 0 && m->multiprocessors == 0;
+  s.res = malloc(sizeof *s.res * k);
+  s.beta = calloc(k, sizeof *s.beta);
+  s.nqueue = nl + RP_MAX_DEVICES + RP__LANE_KINDS * RP_MAX_DEVICES + 1;
+  s.anyq = s.pool ? s.nqueue - 1 : UINT32_MAX;
+  /* Within cache, a thread streams faster than beyond it: an operation
+   * drawing at least the geometric mean of the two is cache-bound. */
+  s.mem_split = m->mem1_gbps > 0 && m->cache1_gbps > m->mem1_gbps
+                    ? sqrt(m->mem1_gbps * m->cache1_gbps) * 1e3
+                    : INFINITY;
   s.nq = calloc(s.nqueue, sizeof *s.nq);
   s.busy = calloc(s.nqueue, sizeof *s.busy);
   s.slots = calloc(s.nqueue, sizeof *s.slots);
@@ -473,8 +688,10 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   (void)kl;
   if (!a->mstart || !a->mend || !s.delay || !s.work || !s.elig || !s.rate ||
       !s.left || !s.phase || !s.active || !s.future || !s.kt || !s.nq ||
-      !s.busy || !s.slots || !s.queue)
+      !s.busy || !s.slots || !s.queue || !s.res || !s.beta)
     goto out;
+  for (uint32_t n = 0; n < nop; n++)
+    s.res[n] = -1;
   /* Queues: each holds at most its own ops. A lane runs one op at a time;
    * a physical device as many kernels as its most units (a CPU group's
    * threads, one task each; a GPU, one kernel filling it, its work shared
@@ -499,17 +716,31 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
       if (k > s.slots[q])
         s.slots[q] = k;
     }
-    /* The team: the units of the CPU devices that run kernels. */
+    /* The team: the units of the CPU devices that run kernels; a pool:
+     * its groups (the devices given units), all its threads. */
     uint32_t team = 0;
     uint8_t seen[RP_MAX_DEVICES] = {0};
     for (int d = 0; d < RP_MAX_DEVICES; d++) {
       int r = resource_of(m, d);
-      if (per[nl + (uint32_t)r] && !on_gpu(m, d) && !seen[r]) {
+      if (s.pool && m->units[d] > 0 && !seen[r]) {
+        seen[r] = 1;
+        s.pres[s.npres++] = r;
+      } else if (!s.pool && per[nl + (uint32_t)r] && !on_gpu(m, d) &&
+                 !seen[r]) {
         seen[r] = 1;
         team += s.slots[nl + (uint32_t)r];
       }
     }
+    if (s.pool && !s.npres) { /* a model without groups: one of them all */
+      s.pres[s.npres++] = 0;
+      if (s.slots[nl] < m->host_units)
+        s.slots[nl] = m->host_units;
+    }
+    if (s.pool)
+      team = m->host_units;
     s.eff = team > 1 && m->split_efficiency > 0 ? m->split_efficiency : 1;
+    s.eff_all = s.eff;
+    s.team = team;
     free(per);
   }
   double span = 0;
@@ -543,6 +774,13 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   sum->model_speedup = sum->model_overlap_us > 0
                            ? sum->model_serial_us / sum->model_overlap_us
                            : 1;
+  sum->predicted_speedup = sum->model_speedup; /* the headline */
+  sum->calibrated = m->calibrated;
+  a->mthreads = m->host_units;
+  a->mload = m->load;
+  a->mprobed = m->probed;
+  a->meff = m->split_efficiency;
+  a->mcpus = m->cpus;
   st = isfinite(sum->model_serial_us) ? RP_OK : RP_EINVAL;
 out:
   if (s.queue)
@@ -553,6 +791,8 @@ out:
   free(s.busy);
   free(s.slots);
   free(s.kt);
+  free(s.res);
+  free(s.beta);
   free(s.future);
   free(s.active);
   free(s.phase);

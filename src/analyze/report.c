@@ -133,11 +133,12 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
   fprintf(fp, "critical path   %14.3f us\n", s->critical_path_us);
   fprintf(fp, "max lane        %14.3f us\n", s->max_lane_us);
   fprintf(fp,
-          "bound           %14.3fx serial / max(critical path, max lane), "
+          "upper bound     %14.3fx serial / max(critical path, max lane), "
           "limited by %s\n",
           s->bound,
           strcmp(s->limited_by, "critical_path") ? s->limited_by
                                                  : "the critical path");
+  fprintf(fp, "diagnostics (no overheads: not predictions):\n");
   fprintf(fp,
           "amdahl overlap  %14.3fx (T + C) / max(T, C): kernels T = %.3f "
           "us, copies C = %.3f us\n",
@@ -145,8 +146,8 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
   fprintf(fp, "makespan        %14.3f us (list schedule, longest remaining "
               "path first)\n",
           ms);
-  fprintf(fp, "predicted       %14.3fx serial / makespan",
-          s->predicted_speedup);
+  fprintf(fp, "list schedule   %14.3fx serial / makespan",
+          s->schedule_speedup);
   double lim = fmax(s->critical_path_us, s->max_lane_us);
   if (ms > lim && lim > 0)
     fprintf(fp, " (the makespan is %.1f%% longer than max(critical path, "
@@ -155,20 +156,49 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
     fprintf(fp, " (the makespan reaches max(critical path, max lane): the "
                 "bound)\n");
   if (s->modelled) {
-    fprintf(fp, "\nmodel           %s on %s (%s), overlapped mode %s, "
+    char team[32] = "";
+    if (a->mthreads)
+      snprintf(team, sizeof team, ", %u thread%s", a->mthreads,
+               a->mthreads == 1 ? "" : "s");
+    fprintf(fp, "\nmodel           %s on %s (%s%s), overlapped mode %s, "
                 "serial mode %s\n",
             a->mbackend[0] ? a->mbackend : "?",
             a->mmachine[0] ? a->mmachine : "?",
-            a->mcalibrated ? "calibrated" : "not calibrated", a->mmode,
-            a->msmode);
+            a->mcalibrated ? "calibrated" : "uncalibrated: no overhead "
+                                            "measured", team,
+            a->mmode, a->msmode);
+    if (a->mprobed)
+      fprintf(fp, "                (a busy machine: a thread's share of a "
+                  "core measured again now, %.2f)\n", a->meff);
+    else if (a->mcalibrated && a->mcpus && a->mload > a->mcpus)
+      fprintf(fp, "                (calibrated at a load average of %.1f on "
+                  "%u cores: a busy machine's figures)\n", a->mload,
+              a->mcpus);
     fprintf(fp, "model serial    %14.3f us (launch and synchronisation "
                 "overheads in)\n", s->model_serial_us);
-    fprintf(fp, "model overlap   %14.3f us (shared links and compute "
-                "units)\n", s->model_overlap_us);
-    fprintf(fp, "model predicted %14.3fx model serial / model overlap\n",
-            s->model_speedup);
+    fprintf(fp, "model overlap   %14.3f us (shared links, compute units "
+                "and memory)\n", s->model_overlap_us);
   }
+  rp__write_predicted(a, fp);
   return done(fp);
+}
+
+void rp__write_predicted(const rp_analysis *a, FILE *fp) {
+  const rp_summary *s = &a->sum;
+  if (!s->modelled) {
+    fprintf(fp, "predicted speedup  none: without a machine model this "
+                "analysis gives an upper\n                   bound only "
+                "(%.3fx; analyse with a model: rp_analysis_opts_calibrated()"
+                ",\n                   `reprise analyze --backend B`)\n",
+            s->bound);
+    return;
+  }
+  fprintf(fp, "predicted speedup %9.3fx  (%s model of %s: serial %.3f ms, "
+              "overlapped %.3f ms per replay)\n",
+          s->predicted_speedup,
+          s->calibrated ? "calibrated" : "uncalibrated",
+          a->mbackend[0] ? a->mbackend : "?", s->model_serial_us / 1e3,
+          s->model_overlap_us / 1e3);
 }
 
 rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
@@ -248,6 +278,10 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
   rp__put_num(fp, s->amdahl_speedup);
   fputs("},\n  \"predicted_speedup\": ", fp);
   rp__put_num(fp, s->predicted_speedup);
+  fprintf(fp, ", \"prediction\": \"%s\", \"schedule_speedup\": ",
+          !s->modelled ? "bound only"
+          : s->calibrated ? "calibrated model" : "uncalibrated model");
+  rp__put_num(fp, s->schedule_speedup);
   if (s->modelled) {
     fputs(",\n  \"model\": {\"backend\": ", fp);
     rp__put_json_str(fp, a->mbackend);

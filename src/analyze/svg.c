@@ -12,7 +12,7 @@
 /* Over this many operations, bars closer than a pixel are merged. */
 #define SVG_LIMIT 2000
 
-static void put_xml_str(FILE *fp, const char *s) {
+void rp__put_xml_str(FILE *fp, const char *s) {
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     switch (*p) {
     case '&':
@@ -58,7 +58,7 @@ static void span_flush(FILE *fp, const rp_analysis *a, uint32_t l, span *s,
           s->x0, TOP + ROW * l + 3, w < 0.5 ? 0.5 : w, ROW - 6,
           rp__lane_colour(a->lanes[l].kind), s->crit ? "2" : "0.3", s->count,
           s->first);
-  put_xml_str(fp, rp__op_name(a, s->first));
+  rp__put_xml_str(fp, rp__op_name(a, s->first));
   fprintf(fp, "): %.3f .. %.3f us</title></rect>\n", s->t0, s->t1);
   s->count = 0;
   (*bars)++;
@@ -152,7 +152,7 @@ rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp) {
             "<title>#%u ",
             x, y, w < 0.5 ? 0.5 : w, ROW - 6, rp__lane_colour(ln->kind),
             a->critical[n] ? "2" : "0.3", n);
-    put_xml_str(fp, rp__op_name(a, n));
+    rp__put_xml_str(fp, rp__op_name(a, n));
     fprintf(fp, ": %.3f .. %.3f us, slack %.3f us</title></rect>\n",
             a->start[n], rp__end(a, n), a->slack[n]);
   }

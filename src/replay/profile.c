@@ -8,13 +8,111 @@ static int cmp_double(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
-rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
-                            double *min_us, double *max_us) {
-  if (!x || runs > 1000)
+/* A twin of x: the same graph, backend and options, its buffers bound to
+ * scratch copies of x's host arrays as they are now, its scalars x's. It
+ * is profiled instead of x, so that neither the user's arrays nor x's
+ * device images advance. */
+typedef struct twin {
+  rp_exec *y;
+  void **copy;   /* per buffer: the scratch array, or NULL */
+  uint32_t nbuf;
+} twin;
+
+static void twin_free(twin *t) {
+  rp_exec_destroy(t->y);
+  for (uint32_t b = 0; t->copy && b < t->nbuf; b++)
+    free(t->copy[b]);
+  free(t->copy);
+  memset(t, 0, sizeof *t);
+}
+
+static rp_status twin_make(rp_exec *x, twin *t) {
+  memset(t, 0, sizeof *t);
+  rp_exec_opts o = x->opts;
+  rp_status s = rp_exec_create(&t->y, x->ug, x->be, &o);
+  if (s != RP_OK)
+    return s;
+  const rp_graph *g = x->g;
+  t->nbuf = g->nbuf;
+  if (!(t->copy = calloc(t->nbuf ? t->nbuf : 1, sizeof *t->copy)))
+    return RP_ENOMEM;
+  for (uint32_t b = 0; b < g->nbuf; b++) {
+    uint64_t bytes = g->buf[b].bytes;
+    if (!x->host[b])
+      continue;
+    if (!(t->copy[b] = malloc(bytes ? bytes : 1)))
+      return RP_ENOMEM;
+    memcpy(t->copy[b], x->host[b], bytes);
+    if ((s = rp_exec_rebind(t->y, b, t->copy[b], bytes ? bytes : 1)) !=
+        RP_OK)
+      return s;
+  }
+  /* Scalars x was given (rp_exec_set_scalar()) since it was created. */
+  const rp_plan *p = rp__plan_view(t->y->plan);
+  for (uint32_t n = 0; n < g->nop; n++) {
+    const rp__op *op = &g->op[n];
+    if (op->type != RP_OP_KERNEL || !op->kernel ||
+        x->kidx[n] == RP_NONE)
+      continue;
+    for (unsigned k = 0; k < op->kernel->nparams; k++) {
+      rp_slot *want = &x->kargs[x->kidx[n]].a[k];
+      rp_slot *have = &t->y->kargs[t->y->kidx[n]].a[k];
+      if (op->kernel->params[k].mode != RP_SCALAR ||
+          !memcmp(want, have, sizeof *want))
+        continue;
+      *have = *want;
+      if (!x->be->set_scalar || p->node_of[n] == RP_NONE)
+        return RP_ENOTSUP;
+      if ((s = x->be->set_scalar(t->y->state, p->node_of[n], k)) != RP_OK)
+        return s;
+    }
+  }
+  return RP_OK;
+}
+
+/* Host arrays of x as they are, to put back after an in-place profile. */
+static void **snapshot(rp_exec *x) {
+  const rp_graph *g = x->g;
+  void **c = calloc(g->nbuf ? g->nbuf : 1, sizeof *c);
+  for (uint32_t b = 0; c && b < g->nbuf; b++) {
+    if (!x->host[b])
+      continue;
+    if (!(c[b] = malloc(g->buf[b].bytes ? g->buf[b].bytes : 1))) {
+      for (uint32_t k = 0; k < b; k++)
+        free(c[k]);
+      free(c);
+      return NULL;
+    }
+    memcpy(c[b], x->host[b], g->buf[b].bytes);
+  }
+  return c;
+}
+
+static void restore(rp_exec *x, void **c) {
+  const rp_graph *g = x->g;
+  for (uint32_t b = 0; b < g->nbuf; b++) {
+    if (c[b])
+      memcpy(x->host[b], c[b], g->buf[b].bytes);
+    free(c[b]);
+  }
+  free(c);
+}
+
+rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
+                             double *median_us, double *min_us,
+                             double *max_us) {
+  if (!x || runs > 1000 || (flags & ~(unsigned)RP_PROFILE_IN_PLACE))
     return RP_EINVAL;
   rp__exec_begin(x);
   if (!runs)
     runs = 5;
+  rp_status s = rp__exec_wait(x);
+  if (s != RP_OK)
+    return s;
+  if (!x->be->profile) {
+    rp_exec_set_error(x, "backend \"%s\" cannot profile", x->be->name);
+    return RP_ENOTSUP;
+  }
   uint32_t nop = rp_graph_num_nodes(x->ug);
   size_t k = nop ? nop : 1;
   double *t = malloc(sizeof *t * k * runs), *col = malloc(sizeof *col * runs);
@@ -23,9 +121,39 @@ rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
     free(col);
     return RP_ENOMEM;
   }
-  rp_status s = RP_OK;
+  /* Where: a twin on scratch copies; where the backend cannot make one
+   * (no rebind, no memory for a second instance), x itself with its host
+   * arrays put back afterwards (its device images do advance then, and
+   * rp_exec_notice() says so). */
+  twin tw;
+  rp_exec *on = x;
+  void **snap = NULL;
+  if (!(flags & RP_PROFILE_IN_PLACE)) {
+    if (twin_make(x, &tw) == RP_OK) {
+      on = tw.y;
+    } else {
+      twin_free(&tw);
+      if (!(snap = snapshot(x))) {
+        free(t);
+        free(col);
+        return RP_ENOMEM;
+      }
+    }
+  }
   for (unsigned r = 0; r < runs && s == RP_OK; r++)
-    s = rp__exec_profile(x, t + (size_t)r * k, 1);
+    s = rp__exec_profile(on, t + (size_t)r * k, 1);
+  if (on != x) {
+    if (s != RP_OK)
+      rp_exec_set_error(x, "%s", rp_exec_error(on));
+    twin_free(&tw);
+  }
+  if (snap) {
+    restore(x, snap);
+    if (s == RP_OK)
+      rp_exec_set_notice(x, "profile: ran in place (the backend could not "
+                         "instantiate a second copy): the host arrays are "
+                         "put back, device images advanced");
+  }
   for (uint32_t n = 0; s == RP_OK && n < nop; n++) {
     for (unsigned r = 0; r < runs; r++)
       col[r] = t[(size_t)r * k + n];
@@ -41,6 +169,11 @@ rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
   free(t);
   free(col);
   return s;
+}
+
+rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
+                            double *min_us, double *max_us) {
+  return rp_exec_profile_ex(x, runs, 0, median_us, min_us, max_us);
 }
 
 /* An elided copy moves nothing: it starts and ends when the last of its

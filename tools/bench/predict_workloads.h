@@ -1,0 +1,33 @@
+/* Workloads of the prediction suite (bench_predict): graphs the machine
+ * model was never tuned on. Valid C and C++ (built by nvcc where CUDA is,
+ * so that the generic kernels run on a GPU too). */
+#ifndef RP_PREDICT_WORKLOADS_H
+#define RP_PREDICT_WORKLOADS_H
+
+#include "reprise.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One workload: record() allocates its host data (returned in *state),
+ * registers it in g (recording, ended by the caller) and records one
+ * replay's operations on device `device`; reset() puts the initial data
+ * back; release() frees it. `scale` (1: the default size) multiplies the
+ * work. */
+typedef struct pw_workload {
+  const char *name;
+  const char *what;
+  rp_status (*record)(rp_graph *g, int device, unsigned scale,
+                      void **state);
+  void (*reset)(void *state);
+  void (*release)(void *state);
+} pw_workload;
+
+extern const pw_workload pw_workloads[];
+extern const unsigned pw_nworkloads;
+
+#ifdef __cplusplus
+}
+#endif
+#endif
