@@ -11,3 +11,11 @@ if(NOT RP_SANITIZE)
   set_tests_properties(demo_builds_what_it_runs spack_recipe PROPERTIES
                        TIMEOUT ${RP_TEST_TIMEOUT})
 endif()
+
+# The time-budget guard of scripts/test.sh (issue 21) on synthetic logs.
+if(NOT RP_SANITIZE)
+  add_test(NAME test_budget_script
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/test_budget_script.sh
+            ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/budget_script)
+  set_tests_properties(test_budget_script PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT})
+endif()
