@@ -203,6 +203,43 @@ Test(checking, host_task_writing_outside) {
   rp_graph_destroy(g);
 }
 
+static void host_touch(void *user, void *const *ptrs) {
+  (void)user;
+  ((unsigned char *)ptrs[0])[63] += 1;
+}
+
+/* With no backend named, checking mode takes the best CPU backend even
+ * where "auto" would pick a device backend (on a GPU machine it picked
+ * cuda and refused: caught on the H200). RP_BACKEND=xrt stands in for a
+ * device default; "cpu" is not overridden by it. */
+Test(checking, no_backend_named_takes_a_cpu_backend) {
+  static unsigned char m[64];
+  rp_graph *g;
+  rp_buf b;
+  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+  TU_OK(g, rp_buffer_register(g, "M", m, sizeof m, &b));
+  rp_access acc = {rp_bytes(b, 0, 64), RP_INOUT};
+  rp_op_opts o = {"touch", 0, NULL, 0};
+  TU_OK(g, rp_record_host(g, host_touch, NULL, &acc, 1, &o, NULL));
+  TU_OK(g, rp_graph_end(g));
+  setenv("RP_BACKEND", "xrt", 1);
+  const rp_backend *cpu;
+  cr_assert_eq(rp_backend_find("cpu", &cpu), RP_OK, "%s", rp_last_error());
+  const rp_backend *omp;
+  cr_assert_str_eq(rp_backend_name(cpu),
+                   rp_backend_find("openmp", &omp) == RP_OK ? "openmp"
+                                                           : "reference");
+  rp_exec_opts eo = RP_EXEC_OPTS_INIT;
+  eo.check = 1;
+  rp_exec *x;
+  cr_assert_eq(rp_exec_create(&x, g, NULL, &eo), RP_OK, "%s", rp_last_error());
+  cr_assert_eq(rp_exec_run(x, 1), RP_OK, "%s", rp_exec_error(x));
+  cr_assert_eq(m[63], 1);
+  unsetenv("RP_BACKEND");
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
 Test(checking, device_backends_refuse_the_option) {
   rp_graph *g;
   rp_buf b;

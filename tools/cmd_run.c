@@ -331,7 +331,9 @@ int rp_cmd_run(int argc, char **argv) {
   rp_status s;
   if (!g)
     goto done;
-  if ((s = rp_backend_find(ro.bname, &be)) != RP_OK) {
+  /* --check without --backend: the best CPU backend, which can check. */
+  if ((s = rp_backend_find(ro.bname ? ro.bname : ro.check ? "cpu" : NULL,
+                           &be)) != RP_OK) {
     fprintf(stderr, "reprise run: backend %s: %s: %s\n",
             ro.bname ? ro.bname : "auto", rp_strerror(s), rp_last_error());
     goto done;

@@ -137,6 +137,8 @@ typedef struct rp_exec_opts {
 /** @brief Find a backend by name ("openmp", "cuda", "xrt", "reference").
  * NULL or "auto" picks the best one present (cuda with a GPU, else openmp,
  * else reference); the RP_BACKEND environment variable overrides "auto".
+ * "cpu" picks the best CPU backend present (openmp, else reference; not
+ * overridden by RP_BACKEND): checking mode's choice when none is named.
  * @return RP_OK, RP_ENOTSUP (not built in), RP_ENODEV (auto: none
  *   usable), RP_ENOTFOUND (no such name). */
 RP_API rp_status rp_backend_find(const char *name, const rp_backend **out);

@@ -1,6 +1,7 @@
 /* The backend-neutral executor: instantiate, run, rebind. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -204,7 +205,11 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     return RP_ESTATE;
   }
   rp_status s;
-  if (!be && (s = rp_backend_find(NULL, &be)) != RP_OK)
+  /* Checking mode asked and no backend named: the best CPU backend, the
+   * only kind that can check (checking_mode()). */
+  int check = o && (!o->size || o->size > offsetof(rp_exec_opts, check)) &&
+              o->check > 0;
+  if (!be && (s = rp_backend_find(check ? "cpu" : NULL, &be)) != RP_OK)
     return s;
   if (be->abi != RP_BACKEND_ABI) {
     rp__set_last_error("backend built for another interface version");

@@ -171,18 +171,20 @@ static rp_status find_any(const char *name, const rp_backend **out) {
     return RP_EINVAL;
   }
   *out = NULL;
-  if (name && strcmp(name, "auto"))
+  int cpu = name && !strcmp(name, "cpu");
+  if (name && strcmp(name, "auto") && !cpu)
     return find_named(name, out);
   const char *env = getenv("RP_BACKEND");
-  if (env && env[0] && strcmp(env, "auto"))
+  if (!cpu && env && env[0] && strcmp(env, "auto"))
     return find_named(env, out);
   const rp_backend *best = NULL;
   for (const rp_backend *const *b = rp_backend_list(); *b; b++)
     if ((!best || (*b)->priority > best->priority) &&
-        rp_backend_probe(*b) == RP_OK)
+        (!cpu || (*b)->owns == RP_DEVICE_CPU) && rp_backend_probe(*b) == RP_OK)
       best = *b;
   if (!best) {
-    rp__set_last_error("no backend found a usable device");
+    rp__set_last_error(cpu ? "no CPU backend is usable"
+                           : "no backend found a usable device");
     return RP_ENODEV;
   }
   *out = best;
