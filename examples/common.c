@@ -219,7 +219,7 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
                           const ex_opts *o, const char *mode) {
   rp_exec_opts eo;
   rp_exec *x = NULL;
-  memset(&eo, 0, sizeof eo);
+  rp_exec_opts_init(&eo);
   eo.mode = mode;
   eo.nthreads = mode ? 0 : o->threads;
   /* Several logical GPUs on a machine with fewer: fold them onto the GPUs
@@ -252,7 +252,7 @@ static rp_exec *serial_exec(const rp_graph *g, const rp_backend *be,
   const rp_backend *ref = NULL;
   rp_exec_opts eo;
   rp_exec *x = NULL;
-  memset(&eo, 0, sizeof eo);
+  rp_exec_opts_init(&eo);
   eo.mode = "serial";
   eo.device_fold = 1;
   rp_status rc = rp_exec_create(&x, g, be, &eo);
@@ -370,6 +370,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   const char *bad = NULL;
   int chk = 0;
   rp_analysis_opts ao;
+  rp_analysis_opts_init(&ao);
   rp_model model;
   rp_model_opts mo;
   rp_achieved ach;

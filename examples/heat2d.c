@@ -68,7 +68,7 @@ static double timed(const rp_graph *g, const rp_backend *be,
   rp_exec_opts eo;
   rp_exec *x = NULL;
   double us = -1;
-  memset(&eo, 0, sizeof eo);
+  rp_exec_opts_init(&eo);
   eo.nthreads = o->threads;
   eo.device_fold = 1; /* more logical devices than GPUs: fold, say so */
   rp_status rc = rp_exec_create(&x, g, be, &eo);

@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
   memcpy(ref, c, nel * sizeof *c);
 
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.xclbin = xclbin;
   CHECK(rp_exec_create(&x, g, be, &o), NULL);
   o.mode = "serial";

@@ -26,7 +26,7 @@ rp_exec *exm_exec(const rp_graph *g, const char *prog) {
   rp_exec_opts o;
   rp_exec *x = NULL;
   rp_status rc;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.mode = "mpi";
   if ((rc = rp_backend_find("starpu", &be)) ||
       (rc = rp_exec_create(&x, g, be, &o))) {

@@ -747,7 +747,7 @@ static void calibrated_ok(const char *be_name, const char *overlapped) {
   if (rp_backend_find(be_name, &be) != RP_OK)
     return;
   rp_exec_opts xo;
-  memset(&xo, 0, sizeof xo);
+  rp_exec_opts_init(&xo);
   /* The reference runs one operation at a time and refuses a team. */
   xo.nthreads = strcmp(be_name, "reference") ? 2 : 0;
   rp_model m;
@@ -939,7 +939,7 @@ Test(model, busy_machine_share_measured_again, .timeout = 60) {
   char dir[] = "/tmp/rp_probe_XXXXXX", path[4096];
   cr_assert_not_null(mkdtemp(dir));
   rp_exec_opts xo;
-  memset(&xo, 0, sizeof xo);
+  rp_exec_opts_init(&xo);
   xo.nthreads = 2;
   rp_model m;
   cr_assert_eq(rp_model_calibrate(&m, be, &xo, 1), RP_OK);
@@ -960,6 +960,7 @@ Test(model, busy_machine_share_measured_again, .timeout = 60) {
   rp_exec *x = NULL;
   cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
   rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
   unsigned units[RP_MAX_DEVICES];
   unsigned long n0 = rp_model_calibrations();
   mo.flags = RP_MODEL_NO_PROBE;
@@ -997,7 +998,7 @@ Test(model, cache_key_names_the_configuration) {
   memset(&mo, 0, sizeof mo);
   mo.cache_dir = "/c";
   rp_exec_opts xo;
-  memset(&xo, 0, sizeof xo);
+  rp_exec_opts_init(&xo);
   char p1[512], p2[512], host[64], want[600];
   gethostname(host, sizeof host);
   host[63] = 0;
@@ -1047,6 +1048,7 @@ Test(model, automatic_calibration_can_be_turned_off) {
   rp_exec *x = NULL;
   cr_assert_eq(rp_exec_create(&x, g, be, NULL), RP_OK);
   rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
   unsigned units[RP_MAX_DEVICES];
   cr_assert_eq(rp_analysis_opts_calibrated(&o, &m, units, x, &mo), RP_OK);
   cr_assert_eq(m.calibrated, 0);
@@ -1101,7 +1103,7 @@ Test(model, options_from_exec) {
   kern(g, 1, buf(g, 1, 64), 16, 10);
   TU_OK(g, rp_graph_end(g));
   rp_exec_opts xo;
-  memset(&xo, 0, sizeof xo);
+  rp_exec_opts_init(&xo);
   xo.nthreads = 3;
   rp_exec *x = NULL;
   cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
@@ -1254,7 +1256,7 @@ Test(model, options_from_exec_map) {
   rp_exec_destroy(x);
   static const int map[3] = {1, 1, 0};
   rp_exec_opts xo;
-  memset(&xo, 0, sizeof xo);
+  rp_exec_opts_init(&xo);
   xo.device_map = map;
   xo.ndevice_map = 3;
   xo.mode = "serial";

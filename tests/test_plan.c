@@ -874,7 +874,8 @@ Test(plan, exec_options_checked) {
   rp_exec_opts big = RP_EXEC_OPTS_INIT;
   big.size = sizeof big + 8;
   cr_assert_eq(rp_exec_create(&x, g, ref, &big), RP_EINVAL);
-  cr_assert(strstr(rp_last_error(), "opts->size"), "%s", rp_last_error());
+  cr_assert(strstr(rp_last_error(), "rp_exec_opts: size 128 is not a size"),
+            "%s", rp_last_error());
   rp_exec_opts dflt = RP_EXEC_OPTS_INIT;
   cr_assert_eq(rp_exec_create(&x, g, ref, &dflt), RP_OK);
   cr_assert_eq(rp_exec_opts_get(x)->size, sizeof(rp_exec_opts));

@@ -30,7 +30,7 @@ int rp_cli_model_threads(const char *path, const char *backend,
     return 1;
   }
   rp_exec_opts xo;
-  memset(&xo, 0, sizeof xo);
+  rp_exec_opts_init(&xo);
   xo.nthreads = (int)threads;
   rp_model_opts mo;
   memset(&mo, 0, sizeof mo);
@@ -68,8 +68,9 @@ int rp_cli_backend_opts(const rp_graph *g, const char *backend,
                         rp_analysis_opts *o) {
   const rp_backend *be = NULL;
   rp_analysis_opts t;
+  rp_analysis_opts_init(&t);
   rp_exec_opts xo;
-  memset(&xo, 0, sizeof xo);
+  rp_exec_opts_init(&xo);
   xo.nthreads = (int)threads;
   xo.mode = o->mode;
   rp_status s = rp_backend_find(backend, &be);

@@ -193,7 +193,7 @@ int rp_cmd_plot(int argc, char **argv) {
           "bound");
   for (unsigned i = 0; i < nth && !rc; i++) {
     rp_exec_opts xo;
-    memset(&xo, 0, sizeof xo);
+    rp_exec_opts_init(&xo);
     xo.nthreads = (int)th[i];
     rp_model m;
     rp_model_opts mo;
@@ -210,6 +210,7 @@ int rp_cmd_plot(int argc, char **argv) {
       break;
     }
     rp_analysis_opts o;
+    rp_analysis_opts_init(&o);
     unsigned units[RP_MAX_DEVICES];
     rp_analysis *a = NULL;
     if ((s = rp_analysis_opts_for(&o, &m, units, g, be, &xo)) != RP_OK ||

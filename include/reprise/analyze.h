@@ -274,8 +274,15 @@ RP_API unsigned long rp_model_calibrations(void);
 
 typedef struct rp_analysis rp_analysis;
 
-/** Options of an analysis. Initialise with rp_analysis_opts_init(). */
+/** Options of an analysis. Initialise with rp_analysis_opts_init(), also
+ * before a function that fills it in (it reads the size). */
 typedef struct rp_analysis_opts {
+  size_t size;              /**< sizeof the struct as the caller was
+                                 compiled with, set by
+                                 rp_analysis_opts_init(): members past it
+                                 keep their defaults; 0 is refused with
+                                 RP_EINVAL (docs/design.md, "Versioned
+                                 structs") */
   unsigned copy_engines;    /**< 2 (h2d and d2h lanes) or 1 (copy lane) */
   double h2d_gbps;          /**< modelled bandwidths, GB/s (1e9 B/s) */
   double d2h_gbps;
@@ -415,8 +422,9 @@ RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
  * and the call succeeds. On a busy machine (a load average above its
  * cores, now or at the calibration) a team's share of a core
  * (split_efficiency) is measured again, now, in about 0.2 s
- * (m->probed; RP_MODEL_NO_PROBE keeps the cached one). @p o is
- * initialised first; @p m and @p units must outlive the options' use.
+ * (m->probed; RP_MODEL_NO_PROBE keeps the cached one). @p o must have
+ * its size set (rp_analysis_opts_init()); it is reset to the defaults
+ * first; @p m and @p units must outlive the options' use.
  * @return RP_OK, RP_EINVAL, or the failure of a calibration (the options
  *   are then filled with an uncalibrated model all the same). */
 RP_API rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o,
@@ -428,7 +436,8 @@ RP_API rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o,
  * options @p xo (NULL: defaults) on ended graph @p g, without an exec (a
  * graph loaded from a file): the units and physical devices that
  * rp_analysis_opts_from_exec() would find, put in @p m, and the mode.
- * @p o is initialised first. @return RP_OK, RP_EINVAL. */
+ * @p o must have its size set (rp_analysis_opts_init()); it is reset to
+ * the defaults first. @return RP_OK, RP_EINVAL (also for a size of 0). */
 RP_API rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
                                       unsigned *units, const rp_graph *g,
                                       const rp_backend *be,

@@ -731,7 +731,9 @@ enum {
 
 /** Options of rp_graph_read_json_opts(); start from RP_READ_OPTS_INIT. */
 typedef struct rp_read_opts {
-  size_t size;        /**< sizeof(rp_read_opts), so that it can grow */
+  size_t size;        /**< sizeof(rp_read_opts) as the caller was
+                           compiled (RP_READ_OPTS_INIT, rp_read_opts_init()),
+                           so that it can grow; 0 is refused */
   unsigned flags;     /**< RP_READ_* */
   /** Called once per unknown key with a message naming it and where it is
    * ("ops[2].acess: unknown key"); NULL: unknown keys are ignored. */
@@ -745,6 +747,11 @@ typedef struct rp_read_opts {
 } rp_read_opts;
 
 #define RP_READ_OPTS_INIT {sizeof(rp_read_opts), 0, NULL, NULL, NULL}
+
+/** @brief Set @p o to RP_READ_OPTS_INIT: this header's size, no flags, no
+ * callbacks. A size of 0 is refused (docs/design.md, "Versioned
+ * structs"). */
+RP_API void rp_read_opts_init(rp_read_opts *o);
 
 /** @brief rp_graph_read_json() with options: unknown keys reported through
  * @p o->warn, or refused with RP_READ_STRICT. @p o may be NULL (as

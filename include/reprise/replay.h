@@ -21,8 +21,12 @@ typedef struct rp_exec rp_exec;
  * then set what you need. */
 typedef struct rp_exec_opts {
   size_t size;           /**< sizeof the struct as the caller was compiled
-                              with (RP_EXEC_OPTS_INIT sets it), so that the
-                              struct can grow; 0: this header's */
+                              with, set by rp_exec_opts_init() or
+                              RP_EXEC_OPTS_INIT, so that the struct can
+                              grow: members past it keep their defaults.
+                              0 (zero-filled without init) is refused
+                              with RP_EINVAL (docs/design.md, "Versioned
+                              structs") */
   const char *mode;      /**< backend mode: cuda "graph" (default),
                               "streams", "serial"; openmp "parallel"
                               (default) and "dynamic" (the same): the
@@ -133,6 +137,10 @@ typedef struct rp_exec_opts {
 #define RP_EXEC_OPTS_INIT                                                   \
   {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0, \
    0, 0, NULL, NULL}
+
+/** @brief Set every option of @p o to its default and its size to this
+ * header's (as RP_EXEC_OPTS_INIT): what every caller starts from. */
+RP_API void rp_exec_opts_init(rp_exec_opts *o);
 
 /** @brief Find a backend by name ("openmp", "cuda", "xrt", "reference").
  * NULL or "auto" picks the best one present (cuda with a GPU, else openmp,

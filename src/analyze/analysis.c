@@ -9,6 +9,7 @@ void rp_analysis_opts_init(rp_analysis_opts *o) {
   if (!o)
     return;
   memset(o, 0, sizeof *o);
+  o->size = sizeof *o;
   o->copy_engines = 2;
   o->h2d_gbps = 25;
   o->d2h_gbps = 25;
@@ -18,6 +19,15 @@ void rp_analysis_opts_init(rp_analysis_opts *o) {
   o->measured_us = NULL;
   o->net_latency_us = 2;
   o->net_gbps = 10;
+}
+
+rp_status rp__analysis_opts_in(rp_analysis_opts *dst,
+                               const rp_analysis_opts *src, const char *what) {
+  rp_analysis_opts_init(dst);
+  if (!src)
+    return RP_OK;
+  /* The first layout with a size is this one: nothing smaller is known. */
+  return rp__versioned_load(dst, sizeof *dst, src, sizeof *dst, what);
 }
 
 static int bad_rate(double x) { return !isfinite(x) || !(x > 0); }
@@ -148,10 +158,11 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   if (!g->ended)
     return refuse(RP_ESTATE, "the graph is still recording (call "
                   "rp_graph_end first)");
-  rp_analysis_opts def;
-  rp_analysis_opts_init(&def);
-  if (!o)
-    o = &def;
+  rp_analysis_opts mine;
+  rp_status vs = rp__analysis_opts_in(&mine, o, "rp_analyze: rp_analysis_opts");
+  if (vs != RP_OK)
+    return vs;
+  o = &mine;
   if (o->copy_engines != 1 && o->copy_engines != 2)
     return refuse(RP_EINVAL, "copy_engines must be 1 or 2");
   if (bad_rate(o->h2d_gbps) || bad_rate(o->d2h_gbps) ||

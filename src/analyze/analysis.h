@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "reprise/analyze.h"
+#include "core/core.h"
 #include "record/graph.h"
 
 /* Kinds of lanes, in the order their names are built. */
@@ -99,6 +100,13 @@ double rp__op_bytes(const rp_graph *g, uint32_t n);
 int rp__model_valid(const rp_model *m);
 /* This host's name, '/' replaced, never empty (model.c). */
 void rp__host_name(char *h, size_t n);
+/* The versioning rule (core/versioned.c) at the analysis' public entries:
+ * dst gets the defaults, then the caller's src (NULL: none) over them;
+ * RP_EINVAL with rp_last_error() naming @p what for a size it refuses. */
+rp_status rp__analysis_opts_in(rp_analysis_opts *dst,
+                               const rp_analysis_opts *src, const char *what);
+rp_status rp__exec_opts_in(rp_exec_opts *dst, const rp_exec_opts *src,
+                           const char *what);
 /* mkdir -p of the folder of path; 0 or -1 (model.c). */
 int rp__make_parent(const char *path);
 /* Fills the key fields of m (machine, cpu, gpu, version, threads,

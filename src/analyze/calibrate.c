@@ -131,7 +131,7 @@ static rp_exec_opts with_mode(const rp_exec_opts *xo, const char *mode) {
   if (xo)
     o = *xo;
   else
-    memset(&o, 0, sizeof o);
+    rp_exec_opts_init(&o);
   o.mode = mode;
   return o;
 }
@@ -536,7 +536,7 @@ static unsigned count_devices(const rp_backend *be, const rp_exec_opts *xo) {
     if (xo)
       o = *xo;
     else
-      memset(&o, 0, sizeof o);
+      rp_exec_opts_init(&o);
     o.device_map = ident;
     o.ndevice_map = k;
     rp_exec *x = NULL;
@@ -629,6 +629,11 @@ rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
   if (!runs)
     runs = 5;
   rp_status s;
+  rp_exec_opts xl;
+  if ((s = rp__exec_opts_in(&xl, xo, "rp_model_calibrate: rp_exec_opts")) !=
+      RP_OK)
+    return s;
+  xo = &xl;
   if (!be && (s = rp_backend_find(NULL, &be)) != RP_OK)
     return s;
   atomic_fetch_add(&ncalibrations, 1);
@@ -694,7 +699,7 @@ rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
     if (xo)
       po = *xo;
     else
-      memset(&po, 0, sizeof po);
+      rp_exec_opts_init(&po);
     rp_status ps = measure_link(CP_PEER, small, large, a, b, be, &po, arg0, fixed, runs, &m->p2p,
                                 &xp);
     if (ps != RP_OK && !po.device_map) {

@@ -1,6 +1,7 @@
 /* Analysis options from what an exec really runs: its mode, the compute
  * units of each device and which logical devices share a physical one;
  * with the machine model of its backend calibrated on first use. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ long rp__omp_team(const rp_exec_opts *xo) {
 static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
                       const rp_graph *g, const char *be,
                       const rp_exec_opts *xo) {
-  static const rp_exec_opts none;
+  static const rp_exec_opts none = RP_EXEC_OPTS_INIT;
   if (!xo)
     xo = &none;
   unsigned nd = rp_graph_num_devices(g);
@@ -97,12 +98,27 @@ static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
   return RP_OK;
 }
 
+rp_status rp__exec_opts_in(rp_exec_opts *dst, const rp_exec_opts *src,
+                           const char *what) {
+  rp_exec_opts_init(dst);
+  if (!src)
+    return RP_OK;
+  return rp__versioned_load(dst, sizeof *dst, src,
+                            offsetof(rp_exec_opts, nthreads), what);
+}
+
 rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
                                      unsigned *units, const rp_exec *x) {
   if (!o || !m || !x)
     return RP_EINVAL;
-  return fill(o, m, units, rp_exec_graph(x),
-              rp_backend_name(rp_exec_backend(x)), rp_exec_opts_get(x));
+  rp_analysis_opts mine;
+  rp_status s = rp__analysis_opts_in(&mine, o, "rp_analysis_opts_from_exec");
+  if (s != RP_OK)
+    return s;
+  s = fill(&mine, m, units, rp_exec_graph(x),
+           rp_backend_name(rp_exec_backend(x)), rp_exec_opts_get(x));
+  rp__versioned_store(o, &mine);
+  return s;
 }
 
 rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
@@ -111,10 +127,18 @@ rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
   if (!o || !m || !g)
     return RP_EINVAL;
   rp_status s;
+  rp_analysis_opts mine;
+  rp_exec_opts xl;
+  if ((s = rp__analysis_opts_in(&mine, o, "rp_analysis_opts_for")) != RP_OK ||
+      (s = rp__exec_opts_in(&xl, xo, "rp_analysis_opts_for: rp_exec_opts")) !=
+          RP_OK)
+    return s;
   if (!be && (s = rp_backend_find(NULL, &be)) != RP_OK)
     return s;
-  rp_analysis_opts_init(o);
-  return fill(o, m, units, g, rp_backend_name(be), xo);
+  rp_analysis_opts_init(&mine);
+  s = fill(&mine, m, units, g, rp_backend_name(be), &xl);
+  rp__versioned_store(o, &mine);
+  return s;
 }
 
 rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
@@ -122,7 +146,13 @@ rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
                                       const rp_model_opts *mo) {
   if (!o || !m || !x)
     return RP_EINVAL;
-  rp_analysis_opts_init(o);
+  rp_analysis_opts mine;
+  rp_status vs =
+      rp__analysis_opts_in(&mine, o, "rp_analysis_opts_calibrated");
+  if (vs != RP_OK)
+    return vs;
+  rp_analysis_opts_init(&mine);
+  rp__versioned_store(o, &mine); /* o back to its defaults */
   const rp_backend *be = rp_exec_backend(x);
   const rp_exec_opts *xo = rp_exec_opts_get(x);
   /* The model of the overlapped configuration: the serial mode is one
@@ -172,10 +202,9 @@ rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
   const rp_graph *g = rp_exec_graph(x);
   uint32_t n = rp_graph_num_nodes(g);
   rp_analysis_opts ao;
-  if (o)
-    ao = *o;
-  else
-    rp_analysis_opts_init(&ao);
+  rp_status vs = rp__analysis_opts_in(&ao, o, "rp_analyze_exec");
+  if (vs != RP_OK)
+    return vs;
   if (!ao.measured_us)
     return rp_analyze(g, &ao, out);
   double *us = calloc((size_t)n + 1, sizeof *us);

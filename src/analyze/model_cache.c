@@ -77,6 +77,11 @@ rp_status rp_model_cache_path(const rp_backend *be, const rp_exec_opts *xo,
   rp_status s;
   if (!path || !size)
     return RP_EINVAL;
+  rp_exec_opts xl;
+  if ((s = rp__exec_opts_in(&xl, xo, "rp_model_cache_path: rp_exec_opts")) !=
+      RP_OK)
+    return s;
+  xo = &xl;
   if (!be && (s = rp_backend_find(NULL, &be)) != RP_OK)
     return s;
   const char *dir = o ? o->cache_dir : NULL;
@@ -158,6 +163,10 @@ rp_status rp_model_get_opts(rp_model *m, const rp_backend *be,
       o->runs > 63)
     return RP_EINVAL;
   rp_status s;
+  rp_exec_opts xl;
+  if ((s = rp__exec_opts_in(&xl, xo, "rp_model_get: rp_exec_opts")) != RP_OK)
+    return s;
+  xo = &xl;
   if (!be && (s = rp_backend_find(NULL, &be)) != RP_OK)
     return s;
   char path[4200];

@@ -72,11 +72,11 @@ rp_status rp_split_advise(const rp_graph *g, const rp_analysis_opts *o,
     max_k = 16;
   if (max_k > 1024)
     return RP_EINVAL;
-  rp_analysis_opts def;
-  if (!o) {
-    rp_analysis_opts_init(&def);
-    o = &def;
-  }
+  rp_analysis_opts mine;
+  rp_status vs = rp__analysis_opts_in(&mine, o, "rp_split_advise");
+  if (vs != RP_OK)
+    return vs;
+  o = &mine;
   rp_analysis *base;
   rp_status s = rp_analyze(g, o, &base);
   if (s != RP_OK)

@@ -39,6 +39,17 @@ uint64_t rp__segs_sort(uint64_t *bp, uint64_t *tmp, uint64_t n,
  * when v is a breakpoint. */
 uint64_t rp__segs_find(const uint64_t *bp, uint64_t n, uint64_t v);
 
+/* Versioned structs (core/versioned.c, which states the rule): copies
+ * the caller's struct src (its leading size_t says how many bytes it has)
+ * over dst, which holds the library's defaults in its `have` bytes;
+ * RP_EINVAL, with rp_last_error() naming @p what, for size 0, below
+ * @p min or above @p have. */
+rp_status rp__versioned_load(void *dst, size_t have, const void *src,
+                             size_t min, const char *what);
+/* Copies the library's full struct src back into the caller's dst, no
+ * more than dst's own size bytes (which it keeps). */
+void rp__versioned_store(void *dst, const void *src);
+
 /* Monotonic time in microseconds (exported: plugins time with it). */
 double rp__now_us(void);
 

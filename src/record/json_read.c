@@ -418,6 +418,11 @@ rp_status rp_graph_read_json(rp_graph **out, FILE *fp, char *err,
   return rp_graph_read_json_opts(out, fp, NULL, err, errlen);
 }
 
+void rp_read_opts_init(rp_read_opts *o) {
+  if (o)
+    *o = (rp_read_opts)RP_READ_OPTS_INIT;
+}
+
 rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
                                   const rp_read_opts *o, char *err,
                                   size_t errlen) {
@@ -425,25 +430,29 @@ rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
     err[0] = '\0';
   if (out)
     *out = NULL;
-  /* The size before `progress` was added is still a known one. */
-  size_t old_size = offsetof(rp_read_opts, progress);
-  if (!out || !fp ||
-      (o && ((o->size != sizeof *o && o->size != old_size) ||
-             o->flags & ~3u))) {
-    const char *m = !out  ? "no output pointer"
-                    : !fp ? "no file given"
-                          : "rp_read_opts: unknown size or flags (start from "
-                            "RP_READ_OPTS_INIT)";
+  /* The versioning rule (core/versioned.c); the size before `progress`
+   * was added is still a known one. */
+  rp_read_opts mine = RP_READ_OPTS_INIT;
+  const char *m = !out ? "no output pointer" : !fp ? "no file given" : NULL;
+  if (!m && o &&
+      rp__versioned_load(&mine, sizeof mine, o,
+                         offsetof(rp_read_opts, progress),
+                         "rp_read_opts (start from RP_READ_OPTS_INIT)") !=
+          RP_OK)
+    m = rp_last_error();
+  else if (!m && (mine.flags & ~3u))
+    m = "rp_read_opts: unknown flags";
+  if (m) {
     if (err && errlen)
       snprintf(err, errlen, "%s", m);
-    rp__set_last_error(m);
+    if (m != rp_last_error())
+      rp__set_last_error(m);
     return RP_EINVAL;
   }
   rd r;
   memset(&r, 0, sizeof r);
-  r.opts = o;
-  if (o && o->size == sizeof *o)
-    r.progress = o->progress;
+  r.opts = o ? &mine : NULL;
+  r.progress = mine.progress;
   r.fp = fp;
   r.line = r.col = 1;
   r.want = 4096;

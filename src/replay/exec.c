@@ -194,6 +194,13 @@ static rp_status checking_mode(rp_exec *x, const rp_backend **be) {
   return RP_OK;
 }
 
+void rp_exec_opts_init(rp_exec_opts *o) {
+  if (!o)
+    return;
+  memset(o, 0, sizeof *o);
+  o->size = sizeof *o;
+}
+
 rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
                          const rp_backend *be, const rp_exec_opts *o) {
   if (!out || !g)
@@ -207,8 +214,8 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
   rp_status s;
   /* Checking mode asked and no backend named: the best CPU backend, the
    * only kind that can check (checking_mode()). */
-  int check = o && (!o->size || o->size > offsetof(rp_exec_opts, check)) &&
-              o->check > 0;
+  int check = o && o->size > offsetof(rp_exec_opts, check) &&
+              o->size <= sizeof *o && o->check > 0;
   if (!be && (s = rp_backend_find(check ? "cpu" : NULL, &be)) != RP_OK)
     return s;
   if (be->abi != RP_BACKEND_ABI) {
@@ -232,16 +239,12 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
   x->g = x->ug = g;
   x->be = be;
   x->chunks = 1;
-  if (o) {
-    size_t n = o->size ? o->size : sizeof *o;
-    if (n < sizeof(size_t) + sizeof(const char *) || n > sizeof *o) {
-      rp__set_last_error("rp_exec_create: opts->size is not the size of an "
-                         "rp_exec_opts this library knows");
-      free(x);
-      return RP_EINVAL;
-    }
-    memcpy(&x->opts, o, n);
-    x->opts.size = sizeof x->opts;
+  rp_exec_opts_init(&x->opts);
+  if (o && (s = rp__versioned_load(&x->opts, sizeof x->opts, o,
+                                   offsetof(rp_exec_opts, nthreads),
+                                   "rp_exec_create: rp_exec_opts")) != RP_OK) {
+    free(x);
+    return s;
   }
   if ((s = checking_mode(x, &be)) != RP_OK) {
     rp__set_last_error(x->err);

@@ -23,7 +23,7 @@ static const rp_backend *need_gpu(void) {
 static rp_exec *mk(const rp_graph *g, const rp_backend *be, const char *mode,
                    const int *map, unsigned nmap) {
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.mode = mode;
   o.device_map = map;
   o.ndevice_map = nmap;
@@ -325,7 +325,7 @@ Test(backend_cuda, failing_launch_names_the_op, .timeout = 60) {
   rp_graph *g = bad_graph(a, b, c);
   /* Graph mode checks launch shapes when building the graph. */
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   rp_exec *x = NULL;
   cr_assert_eq(rp_exec_create(&x, g, be, &o), RP_EBACKEND);
   cr_assert_null(x);

@@ -32,7 +32,7 @@ static void wl_all_opts(wl *w, unsigned replays, const char *name) {
   rp_exec_opts o;
   for (unsigned m = 0; m < 3; m++)
     for (unsigned map = 0; map < 2; map++) {
-      memset(&o, 0, sizeof o);
+      rp_exec_opts_init(&o);
       o.mode = modes[m];
       o.device_map = map ? zeros : NULL;
       o.ndevice_map = map ? 4 : 0;

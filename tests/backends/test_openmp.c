@@ -20,7 +20,7 @@ static rp_exec *mk(const rp_graph *g, int nth, const char *mode,
                    const int *cores, unsigned ncores) {
   rp_exec_opts o;
   rp_exec *x = NULL;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.nthreads = nth;
   o.mode = mode;
   o.cores = cores;
@@ -282,7 +282,7 @@ Test(openmp, bad_options_and_missing_bodies, .timeout = 20) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_graph_end(g));
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.mode = "sideways";
   cr_assert_eq(rp_exec_create(&x, g, omp_be(), &o), RP_EINVAL);
   int bad = -3;

@@ -20,7 +20,7 @@ static const rp_backend *omp_be(void) {
 static rp_exec *mk(const rp_graph *g, int nth) {
   rp_exec_opts o;
   rp_exec *x = NULL;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.nthreads = nth;
   rp_status s = rp_exec_create(&x, g, omp_be(), &o);
   cr_assert_eq(s, RP_OK, "exec_create: %s: %s", rp_status_name(s),

@@ -27,7 +27,7 @@ static void wl_all_opts(wl *w, unsigned replays, const char *name) {
   static const int swap[4] = {1, 0, 1, 0};
   char what[96];
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   snprintf(what, sizeof what, "%s, default groups", name);
   wl_compare(w, openmp(), replays, &o, what);
   if (sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
@@ -39,7 +39,7 @@ static void wl_all_opts(wl *w, unsigned replays, const char *name) {
     snprintf(what, sizeof what, "%s, cores {1,0}, map {1,0,1,0}", name);
     wl_compare(w, openmp(), replays, &o, what);
   }
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.mode = "serial";
   snprintf(what, sizeof what, "%s, serial", name);
   wl_compare(w, openmp(), replays, &o, what);
@@ -444,7 +444,7 @@ Test(openmp_multidev, devices_run_at_the_same_time, .timeout = 60) {
   TU_OK(NULL, rp_backend_find("openmp", &be));
   rp_exec *x;
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.nthreads = 2;
   TU_OK(NULL, rp_exec_create(&x, g, be, &o));
   TU_OK(NULL, rp_exec_run(x, 1));

@@ -23,7 +23,7 @@ static rp_exec *mk(const rp_graph *g, const char *be, int nth,
                    const char *mode) {
   rp_exec_opts o;
   rp_exec *x = NULL;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.nthreads = nth;
   o.mode = mode;
   rp_status s = rp_exec_create(&x, g, be_named(be), &o);

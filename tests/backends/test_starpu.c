@@ -20,7 +20,7 @@ static rp_exec *mk(const rp_graph *g, const char *mode) {
   const rp_backend *be = NULL;
   cr_assert_eq(rp_backend_find("starpu", &be), RP_OK);
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.mode = mode;
   rp_exec *x = NULL;
   rp_status s = rp_exec_create(&x, g, be, &o);
@@ -83,7 +83,7 @@ Test(starpu, bad_mode_is_refused, .timeout = 30) {
   const rp_backend *be;
   cr_assert_eq(rp_backend_find("starpu", &be), RP_OK);
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.mode = "nonsense";
   rp_exec *x = NULL;
   cr_assert_eq(rp_exec_create(&x, g, be, &o), RP_EINVAL);

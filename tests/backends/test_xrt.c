@@ -77,7 +77,7 @@ static rp_exec *make_exec(const rp_graph *g, const char *path,
   const rp_backend *be;
   rp_exec *x = NULL;
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.xclbin = path;
   o.mode = mode;
   cr_assert_eq(rp_backend_find("xrt", &be), RP_OK, "%s", rp_last_error());

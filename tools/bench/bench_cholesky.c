@@ -410,7 +410,7 @@ int main(int argc, char **argv) {
       if (!wanted(name))
         continue;
       rp_exec_opts o;
-      memset(&o, 0, sizeof o);
+      rp_exec_opts_init(&o);
       o.nthreads = thr;
       o.mode = *mode ? mode : NULL;
       if (rp_exec_create(&x[nx], g, be, &o)) {

@@ -23,7 +23,7 @@ static const char *verdict(int ok) { return ok ? "met" : "MISSED"; }
 static rp_exec *mkexec(const rp_graph *g, const rp_backend *be,
                        const char *mode, double *us) {
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.mode = mode;
   rp_exec *x;
   double t0 = now_us();
@@ -680,7 +680,7 @@ static void autosplit(const rp_backend *be, cudaStream_t s0, int iters) {
   RK(rp_graph_end(g));
   rp_exec *xu = mkexec(g, be, "graph", NULL);
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.mode = "graph";
   o.split = RP_EXEC_SPLIT_AUTO;
   rp_exec *xa;

@@ -555,7 +555,7 @@ static void run_reprise(shape *s, int thr, uint64_t ref, int iters,
   for (int i = 0; i < RP_BENCH_MAXT; i++)
     cores[i] = i;
   rp_exec_opts o;
-  memset(&o, 0, sizeof o);
+  rp_exec_opts_init(&o);
   o.nthreads = thr;
   o.mode = mode;
   if (env_int("BENCH_PIN", 1)) {
@@ -714,7 +714,7 @@ static void launch_cost(void) {
     for (int i = 0; i < RP_BENCH_MAXT; i++)
       cores[i] = i;
     rp_exec_opts o;
-    memset(&o, 0, sizeof o);
+    rp_exec_opts_init(&o);
     o.nthreads = thr;
     if (env_int("BENCH_PIN", 1)) {
       o.cores = cores;

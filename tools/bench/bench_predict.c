@@ -115,6 +115,7 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
   }
   RK(rp_exec_profile_n(xs, 5, med, mn, mx));
   rp_analysis_opts ao;
+  rp_analysis_opts_init(&ao);
   rp_model m;
   unsigned units[RP_MAX_DEVICES];
   rp_model_opts mo;

@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
       const rp_backend *be;
       rp_exec_opts o;
       rp_exec *x = NULL;
-      memset(&o, 0, sizeof o);
+      rp_exec_opts_init(&o);
       o.mode = modes[m];
       if (rp_backend_find(m ? "starpu" : "reference", &be) ||
           rp_exec_create(&x, g, be, &o)) {
