@@ -221,7 +221,10 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
   rp_exec *x = NULL;
   rp_exec_opts_init(&eo);
   eo.mode = mode;
-  eo.nthreads = mode ? 0 : o->threads;
+  /* --threads is the openmp backend's (rp_exec_create() refuses an
+   * option the backend does not take). */
+  if (!mode && (rp_backend_options(be) & RP_EXEC_OPT_NTHREADS))
+    eo.nthreads = o->threads;
   /* Several logical GPUs on a machine with fewer: fold them onto the GPUs
    * present, and say so (the backend's note). */
   eo.device_fold = 1;

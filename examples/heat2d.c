@@ -69,7 +69,8 @@ static double timed(const rp_graph *g, const rp_backend *be,
   rp_exec *x = NULL;
   double us = -1;
   rp_exec_opts_init(&eo);
-  eo.nthreads = o->threads;
+  if (rp_backend_options(be) & RP_EXEC_OPT_NTHREADS)
+    eo.nthreads = o->threads;
   eo.device_fold = 1; /* more logical devices than GPUs: fold, say so */
   rp_status rc = rp_exec_create(&x, g, be, &eo);
   if (!rc && rp_exec_notice(x)[0])

@@ -1231,7 +1231,7 @@ static void fg_destroy(void *s) {}
 static const rp_backend fake_gpu = {
     .abi = RP_BACKEND_ABI, .name = "fake-gpu", .owns = RP_DEVICE_CUDA,
     .instantiate = fg_inst, .launch = fg_launch, .wait = fg_wait,
-    .destroy = fg_destroy};
+    .destroy = fg_destroy, .options = RP_EXEC_OPT_DEVICE_MAP};
 
 Test(model, options_from_exec_map) {
   const rp_backend *be = &fake_gpu;

@@ -983,16 +983,7 @@ static rp_status check_options(cu_state *s, const rp_exec_opts *eo) {
                                                   : CU_UPD_AUTO;
   const char *tm = getenv("RP_CUDA_TIMES");
   s->times = tm && *tm && strcmp(tm, "0");
-  const char *bad = eo->nthreads > 1 ? "nthreads"
-                    : eo->cores || eo->ncores ? "cores"
-                    : eo->xclbin ? "xclbin"
-                    : eo->xrt_emulate || eo->xrt_emu_cus ? "xrt_emulate"
-                                                         : NULL;
-  if (bad) {
-    rp_exec_set_error(s->x, "cuda: option \"%s\" is not supported", bad);
-    return RP_EINVAL;
-  }
-  return RP_OK;
+  return RP_OK; /* the others: refused by the core (rp_backend.options) */
 }
 
 static rp_status cu_instantiate(rp_exec *x, const rp_plan *p, void **state) {
@@ -1154,4 +1145,5 @@ const rp_backend rp_backend_cuda = {
   .destroy = cu_destroy,
   .run_until = rp__cu_run_until,
   .kernel_block = cu_kernel_block,
+    .options = RP_EXEC_OPT_DEVICE_MAP | RP_EXEC_OPT_CUDA_UPDATE,
 };

@@ -492,14 +492,8 @@ static rp_status check_options(rp_exec *x, const rp_exec_opts *o) {
                       o->mode);
     return RP_EINVAL;
   }
-  const char *bad = o->nthreads > 1                    ? "nthreads"
-                    : o->cores || o->ncores            ? "cores"
-                    : o->cuda_update                   ? "cuda_update"
-                                                       : NULL;
-  if (bad) {
-    rp_exec_set_error(x, "xrt: option \"%s\" is not supported", bad);
-    return RP_EINVAL;
-  }
+  /* The options of other backends: refused by the core
+   * (rp_backend.options). */
   return RP_OK;
 }
 
@@ -717,4 +711,6 @@ const rp_backend rp_backend_xrt = {
     .profile = xrt_profile,
     .timeline = xrt_timeline,
     .destroy = xrt_destroy,
+    .options = RP_EXEC_OPT_DEVICE_MAP | RP_EXEC_OPT_XCLBIN |
+               RP_EXEC_OPT_XRT_EMULATE,
 };

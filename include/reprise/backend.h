@@ -139,7 +139,7 @@ typedef struct rp_plan {
 
 /** Bumped when this table or the plan changes; a backend built for another
  * value is refused. */
-#define RP_BACKEND_ABI 4
+#define RP_BACKEND_ABI 5
 
 /** Backend flags. */
 enum {
@@ -206,6 +206,10 @@ struct rp_backend {
   /** Optional: the launch geometry chosen for kernel plan node @p n
    * (rp_exec_kernel_block()). NULL: RP_ENOTSUP. */
   rp_status (*kernel_block)(void *state, uint32_t n, rp_kernel_block *out);
+  /** The backend-specific members of rp_exec_opts it reads
+   * (RP_EXEC_OPT_*): rp_exec_create() refuses, in one place and before
+   * instantiate, any other that is set. 0: none. */
+  unsigned options;
 };
 
 /** @brief The graph being executed: the one given to rp_exec_create(), or

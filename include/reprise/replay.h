@@ -138,6 +138,21 @@ typedef struct rp_exec_opts {
   {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0, \
    0, 0, NULL, NULL}
 
+/** The backend-specific members of rp_exec_opts, as bits of
+ * rp_backend_options(): each backend reads those it declares, and
+ * rp_exec_create() refuses with RP_EINVAL any other that is set (not at
+ * its default), naming it and the ones the backend takes. mode is each
+ * backend's own (its values are checked by it); device_fold, split,
+ * reshape_copies, check and progress apply to every backend. */
+enum {
+  RP_EXEC_OPT_NTHREADS = 1u << 0,    /**< nthreads > 1 (openmp) */
+  RP_EXEC_OPT_CORES = 1u << 1,       /**< cores, ncores (openmp) */
+  RP_EXEC_OPT_DEVICE_MAP = 1u << 2,  /**< device_map (openmp, cuda, xrt) */
+  RP_EXEC_OPT_XCLBIN = 1u << 3,      /**< xclbin (xrt) */
+  RP_EXEC_OPT_XRT_EMULATE = 1u << 4, /**< xrt_emulate, xrt_emu_cus (xrt) */
+  RP_EXEC_OPT_CUDA_UPDATE = 1u << 5  /**< cuda_update (cuda) */
+};
+
 /** @brief Set every option of @p o to its default and its size to this
  * header's (as RP_EXEC_OPTS_INIT): what every caller starts from. */
 RP_API void rp_exec_opts_init(rp_exec_opts *o);
@@ -150,6 +165,9 @@ RP_API void rp_exec_opts_init(rp_exec_opts *o);
  * @return RP_OK, RP_ENOTSUP (not built in), RP_ENODEV (auto: none
  *   usable), RP_ENOTFOUND (no such name). */
 RP_API rp_status rp_backend_find(const char *name, const rp_backend **out);
+
+/** @brief The RP_EXEC_OPT_* options backend @p be reads (0 for NULL). */
+RP_API unsigned rp_backend_options(const rp_backend *be);
 
 /** @brief The backend's name ("openmp"). */
 RP_API const char *rp_backend_name(const rp_backend *be);

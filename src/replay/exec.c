@@ -170,6 +170,49 @@ unsigned rp_exec_split_chunks(const rp_exec *x, uint32_t *nkernels,
   return x ? x->chunks : 0;
 }
 
+unsigned rp_backend_options(const rp_backend *be) {
+  return be ? be->options : 0;
+}
+
+/* The backend-specific options that are set, refused in this one place
+ * unless backend `be` declares them (rp_backend.options). */
+static rp_status options_supported(const rp_exec_opts *o,
+                                   const rp_backend *be) {
+  static const struct {
+    unsigned bit;
+    const char *name;
+  } opt[] = {{RP_EXEC_OPT_NTHREADS, "nthreads"},
+             {RP_EXEC_OPT_CORES, "cores"},
+             {RP_EXEC_OPT_DEVICE_MAP, "device_map"},
+             {RP_EXEC_OPT_XCLBIN, "xclbin"},
+             {RP_EXEC_OPT_XRT_EMULATE, "xrt_emulate"},
+             {RP_EXEC_OPT_CUDA_UPDATE, "cuda_update"}};
+  unsigned set = (o->nthreads > 1 ? RP_EXEC_OPT_NTHREADS : 0) |
+                 (o->cores || o->ncores ? RP_EXEC_OPT_CORES : 0) |
+                 (o->device_map || o->ndevice_map ? RP_EXEC_OPT_DEVICE_MAP
+                                                  : 0) |
+                 (o->xclbin ? RP_EXEC_OPT_XCLBIN : 0) |
+                 (o->xrt_emulate || o->xrt_emu_cus ? RP_EXEC_OPT_XRT_EMULATE
+                                                   : 0) |
+                 (o->cuda_update ? RP_EXEC_OPT_CUDA_UPDATE : 0);
+  unsigned bad = set & ~be->options;
+  if (!bad)
+    return RP_OK;
+  char takes[128] = "";
+  size_t n = 0;
+  const char *first = NULL;
+  for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
+    if ((bad & opt[i].bit) && !first)
+      first = opt[i].name;
+    if ((be->options & opt[i].bit) && n < sizeof takes)
+      n += (size_t)snprintf(takes + n, sizeof takes - n, "%s%s",
+                            n ? ", " : "", opt[i].name);
+  }
+  rp__set_last_errorf("%s: option \"%s\" is not supported (%s takes %s)",
+                      be->name, first, be->name, n ? takes : "none of them");
+  return RP_EINVAL;
+}
+
 /* Checking mode (rp_exec_opts.check, RP_CHECK=1): a CPU backend's exec
  * runs the checked reference replay instead (replay/check_run.c), and
  * says so in rp_exec_error(); *be becomes that backend. */
@@ -243,6 +286,10 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
   if (o && (s = rp__versioned_load(&x->opts, sizeof x->opts, o,
                                    offsetof(rp_exec_opts, nthreads),
                                    "rp_exec_create: rp_exec_opts")) != RP_OK) {
+    free(x);
+    return s;
+  }
+  if ((s = options_supported(&x->opts, be)) != RP_OK) {
     free(x);
     return s;
   }

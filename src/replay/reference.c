@@ -61,19 +61,13 @@ static rp_status checked_instantiate(rp_exec *x, const rp_plan *p,
 static rp_status instantiate(rp_exec *x, const rp_plan *p, void **state,
                              int check) {
   const rp_exec_opts *o = rp_exec_opts_get(x);
-  const char *bad = check                                ? NULL
-                    : o->mode && strcmp(o->mode, "serial") ? "mode"
-                    : o->nthreads > 1                    ? "nthreads"
-                    : o->cores || o->ncores              ? "cores"
-                    : o->xclbin                          ? "xclbin"
-                    : o->device_map || o->ndevice_map    ? "device_map"
-                    : o->xrt_emulate || o->xrt_emu_cus   ? "xrt_emulate"
-                    : o->cuda_update                     ? "cuda_update"
-                                                         : NULL;
-  if (bad) {
-    rp_exec_set_error(x, "reference: option \"%s\" is not supported (it "
+  /* Its other options are none (rp_backend.options): the core refused
+   * them. */
+  if (!check && o->mode && strcmp(o->mode, "serial")) {
+    rp_exec_set_error(x, "reference: mode \"%s\" is not supported (it "
                       "runs one operation at a time on the calling "
-                      "thread's behalf, every device in host memory)", bad);
+                      "thread's behalf, every device in host memory)",
+                      o->mode);
     return RP_EINVAL;
   }
   ref *r = calloc(1, sizeof *r);
