@@ -35,3 +35,6 @@ export CPATH=$P/usr/include:$P/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
 export LIBRARY_PATH=$A:$A/openblas-pthread${LIBRARY_PATH:+:$LIBRARY_PATH}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader
+# The consumer tests run in a clean environment (tests/consumer/run.sh):
+# keep the paths to the unpacked packages there too.
+export RP_CLEAN_KEEP="LD_LIBRARY_PATH LIBRARY_PATH"
