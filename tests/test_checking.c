@@ -182,14 +182,7 @@ static void host_over(void *user, void *const *ptrs) {
 
 Test(checking, host_task_writing_outside) {
   static unsigned char m[4096];
-  rp_graph *g;
-  rp_buf b;
-  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
-  TU_OK(g, rp_buffer_register(g, "M", m, sizeof m, &b));
-  rp_access acc = {rp_bytes(b, 0, 100), RP_INOUT};
-  rp_op_opts o = {"over", 0, NULL, 0};
-  TU_OK(g, rp_record_host(g, host_over, NULL, &acc, 1, &o, NULL));
-  TU_OK(g, rp_graph_end(g));
+  rp_graph *g = tu_one_host_task(m, sizeof m, 100, host_over, NULL, "over");
   rp_exec_opts eo = RP_EXEC_OPTS_INIT;
   eo.check = 1;
   rp_exec *x;
@@ -214,14 +207,7 @@ static void host_touch(void *user, void *const *ptrs) {
  * device default; "cpu" is not overridden by it. */
 Test(checking, no_backend_named_takes_a_cpu_backend) {
   static unsigned char m[64];
-  rp_graph *g;
-  rp_buf b;
-  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
-  TU_OK(g, rp_buffer_register(g, "M", m, sizeof m, &b));
-  rp_access acc = {rp_bytes(b, 0, 64), RP_INOUT};
-  rp_op_opts o = {"touch", 0, NULL, 0};
-  TU_OK(g, rp_record_host(g, host_touch, NULL, &acc, 1, &o, NULL));
-  TU_OK(g, rp_graph_end(g));
+  rp_graph *g = tu_one_host_task(m, sizeof m, 64, host_touch, NULL, "touch");
   setenv("RP_BACKEND", "xrt", 1);
   const rp_backend *cpu;
   cr_assert_eq(rp_backend_find("cpu", &cpu), RP_OK, "%s", rp_last_error());

@@ -7,15 +7,9 @@
 #include "reprise.h"
 #include "util.h"
 
-static const struct {
-  unsigned bit;
-  const char *name;
-} opt[] = {{RP_EXEC_OPT_NTHREADS, "nthreads"},
-           {RP_EXEC_OPT_CORES, "cores"},
-           {RP_EXEC_OPT_DEVICE_MAP, "device_map"},
-           {RP_EXEC_OPT_XCLBIN, "xclbin"},
-           {RP_EXEC_OPT_XRT_EMULATE, "xrt_emulate"},
-           {RP_EXEC_OPT_CUDA_UPDATE, "cuda_update"}};
+static const unsigned bits[] = {
+    RP_EXEC_OPT_NTHREADS,   RP_EXEC_OPT_CORES,       RP_EXEC_OPT_DEVICE_MAP,
+    RP_EXEC_OPT_XCLBIN,     RP_EXEC_OPT_XRT_EMULATE, RP_EXEC_OPT_CUDA_UPDATE};
 
 static void set_one(rp_exec_opts *o, unsigned bit) {
   static const int cores[1] = {0}, map[1] = {0};
@@ -32,32 +26,27 @@ static void set_one(rp_exec_opts *o, unsigned bit) {
 
 Test(exec_options, undeclared_options_refused_in_one_place) {
   static unsigned char m[8];
-  rp_graph *g;
-  rp_buf b;
-  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
-  TU_OK(g, rp_buffer_register(g, "M", m, sizeof m, &b));
   static tu_host_arg arg = {0, 8};
-  rp_access acc = {rp_whole(b), RP_INOUT};
-  TU_OK(g, rp_record_host(g, tu_host_bump, &arg, &acc, 1, NULL, NULL));
-  TU_OK(g, rp_graph_end(g));
+  rp_graph *g = tu_one_host_task(m, sizeof m, 8, tu_host_bump, &arg, NULL);
   unsigned tried = 0;
   for (const rp_backend *const *be = rp_backend_list(); *be; be++) {
     if (rp_backend_probe(*be) != RP_OK)
       continue;
     const char *name = rp_backend_name(*be);
     unsigned takes = rp_backend_options(*be);
-    for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
-      if (takes & opt[i].bit)
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) {
+      if (takes & bits[i])
         continue;
+      const char *opt = rp_exec_option_name(bits[i]);
       rp_exec_opts o;
-      set_one(&o, opt[i].bit);
+      set_one(&o, bits[i]);
       rp_exec *x = (rp_exec *)1;
       cr_assert_eq(rp_exec_create(&x, g, *be, &o), RP_EINVAL, "%s: %s",
-                   name, opt[i].name);
+                   name, opt);
       cr_assert_null(x);
       char want[96];
       snprintf(want, sizeof want, "%s: option \"%s\" is not supported (%s "
-               "takes ", name, opt[i].name, name);
+               "takes ", name, opt, name);
       cr_assert(strstr(rp_last_error(), want), "%s", rp_last_error());
       tried++;
     }
@@ -80,5 +69,9 @@ Test(exec_options, undeclared_options_refused_in_one_place) {
     rp_exec_destroy(x);
   }
   cr_assert_eq(rp_backend_options(NULL), 0u);
+  cr_assert_str_eq(rp_exec_option_name(RP_EXEC_OPT_NTHREADS), "nthreads");
+  cr_assert_str_eq(rp_exec_option_name(RP_EXEC_OPT_CUDA_UPDATE),
+                   "cuda_update");
+  cr_assert_null(rp_exec_option_name(1u << 20));
   rp_graph_destroy(g);
 }

@@ -13,15 +13,8 @@
 #include "util.h"
 
 static rp_graph *one_host_task(unsigned char *m, size_t n) {
-  rp_graph *g;
-  rp_buf b;
-  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
-  TU_OK(g, rp_buffer_register(g, "M", m, n, &b));
   static tu_host_arg arg = {0, 8};
-  rp_access acc = {rp_bytes(b, 0, 8), RP_INOUT};
-  TU_OK(g, rp_record_host(g, tu_host_bump, &arg, &acc, 1, NULL, NULL));
-  TU_OK(g, rp_graph_end(g));
-  return g;
+  return tu_one_host_task(m, n, 8, tu_host_bump, &arg, NULL);
 }
 
 /* A struct of an older, smaller layout: the bytes past its size are

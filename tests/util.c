@@ -1,4 +1,5 @@
 /* Helpers shared by the Criterion tests. */
+#include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,19 @@ void tu_host_bump(void *user, void *const *ptrs) {
   uint8_t *a = ptrs[0];
   for (uint64_t i = 0; i < h->len; i++)
     a[h->off + i] = (uint8_t)(a[h->off + i] * 5 + 7);
+}
+
+rp_graph *tu_one_host_task(unsigned char *m, uint64_t size, uint64_t len,
+                           rp_host_fn fn, void *user, const char *name) {
+  rp_graph *g;
+  rp_buf b;
+  cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
+  TU_OK(g, rp_buffer_register(g, "M", m, size, &b));
+  rp_access acc = {rp_bytes(b, 0, len), RP_INOUT};
+  rp_op_opts o = {name, 0, NULL, 0};
+  TU_OK(g, rp_record_host(g, fn, user, &acc, 1, &o, NULL));
+  TU_OK(g, rp_graph_end(g));
+  return g;
 }
 
 uint64_t tu_rand(uint64_t *s) {

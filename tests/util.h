@@ -30,6 +30,12 @@ typedef struct tu_host_arg {
 } tu_host_arg;
 void tu_host_bump(void *user, void *const *ptrs);
 
+/* An ended graph of one host task named @p name (NULL: none) running
+ * fn(user, ptrs) over bytes [0, len) of buffer "M" (m, size bytes),
+ * inout. */
+rp_graph *tu_one_host_task(unsigned char *m, uint64_t size, uint64_t len,
+                           rp_host_fn fn, void *user, const char *name);
+
 /* A random graph over nbuf host buffers of bsize bytes (filled from the
  * seed): kernels on ndev devices over byte ranges, explicit copies, peer
  * copies, host tasks and after edges. Buffers are malloc'ed into bufs

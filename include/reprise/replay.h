@@ -166,6 +166,10 @@ RP_API void rp_exec_opts_init(rp_exec_opts *o);
  *   usable), RP_ENOTFOUND (no such name). */
 RP_API rp_status rp_backend_find(const char *name, const rp_backend **out);
 
+/** @brief The member name of RP_EXEC_OPT_* bit @p bit ("nthreads"), as
+ * rp_exec_create()'s refusals name it; NULL for anything else. */
+RP_API const char *rp_exec_option_name(unsigned bit);
+
 /** @brief The RP_EXEC_OPT_* options backend @p be reads (0 for NULL). */
 RP_API unsigned rp_backend_options(const rp_backend *be);
 

@@ -176,17 +176,26 @@ unsigned rp_backend_options(const rp_backend *be) {
 
 /* The backend-specific options that are set, refused in this one place
  * unless backend `be` declares them (rp_backend.options). */
+static const struct {
+  unsigned bit;
+  const char *name;
+} exec_opt[] = {{RP_EXEC_OPT_NTHREADS, "nthreads"},
+                {RP_EXEC_OPT_CORES, "cores"},
+                {RP_EXEC_OPT_DEVICE_MAP, "device_map"},
+                {RP_EXEC_OPT_XCLBIN, "xclbin"},
+                {RP_EXEC_OPT_XRT_EMULATE, "xrt_emulate"},
+                {RP_EXEC_OPT_CUDA_UPDATE, "cuda_update"}};
+#define NOPT (sizeof exec_opt / sizeof exec_opt[0])
+
+const char *rp_exec_option_name(unsigned bit) {
+  for (size_t i = 0; i < NOPT; i++)
+    if (exec_opt[i].bit == bit)
+      return exec_opt[i].name;
+  return NULL;
+}
+
 static rp_status options_supported(const rp_exec_opts *o,
                                    const rp_backend *be) {
-  static const struct {
-    unsigned bit;
-    const char *name;
-  } opt[] = {{RP_EXEC_OPT_NTHREADS, "nthreads"},
-             {RP_EXEC_OPT_CORES, "cores"},
-             {RP_EXEC_OPT_DEVICE_MAP, "device_map"},
-             {RP_EXEC_OPT_XCLBIN, "xclbin"},
-             {RP_EXEC_OPT_XRT_EMULATE, "xrt_emulate"},
-             {RP_EXEC_OPT_CUDA_UPDATE, "cuda_update"}};
   unsigned set = (o->nthreads > 1 ? RP_EXEC_OPT_NTHREADS : 0) |
                  (o->cores || o->ncores ? RP_EXEC_OPT_CORES : 0) |
                  (o->device_map || o->ndevice_map ? RP_EXEC_OPT_DEVICE_MAP
@@ -201,12 +210,12 @@ static rp_status options_supported(const rp_exec_opts *o,
   char takes[128] = "";
   size_t n = 0;
   const char *first = NULL;
-  for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++) {
-    if ((bad & opt[i].bit) && !first)
-      first = opt[i].name;
-    if ((be->options & opt[i].bit) && n < sizeof takes)
+  for (size_t i = 0; i < NOPT; i++) {
+    if ((bad & exec_opt[i].bit) && !first)
+      first = exec_opt[i].name;
+    if ((be->options & exec_opt[i].bit) && n < sizeof takes)
       n += (size_t)snprintf(takes + n, sizeof takes - n, "%s%s",
-                            n ? ", " : "", opt[i].name);
+                            n ? ", " : "", exec_opt[i].name);
   }
   rp__set_last_errorf("%s: option \"%s\" is not supported (%s takes %s)",
                       be->name, first, be->name, n ? takes : "none of them");
