@@ -1145,5 +1145,5 @@ const rp_backend rp_backend_cuda = {
   .destroy = cu_destroy,
   .run_until = rp__cu_run_until,
   .kernel_block = cu_kernel_block,
-    .options = RP_EXEC_OPT_DEVICE_MAP | RP_EXEC_OPT_CUDA_UPDATE,
+  .options = RP_EXEC_OPT_DEVICE_MAP | RP_EXEC_OPT_CUDA_UPDATE,
 };

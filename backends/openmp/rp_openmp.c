@@ -476,5 +476,6 @@ const rp_backend rp_backend_openmp = {
     .profile = omp_profile,
     .timeline = omp_timeline,
     .destroy = omp_destroy,
-    .options = RP_EXEC_OPT_NTHREADS | RP_EXEC_OPT_CORES | RP_EXEC_OPT_DEVICE_MAP,
+    .options =
+        RP_EXEC_OPT_NTHREADS | RP_EXEC_OPT_CORES | RP_EXEC_OPT_DEVICE_MAP,
 };

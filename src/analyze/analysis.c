@@ -159,7 +159,8 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
     return refuse(RP_ESTATE, "the graph is still recording (call "
                   "rp_graph_end first)");
   rp_analysis_opts mine;
-  rp_status vs = rp__analysis_opts_in(&mine, o, "rp_analyze: rp_analysis_opts");
+  rp_status vs =
+      rp__analysis_opts_in(&mine, o, "rp_analyze: rp_analysis_opts");
   if (vs != RP_OK)
     return vs;
   o = &mine;

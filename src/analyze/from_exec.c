@@ -98,6 +98,8 @@ static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
   return RP_OK;
 }
 
+/* Here, not in core: analyze is the lowest layer that may see
+ * rp_exec_opts; rp_exec_create (replay) uses it too. */
 rp_status rp__exec_opts_in(rp_exec_opts *dst, const rp_exec_opts *src,
                            const char *what) {
   rp_exec_opts_init(dst);

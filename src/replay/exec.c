@@ -1,10 +1,10 @@
 /* The backend-neutral executor: instantiate, run, rebind. */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "analyze/analysis.h"
 #include "replay/check_run.h"
 #include "replay/exec.h"
 
@@ -247,10 +247,8 @@ static rp_status checking_mode(rp_exec *x, const rp_backend **be) {
 }
 
 void rp_exec_opts_init(rp_exec_opts *o) {
-  if (!o)
-    return;
-  memset(o, 0, sizeof *o);
-  o->size = sizeof *o;
+  if (o)
+    *o = (rp_exec_opts)RP_EXEC_OPTS_INIT;
 }
 
 rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
@@ -263,12 +261,16 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
                        "(call rp_graph_end first)");
     return RP_ESTATE;
   }
-  rp_status s;
+  /* The caller's options first (the versioning rule): they choose the
+   * backend when none is named. */
+  rp_exec_opts opts;
+  rp_status s = rp__exec_opts_in(&opts, o, "rp_exec_create: rp_exec_opts");
+  if (s != RP_OK)
+    return s;
   /* Checking mode asked and no backend named: the best CPU backend, the
    * only kind that can check (checking_mode()). */
-  int check = o && o->size > offsetof(rp_exec_opts, check) &&
-              o->size <= sizeof *o && o->check > 0;
-  if (!be && (s = rp_backend_find(check ? "cpu" : NULL, &be)) != RP_OK)
+  if (!be &&
+      (s = rp_backend_find(opts.check > 0 ? "cpu" : NULL, &be)) != RP_OK)
     return s;
   if (be->abi != RP_BACKEND_ABI) {
     rp__set_last_error("backend built for another interface version");
@@ -291,13 +293,7 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
   x->g = x->ug = g;
   x->be = be;
   x->chunks = 1;
-  rp_exec_opts_init(&x->opts);
-  if (o && (s = rp__versioned_load(&x->opts, sizeof x->opts, o,
-                                   offsetof(rp_exec_opts, nthreads),
-                                   "rp_exec_create: rp_exec_opts")) != RP_OK) {
-    free(x);
-    return s;
-  }
+  x->opts = opts;
   if ((s = options_supported(&x->opts, be)) != RP_OK) {
     free(x);
     return s;
