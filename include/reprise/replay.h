@@ -182,7 +182,9 @@ RP_API rp_status rp_backend_probe(const rp_backend *be);
 /** @brief The backends built into the library, NULL-terminated. */
 RP_API const rp_backend *const *rp_backend_list(void);
 
-/** @brief Instantiate ended graph @p g for backend @p be (NULL: auto).
+/** @brief Instantiate ended graph @p g for backend @p be (NULL: auto,
+ * the best usable backend with a body for every kernel of @p g: a kernel
+ * without a CUDA body keeps the graph off cuda; RP_BACKEND overrides).
  * @param o options or NULL. The graph must outlive the exec. With
  * o->split, the exec replays a rewritten graph that it owns (see
  * rp_exec_split_chunks()), and with o->reshape_copies one with its

@@ -7,6 +7,7 @@
 #include "analyze/analysis.h"
 #include "replay/check_run.h"
 #include "replay/exec.h"
+#include "replay/registry.h"
 
 extern const rp_backend rp_backend_reference;
 
@@ -270,7 +271,8 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
   /* Checking mode asked and no backend named: the best CPU backend, the
    * only kind that can check (checking_mode()). */
   if (!be &&
-      (s = rp_backend_find(opts.check > 0 ? "cpu" : NULL, &be)) != RP_OK)
+      (s = rp__backend_find_for(g, opts.check > 0 ? "cpu" : NULL, &be)) !=
+          RP_OK)
     return s;
   if (be->abi != RP_BACKEND_ABI) {
     rp__set_last_error("backend built for another interface version");

@@ -165,7 +165,53 @@ static rp_status find_named(const char *name, const rp_backend **out) {
   return RP_ENOTFOUND;
 }
 
-static rp_status find_any(const char *name, const rp_backend **out) {
+/* Whether backend @p be has a body for every kernel of graph @p g: its
+ * own (cuda: .cuda or .cuda_host; xrt: .xrt) on devices of its kind or of
+ * none, the CPU body elsewhere (the plan's rule, replay/plan.c). A kernel
+ * loaded without a descriptor counts as runnable. */
+static int runs_graph(const rp_backend *be, const rp_graph *g) {
+  for (rp_node n = 0; n < rp_graph_num_nodes(g); n++) {
+    rp_node_info ni;
+    if (rp_node_info_get(g, n, &ni) != RP_OK || ni.type != RP_OP_KERNEL ||
+        !ni.kernel)
+      continue;
+    const rp_kernel *k = ni.kernel;
+    rp_device_kind kind = ni.device < 0 ? RP_DEVICE_CPU
+                          : rp_graph_device_kind(g, ni.device);
+    if (kind == RP_DEVICE_DEFAULT)
+      kind = be->owns;
+    int body = kind != be->owns || kind == RP_DEVICE_CPU ? k->cpu != NULL
+               : kind == RP_DEVICE_CUDA ? k->cuda || k->cuda_host
+               : kind == RP_DEVICE_FPGA ? k->xrt != NULL
+                                        : 1;
+    if (!body)
+      return 0;
+  }
+  return 1;
+}
+
+/* The best usable backend (the CPU ones only with @p cpu); with a graph,
+ * the best that runs every kernel of it if one does, else the best. */
+static const rp_backend *best_of(int cpu, const rp_graph *g) {
+  const rp_backend *best = NULL, *runs = NULL;
+  for (const rp_backend *const *b = rp_backend_list(); *b; b++) {
+    if (cpu && (*b)->owns != RP_DEVICE_CPU)
+      continue;
+    int over_best = !best || (*b)->priority > best->priority;
+    int over_runs = (!runs || (*b)->priority > runs->priority) &&
+                    g && runs_graph(*b, g);
+    if ((!over_best && !over_runs) || rp_backend_probe(*b) != RP_OK)
+      continue;
+    if (over_best)
+      best = *b;
+    if (over_runs)
+      runs = *b;
+  }
+  return runs ? runs : best;
+}
+
+static rp_status find_any(const char *name, const rp_graph *g,
+                          const rp_backend **out) {
   if (!out) {
     rp__set_last_error("rp_backend_find: out is NULL");
     return RP_EINVAL;
@@ -177,11 +223,7 @@ static rp_status find_any(const char *name, const rp_backend **out) {
   const char *env = getenv("RP_BACKEND");
   if (!cpu && env && env[0] && strcmp(env, "auto"))
     return find_named(env, out);
-  const rp_backend *best = NULL;
-  for (const rp_backend *const *b = rp_backend_list(); *b; b++)
-    if ((!best || (*b)->priority > best->priority) &&
-        (!cpu || (*b)->owns == RP_DEVICE_CPU) && rp_backend_probe(*b) == RP_OK)
-      best = *b;
+  const rp_backend *best = best_of(cpu, g);
   if (!best) {
     rp__set_last_error(cpu ? "no CPU backend is usable"
                            : "no backend found a usable device");
@@ -191,8 +233,16 @@ static rp_status find_any(const char *name, const rp_backend **out) {
   return RP_OK;
 }
 
+rp_status rp__backend_find_for(const rp_graph *g, const char *name,
+                               const rp_backend **out) {
+  rp_status s = find_any(name, g, out);
+  if (s == RP_OK)
+    rp__set_last_error("");
+  return s;
+}
+
 rp_status rp_backend_find(const char *name, const rp_backend **out) {
-  rp_status s = find_any(name, out);
+  rp_status s = find_any(name, NULL, out);
   if (s == RP_OK)
     rp__set_last_error("");
   return s;

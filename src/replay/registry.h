@@ -13,6 +13,13 @@ rp_status rp__registry_add(const rp_backend *be);
 /* The registered backend named @p name, or NULL. Thread-safe. */
 const rp_backend *rp__registry_get(const char *name);
 
+/* rp_backend_find() for graph @p g: "auto" (or NULL) takes the best usable
+ * backend that has a body for every kernel of @p g (a CPU-only kernel on
+ * a machine with a GPU runs on a CPU backend), the best one when none
+ * has; a name (or RP_BACKEND) is taken as given. */
+rp_status rp__backend_find_for(const struct rp_graph *g, const char *name,
+                               const rp_backend **out);
+
 /* Loads plugin libreprise-@p name.so from the search path and registers it.
  * RP_ENOTFOUND (no message set) when no folder has the file; otherwise as
  * rp_plugin_load(). */

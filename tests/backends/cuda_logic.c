@@ -374,3 +374,61 @@ Test(cuda_logic, times_note) {
   cr_expect_eq(nn, K + 2, "the kernels, the copy in and back: %u", nn);
   done(x, t.g);
 }
+
+/* One bump kernel over 64 bytes on device 0 (of kind `kind`), then the
+ * buffer synced home; rp_exec_create with no backend runs it and the
+ * chosen backend's name is returned. */
+static const char *auto_choice(const rp_kernel *k, rp_device_kind kind) {
+  uint8_t h[B], want[B];
+  for (unsigned i = 0; i < B; i++)
+    h[i] = (uint8_t)(i * 3 + 1), want[i] = (uint8_t)(h[i] * 5 + 7);
+  rp_graph *g;
+  rp_buf b;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  if (kind != RP_DEVICE_DEFAULT)
+    TU_OK(g, rp_graph_set_device_kind(g, 0, kind));
+  TU_OK(g, rp_buffer_register(g, "A", h, B, &b));
+  rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(0)};
+  TU_OK(g, rp_record_kernel(g, k, 0, rp_dims3(B, 1, 1), args, NULL, NULL));
+  TU_OK(g, rp_record_sync_host(g, rp_whole(b), NULL));
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = NULL;
+  rp_status s = rp_exec_create(&x, g, NULL, NULL);
+  cr_assert_eq(s, RP_OK, "auto: %s: %s", rp_status_name(s), rp_last_error());
+  const char *name = rp_backend_name(rp_exec_backend(x));
+  run_ok(x);
+  cr_assert(!memcmp(h, want, B), "auto (%s): the buffer differs", name);
+  done(x, g);
+  return name;
+}
+
+/* The automatic choice considers the graph's kernels: cuda (the fake
+ * GPU: the best backend present) when every kernel has a body it runs, a
+ * CPU backend when one kernel has no CUDA body, cuda again when that
+ * kernel sits on a device of kind cpu (it runs its CPU body there). */
+Test(cuda_logic, auto_takes_a_backend_that_runs_every_kernel) {
+  unsetenv("RP_BACKEND");
+  const rp_backend *best;
+  TU_OK(NULL, rp_backend_find(NULL, &best));
+  cr_assert_str_eq(rp_backend_name(best), "cuda");
+  cr_expect_str_eq(auto_choice(&k_bump, RP_DEVICE_DEFAULT), "cuda");
+  const char *cpu = auto_choice(&tu_bump, RP_DEVICE_DEFAULT);
+  cr_expect(!strcmp(cpu, "openmp") || !strcmp(cpu, "reference"),
+            "a kernel without a CUDA body ran on %s", cpu);
+  cr_expect_str_eq(auto_choice(&tu_bump, RP_DEVICE_CPU), "cuda");
+  /* named, cuda refuses the kernel, as before */
+  rp_graph *g;
+  rp_buf b;
+  uint8_t h[B] = {0};
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "A", h, B, &b));
+  rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(0)};
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(B, 1, 1), args, NULL,
+                            NULL));
+  TU_OK(g, rp_graph_end(g));
+  rp_exec *x = NULL;
+  cr_expect_eq(rp_exec_create(&x, g, &rp_backend_cuda, NULL), RP_ENOKERNEL);
+  cr_expect(strstr(rp_last_error(), "has no CUDA implementation"), "%s",
+            rp_last_error());
+  rp_graph_destroy(g);
+}

@@ -3,6 +3,7 @@
  * backend named by argv[1] (default "openmp") and checks every element. */
 #include <reprise.h>
 #include <stdio.h>
+#include <string.h>
 
 RP_KERNEL(axpy, {
   const double *x = RP_PTR(const double, 0);
@@ -35,13 +36,15 @@ int main(int argc, char **argv) {
   rp_record_sync_host(g, rp_whole(by), NULL);
   if (rp_graph_end(g) != RP_OK)
     return 3;
-  const rp_backend *be;
+  const char *name = argc > 1 ? argv[1] : "openmp";
+  const rp_backend *be = NULL;
   rp_exec *ex;
-  if (rp_backend_find(argc > 1 ? argv[1] : "openmp", &be) != RP_OK ||
+  if ((strcmp(name, "auto") && rp_backend_find(name, &be) != RP_OK) ||
       rp_exec_create(&ex, g, be, NULL) != RP_OK) {
     fprintf(stderr, "consumer: %s\n", rp_last_error());
     return 4;
   }
+  be = rp_exec_backend(ex);
   rp_status s = rp_exec_run(ex, 3);   /* 3 replays: y = 1 + 12 x */
   rp_exec_destroy(ex);
   rp_graph_destroy(g);

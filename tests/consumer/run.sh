@@ -42,6 +42,19 @@ done
 clean() { env -i PATH="$clean_path" HOME="$work/home" LC_ALL=C $keep "$@"; }
 gpu=no
 [ -e /dev/nvidia0 ] && gpu=yes
+# consumer PROGRAM auto: runs on a CPU backend (its kernel has no CUDA
+# body), whatever the machine has
+auto_picks_cpu() {
+  out=$(clean "$1" auto 2>&1) || fail "$1 auto: $out"
+  echo "$out" | grep -Eq 'backend (openmp|reference): ok' ||
+    fail "$1 auto did not take a CPU backend: $out"
+}
+# consumer PROGRAM cuda on a GPU: refused, naming the kernel
+cuda_refuses() {
+  out=$(clean "$1" cuda 2>&1) && fail "$1 ran its CPU-only kernel on cuda"
+  echo "$out" | grep -q 'kernel op [0-9]* "axpy" has no CUDA implementation' ||
+    fail "$1 cuda: $out"
+}
 
 case $step in
 install)
@@ -107,9 +120,12 @@ shared)
       { echo "$out" | tail -20; fail "xrt plugin not from $libdir/reprise"; }
     echo "$out" | grep 'backend xrt: ok'
   fi
-  # the cuda plugin on a GPU
+  # "auto" takes a backend with a body for the kernel (a CPU one: it has
+  # no CUDA body), on a GPU machine too; the cuda plugin, named, loads
+  # and refuses the kernel, saying why
+  auto_picks_cpu "$work/shared/consumer_shared"
   if [ -f "$libdir/reprise/libreprise-cuda.so" ] && [ $gpu = yes ]; then
-    clean "$work/shared/consumer_shared" cuda
+    cuda_refuses "$work/shared/consumer_shared"
   fi
   # the installed CLI starts without LD_LIBRARY_PATH (install RPATH)
   clean "$prefix/bin/reprise" --version
@@ -146,7 +162,8 @@ static)
         clean XRT_INI_PATH="$work/xrt.ini" RP_XRT_EMULATE=1 "$p" xrt ;;
       starpu) clean STARPU_SILENT=1 STARPU_NCPU=1 "$p" starpu ;;
       cuda) clean "$p" reference      # linked; the GPU may be absent
-            if [ $gpu = yes ]; then clean "$p" cuda; fi ;;
+            auto_picks_cpu "$p"
+            if [ $gpu = yes ]; then cuda_refuses "$p"; fi ;;
     esac
   done
   ;;
