@@ -804,6 +804,11 @@ rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
     e = cudaGraphAddEmptyNode(&o->node[0], gr, deps, np);
     return e ? rp__cu_fail(s, e, v, "adding an empty node") : RP_OK;
   }
+  if (o->kind == CU_KERNEL && rp__cu_is_import(o->k)) {
+    /* an imported CUDA node (rp_cuda_import.c): added as it was */
+    e = rp__cu_import_add(&o->node[0], gr, deps, np, &s->kargs[v]);
+    return e ? rp__cu_fail(s, e, v, "adding an imported node") : RP_OK;
+  }
   if (o->kind == CU_KERNEL) {
     cudaGraph_t child;
     e = rp__cu_capture(s, v, &child);

@@ -195,6 +195,13 @@ rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
 /* The argument table allocated (if it is not yet), every entry its node's
  * block; cuda_update "table" also copies it over. */
 cudaError_t rp__cu_table_alloc(cu_state *s);
+/* rp_cuda_import.c: whether k is the descriptor of imported CUDA nodes;
+ * such a node (its block a) added to graph gr after deps as it was in the
+ * graph it came from. */
+int rp__cu_is_import(const rp_kernel *k);
+cudaError_t rp__cu_import_add(cudaGraphNode_t *node, cudaGraph_t gr,
+                              const cudaGraphNode_t *deps, size_t nd,
+                              const rp_kargs *a);
 /* rp_cuda_until.c */
 rp_status rp__cu_run_until(void *state, const rp_until *u,
                            unsigned max_replays, unsigned check_every,

@@ -16,6 +16,10 @@ typedef struct fk_entry {
   const void *fn;
   rp_cpu_fn cpu;
   int by_pointer;
+  fk_raw_fn raw;               /* fk_kernel_raw: its parameters */
+  unsigned nparam;
+  size_t off[FK_MAX_PARAMS], size[FK_MAX_PARAMS];
+  const char *name;
 } fk_entry;
 
 enum { FK_MAX_ENTRIES = 64 };
@@ -31,6 +35,25 @@ void fk_kernel(const void *fn, rp_cpu_fn cpu, int by_pointer) {
     }
   if (nentries < FK_MAX_ENTRIES)
     entries[nentries++] = (fk_entry){fn, cpu, by_pointer};
+}
+
+void fk_kernel_raw(const void *fn, const char *name, fk_raw_fn body,
+                   unsigned nparam, const size_t *sizes) {
+  if (nentries == FK_MAX_ENTRIES || nparam > FK_MAX_PARAMS)
+    return;
+  fk_entry *e = &entries[nentries++];
+  memset(e, 0, sizeof *e);
+  e->fn = fn;
+  e->name = name;
+  e->raw = body;
+  e->nparam = nparam;
+  size_t o = 0;
+  for (unsigned i = 0; i < nparam; i++) {
+    o = (o + sizes[i] - 1) / sizes[i] * sizes[i]; /* natural alignment */
+    e->off[i] = o;
+    e->size[i] = sizes[i];
+    o += sizes[i];
+  }
 }
 
 static const fk_entry *entry(const void *fn) {
@@ -308,6 +331,13 @@ cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p,
 static void run_kernel(const void *fn, dim3 grid, dim3 block,
                        const void *param) {
   const fk_entry *en = entry(fn);
+  if (en->raw) { /* param: the packed block */
+    void *args[FK_MAX_PARAMS];
+    for (unsigned i = 0; i < en->nparam; i++)
+      args[i] = (char *)param + en->off[i];
+    en->raw(args, grid, block);
+    return;
+  }
   rp_kargs a;
   if (en->by_pointer)
     memcpy(&a, *(const rp_kargs *const *)param, sizeof a);
@@ -414,6 +444,11 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
   if (!entry(func))
     return fail(cudaErrorInvalidDeviceFunction);
   fk.launch_kernel++;
+  const fk_entry *en = entry(func);
+  if (en->raw) {
+    en->raw(args, gridDim, blockDim);
+    return cudaSuccess;
+  }
   run_kernel(func, gridDim, blockDim, args[0]);
   return cudaSuccess;
 }
@@ -427,7 +462,8 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn,
 
 /* ---- graphs ---- */
 
-enum { FK_KERNEL, FK_COPY1, FK_COPY3, FK_HOST, FK_EMPTY, FK_EVENT };
+enum { FK_KERNEL, FK_COPY1, FK_COPY3, FK_HOST, FK_EMPTY, FK_EVENT,
+       FK_MEMSET, FK_CHILD, FK_OTHER };
 
 struct CUgraphNode_st {
   int type;
@@ -442,6 +478,11 @@ struct CUgraphNode_st {
   struct cudaMemcpy3DParms p3; /* 3-d copies */
   cudaHostFn_t hfn;            /* host nodes */
   void *user;
+  struct cudaMemsetParams ms;  /* memset nodes */
+  struct CUgraph_st *child;    /* child graph nodes (the caller's graph,
+                                  not a clone: it must outlive this) */
+  enum cudaGraphNodeType other; /* fk_add_node: its type */
+  void *kp[FK_MAX_PARAMS];     /* kernel GetParams: into par */
   unsigned *dep, ndep;         /* indices of its predecessors */
 };
 
@@ -533,6 +574,11 @@ static int set_kernel(struct CUgraphNode_st *x,
   x->fn = p->func;
   x->grid = p->gridDim;
   x->block = p->blockDim;
+  if (en->raw) {
+    for (unsigned i = 0; i < en->nparam; i++)
+      memcpy(x->par + en->off[i], p->kernelParams[i], en->size[i]);
+    return 1;
+  }
   memcpy(x->par, p->kernelParams[0],
          en->by_pointer ? sizeof(void *) : sizeof(rp_kargs));
   return 1;
@@ -617,14 +663,193 @@ cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode,
                &fk.add_event, pGraphNode);
 }
 
+/* Child graphs: only those made by a test (fk_child_ok), never the
+ * backend's own captures (the fake has no capture). */
+static int child_ok;
+
+void fk_child_ok(int ok) { child_ok = ok; }
+
 cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode,
                                        cudaGraph_t graph,
                                        const cudaGraphNode_t *pDependencies,
                                        size_t numDependencies,
                                        cudaGraph_t childGraph) {
-  (void)pGraphNode, (void)graph, (void)pDependencies, (void)numDependencies;
-  (void)childGraph;
-  return fail(cudaErrorNotSupported);
+  if (!child_ok)
+    return fail(cudaErrorNotSupported);
+  struct CUgraphNode_st *x = add(graph, FK_CHILD, pDependencies,
+                                 numDependencies);
+  if (x)
+    x->child = childGraph;
+  return added(x, &fk.add_empty, pGraphNode);
+}
+
+cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode,
+                                   cudaGraph_t graph,
+                                   const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies,
+                                   const struct cudaMemsetParams *p) {
+  struct CUgraphNode_st *x = add(graph, FK_MEMSET, pDependencies,
+                                 numDependencies);
+  if (x)
+    x->ms = *p;
+  return added(x, &fk.add_copy, pGraphNode);
+}
+
+cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode,
+                                      cudaGraph_t graph,
+                                      const cudaGraphNode_t *pDependencies,
+                                      size_t numDependencies,
+                                      cudaEvent_t event) {
+  (void)event;
+  struct CUgraphNode_st *x = add(graph, FK_EVENT, pDependencies,
+                                 numDependencies);
+  if (x)
+    x->other = cudaGraphNodeTypeWaitEvent;
+  return added(x, &fk.add_event, pGraphNode);
+}
+
+cudaError_t fk_add_node(cudaGraphNode_t *out, cudaGraph_t graph,
+                        const cudaGraphNode_t *deps, size_t nd,
+                        enum cudaGraphNodeType type) {
+  struct CUgraphNode_st *x = add(graph, FK_OTHER, deps, nd);
+  if (x)
+    x->other = type;
+  return added(x, &fk.add_empty, out);
+}
+
+/* ---- reading a graph back ---- */
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes,
+                              size_t *numNodes) {
+  if (nodes)
+    for (size_t i = 0; i < *numNodes && i < graph->nn; i++)
+      nodes[i] = graph->n[i];
+  *numNodes = graph->nn;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node,
+                                         cudaGraphNode_t *pDependencies,
+                                         cudaGraphEdgeData *edgeData,
+                                         size_t *pNumDependencies) {
+  (void)edgeData;
+  if (pDependencies)
+    for (size_t i = 0; i < *pNumDependencies && i < node->ndep; i++)
+      pDependencies[i] = node->g->n[node->dep[i]];
+  *pNumDependencies = node->ndep;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node,
+                                 enum cudaGraphNodeType *pType) {
+  static const enum cudaGraphNodeType of[] = {
+      cudaGraphNodeTypeKernel, cudaGraphNodeTypeMemcpy,
+      cudaGraphNodeTypeMemcpy, cudaGraphNodeTypeHost, cudaGraphNodeTypeEmpty,
+      cudaGraphNodeTypeEventRecord, cudaGraphNodeTypeMemset,
+      cudaGraphNodeTypeGraph};
+  *pType = node->type == FK_OTHER || (node->type == FK_EVENT && node->other)
+               ? node->other
+               : of[node->type];
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node,
+                                         struct cudaKernelNodeParams *p) {
+  if (node->type != FK_KERNEL)
+    return fail(cudaErrorInvalidValue);
+  const fk_entry *en = entry(node->fn);
+  unsigned np = en->raw ? en->nparam : 1;
+  for (unsigned i = 0; i < np; i++)
+    node->kp[i] = node->par + (en->raw ? en->off[i] : 0);
+  memset(p, 0, sizeof *p);
+  p->func = (void *)node->fn;
+  p->gridDim = node->grid;
+  p->blockDim = node->block;
+  p->kernelParams = node->kp;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node,
+                                         struct cudaMemcpy3DParms *p) {
+  if (node->type == FK_COPY3) {
+    *p = node->p3;
+    return cudaSuccess;
+  }
+  if (node->type != FK_COPY1)
+    return fail(cudaErrorInvalidValue);
+  memset(p, 0, sizeof *p); /* a 1-d copy as CUDA reports it */
+  p->srcPtr = (struct cudaPitchedPtr){(void *)node->src, node->bytes,
+                                      node->bytes, 1};
+  p->dstPtr = (struct cudaPitchedPtr){node->dst, node->bytes, node->bytes,
+                                      1};
+  p->extent = (struct cudaExtent){node->bytes, 1, 1};
+  p->kind = cudaMemcpyDefault;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node,
+                                         struct cudaMemsetParams *p) {
+  if (node->type != FK_MEMSET)
+    return fail(cudaErrorInvalidValue);
+  *p = node->ms;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node,
+                                       struct cudaHostNodeParams *p) {
+  if (node->type != FK_HOST)
+    return fail(cudaErrorInvalidValue);
+  p->fn = node->hfn;
+  p->userData = node->user;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node,
+                                            cudaGraph_t *pGraph) {
+  if (node->type != FK_CHILD)
+    return fail(cudaErrorInvalidValue);
+  *pGraph = node->child;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncGetName(const char **name, const void *func) {
+  const fk_entry *en = entry(func);
+  if (!en || !en->name)
+    return fail(cudaErrorInvalidDeviceFunction);
+  *name = en->name;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex,
+                                 size_t *paramOffset, size_t *paramSize) {
+  const fk_entry *en = entry(func);
+  if (!en)
+    return fail(cudaErrorInvalidDeviceFunction);
+  unsigned np = en->raw ? en->nparam : 1;
+  if (paramIndex >= np)
+    return fail(cudaErrorInvalidValue);
+  *paramOffset = en->raw ? en->off[paramIndex] : 0;
+  *paramSize = en->raw ? en->size[paramIndex]
+               : en->by_pointer ? sizeof(void *)
+                                : sizeof(rp_kargs);
+  return cudaSuccess;
+}
+
+/* A memset of elementSize-byte elements, height rows of width. */
+static void memset2d(const struct cudaMemsetParams *m) {
+  for (size_t y = 0; y < (m->height ? m->height : 1); y++)
+    for (size_t i = 0; i < m->width; i++)
+      memcpy((char *)m->dst + y * m->pitch + i * m->elementSize, &m->value,
+             m->elementSize);
+}
+
+cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value,
+                              size_t width, size_t height,
+                              cudaStream_t stream) {
+  (void)stream;
+  for (size_t y = 0; y < height; y++)
+    memset((char *)devPtr + y * pitch, value, width);
+  return cudaSuccess;
 }
 
 cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
@@ -776,8 +1001,13 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec,
  * backend forgot shows as a result that differs. */
 static uint64_t rnd = 0x9e3779b97f4a7c15ull;
 
+static void run_graph(const struct CUgraph_st *g,
+                      const struct CUgraphNode_st *n, unsigned nn);
+
 static void run_node(const struct CUgraphNode_st *x) {
   switch (x->type) {
+  case FK_MEMSET: memset2d(&x->ms); break;
+  case FK_CHILD: run_graph(x->child, NULL, x->child->nn); break;
   case FK_KERNEL: run_kernel(x->fn, x->grid, x->block, x->par); break;
   case FK_COPY1: memmove(x->dst, x->src, x->bytes); break;
   case FK_COPY3: copy3d(&x->p3); break;
@@ -786,33 +1016,38 @@ static void run_node(const struct CUgraphNode_st *x) {
   }
 }
 
-cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
-  (void)stream;
-  const struct CUgraph_st *g = graphExec->from;
-  unsigned n = graphExec->nn, nready = 0;
-  unsigned *left = calloc(n + 1, sizeof *left);
-  unsigned *ready = calloc(n + 1, sizeof *ready);
+/* Runs graph g's nodes (their values n, or g's own when NULL). */
+static void run_graph(const struct CUgraph_st *g,
+                      const struct CUgraphNode_st *n, unsigned nn) {
+  unsigned nready = 0;
+  unsigned *left = calloc(nn + 1, sizeof *left);
+  unsigned *ready = calloc(nn + 1, sizeof *ready);
   if (!left || !ready) {
     free(left);
     free(ready);
-    return fail(cudaErrorMemoryAllocation);
+    return;
   }
-  for (unsigned i = 0; i < n; i++)
+  for (unsigned i = 0; i < nn; i++)
     if (!(left[i] = g->n[i]->ndep))
       ready[nready++] = i;
   while (nready) {
     rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
     unsigned k = (unsigned)((rnd >> 33) % nready), v = ready[k];
     ready[k] = ready[--nready];
-    run_node(&graphExec->n[v]);
+    run_node(n ? &n[v] : g->n[v]);
     /* Its successors: the nodes naming it as a predecessor. */
-    for (unsigned j = v + 1; j < n; j++)
+    for (unsigned j = v + 1; j < nn; j++)
       for (unsigned d = 0; d < g->n[j]->ndep; d++)
         if (g->n[j]->dep[d] == v && --left[j] == 0)
           ready[nready++] = j;
   }
   free(left);
   free(ready);
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  (void)stream;
+  run_graph(graphExec->from, graphExec->n, graphExec->nn);
   fk.graph_launch++;
   return cudaSuccess;
 }

@@ -32,6 +32,20 @@ typedef struct fk_counts {
 
 extern fk_counts fk;
 
+enum { FK_MAX_PARAMS = 8 };
+/* A kernel of plain parameters (CUDA C's own, not an rp_kargs): body runs
+ * it over args[i], parameter i of sizes[i] bytes. */
+typedef void (*fk_raw_fn)(void **args, dim3 grid, dim3 block);
+void fk_kernel_raw(const void *fn, const char *name, fk_raw_fn body,
+                   unsigned nparam, const size_t *sizes);
+/* Whether cudaGraphAddChildGraphNode works (0 at the start: the backend
+ * never sees child graphs here). The node keeps the child, not a clone. */
+void fk_child_ok(int ok);
+/* A node of any type (a conditional one, say) that does nothing. */
+cudaError_t fk_add_node(cudaGraphNode_t *out, cudaGraph_t graph,
+                        const cudaGraphNode_t *deps, size_t nd,
+                        enum cudaGraphNodeType type);
+
 /* Zeroes the counters. */
 void fk_reset(void);
 /* The kernel entry fn runs as cpu over its argument block: by value (its
