@@ -716,6 +716,7 @@ static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
     const rp_plan_node *nd = &p->node[v];
     rp_node_info ni;
     rp_node_info_get(s->g, nd->op, &ni);
+    const void *imp;
     o->host.s = s;
     o->host.v = v;
     o->ldev = nd->device < 0 ? 0 : nd->device;
@@ -754,6 +755,11 @@ static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
                           "(graph loaded from a file)", ni.name);
         return RP_ENOKERNEL;
       }
+    } else if ((imp = rp__cu_import_copy(s->g, nd->op)) != NULL) {
+      /* an imported CUDA copy: moves what its node moved */
+      o->kind = CU_KERNEL;
+      o->k = rp__cu_import_kernel();
+      s->kargs[v].a[0].p = (void *)imp;
     } else if ((o->kind = copy_kind(s, nd)) == CU_HOSTCOPY) {
       o->phys = s->phys0;
     } else {

@@ -199,6 +199,10 @@ cudaError_t rp__cu_table_alloc(cu_state *s);
  * such a node (its block a) added to graph gr after deps as it was in the
  * graph it came from. */
 int rp__cu_is_import(const rp_kernel *k);
+const rp_kernel *rp__cu_import_kernel(void);
+/* The record of plan op `op` of g when it is an imported CUDA copy (a copy
+ * over an import's one-byte buffer), else NULL. */
+const void *rp__cu_import_copy(const rp_graph *g, uint32_t op);
 cudaError_t rp__cu_import_add(cudaGraphNode_t *node, cudaGraph_t gr,
                               const cudaGraphNode_t *deps, size_t nd,
                               const rp_kargs *a);

@@ -2,6 +2,7 @@
  * walked in an order their edges allow, each kernel, memcpy, memset and
  * host node recorded as an operation after what it depends on, empty and
  * event nodes passed through as edges, child graphs imported in place. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,37 @@ struct rp_cuda_import {
   rp_graph *g;
   imp_node **rec;              /* per reprise node */
   uint32_t nrec, caprec;
+  rp_cuda_import *next;        /* the live imports */
 };
+
+/* Imports alive, for the backend to find a copy's record by its buffer's
+ * name (rp__cu_import_copy): a name read from a file names nothing. */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static rp_cuda_import *live;
+
+/* The name of the one-byte buffer an imported copy moves: the analysis
+ * sees a copy (its lane, its direction), the backend moves what the CUDA
+ * node moved instead. */
+#define IMP_BUF "cuda import %p"
+
+const void *rp__cu_import_copy(const rp_graph *g, uint32_t op) {
+  rp_access_info ai;
+  rp_buffer_desc d;
+  void *rec = NULL;
+  if (rp_node_access(g, op, 0, &ai) != RP_OK ||
+      rp_buffer_info(g, ai.region.buf, &d) != RP_OK || !d.name ||
+      strncmp(d.name, "cuda import ", 12) || d.bytes != 1 ||
+      sscanf(d.name, IMP_BUF, &rec) != 1)
+    return NULL;
+  const void *found = NULL;
+  pthread_mutex_lock(&live_mu);
+  for (const rp_cuda_import *im = live; im && !found; im = im->next)
+    for (uint32_t i = 0; i < im->nrec && !found; i++)
+      if (im->rec[i] == rec)
+        found = rec;
+  pthread_mutex_unlock(&live_mu);
+  return found;
+}
 
 /* A set of reprise nodes (what a CUDA node's successors wait for). */
 typedef struct nset {
@@ -126,6 +157,8 @@ int rp__cu_import_issue(const rp_kargs *a, void *stream) {
 
 int rp__cu_is_import(const rp_kernel *k) { return k == &imp_kernel; }
 
+const rp_kernel *rp__cu_import_kernel(void) { return &imp_kernel; }
+
 cudaError_t rp__cu_import_add(cudaGraphNode_t *node, cudaGraph_t gr,
                               const cudaGraphNode_t *deps, size_t nd,
                               const rp_kargs *a) {
@@ -209,6 +242,27 @@ static const char *copy_dir(enum cudaMemcpyKind k) {
   }
 }
 
+/* Whether p is device memory (else host memory) for a cudaMemcpyDefault
+ * copy. */
+static int on_device(const void *p) {
+  struct cudaPointerAttributes at;
+  if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return at.type == cudaMemoryTypeDevice || at.type == cudaMemoryTypeManaged;
+}
+
+/* A copy's direction, cudaMemcpyDefault resolved from its pointers. */
+static enum cudaMemcpyKind copy_kind_of(const struct cudaMemcpy3DParms *p) {
+  if (p->kind != cudaMemcpyDefault)
+    return p->kind;
+  int sd = p->srcArray || on_device(p->srcPtr.ptr);
+  int dd = p->dstArray || on_device(p->dstPtr.ptr);
+  return sd ? (dd ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
+            : (dd ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
+}
+
 /* Records CUDA node x (of a kind that is an operation) after `after`. */
 static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
                         const nset *after, rp_node *out) {
@@ -219,6 +273,8 @@ static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
   char name[160];
   rp_status s = RP_OK;
   cudaError_t e = cudaSuccess;
+  enum cudaMemcpyKind dir = cudaMemcpyDefault;
+  size_t bytes = 0;
   if (t == cudaGraphNodeTypeKernel) {
     r->kind = RP_CUDA_IMPORT_KERNEL;
     s = get_kernel(w, x, r, name, sizeof name);
@@ -227,10 +283,10 @@ static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
     if ((e = cudaGraphMemcpyNodeGetParams(x, &r->p3)) != cudaSuccess)
       s = cu_failed(w, e, "cudaGraphMemcpyNodeGetParams");
     const struct cudaExtent *x3 = &r->p3.extent;
-    snprintf(name, sizeof name, "memcpy %s%s%zu B", copy_dir(r->p3.kind),
-             copy_dir(r->p3.kind)[0] ? " " : "",
-             x3->width * (x3->height ? x3->height : 1) *
-                 (x3->depth ? x3->depth : 1));
+    dir = copy_kind_of(&r->p3);
+    bytes = x3->width * (x3->height ? x3->height : 1) *
+            (x3->depth ? x3->depth : 1);
+    snprintf(name, sizeof name, "memcpy %s %zu B", copy_dir(dir), bytes);
   } else if (t == cudaGraphNodeTypeMemset) {
     r->kind = RP_CUDA_IMPORT_MEMSET;
     if ((e = cudaGraphMemsetNodeGetParams(x, &r->ms)) != cudaSuccess)
@@ -265,7 +321,21 @@ static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
   }
   im->rec[im->nrec++] = r;
   rp_op_opts oo = {name, 0, after->v, after->n};
-  if (r->kind == RP_CUDA_IMPORT_HOST) {
+  if (dir == cudaMemcpyHostToDevice || dir == cudaMemcpyDeviceToHost) {
+    /* a copy op over a one-byte buffer of its own (no hazard with any
+     * other); its given cost the default model's, 25 GB/s, until
+     * profiled */
+    char bn[64];
+    snprintf(bn, sizeof bn, IMP_BUF, (void *)r);
+    rp_buffer_desc d = {.name = bn, .bytes = 1};
+    rp_buf b;
+    oo.cost_us = bytes / 25e3;
+    s = rp_buffer_add(im->g, &d, &b);
+    if (s == RP_OK && dir == cudaMemcpyHostToDevice)
+      s = rp_record_copy_to_device(im->g, rp_whole(b), 0, &oo, out);
+    else if (s == RP_OK)
+      s = rp_record_copy_to_host(im->g, rp_whole(b), 0, &oo, out);
+  } else if (r->kind == RP_CUDA_IMPORT_HOST) {
     s = rp_record_host(im->g, imp_host, r, NULL, 0, &oo, out);
   } else {
     rp_arg a[1] = {{.value = {.p = r}}};
@@ -498,6 +568,10 @@ rp_status rp_cuda_graph_import(cudaGraph_t cg, unsigned profile_runs,
   w.im = calloc(1, sizeof *w.im);
   if (!w.im)
     return RP_ENOMEM;
+  pthread_mutex_lock(&live_mu);
+  w.im->next = live;
+  live = w.im;
+  pthread_mutex_unlock(&live_mu);
   rp_status s = rp_graph_create(&w.im->g, RP_GRAPH_NO_COHERENCE);
   nset in = {0}, tails = {0};
   if (s == RP_OK)
@@ -537,6 +611,13 @@ rp_status rp_cuda_import_node(const rp_cuda_import *im, rp_node n,
 void rp_cuda_import_free(rp_cuda_import *im) {
   if (!im)
     return;
+  pthread_mutex_lock(&live_mu);
+  for (rp_cuda_import **p = &live; *p; p = &(*p)->next)
+    if (*p == im) {
+      *p = im->next;
+      break;
+    }
+  pthread_mutex_unlock(&live_mu);
   rp_graph_destroy(im->g);
   for (uint32_t i = 0; i < im->nrec; i++)
     node_free(im->rec[i]);

@@ -158,12 +158,21 @@ Test(cuda_import, structure_node_for_node) {
   const rp_graph *g = rp_cuda_import_graph(im);
   /* 8 operations: the event, child-graph and empty nodes are edges */
   cr_assert_eq(rp_graph_num_nodes(g), 8);
-  cr_assert_eq(rp_graph_num_buffers(g), 0);
-  rp_node in = by_name(g, "memcpy 256 B", 0), ms = by_name(g, "memset 256 B",
-                                                             0);
+  /* each copy over a one-byte buffer of its own: a copy to the analysis */
+  cr_assert_eq(rp_graph_num_buffers(g), 2);
+  rp_node in = by_name(g, "memcpy HtoD 256 B", 0);
+  rp_node ms = by_name(g, "memset 256 B", 0);
   rp_node sz = by_name(g, "scale", 0), sx = by_name(g, "scale", 1);
   rp_node add = by_name(g, "add", 0), sy = by_name(g, "scale", 2);
-  rp_node out = by_name(g, "memcpy 256 B", 1), host = by_name(g, "host", 0);
+  rp_node out = by_name(g, "memcpy DtoH 256 B", 0);
+  rp_node host = by_name(g, "host", 0);
+  rp_node_info ni;
+  TU_OK(NULL, rp_node_info_get(g, in, &ni));
+  cr_expect_eq(ni.type, RP_OP_COPY_H2D);
+  TU_OK(NULL, rp_node_info_get(g, out, &ni));
+  cr_expect_eq(ni.type, RP_OP_COPY_D2H);
+  TU_OK(NULL, rp_node_info_get(g, sx, &ni));
+  cr_expect_eq(ni.type, RP_OP_KERNEL);
   rp_cuda_import_kind k;
   const void *fn;
   TU_OK(NULL, rp_cuda_import_node(im, sx, &k, &fn));
@@ -210,6 +219,18 @@ Test(cuda_import, structure_node_for_node) {
   /* the analysis runs on it */
   rp_analysis *an = NULL;
   TU_OK(NULL, rp_analyze(g, NULL, &an));
+  /* its lanes: the GPU's compute, each copy direction, the host */
+  char lanes[256] = "";
+  for (uint32_t i = 0; i < rp_analysis_num_lanes(an); i++) {
+    const char *ln;
+    double busy;
+    TU_OK(NULL, rp_analysis_lane(an, i, &ln, &busy));
+    strncat(lanes, ln, sizeof lanes - strlen(lanes) - 2);
+    strcat(lanes, " ");
+  }
+  cr_expect_eq(rp_analysis_num_lanes(an), 4, "lanes: %s", lanes);
+  cr_expect(strstr(lanes, "h2d") && strstr(lanes, "d2h"), "lanes: %s",
+            lanes);
   rp_analysis_destroy(an);
   rp_cuda_import_free(im);
   prog_free(&p);
