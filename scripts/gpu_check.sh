@@ -20,7 +20,10 @@
 # cudaGraphExecUpdate, the first one and the later ones; rebinding behind
 # 2000 copies reshaped and as recorded; the pipeline against the
 # duplex-aware bound and the prediction, the device loop against a
-# hand-built WHILE graph). Everything goes to ONE log,
+# hand-built WHILE graph); examples/cuda_import (a captured two-stream
+# program imported with rp_cuda_graph_import: structure, byte-identical
+# replays, analysis, achieved against predicted; the saved import through
+# `reprise analyze`; memcheck). Everything goes to ONE log,
 # "$OUT/gpu.log" (OUT defaults to out/gpu), a summary at its end (also on
 # stdout). Exit status 0 only when every check passed (the speed targets
 # are reported met / MISSED, not counted as failures).
@@ -170,6 +173,45 @@ if [ -x "$B/tools/bench/bench_cuda" ]; then
       grep -E "goal|per node|8-byte|by-pointer|moved every" | cut -c1-330)
 else
   bad "bench_cuda: not built"
+fi
+
+section "cuda_import (a captured two-stream program imported, checked, replayed)"
+x="$B/examples/cuda_import"
+if [ -x "$x" ]; then
+  "$x" --n $((1 << 24)) --chunks 8 --json "$OUT/cuda_import.json" \
+    --dot "$OUT/cuda_import.dot" >"$OUT/ci.out" 2>&1
+  rc=$?
+  cat "$OUT/ci.out" >>"$LOG"
+  if [ $rc -eq 0 ]; then
+    ok "cuda_import: $(grep -c 'identical to the streams' "$OUT/ci.out") replays identical; $(grep '^structure' "$OUT/ci.out" | head -1)"
+  else
+    bad "cuda_import: exit $rc ($(grep -E 'DIFFERS|^structure|rror' "$OUT/ci.out" | head -1))"
+  fi
+  while IFS= read -r l; do SUM+=("target  cuda_import: $l"); done < <(
+    grep -E "^predicted speedup|^achieved speedup|^replay of the import|^imported" \
+      "$OUT/ci.out" | cut -c1-200)
+  # the saved import, analysed by the CLI from its measured costs
+  if [ -f "$OUT/cuda_import.json" ] && [ -x "$B/tools/reprise" ]; then
+    if "$B/tools/reprise" analyze "$OUT/cuda_import.json" >"$OUT/ci_cli.out" 2>&1; then
+      cat "$OUT/ci_cli.out" >>"$LOG"
+      ok "reprise analyze of the saved import"
+    else
+      cat "$OUT/ci_cli.out" >>"$LOG"
+      bad "reprise analyze of the saved import"
+    fi
+  fi
+  say "---- memcheck cuda_import --n 65536 --chunks 4"
+  "$SAN" --tool memcheck --leak-check full --error-exitcode 99 \
+    "$x" --n 65536 --chunks 4 >"$OUT/san.out" 2>&1
+  rc=$?
+  grep -E "ERROR SUMMARY|LEAK SUMMARY" "$OUT/san.out" | head -5 >>"$LOG"
+  if [ $rc -eq 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$OUT/san.out"; then
+    ok "memcheck cuda_import: 0 errors"
+  else
+    bad "memcheck cuda_import: exit $rc, $(grep -E 'ERROR SUMMARY' "$OUT/san.out" | tail -1)"
+  fi
+else
+  bad "cuda_import: not built"
 fi
 
 section "summary ($(( $(date +%s) - T0 )) s in all; load $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -6,6 +6,8 @@
  * launching the CUDA graph does; nodes that cannot be imported are
  * refused by name. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "fake_cudart.h"
 #include "rp_cuda_import.h"
@@ -232,6 +234,25 @@ Test(cuda_import, structure_node_for_node) {
   cr_expect(strstr(lanes, "h2d") && strstr(lanes, "d2h"), "lanes: %s",
             lanes);
   rp_analysis_destroy(an);
+  /* saved and read back (`reprise analyze FILE`): the same operations
+   * and edges, analysed without the import */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&buf, &len);
+  TU_OK(NULL, rp_graph_write_json(g, fp));
+  fclose(fp);
+  fp = fmemopen(buf, len, "r");
+  rp_graph *back = NULL;
+  char rerr[256] = "";
+  s = rp_graph_read_json(&back, fp, rerr, sizeof rerr);
+  fclose(fp);
+  free(buf);
+  cr_assert_eq(s, RP_OK, "read back: %s", rerr);
+  cr_expect_eq(rp_graph_num_nodes(back), 8);
+  cr_expect_eq(rp_graph_num_edges(back), 6);
+  TU_OK(NULL, rp_analyze(back, NULL, &an));
+  rp_analysis_destroy(an);
+  rp_graph_destroy(back);
   rp_cuda_import_free(im);
   prog_free(&p);
 }
