@@ -96,13 +96,13 @@ static int differs(const prog *p, const float *zref,
   return 0;
 }
 
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
 static double median(double *v, int n) {
-  for (int i = 1; i < n; i++)
-    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-      double w = v[j];
-      v[j] = v[j - 1];
-      v[j - 1] = w;
-    }
+  qsort(v, (size_t)n, sizeof *v, by_value);
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

@@ -132,22 +132,31 @@ else
   cat "$OUT/ex.out" >>"$LOG"; bad "example jacobi2d --mixed"
 fi
 
-section "compute-sanitizer memcheck --leak-check full (small sizes)"
-for e in $EXAMPLES; do
-  x="$B/examples/$e"
-  [ -x "$x" ] || continue
-  say "---- memcheck $e ${SMALL[$e]}"
+# memcheck NAME PROGRAM ARGS...: compute-sanitizer's memcheck with leak
+# check on one run; any error fails.
+memcheck() {
+  local name=$1
+  shift
+  say "---- memcheck $name ${*:2}"
   "$SAN" --tool memcheck --leak-check full --error-exitcode 99 \
-    "$x" --backend cuda ${SMALL[$e]} >"$OUT/san.out" 2>&1
-  rc=$?
+    "$@" >"$OUT/san.out" 2>&1
+  local rc=$?
   grep -E "ERROR SUMMARY|LEAK SUMMARY|Leaked|Invalid|Error|error" \
     "$OUT/san.out" | head -40 >>"$LOG"
   tail -3 "$OUT/san.out" >>"$LOG"
   if [ $rc -eq 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$OUT/san.out"; then
-    ok "memcheck $e: 0 errors"
+    ok "memcheck $name: 0 errors"
   else
-    bad "memcheck $e: exit $rc, $(grep -E 'ERROR SUMMARY' "$OUT/san.out" | tail -1)"
+    bad "memcheck $name: exit $rc, $(grep -E 'ERROR SUMMARY' "$OUT/san.out" | tail -1)"
   fi
+}
+
+section "compute-sanitizer memcheck --leak-check full (small sizes)"
+for e in $EXAMPLES; do
+  x="$B/examples/$e"
+  [ -x "$x" ] || continue
+  # shellcheck disable=SC2086
+  memcheck "$e" "$x" --backend cuda ${SMALL[$e]}
 done
 
 section "bench_cuda_examples 20 (each example against the hand-built dag)"
@@ -200,16 +209,7 @@ if [ -x "$x" ]; then
       bad "reprise analyze of the saved import"
     fi
   fi
-  say "---- memcheck cuda_import --n 65536 --chunks 4"
-  "$SAN" --tool memcheck --leak-check full --error-exitcode 99 \
-    "$x" --n 65536 --chunks 4 >"$OUT/san.out" 2>&1
-  rc=$?
-  grep -E "ERROR SUMMARY|LEAK SUMMARY" "$OUT/san.out" | head -5 >>"$LOG"
-  if [ $rc -eq 0 ] && grep -q "ERROR SUMMARY: 0 errors" "$OUT/san.out"; then
-    ok "memcheck cuda_import: 0 errors"
-  else
-    bad "memcheck cuda_import: exit $rc, $(grep -E 'ERROR SUMMARY' "$OUT/san.out" | tail -1)"
-  fi
+  memcheck cuda_import "$x" --n 65536 --chunks 4
 else
   bad "cuda_import: not built"
 fi
