@@ -25,6 +25,7 @@ typedef struct rp__cu_imp_node {
   struct cudaMemsetParams ms;  /* memsets */
   cudaHostFn_t hfn;            /* host nodes */
   void *huser;
+  cudaGraphNode_t src;         /* the node it came from */
 } imp_node;
 
 struct rp_cuda_import {
@@ -195,6 +196,12 @@ static void node_free(imp_node *r) {
 /* Kernel node x's function, shape and a copy of its parameter block. */
 static rp_status get_kernel(imp *w, cudaGraphNode_t x, imp_node *r,
                             char *name, size_t nlen) {
+#if CUDART_VERSION < 12040
+  (void)r, (void)x;
+  snprintf(name, nlen, "kernel");
+  return failf(w, RP_ENOTSUP, "rp_cuda_graph_import: kernel nodes need "
+               "CUDA 12.4 or later (cudaFuncGetParamInfo)");
+#else
   struct cudaKernelNodeParams kp;
   cudaError_t e = cudaGraphKernelNodeGetParams(x, &kp);
   if (e != cudaSuccess)
@@ -230,6 +237,7 @@ static rp_status get_kernel(imp *w, cudaGraphNode_t x, imp_node *r,
     r->args[i] = r->block_bytes + off;
   }
   return RP_OK;
+#endif
 }
 
 static const char *copy_dir(enum cudaMemcpyKind k) {
@@ -270,6 +278,7 @@ static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
   imp_node *r = calloc(1, sizeof *r);
   if (!r)
     return RP_ENOMEM;
+  r->src = x;
   char name[160];
   rp_status s = RP_OK;
   cudaError_t e = cudaSuccess;
@@ -348,6 +357,16 @@ static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
   return RP_OK;
 }
 
+/* Node x's predecessors (CUDA 13 added the edges' data to the call). */
+static cudaError_t node_deps(cudaGraphNode_t x, cudaGraphNode_t *d,
+                             size_t *nd) {
+#if CUDART_VERSION >= 13000
+  return cudaGraphNodeGetDependencies(x, d, NULL, nd);
+#else
+  return cudaGraphNodeGetDependencies(x, d, nd);
+#endif
+}
+
 static int cmp_ptr(const void *a, const void *b) {
   uintptr_t x = (uintptr_t)*(const cudaGraphNode_t *)a;
   uintptr_t y = (uintptr_t)*(const cudaGraphNode_t *)b;
@@ -420,8 +439,7 @@ static rp_status level_read(imp *w, cudaGraph_t cg, level *l) {
   }
   for (size_t i = 0; i < n; i++) {
     size_t nd = 0;
-    if ((e = cudaGraphNodeGetDependencies(l->nodes[i], NULL, NULL, &nd)) !=
-        cudaSuccess)
+    if ((e = node_deps(l->nodes[i], NULL, &nd)) != cudaSuccess)
       return cu_failed(w, e, "cudaGraphNodeGetDependencies");
     cudaGraphNode_t *d = calloc(nd + 1, sizeof *d);
     l->pred[i] = calloc(nd + 1, sizeof **l->pred);
@@ -429,8 +447,7 @@ static rp_status level_read(imp *w, cudaGraph_t cg, level *l) {
       free(d);
       return RP_ENOMEM;
     }
-    if (nd && (e = cudaGraphNodeGetDependencies(l->nodes[i], d, NULL, &nd)) !=
-                  cudaSuccess) {
+    if (nd && (e = node_deps(l->nodes[i], d, &nd)) != cudaSuccess) {
       free(d);
       return cu_failed(w, e, "cudaGraphNodeGetDependencies");
     }
@@ -446,18 +463,37 @@ static rp_status level_read(imp *w, cudaGraph_t cg, level *l) {
     }
     free(d);
   }
-  /* Kahn's order: a node once every predecessor is placed. */
+  /* Kahn's order: a node once every predecessor is placed (successors
+   * as lists: linear in the edges). */
+  size_t ne = 0;
+  for (size_t i = 0; i < n; i++)
+    ne += l->npred[i];
+  unsigned *s0 = calloc(n + 2, sizeof *s0), *sx = calloc(ne + 1, sizeof *sx);
+  if (!s0 || !sx) {
+    free(s0);
+    free(sx);
+    return RP_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++)
+    for (unsigned k = 0; k < l->npred[i]; k++)
+      s0[l->pred[i][k] + 2]++;
+  for (size_t i = 0; i < n; i++)
+    s0[i + 2] += s0[i + 1];
+  for (size_t i = 0; i < n; i++)
+    for (unsigned k = 0; k < l->npred[i]; k++)
+      sx[s0[l->pred[i][k] + 1]++] = (unsigned)i;
   size_t placed = 0, head = 0;
   for (size_t i = 0; i < n; i++)
     if (!(l->left[i] = l->npred[i]))
       l->order[placed++] = (unsigned)i;
   while (head < placed) {
     unsigned u = l->order[head++];
-    for (size_t i = 0; i < n; i++)
-      for (unsigned k = 0; k < l->npred[i]; k++)
-        if (l->pred[i][k] == u && --l->left[i] == 0)
-          l->order[placed++] = (unsigned)i;
+    for (unsigned k = s0[u]; k < s0[u + 1]; k++)
+      if (--l->left[sx[k]] == 0)
+        l->order[placed++] = sx[k];
   }
+  free(s0);
+  free(sx);
   if (placed != n)
     return failf(w, RP_ECYCLE, "rp_cuda_graph_import: the graph has a "
                  "cycle");
@@ -606,6 +642,10 @@ rp_status rp_cuda_import_node(const rp_cuda_import *im, rp_node n,
   if (fn)
     *fn = im->rec[n]->fn;
   return RP_OK;
+}
+
+cudaGraphNode_t rp_cuda_import_source(const rp_cuda_import *im, rp_node n) {
+  return im && n < im->nrec ? im->rec[n]->src : NULL;
 }
 
 void rp_cuda_import_free(rp_cuda_import *im) {

@@ -62,6 +62,12 @@ RP_API rp_status rp_cuda_import_node(const rp_cuda_import *im, rp_node n,
                                      rp_cuda_import_kind *kind,
                                      const void **fn);
 
+/** @brief The CUDA node operation @p n came from (a node of the imported
+ * graph or of one of its child graphs; valid while they live), NULL when
+ * out of range. */
+RP_API cudaGraphNode_t rp_cuda_import_source(const rp_cuda_import *im,
+                                             rp_node n);
+
 /** @brief Free @p im and its graph (after every exec of the graph). */
 RP_API void rp_cuda_import_free(rp_cuda_import *im);
 

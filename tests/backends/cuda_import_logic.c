@@ -285,3 +285,91 @@ Test(cuda_import, refuses_what_it_cannot_import) {
   cudaGraphDestroy(g);
   cudaFree(d);
 }
+
+/* A random graph of 160 nodes (kernels, empty and event nodes, edges to
+ * up to 3 earlier nodes): between any two kernels, the import orders
+ * exactly the pairs the CUDA graph orders (through the nodes that became
+ * edges). */
+Test(cuda_import, random_graphs_keep_their_order) {
+  enum { M = 160 };
+  static float one = 1;
+  static int n = 1;
+  float *d;
+  cr_assert_eq(cudaMalloc((void **)&d, sizeof *d), cudaSuccess);
+  uint64_t rnd = 12345;
+  for (int round = 0; round < 4; round++) {
+    cudaGraph_t g;
+    cudaGraphNode_t x[M];
+    static uint8_t reach[M][M]; /* reach[j][i]: i before j */
+    memset(reach, 0, sizeof reach);
+    cr_assert_eq(cudaGraphCreate(&g, 0), cudaSuccess);
+    for (int j = 0; j < M; j++) {
+      cudaGraphNode_t dep[3];
+      size_t nd = 0;
+      rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+      int kind = (int)(rnd >> 60) % 10, want = j ? (int)(rnd >> 40) % 4 : 0;
+      for (int k = 0; k < want; k++) {
+        rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+        int i = (int)((rnd >> 33) % (uint64_t)j);
+        int dup = 0;
+        for (size_t q = 0; q < nd; q++)
+          dup |= dep[q] == x[i];
+        if (dup)
+          continue;
+        dep[nd++] = x[i];
+        reach[j][i] = 1;
+        for (int h = 0; h < j; h++)
+          reach[j][h] |= reach[i][h];
+      }
+      if (kind < 7)
+        x[j] = kernel(g, dep, nd, &scale_fn, &d, &one, &n);
+      else if (kind < 9)
+        cr_assert_eq(cudaGraphAddEmptyNode(&x[j], g, dep, nd), cudaSuccess);
+      else
+        cr_assert_eq(cudaGraphAddEventRecordNode(&x[j], g, dep, nd, NULL),
+                     cudaSuccess);
+    }
+    rp_cuda_import *im;
+    char err[256];
+    rp_status s = rp_cuda_graph_import(g, 0, &im, err, sizeof err);
+    cr_assert_eq(s, RP_OK, "%s", err);
+    const rp_graph *rg = rp_cuda_import_graph(im);
+    uint32_t no = rp_graph_num_nodes(rg);
+    int of[M]; /* op -> CUDA node index */
+    static uint8_t rr[M][M];
+    memset(rr, 0, sizeof rr);
+    for (uint32_t o = 0; o < no; o++) {
+      cudaGraphNode_t src = rp_cuda_import_source(im, o);
+      of[o] = -1;
+      for (int j = 0; j < M; j++)
+        if (x[j] == src)
+          of[o] = j;
+      cr_assert_geq(of[o], 0);
+      uint32_t np;
+      const rp_node *p = rp_graph_preds(rg, o, &np);
+      for (uint32_t k = 0; k < np; k++) {
+        cr_assert_lt(p[k], o, "ops out of order");
+        rr[o][p[k]] = 1;
+        for (uint32_t h = 0; h < o; h++)
+          rr[o][h] |= rr[p[k]][h];
+      }
+    }
+    unsigned kernels = 0;
+    for (int j = 0; j < M; j++) {
+      enum cudaGraphNodeType t;
+      cudaGraphNodeGetType(x[j], &t);
+      kernels += t == cudaGraphNodeTypeKernel;
+    }
+    cr_assert_eq(no, kernels);
+    for (uint32_t a = 0; a < no; a++)
+      for (uint32_t b = 0; b < no; b++)
+        if (a != b)
+          cr_assert_eq(rr[a][b], reach[of[a]][of[b]],
+                       "round %d: ops %u, %u (nodes %d, %d) ordered %d, "
+                       "CUDA %d", round, a, b, of[a], of[b], rr[a][b],
+                       reach[of[a]][of[b]]);
+    rp_cuda_import_free(im);
+    cudaGraphDestroy(g);
+  }
+  cudaFree(d);
+}
