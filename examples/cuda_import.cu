@@ -9,6 +9,7 @@
  * streams' result; then its serial and overlapped replays are timed
  * against the prediction.
  *   cuda_import [--n FLOATS] [--chunks C] [--dot FILE] [--json FILE]
+ *               [--trace FILE]
  * Exit status: 0 identical, 1 a difference, 2 an error. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,7 +112,7 @@ int main(int argc, char **argv) {
   memset(&p, 0, sizeof p);
   p.n = 1 << 22;
   p.chunks = 8;
-  const char *dot = NULL, *json = NULL;
+  const char *dot = NULL, *json = NULL, *trace = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--n") && i + 1 < argc)
       p.n = atoi(argv[++i]);
@@ -121,9 +122,11 @@ int main(int argc, char **argv) {
       dot = argv[++i];
     else if (!strcmp(argv[i], "--json") && i + 1 < argc)
       json = argv[++i];
+    else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+      trace = argv[++i];
     else {
       fprintf(stderr, "usage: %s [--n FLOATS] [--chunks C] [--dot FILE] "
-              "[--json FILE]\n", argv[0]);
+              "[--json FILE] [--trace FILE]\n", argv[0]);
       return 2;
     }
   }
@@ -269,6 +272,20 @@ int main(int argc, char **argv) {
     rp_graph_write_json(g, fp);
     fclose(fp);
   }
+
+  /* the achieved timeline of one replay beside the prediction (a
+   * chrome://tracing file) and the largest departures */
+  uint32_t nn = rp_graph_num_nodes(g);
+  double *t_s = (double *)calloc(nn + 1, sizeof(double));
+  double *t_e = (double *)calloc(nn + 1, sizeof(double));
+  if (trace && t_s && t_e && rp_exec_timeline(x, t_s, t_e) == RP_OK &&
+      (fp = fopen(trace, "w"))) {
+    rp_analysis_write_trace2(an, t_s, t_e, fp);
+    fclose(fp);
+    rp_analysis_write_departures(an, t_s, t_e, 5, stdout);
+  }
+  free(t_s);
+  free(t_e);
 
   /* 6. achieved against predicted: serial and overlapped replays timed
    * in alternating pairs (10 replays each) */

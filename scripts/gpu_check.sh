@@ -188,7 +188,8 @@ section "cuda_import (a captured two-stream program imported, checked, replayed)
 x="$B/examples/cuda_import"
 if [ -x "$x" ]; then
   "$x" --n $((1 << 24)) --chunks 8 --json "$OUT/cuda_import.json" \
-    --dot "$OUT/cuda_import.dot" >"$OUT/ci.out" 2>&1
+    --dot "$OUT/cuda_import.dot" --trace "$OUT/cuda_import_trace.json" \
+    >"$OUT/ci.out" 2>&1
   rc=$?
   cat "$OUT/ci.out" >>"$LOG"
   if [ $rc -eq 0 ]; then
@@ -197,7 +198,7 @@ if [ -x "$x" ]; then
     bad "cuda_import: exit $rc ($(grep -E 'DIFFERS|^structure|rror' "$OUT/ci.out" | head -1))"
   fi
   while IFS= read -r l; do SUM+=("target  cuda_import: $l"); done < <(
-    grep -E "^predicted speedup|^achieved speedup|^replay of the import|^imported" \
+    grep -E "^predicted speedup|^achieved speedup|^warning: the achieved|^replay of the import|^imported" \
       "$OUT/ci.out" | cut -c1-200)
   # the saved import, analysed by the CLI from its measured costs
   if [ -f "$OUT/cuda_import.json" ] && [ -x "$B/tools/reprise" ]; then
