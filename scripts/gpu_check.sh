@@ -195,7 +195,7 @@ if [ -x "$x" ]; then
   if [ $rc -eq 0 ]; then
     ok "cuda_import: $(grep -c 'identical to the streams' "$OUT/ci.out") replays identical; $(grep '^structure' "$OUT/ci.out" | head -1)"
   else
-    bad "cuda_import: exit $rc ($(grep -E 'DIFFERS|^structure|rror' "$OUT/ci.out" | head -1))"
+    bad "cuda_import: exit $rc ($( { grep -E 'DIFFERS|^structure|rror' "$OUT/ci.out" || tail -1 "$OUT/ci.out"; } | head -1))"
   fi
   while IFS= read -r l; do SUM+=("target  cuda_import: $l"); done < <(
     grep -E "^predicted speedup|^achieved speedup|^warning: the achieved|^replay of the import|^imported" \
