@@ -220,12 +220,16 @@ static rp_status get_kernel(imp *w, cudaGraphNode_t x, imp_node *r,
   r->block = kp.blockDim;
   r->smem = kp.sharedMemBytes;
   size_t np = 0, total = 0, off, sz;
-  while (cudaFuncGetParamInfo(kp.func, np, &off, &sz) == cudaSuccess) {
+  while ((e = cudaFuncGetParamInfo(kp.func, np, &off, &sz)) == cudaSuccess) {
     if (off + sz > total)
       total = off + sz;
     np++;
   }
   cudaGetLastError(); /* the index past the last parameter */
+  if (np == 0 && e != cudaErrorInvalidValue && kp.kernelParams)
+    return failf(w, RP_ENOTSUP, "rp_cuda_graph_import: kernel node %s: "
+                 "its parameters' layout is not known (%s): not "
+                 "importable", name, cudaGetErrorString(e));
   r->args = calloc(np + 1, sizeof *r->args);
   r->block_bytes = calloc(total + 1, 1);
   if (!r->args || !r->block_bytes)
@@ -300,8 +304,8 @@ static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
     r->kind = RP_CUDA_IMPORT_MEMSET;
     if ((e = cudaGraphMemsetNodeGetParams(x, &r->ms)) != cudaSuccess)
       s = cu_failed(w, e, "cudaGraphMemsetNodeGetParams");
-    size_t bytes = r->ms.width * r->ms.elementSize *
-                   (r->ms.height ? r->ms.height : 1);
+    bytes = r->ms.width * r->ms.elementSize *
+            (r->ms.height ? r->ms.height : 1);
     snprintf(name, sizeof name, "memset %zu B", bytes);
     if (!s && memset_byte(&r->ms) < 0)
       s = failf(w, RP_ENOTSUP, "rp_cuda_graph_import: %s node sets "
