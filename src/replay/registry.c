@@ -242,8 +242,5 @@ rp_status rp__backend_find_for(const rp_graph *g, const char *name,
 }
 
 rp_status rp_backend_find(const char *name, const rp_backend **out) {
-  rp_status s = find_any(name, NULL, out);
-  if (s == RP_OK)
-    rp__set_last_error("");
-  return s;
+  return rp__backend_find_for(NULL, name, out);
 }
