@@ -23,7 +23,9 @@
 # hand-built WHILE graph); examples/cuda_import (a captured two-stream
 # program imported with rp_cuda_graph_import: structure, byte-identical
 # replays, analysis, achieved against predicted; the saved import through
-# `reprise analyze`; memcheck). Everything goes to ONE log,
+# `reprise analyze`; memcheck) and bench_cuda_import (a captured chain
+# imported: import, instantiate and replay against the capture).
+# Everything goes to ONE log,
 # "$OUT/gpu.log" (OUT defaults to out/gpu), a summary at its end (also on
 # stdout). Exit status 0 only when every check passed (the speed targets
 # are reported met / MISSED, not counted as failures).
@@ -182,6 +184,19 @@ if [ -x "$B/tools/bench/bench_cuda" ]; then
       grep -E "goal|per node|8-byte|by-pointer|moved every" | cut -c1-330)
 else
   bad "bench_cuda: not built"
+fi
+
+section "bench_cuda_import (a captured 2000-kernel chain imported)"
+if [ -x "$B/tools/bench/bench_cuda_import" ]; then
+  "$B/tools/bench/bench_cuda_import" >"$OUT/bci.out" 2>&1
+  rc=$?
+  cat "$OUT/bci.out" >>"$LOG"
+  [ $rc -eq 0 ] && ok "bench_cuda_import ran (results identical)" ||
+    bad "bench_cuda_import: exit $rc ($(tail -1 "$OUT/bci.out"))"
+  while IFS= read -r l; do SUM+=("target  $l"); done < <(
+    grep -E "^\(g\)" "$OUT/bci.out" | cut -c1-330)
+else
+  bad "bench_cuda_import: not built"
 fi
 
 section "cuda_import (a captured two-stream program imported, checked, replayed)"

@@ -23,3 +23,15 @@ if("cuda" IN_LIST RP_BACKENDS_BUILT AND TARGET rp_examples)
   target_link_libraries(bench_cuda_examples PRIVATE rp_examples
                         reprise_static CUDA::cudart)
 endif()
+# (g) a captured CUDA graph imported (rp_cuda_graph_import) against the
+# capture itself: the tiny kernel, the importer's header.
+if(TARGET bench_cuda_import)
+  if("cuda" IN_LIST RP_BACKENDS_BUILT)
+    target_link_libraries(bench_cuda_import PRIVATE rp_bench_cuda_kernels
+                          CUDA::cudart)
+    target_include_directories(bench_cuda_import PRIVATE
+                               ${CMAKE_SOURCE_DIR}/backends/cuda)
+  else()
+    set_target_properties(bench_cuda_import PROPERTIES EXCLUDE_FROM_ALL ON)
+  endif()
+endif()
