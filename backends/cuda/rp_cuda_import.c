@@ -46,6 +46,8 @@ static rp_cuda_import *live;
 #define IMP_BUF "cuda import %p"
 
 const void *rp__cu_import_copy(const rp_graph *g, uint32_t op) {
+  if (!__atomic_load_n(&live, __ATOMIC_ACQUIRE))
+    return NULL; /* no import alive: nothing to look up (every copy) */
   rp_access_info ai;
   rp_buffer_desc d;
   void *rec = NULL;
@@ -610,7 +612,7 @@ rp_status rp_cuda_graph_import(cudaGraph_t cg, unsigned profile_runs,
     return RP_ENOMEM;
   pthread_mutex_lock(&live_mu);
   w.im->next = live;
-  live = w.im;
+  __atomic_store_n(&live, w.im, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&live_mu);
   rp_status s = rp_graph_create(&w.im->g, RP_GRAPH_NO_COHERENCE);
   nset in = {0}, tails = {0};
@@ -658,7 +660,7 @@ void rp_cuda_import_free(rp_cuda_import *im) {
   pthread_mutex_lock(&live_mu);
   for (rp_cuda_import **p = &live; *p; p = &(*p)->next)
     if (*p == im) {
-      *p = im->next;
+      __atomic_store_n(p, im->next, __ATOMIC_RELEASE);
       break;
     }
   pthread_mutex_unlock(&live_mu);
