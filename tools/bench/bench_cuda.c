@@ -183,13 +183,8 @@ static void chain(const rp_backend *be, cudaStream_t s) {
 
   /* Hand-written: the same kernel captured N times, instantiated. */
   float *dp;
-  CK(cudaMalloc((void **)&dp, 4));
-  CK(cudaMemset(dp, 0, 4));
   rp_kargs ka;
-  memset(&ka, 0, sizeof ka);
-  ka.n[0] = ka.n[1] = ka.n[2] = 1;
-  ka.a[0].p = dp;
-  ka.a[1].f32 = 1.0f;
+  bc_tiny_block(&ka, &dp);
   void *kp[1] = {&ka};
   dim3 gr = {1, 1, 1}, bl = {256, 1, 1};
   cudaGraph_t cg;

@@ -41,13 +41,8 @@ int main(void) {
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   float *dp, h = 0;
-  CK(cudaMalloc((void **)&dp, 4));
-  CK(cudaMemset(dp, 0, 4));
   rp_kargs ka;
-  memset(&ka, 0, sizeof ka);
-  ka.n[0] = ka.n[1] = ka.n[2] = 1;
-  ka.a[0].p = dp;
-  ka.a[1].f32 = 1.0f;
+  bc_tiny_block(&ka, &dp);
   void *kp[1] = {&ka};
   dim3 gr = {1, 1, 1}, bl = {32, 1, 1};
   cudaGraph_t cg;
