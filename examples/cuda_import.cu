@@ -9,7 +9,9 @@
  * streams' result; then its serial and overlapped replays are timed
  * against the prediction.
  *   cuda_import [--n FLOATS] [--chunks C] [--dot FILE] [--json FILE]
- *               [--trace FILE]
+ *               [--trace FILE] [--no-model]
+ * --no-model: the analysis without the machine model (no calibration:
+ * under compute-sanitizer, say).
  * Exit status: 0 identical, 1 a difference, 2 an error. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +115,7 @@ int main(int argc, char **argv) {
   p.n = 1 << 22;
   p.chunks = 8;
   const char *dot = NULL, *json = NULL, *trace = NULL;
+  int model_on = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--n") && i + 1 < argc)
       p.n = atoi(argv[++i]);
@@ -124,9 +127,11 @@ int main(int argc, char **argv) {
       json = argv[++i];
     else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
       trace = argv[++i];
+    else if (!strcmp(argv[i], "--no-model"))
+      model_on = 0;
     else {
       fprintf(stderr, "usage: %s [--n FLOATS] [--chunks C] [--dot FILE] "
-              "[--json FILE] [--trace FILE]\n", argv[0]);
+              "[--json FILE] [--trace FILE] [--no-model]\n", argv[0]);
       return 2;
     }
   }
@@ -254,7 +259,8 @@ int main(int argc, char **argv) {
   rp_model_opts mo;
   memset(&mo, 0, sizeof mo);
   unsigned units[RP_MAX_DEVICES];
-  if (rp_analysis_opts_calibrated(&ao, &model, units, x, &mo) != RP_OK)
+  if (model_on &&
+      rp_analysis_opts_calibrated(&ao, &model, units, x, &mo) != RP_OK)
     fprintf(stderr, "calibration failed: the model stays uncalibrated\n");
   rp_analysis *an = NULL;
   if ((s = rp_analyze_exec(x, &ao, &an)) != RP_OK) {

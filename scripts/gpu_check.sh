@@ -225,7 +225,7 @@ if [ -x "$x" ]; then
       bad "reprise analyze of the saved import"
     fi
   fi
-  memcheck cuda_import "$x" --n 65536 --chunks 4
+  memcheck cuda_import "$x" --n 65536 --chunks 4 --no-model
 else
   bad "cuda_import: not built"
 fi
