@@ -98,6 +98,25 @@ rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out);
 rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
                            rp__starpu_stats *out);
 
+/* Where mode "mpi" placed this rank's threads (StarPU-MPI started once
+ * per process): the ranks on its node (OMPI_COMM_WORLD_LOCAL_SIZE or
+ * MPI_Comm_split_type SHARED) and its place among them, the node's cores,
+ * its CPU workers; bound 1 when its workers run on cores first_cpu ..
+ * (one each) and StarPU-MPI's progress thread on mpi_cpu, cores no other
+ * rank of the node uses; 0 when nothing was bound (fewer than 2 cores per
+ * rank, or a placement by the user or the launcher), first_cpu and
+ * mpi_cpu then -1. */
+typedef struct rp__starpu_layout {
+  int local_ranks, local_rank, cores;
+  int bound;
+  int workers;
+  int first_cpu, mpi_cpu;
+} rp__starpu_layout;
+
+/* This process's layout. RP_EINVAL: StarPU-MPI was not started here (no
+ * exec of mode "mpi" created yet). */
+rp_status rp__starpu_layout_get(rp__starpu_layout *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,3 +25,25 @@ if(TARGET test_starpu AND CUDAToolkit_FOUND)
                      ${CMAKE_SOURCE_DIR}/backends/starpu/${f}.c)
   endforeach()
 endif()
+# Mode "mpi" builds no chain through the ranks (issue 35): an MPI program
+# (not a Criterion test) on 4 ranks, one worker each, whose stencils sleep;
+# it checks the results against the reference replay and that no rank
+# waits beyond its neighbours (tests/backends/starpu_mpi_chain.c).
+if(TARGET test_starpu AND RP_HAVE_STARPU_MPI)
+  find_package(MPI COMPONENTS C QUIET)
+  find_program(RP_MPIRUN NAMES mpirun mpiexec)
+  if(MPI_C_FOUND AND RP_MPIRUN)
+    add_executable(starpu_mpi_chain
+                   ${CMAKE_CURRENT_SOURCE_DIR}/backends/starpu_mpi_chain.c)
+    target_compile_options(starpu_mpi_chain PRIVATE ${RP_WARN})
+    target_include_directories(starpu_mpi_chain PRIVATE
+      ${CMAKE_SOURCE_DIR}/backends/starpu)
+    target_link_libraries(starpu_mpi_chain PRIVATE reprise_static
+                          MPI::MPI_C)
+    add_test(NAME starpu_mpi_no_chain_np4
+             COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
+                     -np 4 $<TARGET_FILE:starpu_mpi_chain>)
+    set_tests_properties(starpu_mpi_no_chain_np4 PROPERTIES TIMEOUT 60
+      ENVIRONMENT "STARPU_NCPU=1;STARPU_SILENT=1;OMPI_MCA_mpi_yield_when_idle=1")
+  endif()
+endif()
