@@ -41,15 +41,24 @@ typedef struct dep_state {
   uint32_t *seen;    /* per item of both replays: last item that took it */
 } dep_state;
 
+/* Room for one more element in the array whose pointer is at ap (n used
+ * of *cap, elem bytes each; doubling). -1: no memory. */
+static int room(void *ap, size_t n, size_t *cap, size_t elem) {
+  if (n < *cap)
+    return 0;
+  size_t c = *cap ? 2 * *cap : 64;
+  void *a, *p;
+  memcpy(&a, ap, sizeof a);
+  if (!(p = realloc(a, c * elem)))
+    return -1;
+  memcpy(ap, &p, sizeof p);
+  *cap = c;
+  return 0;
+}
+
 static int push_dep(dep_state *d, uint32_t v) {
-  if (d->ndep == d->capdep) {
-    size_t c = d->capdep ? 2 * d->capdep : 64;
-    uint32_t *n = realloc(d->dep, c * sizeof *n);
-    if (!n)
-      return -1;
-    d->dep = n;
-    d->capdep = c;
-  }
+  if (room(&d->dep, d->ndep, &d->capdep, sizeof *d->dep))
+    return -1;
   d->dep[d->ndep++] = v;
   return 0;
 }
@@ -81,14 +90,8 @@ static int access_one(dep_state *d, uint32_t self, uint32_t nitem,
     d->ent[keep++] = *e;
   }
   d->nent = keep;
-  if (d->nent == d->cap) {
-    size_t c = d->cap ? 2 * d->cap : 64;
-    acc_ent *n = realloc(d->ent, c * sizeof *n);
-    if (!n)
-      return -1;
-    d->ent = n;
-    d->cap = c;
-  }
+  if (room(&d->ent, d->nent, &d->cap, sizeof *d->ent))
+    return -1;
   d->ent[d->nent++] = (acc_ent){self, mem, lo, hi, w};
   return 0;
 }

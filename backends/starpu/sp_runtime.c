@@ -105,42 +105,32 @@ static void sp_atexit(void) {
   starpu_mpi_shutdown();
 }
 
-/* How many ranks share this node: MPI's view when MPI is up, else the
- * launcher's environment (Open MPI, MPICH/Hydra), else 1. */
-static int local_ranks(int inited) {
+/* How many ranks share this node and this rank's place among them: MPI's
+ * view when MPI is up, else the launcher's environment (Open MPI,
+ * MPICH/Hydra), else 1 and 0. */
+static void node_ranks(int inited, int *size, int *rank) {
+  *size = 1;
+  *rank = 0;
   if (inited) {
     MPI_Comm node;
-    int n = 1;
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
                             MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-      MPI_Comm_size(node, &n);
+      MPI_Comm_size(node, size);
+      MPI_Comm_rank(node, rank);
       MPI_Comm_free(&node);
     }
-    return n;
+    return;
   }
-  const char *e = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (!e)
-    e = getenv("MPI_LOCALNRANKS");
-  return e ? atoi(e) : 1;
-}
-
-/* This rank's place among the ranks of its node: MPI's view when MPI is
- * up, else the launcher's environment. */
-static int local_rank(int inited) {
-  if (inited) {
-    MPI_Comm node;
-    int r = 0;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
-                            MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-      MPI_Comm_rank(node, &r);
-      MPI_Comm_free(&node);
-    }
-    return r;
+  const char *n = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const char *r = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  if (!n) {
+    n = getenv("MPI_LOCALNRANKS");
+    r = getenv("MPI_LOCALRANKID");
   }
-  const char *e = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  if (!e)
-    e = getenv("MPI_LOCALRANKID");
-  return e ? atoi(e) : 0;
+  if (n)
+    *size = atoi(n);
+  if (r)
+    *rank = atoi(r);
 }
 
 /* Workers and binding of this rank from the ranks on its node (mode
@@ -157,7 +147,8 @@ static int local_rank(int inited) {
  * or what STARPU_NCPU says. */
 static void place_rank(int inited) {
   long online = sysconf(_SC_NPROCESSORS_ONLN);
-  int ranks = local_ranks(inited), me = local_rank(inited);
+  int ranks, me;
+  node_ranks(inited, &ranks, &me);
   const char *nc = getenv("STARPU_NCPU");
   if (!nc)
     nc = getenv("STARPU_NCPUS");
