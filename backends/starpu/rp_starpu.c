@@ -182,7 +182,7 @@ static void settle(sp *s, size_t k) {
   pthread_mutex_unlock(&s->mu);
 }
 
-static void sp_destroy(void *state) {
+void rp__sp_destroy(void *state) {
   sp *s = state;
   if (!s)
     return;
@@ -508,7 +508,7 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   *state = s;
   return RP_OK;
 fail:
-  sp_destroy(s);
+  rp__sp_destroy(s);
   return st;
 }
 
@@ -840,6 +840,6 @@ const rp_backend rp_backend_starpu = {
     .rebind = sp_rebind,
     .set_scalar = sp_set_scalar,
     .profile = sp_profile,
-    .destroy = sp_destroy,
+    .destroy = rp__sp_destroy,
     .exec_flags = sp_exec_flags,
 };

@@ -39,6 +39,7 @@ typedef struct dep_state {
   uint32_t *dep;     /* the result: per item, [dep0, dep0 + ndep) */
   size_t ndep, capdep;
   uint32_t *seen;    /* per item of both replays: last item that took it */
+  int whole;         /* every access spans its whole memory */
 } dep_state;
 
 /* Room for one more element in the array whose pointer is at ap (n used
@@ -71,6 +72,10 @@ static int access_one(dep_state *d, uint32_t self, uint32_t nitem,
                       int record) {
   if (hi <= lo)
     return 0;
+  if (d->whole) { /* one handle per memory, as StarPU orders them */
+    lo = 0;
+    hi = UINT64_MAX;
+  }
   size_t keep = 0;
   for (size_t k = 0; k < d->nent; k++) {
     acc_ent *e = &d->ent[k];
@@ -154,6 +159,7 @@ static int item_accesses(const sp *s, dep_state *d, uint32_t x, int record) {
 rp_status rp__sp_deps(sp *s) {
   dep_state d;
   memset(&d, 0, sizeof d);
+  d.whole = s->dep_whole;
   uint32_t n = s->nitem;
   d.seen = calloc(2 * (size_t)n + 1, sizeof *d.seen);
   if (!d.seen)

@@ -137,6 +137,9 @@ struct sp {
   struct starpu_data_descr *descr;
   uint32_t ndescr;
   uint32_t *dep;                 /* mpi: the items' dependencies */
+  int dep_whole;                 /* model StarPU's order on whole-image
+                                    handles instead (rp__starpu_msg_depth,
+                                    for the tests) */
   uint32_t ndep, maxdep;         /* their number; the most of one item */
   struct starpu_task **depbuf;   /* maxdep: scratch for one submission */
   /* implicit, mpi: a task structure per item and slot, built once and
@@ -235,6 +238,10 @@ void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
 /* Build s->item and s->descr from s->part: the task list of rank s->rank
  * (the whole plan outside mpi mode). Handles and staging must exist. */
 rp_status rp__sp_lower(sp *s);
+
+/* Frees state s of an exec, or of a fake rank (rp__starpu_msg_depth: no
+ * task, handle or image then), with what it holds; NULL: nothing. */
+void rp__sp_destroy(void *s);
 
 /* Mode "mpi": each task item's dependencies on the items before it, in
  * its replay and in the previous one (it->dep0, it->ndep into s->dep),
