@@ -139,8 +139,8 @@ static void node_ranks(int inited, int *size, int *rank) {
  * first c - 1, StarPU-MPI's progress thread on the last, so that no two
  * threads of the node share a core; its workers, c - 1 unless STARPU_NCPU
  * says (then wrapped over those cores). With fewer cores than 2 per rank
- * (or a user placement: STARPU_WORKERS_CPUID, STARPU_MPI_THREAD_CPUID,
- * STARPU_WORKERS_NOBIND; or a launcher that bound the process to fewer
+ * (or a user placement: STARPU_WORKERS_CPUID or _COREID,
+ * STARPU_MPI_THREAD_CPUID, STARPU_*_NOBIND; or a launcher that bound the process to fewer
  * cores than the node has) nothing is bound (each process would otherwise
  * bind its workers from core 0: all ranks of a node piling onto the same
  * cores, a message then costing milliseconds) and a rank has one worker,
@@ -160,6 +160,7 @@ static void place_rank(int inited) {
               CPU_COUNT(&set) < online;
   int per = ranks > 0 ? (int)(online / ranks) : 0;
   int user = getenv("STARPU_WORKERS_CPUID") ||
+             getenv("STARPU_WORKERS_COREID") ||
              getenv("STARPU_MPI_THREAD_CPUID") ||
              getenv("STARPU_WORKERS_NOBIND") || getenv("STARPU_MPI_NOBIND");
   if (user)
