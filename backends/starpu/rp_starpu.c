@@ -17,7 +17,10 @@
  * - "mpi": ranks of MPI_COMM_WORLD; every space has its own image, owned
  *   by one rank (the host by rank 0, device d by rank d % nranks); each
  *   rank submits only the tasks it runs and the messages its data feed
- *   (StarPU-MPI's detached sends and receives of staging handles). */
+ *   (StarPU-MPI's detached sends and receives of staging handles); its
+ *   tasks are ordered by explicit dependencies between those touching
+ *   overlapping bytes (sp_deps.c), not by whole-image handles, which
+ *   chained the ranks (issue 35). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
