@@ -17,7 +17,10 @@
  * - "mpi": ranks of MPI_COMM_WORLD; every space has its own image, owned
  *   by one rank (the host by rank 0, device d by rank d % nranks); each
  *   rank submits only the tasks it runs and the messages its data feed
- *   (StarPU-MPI's detached sends and receives of staging handles). */
+ *   (StarPU-MPI's detached sends and receives of staging handles); its
+ *   tasks are ordered by explicit dependencies between those touching
+ *   overlapping bytes (sp_deps.c), not by whole-image handles, which
+ *   chained the ranks (issue 35). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,7 +185,7 @@ static void settle(sp *s, size_t k) {
   pthread_mutex_unlock(&s->mu);
 }
 
-static void sp_destroy(void *state) {
+void rp__sp_destroy(void *state) {
   sp *s = state;
   if (!s)
     return;
@@ -213,6 +216,8 @@ static void sp_destroy(void *state) {
   free(s->sh);
   free(s->item);
   free(s->descr);
+  free(s->dep);
+  free(s->depbuf);
   free(s->task);
   free(s->ctx);
   free(s->used);
@@ -297,7 +302,18 @@ static rp_status alloc_data(sp *s) {
       return RP_ENOMEM;
     if (data)
       register_vector(s, &s->h[i], s->img[i], n, &reg);
+#ifdef STARPU_USE_CUDA
+    /* mode "mpi": ordered by explicit dependencies (rp__sp_deps) */
+    if (s->mode == SP_MPI)
+      starpu_data_set_sequential_consistency_flag(s->h[i], 0);
+#endif
   }
+#ifdef STARPU_USE_CUDA
+  for (uint32_t b = 0; s->mode == SP_MPI &&
+                       b < rp_graph_num_buffers(p->graph); b++)
+    if (s->uh[b])
+      starpu_data_set_sequential_consistency_flag(s->uh[b], 0);
+#endif
   for (uint32_t k = 0; s->mode == SP_MPI && k < pt->npiece; k++) {
     const sp_piece *pc = &pt->piece[k];
     if (pc->src == pc->dst)
@@ -358,7 +374,8 @@ static rp_status build_tasks(sp *s) {
   s->task = calloc(n ? n : 1, sizeof *s->task);
   s->ctx = calloc(n ? n : 1, sizeof *s->ctx);
   s->used = calloc(n ? n : 1, 1);
-  if (!s->task || !s->ctx || !s->used)
+  s->depbuf = calloc((size_t)s->maxdep + 1, sizeof *s->depbuf);
+  if (!s->task || !s->ctx || !s->used || !s->depbuf)
     return RP_ENOMEM;
   for (size_t k = 0; k < n; k++) {
     s->ctx[k].it = &s->item[k % s->nitem];
@@ -494,8 +511,28 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   *state = s;
   return RP_OK;
 fail:
-  sp_destroy(s);
+  rp__sp_destroy(s);
   return st;
+}
+
+/* Mode "mpi": task `it` of replay rep waits for the tasks rp__sp_deps
+ * found, in this replay (submitted before it) and in the previous one of
+ * this launch (submitted, not yet waited for: valid; those of the launch
+ * before are done). */
+static void declare_deps(sp *s, const sp_item *it, unsigned rep) {
+  unsigned n = 0;
+  size_t cur = (size_t)(rep & 1) * s->nitem;
+  size_t prev = (size_t)((rep + 1) & 1) * s->nitem;
+  for (uint32_t k = 0; k < it->ndep; k++) {
+    uint32_t d = s->dep[it->dep0 + k];
+    if (!(d & SP_DEP_PREV))
+      s->depbuf[n++] = &s->task[cur + d];
+    else if (rep > 0)
+      s->depbuf[n++] = &s->task[prev + (d & ~SP_DEP_PREV)];
+  }
+  if (n)
+    starpu_task_declare_deps_array(&s->task[cur + (size_t)(it - s->item)],
+                                   n, s->depbuf);
 }
 
 /* Submit item i of replay rep (implicit and mpi modes), in slot rep % 2:
@@ -532,7 +569,11 @@ static rp_status submit(sp *s, uint32_t i, unsigned rep) {
   }
 #endif
   default:
-    r = fill_task(s, k) != RP_OK ? -ENOMEM : starpu_task_submit(&s->task[k]);
+    r = fill_task(s, k) != RP_OK ? -ENOMEM : 0;
+    if (!r && s->mode == SP_MPI)
+      declare_deps(s, it, rep);
+    if (!r)
+      r = starpu_task_submit(&s->task[k]);
     if (r)
       starpu_task_clean(&s->task[k]);
   }
@@ -802,6 +843,6 @@ const rp_backend rp_backend_starpu = {
     .rebind = sp_rebind,
     .set_scalar = sp_set_scalar,
     .profile = sp_profile,
-    .destroy = sp_destroy,
+    .destroy = rp__sp_destroy,
     .exec_flags = sp_exec_flags,
 };

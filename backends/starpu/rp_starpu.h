@@ -98,6 +98,39 @@ rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out);
 rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
                            rp__starpu_stats *out);
 
+/* The longest chain of messages in one replay of plan p in mode "mpi" on
+ * nranks ranks (fake ranks: each rank's task list and dependencies as the
+ * backend lowers them, without StarPU or MPI; a receive counts one
+ * message more than its send): depth[r] (nranks entries) is the most
+ * messages on a path of dependencies ending at a task of rank r. A
+ * stencil of S steps whose step waits for its neighbours' rows only has
+ * about S on every rank, whatever the ranks; a chain through the ranks
+ * makes it grow with r. whole = 1 orders the tasks as StarPU's data
+ * dependencies on one handle per image would (the lowering before issue
+ * 35), 0 as the backend does. RP_ENOMEM, RP_ENOTSUP (as
+ * rp__starpu_count), RP_EINVAL (nranks < 1). */
+rp_status rp__starpu_msg_depth(const rp_plan *p, int nranks, int whole,
+                               uint32_t *depth);
+
+/* Where mode "mpi" placed this rank's threads (StarPU-MPI started once
+ * per process): the ranks on its node (OMPI_COMM_WORLD_LOCAL_SIZE or
+ * MPI_Comm_split_type SHARED) and its place among them, the node's cores,
+ * its CPU workers; bound 1 when its workers run on cores first_cpu ..
+ * (one each) and StarPU-MPI's progress thread on mpi_cpu, cores no other
+ * rank of the node uses; 0 when nothing was bound (fewer than 2 cores per
+ * rank, or a placement by the user or the launcher), first_cpu and
+ * mpi_cpu then -1. */
+typedef struct rp__starpu_layout {
+  int local_ranks, local_rank, cores;
+  int bound;
+  int workers;
+  int first_cpu, mpi_cpu;
+} rp__starpu_layout;
+
+/* This process's layout. RP_EINVAL: StarPU-MPI was not started here (no
+ * exec of mode "mpi" created yet). */
+rp_status rp__starpu_layout_get(rp__starpu_layout *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -95,7 +95,13 @@ typedef struct sp_item {
   uint8_t cls;     /* SP_CL_* */
   int peer;        /* send, recv: the other rank */
   uint32_t d0, nd; /* data accesses at s->descr[d0 .. d0 + nd) */
+  uint32_t dep0, ndep; /* mode "mpi": tasks it waits for, s->dep[dep0 ..
+                          dep0 + ndep): item numbers, SP_DEP_PREV set for
+                          the item of the previous replay (rp__sp_deps) */
 } sp_item;
+
+/* In sp_item deps: the item of the replay before. */
+#define SP_DEP_PREV (1u << 31)
 
 /* What one submitted task or request carries: its item and the replay of
  * the launch it belongs to (one per item and slot: a task structure is
@@ -130,6 +136,12 @@ struct sp {
   uint32_t nitem;
   struct starpu_data_descr *descr;
   uint32_t ndescr;
+  uint32_t *dep;                 /* mpi: the items' dependencies */
+  int dep_whole;                 /* model StarPU's order on whole-image
+                                    handles instead (rp__starpu_msg_depth,
+                                    for the tests) */
+  uint32_t ndep, maxdep;         /* their number; the most of one item */
+  struct starpu_task **depbuf;   /* maxdep: scratch for one submission */
   /* implicit, mpi: a task structure per item and slot, built once and
    * submitted again every other replay; their contexts */
   struct starpu_task *task;      /* [slot * nitem + i] */
@@ -226,6 +238,16 @@ void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
 /* Build s->item and s->descr from s->part: the task list of rank s->rank
  * (the whole plan outside mpi mode). Handles and staging must exist. */
 rp_status rp__sp_lower(sp *s);
+
+/* Frees state s of an exec, or of a fake rank (rp__starpu_msg_depth: no
+ * task, handle or image then), with what it holds; NULL: nothing. */
+void rp__sp_destroy(void *s);
+
+/* Mode "mpi": each task item's dependencies on the items before it, in
+ * its replay and in the previous one (it->dep0, it->ndep into s->dep),
+ * from the bytes of each memory of this rank that the items touch
+ * (sp_deps.c). RP_ENOMEM. */
+rp_status rp__sp_deps(sp *s);
 
 /* Run item it's work on the calling thread (nothing once a task of the
  * batch failed); counts the node's runs and keeps the first failure. */

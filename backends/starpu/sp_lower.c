@@ -34,6 +34,17 @@ static void add_descr(sp *s, sp_item *it, starpu_data_handle_t h,
   it->nd++;
 }
 
+/* Whether the tasks of mode "mpi" name the images as StarPU data: only
+ * where a CUDA worker may run them (StarPU then moves the images; their
+ * order is still the explicit dependencies, rp__sp_deps: alloc_data turns
+ * StarPU's sequential consistency off on them). On CPU workers the tasks
+ * name their staging buffers only. */
+#ifdef STARPU_USE_CUDA
+#define SP_MPI_IMAGES 1
+#else
+#define SP_MPI_IMAGES 0
+#endif
+
 static sp_item *add_item(sp *s, uint32_t v, int kind, int peer) {
   sp_item *it = &s->item[s->nitem++];
   it->s = s;
@@ -62,7 +73,7 @@ rp_status rp__sp_lower(sp *s) {
   s->descr = calloc((size_t)pt->naccess + 2 * nit + 1, sizeof *s->descr);
   if (!s->item || !s->descr)
     return RP_ENOMEM;
-  int data = s->mode != SP_EXPLICIT;
+  int data = s->mode == SP_IMPLICIT || (s->mode == SP_MPI && SP_MPI_IMAGES);
   uint32_t pc = 0;
   for (uint32_t k = 0; k < pt->nnode; k++) {
     uint32_t v = pt->node[k];
@@ -84,8 +95,10 @@ rp_status rp__sp_lower(sp *s) {
         sp_item *it = add_item(s, v, SP_RUN, 0);
         it->piece = pc;
         s->mine[v]++;
-        add_descr(s, it, s->h[a[0].image], RP_IN);
-        add_descr(s, it, s->h[a[1].image], RP_INOUT);
+        if (data) {
+          add_descr(s, it, s->h[a[0].image], RP_IN);
+          add_descr(s, it, s->h[a[1].image], RP_INOUT);
+        }
         s->ndescr += it->nd;
         continue;
       }
@@ -93,7 +106,8 @@ rp_status rp__sp_lower(sp *s) {
         sp_item *it = add_item(s, v, SP_PACK, 0);
         it->piece = pc;
         it->cls = (uint8_t)cls;
-        add_descr(s, it, s->h[a[0].image], RP_IN);
+        if (data)
+          add_descr(s, it, s->h[a[0].image], RP_IN);
         add_descr(s, it, s->sh[pc], RP_OUT);
         s->ndescr += it->nd;
         add_item(s, v, SP_SEND, pp->dst)->piece = pc;
@@ -107,12 +121,13 @@ rp_status rp__sp_lower(sp *s) {
         it->cls = (uint8_t)cls;
         s->mine[v]++;
         add_descr(s, it, s->sh[pc], RP_IN);
-        add_descr(s, it, s->h[a[1].image], RP_INOUT);
+        if (data)
+          add_descr(s, it, s->h[a[1].image], RP_INOUT);
         s->ndescr += it->nd;
       }
     }
   }
-  return RP_OK;
+  return s->mode == SP_MPI ? rp__sp_deps(s) : RP_OK;
 }
 
 /* An image's base: the user's array, or our allocation of its bytes

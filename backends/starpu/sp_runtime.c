@@ -3,6 +3,10 @@
  * StarPU-MPI it is shut down when MPI is finalised (an attribute of
  * MPI_COMM_SELF, whose delete callback MPI_Finalize calls first), or at
  * exit when the backend initialised MPI itself. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity */
+#endif
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +17,8 @@
 #endif
 
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+static rp__starpu_layout layout = {1, 0, 1, 0, 1, -1, -1}; /* mode "mpi":
+                                   this rank's place (place_rank) */
 static int started;       /* 0 no, 1 plain, 2 with MPI, -1 failed */
 static int my_rank, world;
 static int own_mpi;       /* we called MPI_Init (through StarPU-MPI) */
@@ -83,7 +89,7 @@ static void quiet_conf(struct starpu_conf *c, int mpi) {
   c->nopencl = 0;
   if (!getenv("STARPU_NCPU") && !getenv("STARPU_NCPUS")) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    c->ncpus = mpi ? 1 : (int)(n > 0 ? n : 1);
+    c->ncpus = mpi ? layout.workers : (int)(n > 0 ? n : 1);
   }
 }
 
@@ -99,23 +105,89 @@ static void sp_atexit(void) {
   starpu_mpi_shutdown();
 }
 
-/* How many ranks share this node: MPI's view when MPI is up, else the
- * launcher's environment (Open MPI, MPICH/Hydra), else 1. */
-static int local_ranks(int inited) {
+/* How many ranks share this node and this rank's place among them: MPI's
+ * view when MPI is up, else the launcher's environment (Open MPI,
+ * MPICH/Hydra), else 1 and 0. */
+static void node_ranks(int inited, int *size, int *rank) {
+  *size = 1;
+  *rank = 0;
   if (inited) {
     MPI_Comm node;
-    int n = 1;
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
                             MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-      MPI_Comm_size(node, &n);
+      MPI_Comm_size(node, size);
+      MPI_Comm_rank(node, rank);
       MPI_Comm_free(&node);
     }
-    return n;
+    return;
   }
-  const char *e = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  if (!e)
-    e = getenv("MPI_LOCALNRANKS");
-  return e ? atoi(e) : 1;
+  const char *n = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const char *r = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  if (!n) {
+    n = getenv("MPI_LOCALNRANKS");
+    r = getenv("MPI_LOCALRANKID");
+  }
+  if (n)
+    *size = atoi(n);
+  if (r)
+    *rank = atoi(r);
+}
+
+/* Workers and binding of this rank from the ranks on its node (mode
+ * "mpi"): with `cores` / `ranks` >= 2 cores each, rank L of the node takes
+ * cores [L c, (L + 1) c) (StarPU's logical numbering): its workers on the
+ * first c - 1, StarPU-MPI's progress thread on the last, so that no two
+ * threads of the node share a core; its workers, c - 1 unless STARPU_NCPU
+ * says (then wrapped over those cores). With fewer cores than 2 per rank
+ * (or a user placement: STARPU_WORKERS_CPUID or _COREID,
+ * STARPU_MPI_THREAD_CPUID, STARPU_*_NOBIND; or a launcher that bound the process to fewer
+ * cores than the node has) nothing is bound (each process would otherwise
+ * bind its workers from core 0: all ranks of a node piling onto the same
+ * cores, a message then costing milliseconds) and a rank has one worker,
+ * or what STARPU_NCPU says. */
+static void place_rank(int inited) {
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int ranks, me;
+  node_ranks(inited, &ranks, &me);
+  const char *nc = getenv("STARPU_NCPU");
+  if (!nc)
+    nc = getenv("STARPU_NCPUS");
+  int want = nc ? atoi(nc) : 0;
+  layout = (rp__starpu_layout){ranks, me, (int)(online > 0 ? online : 1),
+                               0, want > 0 ? want : 1, -1, -1};
+  cpu_set_t set;
+  int bound = !sched_getaffinity(0, sizeof set, &set) &&
+              CPU_COUNT(&set) < online;
+  int per = ranks > 0 ? (int)(online / ranks) : 0;
+  int user = getenv("STARPU_WORKERS_CPUID") ||
+             getenv("STARPU_WORKERS_COREID") ||
+             getenv("STARPU_MPI_THREAD_CPUID") ||
+             getenv("STARPU_WORKERS_NOBIND") || getenv("STARPU_MPI_NOBIND");
+  if (user)
+    return; /* the user placed the threads */
+  if (per < 2 || bound || me < 0 || me >= ranks) {
+    if (ranks > 1) {
+      setenv("STARPU_WORKERS_NOBIND", "1", 0);
+      setenv("STARPU_MPI_NOBIND", "1", 0);
+    }
+    return;
+  }
+  int first = me * per, w = want > 0 ? want : per - 1;
+  char list[1024] = "", num[16];
+  size_t len = 0;
+  for (int k = 0; k < w && len + 16 < sizeof list; k++) {
+    int n = snprintf(num, sizeof num, "%s%d", k ? " " : "",
+                     first + k % (per - 1));
+    memcpy(list + len, num, (size_t)n + 1);
+    len += (size_t)n;
+  }
+  setenv("STARPU_WORKERS_CPUID", list, 1);
+  snprintf(num, sizeof num, "%d", first + per - 1);
+  setenv("STARPU_MPI_THREAD_CPUID", num, 1);
+  layout.workers = w;
+  layout.bound = 1;
+  layout.first_cpu = first;
+  layout.mpi_cpu = first + per - 1;
 }
 
 static rp_status start_mpi(char *err, size_t errlen) {
@@ -137,16 +209,8 @@ static rp_status start_mpi(char *err, size_t errlen) {
    * program calling MPI_Init itself sets it in its environment) */
   if (!inited)
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
-  /* Every process binds its workers from core 0 and its MPI thread to the
-   * next core: ranks sharing a node would all pile onto the same cores
-   * (a message then costs milliseconds). Unless the user placed them
-   * (STARPU_WORKERS_CPUID, STARPU_MPI_THREAD_CPUID, or these variables),
-   * let the system place the threads. */
-  if (local_ranks(inited) > 1 && !getenv("STARPU_WORKERS_CPUID")) {
-    setenv("STARPU_WORKERS_NOBIND", "1", 0);
-    if (!getenv("STARPU_MPI_THREAD_CPUID"))
-      setenv("STARPU_MPI_NOBIND", "1", 0);
-  }
+  /* workers and binding from the ranks on this node (place_rank) */
+  place_rank(inited);
   if (inited) {
     MPI_Query_thread(&level);
     if (level < MPI_THREAD_SERIALIZED) {
@@ -230,4 +294,13 @@ rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
   *nranks = mpi ? world : 1;
   pthread_mutex_unlock(&start_mu);
   return s;
+}
+
+rp_status rp__starpu_layout_get(rp__starpu_layout *out) {
+  pthread_mutex_lock(&start_mu);
+  int ok = started == 2;
+  if (ok)
+    *out = layout;
+  pthread_mutex_unlock(&start_mu);
+  return ok ? RP_OK : RP_EINVAL;
 }

@@ -7,6 +7,12 @@ if(TARGET test_starpu)
   set_property(TEST test_starpu APPEND PROPERTY ENVIRONMENT
     "STARPU_NCPU=2;STARPU_SILENT=1")
 endif()
+# The chains of messages per rank (test_starpu_chain.c): fake ranks, no
+# StarPU started, no MPI.
+if(TARGET test_starpu_chain)
+  target_include_directories(test_starpu_chain PRIVATE
+    ${CMAKE_SOURCE_DIR}/backends/starpu)
+endif()
 # The CUDA bodies (backends/starpu/sp_cuda.c) are compiled only where
 # StarPU has CUDA, which Debian's StarPU does not: check here that they
 # and the code around them compile as if it had (STARPU_USE_CUDA defined,
@@ -24,4 +30,32 @@ if(TARGET test_starpu AND CUDAToolkit_FOUND)
                      ${RP_WARN} -Werror -Wno-deprecated-declarations ${_inc}
                      ${CMAKE_SOURCE_DIR}/backends/starpu/${f}.c)
   endforeach()
+endif()
+# Mode "mpi" builds no chain through the ranks (issue 35): an MPI program
+# (not a Criterion test) on 4 ranks, one worker each, whose stencils sleep;
+# it checks the results against the reference replay and that no rank
+# waits beyond its neighbours (tests/backends/starpu_mpi_chain.c).
+if(TARGET test_starpu AND RP_HAVE_STARPU_MPI)
+  find_package(MPI COMPONENTS C QUIET)
+  find_program(RP_MPIRUN NAMES mpirun mpiexec)
+  if(MPI_C_FOUND AND RP_MPIRUN)
+    add_executable(starpu_mpi_chain
+                   ${CMAKE_CURRENT_SOURCE_DIR}/backends/starpu_mpi_chain.c)
+    target_compile_options(starpu_mpi_chain PRIVATE ${RP_WARN})
+    target_include_directories(starpu_mpi_chain PRIVATE
+      ${CMAKE_SOURCE_DIR}/backends/starpu)
+    target_link_libraries(starpu_mpi_chain PRIVATE reprise_static
+                          MPI::MPI_C)
+    add_test(NAME starpu_mpi_no_chain_np4
+             COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
+                     -np 4 $<TARGET_FILE:starpu_mpi_chain>)
+    set(_env "STARPU_NCPU=1;STARPU_SILENT=1;OMPI_MCA_mpi_yield_when_idle=1")
+    if(RP_SANITIZE)
+      # Open MPI's plugins leave allocations LeakSanitizer reports at exit
+      # (none of reprise's: see examples/mpi.cmake)
+      list(APPEND _env "ASAN_OPTIONS=detect_leaks=0")
+    endif()
+    set_tests_properties(starpu_mpi_no_chain_np4 PROPERTIES TIMEOUT 60
+      ENVIRONMENT "${_env}")
+  endif()
 endif()

@@ -498,6 +498,36 @@ static int one(int heat, uint64_t n, int dist, unsigned steps,
   return bad;
 }
 
+/* Rank 0 prints where each rank's threads run (rp__starpu_layout): the
+ * ranks sharing its node, its workers and their cores, the MPI thread's
+ * core. */
+static void print_layout(int rank, int size) {
+  rp__starpu_layout l;
+  memset(&l, 0, sizeof l);
+  rp__starpu_layout_get(&l);
+  int mine[7] = {l.local_ranks, l.local_rank, l.cores, l.bound, l.workers,
+                 l.first_cpu, l.mpi_cpu};
+  int *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
+  MPI_Gather(mine, 7, MPI_INT, all, 7, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank != 0 || !all)
+    return;
+  printf("placement (per rank: ranks on its node, cores, workers, cores "
+         "bound):\n");
+  for (int r = 0; r < size; r++) {
+    const int *v = all + 7 * r;
+    if (v[3])
+      printf("  rank %d: %d of %d on its node (%d cores): %d worker(s) on "
+             "cores %d-%d, MPI thread on core %d\n", r, v[1], v[0], v[2],
+             v[4], v[5], v[5] + (v[4] < v[6] - v[5] ? v[4] : v[6] - v[5]) - 1,
+             v[6]);
+    else
+      printf("  rank %d: %d of %d on its node (%d cores): %d worker(s), "
+             "not bound (fewer than 2 cores per rank, or placed by the user "
+             "or launcher)\n", r, v[1], v[0], v[2], v[4]);
+  }
+  free(all);
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   if (exm_start(&argc, &argv, &rank, &size))
@@ -558,6 +588,7 @@ int main(int argc, char **argv) {
     if (tu && tv && !rp_graph_create(&tg, 0) &&
         !ex_heat2d_record(tg, &tp, tu, tv) && !rp_graph_end(tg))
       tx = exm_exec(tg, "bench_mpi_jacobi");
+    print_layout(rank, size);
     rp_exec_destroy(tx);
     rp_graph_destroy(tg);
     free(tu);
