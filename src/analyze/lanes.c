@@ -103,6 +103,24 @@ static double model_cost(const rp_analysis *a, uint32_t n,
   return (double)rp__copy_bytes(a->g, n) / (gbps * 1e3);
 }
 
+/* A copy the model's backend elides: a CPU backend (host and device
+ * images share memory) or links that cost nothing, and no cost of its
+ * own (none measured, given or modelled but 0). */
+static int model_elides(const rp_analysis *a, uint32_t n, rp_cost_source src,
+                        double c) {
+  const rp_model *m = a->opts.model;
+  rp_op_type t = a->g->op[n].type;
+  if (!m || (t != RP_OP_COPY_H2D && t != RP_OP_COPY_D2H &&
+             t != RP_OP_COPY_D2D))
+    return 0;
+  const rp_model_link *l = t == RP_OP_COPY_H2D   ? &m->h2d
+                           : t == RP_OP_COPY_D2H ? &m->d2h
+                                                 : &m->p2p;
+  if (!m->shared_memory && l->gbps > 0)
+    return 0;
+  return src == RP_COST_MODELLED || (src == RP_COST_MEASURED && c == 0);
+}
+
 /* Compute units of device d (1 unless the options say more). */
 static unsigned units_of(const rp_analysis *a, int d) {
   if (!a->opts.compute_units || d < 0 || (unsigned)d >= a->opts.ncompute_units)
@@ -203,6 +221,11 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
       src = RP_COST_GIVEN;
     } else {
       c = model_cost(a, n, &src);
+    }
+    if (!net && place != RP__NET_SAME_MEMORY && model_elides(a, n, src, c)) {
+      c = 0;
+      a->elided[n] = 1;
+      a->nelided++;
     }
     if (!isfinite(c)) {
       free(map);
