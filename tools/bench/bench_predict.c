@@ -24,7 +24,7 @@
 #define MAXPAIRS 31
 
 typedef struct cfg {
-  const char *backend, *only, *save;
+  const char *backend, *only, *save, *set;
   unsigned threads[MAXT], nthreads, pairs, iters, scale;
   int check;
 } cfg;
@@ -83,8 +83,16 @@ static int differs(rp_graph *g, const pw_workload *w, void *st, rp_exec *x) {
   return bad;
 }
 
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 typedef struct row {
-  double pred, ach, lo, hi, err, bound;
+  double pred, ach, lo, hi, err, bound, serial_ratio;
+  int withheld, serial_off;
+  double runnable;
+  unsigned cpus;
 } row;
 
 /* One workload at one thread count (0: the backend's default). */
@@ -136,8 +144,17 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
   }
   rp_achieved ach;
   RK(rp_achieved_compute(an, ts, tp, c->pairs, &ach));
+  double tsm[MAXPAIRS];
+  memcpy(tsm, ts, sizeof ts[0] * c->pairs);
+  qsort(tsm, c->pairs, sizeof tsm[0], cmp_dbl);
+  RK(rp_achieved_check_serial(&ach, an, tsm[c->pairs / 2] / c->iters));
   rp_summary sm;
   rp_analysis_summary(an, &sm);
+  r->withheld = sm.withheld;
+  r->runnable = sm.runnable;
+  r->cpus = sm.usable_cpus;
+  r->serial_ratio = ach.serial_ratio;
+  r->serial_off = ach.serial_off;
   r->pred = sm.predicted_speedup;
   r->bound = sm.bound;
   r->ach = ach.speedup;
@@ -183,10 +200,13 @@ static void usage(void) {
           "[--pairs N]\n"
           "                     [--iters N] [--only NAME,...] [--scale N] "
           "[--save DIR]\n"
-          "                     [--no-check]\n"
+          "                     [--no-check] [--set tuned|check|all]\n"
           "workloads:");
   for (unsigned i = 0; i < pw_nworkloads; i++)
     fprintf(stderr, " %s", pw_workloads[i].name);
+  fprintf(stderr, "\ncheck workloads (issue 33, never tuned on):");
+  for (unsigned i = 0; i < pc_nworkloads; i++)
+    fprintf(stderr, " %s", pc_workloads[i].name);
   fprintf(stderr, "\n");
 }
 
@@ -199,6 +219,7 @@ static int parse(int argc, char **argv, cfg *c) {
   c->iters = 3;
   c->scale = 1;
   c->check = 1;
+  c->set = "all";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--no-check")) {
@@ -212,6 +233,12 @@ static int parse(int argc, char **argv, cfg *c) {
     i++;
     if (!strcmp(a, "--backend")) {
       c->backend = v;
+    } else if (!strcmp(a, "--set")) {
+      if (strcmp(v, "tuned") && strcmp(v, "check") && strcmp(v, "all")) {
+        usage();
+        return 2;
+      }
+      c->set = v;
     } else if (!strcmp(a, "--only")) {
       c->only = v;
     } else if (!strcmp(a, "--save")) {
@@ -277,14 +304,18 @@ int main(int argc, char **argv) {
   loadavg(l0, sizeof l0);
   unsigned long cal0 = rp_model_calibrations();
   double err[MAXT][64];
-  unsigned nerr[MAXT] = {0};
+  unsigned nerr[MAXT] = {0}, nwh[MAXT] = {0}, noff[MAXT] = {0};
   const char *worst[MAXT] = {0};
   double wv[MAXT] = {0};
   printf("| workload | backend | threads | predicted | achieved (min-max) "
-         "| error | bound |\n");
-  printf("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
-  for (unsigned i = 0; i < pw_nworkloads; i++) {
-    const pw_workload *w = &pw_workloads[i];
+         "| error | bound | serial / profile |\n");
+  printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  int tuned = strcmp(c.set, "check"), chk = strcmp(c.set, "tuned");
+  for (unsigned i = 0; i < pw_nworkloads + pc_nworkloads; i++) {
+    const pw_workload *w = i < pw_nworkloads ? &pw_workloads[i]
+                                             : &pc_workloads[i - pw_nworkloads];
+    if (!(i < pw_nworkloads ? tuned : chk))
+      continue;
     if (!wanted(&c, w->name))
       continue;
     rp_graph *g = NULL;
@@ -301,10 +332,21 @@ int main(int argc, char **argv) {
       char th[16] = "-";
       if (c.threads[t])
         snprintf(th, sizeof th, "%u", c.threads[t]);
-      printf("| %s | %s | %s | %.2fx | %.2fx (%.2f-%.2f) | %+.1f%% | "
-             "%.2fx |\n", w->name, rp_backend_name(be), th, r.pred, r.ach,
-             r.lo, r.hi, 100 * r.err, r.bound);
+      char et[64];
+      snprintf(et, sizeof et, "%+.1f%%", 100 * r.err);
+      if (r.withheld)
+        snprintf(et, sizeof et, "withheld (%.0f runnable on %u CPUs; "
+                 "%+.1f%%)", r.runnable, r.cpus, 100 * r.err);
+      printf("| %s | %s | %s | %.2fx | %.2fx (%.2f-%.2f) | %s | "
+             "%.2fx | %.2f%s |\n", w->name, rp_backend_name(be), th, r.pred,
+             r.ach, r.lo, r.hi, et, r.bound, r.serial_ratio,
+             r.serial_off ? " (off)" : "");
       fflush(stdout);
+      noff[t] += r.serial_off;
+      if (r.withheld) {
+        nwh[t]++;
+        continue;
+      }
       if (nerr[t] < 64)
         err[t][nerr[t]++] = r.err;
       if (fabs(r.err) > wv[t]) {
@@ -318,6 +360,10 @@ int main(int argc, char **argv) {
   loadavg(l1, sizeof l1);
   printf("\n");
   for (unsigned t = 0; t < c.nthreads; t++) {
+    if (nwh[t] || noff[t])
+      printf("%s threads %u: %u predictions withheld (machine busy), %u "
+             "serial replays more than 20%% off their profile\n",
+             rp_backend_name(be), c.threads[t], nwh[t], noff[t]);
     if (!nerr[t])
       continue;
     qsort(err[t], nerr[t], sizeof err[t][0], cmp_abs);

@@ -26,6 +26,10 @@ typedef struct pw_workload {
 
 extern const pw_workload pw_workloads[];
 extern const unsigned pw_nworkloads;
+/* Check workloads (predict_check_workloads.c, issue 33): written only to
+ * check the model, never to tune it; names start with "c_". */
+extern const pw_workload pc_workloads[];
+extern const unsigned pc_nworkloads;
 
 #ifdef __cplusplus
 }
