@@ -205,9 +205,14 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
   if (s->withheld) {
     fprintf(fp, "predicted speedup  withheld: machine busy: %.1f runnable "
                 "besides this program on %u CPUs\n                   (the "
-                "team would get a changing share of its cores; on a quiet "
-                "machine %.3fx)\n", s->runnable, s->usable_cpus,
-            s->predicted_speedup);
+                "team would get a changing share of its cores; ",
+            s->runnable, s->usable_cpus);
+    if (a->mcalibrated && a->mcpus && a->mload > a->mcpus)
+      fprintf(fp, "the model's %.3fx\n                   was calibrated "
+                  "busy too: `reprise calibrate` on a quiet machine)\n",
+              s->predicted_speedup);
+    else
+      fprintf(fp, "on a quiet machine %.3fx)\n", s->predicted_speedup);
     return;
   }
   fprintf(fp, "predicted speedup %9.3fx  (%s model of %s: serial %.3f ms, "
