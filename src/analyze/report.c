@@ -69,18 +69,22 @@ static rp_status done(FILE *fp) { return ferror(fp) ? RP_EIO : RP_OK; }
 
 static void text_costs(const rp_analysis *a, FILE *fp) {
   uint32_t dk = 0, dh = 0, mod = a->nsource[RP_COST_MODELLED];
+  uint32_t meas = a->nsource[RP_COST_MEASURED];
   for (uint32_t n = 0; n < a->nop; n++)
     if (a->source[n] == RP_COST_DEFAULT) {
       if (a->g->op[n].type == RP_OP_KERNEL)
         dk++;
       else
         dh++;
-    } else if (a->elided[n] && a->source[n] == RP_COST_MODELLED) {
-      mod--;
+    } else if (a->elided[n]) {
+      mod -= a->source[n] == RP_COST_MODELLED;
+      meas -= a->source[n] == RP_COST_MEASURED;
     }
-  fprintf(fp, "costs: %u given, %u measured, %u modelled, %u default\n",
-          a->nsource[RP_COST_GIVEN], a->nsource[RP_COST_MEASURED],
-          a->nsource[RP_COST_MODELLED], a->nsource[RP_COST_DEFAULT]);
+  fprintf(fp, "costs: %u given, %u measured, %u modelled, %u default",
+          a->nsource[RP_COST_GIVEN], meas, mod, a->nsource[RP_COST_DEFAULT]);
+  if (a->nelided)
+    fprintf(fp, ", %u elided", a->nelided);
+  fputc('\n', fp);
   if (a->nelided)
     fprintf(fp, "  elided: %u copies the %s backend does not perform (host "
                 "and device share\n          memory): no cost, no lane\n",
