@@ -930,8 +930,6 @@ Test(model, cache_recalibrates_for_another_version_or_machine) {
   rmdir(dir);
 }
 
-/* On a busy machine the analysis measures a team's share of a core again
- * (the cached one is of another minute's load). */
 Test(model, cache_key_names_the_configuration) {
   const rp_backend *be = NULL;
   if (rp_backend_find("openmp", &be) != RP_OK)

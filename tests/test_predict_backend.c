@@ -67,11 +67,13 @@ static rp_analysis *analyse_for(const rp_graph *g, const char *be_name,
   return a;
 }
 
-static char *text_of(const rp_analysis *a) {
+/* The text report of a, or with ach its achieved lines. */
+static char *text_of(const rp_analysis *a, const rp_achieved *ach) {
   char *t = NULL;
   size_t n = 0;
   FILE *fp = open_memstream(&t, &n);
-  cr_assert_eq(rp_analysis_write_text(a, fp), RP_OK);
+  cr_assert_eq(ach ? rp_analysis_write_achieved(a, ach, fp)
+                   : rp_analysis_write_text(a, fp), RP_OK);
   fclose(fp);
   return t;
 }
@@ -115,7 +117,7 @@ Test(predict_backend, cpu_copies_cost_nothing_and_hold_no_lane) {
   rp_op_sched os;
   cr_assert_eq(rp_analysis_op(a, 0, &os), RP_OK); /* the first copy */
   cr_assert_eq(os.cost_us, 0);
-  char *t = text_of(a);
+  char *t = text_of(a, NULL);
   cr_assert(strstr(t, "costs: 4 given, 0 measured, 0 modelled, 0 default, "
                       "8 elided\n"), "%s", t);
   cr_assert(strstr(t, "elided: 8 copies the openmp backend does not perform"),
@@ -132,7 +134,7 @@ Test(predict_backend, cpu_copies_cost_nothing_and_hold_no_lane) {
   rp_model_init(&m);
   o.model = &m;
   cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
-  t = text_of(a);
+  t = text_of(a, NULL);
   cr_assert(strstr(t, "h2d:0"), "%s", t);
   cr_assert_null(strstr(t, "elided:"), "%s", t);
   free(t);
@@ -163,7 +165,7 @@ Test(predict_backend, busy_machine_withholds_the_figure) {
   rp_analysis_summary(a, &s);
   cr_assert_eq(s.withheld, 1);
   cr_assert_eq(s.predicted_speedup, quiet.predicted_speedup);
-  char *t = text_of(a);
+  char *t = text_of(a, NULL);
   cr_assert(strstr(t, "withheld: machine busy: 5.7 runnable besides this "
                       "program on 2 CPUs"), "%s", t);
   free(t);
@@ -205,11 +207,7 @@ Test(predict_backend, serial_replay_off_the_profile_is_flagged) {
   cr_assert_eq(ach.serial_off, 0);
   cr_assert_eq(rp_achieved_check_serial(&ach, a, 490), RP_OK);
   cr_assert_eq(ach.serial_off, 1);
-  char *t = NULL;
-  size_t n = 0;
-  FILE *fp = open_memstream(&t, &n);
-  cr_assert_eq(rp_analysis_write_achieved(a, &ach, fp), RP_OK);
-  fclose(fp);
+  char *t = text_of(a, &ach);
   cr_assert(strstr(t, "warning: the serial replay took 1.23x the predicted "
                       "one"), "%s", t);
   free(t);

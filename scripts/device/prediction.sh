@@ -11,12 +11,14 @@
 # plot of predicted against achieved over the thread counts.
 # Everything goes to "$OUT/prediction.log"; a summary table (median and
 # largest |error| per setting) is printed last. Under 8 minutes: optional
-# steps are skipped past BUDGET_S (default 420) seconds.
+# steps are skipped past BUDGET_S (default 420) seconds. Smoke test at
+# tiny sizes: THREADS=2 ARGS="--only halo,c_grid" B=build NO_BUILD=1.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/prediction-out}
 BUDGET_S=${BUDGET_S:-420}
 THREADS=${THREADS:-4,8,16}
+ARGS=${ARGS:-}
 mkdir -p "$OUT"
 LOG=$OUT/prediction.log
 SUM=$OUT/summary.txt
@@ -47,7 +49,8 @@ setting() {
   local name=$1; shift
   local t; t=$(date +%s)
   log "== $name: bench_predict $* (cache $XDG_CACHE_HOME)"
-  "$BP" "$@" > "$OUT/$name.md" 2>> "$LOG"
+  # shellcheck disable=SC2086 # ARGS: several words
+  "$BP" "$@" $ARGS > "$OUT/$name.md" 2>> "$LOG"
   local rc=$?
   cat "$OUT/$name.md" >> "$LOG"
   log "   took $(( $(date +%s) - t )) s (exit $rc)"

@@ -22,61 +22,12 @@ static RP_HD double pc_spin(double v, int64_t n) {
   return v;
 }
 
-/* Arrays of doubles, one buffer each. */
-typedef struct arrays {
-  unsigned n;
-  uint64_t len;
-  double **x;
-  rp_buf *b;
-} arrays;
-
-static void arrays_release(void *p) {
-  arrays *a = (arrays *)p;
-  if (!a)
-    return;
-  for (unsigned i = 0; a->x && i < a->n; i++)
-    free(a->x[i]);
-  free(a->x);
-  free(a->b);
-  free(a);
-}
-
-static void arrays_reset(void *p) {
-  arrays *a = (arrays *)p;
-  for (unsigned i = 0; i < a->n; i++)
-    for (uint64_t k = 0; k < a->len; k++)
-      a->x[i][k] = 0.15 + 0.7 * (double)((k * 13 + i * 5) % 89) / 89.0;
-}
-
+/* n arrays of len doubles (pw_blocks) as the workload's state. */
 static rp_status arrays_make(rp_graph *g, unsigned n, uint64_t len,
                              void **state) {
-  arrays *a = (arrays *)calloc(1, sizeof *a);
-  *state = a;
-  if (!a)
-    return RP_ENOMEM;
-  a->n = n;
-  a->len = len;
-  a->x = (double **)calloc(n, sizeof(double *));
-  a->b = (rp_buf *)calloc(n, sizeof(rp_buf));
-  if (!a->x || !a->b)
-    return RP_ENOMEM;
-  rp_status s = RP_OK;
-  for (unsigned i = 0; i < n && s == RP_OK; i++) {
-    char name[16];
-    snprintf(name, sizeof name, "A%u", i);
-    if (!(a->x[i] = (double *)calloc(len, sizeof(double))))
-      return RP_ENOMEM;
-    s = rp_buffer_register(g, name, a->x[i], len * sizeof(double), &a->b[i]);
-  }
-  if (s == RP_OK)
-    arrays_reset(a);
-  return s;
-}
-
-static rp_status arrays_sync(rp_graph *g, const arrays *a) {
-  rp_status s = RP_OK;
-  for (unsigned i = 0; i < a->n && s == RP_OK; i++)
-    s = rp_record_sync_host(g, rp_whole(a->b[i]), NULL);
+  pw_blocks *b = NULL;
+  rp_status s = pw_blocks_make(g, n, len, &b);
+  *state = b;
   return s;
 }
 
@@ -100,10 +51,10 @@ static rp_status fanout_rec(rp_graph *g, int dev, unsigned scale,
                             void **state) {
   const uint64_t n = 1024;
   rp_status s = arrays_make(g, 1, n * 8, state);
-  arrays *a = (arrays *)*state;
+  pw_blocks *a = (pw_blocks *)*state;
   for (uint64_t k = 0; k < n && s == RP_OK; k++)
-    s = step(g, dev, a->b[0], k, 1500 * (int64_t)scale);
-  return s == RP_OK ? arrays_sync(g, a) : s;
+    s = step(g, dev, a->bx[0], k, 1500 * (int64_t)scale);
+  return s == RP_OK ? pw_blocks_sync(g, a) : s;
 }
 
 /* 2. Six independent chains of 4, 8, ..., 24 tasks of about 40 us: the
@@ -111,12 +62,12 @@ static rp_status fanout_rec(rp_graph *g, int dev, unsigned scale,
 static rp_status chains_rec(rp_graph *g, int dev, unsigned scale,
                             void **state) {
   rp_status s = arrays_make(g, 1, 6 * 8, state);
-  arrays *a = (arrays *)*state;
+  pw_blocks *a = (pw_blocks *)*state;
   for (unsigned t = 0; t < 24 && s == RP_OK; t++)
     for (unsigned c = 0; c < 6 && s == RP_OK; c++)
       if (t < 4 + 4 * c) /* chain c has 4 + 4c tasks, interleaved */
-        s = step(g, dev, a->b[0], c, 20000 * (int64_t)scale);
-  return s == RP_OK ? arrays_sync(g, a) : s;
+        s = step(g, dev, a->bx[0], c, 20000 * (int64_t)scale);
+  return s == RP_OK ? pw_blocks_sync(g, a) : s;
 }
 
 /* 3. Memory-bound: two independent streams of 4 split kernels, each
@@ -133,15 +84,15 @@ static rp_status stream_rec(rp_graph *g, int dev, unsigned scale,
                             void **state) {
   const uint64_t n = ((uint64_t)1 << 21) * scale;
   rp_status s = arrays_make(g, 4, n, state);
-  arrays *a = (arrays *)*state;
+  pw_blocks *a = (pw_blocks *)*state;
   for (unsigned k = 0; k < 4 && s == RP_OK; k++)
     for (unsigned p = 0; p < 2 && s == RP_OK; p++) {
-      rp_buf x = a->b[2 * p + (k & 1)], y = a->b[2 * p + 1 - (k & 1)];
+      rp_buf x = a->bx[2 * p + (k & 1)], y = a->bx[2 * p + 1 - (k & 1)];
       rp_arg args[2] = {rp_arg_buf(rp_whole(x)), rp_arg_buf(rp_whole(y))};
       s = rp_record_kernel(g, &k_axpy, dev, rp_dims3(n, 1, 1), args, NULL,
                            NULL);
     }
-  return s == RP_OK ? arrays_sync(g, a) : s;
+  return s == RP_OK ? pw_blocks_sync(g, a) : s;
 }
 
 /* 4. Host tasks and kernels on one team: per step a kernel, four host
@@ -164,15 +115,15 @@ PC_PARAMS(p_join) = {{"o", RP_INOUT}, {"a", RP_IN},       {"b", RP_IN},
 static const rp_kernel k_join = RP_KERNEL_DESC(pc_join, p_join);
 
 typedef struct mix {
-  arrays *a;
+  pw_blocks *a;
   int64_t hsteps;
 } mix;
 
-static void mix_reset(void *p) { arrays_reset(((mix *)p)->a); }
+static void mix_reset(void *p) { pw_blocks_reset(((mix *)p)->a); }
 static void mix_release(void *p) {
   mix *m = (mix *)p;
   if (m) {
-    arrays_release(m->a);
+    pw_blocks_release(m->a);
     free(m);
   }
 }
@@ -185,11 +136,11 @@ static rp_status hostmix_rec(rp_graph *g, int dev, unsigned scale,
     return RP_ENOMEM;
   void *st = NULL;
   rp_status s = arrays_make(g, 5, 8, &st);
-  m->a = (arrays *)st;
+  m->a = (pw_blocks *)st;
   m->hsteps = 80000 * (int64_t)scale;
   if (s != RP_OK)
     return s;
-  const rp_buf *b = m->a->b;
+  const rp_buf *b = m->a->bx;
   for (unsigned it = 0; it < 8 && s == RP_OK; it++) {
     s = step(g, dev, b[0], 0, 10000 * (int64_t)scale);
     for (unsigned i = 1; i <= 4 && s == RP_OK; i++) {
@@ -203,7 +154,7 @@ static rp_status hostmix_rec(rp_graph *g, int dev, unsigned scale,
     if (s == RP_OK)
       s = rp_record_task(g, &k_join, dev, args, NULL, NULL);
   }
-  return s == RP_OK ? arrays_sync(g, m->a) : s;
+  return s == RP_OK ? pw_blocks_sync(g, m->a) : s;
 }
 
 /* 5. Three logical devices (the workload's device and the next two),
@@ -220,18 +171,18 @@ static rp_status devices_rec(rp_graph *g, int dev, unsigned scale,
                              void **state) {
   const uint64_t n = 16384;
   rp_status s = arrays_make(g, 3, n, state);
-  arrays *a = (arrays *)*state;
+  pw_blocks *a = (pw_blocks *)*state;
   for (int d = 0; d < 3 && s == RP_OK; d++)
-    s = rp_record_copy_to_device(g, rp_whole(a->b[d]), dev + d, NULL, NULL);
+    s = rp_record_copy_to_device(g, rp_whole(a->bx[d]), dev + d, NULL, NULL);
   for (unsigned k = 0; k < 6 && s == RP_OK; k++)
     for (int d = 0; d < 3 && s == RP_OK; d++) {
-      rp_arg args[2] = {rp_arg_buf(rp_whole(a->b[d])),
+      rp_arg args[2] = {rp_arg_buf(rp_whole(a->bx[d])),
                         rp_arg_i64(40 * (int64_t)scale)};
       s = rp_record_kernel(g, &k_map, dev + d, rp_dims3(n, 1, 1), args, NULL,
                            NULL);
     }
   for (int d = 0; d < 3 && s == RP_OK; d++)
-    s = rp_record_copy_to_host(g, rp_whole(a->b[d]), dev + d, NULL, NULL);
+    s = rp_record_copy_to_host(g, rp_whole(a->bx[d]), dev + d, NULL, NULL);
   return s;
 }
 
@@ -257,9 +208,9 @@ static rp_status grid_rec(rp_graph *g, int dev, unsigned scale,
                           void **state) {
   const uint64_t n = 640, rows = 64, steps = 8 * (uint64_t)scale;
   rp_status s = arrays_make(g, 2, n * n, state);
-  arrays *a = (arrays *)*state;
+  pw_blocks *a = (pw_blocks *)*state;
   for (uint64_t st = 0; st < steps && s == RP_OK; st++) {
-    rp_buf u = a->b[st & 1], v = a->b[(st + 1) & 1];
+    rp_buf u = a->bx[st & 1], v = a->bx[(st + 1) & 1];
     for (uint64_t r0 = 0; r0 < n && s == RP_OK; r0 += rows) {
       uint64_t lo = r0 ? r0 - 1 : 0, hi = r0 + rows < n ? r0 + rows + 1 : n;
       rp_arg args[4] = {
@@ -270,21 +221,21 @@ static rp_status grid_rec(rp_graph *g, int dev, unsigned scale,
                            NULL);
     }
   }
-  return s == RP_OK ? arrays_sync(g, a) : s;
+  return s == RP_OK ? pw_blocks_sync(g, a) : s;
 }
 
 const pw_workload pc_workloads[] = {
-    {"c_fanout", "1024 independent tasks of ~3 us", fanout_rec, arrays_reset,
-     arrays_release},
+    {"c_fanout", "1024 independent tasks of ~3 us", fanout_rec, pw_blocks_reset,
+     pw_blocks_release},
     {"c_chains", "6 independent chains of 4..24 tasks of ~40 us", chains_rec,
-     arrays_reset, arrays_release},
+     pw_blocks_reset, pw_blocks_release},
     {"c_stream", "2 streams of 4 split axpy over 2 Mi doubles", stream_rec,
-     arrays_reset, arrays_release},
+     pw_blocks_reset, pw_blocks_release},
     {"c_hostmix", "8 steps: kernel, 4 host tasks of ~150 us, join",
      hostmix_rec, mix_reset, mix_release},
     {"c_devices", "3 logical devices, 6 split kernels each", devices_rec,
-     arrays_reset, arrays_release},
+     pw_blocks_reset, pw_blocks_release},
     {"c_grid", "640^2 Jacobi, 10 row blocks, 8 steps", grid_rec,
-     arrays_reset, arrays_release},
+     pw_blocks_reset, pw_blocks_release},
 };
 const unsigned pc_nworkloads = sizeof pc_workloads / sizeof pc_workloads[0];
