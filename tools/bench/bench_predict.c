@@ -360,22 +360,27 @@ int main(int argc, char **argv) {
   loadavg(l1, sizeof l1);
   printf("\n");
   for (unsigned t = 0; t < c.nthreads; t++) {
-    if (nwh[t] || noff[t])
-      printf("%s threads %u: %u predictions withheld (machine busy), %u "
-             "serial replays more than 20%% off their profile\n",
-             rp_backend_name(be), c.threads[t], nwh[t], noff[t]);
-    if (!nerr[t])
-      continue;
-    qsort(err[t], nerr[t], sizeof err[t][0], cmp_abs);
-    double md = nerr[t] % 2 ? fabs(err[t][nerr[t] / 2])
-                            : (fabs(err[t][nerr[t] / 2 - 1]) +
-                               fabs(err[t][nerr[t] / 2])) / 2;
     char th[16] = "default";
     if (c.threads[t])
       snprintf(th, sizeof th, "%u", c.threads[t]);
-    printf("%s threads %s: median |error| %.1f%%, largest %.1f%% (%s) over "
-           "%u workloads\n", rp_backend_name(be), th, 100 * md, 100 * wv[t],
-           worst[t] ? worst[t] : "-", nerr[t]);
+    double md = 0;
+    if (nerr[t]) {
+      qsort(err[t], nerr[t], sizeof err[t][0], cmp_abs);
+      md = nerr[t] % 2 ? fabs(err[t][nerr[t] / 2])
+                       : (fabs(err[t][nerr[t] / 2 - 1]) +
+                          fabs(err[t][nerr[t] / 2])) / 2;
+    }
+    /* One line per thread count, the same with or without figures (the
+     * device script's summary table reads it). */
+    if (nerr[t])
+      printf("%s threads %s: median |error| %.1f%%, largest %.1f%% (%s) over "
+             "%u workloads; ", rp_backend_name(be), th, 100 * md,
+             100 * wv[t], worst[t] ? worst[t] : "-", nerr[t]);
+    else
+      printf("%s threads %s: median |error| -, largest - over 0 "
+             "workloads; ", rp_backend_name(be), th);
+    printf("%u withheld (machine busy), %u serial replays >20%% off their "
+           "profile\n", nwh[t], noff[t]);
   }
   printf("%s, %ld cores; load average before %s, after %s; %lu "
          "calibrations run (0: every model was cached)\n", host,
