@@ -66,7 +66,7 @@ setting() {
   # | setting | backend threads | median, largest; withheld, serial off |
   grep -E 'median \|error\|' "$OUT/$name.md" |
     sed -e "s/^\([a-z]*\) threads \([0-9a-z]*\): /| $name | \1 \2 | /" \
-        -e 's/|error|/abs error/' -e 's/$/ |/' >> "$SUM"
+        -e 's/|error|/abs error/g' -e 's/$/ |/' >> "$SUM"
   grep -E 'calibrations run' "$OUT/$name.md" | sed "s/^/   $name: /" >> "$LOG"
 }
 bind() {

@@ -138,6 +138,11 @@ void rp__measure_load(rp_model *m) {
   }
   qsort(v, (size_t)k, sizeof v[0], cmp_int);
   m->runnable = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2.0;
+  /* procs_running counts the whole machine: confined to some of its CPUs
+   * (a cpuset), this process meets their share of the other tasks. */
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online > 0 && m->usable_cpus < (unsigned long)online)
+    m->runnable *= (double)m->usable_cpus / (double)online;
   m->load_measured = 1;
 }
 

@@ -194,6 +194,14 @@ static int cmp_abs(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The median of |e[0 .. n)| (sorts e), 0 when n is 0. */
+static double median_abs(double *e, unsigned n) {
+  if (!n)
+    return 0;
+  qsort(e, n, sizeof e[0], cmp_abs);
+  return n % 2 ? fabs(e[n / 2]) : (fabs(e[n / 2 - 1]) + fabs(e[n / 2])) / 2;
+}
+
 static void usage(void) {
   fprintf(stderr,
           "usage: bench_predict [--backend B] [--threads 1,2,...] "
@@ -305,6 +313,8 @@ int main(int argc, char **argv) {
   unsigned long cal0 = rp_model_calibrations();
   double err[MAXT][64];
   unsigned nerr[MAXT] = {0}, nwh[MAXT] = {0}, noff[MAXT] = {0};
+  double eall[MAXT][64]; /* withheld rows too */
+  unsigned nall[MAXT] = {0};
   const char *worst[MAXT] = {0};
   double wv[MAXT] = {0};
   printf("| workload | backend | threads | predicted | achieved (min-max) "
@@ -343,6 +353,8 @@ int main(int argc, char **argv) {
              r.serial_off ? " (off)" : "");
       fflush(stdout);
       noff[t] += r.serial_off;
+      if (nall[t] < 64)
+        eall[t][nall[t]++] = r.err;
       if (r.withheld) {
         nwh[t]++;
         continue;
@@ -363,13 +375,7 @@ int main(int argc, char **argv) {
     char th[16] = "default";
     if (c.threads[t])
       snprintf(th, sizeof th, "%u", c.threads[t]);
-    double md = 0;
-    if (nerr[t]) {
-      qsort(err[t], nerr[t], sizeof err[t][0], cmp_abs);
-      md = nerr[t] % 2 ? fabs(err[t][nerr[t] / 2])
-                       : (fabs(err[t][nerr[t] / 2 - 1]) +
-                          fabs(err[t][nerr[t] / 2])) / 2;
-    }
+    double md = median_abs(err[t], nerr[t]);
     /* One line per thread count, the same with or without figures (the
      * device script's summary table reads it). */
     if (nerr[t])
@@ -380,7 +386,11 @@ int main(int argc, char **argv) {
       printf("%s threads %s: median |error| -, largest - over 0 "
              "workloads; ", rp_backend_name(be), th);
     printf("%u withheld (machine busy), %u serial replays >20%% off their "
-           "profile\n", nwh[t], noff[t]);
+           "profile", nwh[t], noff[t]);
+    if (nwh[t])
+      printf("; withheld rows too: median |error| %.1f%%",
+             100 * median_abs(eall[t], nall[t]));
+    printf("\n");
   }
   printf("%s, %ld cores; load average before %s, after %s; %lu "
          "calibrations run (0: every model was cached)\n", host,
