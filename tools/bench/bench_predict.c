@@ -4,8 +4,13 @@
  * analysis (the model calibrated on first use, costs of 5 profiled serial
  * replays), the achieved speedup (median of alternating timed pairs,
  * serial / overlapped, with its min-max) and the error
- * (predicted - achieved) / achieved. Prints a Markdown table and, per
- * thread count, the median and the largest |error|.
+ * (predicted - achieved) / achieved; "withheld" (with the load measured
+ * and the error the withheld figure would have) when the machine was busy;
+ * the serial replay timed over the one predicted from the profile ("off"
+ * beyond 20 %); the team share: its threads' running time over running
+ * plus waiting for a core during the overlapped replays (1: never
+ * preempted). Prints a Markdown table and, per thread count, the median
+ * and the largest |error|.
  *
  * usage: bench_predict [--backend B] [--threads 1,2,...] [--pairs N]
  *                      [--iters N] [--only NAME,...] [--scale N]
@@ -14,6 +19,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -83,13 +89,39 @@ static int differs(rp_graph *g, const pw_workload *w, void *st, rp_exec *x) {
   return bad;
 }
 
+/* The run and wait (runnable, not running) nanoseconds of all of this
+ * process's threads so far (/proc/self/task/T/schedstat); 0 where the
+ * kernel does not say. */
+static void team_times(double *run, double *wait) {
+  *run = *wait = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    char f[300];
+    snprintf(f, sizeof f, "/proc/self/task/%s/schedstat", e->d_name);
+    FILE *fp = fopen(f, "r");
+    unsigned long long r, w;
+    if (fp && fscanf(fp, "%llu %llu", &r, &w) == 2) {
+      *run += (double)r;
+      *wait += (double)w;
+    }
+    if (fp)
+      fclose(fp);
+  }
+  closedir(d);
+}
+
 static int cmp_dbl(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
 typedef struct row {
-  double pred, ach, lo, hi, err, bound, serial_ratio;
+  double pred, ach, lo, hi, err, bound, serial_ratio, share;
   int withheld, serial_off;
   double runnable;
   unsigned cpus;
@@ -135,13 +167,21 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
   /* The graph x really replays (cuda reshapes its copies), the serial
    * replay's costs carried onto it. */
   RK(rp_analyze_exec(x, &ao, &an));
-  double ts[MAXPAIRS], tp[MAXPAIRS];
+  double ts[MAXPAIRS], tp[MAXPAIRS], run = 0, wait = 0;
   for (unsigned k = 0; k < c->pairs; k++) {
     RK(rp_exec_run(xs, c->iters));
     ts[k] = rp_exec_last_us(xs);
+    double r0, w0, r1, w1;
+    team_times(&r0, &w0);
     RK(rp_exec_run(x, c->iters));
     tp[k] = rp_exec_last_us(x);
+    team_times(&r1, &w1);
+    run += r1 - r0;
+    wait += w1 - w0;
   }
+  /* The team's real share of the cores it wanted during the overlapped
+   * replays: its threads' running time over running plus waiting. */
+  r->share = run + wait > 0 ? run / (run + wait) : 0;
   rp_achieved ach;
   RK(rp_achieved_compute(an, ts, tp, c->pairs, &ach));
   double tsm[MAXPAIRS];
@@ -318,8 +358,8 @@ int main(int argc, char **argv) {
   const char *worst[MAXT] = {0};
   double wv[MAXT] = {0};
   printf("| workload | backend | threads | predicted | achieved (min-max) "
-         "| error | bound | serial / profile |\n");
-  printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+         "| error | bound | serial / profile | team share |\n");
+  printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   int tuned = strcmp(c.set, "check"), chk = strcmp(c.set, "tuned");
   for (unsigned i = 0; i < pw_nworkloads + pc_nworkloads; i++) {
     const pw_workload *w = i < pw_nworkloads ? &pw_workloads[i]
@@ -348,9 +388,9 @@ int main(int argc, char **argv) {
         snprintf(et, sizeof et, "withheld (%.0f runnable on %u CPUs; "
                  "%+.1f%%)", r.runnable, r.cpus, 100 * r.err);
       printf("| %s | %s | %s | %.2fx | %.2fx (%.2f-%.2f) | %s | "
-             "%.2fx | %.2f%s |\n", w->name, rp_backend_name(be), th, r.pred,
-             r.ach, r.lo, r.hi, et, r.bound, r.serial_ratio,
-             r.serial_off ? " (off)" : "");
+             "%.2fx | %.2f%s | %.2f |\n", w->name, rp_backend_name(be), th,
+             r.pred, r.ach, r.lo, r.hi, et, r.bound, r.serial_ratio,
+             r.serial_off ? " (off)" : "", r.share);
       fflush(stdout);
       noff[t] += r.serial_off;
       if (nall[t] < 64)
