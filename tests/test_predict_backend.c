@@ -4,6 +4,7 @@
  * a busy machine withholds the figure, and a serial replay that the
  * profile does not describe is flagged. */
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,5 +256,30 @@ Test(predict_backend, library_and_tool_give_one_answer) {
   rp_analysis_destroy(a1);
   rp_analysis_destroy(a2);
   rp_exec_destroy(x);
+  rp_graph_destroy(g);
+}
+
+/* An analysis for a backend measures the load now: the CPUs this process
+ * may use (its affinity mask) and the other runnable tasks. */
+Test(predict_backend, load_is_measured_against_the_usable_cpus) {
+  const rp_backend *be = NULL;
+  if (rp_backend_find("openmp", &be) != RP_OK)
+    cr_skip_test("no openmp backend");
+  rp_graph *g = chains(1);
+  rp_model m;
+  rp_model_init(&m);
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  unsigned units[RP_MAX_DEVICES];
+  cr_assert_eq(rp_analysis_opts_for(&o, &m, units, g, be, NULL), RP_OK);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  cr_assert_eq(sched_getaffinity(0, sizeof set, &set), 0);
+  cr_assert_eq(m.load_measured, 1);
+  cr_assert_eq(m.usable_cpus, (unsigned)CPU_COUNT(&set));
+  cr_assert(m.runnable >= 0 && isfinite(m.runnable), "%g", m.runnable);
+  cr_assert_eq(m.shared_memory, 1);
+  cr_assert_eq(m.in_order, 0);
+  cr_assert_eq(m.h2d.gbps, 0);
   rp_graph_destroy(g);
 }
