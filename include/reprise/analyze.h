@@ -133,7 +133,8 @@ typedef struct rp_model {
                                 predecessors and by all but the first
                                 successor of an operation with several */
   /** Streaming bandwidths (GB/s) of a triad kernel (bytes counted as the
-   * analysis counts them: reads once, writes once, read-writes twice),
+   * analysis counts them: reads once, writes and read-writes twice, as
+   * write-allocate moves them),
    * out of cache (mem_*) and within cache (cache_*), by one thread
    * (*1_gbps) and by the whole team split over it: operations of the
    * pool that run at once share the team's bandwidth of their regime (a

@@ -27,14 +27,17 @@ uint64_t rp__region_bytes(const rp_graph *g, const rp_region *r) {
   }
 }
 
-/* Bytes an operation moves through memory: each access's region once,
- * a read-write one twice (read and written back). */
+/* Bytes an operation moves through memory: a read region once, a written
+ * one twice: read and written back, or, written only, read for ownership
+ * first (a store to a line not in cache fetches it: write-allocate), as
+ * the memory system moves them. The calibration's streaming kernel (an
+ * in and an inout) is counted the same way. */
 double rp__op_bytes(const rp_graph *g, uint32_t n) {
   double b = 0;
   for (uint32_t i = 0; i < g->op[n].nacc; i++) {
     rp__access a = rp__acc_get(g, n, i);
     double r = (double)rp__region_bytes(g, &a.region);
-    b += a.mode == RP_INOUT ? 2 * r : r;
+    b += a.mode & RP_OUT ? 2 * r : r;
   }
   return b;
 }
