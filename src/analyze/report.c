@@ -269,18 +269,29 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
     rp__put_num(fp, rp__end(a, n));
     fputs(", \"slack_us\": ", fp);
     rp__put_num(fp, a->slack[n]);
-    fprintf(fp, ", \"critical\": %s, \"source\": \"%s\"}",
+    fprintf(fp, ", \"critical\": %s, \"source\": \"%s\"%s}",
             a->critical[n] ? "true" : "false",
-            rp__source_name((rp_cost_source)a->source[n]));
+            rp__source_name((rp_cost_source)a->source[n]),
+            a->elided[n] ? ", \"elided\": true" : "");
   }
+  /* Lanes that hold only elided copies are no lanes of the backend. */
+  uint8_t *used = calloc(a->nlane ? a->nlane : 1, 1);
+  if (!used)
+    return RP_ENOMEM;
+  for (uint32_t n = 0; n < a->nop; n++)
+    used[a->lane[n]] |= !a->elided[n];
   fputs(a->nop ? "\n  ],\n  \"lanes\": [" : "],\n  \"lanes\": [", fp);
+  uint32_t shown = 0;
   for (uint32_t l = 0; l < a->nlane; l++) {
-    fprintf(fp, "%s\n    {\"name\": \"%s\", \"busy_us\": ", l ? "," : "",
-            a->lanes[l].name);
+    if (!used[l])
+      continue;
+    fprintf(fp, "%s\n    {\"name\": \"%s\", \"busy_us\": ",
+            shown++ ? "," : "", a->lanes[l].name);
     rp__put_num(fp, a->lanes[l].busy_us);
     fputc('}', fp);
   }
-  fputs(a->nlane ? "\n  ],\n" : "],\n", fp);
+  free(used);
+  fputs(shown ? "\n  ],\n" : "],\n", fp);
   fputs("  \"critical_path\": [", fp);
   for (uint32_t i = 0; i < a->ncrit; i++)
     fprintf(fp, "%s%u", i ? ", " : "", a->crit[i]);
