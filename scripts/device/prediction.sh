@@ -5,7 +5,8 @@
 # with an EMPTY model cache (every model calibrated on first use) and then
 # WARM; on tools/bench/bench_predict's tuned workloads
 # (predict_workloads.c) and its check workloads (predict_check_workloads.c,
-# written only to check the model). Then, time permitting: the check
+# written only to check the model). Then, time permitting: 8 identical
+# runs of jacobi2d at 16 threads (their predictions' spread), the check
 # workloads at 8 and 16 threads with 4 of the 16 cores kept busy (the
 # prediction must be within 15 % or withheld), the H200, and a reprise
 # plot of predicted against achieved over the thread counts.
@@ -20,6 +21,7 @@ OUT=${OUT:-/tmp/prediction-out}
 BUDGET_S=${BUDGET_S:-440}
 THREADS=${THREADS:-4,8,16}
 ARGS=${ARGS:-}
+ST=${ST:-16}     # the stability runs' threads
 mkdir -p "$OUT"
 LOG=$OUT/prediction.log
 SUM=$OUT/summary.txt
@@ -38,7 +40,7 @@ if [ -z "${NO_BUILD:-}" ]; then
   cmake -S . -B $B -DCMAKE_BUILD_TYPE=Release -DRP_BUILD_BENCH=ON \
       -DRP_BUILD_EXAMPLES=ON -DRP_BUILD_TESTS=OFF -DRP_WITH_XRT=OFF \
       >> "$LOG" 2>&1 || { log "configure failed"; exit 1; }
-  cmake --build $B -j"$(nproc)" --target bench_predict reprise_cli \
+  cmake --build $B -j"$(nproc)" --target bench_predict reprise_cli jacobi2d \
       >> "$LOG" 2>&1 || { log "build failed"; exit 1; }
 fi
 log "build done at +$(( $(date +%s) - T0 )) s"
@@ -90,11 +92,34 @@ bind close; export XDG_CACHE_HOME=$CC
 setting close-warm $P --no-check
 rm -rf "$CU" "$CC"
 bind unbound
+
+if [ "$(left)" -gt 60 ] && [ -x $B/examples/jacobi2d ]; then
+  # 8 identical runs (the first calibrates, quiet; the others load it):
+  # their predictions within 2 %?
+  XDG_CACHE_HOME=$(mktemp -d); export XDG_CACHE_HOME
+  log "== stability: jacobi2d --backend openmp --threads $ST, 8 runs"
+  preds=""
+  for i in 1 2 3 4 5 6 7 8; do
+    p=$($B/examples/jacobi2d --backend openmp --threads $ST --iters 3 2>&1 |
+        awk '/^predicted speedup/ {print; exit}')
+    log "   $p"
+    preds="$preds $(printf '%s\n' "$p" | awk '/model of/ {sub("x", "", $3); print $3}')"
+  done
+  echo $preds | tr ' ' '\n' | awk -v st="$ST" 'NF { v[++n] = $1 } END {
+    if (!n) { print "| stability | " st " | no figure (withheld) |"; exit }
+    lo = hi = v[1]; for (i = 2; i <= n; i++) { if (v[i] < lo) lo = v[i]; if (v[i] > hi) hi = v[i] }
+    printf "| stability | " st " | jacobi2d, %d runs predicted: %.3fx-%.3fx, spread %.1f%% |\n", n, lo, hi, 100 * (hi - lo) / lo }' >> "$SUM"
+  rm -rf "$XDG_CACHE_HOME"
+else
+  log "== stability skipped: $(left) s left"
+fi
+
 export XDG_CACHE_HOME=$(mktemp -d)
 
 if [ "$(left)" -gt 90 ]; then
   # 4 of the 16 cores busy: prediction within 15 % or withheld.
   pids=""
+  LAST=$(( LAST * 3 / 10 )) # 6 workloads at 2 thread counts, not 15 at 3
   for i in 1 2 3 4; do ( while :; do :; done ) & pids="$pids $!"; done
   setting "busy4" --threads 8,16 --pairs 5 --iters 2 --set check --no-check
   for p in $pids; do kill "$p"; done
