@@ -156,7 +156,9 @@ typedef struct rp_model {
   int load_measured;       /**< runnable and usable_cpus were measured */
   double runnable;         /**< tasks runnable on the machine besides the
                                 caller's own threads (/proc/stat
-                                procs_running, median of a few samples) */
+                                procs_running, median of 7 samples 5 ms
+                                apart; confined to some of the machine's
+                                CPUs, their share) */
   unsigned usable_cpus;    /**< CPUs the process may run on (its affinity
                                 mask) */
 } rp_model;
@@ -379,12 +381,13 @@ typedef struct rp_summary {
   double schedule_speedup;      /**< serial / makespan of the list schedule
                                      (a diagnostic) */
   int calibrated;               /**< the model was calibrated (measured) */
-  int withheld;                 /**< the machine is busy (more runnable
-                                     tasks than the CPUs the team does not
-                                     need): predicted_speedup is the
+  int withheld;                 /**< the machine is busy: the team of T
+                                     threads could count on less than 85 %
+                                     of its cores (usable_cpus / (runnable
+                                     + T) < 0.85); predicted_speedup is the
                                      quiet machine's, which this replay
-                                     will not see; reports print "withheld"
-                                     with the load instead of it */
+                                     will not see, and the reports print
+                                     "withheld" with the load instead */
   double runnable;              /**< other runnable tasks measured (when
                                      the model measured the load) */
   unsigned usable_cpus;         /**< CPUs the process may use, then */
@@ -431,7 +434,10 @@ RP_API rp_status rp_analysis_op_model(const rp_analysis *a, rp_node n,
  * calibrates them first). @p m should hold the
  * calibration (rp_model_get()) or rp_model_init(); @p o is initialised
  * with rp_analysis_opts_init() first. @p units receives RP_MAX_DEVICES
- * entries for o->compute_units (the bound's lanes), may be NULL.
+ * entries for o->compute_units (the bound's lanes), may be NULL. It also
+ * says what the backend is (m->in_order: the reference; m->shared_memory
+ * and free copy links: a CPU backend) and measures the load now
+ * (m->runnable, m->usable_cpus: about 30 ms; docs/model.md).
  * @return RP_OK, RP_EINVAL. */
 RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
                                             unsigned *units,
@@ -460,7 +466,10 @@ RP_API rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o,
 /** @brief Analysis options for backend @p be (NULL: auto) run with exec
  * options @p xo (NULL: defaults) on ended graph @p g, without an exec (a
  * graph loaded from a file): the units and physical devices that
- * rp_analysis_opts_from_exec() would find, put in @p m, and the mode.
+ * rp_analysis_opts_from_exec() would find, put in @p m, and the mode;
+ * like it, what the backend is (m->in_order, m->shared_memory, copy
+ * links free on a CPU backend) and the load now (m->runnable,
+ * m->usable_cpus: about 30 ms), so that both give one answer.
  * @p o must have its size set (rp_analysis_opts_init()); it is reset to
  * the defaults first. @return RP_OK, RP_EINVAL (also for a size of 0). */
 RP_API rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
