@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reprise.h"
+#include "reprise/backend.h"
 #include "util.h"
 
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
@@ -333,5 +334,43 @@ Test(predict_backend, written_region_draws_twice_its_bytes) {
   rp_analysis_summary(a, &s);
   cr_assert(fabs(s.model_overlap_us - 20) < 1e-9, "%.17g", s.model_overlap_us);
   rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
+/* A copy the exec's plan elides costs nothing, whatever its profile
+ * says: the analysis of the exec holds it for what the backend runs. */
+Test(predict_backend, plan_elided_copies_cost_nothing) {
+  const rp_backend *be = NULL;
+  if (rp_backend_find("openmp", &be) != RP_OK)
+    cr_skip_test("no openmp backend");
+  rp_graph *g = chains(1);
+  rp_exec_opts xo;
+  rp_exec_opts_init(&xo);
+  xo.nthreads = 2;
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
+  const rp_plan *p = rp_exec_plan(x);
+  cr_assert_eq(p->nelided, 8, "%u", p->nelided);
+  rp_model m;
+  rp_model_init(&m);
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  unsigned units[RP_MAX_DEVICES];
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, units, x), RP_OK);
+  m.load_measured = 0;
+  double us[12];
+  for (int i = 0; i < 12; i++)
+    us[i] = 7; /* a profile that timed the copies too */
+  o.measured_us = us;
+  rp_analysis *a = NULL;
+  cr_assert_eq(rp_analyze_exec(x, &o, &a), RP_OK);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  cr_assert(fabs(s.serial_us - 4 * 7) < 1e-9, "%g", s.serial_us);
+  rp_op_sched os;
+  cr_assert_eq(rp_analysis_op(a, 0, &os), RP_OK);
+  cr_assert_eq(os.cost_us, 0);
+  rp_analysis_destroy(a);
+  rp_exec_destroy(x);
   rp_graph_destroy(g);
 }

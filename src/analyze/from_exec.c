@@ -351,9 +351,12 @@ rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
     if (u != RP_NONE)
       sum[u] += weight(g, m);
   }
+  /* What the plan elides (a copy within one image) the exec never runs:
+   * it costs nothing, whatever its profile says. */
+  const rp_plan *pl = rp_exec_plan(x);
   for (rp_node m = 0; m < n; m++) {
     rp_node u = rp_exec_op_origin(x, m);
-    if (u == RP_NONE)
+    if (u == RP_NONE || (pl && pl->node_of && pl->node_of[m] == RP_NONE))
       continue;
     double w = weight(g, m);
     us[m] = sum[u] > 0 ? ao.measured_us[u] * w / sum[u] : ao.measured_us[u];
