@@ -20,8 +20,8 @@ static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
   (void)hi;
 }
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1, p_io, nop_cpu, NULL, NULL,
-                               {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
+                               NULL,   {0, 0, 0}, NULL, NULL,    0};
 
 static double mem[4][4096];
 
@@ -39,18 +39,18 @@ static rp_graph *chains(int devices) {
     TU_OK(g, rp_record_copy_to_device(g, rp_whole(b), d, NULL, NULL));
     rp_arg arg = rp_arg_buf(rp_whole(b));
     rp_op_opts o = {NULL, 100, NULL, 0};
-    TU_OK(g, rp_record_kernel(g, &k_io, d, rp_dims3(16, 1, 1), &arg, &o,
-                              NULL));
+    TU_OK(g, rp_record_kernel(g, &k_io, d, rp_dims3(16, 1, 1), &arg, &o, NULL));
     TU_OK(g, rp_record_copy_to_host(g, rp_whole(b), d, NULL, NULL));
   }
   TU_OK(g, rp_graph_end(g));
   return g;
 }
 
-/* An uncalibrated model of backend `be`, as the analysis of an exec on it
- * would be given (no cache, no load). */
-static rp_analysis *analyse_for(const rp_graph *g, const char *be_name,
-                                unsigned threads, rp_model *m) {
+/* Options with an uncalibrated model of backend `be_name` for g, as the
+ * analysis of an exec on it would be given (no cache; the load not
+ * looked at: the figure, not this machine's load now). */
+static void opts_for(const rp_graph *g, const char *be_name, unsigned threads,
+                     rp_model *m, rp_analysis_opts *o, unsigned *units) {
   const rp_backend *be = NULL;
   if (rp_backend_find(be_name, &be) != RP_OK)
     cr_skip_test("no %s backend", be_name);
@@ -59,14 +59,32 @@ static rp_analysis *analyse_for(const rp_graph *g, const char *be_name,
   rp_exec_opts xo;
   rp_exec_opts_init(&xo);
   xo.nthreads = (int)threads;
+  rp_analysis_opts_init(o);
+  cr_assert_eq(rp_analysis_opts_for(o, m, units, g, be, &xo), RP_OK);
+  m->load_measured = 0;
+}
+
+static rp_analysis *analyse_for(const rp_graph *g, const char *be_name,
+                                unsigned threads, rp_model *m) {
   rp_analysis_opts o;
-  rp_analysis_opts_init(&o);
   unsigned units[RP_MAX_DEVICES];
-  cr_assert_eq(rp_analysis_opts_for(&o, m, units, g, be, &xo), RP_OK);
-  m->load_measured = 0; /* the figure, not this machine's load now */
+  opts_for(g, be_name, threads, m, &o, units);
   rp_analysis *a = NULL;
   cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
   return a;
+}
+
+/* An exec of g on openmp with 2 threads. */
+static rp_exec *openmp_exec(const rp_graph *g) {
+  const rp_backend *be = NULL;
+  if (rp_backend_find("openmp", &be) != RP_OK)
+    cr_skip_test("no openmp backend");
+  rp_exec_opts xo;
+  rp_exec_opts_init(&xo);
+  xo.nthreads = 2;
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
+  return x;
 }
 
 /* The text report of a, or with ach its achieved lines. */
@@ -75,7 +93,8 @@ static char *text_of(const rp_analysis *a, const rp_achieved *ach) {
   size_t n = 0;
   FILE *fp = open_memstream(&t, &n);
   cr_assert_eq(ach ? rp_analysis_write_achieved(a, ach, fp)
-                   : rp_analysis_write_text(a, fp), RP_OK);
+                   : rp_analysis_write_text(a, fp),
+               RP_OK);
   fclose(fp);
   return t;
 }
@@ -121,7 +140,8 @@ Test(predict_backend, cpu_copies_cost_nothing_and_hold_no_lane) {
   cr_assert_eq(os.cost_us, 0);
   char *t = text_of(a, NULL);
   cr_assert(strstr(t, "costs: 4 given, 0 measured, 0 modelled, 0 default, "
-                      "8 elided\n"), "%s", t);
+                      "8 elided\n"),
+            "%s", t);
   cr_assert(strstr(t, "elided: 8 copies the openmp backend does not perform"),
             "%s", t);
   cr_assert_null(strstr(t, "h2d:0"), "%s", t);
@@ -176,7 +196,8 @@ Test(predict_backend, busy_machine_withholds_the_figure) {
   cr_assert_eq(s.predicted_speedup, quiet.predicted_speedup);
   char *t = text_of(a, NULL);
   cr_assert(strstr(t, "withheld: machine busy: 5.7 runnable besides this "
-                      "program on 2 CPUs"), "%s", t);
+                      "program on 2 CPUs"),
+            "%s", t);
   free(t);
   /* No range is claimed: the achieved figure is never "outside" it. */
   double ser[3] = {1000, 1000, 1000}, par[3] = {900, 950, 1000};
@@ -218,7 +239,8 @@ Test(predict_backend, serial_replay_off_the_profile_is_flagged) {
   cr_assert_eq(ach.serial_off, 1);
   char *t = text_of(a, &ach);
   cr_assert(strstr(t, "warning: the serial replay took 1.23x the predicted "
-                      "one"), "%s", t);
+                      "one"),
+            "%s", t);
   free(t);
   cr_assert_eq(rp_achieved_check_serial(&ach, a, 0), RP_EINVAL);
   rp_analysis_destroy(a);
@@ -229,15 +251,12 @@ Test(predict_backend, serial_replay_off_the_profile_is_flagged) {
  * path (rp_analysis_opts_for() on the graph and backend) give the same
  * prediction with the same model. */
 Test(predict_backend, library_and_tool_give_one_answer) {
-  const rp_backend *be = NULL;
-  if (rp_backend_find("openmp", &be) != RP_OK)
-    cr_skip_test("no openmp backend");
   rp_graph *g = chains(2);
+  rp_exec *x = openmp_exec(g);
+  const rp_backend *be = rp_exec_backend(x);
   rp_exec_opts xo;
   rp_exec_opts_init(&xo);
   xo.nthreads = 2;
-  rp_exec *x = NULL;
-  cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
   rp_model base;
   rp_model_init(&base);
   snprintf(base.backend, sizeof base.backend, "openmp");
@@ -293,8 +312,8 @@ Test(predict_backend, load_is_measured_against_the_usable_cpus) {
 }
 
 static const rp_param p_out[] = {{"a", RP_OUT}};
-static const rp_kernel k_out = {"k_out", 1, p_out, nop_cpu, NULL, NULL,
-                                {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_out = {"k_out", 1,         p_out, nop_cpu, NULL,
+                                NULL,    {0, 0, 0}, NULL,  NULL,    0};
 
 /* A region only written is read for ownership first (write-allocate): it
  * draws twice its bytes from memory, as a read-write one does. Two 10 us
@@ -310,23 +329,14 @@ Test(predict_backend, written_region_draws_twice_its_bytes) {
     TU_OK(g, rp_buffer_register(g, name, mem[i], 64, &b));
     rp_arg arg = rp_arg_buf(rp_whole(b));
     rp_op_opts o = {NULL, 10, NULL, 0};
-    TU_OK(g, rp_record_kernel(g, &k_out, 0, rp_dims3(16, 1, 1), &arg, &o,
-                              NULL));
+    TU_OK(g,
+          rp_record_kernel(g, &k_out, 0, rp_dims3(16, 1, 1), &arg, &o, NULL));
   }
   TU_OK(g, rp_graph_end(g));
-  const rp_backend *be = NULL;
-  if (rp_backend_find("openmp", &be) != RP_OK)
-    cr_skip_test("no openmp backend");
   rp_model m;
-  rp_model_init(&m);
-  rp_exec_opts xo;
-  rp_exec_opts_init(&xo);
-  xo.nthreads = 2;
   rp_analysis_opts o;
-  rp_analysis_opts_init(&o);
   unsigned units[RP_MAX_DEVICES];
-  cr_assert_eq(rp_analysis_opts_for(&o, &m, units, g, be, &xo), RP_OK);
-  m.load_measured = 0;
+  opts_for(g, "openmp", 2, &m, &o, units);
   m.mem1_gbps = m.mem_gbps = 0.0128;
   rp_analysis *a = NULL;
   cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
@@ -340,15 +350,8 @@ Test(predict_backend, written_region_draws_twice_its_bytes) {
 /* A copy the exec's plan elides costs nothing, whatever its profile
  * says: the analysis of the exec holds it for what the backend runs. */
 Test(predict_backend, plan_elided_copies_cost_nothing) {
-  const rp_backend *be = NULL;
-  if (rp_backend_find("openmp", &be) != RP_OK)
-    cr_skip_test("no openmp backend");
   rp_graph *g = chains(1);
-  rp_exec_opts xo;
-  rp_exec_opts_init(&xo);
-  xo.nthreads = 2;
-  rp_exec *x = NULL;
-  cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
+  rp_exec *x = openmp_exec(g);
   const rp_plan *p = rp_exec_plan(x);
   cr_assert_eq(p->nelided, 8, "%u", p->nelided);
   rp_model m;

@@ -110,8 +110,8 @@ RP_KERNEL(pc_join, {
   double *o = RP_PTR(double, 0);
   o[0] = pc_spin(0.25 * v, RP_VAL(int64_t, 5));
 })
-PC_PARAMS(p_join) = {{"o", RP_INOUT}, {"a", RP_IN},       {"b", RP_IN},
-                     {"c", RP_IN},    {"d", RP_IN},       {"steps", RP_SCALAR}};
+PC_PARAMS(p_join) = {{"o", RP_INOUT}, {"a", RP_IN}, {"b", RP_IN},
+                     {"c", RP_IN},    {"d", RP_IN}, {"steps", RP_SCALAR}};
 static const rp_kernel k_join = RP_KERNEL_DESC(pc_join, p_join);
 
 typedef struct mix {
@@ -147,10 +147,10 @@ static rp_status hostmix_rec(rp_graph *g, int dev, unsigned scale,
       rp_access acc[2] = {{rp_whole(b[0]), RP_IN}, {rp_whole(b[i]), RP_INOUT}};
       s = rp_record_host(g, h_spin, &m->hsteps, acc, 2, NULL, NULL);
     }
-    rp_arg args[6] = {rp_arg_buf(rp_whole(b[0])), rp_arg_buf(rp_whole(b[1])),
-                      rp_arg_buf(rp_whole(b[2])), rp_arg_buf(rp_whole(b[3])),
-                      rp_arg_buf(rp_whole(b[4])),
-                      rp_arg_i64(10000 * (int64_t)scale)};
+    rp_arg args[6] = {
+        rp_arg_buf(rp_whole(b[0])), rp_arg_buf(rp_whole(b[1])),
+        rp_arg_buf(rp_whole(b[2])), rp_arg_buf(rp_whole(b[3])),
+        rp_arg_buf(rp_whole(b[4])), rp_arg_i64(10000 * (int64_t)scale)};
     if (s == RP_OK)
       s = rp_record_task(g, &k_join, dev, args, NULL, NULL);
   }
@@ -200,12 +200,11 @@ RP_KERNEL(pc_rows, {
     v[r * n + c] = 0.25 * (u[(r - 1) * n + c] + u[(r + 1) * n + c] +
                            u[r * n + c - 1] + u[r * n + c + 1]);
 })
-PC_PARAMS(p_rows) = {{"u", RP_IN}, {"v", RP_INOUT}, {"n", RP_SCALAR},
-                     {"r0", RP_SCALAR}};
+PC_PARAMS(p_rows) = {
+    {"u", RP_IN}, {"v", RP_INOUT}, {"n", RP_SCALAR}, {"r0", RP_SCALAR}};
 static const rp_kernel k_rows = RP_KERNEL_DESC(pc_rows, p_rows);
 
-static rp_status grid_rec(rp_graph *g, int dev, unsigned scale,
-                          void **state) {
+static rp_status grid_rec(rp_graph *g, int dev, unsigned scale, void **state) {
   const uint64_t n = 640, rows = 64, steps = 8 * (uint64_t)scale;
   rp_status s = arrays_make(g, 2, n * n, state);
   pw_blocks *a = (pw_blocks *)*state;
@@ -213,10 +212,9 @@ static rp_status grid_rec(rp_graph *g, int dev, unsigned scale,
     rp_buf u = a->bx[st & 1], v = a->bx[(st + 1) & 1];
     for (uint64_t r0 = 0; r0 < n && s == RP_OK; r0 += rows) {
       uint64_t lo = r0 ? r0 - 1 : 0, hi = r0 + rows < n ? r0 + rows + 1 : n;
-      rp_arg args[4] = {
-          rp_arg_buf(rp_bytes(u, lo * n * 8, (hi - lo) * n * 8)),
-          rp_arg_buf(rp_bytes(v, r0 * n * 8, rows * n * 8)),
-          rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
+      rp_arg args[4] = {rp_arg_buf(rp_bytes(u, lo * n * 8, (hi - lo) * n * 8)),
+                        rp_arg_buf(rp_bytes(v, r0 * n * 8, rows * n * 8)),
+                        rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
       s = rp_record_kernel(g, &k_rows, dev, rp_dims3(rows, 1, 1), args, NULL,
                            NULL);
     }
@@ -231,8 +229,8 @@ const pw_workload pc_workloads[] = {
      pw_blocks_reset, pw_blocks_release},
     {"c_stream", "2 streams of 4 split axpy over 2 Mi doubles", stream_rec,
      pw_blocks_reset, pw_blocks_release},
-    {"c_hostmix", "8 steps: kernel, 4 host tasks of ~150 us, join",
-     hostmix_rec, mix_reset, mix_release},
+    {"c_hostmix", "8 steps: kernel, 4 host tasks of ~150 us, join", hostmix_rec,
+     mix_reset, mix_release},
     {"c_devices", "3 logical devices, 6 split kernels each", devices_rec,
      pw_blocks_reset, pw_blocks_release},
     {"c_grid", "640^2 Jacobi, 10 row blocks, 8 steps", grid_rec,
