@@ -299,8 +299,7 @@ rp_status rp_achieved_compute(const rp_analysis *a, const double *serial_us,
     /* Without a model the headline is no prediction, and a withheld one
      * claims nothing: no range. */
     out->outside = a->sum.modelled && !a->sum.withheld &&
-                   (out->speedup < out->pred_lo ||
-                    out->speedup > out->pred_hi);
+                   (out->speedup < out->pred_lo || out->speedup > out->pred_hi);
   }
   return RP_OK;
 }
@@ -337,12 +336,14 @@ rp_status rp_analysis_write_achieved(const rp_analysis *a,
             ach->speedup, ach->pred_lo, ach->pred_hi,
             100 * RP_PREDICT_TOLERANCE);
   if (ach->serial_off)
-    fprintf(fp, "warning: the serial replay took %.2fx the predicted one "
-                "(%.3f ms: the profiled\n         costs and the model's "
-                "overheads): the profile does not describe the\n         "
-                "replays timed (the load changed between them, or the "
-                "operations run\n         slower in a sequence than "
-                "alone)\n", ach->serial_ratio,
+    fprintf(fp,
+            "warning: the serial replay took %.2fx the predicted one "
+            "(%.3f ms: the profiled\n         costs and the model's "
+            "overheads): the profile does not describe the\n         "
+            "replays timed (the load changed between them, or the "
+            "operations run\n         slower in a sequence than "
+            "alone)\n",
+            ach->serial_ratio,
             (a->sum.modelled ? a->sum.model_serial_us : a->sum.serial_us) /
                 1e3);
   return ferror(fp) ? RP_EIO : RP_OK;

@@ -208,8 +208,7 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   a->order = malloc(sizeof *a->order * m);
   rp_status s = RP_ENOMEM;
   if (!a->lane || !a->cost || !a->source || !a->elided || !a->bottom ||
-      !a->critical ||
-      !a->start || !a->slack || !a->order)
+      !a->critical || !a->start || !a->slack || !a->order)
     goto fail;
   if ((s = rp__analysis_lanes(a, o->measured_us)) != RP_OK ||
       (s = rp__analysis_critical(a)) != RP_OK ||

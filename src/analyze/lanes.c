@@ -113,8 +113,7 @@ static int model_elides(const rp_analysis *a, uint32_t n, rp_cost_source src,
                         double c) {
   const rp_model *m = a->opts.model;
   rp_op_type t = a->g->op[n].type;
-  if (!m || (t != RP_OP_COPY_H2D && t != RP_OP_COPY_D2H &&
-             t != RP_OP_COPY_D2D))
+  if (!m || (t != RP_OP_COPY_H2D && t != RP_OP_COPY_D2H && t != RP_OP_COPY_D2D))
     return 0;
   const rp_model_link *l = t == RP_OP_COPY_H2D   ? &m->h2d
                            : t == RP_OP_COPY_D2H ? &m->d2h

@@ -183,9 +183,7 @@ static int split_kernel(const sim *s, uint32_t n) {
 
 /* A copy the backend elides (lanes.c: a CPU backend's copy without a
  * cost of its own): it costs nothing, not even an overhead. */
-static int elided(const sim *s, uint32_t n) {
-  return s->a->elided[n];
-}
+static int elided(const sim *s, uint32_t n) { return s->a->elided[n]; }
 
 /* Whether op n's input likely comes from another thread: an op joining
  * several predecessors, or one of the later successors of an op that

@@ -86,8 +86,9 @@ static void text_costs(const rp_analysis *a, FILE *fp) {
     fprintf(fp, ", %u elided", a->nelided);
   fputc('\n', fp);
   if (a->nelided)
-    fprintf(fp, "  elided: %u copies the %s backend does not perform (host "
-                "and device share\n          memory): no cost, no lane\n",
+    fprintf(fp,
+            "  elided: %u copies the %s backend does not perform (host "
+            "and device share\n          memory): no cost, no lane\n",
             a->nelided, a->mbackend[0] ? a->mbackend : "model's");
   if (mod)
     fprintf(fp,
@@ -207,13 +208,15 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
     return;
   }
   if (s->withheld) {
-    fprintf(fp, "predicted speedup  withheld: machine busy: %.1f runnable "
-                "besides this program on %u CPUs\n                   (the "
-                "team would get a changing share of its cores; ",
+    fprintf(fp,
+            "predicted speedup  withheld: machine busy: %.1f runnable "
+            "besides this program on %u CPUs\n                   (the "
+            "team would get a changing share of its cores; ",
             s->runnable, s->usable_cpus);
     if (a->mcalibrated && a->mcpus && a->mload > a->mcpus)
-      fprintf(fp, "the model's %.3fx\n                   was calibrated "
-                  "busy too: `reprise calibrate` on a quiet machine)\n",
+      fprintf(fp,
+              "the model's %.3fx\n                   was calibrated "
+              "busy too: `reprise calibrate` on a quiet machine)\n",
               s->predicted_speedup);
     else
       fprintf(fp, "on a quiet machine %.3fx)\n", s->predicted_speedup);
@@ -285,8 +288,8 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
   for (uint32_t l = 0; l < a->nlane; l++) {
     if (!used[l])
       continue;
-    fprintf(fp, "%s\n    {\"name\": \"%s\", \"busy_us\": ",
-            shown++ ? "," : "", a->lanes[l].name);
+    fprintf(fp, "%s\n    {\"name\": \"%s\", \"busy_us\": ", shown++ ? "," : "",
+            a->lanes[l].name);
     rp__put_num(fp, a->lanes[l].busy_us);
     fputc('}', fp);
   }
@@ -316,9 +319,10 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
   fputs("},\n  \"predicted_speedup\": ", fp);
   rp__put_num(fp, s->predicted_speedup);
   fprintf(fp, ", \"prediction\": \"%s\", \"schedule_speedup\": ",
-          !s->modelled ? "bound only"
-          : s->withheld ? "withheld: machine busy"
-          : s->calibrated ? "calibrated model" : "uncalibrated model");
+          !s->modelled    ? "bound only"
+          : s->withheld   ? "withheld: machine busy"
+          : s->calibrated ? "calibrated model"
+                          : "uncalibrated model");
   rp__put_num(fp, s->schedule_speedup);
   if (s->modelled) {
     fputs(",\n  \"model\": {\"backend\": ", fp);

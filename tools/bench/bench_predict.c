@@ -362,8 +362,8 @@ int main(int argc, char **argv) {
   printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   int tuned = strcmp(c.set, "check"), chk = strcmp(c.set, "tuned");
   for (unsigned i = 0; i < pw_nworkloads + pc_nworkloads; i++) {
-    const pw_workload *w = i < pw_nworkloads ? &pw_workloads[i]
-                                             : &pc_workloads[i - pw_nworkloads];
+    const pw_workload *w =
+        i < pw_nworkloads ? &pw_workloads[i] : &pc_workloads[i - pw_nworkloads];
     if (!(i < pw_nworkloads ? tuned : chk))
       continue;
     if (!wanted(&c, w->name))
@@ -385,12 +385,14 @@ int main(int argc, char **argv) {
       char et[64];
       snprintf(et, sizeof et, "%+.1f%%", 100 * r.err);
       if (r.withheld)
-        snprintf(et, sizeof et, "withheld (%.0f runnable on %u CPUs; "
-                 "%+.1f%%)", r.runnable, r.cpus, 100 * r.err);
+        snprintf(et, sizeof et,
+                 "withheld (%.0f runnable on %u CPUs; "
+                 "%+.1f%%)",
+                 r.runnable, r.cpus, 100 * r.err);
       printf("| %s | %s | %s | %.2fx | %.2fx (%.2f-%.2f) | %s | "
-             "%.2fx | %.2f%s | %.2f |\n", w->name, rp_backend_name(be), th,
-             r.pred, r.ach, r.lo, r.hi, et, r.bound, r.serial_ratio,
-             r.serial_off ? " (off)" : "", r.share);
+             "%.2fx | %.2f%s | %.2f |\n",
+             w->name, rp_backend_name(be), th, r.pred, r.ach, r.lo, r.hi, et,
+             r.bound, r.serial_ratio, r.serial_off ? " (off)" : "", r.share);
       fflush(stdout);
       noff[t] += r.serial_off;
       if (nall[t] < 64)
@@ -420,13 +422,16 @@ int main(int argc, char **argv) {
      * device script's summary table reads it). */
     if (nerr[t])
       printf("%s threads %s: median |error| %.1f%%, largest %.1f%% (%s) over "
-             "%u workloads; ", rp_backend_name(be), th, 100 * md,
-             100 * wv[t], worst[t] ? worst[t] : "-", nerr[t]);
+             "%u workloads; ",
+             rp_backend_name(be), th, 100 * md, 100 * wv[t],
+             worst[t] ? worst[t] : "-", nerr[t]);
     else
       printf("%s threads %s: median |error| -, largest - over 0 "
-             "workloads; ", rp_backend_name(be), th);
+             "workloads; ",
+             rp_backend_name(be), th);
     printf("%u withheld (machine busy), %u serial replays >20%% off their "
-           "profile", nwh[t], noff[t]);
+           "profile",
+           nwh[t], noff[t]);
     if (nwh[t])
       printf("; withheld rows too: median |error| %.1f%%",
              100 * median_abs(eall[t], nall[t]));
