@@ -198,6 +198,8 @@ Test(predict_backend, busy_machine_withholds_the_figure) {
   cr_assert(strstr(t, "withheld: machine busy: 5.7 runnable besides this "
                       "program on 2 CPUs"),
             "%s", t);
+  cr_assert(strstr(t, "(a team of 2 would get about 26% of its cores"), "%s",
+            t);
   free(t);
   /* No range is claimed: the achieved figure is never "outside" it. */
   double ser[3] = {1000, 1000, 1000}, par[3] = {900, 950, 1000};

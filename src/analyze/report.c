@@ -208,11 +208,16 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
     return;
   }
   if (s->withheld) {
+    unsigned team = a->mthreads ? a->mthreads : 1;
+    if (team > s->usable_cpus)
+      team = s->usable_cpus;
+    double share = s->usable_cpus / (s->runnable + team);
     fprintf(fp,
             "predicted speedup  withheld: machine busy: %.1f runnable "
-            "besides this program on %u CPUs\n                   (the "
-            "team would get a changing share of its cores; ",
-            s->runnable, s->usable_cpus);
+            "besides this program on %u CPUs\n                   (a team "
+            "of %u would get about %.0f%% of its cores, a share that\n"
+            "                   changes by the second; ",
+            s->runnable, s->usable_cpus, team, 100 * share);
     if (a->mcalibrated && a->mcpus && a->mload > a->mcpus)
       fprintf(fp,
               "the model's %.3fx\n                   was calibrated "
