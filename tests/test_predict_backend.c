@@ -156,6 +156,12 @@ Test(predict_backend, cpu_copies_cost_nothing_and_hold_no_lane) {
   cr_assert_null(strstr(t, "{\"name\": \"h2d:0\""), "%s", t);
   cr_assert(strstr(t, "\"elided\": true"), "%s", t);
   free(t);
+  fp = open_memstream(&t, &n);
+  cr_assert_eq(rp_analysis_write_svg(a, fp), RP_OK);
+  fclose(fp);
+  cr_assert_null(strstr(t, ">h2d:0<"), "%s", t);
+  cr_assert(strstr(t, ">compute:0.1<"), "%s", t);
+  free(t);
   rp_analysis_destroy(a);
   /* The same graph for a GPU-like model keeps its copies on their lanes. */
   rp_analysis_opts o;
