@@ -477,8 +477,10 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
          iters, EX_PAIRS);
   printf("overlapped replay  %10.3f ms  (%s)\n",
          ex_median(t_par, EX_PAIRS) / 1e3, rp_backend_name(be));
-  if (rp_achieved_compute(an, t_ser, t_par, EX_PAIRS, &ach) == RP_OK)
+  if (rp_achieved_compute(an, t_ser, t_par, EX_PAIRS, &ach) == RP_OK) {
+    rp_achieved_check_serial(&ach, an, ex_median(t_ser, EX_PAIRS) / iters);
     rp_analysis_write_achieved(an, &ach, stdout);
+  }
   print_blocks(g, x);
   ret = 0;
 out:

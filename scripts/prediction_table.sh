@@ -59,6 +59,10 @@ for e in $examples; do
   mp=$(echo $pred | tr ' ' '\n' | median)
   lo=$(echo $ach | tr ' ' '\n' | sort -g | head -1)
   hi=$(echo $ach | tr ' ' '\n' | sort -g | tail -1)
+  if [ -z "$mp" ] || [ "$mp" = nan ]; then # every run withheld its figure: the machine was busy
+    echo "| $e | $backend | withheld | ${ma}x | - | $runs ($lo-$hi) |"
+    continue
+  fi
   err=$(awk -v p="$mp" -v a="$ma" 'BEGIN { printf "%+.1f%%", 100 * (p - a) / a }')
   errs="$errs $(awk -v p="$mp" -v a="$ma" 'BEGIN { e = 100 * (p - a) / a; print e < 0 ? -e : e }')"
   echo "| $e | $backend | ${mp}x | ${ma}x | $err | $runs ($lo-$hi) |"

@@ -930,66 +930,6 @@ Test(model, cache_recalibrates_for_another_version_or_machine) {
   rmdir(dir);
 }
 
-/* On a busy machine the analysis measures a team's share of a core again
- * (the cached one is of another minute's load). */
-Test(model, busy_machine_share_measured_again, .timeout = 60) {
-  const rp_backend *be = NULL;
-  if (rp_backend_find("openmp", &be) != RP_OK)
-    cr_skip_test("no openmp backend");
-  char dir[] = "/tmp/rp_probe_XXXXXX", path[4096];
-  cr_assert_not_null(mkdtemp(dir));
-  rp_exec_opts xo;
-  rp_exec_opts_init(&xo);
-  xo.nthreads = 2;
-  rp_model m;
-  cr_assert_eq(rp_model_calibrate(&m, be, &xo, 1), RP_OK);
-  /* The machine is taken for busy whatever its load (a cached model of a
-   * busy minute would be calibrated again on a quiet machine, so the
-   * cache holds a quiet one and the busy-ness is forced). */
-  m.load = 0;
-  m.split_efficiency = 0.123;
-  rp__model_force_busy = 1;
-  rp_model_opts mo;
-  memset(&mo, 0, sizeof mo);
-  mo.cache_dir = dir;
-  cr_assert_eq(rp_model_cache_path(be, &xo, &mo, path, sizeof path), RP_OK);
-  cr_assert_eq(rp_model_save(&m, path), RP_OK);
-  rp_graph *g = graph();
-  kern(g, 0, buf(g, 0, 64), 16, 10);
-  TU_OK(g, rp_graph_end(g));
-  rp_exec *x = NULL;
-  cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK);
-  rp_analysis_opts o;
-  rp_analysis_opts_init(&o);
-  unsigned units[RP_MAX_DEVICES];
-  unsigned long n0 = rp_model_calibrations();
-  mo.flags = RP_MODEL_NO_PROBE;
-  cr_assert_eq(rp_analysis_opts_calibrated(&o, &m, units, x, &mo), RP_OK);
-  cr_assert_eq(m.probed, 0);
-  cr_assert_eq(m.split_efficiency, 0.123);
-  mo.flags = 0;
-  cr_assert_eq(rp_analysis_opts_calibrated(&o, &m, units, x, &mo), RP_OK);
-  cr_assert_eq(rp_model_calibrations(), n0); /* the cache, no calibration */
-  cr_assert_eq(m.probed, 1);
-  cr_assert(m.split_efficiency > 0 && m.split_efficiency <= 1);
-  cr_assert_neq(m.split_efficiency, 0.123);
-  rp_analysis *a = NULL;
-  cr_assert_eq(rp_analyze(g, &o, &a), RP_OK);
-  char *text = NULL;
-  size_t len = 0;
-  FILE *fp = open_memstream(&text, &len);
-  cr_assert_eq(rp_analysis_write_text(a, fp), RP_OK);
-  fclose(fp);
-  cr_assert(strstr(text, "share of a core measured again now"), "%s", text);
-  free(text);
-  rp__model_force_busy = 0;
-  rp_analysis_destroy(a);
-  rp_exec_destroy(x);
-  rp_graph_destroy(g);
-  unlink(path);
-  rmdir(dir);
-}
-
 Test(model, cache_key_names_the_configuration) {
   const rp_backend *be = NULL;
   if (rp_backend_find("openmp", &be) != RP_OK)

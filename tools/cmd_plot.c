@@ -226,8 +226,9 @@ int rp_cmd_plot(int argc, char **argv) {
     pts[i].x = th[i];
     pts[i].predicted = sm.predicted_speedup;
     pts[i].bound = sm.bound;
-    fprintf(stderr, "%8u %9.3fx %9.3fx  %s\n", th[i], sm.predicted_speedup,
-            sm.bound, m.calibrated ? "calibrated" : "uncalibrated");
+    fprintf(stderr, "%8u %9.3fx %9.3fx  %s%s\n", th[i], sm.predicted_speedup,
+            sm.bound, m.calibrated ? "calibrated" : "uncalibrated",
+            sm.withheld ? " (machine busy: a quiet machine's figure)" : "");
   }
   if (!rc && achieved)
     rc = read_achieved(achieved, pts, nth);

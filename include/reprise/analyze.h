@@ -111,9 +111,6 @@ typedef struct rp_model {
                                 calibrated again once the load is below
                                 half of it. 0: unknown */
   unsigned cpus;           /**< online cores when calibrated */
-  int probed;              /**< split_efficiency was measured again just
-                                now (rp_analysis_opts_calibrated() on a
-                                busy machine); not saved */
 
   /* A team of CPU threads (openmp): host tasks, kernels and copies share
    * one pool of threads. */
@@ -136,13 +133,34 @@ typedef struct rp_model {
                                 predecessors and by all but the first
                                 successor of an operation with several */
   /** Streaming bandwidths (GB/s) of a triad kernel (bytes counted as the
-   * analysis counts them: reads once, writes once, read-writes twice),
+   * analysis counts them: reads once, writes and read-writes twice, as
+   * write-allocate moves them),
    * out of cache (mem_*) and within cache (cache_*), by one thread
    * (*1_gbps) and by the whole team split over it: operations of the
    * pool that run at once share the team's bandwidth of their regime (a
    * roofline cap: each draws its bytes / its cost at one thread). 0: no
    * cap. */
   double mem1_gbps, mem_gbps, cache1_gbps, cache_gbps;
+
+  /* What the backend is and what the machine does now: filled from the
+   * exec or the backend (rp_analysis_opts_from_exec(),
+   * rp_analysis_opts_for(), rp_analysis_opts_calibrated()), not saved. */
+  int in_order;            /**< the backend replays one operation at a
+                                time in program order (reference): the
+                                overlapped replay is the serial one, 1.00x */
+  int shared_memory;       /**< a CPU backend: host and device images share
+                                memory, so a copy the plan elides costs
+                                nothing and holds no lane, and a copy
+                                without a measured cost is taken for
+                                elided */
+  int load_measured;       /**< runnable and usable_cpus were measured */
+  double runnable;         /**< tasks runnable on the machine besides the
+                                caller's own threads (/proc/stat
+                                procs_running, median of 7 samples 5 ms
+                                apart; confined to some of the machine's
+                                CPUs, their share) */
+  unsigned usable_cpus;    /**< CPUs the process may run on (its affinity
+                                mask) */
 } rp_model;
 
 /** Revision of what the calibration measures; part of the cache key, so
@@ -199,9 +217,9 @@ enum {
                                      (`reprise calibrate`) */
   RP_MODEL_NO_AUTO = 1u << 2,   /**< rp_model_get_opts(): never calibrate
                                      unasked: the cache only */
-  RP_MODEL_NO_PROBE = 1u << 3   /**< rp_analysis_opts_calibrated(): on a
-                                     busy machine, keep the cached share
-                                     of a core (do not measure it again) */
+  RP_MODEL_NO_PROBE = 1u << 3   /**< rp_analysis_opts_calibrated(): do
+                                     not measure the machine's load now
+                                     (never withhold the prediction) */
 };
 
 /** Progress of an automatic calibration: one line of text without a
@@ -363,6 +381,16 @@ typedef struct rp_summary {
   double schedule_speedup;      /**< serial / makespan of the list schedule
                                      (a diagnostic) */
   int calibrated;               /**< the model was calibrated (measured) */
+  int withheld;                 /**< the machine is busy: the team of T
+                                     threads could count on less than 85 %
+                                     of its cores (usable_cpus / (runnable
+                                     + T) < 0.85); predicted_speedup is the
+                                     quiet machine's, which this replay
+                                     will not see, and the reports print
+                                     "withheld" with the load instead */
+  double runnable;              /**< other runnable tasks measured (when
+                                     the model measured the load) */
+  unsigned usable_cpus;         /**< CPUs the process may use, then */
 } rp_summary;
 
 /** @brief Default options: 2 copy engines, 25 GB/s each way and peer,
@@ -406,7 +434,10 @@ RP_API rp_status rp_analysis_op_model(const rp_analysis *a, rp_node n,
  * calibrates them first). @p m should hold the
  * calibration (rp_model_get()) or rp_model_init(); @p o is initialised
  * with rp_analysis_opts_init() first. @p units receives RP_MAX_DEVICES
- * entries for o->compute_units (the bound's lanes), may be NULL.
+ * entries for o->compute_units (the bound's lanes), may be NULL. It also
+ * says what the backend is (m->in_order: the reference; m->shared_memory
+ * and free copy links: a CPU backend) and measures the load now
+ * (m->runnable, m->usable_cpus: about 30 ms; docs/model.md).
  * @return RP_OK, RP_EINVAL. */
 RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
                                             unsigned *units,
@@ -419,10 +450,10 @@ RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
  * NULL: defaults). When the cache has no model and automatic calibration
  * is off (RP_MODEL_NO_AUTO, RP_NO_AUTOCALIBRATE=1), @p m is an
  * uncalibrated model (m->calibrated 0; the report says "uncalibrated")
- * and the call succeeds. On a busy machine (a load average above its
- * cores, now or at the calibration) a team's share of a core
- * (split_efficiency) is measured again, now, in about 0.2 s
- * (m->probed; RP_MODEL_NO_PROBE keeps the cached one). @p o must have
+ * and the call succeeds. The machine's load is measured now (m->runnable,
+ * m->usable_cpus, about 30 ms; RP_MODEL_NO_PROBE does not): on a busy
+ * machine the analysis withholds its prediction (rp_summary.withheld).
+ * @p o must have
  * its size set (rp_analysis_opts_init()); it is reset to the defaults
  * first; @p m and @p units must outlive the options' use.
  * @return RP_OK, RP_EINVAL, or the failure of a calibration (the options
@@ -435,7 +466,10 @@ RP_API rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o,
 /** @brief Analysis options for backend @p be (NULL: auto) run with exec
  * options @p xo (NULL: defaults) on ended graph @p g, without an exec (a
  * graph loaded from a file): the units and physical devices that
- * rp_analysis_opts_from_exec() would find, put in @p m, and the mode.
+ * rp_analysis_opts_from_exec() would find, put in @p m, and the mode;
+ * like it, what the backend is (m->in_order, m->shared_memory, copy
+ * links free on a CPU backend) and the load now (m->runnable,
+ * m->usable_cpus: about 30 ms), so that both give one answer.
  * @p o must have its size set (rp_analysis_opts_init()); it is reset to
  * the defaults first. @return RP_OK, RP_EINVAL (also for a size of 0). */
 RP_API rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
@@ -452,7 +486,18 @@ typedef struct rp_achieved {
                                 prediction within RP_PREDICT_TOLERANCE */
   int below_one;        /**< speedup < 1: overlapping made it slower */
   int outside;          /**< speedup outside [pred_lo, pred_hi] */
+  double serial_ratio;  /**< the serial replay measured over the predicted
+                             one (the profiled costs plus the model's
+                             overheads; rp_achieved_check_serial()), 0:
+                             not checked */
+  int serial_off;       /**< serial_ratio is off by more than
+                             RP_SERIAL_TOLERANCE: the profile does not
+                             describe the replays timed */
 } rp_achieved;
+
+/** Relative difference between the timed serial replay and the predicted
+ * one beyond which the reports warn. */
+#define RP_SERIAL_TOLERANCE 0.20
 
 /** Relative accuracy the prediction claims: the predicted range is
  * predicted_speedup * (1 -/+ RP_PREDICT_TOLERANCE). */
@@ -468,6 +513,15 @@ RP_API rp_status rp_achieved_compute(const rp_analysis *a,
                                      const double *serial_us,
                                      const double *overlap_us,
                                      unsigned runs, rp_achieved *out);
+
+/** @brief Hold the serial replay timed, @p serial_us per replay (the
+ * median of the timed serial replays over their iterations), against
+ * analysis @p a's serial replay (the model's when it has one, else the
+ * sum of the costs): sets @p ach->serial_ratio and serial_off, which
+ * rp_analysis_write_achieved() warns of. @return RP_OK, RP_EINVAL. */
+RP_API rp_status rp_achieved_check_serial(rp_achieved *ach,
+                                          const rp_analysis *a,
+                                          double serial_us);
 
 /** @brief Two lines and the warnings: "predicted speedup ..." (the
  * headline, with what it comes from, or that the analysis gives a bound

@@ -296,10 +296,23 @@ rp_status rp_achieved_compute(const rp_analysis *a, const double *serial_us,
     double p = a->sum.predicted_speedup;
     out->pred_lo = p * (1 - RP_PREDICT_TOLERANCE);
     out->pred_hi = p * (1 + RP_PREDICT_TOLERANCE);
-    /* Without a model the headline is no prediction: no range. */
-    out->outside = a->sum.modelled && (out->speedup < out->pred_lo ||
-                                       out->speedup > out->pred_hi);
+    /* Without a model the headline is no prediction, and a withheld one
+     * claims nothing: no range. */
+    out->outside = a->sum.modelled && !a->sum.withheld &&
+                   (out->speedup < out->pred_lo || out->speedup > out->pred_hi);
   }
+  return RP_OK;
+}
+
+rp_status rp_achieved_check_serial(rp_achieved *ach, const rp_analysis *a,
+                                   double serial_us) {
+  if (!ach || !a || !isfinite(serial_us) || !(serial_us > 0))
+    return RP_EINVAL;
+  double want = a->sum.modelled ? a->sum.model_serial_us : a->sum.serial_us;
+  if (!(want > 0))
+    return RP_EINVAL;
+  ach->serial_ratio = serial_us / want;
+  ach->serial_off = fabs(ach->serial_ratio - 1) > RP_SERIAL_TOLERANCE;
   return RP_OK;
 }
 
@@ -322,5 +335,16 @@ rp_status rp_analysis_write_achieved(const rp_analysis *a,
                 "busy, or the model misses something (docs/model.md)\n",
             ach->speedup, ach->pred_lo, ach->pred_hi,
             100 * RP_PREDICT_TOLERANCE);
+  if (ach->serial_off)
+    fprintf(fp,
+            "warning: the serial replay took %.2fx the predicted one "
+            "(%.3f ms: the profiled\n         costs and the model's "
+            "overheads): the profile does not describe the\n         "
+            "replays timed (the load changed between them, or the "
+            "operations run\n         slower in a sequence than "
+            "alone)\n",
+            ach->serial_ratio,
+            (a->sum.modelled ? a->sum.model_serial_us : a->sum.serial_us) /
+                1e3);
   return ferror(fp) ? RP_EIO : RP_OK;
 }

@@ -39,6 +39,7 @@ void rp_analysis_destroy(rp_analysis *a) {
   free(a->lane);
   free(a->cost);
   free(a->source);
+  free(a->elided);
   free(a->lanes);
   free(a->bottom);
   free(a->critical);
@@ -199,14 +200,15 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   a->lane = malloc(sizeof *a->lane * m);
   a->cost = malloc(sizeof *a->cost * m);
   a->source = malloc(m);
+  a->elided = calloc(m, 1);
   a->bottom = malloc(sizeof *a->bottom * m);
   a->critical = calloc(m, 1);
   a->start = malloc(sizeof *a->start * m);
   a->slack = malloc(sizeof *a->slack * m);
   a->order = malloc(sizeof *a->order * m);
   rp_status s = RP_ENOMEM;
-  if (!a->lane || !a->cost || !a->source || !a->bottom || !a->critical ||
-      !a->start || !a->slack || !a->order)
+  if (!a->lane || !a->cost || !a->source || !a->elided || !a->bottom ||
+      !a->critical || !a->start || !a->slack || !a->order)
     goto fail;
   if ((s = rp__analysis_lanes(a, o->measured_us)) != RP_OK ||
       (s = rp__analysis_critical(a)) != RP_OK ||

@@ -71,7 +71,10 @@ struct rp_analysis {
   int mcalibrated;
   unsigned mthreads;       /* the model's team (host_units), 0: none */
   double mload;            /* load average when calibrated, 0: unknown */
-  int mprobed;             /* the share of a core was measured again */
+  uint8_t *elided;         /* per op: a copy the backend elides (a CPU
+                              backend's model, no cost of its own): no
+                              cost, no lane */
+  uint32_t nelided;
   double meff;             /* the model's split_efficiency */
   unsigned mcpus;          /* online cores then */
   int mphys[RP_MAX_DEVICES]; /* the model's physical devices, else -1 */
@@ -117,16 +120,10 @@ void rp__model_key(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
 /* The team an openmp exec with options xo builds: nthreads, else the
  * given cores, else OMP_NUM_THREADS or the online cores (from_exec.c). */
 long rp__omp_team(const rp_exec_opts *xo);
-/* Measures again the share of a core a thread of m's team gets (its
- * split_efficiency), now: about 0.2 s (calibrate.c). */
-rp_status rp__model_probe_share(rp_model *m, const rp_backend *be,
-                                const rp_exec_opts *xo);
-/* Whether the machine is busy now (load average above half its cores),
- * or was when m was calibrated (model_cache.c). */
-int rp__model_busy(const rp_model *m);
-/* Tests: 1 makes rp__model_busy() say busy whatever the load (so that
- * the probe is tested on a quiet machine as on a busy one). */
-extern int rp__model_force_busy;
+/* Measures the machine's load now into m: runnable (other runnable
+ * tasks, the median of a few samples 5 ms apart), usable_cpus,
+ * load_measured (from_exec.c). */
+void rp__measure_load(rp_model *m);
 /* GPU 0's name as the CUDA driver reports it, "" when it cannot say
  * (calibrate.c). */
 void rp__gpu_name(char *out, size_t n);

@@ -401,13 +401,6 @@ static rp_status core_share(rp_model *m, const rp_backend *be,
   return RP_OK;
 }
 
-rp_status rp__model_probe_share(rp_model *m, const rp_backend *be,
-                                const rp_exec_opts *xo) {
-  if (m->threads < 2)
-    return RP_OK;
-  return core_share(m, be, xo, 5, m->threads, 4 * m->task_us);
-}
-
 /* A team of several threads (openmp): the share of a core each thread
  * gets (a compute-bound kernel split over the team against one thread),
  * the streaming bandwidths in and out of cache, and what a task and a

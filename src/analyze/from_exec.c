@@ -1,10 +1,13 @@
 /* Analysis options from what an exec really runs: its mode, the compute
  * units of each device and which logical devices share a physical one;
  * with the machine model of its backend calibrated on first use. */
+#include <dirent.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "analyze/analysis.h"
 #include "reprise/backend.h"
@@ -26,6 +29,121 @@ long rp__omp_team(const rp_exec_opts *xo) {
   }
   long c = sysconf(_SC_NPROCESSORS_ONLN);
   return c > 0 ? c : 1;
+}
+
+/* CPUs this process may run on: its affinity mask, else the online
+ * cores. */
+static unsigned usable_cpus(void) {
+#ifdef CPU_COUNT
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+    return (unsigned)CPU_COUNT(&set);
+#endif
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  return c > 0 ? (unsigned)c : 1;
+}
+
+/* Runnable tasks of the machine now (/proc/stat procs_running), -1 when
+ * it cannot say. */
+static int procs_running(void) {
+  FILE *fp = fopen("/proc/stat", "r");
+  if (!fp)
+    return -1;
+  char line[256];
+  int k = -1;
+  while (fgets(line, sizeof line, fp))
+    if (!strncmp(line, "procs_running ", 14)) {
+      k = atoi(line + 14);
+      break;
+    }
+  fclose(fp);
+  return k;
+}
+
+/* This process's threads that are runnable now (state R in
+ * /proc/self/task/T/stat): the caller, and a team that spins after its
+ * replay, are no other load. */
+static int own_running(void) {
+  FILE *fp = fopen("/proc/self/stat", "r");
+  if (!fp)
+    return 1;
+  char line[1024];
+  int nth = 1;
+  if (fgets(line, sizeof line, fp)) {
+    /* Field 20 is num_threads; fields after the command's ")". */
+    const char *p = strrchr(line, ')');
+    int field = 2;
+    for (; p && *p; p++)
+      if (*p == ' ' && ++field == 20) {
+        nth = atoi(p + 1);
+        break;
+      }
+  }
+  fclose(fp);
+  if (nth <= 1)
+    return 1;
+  int r = 0;
+  /* Thread ids are not consecutive: read the folder. */
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return 1;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    char f[300];
+    snprintf(f, sizeof f, "/proc/self/task/%s/stat", e->d_name);
+    FILE *t = fopen(f, "r");
+    if (!t)
+      continue;
+    if (fgets(line, sizeof line, t)) {
+      const char *p = strrchr(line, ')');
+      if (p && p[1] == ' ' && p[2] == 'R')
+        r++;
+    }
+    fclose(t);
+  }
+  closedir(d);
+  return r > 0 ? r : 1;
+}
+
+static int cmp_int(const void *x, const void *y) {
+  int a = *(const int *)x, b = *(const int *)y;
+  return (a > b) - (a < b);
+}
+
+/* Other runnable tasks now: the median of a few samples 5 ms apart of
+ * the machine's runnable tasks less this process's own, so that one
+ * passing task does not count. */
+#define LOAD_SAMPLES 7
+void rp__measure_load(rp_model *m) {
+  int v[LOAD_SAMPLES], k = 0;
+  for (int i = 0; i < LOAD_SAMPLES; i++) {
+    int all = procs_running();
+    if (all < 0)
+      break;
+    int other = all - own_running();
+    v[k++] = other > 0 ? other : 0;
+    if (i + 1 < LOAD_SAMPLES) {
+      struct timespec ts = {0, 5000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  m->usable_cpus = usable_cpus();
+  if (!k) {
+    m->load_measured = 0;
+    m->runnable = 0;
+    return;
+  }
+  qsort(v, (size_t)k, sizeof v[0], cmp_int);
+  m->runnable = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2.0;
+  /* procs_running counts the whole machine: confined to some of its CPUs
+   * (a cpuset), this process meets their share of the other tasks. */
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (online > 0 && m->usable_cpus < (unsigned long)online)
+    m->runnable *= (double)m->usable_cpus / (double)online;
+  m->load_measured = 1;
 }
 
 /* The options for backend `be` run with `xo` on graph g. */
@@ -54,6 +172,14 @@ static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
     m->phys[d] = -1;
   }
   int serial = xo->mode && !strcmp(xo->mode, "serial");
+  /* What the backend is: the reference replays one operation at a time
+   * in program order; CPU backends keep every image in host memory. */
+  m->in_order = !strcmp(be, "reference");
+  m->shared_memory = !strcmp(be, "openmp") || !strcmp(be, "reference");
+  if (m->shared_memory) {
+    m->h2d.gbps = m->d2h.gbps = m->p2p.gbps = 0;
+    m->h2d.latency_us = m->d2h.latency_us = m->p2p.latency_us = 0;
+  }
   if (!strcmp(be, "openmp")) {
     long nth = rp__omp_team(xo);
     if (serial)
@@ -87,6 +213,9 @@ static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
     }
     m->host_units = 0;
   }
+  /* The load now, as the replays will meet it: the same measurement for
+   * the library and `reprise analyze --backend`. */
+  rp__measure_load(m);
   o->model = m;
   o->mode = xo->mode;
   if (units) {
@@ -167,16 +296,11 @@ rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
     snprintf(m->backend, sizeof m->backend, "%s", rp_backend_name(be));
     rp__host_name(m->machine, sizeof m->machine);
   }
-  /* On a busy machine a team thread's share of a core changes by the
-   * minute: measure it again now (about 0.2 s), so that the
-   * prediction is of the machine the replays run on. */
-  if (s == RP_OK && m->calibrated && m->threads > 1 &&
-      !(mo && (mo->flags & RP_MODEL_NO_PROBE)) && rp__model_busy(m) &&
-      rp__model_probe_share(m, be, &key) == RP_OK)
-    m->probed = 1;
   rp_status f = rp_analysis_opts_from_exec(o, m, units, x);
   if (f != RP_OK)
     return f;
+  if (mo && (mo->flags & RP_MODEL_NO_PROBE))
+    m->load_measured = 0; /* asked not to look at the load */
   return s == RP_ENOTFOUND ? RP_OK : s;
 }
 
@@ -227,9 +351,12 @@ rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
     if (u != RP_NONE)
       sum[u] += weight(g, m);
   }
+  /* What the plan elides (a copy within one image) the exec never runs:
+   * it costs nothing, whatever its profile says. */
+  const rp_plan *pl = rp_exec_plan(x);
   for (rp_node m = 0; m < n; m++) {
     rp_node u = rp_exec_op_origin(x, m);
-    if (u == RP_NONE)
+    if (u == RP_NONE || (pl && pl->node_of && pl->node_of[m] == RP_NONE))
       continue;
     double w = weight(g, m);
     us[m] = sum[u] > 0 ? ao.measured_us[u] * w / sum[u] : ao.measured_us[u];

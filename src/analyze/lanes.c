@@ -27,14 +27,17 @@ uint64_t rp__region_bytes(const rp_graph *g, const rp_region *r) {
   }
 }
 
-/* Bytes an operation moves through memory: each access's region once,
- * a read-write one twice (read and written back). */
+/* Bytes an operation moves through memory: a read region once, a written
+ * one twice: read and written back, or, written only, read for ownership
+ * first (a store to a line not in cache fetches it: write-allocate), as
+ * the memory system moves them. The calibration's streaming kernel (an
+ * in and an inout) is counted the same way. */
 double rp__op_bytes(const rp_graph *g, uint32_t n) {
   double b = 0;
   for (uint32_t i = 0; i < g->op[n].nacc; i++) {
     rp__access a = rp__acc_get(g, n, i);
     double r = (double)rp__region_bytes(g, &a.region);
-    b += a.mode == RP_INOUT ? 2 * r : r;
+    b += a.mode & RP_OUT ? 2 * r : r;
   }
   return b;
 }
@@ -101,6 +104,23 @@ static double model_cost(const rp_analysis *a, uint32_t n,
   *src = RP_COST_MODELLED;
   /* GB/s = 1e9 B/s = 1e3 B/us. */
   return (double)rp__copy_bytes(a->g, n) / (gbps * 1e3);
+}
+
+/* A copy the model's backend elides: a CPU backend (host and device
+ * images share memory) or links that cost nothing, and no cost of its
+ * own (none measured, given or modelled but 0). */
+static int model_elides(const rp_analysis *a, uint32_t n, rp_cost_source src,
+                        double c) {
+  const rp_model *m = a->opts.model;
+  rp_op_type t = a->g->op[n].type;
+  if (!m || (t != RP_OP_COPY_H2D && t != RP_OP_COPY_D2H && t != RP_OP_COPY_D2D))
+    return 0;
+  const rp_model_link *l = t == RP_OP_COPY_H2D   ? &m->h2d
+                           : t == RP_OP_COPY_D2H ? &m->d2h
+                                                 : &m->p2p;
+  if (!m->shared_memory && l->gbps > 0)
+    return 0;
+  return src == RP_COST_MODELLED || (src == RP_COST_MEASURED && c == 0);
 }
 
 /* Compute units of device d (1 unless the options say more). */
@@ -203,6 +223,11 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
       src = RP_COST_GIVEN;
     } else {
       c = model_cost(a, n, &src);
+    }
+    if (!net && place != RP__NET_SAME_MEMORY && model_elides(a, n, src, c)) {
+      c = 0;
+      a->elided[n] = 1;
+      a->nelided++;
     }
     if (!isfinite(c)) {
       free(map);

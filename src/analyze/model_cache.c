@@ -118,19 +118,6 @@ rp_status rp_model_cache_path(const rp_backend *be, const rp_exec_opts *xo,
   return k > 0 && (size_t)k < size ? RP_OK : RP_EINVAL;
 }
 
-/* Busy: more runnable threads than cores, counting ours (the program
- * that asks has usually just run its team: a load average of its threads
- * alone is no other user). */
-int rp__model_force_busy = 0;
-
-int rp__model_busy(const rp_model *m) {
-  if (rp__model_force_busy)
-    return 1;
-  double l = load_now();
-  long c = sysconf(_SC_NPROCESSORS_ONLN);
-  return (c > 0 && l > (double)c) || (m->cpus && m->load > m->cpus);
-}
-
 /* A model calibrated on a busy machine (its threads got a fraction of a
  * core, its timings waited on preempted threads) while the machine is
  * now quiet: it describes a state that passed. */

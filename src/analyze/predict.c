@@ -48,6 +48,10 @@
 #include <string.h>
 #include "analyze/analysis.h"
 
+/* The share of the cores a team must be able to count on for a
+ * prediction: below it, other runnable tasks take a share of its cores
+ * that changes by the second, and the prediction is withheld. */
+#define RP__BUSY_SHARE 0.85
 /* Kernels a GPU runs at once (Hopper: 128). */
 #define RP__GPU_KERNELS 128
 
@@ -177,18 +181,9 @@ static int split_kernel(const sim *s, uint32_t n) {
   return d.x * d.y * d.z >= s->m->split_min;
 }
 
-/* A copy the model's links say is free (host and device share memory):
- * the backend elides it; it costs nothing, not even an overhead. */
-static int elided(const sim *s, uint32_t n) {
-  rp_op_type t = s->a->g->op[n].type;
-  const rp_model_link *l = t == RP_OP_COPY_H2D   ? &s->m->h2d
-                           : t == RP_OP_COPY_D2H ? &s->m->d2h
-                           : t == RP_OP_COPY_D2D ? &s->m->p2p
-                                                 : NULL;
-  return l && !(l->gbps > 0) &&
-         (s->a->source[n] == RP_COST_MODELLED ||
-          (s->a->source[n] == RP_COST_MEASURED && s->a->cost[n] == 0));
-}
+/* A copy the backend elides (lanes.c: a CPU backend's copy without a
+ * cost of its own): it costs nothing, not even an overhead. */
+static int elided(const sim *s, uint32_t n) { return s->a->elided[n]; }
 
 /* Whether op n's input likely comes from another thread: an op joining
  * several predecessors, or one of the later successors of an op that
@@ -763,6 +758,20 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
       serial += w + (ms ? ms->op_us : 0);
     }
   }
+  if (m->in_order) {
+    /* The backend replays one operation at a time in program order (the
+     * reference): the overlapped replay is the serial one. */
+    double t = 0;
+    for (uint32_t n = 0; n < nop; n++) {
+      a->mstart[n] = t;
+      t += work_of(&s, n) +
+           (a->g->op[n].type == RP_OP_HOST ? m->host_task_us : 0) +
+           (ms ? ms->op_us : 0);
+      a->mend[n] = t;
+    }
+    span = serial;
+    md = ms;
+  }
   sum->modelled = 1;
   snprintf(a->mbackend, sizeof a->mbackend, "%s", m->backend);
   snprintf(a->mmachine, sizeof a->mmachine, "%s", m->machine);
@@ -778,7 +787,19 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   sum->calibrated = m->calibrated;
   a->mthreads = m->host_units;
   a->mload = m->load;
-  a->mprobed = m->probed;
+  /* A busy machine: the team would get less than RP__BUSY_SHARE of the
+   * cores it counts on (other runnable tasks besides it), by a share that
+   * changes by the second; the quiet machine's figure is kept but
+   * withheld (the reports say why). An in-order replay is 1.00x on any
+   * machine. */
+  if (m->load_measured && !m->in_order && m->usable_cpus) {
+    double team = m->host_units > 0 ? m->host_units : 1;
+    if (team > m->usable_cpus)
+      team = m->usable_cpus;
+    sum->runnable = m->runnable;
+    sum->usable_cpus = m->usable_cpus;
+    sum->withheld = m->usable_cpus / (m->runnable + team) < RP__BUSY_SHARE;
+  }
   a->meff = m->split_efficiency;
   a->mcpus = m->cpus;
   st = isfinite(sum->model_serial_us) ? RP_OK : RP_EINVAL;

@@ -68,23 +68,33 @@ const char *rp__lane_colour(rp__lane_kind k) {
 static rp_status done(FILE *fp) { return ferror(fp) ? RP_EIO : RP_OK; }
 
 static void text_costs(const rp_analysis *a, FILE *fp) {
-  uint32_t dk = 0, dh = 0;
+  uint32_t dk = 0, dh = 0, mod = a->nsource[RP_COST_MODELLED];
+  uint32_t meas = a->nsource[RP_COST_MEASURED];
   for (uint32_t n = 0; n < a->nop; n++)
     if (a->source[n] == RP_COST_DEFAULT) {
       if (a->g->op[n].type == RP_OP_KERNEL)
         dk++;
       else
         dh++;
+    } else if (a->elided[n]) {
+      mod -= a->source[n] == RP_COST_MODELLED;
+      meas -= a->source[n] == RP_COST_MEASURED;
     }
-  fprintf(fp, "costs: %u given, %u measured, %u modelled, %u default\n",
-          a->nsource[RP_COST_GIVEN], a->nsource[RP_COST_MEASURED],
-          a->nsource[RP_COST_MODELLED], a->nsource[RP_COST_DEFAULT]);
-  if (a->nsource[RP_COST_MODELLED])
+  fprintf(fp, "costs: %u given, %u measured, %u modelled, %u default",
+          a->nsource[RP_COST_GIVEN], meas, mod, a->nsource[RP_COST_DEFAULT]);
+  if (a->nelided)
+    fprintf(fp, ", %u elided", a->nelided);
+  fputc('\n', fp);
+  if (a->nelided)
+    fprintf(fp,
+            "  elided: %u copies the %s backend does not perform (host "
+            "and device share\n          memory): no cost, no lane\n",
+            a->nelided, a->mbackend[0] ? a->mbackend : "model's");
+  if (mod)
     fprintf(fp,
             "  modelled: %u copies as bytes / bandwidth (h2d %g GB/s, "
             "d2h %g GB/s, p2p %g GB/s)\n",
-            a->nsource[RP_COST_MODELLED], a->opts.h2d_gbps,
-            a->opts.d2h_gbps, a->opts.p2p_gbps);
+            mod, a->opts.h2d_gbps, a->opts.d2h_gbps, a->opts.p2p_gbps);
   if (dk)
     fprintf(fp, "  default: %u kernels without a cost at %g us each\n", dk,
             a->opts.kernel_us);
@@ -98,23 +108,28 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
     return RP_EINVAL;
   const rp_summary *s = &a->sum;
   double ms = s->makespan_us;
-  fprintf(fp,
-          "reprise analysis: %u operations, %u edges, %u lanes "
-          "(%u copy engine%s per device)\n",
-          a->nop, a->g->nedge, a->nlane, a->opts.copy_engines,
-          a->opts.copy_engines == 1 ? "" : "s");
-  text_costs(a, fp);
-
+  /* Lanes that hold only copies the backend elides are no lanes of it. */
   uint32_t *count = calloc(a->nlane ? a->nlane : 1, sizeof *count);
   if (!count)
     return RP_ENOMEM;
   for (uint32_t n = 0; n < a->nop; n++)
-    count[a->lane[n]]++;
+    count[a->lane[n]] += !a->elided[n];
+  uint32_t shown = 0;
+  for (uint32_t l = 0; l < a->nlane; l++)
+    shown += count[l] > 0;
+  fprintf(fp,
+          "reprise analysis: %u operations, %u edges, %u lanes "
+          "(%u copy engine%s per device)\n",
+          a->nop, a->g->nedge, shown, a->opts.copy_engines,
+          a->opts.copy_engines == 1 ? "" : "s");
+  text_costs(a, fp);
+
   fprintf(fp, "\nlanes (busy time, %% of the makespan):\n");
   for (uint32_t l = 0; l < a->nlane; l++)
-    fprintf(fp, "  %-12s %14.3f us %6.1f%%  %u ops\n", a->lanes[l].name,
-            a->lanes[l].busy_us,
-            ms > 0 ? 100 * a->lanes[l].busy_us / ms : 0.0, count[l]);
+    if (count[l])
+      fprintf(fp, "  %-12s %14.3f us %6.1f%%  %u ops\n", a->lanes[l].name,
+              a->lanes[l].busy_us,
+              ms > 0 ? 100 * a->lanes[l].busy_us / ms : 0.0, count[l]);
   free(count);
 
   fprintf(fp, "\ncritical path: %.3f us over %u operations\n",
@@ -122,7 +137,8 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
   for (uint32_t i = 0; i < a->ncrit && i < TEXT_PATH_MAX; i++) {
     uint32_t n = a->crit[i];
     fprintf(fp, "  %s#%u %s  [%s] %.3f us (%s)\n", i ? "-> " : "   ", n,
-            rp__op_name(a, n), a->lanes[a->lane[n]].name, a->cost[n],
+            rp__op_name(a, n),
+            a->elided[n] ? "elided" : a->lanes[a->lane[n]].name, a->cost[n],
             rp__source_name((rp_cost_source)a->source[n]));
   }
   if (a->ncrit > TEXT_PATH_MAX)
@@ -167,10 +183,7 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
             a->mcalibrated ? "calibrated" : "uncalibrated: no overhead "
                                             "measured", team,
             a->mmode, a->msmode);
-    if (a->mprobed)
-      fprintf(fp, "                (a busy machine: a thread's share of a "
-                  "core measured again now, %.2f)\n", a->meff);
-    else if (a->mcalibrated && a->mcpus && a->mload > a->mcpus)
+    if (a->mcalibrated && a->mcpus && a->mload > a->mcpus)
       fprintf(fp, "                (calibrated at a load average of %.1f on "
                   "%u cores: a busy machine's figures)\n", a->mload,
               a->mcpus);
@@ -180,6 +193,7 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
                 "and memory)\n", s->model_overlap_us);
   }
   rp__write_predicted(a, fp);
+  fprintf(fp, "(every term above: docs/model.md, \"The report's terms\")\n");
   return done(fp);
 }
 
@@ -191,6 +205,26 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
                 "(%.3fx; analyse with a model: rp_analysis_opts_calibrated()"
                 ",\n                   `reprise analyze --backend B`)\n",
             s->bound);
+    return;
+  }
+  if (s->withheld) {
+    unsigned team = a->mthreads ? a->mthreads : 1;
+    if (team > s->usable_cpus)
+      team = s->usable_cpus;
+    double share = s->usable_cpus / (s->runnable + team);
+    fprintf(fp,
+            "predicted speedup  withheld: machine busy: %.1f runnable "
+            "besides this program on %u CPUs\n                   (a team "
+            "of %u would get about %.0f%% of its cores, a share that\n"
+            "                   changes by the second; ",
+            s->runnable, s->usable_cpus, team, 100 * share);
+    if (a->mcalibrated && a->mcpus && a->mload > a->mcpus)
+      fprintf(fp,
+              "the model's %.3fx\n                   was calibrated "
+              "busy too: `reprise calibrate` on a quiet machine)\n",
+              s->predicted_speedup);
+    else
+      fprintf(fp, "on a quiet machine %.3fx)\n", s->predicted_speedup);
     return;
   }
   fprintf(fp, "predicted speedup %9.3fx  (%s model of %s: serial %.3f ms, "
@@ -243,18 +277,29 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
     rp__put_num(fp, rp__end(a, n));
     fputs(", \"slack_us\": ", fp);
     rp__put_num(fp, a->slack[n]);
-    fprintf(fp, ", \"critical\": %s, \"source\": \"%s\"}",
+    fprintf(fp, ", \"critical\": %s, \"source\": \"%s\"%s}",
             a->critical[n] ? "true" : "false",
-            rp__source_name((rp_cost_source)a->source[n]));
+            rp__source_name((rp_cost_source)a->source[n]),
+            a->elided[n] ? ", \"elided\": true" : "");
   }
+  /* Lanes that hold only elided copies are no lanes of the backend. */
+  uint8_t *used = calloc(a->nlane ? a->nlane : 1, 1);
+  if (!used)
+    return RP_ENOMEM;
+  for (uint32_t n = 0; n < a->nop; n++)
+    used[a->lane[n]] |= !a->elided[n];
   fputs(a->nop ? "\n  ],\n  \"lanes\": [" : "],\n  \"lanes\": [", fp);
+  uint32_t shown = 0;
   for (uint32_t l = 0; l < a->nlane; l++) {
-    fprintf(fp, "%s\n    {\"name\": \"%s\", \"busy_us\": ", l ? "," : "",
+    if (!used[l])
+      continue;
+    fprintf(fp, "%s\n    {\"name\": \"%s\", \"busy_us\": ", shown++ ? "," : "",
             a->lanes[l].name);
     rp__put_num(fp, a->lanes[l].busy_us);
     fputc('}', fp);
   }
-  fputs(a->nlane ? "\n  ],\n" : "],\n", fp);
+  free(used);
+  fputs(shown ? "\n  ],\n" : "],\n", fp);
   fputs("  \"critical_path\": [", fp);
   for (uint32_t i = 0; i < a->ncrit; i++)
     fprintf(fp, "%s%u", i ? ", " : "", a->crit[i]);
@@ -279,8 +324,10 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
   fputs("},\n  \"predicted_speedup\": ", fp);
   rp__put_num(fp, s->predicted_speedup);
   fprintf(fp, ", \"prediction\": \"%s\", \"schedule_speedup\": ",
-          !s->modelled ? "bound only"
-          : s->calibrated ? "calibrated model" : "uncalibrated model");
+          !s->modelled    ? "bound only"
+          : s->withheld   ? "withheld: machine busy"
+          : s->calibrated ? "calibrated model"
+                          : "uncalibrated model");
   rp__put_num(fp, s->schedule_speedup);
   if (s->modelled) {
     fputs(",\n  \"model\": {\"backend\": ", fp);
@@ -298,6 +345,12 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
     rp__put_num(fp, s->model_overlap_us);
     fputs(", \"speedup\": ", fp);
     rp__put_num(fp, s->model_speedup);
+    if (s->usable_cpus) {
+      fputs(", \"runnable\": ", fp);
+      rp__put_num(fp, s->runnable);
+      fprintf(fp, ", \"usable_cpus\": %u", s->usable_cpus);
+    }
+    fprintf(fp, ", \"elided\": %u", a->nelided);
     fputs(",\n    \"ops\": [", fp);
     for (uint32_t n = 0; n < a->nop; n++) {
       fprintf(fp, "%s{\"id\": %u, \"start_us\": ", n ? ", " : "", n);

@@ -46,8 +46,8 @@ typedef struct span {
   int crit;
 } span;
 
-static void span_flush(FILE *fp, const rp_analysis *a, uint32_t l, span *s,
-                       uint32_t *bars) {
+static void span_flush(FILE *fp, const rp_analysis *a, uint32_t l,
+                       uint32_t row, span *s, uint32_t *bars) {
   if (!s->count)
     return;
   double w = s->x1 - s->x0;
@@ -55,7 +55,7 @@ static void span_flush(FILE *fp, const rp_analysis *a, uint32_t l, span *s,
           "<rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%.0f\" "
           "fill=\"%s\" stroke=\"#000000\" stroke-width=\"%s\">"
           "<title>%u ops from #%u (",
-          s->x0, TOP + ROW * l + 3, w < 0.5 ? 0.5 : w, ROW - 6,
+          s->x0, TOP + ROW * row + 3, w < 0.5 ? 0.5 : w, ROW - 6,
           rp__lane_colour(a->lanes[l].kind), s->crit ? "2" : "0.3", s->count,
           s->first);
   rp__put_xml_str(fp, rp__op_name(a, s->first));
@@ -66,17 +66,20 @@ static void span_flush(FILE *fp, const rp_analysis *a, uint32_t l, span *s,
 
 /* The bars of a big schedule: per lane, operations in start order merged
  * into one bar while less than a pixel apart (critical ones marked). */
-static rp_status merged_bars(const rp_analysis *a, FILE *fp, double scale) {
+static rp_status merged_bars(const rp_analysis *a, FILE *fp, double scale,
+                             const uint32_t *row, uint32_t nrow) {
   span *sp = calloc(a->nlane ? a->nlane : 1, sizeof *sp);
   if (!sp)
     return RP_ENOMEM;
   uint32_t bars = 0;
   for (uint32_t i = 0; i < a->nop; i++) {
     uint32_t n = a->order[i], l = a->lane[n];
+    if (a->elided[n])
+      continue;
     span *s = &sp[l];
     double x0 = LEFT + a->start[n] * scale, x1 = x0 + a->cost[n] * scale;
     if (s->count && x0 > s->x1 + 1)
-      span_flush(fp, a, l, s, &bars);
+      span_flush(fp, a, l, row[l], s, &bars);
     if (!s->count) {
       *s = (span){x0, x1, a->start[n], rp__end(a, n), n, 0, 0};
     }
@@ -88,12 +91,12 @@ static rp_status merged_bars(const rp_analysis *a, FILE *fp, double scale) {
     s->crit |= a->critical[n];
   }
   for (uint32_t l = 0; l < a->nlane; l++)
-    span_flush(fp, a, l, &sp[l], &bars);
+    span_flush(fp, a, l, row[l], &sp[l], &bars);
   fprintf(fp, "<text x=\"4\" y=\"%.1f\">%u operations drawn as %u bars: "
               "operations less than a pixel apart on a lane are merged "
               "(one bar per operation up to %d operations; the trace has "
               "them all)</text>\n",
-          TOP + ROW * a->nlane + 44, a->nop, bars, SVG_LIMIT);
+          TOP + ROW * nrow + 44, a->nop, bars, SVG_LIMIT);
   free(sp);
   return RP_OK;
 }
@@ -104,7 +107,16 @@ rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp) {
   double ms = a->sum.makespan_us;
   double scale = ms > 0 ? PLOT / ms : 0;
   int big = a->nop > SVG_LIMIT;
-  double h = TOP + ROW * a->nlane + (big ? 50 : 30);
+  /* A row per lane of the backend: none for lanes that hold only copies
+   * it elides. */
+  uint32_t *row = calloc(a->nlane ? a->nlane : 1, sizeof *row), nrow = 0;
+  if (!row)
+    return RP_ENOMEM;
+  for (uint32_t n = 0; n < a->nop; n++)
+    row[a->lane[n]] |= !a->elided[n];
+  for (uint32_t l = 0; l < a->nlane; l++)
+    row[l] = row[l] ? nrow++ : UINT32_MAX;
+  double h = TOP + ROW * nrow + (big ? 50 : 30);
   fprintf(fp,
           "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
@@ -115,15 +127,17 @@ rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp) {
           LEFT + PLOT + 20, h, ms, a->sum.serial_us,
           a->sum.critical_path_us);
   for (uint32_t l = 0; l < a->nlane; l++) {
-    double y = TOP + ROW * l;
+    if (row[l] == UINT32_MAX)
+      continue;
+    double y = TOP + ROW * row[l];
     fprintf(fp,
             "<rect x=\"0\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" "
             "fill=\"%s\"/>\n<text x=\"4\" y=\"%.1f\">%s</text>\n",
-            y, LEFT + PLOT + 20, ROW, l % 2 ? "#ffffff" : "#f6f6f6",
+            y, LEFT + PLOT + 20, ROW, row[l] % 2 ? "#ffffff" : "#f6f6f6",
             y + ROW / 2 + 4, a->lanes[l].name);
   }
   if (ms > 0) {
-    double step = tick_step(ms), yb = TOP + ROW * a->nlane;
+    double step = tick_step(ms), yb = TOP + ROW * nrow;
     for (int k = 0; step > 0 && k <= 100; k++) {
       double t = k * step, x = LEFT + t * scale;
       if (t > ms * (1 + 1e-12))
@@ -138,14 +152,18 @@ rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp) {
             LEFT + PLOT + 18, yb + 28);
   }
   if (big) {
-    rp_status st = merged_bars(a, fp, scale);
-    if (st != RP_OK)
+    rp_status st = merged_bars(a, fp, scale, row, nrow);
+    if (st != RP_OK) {
+      free(row);
       return st;
+    }
   }
   for (uint32_t n = 0; !big && n < a->nop; n++) {
+    if (a->elided[n])
+      continue;
     const rp__lane *ln = &a->lanes[a->lane[n]];
     double x = LEFT + a->start[n] * scale, w = a->cost[n] * scale;
-    double y = TOP + ROW * a->lane[n] + 3;
+    double y = TOP + ROW * row[a->lane[n]] + 3;
     fprintf(fp,
             "<rect x=\"%.3f\" y=\"%.1f\" width=\"%.3f\" height=\"%.0f\" "
             "fill=\"%s\" stroke=\"#000000\" stroke-width=\"%s\">"
@@ -156,6 +174,7 @@ rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp) {
     fprintf(fp, ": %.3f .. %.3f us, slack %.3f us</title></rect>\n",
             a->start[n], rp__end(a, n), a->slack[n]);
   }
+  free(row);
   fputs("</svg>\n", fp);
   return ferror(fp) ? RP_EIO : RP_OK;
 }

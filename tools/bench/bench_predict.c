@@ -4,8 +4,13 @@
  * analysis (the model calibrated on first use, costs of 5 profiled serial
  * replays), the achieved speedup (median of alternating timed pairs,
  * serial / overlapped, with its min-max) and the error
- * (predicted - achieved) / achieved. Prints a Markdown table and, per
- * thread count, the median and the largest |error|.
+ * (predicted - achieved) / achieved; "withheld" (with the load measured
+ * and the error the withheld figure would have) when the machine was busy;
+ * the serial replay timed over the one predicted from the profile ("off"
+ * beyond 20 %); the team share: its threads' running time over running
+ * plus waiting for a core during the overlapped replays (1: never
+ * preempted). Prints a Markdown table and, per thread count, the median
+ * and the largest |error|.
  *
  * usage: bench_predict [--backend B] [--threads 1,2,...] [--pairs N]
  *                      [--iters N] [--only NAME,...] [--scale N]
@@ -14,6 +19,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,7 +30,7 @@
 #define MAXPAIRS 31
 
 typedef struct cfg {
-  const char *backend, *only, *save;
+  const char *backend, *only, *save, *set;
   unsigned threads[MAXT], nthreads, pairs, iters, scale;
   int check;
 } cfg;
@@ -83,8 +89,42 @@ static int differs(rp_graph *g, const pw_workload *w, void *st, rp_exec *x) {
   return bad;
 }
 
+/* The run and wait (runnable, not running) nanoseconds of all of this
+ * process's threads so far (/proc/self/task/T/schedstat); 0 where the
+ * kernel does not say. */
+static void team_times(double *run, double *wait) {
+  *run = *wait = 0;
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    char f[300];
+    snprintf(f, sizeof f, "/proc/self/task/%s/schedstat", e->d_name);
+    FILE *fp = fopen(f, "r");
+    unsigned long long r, w;
+    if (fp && fscanf(fp, "%llu %llu", &r, &w) == 2) {
+      *run += (double)r;
+      *wait += (double)w;
+    }
+    if (fp)
+      fclose(fp);
+  }
+  closedir(d);
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 typedef struct row {
-  double pred, ach, lo, hi, err, bound;
+  double pred, ach, lo, hi, err, bound, serial_ratio, share;
+  int withheld, serial_off;
+  double runnable;
+  unsigned cpus;
 } row;
 
 /* One workload at one thread count (0: the backend's default). */
@@ -127,17 +167,34 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
   /* The graph x really replays (cuda reshapes its copies), the serial
    * replay's costs carried onto it. */
   RK(rp_analyze_exec(x, &ao, &an));
-  double ts[MAXPAIRS], tp[MAXPAIRS];
+  double ts[MAXPAIRS], tp[MAXPAIRS], run = 0, wait = 0;
   for (unsigned k = 0; k < c->pairs; k++) {
     RK(rp_exec_run(xs, c->iters));
     ts[k] = rp_exec_last_us(xs);
+    double r0, w0, r1, w1;
+    team_times(&r0, &w0);
     RK(rp_exec_run(x, c->iters));
     tp[k] = rp_exec_last_us(x);
+    team_times(&r1, &w1);
+    run += r1 - r0;
+    wait += w1 - w0;
   }
+  /* The team's real share of the cores it wanted during the overlapped
+   * replays: its threads' running time over running plus waiting. */
+  r->share = run + wait > 0 ? run / (run + wait) : 0;
   rp_achieved ach;
   RK(rp_achieved_compute(an, ts, tp, c->pairs, &ach));
+  double tsm[MAXPAIRS];
+  memcpy(tsm, ts, sizeof ts[0] * c->pairs);
+  qsort(tsm, c->pairs, sizeof tsm[0], cmp_dbl);
+  RK(rp_achieved_check_serial(&ach, an, tsm[c->pairs / 2] / c->iters));
   rp_summary sm;
   rp_analysis_summary(an, &sm);
+  r->withheld = sm.withheld;
+  r->runnable = sm.runnable;
+  r->cpus = sm.usable_cpus;
+  r->serial_ratio = ach.serial_ratio;
+  r->serial_off = ach.serial_off;
   r->pred = sm.predicted_speedup;
   r->bound = sm.bound;
   r->ach = ach.speedup;
@@ -177,16 +234,27 @@ static int cmp_abs(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* The median of |e[0 .. n)| (sorts e), 0 when n is 0. */
+static double median_abs(double *e, unsigned n) {
+  if (!n)
+    return 0;
+  qsort(e, n, sizeof e[0], cmp_abs);
+  return n % 2 ? fabs(e[n / 2]) : (fabs(e[n / 2 - 1]) + fabs(e[n / 2])) / 2;
+}
+
 static void usage(void) {
   fprintf(stderr,
           "usage: bench_predict [--backend B] [--threads 1,2,...] "
           "[--pairs N]\n"
           "                     [--iters N] [--only NAME,...] [--scale N] "
           "[--save DIR]\n"
-          "                     [--no-check]\n"
+          "                     [--no-check] [--set tuned|check|all]\n"
           "workloads:");
   for (unsigned i = 0; i < pw_nworkloads; i++)
     fprintf(stderr, " %s", pw_workloads[i].name);
+  fprintf(stderr, "\ncheck workloads (issue 33, never tuned on):");
+  for (unsigned i = 0; i < pc_nworkloads; i++)
+    fprintf(stderr, " %s", pc_workloads[i].name);
   fprintf(stderr, "\n");
 }
 
@@ -199,6 +267,7 @@ static int parse(int argc, char **argv, cfg *c) {
   c->iters = 3;
   c->scale = 1;
   c->check = 1;
+  c->set = "all";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--no-check")) {
@@ -212,6 +281,12 @@ static int parse(int argc, char **argv, cfg *c) {
     i++;
     if (!strcmp(a, "--backend")) {
       c->backend = v;
+    } else if (!strcmp(a, "--set")) {
+      if (strcmp(v, "tuned") && strcmp(v, "check") && strcmp(v, "all")) {
+        usage();
+        return 2;
+      }
+      c->set = v;
     } else if (!strcmp(a, "--only")) {
       c->only = v;
     } else if (!strcmp(a, "--save")) {
@@ -277,14 +352,20 @@ int main(int argc, char **argv) {
   loadavg(l0, sizeof l0);
   unsigned long cal0 = rp_model_calibrations();
   double err[MAXT][64];
-  unsigned nerr[MAXT] = {0};
+  unsigned nerr[MAXT] = {0}, nwh[MAXT] = {0}, noff[MAXT] = {0};
+  double eall[MAXT][64]; /* withheld rows too */
+  unsigned nall[MAXT] = {0};
   const char *worst[MAXT] = {0};
   double wv[MAXT] = {0};
   printf("| workload | backend | threads | predicted | achieved (min-max) "
-         "| error | bound |\n");
-  printf("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
-  for (unsigned i = 0; i < pw_nworkloads; i++) {
-    const pw_workload *w = &pw_workloads[i];
+         "| error | bound | serial / profile | team share |\n");
+  printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  int tuned = strcmp(c.set, "check"), chk = strcmp(c.set, "tuned");
+  for (unsigned i = 0; i < pw_nworkloads + pc_nworkloads; i++) {
+    const pw_workload *w =
+        i < pw_nworkloads ? &pw_workloads[i] : &pc_workloads[i - pw_nworkloads];
+    if (!(i < pw_nworkloads ? tuned : chk))
+      continue;
     if (!wanted(&c, w->name))
       continue;
     rp_graph *g = NULL;
@@ -301,10 +382,25 @@ int main(int argc, char **argv) {
       char th[16] = "-";
       if (c.threads[t])
         snprintf(th, sizeof th, "%u", c.threads[t]);
-      printf("| %s | %s | %s | %.2fx | %.2fx (%.2f-%.2f) | %+.1f%% | "
-             "%.2fx |\n", w->name, rp_backend_name(be), th, r.pred, r.ach,
-             r.lo, r.hi, 100 * r.err, r.bound);
+      char et[64];
+      snprintf(et, sizeof et, "%+.1f%%", 100 * r.err);
+      if (r.withheld)
+        snprintf(et, sizeof et,
+                 "withheld (%.0f runnable on %u CPUs; "
+                 "%+.1f%%)",
+                 r.runnable, r.cpus, 100 * r.err);
+      printf("| %s | %s | %s | %.2fx | %.2fx (%.2f-%.2f) | %s | "
+             "%.2fx | %.2f%s | %.2f |\n",
+             w->name, rp_backend_name(be), th, r.pred, r.ach, r.lo, r.hi, et,
+             r.bound, r.serial_ratio, r.serial_off ? " (off)" : "", r.share);
       fflush(stdout);
+      noff[t] += r.serial_off;
+      if (nall[t] < 64)
+        eall[t][nall[t]++] = r.err;
+      if (r.withheld) {
+        nwh[t]++;
+        continue;
+      }
       if (nerr[t] < 64)
         err[t][nerr[t]++] = r.err;
       if (fabs(r.err) > wv[t]) {
@@ -318,18 +414,28 @@ int main(int argc, char **argv) {
   loadavg(l1, sizeof l1);
   printf("\n");
   for (unsigned t = 0; t < c.nthreads; t++) {
-    if (!nerr[t])
-      continue;
-    qsort(err[t], nerr[t], sizeof err[t][0], cmp_abs);
-    double md = nerr[t] % 2 ? fabs(err[t][nerr[t] / 2])
-                            : (fabs(err[t][nerr[t] / 2 - 1]) +
-                               fabs(err[t][nerr[t] / 2])) / 2;
     char th[16] = "default";
     if (c.threads[t])
       snprintf(th, sizeof th, "%u", c.threads[t]);
-    printf("%s threads %s: median |error| %.1f%%, largest %.1f%% (%s) over "
-           "%u workloads\n", rp_backend_name(be), th, 100 * md, 100 * wv[t],
-           worst[t] ? worst[t] : "-", nerr[t]);
+    double md = median_abs(err[t], nerr[t]);
+    /* One line per thread count, the same with or without figures (the
+     * device script's summary table reads it). */
+    if (nerr[t])
+      printf("%s threads %s: median |error| %.1f%%, largest %.1f%% (%s) over "
+             "%u workloads; ",
+             rp_backend_name(be), th, 100 * md, 100 * wv[t],
+             worst[t] ? worst[t] : "-", nerr[t]);
+    else
+      printf("%s threads %s: median |error| -, largest - over 0 "
+             "workloads; ",
+             rp_backend_name(be), th);
+    printf("%u withheld (machine busy), %u serial replays >20%% off their "
+           "profile",
+           nwh[t], noff[t]);
+    if (nwh[t])
+      printf("; withheld rows too: median |error| %.1f%%",
+             100 * median_abs(eall[t], nall[t]));
+    printf("\n");
   }
   printf("%s, %ld cores; load average before %s, after %s; %lu "
          "calibrations run (0: every model was cached)\n", host,

@@ -3,9 +3,11 @@
 # kernels run on a GPU too (bench_predict --backend cuda).
 if(TARGET bench_predict)
   add_library(rp_predict_workloads STATIC
-              ${CMAKE_CURRENT_SOURCE_DIR}/predict_workloads.c)
+              ${CMAKE_CURRENT_SOURCE_DIR}/predict_workloads.c
+              ${CMAKE_CURRENT_SOURCE_DIR}/predict_check_workloads.c)
   if(RP_HAVE_CUDA)
     set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/predict_workloads.c
+                                ${CMAKE_CURRENT_SOURCE_DIR}/predict_check_workloads.c
                                 PROPERTIES LANGUAGE CUDA)
   else()
     target_compile_options(rp_predict_workloads PRIVATE ${RP_WARN})

@@ -521,15 +521,8 @@ PW_PARAMS(p_wave) = {{"left", RP_IN},
                      {"steps", RP_SCALAR}};
 static const rp_kernel k_wave = RP_KERNEL_DESC(pw_wave, p_wave);
 
-typedef struct blocks {
-  unsigned n;
-  uint64_t len;
-  double **x;
-  rp_buf *bx;
-} blocks;
-
-static void blocks_release(void *p) {
-  blocks *b = (blocks *)p;
+void pw_blocks_release(void *p) {
+  pw_blocks *b = (pw_blocks *)p;
   if (!b)
     return;
   for (unsigned i = 0; b->x && i < b->n; i++)
@@ -539,16 +532,16 @@ static void blocks_release(void *p) {
   free(b);
 }
 
-static void blocks_reset(void *p) {
-  blocks *b = (blocks *)p;
+void pw_blocks_reset(void *p) {
+  pw_blocks *b = (pw_blocks *)p;
   for (unsigned i = 0; i < b->n; i++)
     for (uint64_t k = 0; k < b->len; k++)
       b->x[i][k] = 0.2 + 0.6 * (double)((k * 7 + i) % 101) / 101.0;
 }
 
-static rp_status blocks_make(rp_graph *g, unsigned n, uint64_t len,
-                             blocks **out) {
-  blocks *b = (blocks *)calloc(1, sizeof *b);
+rp_status pw_blocks_make(rp_graph *g, unsigned n, uint64_t len,
+                         pw_blocks **out) {
+  pw_blocks *b = (pw_blocks *)calloc(1, sizeof *b);
   *out = b;
   if (!b)
     return RP_ENOMEM;
@@ -568,11 +561,11 @@ static rp_status blocks_make(rp_graph *g, unsigned n, uint64_t len,
                            &b->bx[i]);
   }
   if (s == RP_OK)
-    blocks_reset(b);
+    pw_blocks_reset(b);
   return s;
 }
 
-static rp_status blocks_sync(rp_graph *g, const blocks *b) {
+rp_status pw_blocks_sync(rp_graph *g, const pw_blocks *b) {
   rp_status s = RP_OK;
   for (unsigned i = 0; i < b->n && s == RP_OK; i++)
     s = rp_record_sync_host(g, rp_whole(b->bx[i]), NULL);
@@ -582,9 +575,9 @@ static rp_status blocks_sync(rp_graph *g, const blocks *b) {
 static rp_status wavefront_rec(rp_graph *g, int dev, unsigned scale,
                                void **state) {
   const unsigned G = 12, bs = 48;
-  blocks *b = NULL;
+  pw_blocks *b = NULL;
   /* G x G blocks and one boundary block (index G * G). */
-  rp_status s = blocks_make(g, G * G + 1, (uint64_t)bs * bs, &b);
+  rp_status s = pw_blocks_make(g, G * G + 1, (uint64_t)bs * bs, &b);
   *state = b;
   for (unsigned i = 0; i < G && s == RP_OK; i++)
     for (unsigned j = 0; j < G && s == RP_OK; j++) {
@@ -597,7 +590,7 @@ static rp_status wavefront_rec(rp_graph *g, int dev, unsigned scale,
       s = rp_record_kernel(g, &k_wave, dev, rp_dims3(bs, 1, 1), a, NULL,
                            NULL);
     }
-  return s == RP_OK ? blocks_sync(g, b) : s;
+  return s == RP_OK ? pw_blocks_sync(g, b) : s;
 }
 
 /* ------------------------------------------------------------------ */
@@ -653,8 +646,8 @@ static rp_status fft_rec(rp_graph *g, int dev, unsigned scale,
                          void **state) {
   const unsigned P = 32;
   const uint64_t m = 2048 * (uint64_t)scale;
-  blocks *b = NULL;
-  rp_status s = blocks_make(g, P, 2 * m, &b);
+  pw_blocks *b = NULL;
+  rp_status s = pw_blocks_make(g, P, 2 * m, &b);
   *state = b;
   for (unsigned i = 0; i < P && s == RP_OK; i++) {
     rp_arg a[3] = {rp_arg_buf(rp_whole(b->bx[i])), rp_arg_i64((int64_t)m),
@@ -672,7 +665,7 @@ static rp_status fft_rec(rp_graph *g, int dev, unsigned scale,
       s = rp_record_kernel(g, &k_bfly, dev, rp_dims3(m, 1, 1), a, NULL,
                            NULL);
     }
-  return s == RP_OK ? blocks_sync(g, b) : s;
+  return s == RP_OK ? pw_blocks_sync(g, b) : s;
 }
 
 /* ------------------------------------------------------------------ */
@@ -693,8 +686,8 @@ static const rp_kernel k_heat = RP_KERNEL_DESC(pw_heat, p_heat);
 static rp_status halo_rec(rp_graph *g, int dev, unsigned scale,
                           void **state) {
   const uint64_t n = ((uint64_t)1 << 21) * scale, nb = 8, steps = 4;
-  blocks *b = NULL;
-  rp_status s = blocks_make(g, 2, n, &b);
+  pw_blocks *b = NULL;
+  rp_status s = pw_blocks_make(g, 2, n, &b);
   *state = b;
   for (uint64_t st = 0; st < steps && s == RP_OK; st++) {
     rp_buf u = b->bx[st & 1], v = b->bx[(st + 1) & 1];
@@ -708,7 +701,7 @@ static rp_status halo_rec(rp_graph *g, int dev, unsigned scale,
                            NULL, NULL);
     }
   }
-  return s == RP_OK ? blocks_sync(g, b) : s;
+  return s == RP_OK ? pw_blocks_sync(g, b) : s;
 }
 
 /* ------------------------------------------------------------------ */
@@ -735,8 +728,8 @@ static const rp_kernel k_add = RP_KERNEL_DESC(pw_add, p_add);
 static rp_status reduce_rec(rp_graph *g, int dev, unsigned scale,
                             void **state) {
   const uint64_t leaves = 64, len = 16384 * (uint64_t)scale;
-  blocks *b = NULL;
-  rp_status s = blocks_make(g, 2, leaves * len, &b); /* data, slots */
+  pw_blocks *b = NULL;
+  rp_status s = pw_blocks_make(g, 2, leaves * len, &b); /* data, slots */
   *state = b;
   rp_buf x = b ? b->bx[0] : 0, p = b ? b->bx[1] : 0;
   for (uint64_t k = 0; k < leaves && s == RP_OK; k++) {
@@ -776,8 +769,8 @@ static const rp_kernel k_poly = RP_KERNEL_DESC(pw_poly, p_poly);
 static rp_status pipeline_rec(rp_graph *g, int dev, unsigned scale,
                               void **state) {
   const uint64_t chunks = 16, len = 65536 * (uint64_t)scale;
-  blocks *b = NULL;
-  rp_status s = blocks_make(g, 2, chunks * len, &b);
+  pw_blocks *b = NULL;
+  rp_status s = pw_blocks_make(g, 2, chunks * len, &b);
   *state = b;
   rp_buf x = b ? b->bx[0] : 0, y = b ? b->bx[1] : 0;
   for (uint64_t c = 0; c < chunks && s == RP_OK; c++) {
@@ -807,14 +800,14 @@ const pw_workload pw_workloads[] = {
     {"randdag", "random DAG of 256 tasks of 10-300 us", randdag_rec,
      slots_reset, slots_release},
     {"wavefront", "12x12 blocks, each after its left and top", wavefront_rec,
-     blocks_reset, blocks_release},
+     pw_blocks_reset, pw_blocks_release},
     {"fft", "32 blocks of 2048 complex, 5 butterfly stages", fft_rec,
-     blocks_reset, blocks_release},
+     pw_blocks_reset, pw_blocks_release},
     {"halo", "1-D stencil, 2 Mi doubles in 8 blocks, 4 steps", halo_rec,
-     blocks_reset, blocks_release},
+     pw_blocks_reset, pw_blocks_release},
     {"reduce", "64 leaves of 16 Ki doubles, then a binary tree", reduce_rec,
-     blocks_reset, blocks_release},
+     pw_blocks_reset, pw_blocks_release},
     {"pipeline", "16 chunks: copy in, polynomial, copy out", pipeline_rec,
-     blocks_reset, blocks_release},
+     pw_blocks_reset, pw_blocks_release},
 };
 const unsigned pw_nworkloads = sizeof pw_workloads / sizeof pw_workloads[0];
