@@ -254,19 +254,23 @@ static void bit_set(const rp__reduce *r, uint64_t *a, uint32_t x) {
   a[p >> 6] |= 1ull << (p & 63);
 }
 
-/* d |= s over ring positions [lo, lo + n), lo + n <= W. */
+/* d |= s over ring positions [lo, lo + n), lo + n <= W: the partial
+ * words at the ends masked, the whole words between in a plain loop the
+ * compiler vectorizes. */
 static void or_lin(uint64_t *d, const uint64_t *s, uint32_t lo, uint32_t n) {
   if (!n)
     return;
   uint32_t hi = lo + n, w0 = lo >> 6, w1 = (hi - 1) >> 6;
-  for (uint32_t w = w0; w <= w1; w++) {
-    uint64_t m = ~0ull;
-    if (w == w0)
-      m &= ~0ull << (lo & 63);
-    if (w == w1 && (hi & 63))
-      m &= ~0ull >> (64 - (hi & 63));
-    d[w] |= s[w] & m;
+  uint64_t m0 = ~0ull << (lo & 63);
+  uint64_t m1 = hi & 63 ? ~0ull >> (64 - (hi & 63)) : ~0ull;
+  if (w0 == w1) {
+    d[w0] |= s[w0] & m0 & m1;
+    return;
   }
+  d[w0] |= s[w0] & m0;
+  for (uint32_t w = w0 + 1; w < w1; w++)
+    d[w] |= s[w];
+  d[w1] |= s[w1] & m1;
 }
 
 /* Adds m's window ancestors to the bitset of j (m in j's window):
@@ -527,10 +531,6 @@ static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
   return 0;
 }
 
-static int u32_cmp(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
 
 
 /* Replaces each undecided target t of c (und[]) by its frontier below
@@ -737,11 +737,57 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
 
 uint32_t rp__reduce_pending(const rp__reduce *r) { return r ? r->npd : 0; }
 
-static int pend_cmp(const void *a, const void *b) {
-  const struct pend *x = a, *y = b;
-  if (x->from != y->from)
-    return x->from < y->from ? -1 : 1;
-  return x->to < y->to ? -1 : x->to > y->to;
+/* The length class of a pending edge: floor(log2(to - from)). */
+static unsigned len_class(const struct pend *p) {
+  uint32_t d = p->to - p->from;
+  return d > 1 ? 31u - (unsigned)__builtin_clz(d) : 0;
+}
+
+/* Sort keys of a pending edge: its class and source; its target. */
+enum { BY_CLASS, BY_FROM };
+
+static uint64_t pend_key(const struct pend *p, int by) {
+  return by == BY_FROM ? p->from : (uint64_t)len_class(p) << 32 | p->from;
+}
+
+/* Sorts a[0 .. n) by key `by`, stably (a radix sort of 11-bit digits
+ * over the key bits in use, through tmp[0 .. n)). */
+static void pend_sort(struct pend *a, struct pend *tmp, uint32_t n, int by) {
+  if (n < 64) {
+    for (uint32_t i = 1; i < n; i++) {
+      struct pend x = a[i];
+      uint64_t k = pend_key(&x, by);
+      uint32_t b = i;
+      for (; b > 0 && pend_key(&a[b - 1], by) > k; b--)
+        a[b] = a[b - 1];
+      a[b] = x;
+    }
+    return;
+  }
+  uint64_t max = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t k = pend_key(&a[i], by);
+    max = k > max ? k : max;
+  }
+  struct pend *src = a, *dst = tmp;
+  for (unsigned sh = 0; sh < 64 && (max >> sh); sh += 11) {
+    uint32_t cnt[2048];
+    memset(cnt, 0, sizeof cnt);
+    for (uint32_t i = 0; i < n; i++)
+      cnt[(pend_key(&src[i], by) >> sh) & 2047]++;
+    for (uint32_t i = 0, sum = 0; i < 2048; i++) {
+      uint32_t c = cnt[i];
+      cnt[i] = sum;
+      sum += c;
+    }
+    for (uint32_t i = 0; i < n; i++)
+      dst[cnt[(pend_key(&src[i], by) >> sh) & 2047]++] = src[i];
+    struct pend *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a)
+    memcpy(a, src, (size_t)n * sizeof *a);
 }
 
 /* 64 pending edges at most, pd[q0 .. q0 + n), live from lo to hi. */
@@ -756,20 +802,6 @@ struct word {
 static int word_cmp(const void *a, const void *b) {
   const struct word *x = a, *y = b;
   return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* The length class of a pending edge: floor(log2(to - from)). */
-static unsigned len_class(const struct pend *p) {
-  unsigned k = 0;
-  for (uint32_t d = p->to - p->from; d > 1; d >>= 1)
-    k++;
-  return k;
-}
-
-/* By length class, then source. */
-static int class_cmp(const void *a, const void *b) {
-  unsigned x = len_class(a), y = len_class(b);
-  return x != y ? (x < y ? -1 : 1) : pend_cmp(a, b);
 }
 
 /* A pending edge c -> t is implied iff c reaches another predecessor of
@@ -788,10 +820,14 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
   struct pend *pd = r->pd;
   uint32_t np = r->npd, nw = 0, *dead = NULL, ndead = 0;
   struct pend *byto = NULL; /* (target, index), by target */
+  struct pend *stmp = NULL;
   struct word *wd = NULL;
   uint32_t *live = NULL, nlive = 0, *wq = NULL; /* wq: each edge's word */
   int st = -1;
-  qsort(pd, np, sizeof *pd, class_cmp);
+  if (!(stmp = malloc((size_t)np * sizeof *stmp)))
+    goto out;
+  /* By class and source (the order among equal ones does not matter). */
+  pend_sort(pd, stmp, np, BY_CLASS);
   if (!(byto = malloc((size_t)np * sizeof *byto)) ||
       !(dead = malloc((size_t)np * sizeof *dead)) ||
       !(wd = calloc(np, sizeof *wd)) || !(live = malloc(np * sizeof *live)))
@@ -821,7 +857,7 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
       wq[q] = k;
       byto[q] = (struct pend){pd[q].to, q};
     }
-  qsort(byto, np, sizeof *byto, pend_cmp);
+  pend_sort(byto, stmp, np, BY_FROM); /* indices increase among equals */
   uint32_t nextw = 0, ct = 0;
   for (uint32_t v = first; v <= top; v++) {
     if (!nlive && nextw < nw && wd[nextw].lo > v)
@@ -872,7 +908,13 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
   }
   /* Drop the implied edges; each target's predecessors stay together. */
   if (ndead) {
-    qsort(dead, ndead, sizeof *dead, u32_cmp);
+    /* In order of targets, so nearly sorted: insertion. */
+    for (uint32_t a = 1; a < ndead; a++) {
+      uint32_t x = dead[a], b = a;
+      for (; b > 0 && dead[b - 1] > x; b--)
+        dead[b] = dead[b - 1];
+      dead[b] = x;
+    }
     uint32_t w = 0, k = 0, v = 0, n = r->nend;
     for (uint32_t e = 0; e < g->nedge; e++) {
       while (v < n && g->pred_off[v + 1] <= e)
@@ -896,6 +938,7 @@ out:
   free(wq);
   free(live);
   free(byto);
+  free(stmp);
   free(dead);
   return st;
 }
