@@ -855,3 +855,38 @@ Test(reduce, common_cases_exact) {
         rp_graph_destroy(g);
       }
 }
+
+/* Whole matrices read mixed with row writes, default sizes: the rows'
+ * writers lie one to a few thousand operations back, so the ancestor
+ * window widens past 1 024 while recording (its bitsets moved to their
+ * wider positions, trusted to say "no" only above where they were
+ * complete); the edges stay exact through it. */
+Test(reduce, window_widens_exact) {
+  static char host[1];
+  static const rp_param ps[] = {{"src", RP_IN}, {"dst", RP_OUT}};
+  static const rp_kernel k = {"row", 2, ps, NULL, NULL, NULL, {0, 0, 0},
+                              NULL, NULL, 0};
+  rp_graph *g = tuned_graph(RP_GRAPH_NO_COHERENCE, 0, 0, 0);
+  for (unsigned b = 0; b < 8; b++) {
+    char name[16];
+    snprintf(name, sizeof name, "m%u", b);
+    rp_buffer_desc d = {name, host, 192 * 16 * 4, 4, 2, {192, 16, 0}};
+    TU_OK(g, rp_buffer_add(g, &d, NULL));
+  }
+  uint64_t s = 4242;
+  for (unsigned i = 0; i < 6000; i++) {
+    rp_buf a = (rp_buf)(tu_rand(&s) % 8);
+    rp_buf b = (rp_buf)((a + 1 + tu_rand(&s) % 7) % 8);
+    uint64_t ra = tu_rand(&s) % 192, rb = tu_rand(&s) % 192;
+    rp_region src = tu_rand(&s) % 8 == 0 ? rp_whole(a)
+                                         : rp_box2(a, ra, ra + 1, 0, 16);
+    rp_arg args[2] = {rp_arg_buf(src), rp_arg_buf(rp_box2(b, rb, rb + 1, 0,
+                                                          16))};
+    TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
+                              NULL));
+  }
+  cr_assert_gt(rp__hazard_window_now(g), 1024u);
+  TU_OK(g, rp_graph_end(g));
+  check_exact(g, "rows, window widened");
+  rp_graph_destroy(g);
+}

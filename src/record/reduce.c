@@ -18,7 +18,8 @@
  *    of the bitsets of the candidates inside j's window decides each of
  *    them exactly: another candidate that c reaches is later, so inside
  *    the window too. The bitsets of the last W nodes are kept (a ring; it
- *    starts at 64 nodes and doubles with the graph up to W);
+ *    starts at 64 nodes and doubles with the graph up to W, past 1 024
+ *    only where candidates in the far half of the window are frequent);
  *  - the ancestor list: every node u keeps its latest ancestors, up to L
  *    of them, newest first, with the bound lo(u) above which the list is
  *    complete: x in [lo(u), u) is an ancestor of u iff it is listed. It is
@@ -107,6 +108,9 @@ struct rp__reduce {
   uint32_t npd, cappd;
   uint32_t cur, now;    /* now: the node begun last */
   uint32_t nend;        /* nodes ended */
+  uint32_t wlo;         /* bitsets are complete from here on (grow_ring) */
+  uint32_t nfar;        /* open candidates W to 2 W back since wcount */
+  uint32_t wcount;      /* the node from which nfar counts */
   uint32_t maxlev;      /* the highest level of a candidate of now */
   rp__cand *c;
   uint32_t nc, capc;
@@ -174,17 +178,38 @@ static int grow_nodes(rp__reduce *r, uint32_t n) {
   return 0;
 }
 
-/* Widens the window to W (> r->W) while every node so far is inside it:
- * a node u < r->W has all of [0, u) in its bitset, which is what its
- * wider bitset holds too, at the same bit positions. */
+/* Widens the window to W = 2 r->W (or makes the first one, W = 64). A
+ * node u's bitset holds the bits of [u - r->W + 1, u) at positions
+ * x mod r->W: they move to x mod W, in the half of u's block of r->W
+ * nodes for x in it, else in the other half (the bits that the wider
+ * window adds, below u - r->W + 1, stay 0). So the bitsets of the nodes
+ * ended by now are complete only above wlo = nend - r->W: a bit is
+ * trusted to say "no" only there (in_window); "yes" is always true. */
 static int grow_ring(rp__reduce *r, uint32_t W) {
-  uint32_t WW = W / 64;
+  uint32_t WW = W / 64, Wo = r->W, WWo = r->WW;
   uint64_t *q = calloc((size_t)W * WW, sizeof *q);
   if (!q)
     return -1;
-  for (uint32_t u = 0; u < r->nend && u < r->W; u++)
-    memcpy(q + (size_t)u * WW, r->ring + (size_t)u * r->WW,
-           r->WW * sizeof *q);
+  uint32_t first = r->nend > Wo ? r->nend - Wo : 0;
+  for (uint32_t u = first; Wo && u < r->nend; u++) {
+    const uint64_t *s = r->ring + (size_t)(u & (Wo - 1)) * WWo;
+    uint64_t *d = q + (size_t)(u & (W - 1)) * WW;
+    uint32_t pu = u & (Wo - 1), wu = pu >> 6;
+    uint32_t own = (u / Wo) & 1 ? WWo : 0, prev = WWo - own;
+    uint64_t low = (pu & 63) == 63 ? ~0ull : (2ull << (pu & 63)) - 1;
+    for (uint32_t w = 0; w < WWo; w++) {
+      if (w < wu) {
+        d[own + w] = s[w];
+      } else if (w > wu) {
+        d[prev + w] = s[w];
+      } else {
+        d[own + w] |= s[w] & low;
+        d[prev + w] |= s[w] & ~low;
+      }
+    }
+  }
+  if (r->nend > Wo && r->nend - Wo > r->wlo)
+    r->wlo = r->nend - Wo;
   free(r->ring);
   r->ring = q;
   r->W = W;
@@ -197,9 +222,23 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j) {
     return -1;
   if (!r->ring && grow_ring(r, MIN_WINDOW))
     return -1;
-  while (j >= r->W && r->W < r->Wmax && j == r->nend && r->nend <= r->W)
+  /* Up to RP__ANC_WINDOW_SURE while the graph grows into it; past it,
+   * every W nodes, wider when at least one node in 64 had a candidate
+   * from W to 2 W back that the level test and the ancestor lists left
+   * open (a dense graph whose hazards reach about as far back as the
+   * window: the wider window decides those for the price of wider
+   * bitsets). */
+  while (j >= r->W && r->W < r->Wmax && j == r->nend && r->nend <= r->W &&
+         r->W < RP__ANC_WINDOW_SURE)
     if (grow_ring(r, 2 * r->W))
       return -1;
+  if (r->W >= RP__ANC_WINDOW_SURE && r->W < r->Wmax && j == r->nend &&
+      j - r->wcount >= r->W) {
+    if (r->nfar >= r->W / 64 && grow_ring(r, 2 * r->W))
+      return -1;
+    r->nfar = 0;
+    r->wcount = j;
+  }
   if (++r->cur >= 1u << 31) { /* stamps (2 cur + 1 too) wrapped */
     for (uint32_t i = 0; i < r->cap; i++)
       r->nd[i].cst = r->nd[i].mark = 0;
@@ -239,6 +278,11 @@ void rp__reduce_implied(rp__reduce *r, uint32_t from) {
 }
 
 /* ---- bitsets over the ring ---------------------------------------------- */
+
+/* Does node j's bitset decide whether x (< j) is an ancestor? */
+static int in_window(const rp__reduce *r, uint32_t j, uint32_t x) {
+  return j - x < r->W && x >= r->wlo;
+}
 
 static uint64_t *anc_of(const rp__reduce *r, uint32_t u) {
   return r->ring + (size_t)(u & (r->W - 1)) * r->WW;
@@ -323,7 +367,7 @@ static int list_has(const rp__reduce *r, uint32_t u, uint32_t x) {
 
 /* Does x (x < t, both ended) reach t? 1 yes, 0 no, -1 not known. */
 static int known(const rp__reduce *r, uint32_t x, uint32_t t) {
-  if (r->now - t < r->W && t - x < r->W)
+  if (r->now - t < r->W && t - x < r->W && x >= r->wlo)
     return bit_get(r, anc_of(r, t), x);
   if (x >= list_lo(r, t))
     return list_has(r, t, x);
@@ -429,7 +473,7 @@ static int list_build(rp__reduce *r, uint32_t j, const rp_edge *pred,
   /* A list that does not reach past the window (a dense graph) tells
    * little the window does not: kept empty, it costs nothing to write or
    * to merge (nothing is known below j then). */
-  if (j - lo < r->Wmax) {
+  if (j - lo < r->W) {
     lo = j;
     n = 0;
   }
@@ -483,7 +527,7 @@ static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
     if (x > maxu)
       continue;
     int hit = 0, open = 0;
-    if (j - x < W) {
+    if (j - x < W && x >= r->wlo) {
       if (!bit_get(r, aj, x))
         continue;
       hit = 1;
@@ -637,6 +681,8 @@ static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
       r->und[r->nund++] = t;
     }
   }
+  if (r->nund && j - c < 2 * r->W)
+    r->nfar++; /* a wider window would decide it */
   /* One the accesses say c conflicts with (few: a far candidate is
    * mostly undecided about one or two). */
   for (uint32_t i = 0; i < r->nund && i < 8; i++)
@@ -660,7 +706,7 @@ static int edge_from_cmp(const void *a, const void *b) {
 int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   if (r->oom)
     return -1;
-  uint32_t n = r->nc, W = r->W, maxlev = 0, e0 = g->nedge;
+  uint32_t n = r->nc, maxlev = 0, e0 = g->nedge;
   if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
                sizeof *g->edge) ||
       rp__grow((void **)&r->oe, &r->capoe, r->noe + n, sizeof *r->oe) ||
@@ -673,25 +719,25 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
     uint32_t f = r->c[i].from;
     if (r->lev[f] > maxlev)
       maxlev = r->lev[f];
-    if (j - f < W)
+    if (in_window(r, j, f))
       or_ancestors(r, aj, f, j);
   }
   r->maxlev = maxlev;
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
     uint32_t f = c->from;
-    if (j - f < W &&
+    if (in_window(r, j, f) &&
         (c->keep || (r->nd[f].imp != r->cur && !bit_get(r, aj, f))))
       g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
   }
   for (uint32_t i = 0; i < n; i++)
-    if (j - r->c[i].from < W)
+    if (in_window(r, j, r->c[i].from))
       bit_set(r, aj, r->c[i].from);
   /* Then the older candidates. */
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
     uint32_t f = c->from;
-    if (j - f < W)
+    if (in_window(r, j, f))
       continue;
     int reached =
         r->nd[f].imp == r->cur ? 1 : far_reached(g, r, j, f, aj);
@@ -736,6 +782,8 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
 /* ---- deciding the pending edges in bulk ---------------------------------- */
 
 uint32_t rp__reduce_pending(const rp__reduce *r) { return r ? r->npd : 0; }
+
+uint32_t rp__reduce_window(const rp__reduce *r) { return r ? r->W : 0; }
 
 /* The length class of a pending edge: floor(log2(to - from)). */
 static unsigned len_class(const struct pend *p) {
