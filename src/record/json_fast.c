@@ -104,8 +104,13 @@ static int f_num(const char **c, double *v) {
   return 1;
 }
 
+/* Is [a, a + n) (no NUL in it) the string lit? Compared in place: a
+ * shorter lit differs at its NUL, before its end is passed. */
 static inline int f_is(const char *a, size_t n, const char *lit) {
-  return strlen(lit) == n && !memcmp(a, lit, n);
+  for (size_t i = 0; i < n; i++)
+    if (lit[i] != a[i])
+      return 0;
+  return lit[n] == '\0';
 }
 
 /* A key and its colon; the key's index in @p keys (NULL-terminated), or
