@@ -15,12 +15,13 @@
 #    of 3).
 # One log: $OUT/record_speed.log; the summary table comes last. Takes
 # about three and a half minutes. Smaller, to try it (2-core VM, ~1 min):
-#   RS_OPS=20000 RS_RUNS10=1 RS_LOADED="2000 20000" RS_CLI_OPS=20000 \
-#     bash scripts/device/record_speed.sh
+#   RS_NO_ENV=1 RS_OPS=20000 RS_RUNS10=1 RS_LOADED="2000 20000" \
+#     RS_CLI_OPS=20000 bash scripts/device/record_speed.sh
 # RS_10M=1 adds bench_record at 10 M ops for one shape (uniform, coherence
 # off), about a minute more.
 set -euo pipefail
-. scripts/device/env.sh
+# RS_NO_ENV=1: the packages are installed already (the 2-core VM).
+[ "${RS_NO_ENV:-0}" = 1 ] || . scripts/device/env.sh
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 LOG=$OUT/record_speed.log

@@ -126,6 +126,17 @@ static int f_key(const char **c, const char *const *keys) {
   return -1;
 }
 
+/* The end of an element just read: e, after white space; or, e NULL,
+ * here (r->fast_end). */
+static int f_end(rd *r, const char **c, const char *e) {
+  if (!e) {
+    r->fast_end = *c;
+    return 1;
+  }
+  f_ws(c);
+  return *c == e;
+}
+
 /* A list of 1 to 3 integers. */
 static int f_dims(const char **c, uint64_t v[3], unsigned *n) {
   if (!f_lit(c, '['))
@@ -364,8 +375,9 @@ static int f_op_object(rd *r, const char *c, const char *e, f_op *o,
     if (!f_op_field(r, &c, o, k, i))
       return 0;
   } while (f_lit(&c, ','));
-  return f_lit(&c, '}') && (f_ws(&c), c == e) && o->seen & 1u << F_ID &&
-         o->type >= 0 && o->seen & 1u << F_ACCESS;
+  if (!f_lit(&c, '}') || !f_end(r, &c, e))
+    return 0;
+  return o->seen & 1u << F_ID && o->type >= 0 && o->seen & 1u << F_ACCESS;
 }
 
 /* The proto's devices, index space and accesses' roles, checked as
@@ -491,7 +503,7 @@ int rp__json_fast_edge(rd *r, const char *c, const char *e, uint32_t i,
       return 0;
     }
   } while (f_lit(&c, ','));
-  if (!f_lit(&c, '}') || (f_ws(&c), c != e) || (seen & 7) != 7 ||
+  if (!f_lit(&c, '}') || !f_end(r, &c, e) || (seen & 7) != 7 ||
       v[0] >= RP_NONE || v[1] >= RP_NONE ||
       (seen & 8 && v[3] >= RP__MAX_BUFFERS))
     return 0;
