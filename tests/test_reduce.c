@@ -755,3 +755,138 @@ Test(reduce, uniform_large) {
   check_exact(g, "uniform, 100 buffers");
   rp_graph_destroy(g);
 }
+
+/* ---- the recorder's common cases (issue 36) ------------------------------ */
+
+/* Shapes where the tracker's common cases meet: whole-matrix accesses
+ * mixed with row writes and partial reads; a few identical regions used
+ * over and over; appends (each write right after the previous one, reads
+ * of the prefix written so far); disjoint blocks of rows. Six 32 x 16
+ * matrices of 4-byte elements, one or two accesses per op on distinct
+ * buffers, modes drawn at random, an explicit dependency now and then. */
+enum { MIX_WHOLE, MIX_REPEAT, MIX_APPEND, MIX_BLOCKS, MIX_N };
+enum { MIX_BUF = 6, MIX_ROWS = 32, MIX_COLS = 16, MIX_BYTES = 32 * 16 * 4 };
+
+static rp_region mix_region(int kind, rp_buf b, int write, uint64_t *s,
+                            uint64_t *cursor) {
+  uint64_t r = tu_rand(s) % MIX_ROWS, x = tu_rand(s);
+  switch (kind) {
+  case MIX_WHOLE:
+    if (write ? x % 4 == 0 : x % 2 == 0)
+      return rp_whole(b);
+    if (x % 3 == 0) /* a byte range over parts of rows */
+      return rp_bytes(b, (x >> 8) % (MIX_BYTES / 2), MIX_BYTES / 4);
+    return rp_box2(b, r, r + 1, 0, MIX_COLS);
+  case MIX_REPEAT: {
+    const rp_region fixed[5] = {
+        rp_whole(b), rp_box2(b, 0, 8, 0, MIX_COLS),
+        rp_box2(b, 8, 16, 0, MIX_COLS), rp_bytes(b, 100, 800),
+        rp_box2(b, 4, 12, 2, 10)};
+    return fixed[x % 5];
+  }
+  case MIX_APPEND: {
+    if (write) {
+      uint64_t len = 8 + x % 200;
+      if (cursor[b] + len > MIX_BYTES)
+        cursor[b] = 0; /* the log starts over */
+      rp_region w = rp_bytes(b, cursor[b], len);
+      cursor[b] += len;
+      return w;
+    }
+    if (x % 4 == 0 || !cursor[b])
+      return rp_whole(b);
+    return rp_bytes(b, 0, cursor[b]); /* what was appended so far */
+  }
+  default: { /* blocks of 4 rows, now and then the whole matrix */
+    uint64_t k = (x >> 4) % (MIX_ROWS / 4);
+    if (x % 8 == 0)
+      return rp_whole(b);
+    return rp_box2(b, 4 * k, 4 * k + 4, 0, MIX_COLS);
+  }
+  }
+}
+
+static rp_graph *mix_shape(int kind, uint64_t seed, unsigned nops,
+                           unsigned flags, const uint32_t tune[3]) {
+  static char host[1];
+  rp_graph *g = tuned_graph(flags, tune[0], tune[1], tune[2]);
+  for (unsigned b = 0; b < MIX_BUF; b++) {
+    char name[16];
+    snprintf(name, sizeof name, "m%u", b);
+    rp_buffer_desc d = {name, host, MIX_BYTES, 4, 2, {MIX_ROWS, MIX_COLS, 0}};
+    TU_OK(g, rp_buffer_add(g, &d, NULL));
+  }
+  uint64_t s = seed * 6700417 + (uint64_t)kind, cursor[MIX_BUF] = {0};
+  for (unsigned i = 0; i < nops; i++) {
+    rp_access acc[2];
+    unsigned n = 1 + (unsigned)(tu_rand(&s) % 2);
+    rp_buf b0 = (rp_buf)(tu_rand(&s) % MIX_BUF);
+    rp_buf b1 = (rp_buf)((b0 + 1 + tu_rand(&s) % (MIX_BUF - 1)) % MIX_BUF);
+    for (unsigned k = 0; k < n; k++) {
+      /* Appends: the first access reads, the second writes. */
+      rp_mode m = kind == MIX_APPEND ? (k || n == 1 ? RP_OUT : RP_IN)
+                                     : (rp_mode)(1 + tu_rand(&s) % 3);
+      acc[k].mode = m;
+      acc[k].region = mix_region(kind, k ? b1 : b0, (m & RP_OUT) != 0, &s,
+                                 cursor);
+    }
+    rp_node after = (rp_node)(i ? tu_rand(&s) % i : 0);
+    rp_op_opts o = {NULL, 0, &after, i && tu_rand(&s) % 32 == 0};
+    TU_OK(g, rp_record_host(g, nop_host, NULL, acc, n, &o, NULL));
+  }
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
+Test(reduce, common_cases_exact) {
+  static const char *const names[] = {"whole+rows", "repeated regions",
+                                      "appends", "row blocks"};
+  static const uint32_t tune[3][3] = {{0, 0, 0}, {64, 2, 1}, {64, 32, 0}};
+  char what[96];
+  for (int kind = 0; kind < MIX_N; kind++)
+    for (uint64_t seed = 1; seed <= 2; seed++)
+      for (int t = 0; t < 3; t++) {
+        unsigned flags = (seed + (uint64_t)t) % 2 ? RP_GRAPH_NO_COHERENCE : 0;
+        rp_graph *g = mix_shape(kind, seed, 1500, flags, tune[t]);
+        cr_assert_eq(rp_graph_num_nodes(g), 1500);
+        snprintf(what, sizeof what, "%s seed %llu tuning %d", names[kind],
+                 (unsigned long long)seed, t);
+        check_exact(g, what);
+        rp_graph_destroy(g);
+      }
+}
+
+/* Whole matrices read mixed with row writes, default sizes: the rows'
+ * writers lie one to a few thousand operations back, so the ancestor
+ * window widens past 1 024 while recording (its bitsets moved to their
+ * wider positions, trusted to say "no" only above where they were
+ * complete); the edges stay exact through it. */
+Test(reduce, window_widens_exact) {
+  static char host[1];
+  static const rp_param ps[] = {{"src", RP_IN}, {"dst", RP_OUT}};
+  static const rp_kernel k = {"row", 2, ps, NULL, NULL, NULL, {0, 0, 0},
+                              NULL, NULL, 0};
+  rp_graph *g = tuned_graph(RP_GRAPH_NO_COHERENCE, 0, 0, 0);
+  for (unsigned b = 0; b < 8; b++) {
+    char name[16];
+    snprintf(name, sizeof name, "m%u", b);
+    rp_buffer_desc d = {name, host, 192 * 16 * 4, 4, 2, {192, 16, 0}};
+    TU_OK(g, rp_buffer_add(g, &d, NULL));
+  }
+  uint64_t s = 4242;
+  for (unsigned i = 0; i < 6000; i++) {
+    rp_buf a = (rp_buf)(tu_rand(&s) % 8);
+    rp_buf b = (rp_buf)((a + 1 + tu_rand(&s) % 7) % 8);
+    uint64_t ra = tu_rand(&s) % 192, rb = tu_rand(&s) % 192;
+    rp_region src = tu_rand(&s) % 8 == 0 ? rp_whole(a)
+                                         : rp_box2(a, ra, ra + 1, 0, 16);
+    rp_arg args[2] = {rp_arg_buf(src), rp_arg_buf(rp_box2(b, rb, rb + 1, 0,
+                                                          16))};
+    TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
+                              NULL));
+  }
+  cr_assert_gt(rp__hazard_window_now(g), 1024u);
+  TU_OK(g, rp_graph_end(g));
+  check_exact(g, "rows, window widened");
+  rp_graph_destroy(g);
+}

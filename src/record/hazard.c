@@ -603,6 +603,10 @@ void rp__hazard_tune(rp_graph *g, uint32_t window, uint32_t list,
   }
 }
 
+uint32_t rp__hazard_window_now(const rp_graph *g) {
+  return g && g->track ? rp__reduce_window(g->track->red) : 0;
+}
+
 void rp__hazard_window(rp_graph *g, uint32_t window) {
   rp__hazard_tune(g, window, 0, 0);
 }

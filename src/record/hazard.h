@@ -22,6 +22,9 @@ void rp__hazard_tune(rp_graph *g, uint32_t window, uint32_t list,
                      uint32_t search);
 /* The same with the default list length. */
 void rp__hazard_window(rp_graph *g, uint32_t window);
+/* Tests: the ancestor window now (0 before anything is recorded or once
+ * the graph ended). */
+uint32_t rp__hazard_window_now(const rp_graph *g);
 
 /* Called for each part [off, off + len) of an access whose space holds no
  * valid copy; mask says which spaces do (bit 0 host, bit d+1 device d). */

@@ -104,8 +104,13 @@ static int f_num(const char **c, double *v) {
   return 1;
 }
 
+/* Is [a, a + n) (no NUL in it) the string lit? Compared in place: a
+ * shorter lit differs at its NUL, before its end is passed. */
 static inline int f_is(const char *a, size_t n, const char *lit) {
-  return strlen(lit) == n && !memcmp(a, lit, n);
+  for (size_t i = 0; i < n; i++)
+    if (lit[i] != a[i])
+      return 0;
+  return lit[n] == '\0';
 }
 
 /* A key and its colon; the key's index in @p keys (NULL-terminated), or
@@ -119,6 +124,17 @@ static int f_key(const char **c, const char *const *keys) {
     if (n && keys[k][0] == a[0] && f_is(a, n, keys[k]))
       return k;
   return -1;
+}
+
+/* The end of an element just read: e, after white space; or, e NULL,
+ * here (r->fast_end). */
+static int f_end(rd *r, const char **c, const char *e) {
+  if (!e) {
+    r->fast_end = *c;
+    return 1;
+  }
+  f_ws(c);
+  return *c == e;
 }
 
 /* A list of 1 to 3 integers. */
@@ -226,177 +242,210 @@ static const char *const f_op_keys[] = {
     "dst_device", "kernel", "space", "cost_us", "inserted",
     "access",     "after",  "scalars", NULL};
 
-/* Operation i at [c, e): RP_OK or the recording's error in *st, and 1;
- * 0 to leave it to the cJSON path. */
-int rp__json_fast_op(rd *r, const char *c, const char *e, uint32_t i,
-                     rp_status *st) {
-  uint64_t id = 0, dev = 0, src = 0, dst = 0, sp[3] = {1, 1, 1};
-  unsigned nsp = 0, seen = 0;
-  const char *name = NULL, *kern = NULL;
-  size_t nname = 0, nkern = 0;
-  uint32_t nacc = 0, nafter = 0;
+/* An operation as it is read: the proto, and what the checks need. */
+typedef struct f_op {
+  uint64_t id, dev, src, dst, sp[3];
+  unsigned nsp, seen;
+  const char *name, *kern;
+  size_t nname, nkern;
+  uint32_t nacc, nafter;
+  int type;
   rp__proto p;
-  memset(&p, 0, sizeof p);
-  p.cost_us = -1;
-  int type = -1;
+} f_op;
+
+/* A list "[x, ...]" of items read by item(r, c, o, k) (k: the index);
+ * 1 if well formed and every item read. */
+typedef int (*f_item_fn)(rd *r, const char **c, f_op *o, uint32_t k,
+                         uint32_t i);
+
+static int f_list(rd *r, const char **c, f_op *o, uint32_t i, f_item_fn item) {
+  if (!f_lit(c, '['))
+    return 0;
+  if (f_lit(c, ']'))
+    return 1;
+  uint32_t k = 0;
+  do {
+    if (!item(r, c, o, k++, i))
+      return 0;
+  } while (f_lit(c, ','));
+  return f_lit(c, ']');
+}
+
+static int f_op_access(rd *r, const char **c, f_op *o, uint32_t k,
+                       uint32_t i) {
+  (void)i;
+  if (rp__grow((void **)&r->acc, &r->cap_acc, k + 1, sizeof *r->acc))
+    return 0;
+  memset(&r->acc[k], 0, sizeof r->acc[k]);
+  if (!f_access(r, c, &r->acc[k]))
+    return 0;
+  o->nacc = k + 1;
+  return 1;
+}
+
+static int f_op_scalar(rd *r, const char **c, f_op *o, uint32_t k,
+                       uint32_t i) {
+  const char *a;
+  size_t n;
+  (void)i;
+  if (k == RP_MAX_PARAMS || !f_str(c, &a, &n) ||
+      rp__json_scalar(a, n, &r->scalars[k]))
+    return 0;
+  o->p.nscalars = k + 1;
+  return 1;
+}
+
+/* An explicit dependency: an earlier operation. */
+static int f_op_after(rd *r, const char **c, f_op *o, uint32_t k,
+                      uint32_t i) {
+  uint64_t v;
+  if (rp__grow((void **)&r->after, &r->cap_after, k + 1, sizeof *r->after) ||
+      !f_uint(c, &v) || v >= i)
+    return 0;
+  r->after[k] = (rp_node)v;
+  o->nafter = k + 1;
+  return 1;
+}
+
+/* The value of key k of operation i; 1 if read and valid. */
+static int f_op_field(rd *r, const char **c, f_op *o, int k, uint32_t i) {
+  const char *a;
+  size_t n;
+  switch (k) {
+  case F_ID:
+    return f_uint(c, &o->id) && o->id == i;
+  case F_NAME:
+    return f_str(c, &o->name, &o->nname);
+  case F_TYPE:
+    if (!f_str(c, &a, &n))
+      return 0;
+    for (int t = 0; t < 5; t++)
+      if (f_is(a, n, rp__json_type_names[t]))
+        o->type = t;
+    return o->type >= 0;
+  case F_DEVICE:
+    return f_uint(c, &o->dev);
+  case F_SRC:
+    return f_uint(c, &o->src);
+  case F_DST:
+    return f_uint(c, &o->dst);
+  case F_KERNEL:
+    return f_str(c, &o->kern, &o->nkern);
+  case F_SPACE:
+    return f_dims(c, o->sp, &o->nsp);
+  case F_COST:
+    return f_num(c, &o->p.cost_us) && isfinite(o->p.cost_us) &&
+           o->p.cost_us >= 0;
+  case F_INSERTED:
+    f_ws(c);
+    if (!strncmp(*c, "true", 4)) {
+      o->p.inserted = true;
+      *c += 4;
+      return 1;
+    }
+    if (!strncmp(*c, "false", 5)) {
+      *c += 5;
+      return 1;
+    }
+    return 0;
+  case F_ACCESS:
+    return f_list(r, c, o, i, f_op_access);
+  case F_SCALARS:
+    o->p.scalars = r->scalars;
+    return f_list(r, c, o, i, f_op_scalar);
+  default: /* F_AFTER */
+    return f_list(r, c, o, i, f_op_after);
+  }
+}
+
+/* The object of operation i at [c, e), each known key once; 1 if read. */
+static int f_op_object(rd *r, const char *c, const char *e, f_op *o,
+                       uint32_t i) {
+  memset(o, 0, sizeof *o);
+  o->sp[0] = o->sp[1] = o->sp[2] = 1;
+  o->p.cost_us = -1;
+  o->type = -1;
   if (!f_lit(&c, '{'))
     return 0;
   do {
     int k = f_key(&c, f_op_keys);
-    if (k < 0 || seen & 1u << k)
+    if (k < 0 || o->seen & 1u << k)
       return 0;
-    seen |= 1u << k;
-    const char *a;
-    size_t n;
-    switch (k) {
-    case F_ID:
-      if (!f_uint(&c, &id) || id != i)
-        return 0;
-      break;
-    case F_NAME:
-      if (!f_str(&c, &name, &nname))
-        return 0;
-      break;
-    case F_TYPE:
-      if (!f_str(&c, &a, &n))
-        return 0;
-      for (int t = 0; t < 5; t++)
-        if (f_is(a, n, rp__json_type_names[t]))
-          type = t;
-      if (type < 0)
-        return 0;
-      break;
-    case F_DEVICE:
-    case F_SRC:
-    case F_DST:
-      if (!f_uint(&c, k == F_DEVICE ? &dev : k == F_SRC ? &src : &dst))
-        return 0;
-      break;
-    case F_KERNEL:
-      if (!f_str(&c, &kern, &nkern))
-        return 0;
-      break;
-    case F_SPACE:
-      if (!f_dims(&c, sp, &nsp))
-        return 0;
-      break;
-    case F_COST:
-      if (!f_num(&c, &p.cost_us) || !isfinite(p.cost_us) || p.cost_us < 0)
-        return 0;
-      break;
-    case F_INSERTED:
-      f_ws(&c);
-      if (!strncmp(c, "true", 4))
-        p.inserted = true, c += 4;
-      else if (!strncmp(c, "false", 5))
-        c += 5;
-      else
-        return 0;
-      break;
-    case F_ACCESS:
-      if (!f_lit(&c, '['))
-        return 0;
-      if (!f_lit(&c, ']')) {
-        do {
-          if (rp__grow((void **)&r->acc, &r->cap_acc, nacc + 1, sizeof *r->acc))
-            return 0;
-          memset(&r->acc[nacc], 0, sizeof r->acc[nacc]);
-          if (!f_access(r, &c, &r->acc[nacc]))
-            return 0;
-          nacc++;
-        } while (f_lit(&c, ','));
-        if (!f_lit(&c, ']'))
-          return 0;
-      }
-      break;
-    case F_SCALARS:
-      if (!f_lit(&c, '['))
-        return 0;
-      if (!f_lit(&c, ']')) {
-        do {
-          if (p.nscalars == RP_MAX_PARAMS || !f_str(&c, &a, &n) ||
-              rp__json_scalar(a, n, &r->scalars[p.nscalars]))
-            return 0;
-          p.nscalars++;
-        } while (f_lit(&c, ','));
-        if (!f_lit(&c, ']'))
-          return 0;
-      }
-      p.scalars = r->scalars;
-      break;
-    case F_AFTER:
-      if (!f_lit(&c, '['))
-        return 0;
-      if (!f_lit(&c, ']')) {
-        do {
-          uint64_t v;
-          if (rp__grow((void **)&r->after, &r->cap_after, nafter + 1,
-                       sizeof *r->after) ||
-              !f_uint(&c, &v) || v >= i)
-            return 0;
-          r->after[nafter++] = (rp_node)v;
-        } while (f_lit(&c, ','));
-        if (!f_lit(&c, ']'))
-          return 0;
-      }
-      break;
-    }
+    o->seen |= 1u << k;
+    if (!f_op_field(r, &c, o, k, i))
+      return 0;
   } while (f_lit(&c, ','));
-  if (!f_lit(&c, '}') || (f_ws(&c), c != e) || !(seen & 1u << F_ID) ||
-      type < 0 || !(seen & 1u << F_ACCESS))
+  if (!f_lit(&c, '}') || !f_end(r, &c, e))
     return 0;
-  p.type = (rp_op_type)type;
+  return o->seen & 1u << F_ID && o->type >= 0 && o->seen & 1u << F_ACCESS;
+}
+
+/* The proto's devices, index space and accesses' roles, checked as
+ * rp__json_load_devices() and rp__json_load_kernel_fields() check them;
+ * 1 if valid. */
+static int f_op_proto(rd *r, f_op *o) {
+  rp__proto *p = &o->p;
+  unsigned seen = o->seen;
+  p->type = (rp_op_type)o->type;
   int has_dev = !!(seen & 1u << F_DEVICE);
-  /* rp__json_load_devices() and rp__json_load_kernel_fields(), as conditions. */
-  if (p.type != RP_OP_COPY_D2D && seen & (1u << F_SRC | 1u << F_DST))
+  if (p->type != RP_OP_COPY_D2D && seen & (1u << F_SRC | 1u << F_DST))
     return 0;
-  if (p.type != RP_OP_KERNEL &&
+  if (p->type != RP_OP_KERNEL &&
       seen & (1u << F_KERNEL | 1u << F_SPACE | 1u << F_SCALARS))
     return 0;
-  if (p.type == RP_OP_HOST) {
-    p.device = p.dst_device = 0;
-  } else if (p.type != RP_OP_COPY_D2D) {
-    if (!has_dev || dev >= RP_MAX_DEVICES)
+  if (p->type == RP_OP_HOST) {
+    p->device = p->dst_device = 0;
+  } else if (p->type != RP_OP_COPY_D2D) {
+    if (!has_dev || o->dev >= RP_MAX_DEVICES)
       return 0;
-    p.device = p.dst_device = (int)dev;
+    p->device = p->dst_device = (int)o->dev;
   } else {
-    if ((has_dev && (dev >= RP_MAX_DEVICES || dev != src)) ||
+    if ((has_dev && (o->dev >= RP_MAX_DEVICES || o->dev != o->src)) ||
         !(seen & 1u << F_SRC) || !(seen & 1u << F_DST) ||
-        src >= RP_MAX_DEVICES || dst >= RP_MAX_DEVICES || src == dst)
+        o->src >= RP_MAX_DEVICES || o->dst >= RP_MAX_DEVICES ||
+        o->src == o->dst)
       return 0;
-    p.device = (int)src;
-    p.dst_device = (int)dst;
+    p->device = (int)o->src;
+    p->dst_device = (int)o->dst;
   }
-  if (p.type == RP_OP_KERNEL) {
+  if (p->type == RP_OP_KERNEL) {
     for (unsigned k = 0; k < 3; k++)
-      if (!sp[k])
-        sp[k] = 1;
-    p.space = rp_dims3(sp[0], sp[1], sp[2]);
+      if (!o->sp[k])
+        o->sp[k] = 1;
+    p->space = rp_dims3(o->sp[0], o->sp[1], o->sp[2]);
   }
-  if (p.type != RP_OP_KERNEL && p.type != RP_OP_HOST && nacc != 2)
+  if (p->type != RP_OP_KERNEL && p->type != RP_OP_HOST && o->nacc != 2)
     return 0;
-  for (uint32_t k = 0; k < nacc; k++)
-    if (rp__json_check_role(r, &p, &r->acc[k], k, ""))
+  for (uint32_t k = 0; k < o->nacc; k++)
+    if (rp__json_check_role(r, p, &r->acc[k], k, ""))
       return 0;
+  return 1;
+}
+
+/* Records (or, trusted, appends) operation i; the file's error, or
+ * RP_OK. */
+static rp_status f_op_record(rd *r, f_op *o, uint32_t i) {
+  rp__proto *p = &o->p;
   /* The strings end where their quotes are, for as long as they are
    * needed (the text is not read again). */
-  char *nend = name ? (char *)name + nname : NULL;
-  char *kend = kern ? (char *)kern + nkern : NULL;
+  char *nend = o->name ? (char *)o->name + o->nname : NULL;
+  char *kend = o->kern ? (char *)o->kern + o->nkern : NULL;
   if (nend)
     *nend = '\0';
   if (kend)
     *kend = '\0';
-  p.kernel_name = (char *)kern;
-  rp_op_opts o = {name, 0, r->after, nafter};
+  p->kernel_name = (char *)o->kern;
+  rp_op_opts opts = {o->name, 0, r->after, o->nafter};
   rp_node node = RP_NONE;
   rp_status s = RP_OK;
   if (r->trust) {
-    for (uint32_t k = 0; k < nacc && !s; k++)
+    for (uint32_t k = 0; k < o->nacc && !s; k++)
       s = rp__region_check(r->g, &r->acc[k].region, "access");
     if (!s)
-      s = rp__load_op(r->g, &p, r->acc, nacc, r->after, nafter, name, &node);
+      s = rp__load_op(r->g, p, r->acc, o->nacc, r->after, o->nafter,
+                      o->name, &node);
   } else {
-    s = rp__record_op(r->g, &p, r->acc, nacc, NULL, &o, &node);
+    s = rp__record_op(r->g, p, r->acc, o->nacc, NULL, &opts, &node);
   }
   if (nend)
     *nend = '"';
@@ -404,12 +453,22 @@ int rp__json_fast_op(rd *r, const char *c, const char *e, uint32_t i,
     *kend = '"';
   r->quiet = 0;
   if (s)
-    *st = rp__json_bad(r, s == RP_ENOMEM ? s : RP_EPARSE, "ops[%u]: %s", i,
-                       rp_graph_error(r->g));
-  else if (node != i)
-    *st = rp__json_bad(r, RP_EPARSE, "ops[%u]: recorded as node %u", i, node);
-  else
-    *st = RP_OK;
+    return rp__json_bad(r, s == RP_ENOMEM ? s : RP_EPARSE, "ops[%u]: %s", i,
+                        rp_graph_error(r->g));
+  if (node != i)
+    return rp__json_bad(r, RP_EPARSE, "ops[%u]: recorded as node %u", i,
+                        node);
+  return RP_OK;
+}
+
+/* Operation i at [c, e): RP_OK or the recording's error in *st, and 1;
+ * 0 to leave it to the cJSON path. */
+int rp__json_fast_op(rd *r, const char *c, const char *e, uint32_t i,
+                     rp_status *st) {
+  f_op o;
+  if (!f_op_object(r, c, e, &o, i) || !f_op_proto(r, &o))
+    return 0;
+  *st = f_op_record(r, &o, i);
   return 1;
 }
 
@@ -444,7 +503,7 @@ int rp__json_fast_edge(rd *r, const char *c, const char *e, uint32_t i,
       return 0;
     }
   } while (f_lit(&c, ','));
-  if (!f_lit(&c, '}') || (f_ws(&c), c != e) || (seen & 7) != 7 ||
+  if (!f_lit(&c, '}') || !f_end(r, &c, e) || (seen & 7) != 7 ||
       v[0] >= RP_NONE || v[1] >= RP_NONE ||
       (seen & 8 && v[3] >= RP__MAX_BUFFERS))
     return 0;

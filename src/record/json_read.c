@@ -155,11 +155,21 @@ static rp_status each_element(rd *r, size_t *pp, const char *key,
     if (i == UINT32_MAX - 1)
       return rp__json_bad(r, RP_EPARSE, "%s: too many entries", key);
     rp__json_slide(r, &ea);
-    if ((s = rp__json_skip_value(r, ea, 2, &eb)))
-      return s;
+    int done = 0;
     r->quiet = 1;
-    int done = fast && rp__json_fast && fast(r, r->s + ea, r->s + eb, i, &s);
+    /* As written, whole in the window: read once, where it lies. */
+    if (fast && rp__json_fast && fast(r, r->s + ea, NULL, i, &s)) {
+      done = 1;
+      eb = (size_t)(r->fast_end - r->s);
+    }
     r->quiet = 0;
+    if (!done) {
+      if ((s = rp__json_skip_value(r, ea, 2, &eb)))
+        return s;
+      r->quiet = 1;
+      done = fast && rp__json_fast && fast(r, r->s + ea, r->s + eb, i, &s);
+      r->quiet = 0;
+    }
     if (!done) {
       snprintf(path, sizeof path, "%s[%u]", key, i);
       if ((s = rp__json_parse_span(r, (span){ea, eb}, path, &j)))

@@ -59,6 +59,7 @@ typedef struct rd {
    * (then the ops are loaded without deriving hazards). */
   int trust, has_check, fe_bad, seen_buffers, seen_ops;
   int quiet; /* the fast path is trying: rp__json_bad() records nothing */
+  const char *fast_end; /* where the element the fast path read ended */
   uint64_t check;
   rp_edge *fe;
   uint32_t nfe, cap_fe;
@@ -133,11 +134,14 @@ rp_status rp__json_load_kernel_fields(rd *r, const cJSON *j, const char *path,
                                       rp__proto *p);
 rp_status rp__json_load_op(rd *r, const cJSON *j, uint32_t i);
 /* Operation i at [c, e): RP_OK or the recording's error in *st, and 1;
- * 0 to leave it to the cJSON path. */
+ * 0 to leave it to the cJSON path. e NULL: the element ends where its
+ * object does (then r->fast_end; the window ends with a NUL, which no
+ * element as written holds, so one cut by the window's end is left). */
 int rp__json_fast_op(rd *r, const char *c, const char *e, uint32_t i,
                      rp_status *st);
 /* Edge i at [c, e): 1 when it is one as written (then kept, if the saved
- * edges are pending); 0 to leave it to the cJSON path. */
+ * edges are pending); 0 to leave it to the cJSON path. e NULL: as for
+ * rp__json_fast_op. */
 int rp__json_fast_edge(rd *r, const char *c, const char *e, uint32_t i,
                        rp_status *st);
 /* What a cJSON value is ("a string", "an object", ...), for messages. */

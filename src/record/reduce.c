@@ -18,7 +18,8 @@
  *    of the bitsets of the candidates inside j's window decides each of
  *    them exactly: another candidate that c reaches is later, so inside
  *    the window too. The bitsets of the last W nodes are kept (a ring; it
- *    starts at 64 nodes and doubles with the graph up to W);
+ *    starts at 64 nodes and doubles with the graph up to W, past 1 024
+ *    only where candidates in the far half of the window are frequent);
  *  - the ancestor list: every node u keeps its latest ancestors, up to L
  *    of them, newest first, with the bound lo(u) above which the list is
  *    complete: x in [lo(u), u) is an ancestor of u iff it is listed. It is
@@ -107,6 +108,9 @@ struct rp__reduce {
   uint32_t npd, cappd;
   uint32_t cur, now;    /* now: the node begun last */
   uint32_t nend;        /* nodes ended */
+  uint32_t wlo;         /* bitsets are complete from here on (grow_ring) */
+  uint32_t nfar;        /* open candidates W to 2 W back since wcount */
+  uint32_t wcount;      /* the node from which nfar counts */
   uint32_t maxlev;      /* the highest level of a candidate of now */
   rp__cand *c;
   uint32_t nc, capc;
@@ -174,17 +178,38 @@ static int grow_nodes(rp__reduce *r, uint32_t n) {
   return 0;
 }
 
-/* Widens the window to W (> r->W) while every node so far is inside it:
- * a node u < r->W has all of [0, u) in its bitset, which is what its
- * wider bitset holds too, at the same bit positions. */
+/* Widens the window to W = 2 r->W (or makes the first one, W = 64). A
+ * node u's bitset holds the bits of [u - r->W + 1, u) at positions
+ * x mod r->W: they move to x mod W, in the half of u's block of r->W
+ * nodes for x in it, else in the other half (the bits that the wider
+ * window adds, below u - r->W + 1, stay 0). So the bitsets of the nodes
+ * ended by now are complete only above wlo = nend - r->W: a bit is
+ * trusted to say "no" only there (in_window); "yes" is always true. */
 static int grow_ring(rp__reduce *r, uint32_t W) {
-  uint32_t WW = W / 64;
+  uint32_t WW = W / 64, Wo = r->W, WWo = r->WW;
   uint64_t *q = calloc((size_t)W * WW, sizeof *q);
   if (!q)
     return -1;
-  for (uint32_t u = 0; u < r->nend && u < r->W; u++)
-    memcpy(q + (size_t)u * WW, r->ring + (size_t)u * r->WW,
-           r->WW * sizeof *q);
+  uint32_t first = r->nend > Wo ? r->nend - Wo : 0;
+  for (uint32_t u = first; Wo && u < r->nend; u++) {
+    const uint64_t *s = r->ring + (size_t)(u & (Wo - 1)) * WWo;
+    uint64_t *d = q + (size_t)(u & (W - 1)) * WW;
+    uint32_t pu = u & (Wo - 1), wu = pu >> 6;
+    uint32_t own = (u / Wo) & 1 ? WWo : 0, prev = WWo - own;
+    uint64_t low = (pu & 63) == 63 ? ~0ull : (2ull << (pu & 63)) - 1;
+    for (uint32_t w = 0; w < WWo; w++) {
+      if (w < wu) {
+        d[own + w] = s[w];
+      } else if (w > wu) {
+        d[prev + w] = s[w];
+      } else {
+        d[own + w] |= s[w] & low;
+        d[prev + w] |= s[w] & ~low;
+      }
+    }
+  }
+  if (r->nend > Wo && r->nend - Wo > r->wlo)
+    r->wlo = r->nend - Wo;
   free(r->ring);
   r->ring = q;
   r->W = W;
@@ -197,9 +222,23 @@ int rp__reduce_begin(rp__reduce *r, uint32_t j) {
     return -1;
   if (!r->ring && grow_ring(r, MIN_WINDOW))
     return -1;
-  while (j >= r->W && r->W < r->Wmax && j == r->nend && r->nend <= r->W)
+  /* Up to RP__ANC_WINDOW_SURE while the graph grows into it; past it,
+   * every W nodes, wider when at least one node in 64 had a candidate
+   * from W to 2 W back that the level test and the ancestor lists left
+   * open (a dense graph whose hazards reach about as far back as the
+   * window: the wider window decides those for the price of wider
+   * bitsets). */
+  while (j >= r->W && r->W < r->Wmax && j == r->nend && r->nend <= r->W &&
+         r->W < RP__ANC_WINDOW_SURE)
     if (grow_ring(r, 2 * r->W))
       return -1;
+  if (r->W >= RP__ANC_WINDOW_SURE && r->W < r->Wmax && j == r->nend &&
+      j - r->wcount >= r->W) {
+    if (r->nfar >= r->W / 64 && grow_ring(r, 2 * r->W))
+      return -1;
+    r->nfar = 0;
+    r->wcount = j;
+  }
   if (++r->cur >= 1u << 31) { /* stamps (2 cur + 1 too) wrapped */
     for (uint32_t i = 0; i < r->cap; i++)
       r->nd[i].cst = r->nd[i].mark = 0;
@@ -240,6 +279,11 @@ void rp__reduce_implied(rp__reduce *r, uint32_t from) {
 
 /* ---- bitsets over the ring ---------------------------------------------- */
 
+/* Does node j's bitset decide whether x (< j) is an ancestor? */
+static int in_window(const rp__reduce *r, uint32_t j, uint32_t x) {
+  return j - x < r->W && x >= r->wlo;
+}
+
 static uint64_t *anc_of(const rp__reduce *r, uint32_t u) {
   return r->ring + (size_t)(u & (r->W - 1)) * r->WW;
 }
@@ -254,19 +298,23 @@ static void bit_set(const rp__reduce *r, uint64_t *a, uint32_t x) {
   a[p >> 6] |= 1ull << (p & 63);
 }
 
-/* d |= s over ring positions [lo, lo + n), lo + n <= W. */
+/* d |= s over ring positions [lo, lo + n), lo + n <= W: the partial
+ * words at the ends masked, the whole words between in a plain loop the
+ * compiler vectorizes. */
 static void or_lin(uint64_t *d, const uint64_t *s, uint32_t lo, uint32_t n) {
   if (!n)
     return;
   uint32_t hi = lo + n, w0 = lo >> 6, w1 = (hi - 1) >> 6;
-  for (uint32_t w = w0; w <= w1; w++) {
-    uint64_t m = ~0ull;
-    if (w == w0)
-      m &= ~0ull << (lo & 63);
-    if (w == w1 && (hi & 63))
-      m &= ~0ull >> (64 - (hi & 63));
-    d[w] |= s[w] & m;
+  uint64_t m0 = ~0ull << (lo & 63);
+  uint64_t m1 = hi & 63 ? ~0ull >> (64 - (hi & 63)) : ~0ull;
+  if (w0 == w1) {
+    d[w0] |= s[w0] & m0 & m1;
+    return;
   }
+  d[w0] |= s[w0] & m0;
+  for (uint32_t w = w0 + 1; w < w1; w++)
+    d[w] |= s[w];
+  d[w1] |= s[w1] & m1;
 }
 
 /* Adds m's window ancestors to the bitset of j (m in j's window):
@@ -319,7 +367,7 @@ static int list_has(const rp__reduce *r, uint32_t u, uint32_t x) {
 
 /* Does x (x < t, both ended) reach t? 1 yes, 0 no, -1 not known. */
 static int known(const rp__reduce *r, uint32_t x, uint32_t t) {
-  if (r->now - t < r->W && t - x < r->W)
+  if (r->now - t < r->W && t - x < r->W && x >= r->wlo)
     return bit_get(r, anc_of(r, t), x);
   if (x >= list_lo(r, t))
     return list_has(r, t, x);
@@ -425,7 +473,7 @@ static int list_build(rp__reduce *r, uint32_t j, const rp_edge *pred,
   /* A list that does not reach past the window (a dense graph) tells
    * little the window does not: kept empty, it costs nothing to write or
    * to merge (nothing is known below j then). */
-  if (j - lo < r->Wmax) {
+  if (j - lo < r->W) {
     lo = j;
     n = 0;
   }
@@ -479,7 +527,7 @@ static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
     if (x > maxu)
       continue;
     int hit = 0, open = 0;
-    if (j - x < W) {
+    if (j - x < W && x >= r->wlo) {
       if (!bit_get(r, aj, x))
         continue;
       hit = 1;
@@ -527,10 +575,6 @@ static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
   return 0;
 }
 
-static int u32_cmp(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
 
 
 /* Replaces each undecided target t of c (und[]) by its frontier below
@@ -637,6 +681,8 @@ static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
       r->und[r->nund++] = t;
     }
   }
+  if (r->nund && j - c < 2 * r->W)
+    r->nfar++; /* a wider window would decide it */
   /* One the accesses say c conflicts with (few: a far candidate is
    * mostly undecided about one or two). */
   for (uint32_t i = 0; i < r->nund && i < 8; i++)
@@ -660,7 +706,7 @@ static int edge_from_cmp(const void *a, const void *b) {
 int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   if (r->oom)
     return -1;
-  uint32_t n = r->nc, W = r->W, maxlev = 0, e0 = g->nedge;
+  uint32_t n = r->nc, maxlev = 0, e0 = g->nedge;
   if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
                sizeof *g->edge) ||
       rp__grow((void **)&r->oe, &r->capoe, r->noe + n, sizeof *r->oe) ||
@@ -673,25 +719,25 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
     uint32_t f = r->c[i].from;
     if (r->lev[f] > maxlev)
       maxlev = r->lev[f];
-    if (j - f < W)
+    if (in_window(r, j, f))
       or_ancestors(r, aj, f, j);
   }
   r->maxlev = maxlev;
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
     uint32_t f = c->from;
-    if (j - f < W &&
+    if (in_window(r, j, f) &&
         (c->keep || (r->nd[f].imp != r->cur && !bit_get(r, aj, f))))
       g->edge[g->nedge++] = (rp_edge){f, j, (rp_edge_kind)c->kind, c->buf};
   }
   for (uint32_t i = 0; i < n; i++)
-    if (j - r->c[i].from < W)
+    if (in_window(r, j, r->c[i].from))
       bit_set(r, aj, r->c[i].from);
   /* Then the older candidates. */
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
     uint32_t f = c->from;
-    if (j - f < W)
+    if (in_window(r, j, f))
       continue;
     int reached =
         r->nd[f].imp == r->cur ? 1 : far_reached(g, r, j, f, aj);
@@ -737,11 +783,59 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
 
 uint32_t rp__reduce_pending(const rp__reduce *r) { return r ? r->npd : 0; }
 
-static int pend_cmp(const void *a, const void *b) {
-  const struct pend *x = a, *y = b;
-  if (x->from != y->from)
-    return x->from < y->from ? -1 : 1;
-  return x->to < y->to ? -1 : x->to > y->to;
+uint32_t rp__reduce_window(const rp__reduce *r) { return r ? r->W : 0; }
+
+/* The length class of a pending edge: floor(log2(to - from)). */
+static unsigned len_class(const struct pend *p) {
+  uint32_t d = p->to - p->from;
+  return d > 1 ? 31u - (unsigned)__builtin_clz(d) : 0;
+}
+
+/* Sort keys of a pending edge: its class and source; its target. */
+enum { BY_CLASS, BY_FROM };
+
+static uint64_t pend_key(const struct pend *p, int by) {
+  return by == BY_FROM ? p->from : (uint64_t)len_class(p) << 32 | p->from;
+}
+
+/* Sorts a[0 .. n) by key `by`, stably (a radix sort of 11-bit digits
+ * over the key bits in use, through tmp[0 .. n)). */
+static void pend_sort(struct pend *a, struct pend *tmp, uint32_t n, int by) {
+  if (n < 64) {
+    for (uint32_t i = 1; i < n; i++) {
+      struct pend x = a[i];
+      uint64_t k = pend_key(&x, by);
+      uint32_t b = i;
+      for (; b > 0 && pend_key(&a[b - 1], by) > k; b--)
+        a[b] = a[b - 1];
+      a[b] = x;
+    }
+    return;
+  }
+  uint64_t max = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t k = pend_key(&a[i], by);
+    max = k > max ? k : max;
+  }
+  struct pend *src = a, *dst = tmp;
+  for (unsigned sh = 0; sh < 64 && (max >> sh); sh += 11) {
+    uint32_t cnt[2048];
+    memset(cnt, 0, sizeof cnt);
+    for (uint32_t i = 0; i < n; i++)
+      cnt[(pend_key(&src[i], by) >> sh) & 2047]++;
+    for (uint32_t i = 0, sum = 0; i < 2048; i++) {
+      uint32_t c = cnt[i];
+      cnt[i] = sum;
+      sum += c;
+    }
+    for (uint32_t i = 0; i < n; i++)
+      dst[cnt[(pend_key(&src[i], by) >> sh) & 2047]++] = src[i];
+    struct pend *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a)
+    memcpy(a, src, (size_t)n * sizeof *a);
 }
 
 /* 64 pending edges at most, pd[q0 .. q0 + n), live from lo to hi. */
@@ -756,20 +850,6 @@ struct word {
 static int word_cmp(const void *a, const void *b) {
   const struct word *x = a, *y = b;
   return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* The length class of a pending edge: floor(log2(to - from)). */
-static unsigned len_class(const struct pend *p) {
-  unsigned k = 0;
-  for (uint32_t d = p->to - p->from; d > 1; d >>= 1)
-    k++;
-  return k;
-}
-
-/* By length class, then source. */
-static int class_cmp(const void *a, const void *b) {
-  unsigned x = len_class(a), y = len_class(b);
-  return x != y ? (x < y ? -1 : 1) : pend_cmp(a, b);
 }
 
 /* A pending edge c -> t is implied iff c reaches another predecessor of
@@ -788,10 +868,14 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
   struct pend *pd = r->pd;
   uint32_t np = r->npd, nw = 0, *dead = NULL, ndead = 0;
   struct pend *byto = NULL; /* (target, index), by target */
+  struct pend *stmp = NULL;
   struct word *wd = NULL;
   uint32_t *live = NULL, nlive = 0, *wq = NULL; /* wq: each edge's word */
   int st = -1;
-  qsort(pd, np, sizeof *pd, class_cmp);
+  if (!(stmp = malloc((size_t)np * sizeof *stmp)))
+    goto out;
+  /* By class and source (the order among equal ones does not matter). */
+  pend_sort(pd, stmp, np, BY_CLASS);
   if (!(byto = malloc((size_t)np * sizeof *byto)) ||
       !(dead = malloc((size_t)np * sizeof *dead)) ||
       !(wd = calloc(np, sizeof *wd)) || !(live = malloc(np * sizeof *live)))
@@ -821,7 +905,7 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
       wq[q] = k;
       byto[q] = (struct pend){pd[q].to, q};
     }
-  qsort(byto, np, sizeof *byto, pend_cmp);
+  pend_sort(byto, stmp, np, BY_FROM); /* indices increase among equals */
   uint32_t nextw = 0, ct = 0;
   for (uint32_t v = first; v <= top; v++) {
     if (!nlive && nextw < nw && wd[nextw].lo > v)
@@ -872,7 +956,13 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
   }
   /* Drop the implied edges; each target's predecessors stay together. */
   if (ndead) {
-    qsort(dead, ndead, sizeof *dead, u32_cmp);
+    /* In order of targets, so nearly sorted: insertion. */
+    for (uint32_t a = 1; a < ndead; a++) {
+      uint32_t x = dead[a], b = a;
+      for (; b > 0 && dead[b - 1] > x; b--)
+        dead[b] = dead[b - 1];
+      dead[b] = x;
+    }
     uint32_t w = 0, k = 0, v = 0, n = r->nend;
     for (uint32_t e = 0; e < g->nedge; e++) {
       while (v < n && g->pred_off[v + 1] <= e)
@@ -896,6 +986,7 @@ out:
   free(wq);
   free(live);
   free(byto);
+  free(stmp);
   free(dead);
   return st;
 }

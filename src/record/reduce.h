@@ -6,8 +6,12 @@
 #include "record/graph.h"
 
 /* Default ancestor window, in operations (a power of two): the bitsets
- * start at 64 operations and double up to it as the graph grows. */
-#define RP__ANC_WINDOW 1024u
+ * start at 64 operations and double up to it as the graph grows, past
+ * RP__ANC_WINDOW_SURE only while candidates in the far half of the
+ * window are frequent (the wider window decides them for the price of
+ * wider bitsets; rp__reduce_begin). */
+#define RP__ANC_WINDOW 4096u
+#define RP__ANC_WINDOW_SURE 1024u
 /* Default length of an operation's list of latest ancestors. */
 #define RP__ANC_LIST 32u
 
@@ -61,6 +65,9 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r);
 
 /* How many stored edges are pending. */
 uint32_t rp__reduce_pending(const rp__reduce *r);
+
+/* The ancestor window now, in operations (it widens as it pays). */
+uint32_t rp__reduce_window(const rp__reduce *r);
 
 /* 1 if node x is known, from the ancestor window or u's list, to be an
  * ancestor of node u (both ended); 0 means "not known", not "no". */

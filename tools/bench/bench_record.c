@@ -1,12 +1,13 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 /* Benchmark: recording with hazard derivation and exact reduction, N, 10 N
- * (and 100 N) operations of four shapes (partial regions over 1 000
+ * (and 100 N) operations of five shapes (partial regions over 1 000
  * buffers, uniform or in a sweep; a blocked solver's whole reads and 4 KiB
  * updates over 64 buffers; the same over 4 buffers, gather, where a whole
- * read sees up to 256 recent writes); prints the median process CPU time,
- * operations per second against the goal of issue 26 (3 M ops/s at 1 M
- * ops; 1 M ops/s for gather), stored bytes per operation and per edge,
- * and the time ratios 10N/N (goal <= 12). */
+ * read sees up to 256 recent writes; rowmix, whole-matrix reads mixed with
+ * row writes); prints the median process CPU time, operations per second
+ * against the goal of issue 36 (3 M ops/s at 1 M ops on one core of the
+ * host, 1 M ops/s on the 2-core VM), stored bytes per operation and per
+ * edge, the time ratios 10N/N (goal <= 12), and last a summary table. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,11 @@
 #include <malloc.h>
 #include "reprise.h"
 #include "record/graph.h"
+#include "record/hazard.h"
+
+/* --tune W,L,S: the reducer's window, list length and 1 + search budget
+ * (record/hazard.h; 0 keeps a default), to explore them. */
+static uint32_t tune_w, tune_l, tune_s;
 
 static double now_s(void) {
   struct timespec ts;
@@ -64,9 +70,16 @@ static void footprint(const rp_graph *g, double *per_op, double *per_edge) {
   *per_edge = g->nedge ? (double)edges / g->nedge : 0;
 }
 
-enum { SHAPE_UNIFORM, SHAPE_SWEEP, SHAPE_SOLVER, SHAPE_GATHER, NSHAPE };
+enum {
+  SHAPE_UNIFORM,
+  SHAPE_SWEEP,
+  SHAPE_SOLVER,
+  SHAPE_GATHER,
+  SHAPE_ROWMIX,
+  NSHAPE
+};
 static const char *const shape_name[] = {"uniform", "sweep", "solver",
-                                         "gather"};
+                                         "gather", "rowmix"};
 
 /* Solver shape: 64 buffers of 1 MiB; each op reads one whole buffer and
  * updates a 4 KiB piece of another. Gather shape: the same over 4
@@ -74,6 +87,14 @@ static const char *const shape_name[] = {"uniform", "sweep", "solver",
  * last thousand or so ops. */
 enum { SOL_NBUF = 64, SOL_BYTES = 1 << 20, SOL_PIECE = 4096, GAT_NBUF = 4 };
 
+/* Rowmix shape (issue 36: whole-buffer reads mixed with row writes): 16
+ * matrices of 256 rows x 1 024 floats; every op writes one row of a
+ * matrix, and reads a whole other matrix (one op in two) or one row of
+ * it. */
+enum { ROW_NBUF = 16, ROW_ROWS = 256, ROW_COLS = 1024 };
+static const rp_param row_params[] = {{"src", RP_IN}, {"dst", RP_OUT}};
+static const rp_kernel row_k = {"row", 2, row_params, nop, NULL, NULL,
+                                {0, 0, 0}, NULL, NULL, 0};
 typedef struct result {
   double t;            /* CPU seconds: record + derive + reduce + end */
   uint32_t nodes, edges;
@@ -85,9 +106,13 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
   rp_graph *g;
   if (rp_graph_create(&g, coherence ? 0 : RP_GRAPH_NO_COHERENCE) != RP_OK)
     return -1;
+  if (tune_w || tune_l || tune_s)
+    rp__hazard_tune(g, tune_w, tune_l, tune_s);
   int whole = shape == SHAPE_SOLVER || shape == SHAPE_GATHER;
+  int rows = shape == SHAPE_ROWMIX;
   int nbuf = shape == SHAPE_SOLVER   ? SOL_NBUF
              : shape == SHAPE_GATHER ? GAT_NBUF
+             : rows                  ? ROW_NBUF
                                      : NBUF;
   uint64_t bytes = whole ? SOL_BYTES : BYTES;
   for (int b = 0; b < nbuf; b++) {
@@ -95,6 +120,9 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
     snprintf(name, sizeof name, "b%d", b);
     /* The graph never touches the memory: one byte serves as "host". */
     rp_buffer_desc d = {name, mem, bytes, 1, 0, {0, 0, 0}};
+    if (rows)
+      d = (rp_buffer_desc){name, mem, (uint64_t)ROW_ROWS * ROW_COLS * 4, 4,
+                           2, {ROW_ROWS, ROW_COLS, 0}};
     if (rp_buffer_add(g, &d, NULL) != RP_OK)
       return -1;
   }
@@ -103,7 +131,17 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
   for (uint64_t i = 0; i < n; i++) {
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;
     rp_status st;
-    if (whole) {
+    if (rows) {
+      rp_buf a = (rp_buf)(s % ROW_NBUF);
+      rp_buf b = (rp_buf)((a + 1 + (s >> 8) % (ROW_NBUF - 1)) % ROW_NBUF);
+      uint64_t ra = (s >> 20) % ROW_ROWS, rb = (s >> 30) % ROW_ROWS;
+      rp_region src = (s >> 40) % 2 ? rp_whole(a)
+                                    : rp_box2(a, ra, ra + 1, 0, ROW_COLS);
+      rp_arg args[2] = {rp_arg_buf(src),
+                        rp_arg_buf(rp_box2(b, rb, rb + 1, 0, ROW_COLS))};
+      st = rp_record_kernel(g, &row_k, 0, rp_dims3(1, 1, 1), args, NULL,
+                            NULL);
+    } else if (whole) {
       rp_buf a = (rp_buf)(s % (uint64_t)nbuf);
       rp_buf b = (rp_buf)((a + 1 + (s >> 8) % (uint64_t)(nbuf - 1)) %
                           (uint64_t)nbuf);
@@ -143,6 +181,12 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
   return 0;
 }
 
+/* One line of the summary table: rates at N, 10 N and 100 N. */
+typedef struct summary {
+  int shape, coh, sizes;
+  double rate[3];
+} summary;
+
 static int dcmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -151,7 +195,7 @@ static int dcmp(const void *a, const void *b) {
 /* Median CPU time of `runs` runs of n ops (the other figures are the same
  * in every run: the program is deterministic). */
 static int measure(uint64_t n, int coh, int shape, int runs, result *r) {
-  double goal = shape == SHAPE_GATHER ? 1e6 : 3e6;
+  double goal = 3e6;
   double t[64];
   for (int i = 0; i < runs; i++) {
     if (run(n, coh, shape, r))
@@ -178,6 +222,9 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--ops") && i + 1 < argc)
       n = strtoull(argv[++i], NULL, 10);
+    else if (!strcmp(argv[i], "--tune") && i + 1 < argc &&
+             sscanf(argv[++i], "%u,%u,%u", &tune_w, &tune_l, &tune_s) == 3)
+      ;
     else if (!strcmp(argv[i], "--no-10x"))
       sizes = 1;
     else if (!strcmp(argv[i], "--10m"))
@@ -198,7 +245,7 @@ int main(int argc, char **argv) {
     else {
       printf("usage: bench_record [--ops N] [--no-10x | --10m] [--runs R] "
              "[--runs10 R]\n"
-             "       [--shape uniform|sweep|solver|gather] [--coherence on|off]\n"
+             "       [--shape uniform|sweep|solver|gather|rowmix] [--coherence on|off]\n"
              "Records N ops (default 100 000; median of R = 5 runs), then "
              "10 N (R10 = 5 runs),\nand with --10m 100 N (one run), with "
              "hazard derivation and exact reduction,\nand prints process "
@@ -208,6 +255,8 @@ int main(int argc, char **argv) {
   }
   if (runs < 1 || runs > 64 || runs10 < 1 || runs10 > 64)
     return 2;
+  summary sum[2 * NSHAPE];
+  int nsum = 0;
   for (int shape = 0; shape < NSHAPE; shape++) {
     if (only_shape >= 0 && shape != only_shape)
       continue;
@@ -219,15 +268,37 @@ int main(int argc, char **argv) {
                  : "coherence off (explicit copies)");
       result r[3];
       uint64_t m = n;
+      summary *sm = &sum[nsum++];
+      sm->shape = shape;
+      sm->coh = coh;
+      sm->sizes = sizes;
       int rr[3] = {runs, runs10, runs100};
       for (int z = 0; z < sizes; z++, m *= 10) {
         if (measure(m, coh, shape, rr[z], &r[z]))
           return 1;
+        sm->rate[z] = r[z].nodes / r[z].t / 1e6;
         if (z)
           printf("  ratio 10N/N: %.2f (linear: 10; goal <= 12)\n",
                  r[z].t / r[z - 1].t);
       }
     }
+  }
+  printf("\nsummary (M ops/s, median; goal 3 on one host core, 1 on the "
+         "VM)\n%-8s %-9s", "shape", "coherence");
+  for (int z = 0; z < sizes; z++) {
+    char h[32];
+    unsigned long long m = n;
+    for (int x = 0; x < z; x++)
+      m *= 10;
+    snprintf(h, sizeof h, "%llu ops", m);
+    printf(" %14s", h);
+  }
+  printf("\n");
+  for (int i = 0; i < nsum; i++) {
+    printf("%-8s %-9s", shape_name[sum[i].shape], sum[i].coh ? "on" : "off");
+    for (int z = 0; z < sum[i].sizes; z++)
+      printf(" %14.2f", sum[i].rate[z]);
+    printf("\n");
   }
   return 0;
 }
