@@ -227,9 +227,9 @@ static void check_runs(const seen *s, int distinct, int ncpu) {
       l++;
     char mode[16];
     int launch, c0, c1, e0, e1, n0, n1, a0, a1;
-    cr_assert_eq(sscanf(l, "run %15s %d cpus %d %d %d %d ncpu %d %d alone %d %d",
-                        mode, &launch, &c0, &c1, &e0, &e1, &n0, &n1, &a0,
-                        &a1), 10, "%s", l);
+    cr_assert_eq(sscanf(l, "run %15s %d cpus %d %d %d %d ncpu %d %d alone "
+                        "%d %d", mode, &launch, &c0, &c1, &e0, &e1, &n0, &n1,
+                        &a0, &a1), 10, "%s", l);
     cr_assert(!a0 && !a1, "%s launch %d: the two tasks did not run at "
               "once:\n%s", mode, launch, s->out);
     if (distinct) {
