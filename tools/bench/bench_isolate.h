@@ -145,6 +145,14 @@ static inline void bench_cpu_note(void) {
                            memory_order_relaxed);
 }
 
+/* Forgets the tasks noted so far. */
+static inline void bench_cpu_reset(void) {
+  for (int c = 0; c < BENCH_NCPU; c++) {
+    atomic_store(&bench_cpu_tasks[c], 0);
+    atomic_store(&bench_cpu_thr[c], 0);
+  }
+}
+
 /* Prints where the tasks noted since the last call ran: per CPU, tasks
  * and the threads (numbered in order of their first task) that ran them;
  * then forgets them. */
