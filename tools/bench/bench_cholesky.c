@@ -550,7 +550,7 @@ int main(int argc, char **argv) {
       m[i].run(m[i].ctx);
     }
     busy bz;
-    busy_start(&bz, nbusy, (unsigned)env_int("BENCH_BUSY_S", 600));
+    bench_busy_start(&bz, nbusy, (unsigned)env_int("BENCH_BUSY_S", 600));
     for (int r = 0; r < reps; r++)
       for (int i = 0; i < nm; i++) {
         memcpy(M, M0, mbytes);

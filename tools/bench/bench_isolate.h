@@ -28,11 +28,43 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "peer.h"
 
 /* In a child: the method it runs; NULL in the parent. */
 static inline const char *bench_one(void) {
   const char *m = getenv("BENCH_ONE");
   return m && *m ? m : NULL;
+}
+
+/* The process's CPU set: the union of OpenMP's places (which the
+ * runtime built from it) or, without places, the calling thread's mask
+ * (nothing bound it); false if unknown. */
+static inline int bench_process_set(cpu_set_t *all) {
+  CPU_ZERO(all);
+  for (int p = 0; p < omp_get_num_places(); p++) {
+    int ids[1024], k = omp_get_place_num_procs(p);
+    if (k < 1 || k > 1024)
+      continue;
+    omp_get_place_proc_ids(p, ids);
+    for (int i = 0; i < k; i++)
+      if (ids[i] >= 0 && ids[i] < CPU_SETSIZE)
+        CPU_SET(ids[i], all);
+  }
+  if (!CPU_COUNT(all) && sched_getaffinity(0, sizeof *all, all))
+    return 0;
+  return CPU_COUNT(all) > 0;
+}
+
+/* busy_start (peer.h) from a thread on the process's CPU set: the busy
+ * processes must not inherit a main thread bound to one place. */
+static inline void bench_busy_start(busy *b, int k, unsigned seconds) {
+  cpu_set_t old, all;
+  int wide = k > 0 && bench_process_set(&all) &&
+             !sched_getaffinity(0, sizeof old, &old) &&
+             !sched_setaffinity(0, sizeof all, &all);
+  busy_start(b, k, seconds);
+  if (wide)
+    sched_setaffinity(0, sizeof old, &old);
 }
 
 /* Runs this program (argv) again for method m alone; returns its stdout
@@ -53,19 +85,9 @@ static inline char *bench_spawn(char **argv, const char *m, int not_omp) {
     close(fd[1]);
     /* This process's OpenMP runtime may have bound the main thread (to
      * its first place, at start under OMP_PROC_BIND): the child starts
-     * on the process's CPUs, every place's, as this process did. */
+     * on the process's CPUs, as this process did. */
     cpu_set_t all;
-    CPU_ZERO(&all);
-    for (int p = 0; p < omp_get_num_places(); p++) {
-      int ids[1024], k = omp_get_place_num_procs(p);
-      if (k < 1 || k > 1024)
-        continue;
-      omp_get_place_proc_ids(p, ids);
-      for (int i = 0; i < k; i++)
-        if (ids[i] >= 0 && ids[i] < CPU_SETSIZE)
-          CPU_SET(ids[i], &all);
-    }
-    if (CPU_COUNT(&all))
+    if (bench_process_set(&all))
       sched_setaffinity(0, sizeof all, &all);
     setenv("BENCH_ONE", m, 1);
     setenv("BENCH_METHODS", m, 1);

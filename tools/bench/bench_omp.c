@@ -525,7 +525,7 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
   double t[64];
   reps = reps > 64 ? 64 : reps < 1 ? 1 : reps;
   busy bz;
-  busy_start(&bz, env_int("BENCH_BUSY", 0),
+  bench_busy_start(&bz, env_int("BENCH_BUSY", 0),
              (unsigned)env_int("BENCH_BUSY_S", 600));
   for (int r = 0; r < reps; r++) {
     double t0 = now_ns();
