@@ -33,6 +33,7 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-.}
 D="$OUT/cpu_engine"
 mkdir -p "$D"
+rm -f "$D"/*.txt
 log="$OUT/cpu_engine.log"
 : > "$log"
 t0=$SECONDS
@@ -69,8 +70,8 @@ say "$(grep -m1 'model name' /proc/cpuinfo)"
 B=${RP_BUILD:-build-cpu-engine}
 T=${CPU_THREADS:-4,8,16}    # smaller on another machine, e.g. 2
 TMAX=${T##*,}
-SIZES=${CHOL_SIZES:-"16:64 16:128 32:64 32:128"}
-BUSY_SIZES=${CHOL_BUSY_SIZES:-"16:64 32:128"}
+SIZES=${CHOL_SIZES-"16:64 16:128 32:64 32:128"}
+BUSY_SIZES=${CHOL_BUSY_SIZES-"16:64 32:128"}
 BUSY=${CPU_BUSY:-4}
 BINDS=${BINDINGS:-"unset true close spread"}
 anchors=""
@@ -125,7 +126,7 @@ for b in unset true; do
 done
 
 say "== 4. steadiness, ${STEADY_RUNS:-10} runs per example (max/min <= 1.10)"
-for t in ${STEADY_THREADS:-4 8 16}; do
+for t in ${STEADY_THREADS-4 8 16}; do
   for b in unset true; do
     # a batch's estimate: the last one's time, 40 s before the first
     fits "${est:-40}" || continue
@@ -177,51 +178,54 @@ echo
 echo "== summary: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
      "$((SECONDS - t0)) s"
 echo
-hdr "Cholesky: reprise / best of omp-depend, tbb-flow (reprise ms)"
-for b in $BINDS; do
-  for sz in $SIZES; do
-    f="$D/chol_${b}_${sz/:/x}.txt"
-    [ -f "$f" ] && echo "| $b ${sz/:/ tiles of } |$(chol_ratios "$f")"
+# chol_rows PREFIX BINDINGS SIZES [busy]: a row per output file
+chol_rows() {
+  for b in $2; do
+    for sz in $3; do
+      f="$D/${1}_${b}_${sz/:/x}.txt"
+      [ -f "$f" ] && echo "| $b ${sz/:/ tiles of } |$(chol_ratios "$f" "${4:-0}")"
+    done
   done
-done
+}
+hdr "Cholesky: reprise / best of omp-depend, tbb-flow (reprise ms)"
+chol_rows chol "$BINDS" "$SIZES"
 echo
 echo "| $BUSY cores busy, $TMAX threads: reprise / omp-depend | ratio |"
 echo "|---|---|"
-for b in unset true; do
-  for sz in $BUSY_SIZES; do
-    f="$D/busy_${b}_${sz/:/x}.txt"
-    [ -f "$f" ] && echo "| $b ${sz/:/ tiles of } |$(T=$TMAX chol_ratios "$f" 1)"
-  done
-done
+T=$TMAX chol_rows busy "unset true" "$BUSY_SIZES" 1
 echo
+lean_of() { grep -E "^  thr=$2 $3 " "$1" | grep -oE 'lean [0-9.]+x' |
+            head -1 | cut -d' ' -f2; }
+steady_of() { awk -F'|' -v e="$2" '$2 ~ " "e" " {gsub(/ /, "", $6); print $6}' "$1"; }
+# cells LABEL CMD FILE ARG...: a row, a cell per ARG: CMD FILE ARG (split)
+cells() {
+  local l=$1 c=$2 f=$3 v
+  shift 3
+  printf '| %s |' "$l"
+  for a in "$@"; do
+    v=$($c "$f" $a)
+    printf ' %s |' "${v:--}"
+  done
+  echo
+}
 hdr "lean / reprise (heavy shapes)"
 for b in unset true; do
   f="$D/heavy_${b}.txt"
   [ -f "$f" ] || continue
   for sh in wavefront_heavy tree_heavy; do
-    printf '| %s %s |' "$b" "$sh"
-    for t in ${T//,/ }; do
-      v=$(grep -E "^  thr=$t $sh " "$f" | grep -oE 'lean [0-9.]+x' |
-          head -1 | cut -d' ' -f2)
-      printf ' %s |' "${v:--}"
-    done
-    echo
+    args=()
+    for t in ${T//,/ }; do args+=("$t $sh"); done
+    cells "$b $sh" lean_of "$f" "${args[@]}"
   done
 done
 echo
 echo "| steadiness: max/min of the achieved speedup | threads | jacobi2d |" \
      "matpow | recurrence |"
 echo "|---|---|---|---|---|"
-for t in ${STEADY_THREADS:-4 8 16}; do
+for t in ${STEADY_THREADS-4 8 16}; do
   for b in unset true; do
     f="$D/steady_${b}_${t}.txt"
-    [ -f "$f" ] || continue
-    printf '| %s | %s |' "$b" "$t"
-    for ex in jacobi2d matpow recurrence; do
-      v=$(awk -F'|' -v e="$ex" '$2 ~ " "e" " {gsub(/ /, "", $6); print $6}' "$f")
-      printf ' %s |' "${v:--}"
-    done
-    echo
+    [ -f "$f" ] && cells "$b | $t" steady_of "$f" jacobi2d matpow recurrence
   done
 done
 echo

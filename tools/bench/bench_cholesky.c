@@ -385,14 +385,16 @@ static int parent(char **argv, const int *threads, int nthr, int nbusy,
          getenv("OMP_PROC_BIND") ? getenv("OMP_PROC_BIND") : "(unset)",
          getenv("OMP_PLACES") ? getenv("OMP_PLACES") : "(unset)");
   static row r[256];
-  int nr = 0;
+  int nr = 0, one = 0, echoed = 0;
+  for (int ti = 0; ti < nthr; ti++)
+    one |= threads[ti] == 1;
   for (int i = 0; i < nn; i++) {
-    if (!wanted(names[i]))
+    if (!wanted(names[i]) || (!one && !strcmp(names[i], "seq")))
       continue;
     char *out = bench_spawn(argv, names[i], !strcmp(names[i], "tbb-flow"));
     if (!out)
       continue;
-    if (!nr)
+    if (!echoed++)
       bench_echo(out, "residual");
     bench_echo(out, "CPUS ");
     nr += read_rows(out, r + nr, 256 - nr);
@@ -473,7 +475,6 @@ int main(int argc, char **argv) {
   double tseq1 = now_ms() - t0;
   memcpy(Mref, M, mbytes);
   double res = residual();
-  const double gflop = (double)T * NB * T * NB * T * NB / 3.0 * 1e-9;
   printf("tiled Cholesky: %d x %d tiles of %d^2 (n = %d), %s, %d busy "
          "processes\nresidual of the sequential factor (%d tasks) %.1e%s\n",
          T, T, NB, T * NB, kern, nbusy, ntask, res,
@@ -494,8 +495,6 @@ int main(int argc, char **argv) {
   char modes_buf[256];
   snprintf(modes_buf, sizeof modes_buf, "%s", getenv("BENCH_MODES") ?
            getenv("BENCH_MODES") : "");
-  printf("\n| threads | method | ms (median) | min-max | GFLOP/s | "
-         "/ best of omp-depend, tbb-flow |\n|---|---|---|---|---|---|\n");
   double seq_ms = tseq1;
   for (int ti = 0; ti < nthr; ti++) {
     const int thr = threads[ti];
@@ -561,28 +560,17 @@ int main(int argc, char **argv) {
     busy_stop(&bz);
     for (int i = 0; i < nm; i++)
       bench_cpu_print(m[i].name, thr, "every run");
-    double best = 0;
+    /* the parent prints the table from these lines */
     for (int i = 0; i < nm; i++) {
       qsort(m[i].t, (size_t)reps, sizeof(double), cmp_dbl);
       m[i].med = reps % 2 ? m[i].t[reps / 2]
                           : 0.5 * (m[i].t[reps / 2 - 1] + m[i].t[reps / 2]);
       m[i].lo = m[i].t[0];
       m[i].hi = m[i].t[reps - 1];
-      if ((!strcmp(m[i].name, "omp-depend") ||
-           !strcmp(m[i].name, "tbb-flow")) &&
-          (!best || m[i].med < best))
-        best = m[i].med;
       if (!strcmp(m[i].name, "seq"))
         seq_ms = m[i].med;
     }
     for (int i = 0; i < nm; i++) {
-      printf("| %d | %s | %.3f%s | %.3f-%.3f | %.2f |", thr, m[i].name,
-             m[i].med, m[i].ok ? "" : " FAIL", m[i].lo, m[i].hi,
-             gflop / (m[i].med * 1e-3));
-      if (best && strcmp(m[i].name, "seq"))
-        printf(" %.3f |\n", m[i].med / best);
-      else
-        printf(" - |\n");
       printf("RESULT %-14s thr=%d T=%d nb=%d busy=%d ms=%.3f min=%.3f "
              "max=%.3f speedup=%.2f check=%s\n", m[i].name, thr, T, NB,
              nbusy, m[i].med, m[i].lo, m[i].hi, seq_ms / m[i].med,
