@@ -126,10 +126,10 @@ for b in unset true; do
 done
 
 say "== 4. steadiness, ${STEADY_RUNS:-10} runs per example (max/min <= 1.10)"
-for t in ${STEADY_THREADS-4 8 16}; do
+for t in ${STEADY_THREADS-4 16 8}; do
   for b in unset true; do
-    # a batch's estimate: the last one's time, 40 s before the first
-    fits "${est:-40}" || continue
+    # a batch's estimate: the last one's time, 60 s before the first
+    fits "${est:-60}" || continue
     s=$SECONDS
     f="$D/steady_${b}_${t}.txt"
     EXAMPLES="jacobi2d matpow recurrence" \
@@ -222,7 +222,7 @@ echo
 echo "| steadiness: max/min of the achieved speedup | threads | jacobi2d |" \
      "matpow | recurrence |"
 echo "|---|---|---|---|---|"
-for t in ${STEADY_THREADS-4 8 16}; do
+for t in ${STEADY_THREADS-4 16 8}; do
   for b in unset true; do
     f="$D/steady_${b}_${t}.txt"
     [ -f "$f" ] && cells "$b | $t" steady_of "$f" jacobi2d matpow recurrence

@@ -292,6 +292,25 @@ Test(openmp_binding, spread_after_a_bound_region, .timeout = 60) {
   expect("region", env, "caller_mask same", 1, 1);
 }
 
+/* primary: every thread in the caller's place, which has one CPU: the
+ * team goes close rather than pile onto it */
+Test(openmp_binding, primary_on_a_one_cpu_place_goes_close, .timeout = 60) {
+  NEED_TWO_CPUS();
+  const char *env[] = {"OMP_PROC_BIND=primary", "OMP_PLACES=threads", NULL};
+  expect("region", env, "caller_mask same 1", 1, 1);
+}
+
+/* One place of every CPU (OMP_PLACES={0:N}): both threads in it, each on
+ * a CPU of its own */
+Test(openmp_binding, threads_sharing_a_place_get_distinct_cpus,
+     .timeout = 60) {
+  NEED_TWO_CPUS();
+  static char places[64];
+  snprintf(places, sizeof places, "OMP_PLACES={0:%d}", process_cpus());
+  const char *env[] = {"OMP_PROC_BIND=close", places, NULL};
+  expect("region", env, "caller_mask same", 1, 1);
+}
+
 Test(openmp_binding, caller_pinned_to_cpu0_by_the_user, .timeout = 60) {
   NEED_TWO_CPUS();
   const char *env[] = {"OMP_PROC_BIND=true", NULL};
