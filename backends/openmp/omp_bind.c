@@ -19,7 +19,9 @@
  * The caller of a launch is thread 0 but remains the user's thread: it is
  * pinned only when its mask is not already within thread 0's CPUs, and
  * then only for the launch (rp__omp_pin_caller / rp__omp_unpin_caller
- * restore its exact mask). */
+ * restore its exact mask). A caller found within them once (the usual
+ * case: an OpenMP runtime bound it to the place thread 0 was given) is
+ * not asked again: a launch then makes no system call. */
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,12 +230,16 @@ void rp__omp_pin(ostate *st, int me) {
 }
 
 bool rp__omp_pin_caller(ostate *st, cpu_set_t *old) {
-  if (!st->tset || pthread_getaffinity_np(pthread_self(), sizeof *old, old))
+  const unsigned long me = (unsigned long)pthread_self();
+  if (!st->tset || st->caller_in == me ||
+      pthread_getaffinity_np(pthread_self(), sizeof *old, old))
     return false;
   cpu_set_t both;
   CPU_AND(&both, old, &st->tset[0]);
-  if (CPU_EQUAL(&both, old)) /* already within thread 0's CPUs */
+  if (CPU_EQUAL(&both, old)) { /* already within thread 0's CPUs */
+    st->caller_in = me;
     return false;
+  }
   return !pthread_setaffinity_np(pthread_self(), sizeof st->tset[0],
                                  &st->tset[0]);
 }

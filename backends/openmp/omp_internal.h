@@ -113,6 +113,7 @@ struct ostate {
                           NULL: the team is not pinned */
   int tgroup[RP_OMP_MAXT], gsize[RP_OMP_MAXT];
   unsigned long pinned[RP_OMP_MAXT];
+  unsigned long caller_in; /* a caller found within tset[0] (pthread_t) */
 
   /* progress, for wait_buffer: the batch the engine runs and the epoch
    * its last replay ends at; waiters sleep on cv when a hw task is late */
@@ -233,7 +234,8 @@ void rp__omp_pin(ostate *st, int me);
 /* Thread 0 is the caller of a launch, the user's thread: pinned to thread
  * 0's CPUs for the launch only, when the team is pinned and its mask is
  * not within them (true: *old holds its exact mask, for
- * rp__omp_unpin_caller to restore). */
+ * rp__omp_unpin_caller to restore). A thread once found within them is
+ * not asked again (st->caller_in). */
 bool rp__omp_pin_caller(ostate *st, cpu_set_t *old);
 void rp__omp_unpin_caller(const cpu_set_t *old);
 /* Set a's affinity for team thread me (created by the caller): its CPUs
