@@ -179,7 +179,12 @@ rp_status rp__omp_bind_team(ostate *st) {
   } else if (st->tset) {
     cpu_set_t *pl = malloc(CPU_SETSIZE * sizeof *pl);
     int *place = malloc((size_t)st->nth * sizeof *place);
-    int np = pl && place ? team_places(pl, CPU_SETSIZE) : 0;
+    if (!pl || !place) {
+      free(pl);
+      free(place);
+      return RP_ENOMEM; /* st->tset: freed with st */
+    }
+    int np = team_places(pl, CPU_SETSIZE);
     if (np) {
       assign(bind, st->nth, np, caller_place(pl, np), pl, place);
       split_places(st, pl, place);
