@@ -234,9 +234,11 @@ void rp__omp_pin(ostate *st, int me) {
     pthread_setaffinity_np(pthread_self(), sizeof ps, &ps);
 }
 
-bool rp__omp_pin_caller(ostate *st, cpu_set_t *old) {
+/* rp__omp_pin_caller for a pinned team (kept apart: the unpinned fast
+ * path is a test and a return) */
+static bool pin_caller(ostate *st, cpu_set_t *old) {
   const unsigned long me = (unsigned long)pthread_self();
-  if (!st->tset || st->caller_in == me ||
+  if (st->caller_in == me ||
       pthread_getaffinity_np(pthread_self(), sizeof *old, old))
     return false;
   cpu_set_t both;
@@ -247,6 +249,10 @@ bool rp__omp_pin_caller(ostate *st, cpu_set_t *old) {
   }
   return !pthread_setaffinity_np(pthread_self(), sizeof st->tset[0],
                                  &st->tset[0]);
+}
+
+bool rp__omp_pin_caller(ostate *st, cpu_set_t *old) {
+  return st->tset && pin_caller(st, old);
 }
 
 void rp__omp_unpin_caller(const cpu_set_t *old) {
