@@ -101,6 +101,9 @@ static int scenario(const char *how) {
       return 3;
   }
   pthread_getaffinity_np(pthread_self(), sizeof before, &before);
+  printf("env OMP_PROC_BIND=%s OMP_PLACES=%s\n",
+         getenv("OMP_PROC_BIND") ? getenv("OMP_PROC_BIND") : "(unset)",
+         getenv("OMP_PLACES") ? getenv("OMP_PLACES") : "(unset)");
   rp_graph *g;
   rp_buf xb;
   if (rp_graph_create(&g, 0) ||
@@ -280,35 +283,22 @@ Test(openmp_binding, proc_bind_true_after_a_bound_region, .timeout = 60) {
   expect("region widen", env, "caller_mask same 2", 1, 1);
 }
 
-Test(openmp_binding, close_over_cores_after_a_bound_region, .timeout = 60) {
+/* The other policies, after a bound region: close over cores; spread;
+ * primary (every thread in the caller's place, which has one CPU: the
+ * team goes close rather than pile onto it); one place of every CPU
+ * (OMP_PLACES={0:N}: both threads in it, each on a CPU of its own). */
+Test(openmp_binding, every_policy_after_a_bound_region, .timeout = 60) {
   NEED_TWO_CPUS();
-  const char *env[] = {"OMP_PROC_BIND=close", "OMP_PLACES=cores", NULL};
-  expect("region", env, "caller_mask same", 1, 0);
-}
-
-Test(openmp_binding, spread_after_a_bound_region, .timeout = 60) {
-  NEED_TWO_CPUS();
-  const char *env[] = {"OMP_PROC_BIND=spread", NULL};
-  expect("region", env, "caller_mask same", 1, 1);
-}
-
-/* primary: every thread in the caller's place, which has one CPU: the
- * team goes close rather than pile onto it */
-Test(openmp_binding, primary_on_a_one_cpu_place_goes_close, .timeout = 60) {
-  NEED_TWO_CPUS();
-  const char *env[] = {"OMP_PROC_BIND=primary", "OMP_PLACES=threads", NULL};
-  expect("region", env, "caller_mask same 1", 1, 1);
-}
-
-/* One place of every CPU (OMP_PLACES={0:N}): both threads in it, each on
- * a CPU of its own */
-Test(openmp_binding, threads_sharing_a_place_get_distinct_cpus,
-     .timeout = 60) {
-  NEED_TWO_CPUS();
-  static char places[64];
-  snprintf(places, sizeof places, "OMP_PLACES={0:%d}", process_cpus());
-  const char *env[] = {"OMP_PROC_BIND=close", places, NULL};
-  expect("region", env, "caller_mask same", 1, 1);
+  static char one_place[64];
+  snprintf(one_place, sizeof one_place, "OMP_PLACES={0:%d}",
+           process_cpus());
+  const char *envs[][3] = {
+      {"OMP_PROC_BIND=close", "OMP_PLACES=cores", NULL},
+      {"OMP_PROC_BIND=spread", NULL, NULL},
+      {"OMP_PROC_BIND=primary", "OMP_PLACES=threads", NULL},
+      {"OMP_PROC_BIND=close", one_place, NULL}};
+  for (unsigned i = 0; i < sizeof envs / sizeof *envs; i++)
+    expect("region", envs[i], "caller_mask same", 1, i == 0 ? 0 : 1);
 }
 
 Test(openmp_binding, caller_pinned_to_cpu0_by_the_user, .timeout = 60) {
