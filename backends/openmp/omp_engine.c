@@ -142,39 +142,6 @@ void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me,
     take_failure(st, v, e);
 }
 
-void rp__omp_pin(ostate *st, int me) {
-  if (!st->ncores || st->pinned[me] == (unsigned long)pthread_self())
-    return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(st->cores[me % st->ncores], &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0)
-    st->pinned[me] = (unsigned long)pthread_self();
-}
-
-bool rp__omp_pin_caller(ostate *st, cpu_set_t *old) {
-  if (!st->ncores)
-    return false;
-  if (st->cores_env) {
-    rp__omp_pin(st, 0);
-    return false;
-  }
-  /* Left pinned, the caller would pass the core to every thread it
-   * creates afterwards (an OpenMP runtime's pool, say). Already on that
-   * core alone: nothing to do. */
-  if (pthread_getaffinity_np(pthread_self(), sizeof *old, old) ||
-      (CPU_COUNT(old) == 1 && CPU_ISSET(st->cores[0], old)))
-    return false;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(st->cores[0], &set);
-  return !pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
-void rp__omp_unpin_caller(const cpu_set_t *old) {
-  pthread_setaffinity_np(pthread_self(), sizeof *old, old);
-}
-
 rp_status rp__omp_roots_init(ostate *st) {
   int G = st->ngroups;
   uint32_t *cap = calloc((size_t)G, sizeof *cap);

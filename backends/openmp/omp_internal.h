@@ -108,10 +108,12 @@ struct ostate {
 
   /* team */
   int nth, ngroups;
-  int cores[RP_OMP_MAXT], ncores;
-  bool cores_env;      /* cores from OMP_PROC_BIND, not from the options */
+  int cores[RP_OMP_MAXT], ncores; /* the options' */
+  cpu_set_t *tset;     /* per thread, where it is pinned (omp_bind.c);
+                          NULL: the team is not pinned */
   int tgroup[RP_OMP_MAXT], gsize[RP_OMP_MAXT];
   unsigned long pinned[RP_OMP_MAXT];
+  unsigned long caller_in; /* a caller found within tset[0] (pthread_t) */
 
   /* progress, for wait_buffer: the batch the engine runs and the epoch
    * its last replay ends at; waiters sleep on cv when a hw task is late */
@@ -219,14 +221,28 @@ void rp__omp_wake(ostate *st, int q, int k);
 rp_status rp__omp_owner_plan(ostate *st, const double *dur);
 void rp__omp_owner_run(ostate *st, unsigned iterations);
 void rp__omp_owner_free(ostate *st);
-/* Pin the calling team thread me > 0 to its core (once per OS thread). */
+/* Where the team runs (omp_bind.c): each thread's CPUs (st->tset) from
+ * the options' cores, else from OpenMP's places when binding is asked,
+ * else none (not pinned); a notice when threads outnumber the CPUs. */
+rp_status rp__omp_bind_team(ostate *st);
+/* The process's CPU set, read before main, joined with OpenMP's places;
+ * false if unknown. */
+bool rp__omp_process_set(cpu_set_t *s);
+/* Pin the calling team thread me > 0 to its CPUs; unpinned, give it the
+ * process's CPU set if it inherited another mask (once per OS thread). */
 void rp__omp_pin(ostate *st, int me);
-/* Thread 0 is the caller of a launch: with OMP_PROC_BIND, bound to the
- * first core from then on (as OpenMP binds its initial thread: returns
- * false); with the options' cores, for the launch only (true: *old holds
- * its affinity, for rp__omp_unpin_caller). */
+/* Thread 0 is the caller of a launch, the user's thread: pinned to thread
+ * 0's CPUs for the launch only, when the team is pinned and its mask is
+ * not within them (true: *old holds its exact mask, for
+ * rp__omp_unpin_caller to restore). A thread once found within them is
+ * not asked again (st->caller_in). */
 bool rp__omp_pin_caller(ostate *st, cpu_set_t *old);
 void rp__omp_unpin_caller(const cpu_set_t *old);
+/* Set a's affinity for team thread me (created by the caller): its CPUs
+ * when pinned; unpinned, the process's CPU set when the caller's mask
+ * differs from it (a thread must not inherit a one-place mask). False:
+ * a left unchanged. */
+bool rp__omp_thread_attr(const ostate *st, int me, pthread_attr_t *a);
 /* Claim and run chunks of a published job; returns how many ran. */
 uint32_t rp__omp_help_job(ostate *st, ojob *j);
 /* Run plan node v (task t) of replay e on team thread me of group q: whole,

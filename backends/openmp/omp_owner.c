@@ -310,7 +310,7 @@ void rp__omp_owner_run(ostate *st, unsigned iterations) {
   const long E0 = st->lepoch, Elast = E0 + (long)iterations;
   for (int i = 0; i < RP_OMP_MAXT; i++)
     atomic_store_explicit(&st->at[i].v, E0, REL);
-  if (st->nth == 1 && !st->ncores) {
+  if (st->nth == 1 && !st->tset) {
     owner_worker(st, E0, Elast, 0);
   } else {
 #pragma omp parallel num_threads(st->nth)

@@ -712,14 +712,21 @@ static void *team_main(void *arg) {
   return NULL;
 }
 
-/* Start threads 1 .. nth - 1; false if the system refused one (those
- * started keep waiting, unused). */
+/* Start threads 1 .. nth - 1, each on its CPUs from the start (never on
+ * the caller's mask); false if the system refused one (those started keep
+ * waiting, unused). */
 static bool team_start(ostate *st) {
   while (st->nstarted < st->nth - 1) {
     int me = st->nstarted + 1;
     st->targ[me].st = st;
     st->targ[me].me = me;
-    if (pthread_create(&st->th[me], NULL, team_main, &st->targ[me]))
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr))
+      return false;
+    rp__omp_thread_attr(st, me, &attr);
+    int rc = pthread_create(&st->th[me], &attr, team_main, &st->targ[me]);
+    pthread_attr_destroy(&attr);
+    if (rc)
       return false;
     st->nstarted++;
   }

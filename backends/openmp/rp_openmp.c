@@ -5,7 +5,9 @@
  *
  * Team: opts.nthreads threads (0: one per given core, else the OpenMP
  * default), pinned one per core of opts.cores when given (thread i on
- * cores[i % ncores]; without cores, as OMP_PROC_BIND asks). A team of
+ * cores[i % ncores]); without cores, on OpenMP's places when binding is
+ * asked, else not pinned (omp_bind.c; the caller's own mask is restored
+ * after every launch). A team of
  * several runs the stealing engine (omp_steal.c; modes "parallel", the
  * default, and "dynamic"), or in mode "owner" the owner engine after a
  * first, timed launch (omp_owner.c). Mode "serial" and a team of one run
@@ -79,6 +81,7 @@ static void omp_destroy(void *state) {
   rp__omp_owner_free(st);
   free(st->mstart);
   free(st->mend);
+  free(st->tset);
   for (uint32_t i = 0; st->owned && i < st->p->nimage; i++)
     free(st->owned[i]);
   free(st->owned);
@@ -124,16 +127,9 @@ static rp_status setup_team(ostate *st, const rp_exec_opts *o) {
   if (st->serial)
     nth = 1;
   st->nth = nth < 1 ? 1 : nth > RP_OMP_MAXT ? RP_OMP_MAXT : nth;
-  /* Without cores, OMP_PROC_BIND (any binding) pins the team as OpenMP
-   * would: thread i on the i-th core the process may use. */
-  cpu_set_t may;
-  if (!st->ncores && omp_get_proc_bind() != omp_proc_bind_false &&
-      !sched_getaffinity(0, sizeof may, &may))
-    for (int c = 0; c < CPU_SETSIZE && st->ncores < st->nth; c++)
-      if (CPU_ISSET(c, &may)) {
-        st->cores[st->ncores++] = c;
-        st->cores_env = true;
-      }
+  rp_status rc = rp__omp_bind_team(st);
+  if (rc != RP_OK)
+    return rc;
   unsigned ndev = st->p->ndev;
   int want = 1;
   for (unsigned d = 0; d < ndev; d++) {

@@ -1,7 +1,10 @@
 /* Tiled Cholesky factorisation (lower, right-looking) of a T x T matrix of
  * nb x nb tiles: dpotrf / dtrsm / dsyrk / dgemm on tiles, by OpenBLAS
  * (CBLAS and LAPACK's dpotrf, one thread per call) when it was found, else
- * by plain loops. Methods, in one process, interleaved rep by rep:
+ * by plain loops. Methods, each in a process of its own (the program
+ * re-executes itself per method, tools/bench/bench_isolate.h: in one
+ * process an OpenMP region under OMP_PROC_BIND would bind the main thread,
+ * and a pool made after it inherit one core):
  *   seq          the tasks in program order on one thread;
  *   reprise      recorded once as host tasks over the tiles, replayed by
  *                the openmp backend (BENCH_MODES adds other modes of it,
@@ -16,9 +19,12 @@
  *   OMP_PROC_BIND=true bench_cholesky [T] [nb]     (default 16 64)
  * BENCH_THREADS (default "1,2"), BENCH_REPS (7), BENCH_METHODS (comma
  * list), BENCH_BUSY=K: K busy processes run during the timed runs
- * (contention; each ends itself after BENCH_BUSY_S, default 600 s).
- * Prints ms per factorisation (median, min-max) and the ratio of reprise
- * to the best of omp-depend and tbb-flow at each thread count. */
+ * (contention; each ends itself after BENCH_BUSY_S, default 600 s),
+ * BENCH_VERBOSE=1: the CPUs each method's tasks ran on ("CPUS" lines).
+ * tbb-flow runs without OMP_PROC_BIND / OMP_PLACES (it is no OpenMP
+ * program). Prints ms per factorisation (median, min-max) and the ratio
+ * of reprise to the best of omp-depend and tbb-flow at each thread
+ * count. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -28,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench_isolate.h"
 #include "peer.h"
 #include "reprise.h"
 #ifdef RP_HAVE_CBLAS
@@ -120,6 +127,7 @@ static void k_gemm(const double *a, const double *b, double *c) {
 }
 
 static void run_on(double *a, const ctask *t) {
+  bench_cpu_note();
   switch (t->kind) {
   case POTRF:
     k_potrf(tile(a, t->k, t->k));
@@ -325,6 +333,107 @@ static void make_matrix(void) {
     }
 }
 
+/* ---- the parent: a process per method, one table ---- */
+typedef struct row {
+  char name[64];
+  int thr, ok;
+  double med, lo, hi, sp; /* sp: over the child's own sequential run */
+} row;
+
+/* Reads the RESULT lines of a child's output into r (at most max). */
+static int read_rows(const char *out, row *r, int max) {
+  int n = 0;
+  for (const char *l = strstr(out, "RESULT "); l && n < max;
+       l = strstr(l + 1, "\nRESULT ")) {
+    char ck[16];
+    int tt, nb, bz;
+    if (*l == '\n')
+      l++;
+    if (sscanf(l, "RESULT %63s thr=%d T=%d nb=%d busy=%d ms=%lf min=%lf "
+               "max=%lf speedup=%lf check=%15s", r[n].name, &r[n].thr, &tt,
+               &nb, &bz, &r[n].med, &r[n].lo, &r[n].hi, &r[n].sp, ck) == 10) {
+      r[n].ok = !strcmp(ck, "ok");
+      n++;
+    }
+  }
+  return n;
+}
+
+static int parent(char **argv, const int *threads, int nthr, int nbusy,
+                  const char *kern) {
+  const char *names[12];
+  int nn = 0;
+  static char modes[256];
+  snprintf(modes, sizeof modes, "%s", getenv("BENCH_MODES") ?
+           getenv("BENCH_MODES") : "");
+  names[nn++] = "seq";
+  names[nn++] = "reprise";
+  static char mnames[8][64];
+  int nmn = 0;
+  for (char *tok = strtok(modes, ","); tok && nmn < 8;
+       tok = strtok(NULL, ",")) {
+    snprintf(mnames[nmn], sizeof mnames[nmn], "reprise-%s", tok);
+    names[nn++] = mnames[nmn++];
+  }
+  names[nn++] = "omp-depend";
+#ifdef RP_HAVE_TBB
+  names[nn++] = "tbb-flow";
+#endif
+  printf("tiled Cholesky: %d x %d tiles of %d^2 (n = %d), %s, %d busy "
+         "processes, a process per method, OMP_PROC_BIND=%s OMP_PLACES=%s\n",
+         T, T, NB, T * NB, kern, nbusy,
+         getenv("OMP_PROC_BIND") ? getenv("OMP_PROC_BIND") : "(unset)",
+         getenv("OMP_PLACES") ? getenv("OMP_PLACES") : "(unset)");
+  static row r[256];
+  int nr = 0, one = 0, echoed = 0;
+  for (int ti = 0; ti < nthr; ti++)
+    one |= threads[ti] == 1;
+  for (int i = 0; i < nn; i++) {
+    if (!wanted(names[i]) || (!one && !strcmp(names[i], "seq")))
+      continue;
+    char *out = bench_spawn(argv, names[i], !strcmp(names[i], "tbb-flow"));
+    if (!out)
+      continue;
+    if (!echoed++)
+      bench_echo(out, "residual");
+    bench_echo(out, "CPUS ");
+    nr += read_rows(out, r + nr, 256 - nr);
+    free(out);
+  }
+  double seq_ms = 0;
+  for (int i = 0; i < nr; i++)
+    if (!strcmp(r[i].name, "seq"))
+      seq_ms = r[i].med;
+  printf("\n| threads | method | ms (median) | min-max | GFLOP/s | "
+         "/ best of omp-depend, tbb-flow |\n|---|---|---|---|---|---|\n");
+  const double gflop = (double)T * NB * T * NB * T * NB / 3.0 * 1e-9;
+  for (int ti = 0; ti < nthr; ti++) {
+    double best = 0;
+    for (int i = 0; i < nr; i++)
+      if (r[i].thr == threads[ti] && (!strcmp(r[i].name, "omp-depend") ||
+                                      !strcmp(r[i].name, "tbb-flow")) &&
+          (!best || r[i].med < best))
+        best = r[i].med;
+    for (int i = 0; i < nr; i++) {
+      if (r[i].thr != threads[ti])
+        continue;
+      printf("| %d | %s | %.3f%s | %.3f-%.3f | %.2f |", r[i].thr, r[i].name,
+             r[i].med, r[i].ok ? "" : " FAIL", r[i].lo, r[i].hi,
+             gflop / (r[i].med * 1e-3));
+      if (best && strcmp(r[i].name, "seq"))
+        printf(" %.3f |\n", r[i].med / best);
+      else
+        printf(" - |\n");
+    }
+  }
+  for (int i = 0; i < nr; i++)
+    printf("RESULT %-14s thr=%d T=%d nb=%d busy=%d ms=%.3f min=%.3f "
+           "max=%.3f speedup=%.2f check=%s\n", r[i].name, r[i].thr, T, NB,
+           nbusy, r[i].med, r[i].lo, r[i].hi,
+           seq_ms ? seq_ms / r[i].med : r[i].sp, r[i].ok ? "ok" : "FAIL");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc > 1)
     T = atoi(argv[1]);
@@ -348,6 +457,9 @@ int main(int argc, char **argv) {
     threads[nthr++] = atoi(p) > 0 ? atoi(p) : 1;
   int reps = env_int("BENCH_REPS", 7), nbusy = env_int("BENCH_BUSY", 0);
   reps = reps < 1 ? 1 : reps > 64 ? 64 : reps;
+  bench_verbose_on();
+  if (!bench_one())
+    return parent(argv, threads, nthr, nbusy, kern);
   mbytes = 8 * (size_t)T * (size_t)T * (size_t)NB * (size_t)NB;
   M = aligned_alloc(64, mbytes);
   M0 = aligned_alloc(64, mbytes);
@@ -363,11 +475,11 @@ int main(int argc, char **argv) {
   double tseq1 = now_ms() - t0;
   memcpy(Mref, M, mbytes);
   double res = residual();
-  const double gflop = (double)T * NB * T * NB * T * NB / 3.0 * 1e-9;
-  printf("tiled Cholesky: %d x %d tiles of %d^2 (n = %d), %d tasks, %s, "
-         "%d busy processes; residual of the sequential factor %.1e%s\n",
-         T, T, NB, T * NB, ntask, kern, nbusy, res,
+  printf("tiled Cholesky: %d x %d tiles of %d^2 (n = %d), %s, %d busy "
+         "processes\nresidual of the sequential factor (%d tasks) %.1e%s\n",
+         T, T, NB, T * NB, kern, nbusy, ntask, res,
          res < 1e-10 ? "" : " (BAD)");
+  bench_cpu_print("seq", 1, "reference run");
   fflush(stdout);
   rp_graph *g = record();
   const rp_backend *be = NULL;
@@ -383,8 +495,6 @@ int main(int argc, char **argv) {
   char modes_buf[256];
   snprintf(modes_buf, sizeof modes_buf, "%s", getenv("BENCH_MODES") ?
            getenv("BENCH_MODES") : "");
-  printf("\n| threads | method | ms (median) | min-max | GFLOP/s | "
-         "/ best of omp-depend, tbb-flow |\n|---|---|---|---|---|---|\n");
   double seq_ms = tseq1;
   for (int ti = 0; ti < nthr; ti++) {
     const int thr = threads[ti];
@@ -439,7 +549,7 @@ int main(int argc, char **argv) {
       m[i].run(m[i].ctx);
     }
     busy bz;
-    busy_start(&bz, nbusy, (unsigned)env_int("BENCH_BUSY_S", 600));
+    bench_busy_start(&bz, nbusy, (unsigned)env_int("BENCH_BUSY_S", 600));
     for (int r = 0; r < reps; r++)
       for (int i = 0; i < nm; i++) {
         memcpy(M, M0, mbytes);
@@ -448,28 +558,19 @@ int main(int argc, char **argv) {
         m[i].t[r] = now_ms() - a;
       }
     busy_stop(&bz);
-    double best = 0;
+    for (int i = 0; i < nm; i++)
+      bench_cpu_print(m[i].name, thr, "every run");
+    /* the parent prints the table from these lines */
     for (int i = 0; i < nm; i++) {
       qsort(m[i].t, (size_t)reps, sizeof(double), cmp_dbl);
       m[i].med = reps % 2 ? m[i].t[reps / 2]
                           : 0.5 * (m[i].t[reps / 2 - 1] + m[i].t[reps / 2]);
       m[i].lo = m[i].t[0];
       m[i].hi = m[i].t[reps - 1];
-      if ((!strcmp(m[i].name, "omp-depend") ||
-           !strcmp(m[i].name, "tbb-flow")) &&
-          (!best || m[i].med < best))
-        best = m[i].med;
       if (!strcmp(m[i].name, "seq"))
         seq_ms = m[i].med;
     }
     for (int i = 0; i < nm; i++) {
-      printf("| %d | %s | %.3f%s | %.3f-%.3f | %.2f |", thr, m[i].name,
-             m[i].med, m[i].ok ? "" : " FAIL", m[i].lo, m[i].hi,
-             gflop / (m[i].med * 1e-3));
-      if (best && strcmp(m[i].name, "seq"))
-        printf(" %.3f |\n", m[i].med / best);
-      else
-        printf(" - |\n");
       printf("RESULT %-14s thr=%d T=%d nb=%d busy=%d ms=%.3f min=%.3f "
              "max=%.3f speedup=%.2f check=%s\n", m[i].name, thr, T, NB,
              nbusy, m[i].med, m[i].lo, m[i].hi, seq_ms / m[i].med,

@@ -24,7 +24,11 @@
  * list), BENCH_MODES (more openmp modes, run as reprise-<mode>),
  * BENCH_PIN (1: reprise threads on cores 0..T-1), BENCH_BUSY=K (K busy
  * processes during the timed runs; each ends itself after BENCH_BUSY_S,
- * default 600 s). */
+ * default 600 s), BENCH_VERBOSE=1 (the CPUs each method's tasks ran on,
+ * "CPUS" lines). Every method runs in a process of its own
+ * (tools/bench/bench_isolate.h; tbb-flow and starpu without
+ * OMP_PROC_BIND / OMP_PLACES), the heavy tasks calibrated once, in the
+ * parent (BENCH_BURN passes it on). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -33,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench_isolate.h"
 #include "peer.h"
 #include "reprise.h"
 #ifdef RP_HAVE_STARPU
@@ -62,6 +67,7 @@ typedef struct shape {
 static int JN, JR;
 static long g_burn; /* heavy shapes: multiply-adds per element */
 __attribute__((noinline)) static void touch_line(uint64_t *p) {
+  bench_cpu_note();
   if (g_burn) {
     for (int j = 0; j < 8; j++) {
       uint64_t x = p[j];
@@ -114,9 +120,11 @@ static double *jB(const shape *s, int i) {
   return i < 0 || i >= s->K ? NULL : s->B + s->blk * i;
 }
 static void do_copy(const shape *s, int i) {
+  bench_cpu_note();
   copy_blk(jB(s, i), jA(s, i), s->blk);
 }
 static void do_sten(const shape *s, int i) {
+  bench_cpu_note();
   if (s->kind == JREAL)
     sten_block(jA(s, i), jB(s, i - 1), jB(s, i), jB(s, i + 1));
   else
@@ -508,6 +516,7 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
   int reps = HEAVY(s->kind) ? env_int("BENCH_REPS_REAL", 5)
                             : env_int("BENCH_REPS", 7);
   int warm = HEAVY(s->kind) ? 1 : 2;
+  bench_cpu_reset();
   shape_reset(s);
   fn(s, 1);
   int ok = checksum(s) == ref;
@@ -516,7 +525,7 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
   double t[64];
   reps = reps > 64 ? 64 : reps < 1 ? 1 : reps;
   busy bz;
-  busy_start(&bz, env_int("BENCH_BUSY", 0),
+  bench_busy_start(&bz, env_int("BENCH_BUSY", 0),
              (unsigned)env_int("BENCH_BUSY_S", 600));
   for (int r = 0; r < reps; r++) {
     double t0 = now_ns();
@@ -542,6 +551,7 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
          "min=%.1f max=%.1f reps=%d check=%s\n", m, thr, shape_name[s->kind],
          r->ns_task, r->ms_rep, t[0] / (double)(tasks * inner),
          t[reps - 1] / (double)(tasks * inner), reps, ok ? "ok" : "FAIL");
+  bench_cpu_print(m, thr, shape_name[s->kind]);
   fflush(stdout);
 }
 
@@ -762,6 +772,79 @@ static long calibrate(double us) {
   return k < 1 ? 1 : k;
 }
 
+/* ---- the parent: a process per method ---- */
+/* Reads a child's RESULT lines into res[]. */
+static void read_results(const char *out) {
+  for (const char *l = strstr(out, "RESULT "); l;
+       l = strstr(l + 1, "\nRESULT ")) {
+    if (*l == '\n')
+      l++;
+    result r;
+    char sh[32], ck[16];
+    double lo, hi;
+    int reps;
+    if (sscanf(l, "RESULT %39s thr=%d %31s ns/task=%lf ms/rep=%lf min=%lf "
+               "max=%lf reps=%d check=%15s", r.method, &r.threads, sh,
+               &r.ns_task, &r.ms_rep, &lo, &hi, &reps, ck) != 9)
+      continue;
+    r.shape = -1;
+    for (int k = 0; k < NSHAPE; k++)
+      if (!strcmp(sh, shape_name[k]))
+        r.shape = k;
+    r.ok = !strcmp(ck, "ok");
+    if (r.shape >= 0)
+      res[nres++ % 512] = r;
+  }
+}
+
+/* Runs every method wanted, each in a child; want: the shapes. */
+static void parent(char **argv, const int *want) {
+  int jac = want[JTINY] || want[JREAL], other = 0;
+  for (int k = 0; k < NSHAPE; k++)
+    other |= want[k] && k != JTINY && k != JREAL;
+  const char *base[] = {"seq", "reprise", "reprise-kernels", "reprise/1it",
+                        "tbb-flow", "tbb-flow/1it", "lean", "lean/1it",
+                        "omp-task", "omp-task/tw", "starpu"};
+  char names[32][64];
+  int nn = 0;
+  for (unsigned i = 0; i < sizeof base / sizeof *base; i++)
+    snprintf(names[nn++], 64, "%s", base[i]);
+  char modes[256];
+  snprintf(modes, sizeof modes, "%s", getenv("BENCH_MODES") ?
+           getenv("BENCH_MODES") : "");
+  for (char *m = strtok(modes, ","); m && nn < 30; m = strtok(NULL, ",")) {
+    snprintf(names[nn++], 64, "reprise-%s", m);
+    snprintf(names[nn++], 64, "reprise-%s/1it", m);
+  }
+  for (int i = 0; i < nn; i++) {
+    const char *m = names[i];
+    int one_it = strstr(m, "/1it") != NULL;
+    if (!wanted(m) || (one_it && !jac) || (!strcmp(m, "omp-task") && !other)
+        || (!strcmp(m, "omp-task/tw") && !jac))
+      continue;
+#ifndef RP_HAVE_TBB
+    if (!strncmp(m, "tbb-flow", 8))
+      continue;
+#endif
+#ifndef RP_HAVE_LEAN
+    if (!strncmp(m, "lean", 4))
+      continue;
+#endif
+#ifndef RP_HAVE_STARPU
+    if (!strcmp(m, "starpu"))
+      continue;
+#endif
+    char *out = bench_spawn(argv, m, !strncmp(m, "tbb-flow", 8) ||
+                                         !strcmp(m, "starpu"));
+    if (!out)
+      continue;
+    bench_echo(out, "RESULT ");
+    bench_echo(out, "CPUS ");
+    read_results(out);
+    free(out);
+  }
+}
+
 int main(int argc, char **argv) {
   int want[NSHAPE] = {0}, any = 0;
   for (int i = 1; i < argc; i++)
@@ -775,12 +858,24 @@ int main(int argc, char **argv) {
     g_thr[g_nthr++] = t < 1 ? 1 : t > RP_BENCH_MAXT ? RP_BENCH_MAXT : t;
   }
   setenv("STARPU_SILENT", "1", 0);
+  bench_verbose_on();
+  const char *one = bench_one();
+  int launch = 0;
   for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "launch"))
-      launch_cost();
-  if (argc == 2 && !strcmp(argv[1], "launch"))
+    launch |= !strcmp(argv[i], "launch");
+  if (one && !strcmp(one, "launch")) {
+    launch_cost();
     return 0;
-  long burn = 0;
+  }
+  if (!one && launch) { /* reprise alone, in a process of its own too */
+    char *out = bench_spawn(argv, "launch", 0);
+    if (out)
+      bench_echo(out, "RESULT ");
+    free(out);
+  }
+  if (argc == 2 && launch)
+    return 0;
+  long burn = env_int("BENCH_BURN", 0);
   for (int k = 0; k < NSHAPE; k++) {
     if (any ? !want[k] : k >= WAVEH)
       continue;
@@ -790,9 +885,22 @@ int main(int argc, char **argv) {
       printf("heavy tasks: %ld multiply-adds per element (BENCH_TASK_US)\n",
              burn);
     }
+    if (!one)
+      continue;
     g_burn = k >= WAVEH ? burn : 0;
     run_shape(k);
   }
+  if (one)
+    return 0;
+  if (burn) {
+    char b[32];
+    snprintf(b, sizeof b, "%ld", burn);
+    setenv("BENCH_BURN", b, 1);
+  }
+  int shapes[NSHAPE];
+  for (int k = 0; k < NSHAPE; k++)
+    shapes[k] = any ? want[k] : k < WAVEH;
+  parent(argv, shapes);
   /* Summary: ns/task (ms per pass for the real Jacobi and heavy shapes). */
   const char *ms[] = {"seq", "reprise", "reprise/1it", "reprise-kernels",
                       "tbb-flow", "tbb-flow/1it", "lean", "lean/1it",

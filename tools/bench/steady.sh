@@ -12,6 +12,8 @@ threads=${2:-2}
 runs=${3:-10}
 examples=${EXAMPLES:-"jacobi2d matpow recurrence blackscholes gemm heat2d"}
 echo "steadiness: $runs runs per example, openmp, $threads threads," \
+     "OMP_PROC_BIND=${OMP_PROC_BIND:-(unset)}" \
+     "OMP_PLACES=${OMP_PLACES:-(unset)}," \
      "load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '| example | achieved speedups | min | max | max/min |\n'
 printf '|---|---|---|---|---|\n'
