@@ -106,7 +106,7 @@ static int write_to(const char *path, writer w, const rp_analysis *a) {
   if (!fp)
     return 1;
   rp_status s = w(a, fp);
-  int rc = rp_cli_close_out(fp, path);
+  int rc = rp_cli_close_out(fp, path, s == RP_OK);
   if (s != RP_OK) {
     fprintf(stderr, "reprise analyze: %s: %s\n", path ? path : "stdout",
             rp_strerror(s));
@@ -139,7 +139,7 @@ static int write_trace(const char *path, const rp_analysis *a, uint32_t max,
       break;
     }
     rp_status s = rp_analysis_write_trace_part(a, fp, k * max, max);
-    rc = rp_cli_close_out(fp, name);
+    rc = rp_cli_close_out(fp, name, s == RP_OK);
     if (s != RP_OK) {
       fprintf(stderr, "reprise analyze: %s: %s\n", name, rp_strerror(s));
       rc = 1;

@@ -200,7 +200,7 @@ static void sp_destroy(void *state) {
     if (s->sh[k])
       starpu_data_unregister(s->sh[k]);
   for (uint32_t k = 0; s->img && k < pt->nimage; k++)
-    free(s->img[pt->image[k]]);
+    rp_image_free(s->img[pt->image[k]]);
   for (uint32_t k = 0; s->stage && k < pt->npiece; k++)
     free(s->stage[k]);
   rp__sp_part_free(&s->part);
@@ -293,7 +293,8 @@ static rp_status alloc_data(sp *s) {
     /* only the bytes its accesses touch, [lo, hi): a rank's images hold
      * its rows and halos, not the whole grid */
     uint64_t n = im->hi > im->lo ? im->hi - im->lo : 1;
-    if (!(s->img[i] = calloc(1, n)))
+    if (!(s->img[i] = rp_image_alloc(n)) ||
+        rp_exec_guard_image(s->x, i, s->img[i]) != RP_OK)
       return RP_ENOMEM;
     if (data)
       register_vector(s, &s->h[i], s->img[i], n, &reg);

@@ -82,6 +82,7 @@ static void exec_free(rp_exec *x) {
   }
   rp__plan_free(x->plan);
   rp__rewrite_free(&x->rw);
+  free(x->guard);
   free(x->host);
   free(x->kargs);
   free(x->kidx);
@@ -486,6 +487,8 @@ static rp_status wait_(rp_exec *x) {
     s = s2;
   x->last_us = rp__now_us() - x->t0;
   x->launched = 0;
+  if (s == RP_OK && x->nguard)
+    s = rp__exec_guards(x);
   if (s != RP_OK && !x->err[0])
     rp_exec_set_error(x, "backend \"%s\": run failed: %s", x->be->name,
                       rp_strerror(s));
@@ -537,6 +540,8 @@ rp_status rp__exec_run(rp_exec *x, unsigned iterations) {
     if (s == RP_OK)
       s = s2;
     x->last_us = rp__now_us() - x->t0;
+    if (s == RP_OK && x->nguard)
+      s = rp__exec_guards(x);
     if (s != RP_OK && !x->err[0])
       rp_exec_set_error(x, "backend \"%s\": run failed: %s", x->be->name,
                         rp_strerror(s));
@@ -704,7 +709,10 @@ rp_status rp__exec_profile(rp_exec *x, double *op_us, int user) {
 void rp_exec_destroy(rp_exec *x) {
   if (!x)
     return;
-  rp_exec_wait(x);
+  rp_status s = rp_exec_wait(x);
+  /* A damaged guard is said through rp_last_error(); none goes on. */
+  if (s == RP_OK && x->nguard)
+    rp__exec_guards(x);
   x->be->destroy(x->state);
   exec_free(x);
 }
