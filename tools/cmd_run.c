@@ -1,6 +1,7 @@
 /* reprise run: replay a graph file on a backend, its kernels from kernel
  * libraries, its buffers from files or generated data. */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -107,6 +108,12 @@ static void generate(unsigned char *h, uint64_t bytes, rp_buf b) {
 static int load_file(const char *in, const char *buf, const char *path,
                      unsigned char *h, uint64_t bytes) {
   FILE *fp = fopen(path, "rb");
+  struct stat st;
+  if (fp && (stat(path, &st) || S_ISDIR(st.st_mode))) {
+    fclose(fp);
+    fp = NULL;
+    errno = EISDIR;
+  }
   if (!fp) {
     fprintf(stderr, "reprise run: %s: --load-buffer %s: cannot open %s: %s\n",
             in, buf, path, strerror(errno));

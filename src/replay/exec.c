@@ -197,6 +197,13 @@ const char *rp_exec_option_name(unsigned bit) {
 
 static rp_status options_supported(const rp_exec_opts *o,
                                    const rp_backend *be) {
+  /* A negative count means nothing on any backend (the reference took
+   * -3 silently, openmp refused it). */
+  if (o->nthreads < 0) {
+    rp__set_last_errorf("%s: nthreads %d < 0 (0: the backend's default)",
+                        be->name, o->nthreads);
+    return RP_EINVAL;
+  }
   unsigned set = (o->nthreads > 1 ? RP_EXEC_OPT_NTHREADS : 0) |
                  (o->cores || o->ncores ? RP_EXEC_OPT_CORES : 0) |
                  (o->device_map || o->ndevice_map ? RP_EXEC_OPT_DEVICE_MAP
