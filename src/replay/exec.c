@@ -495,7 +495,7 @@ static rp_status wait_(rp_exec *x) {
   x->last_us = rp__now_us() - x->t0;
   x->launched = 0;
   if (s == RP_OK && x->nguard)
-    s = rp__exec_guards(x);
+    s = rp__exec_guards(x, 0);
   if (s != RP_OK && !x->err[0])
     rp_exec_set_error(x, "backend \"%s\": run failed: %s", x->be->name,
                       rp_strerror(s));
@@ -548,7 +548,7 @@ rp_status rp__exec_run(rp_exec *x, unsigned iterations) {
       s = s2;
     x->last_us = rp__now_us() - x->t0;
     if (s == RP_OK && x->nguard)
-      s = rp__exec_guards(x);
+      s = rp__exec_guards(x, 0);
     if (s != RP_OK && !x->err[0])
       rp_exec_set_error(x, "backend \"%s\": run failed: %s", x->be->name,
                         rp_strerror(s));
@@ -717,9 +717,9 @@ void rp_exec_destroy(rp_exec *x) {
   if (!x)
     return;
   rp_status s = rp_exec_wait(x);
-  /* A damaged guard is said through rp_last_error(); none goes on. */
+  /* The whole zones; a damaged one is said through rp_last_error(). */
   if (s == RP_OK && x->nguard)
-    rp__exec_guards(x);
+    rp__exec_guards(x, 1);
   x->be->destroy(x->state);
   exec_free(x);
 }

@@ -3,7 +3,8 @@
  * internal image lands in bytes of a known pattern, which the core checks
  * after each replay and at destroy, so the run fails with RP_EACCESS and a
  * message naming the buffer and its writers instead of damaging the heap
- * and crashing later. A few words per image per replay. */
+ * and crashing later. A few words per image per replay, the whole zones
+ * at destroy. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,19 @@ static int64_t damaged(const void *img, int *ok) {
   return 0;
 }
 
+/* The per-replay check, two words: the one before the image and the one
+ * right after its end, which a write running off either end of the image
+ * crosses first. Returns 1 when they are intact; the whole zones are
+ * checked at destroy. */
+static int quick_ok(const void *img) {
+  const unsigned char *p = img;
+  uint64_t bytes, w0, w1;
+  memcpy(&bytes, p - GUARD, sizeof bytes);
+  memcpy(&w0, p - 8, 8);
+  memcpy(&w1, p + bytes, 8);
+  return (w0 == PATTERN64) & (w1 == PATTERN64);
+}
+
 int rp_image_guard_ok(const void *img) {
   int ok = 1;
   if (img)
@@ -128,10 +142,10 @@ static void writers(const rp_plan *p, uint32_t i, char *out, size_t n) {
     snprintf(out, n, "none recorded");
 }
 
-rp_status rp__exec_guards(rp_exec *x) {
+rp_status rp__exec_guards(rp_exec *x, int full) {
   for (uint32_t i = 0; i < x->nguard; i++) {
     int ok;
-    if (!x->guard[i])
+    if (!x->guard[i] || (!full && quick_ok(x->guard[i])))
       continue;
     int64_t at = damaged(x->guard[i], &ok);
     if (ok)
