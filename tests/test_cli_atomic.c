@@ -318,7 +318,7 @@ Test(cli_misuse, clear_messages) {
   err[len] = 0;
   pclose(p);
   cr_assert(strstr(err, "--mode bogus: no such mode in the model (its "
-                        "modes: default serial)") && strstr(err, "rc=2"),
+                        "modes: default serial)") && strstr(err, "rc=1"),
             "%s", err);
   /* A cache that cannot be written: said, and the analysis still runs. */
   snprintf(cmd, sizeof cmd, "XDG_CACHE_HOME=/proc/nonexistent %s analyze "

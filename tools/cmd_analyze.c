@@ -339,16 +339,16 @@ int rp_cmd_analyze(int argc, char **argv) {
   if (o.mode && (!o.model || !rp_model_find_mode(&m, o.mode))) {
     /* Said here: unchecked, it was ignored (no model) or "not found". */
     fprintf(stderr, "reprise analyze: --mode %s: ", o.mode);
-    if (!o.model)
+    if (!o.model) {
       fprintf(stderr, "needs --model or --backend (a mode's overhead comes "
               "from a machine model)\n");
-    else {
-      fprintf(stderr, "no such mode in the model (its modes:");
-      for (unsigned i = 0; i < m.nmode && i < RP_MODEL_MAX_MODES; i++)
-        fprintf(stderr, " %s", m.mode[i].name);
-      fprintf(stderr, ")\n");
+      return 2;
     }
-    return 2;
+    fprintf(stderr, "no such mode in the model (its modes:");
+    for (unsigned i = 0; i < m.nmode && i < RP_MODEL_MAX_MODES; i++)
+      fprintf(stderr, " %s", m.mode[i].name);
+    fprintf(stderr, ")\n");
+    return 1; /* as the analysis' "not found" was */
   }
   rp_graph *g = rp_cli_load(in);
   if (!g || rp_cli_apply_costs(g, costs) ||
