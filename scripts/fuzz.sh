@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the graph-file reader, the analysis and every report writer
+# Fuzzes the graph-file reader, the analysis, the dependency check
+# (rp_check_deps, `reprise check`) and every report writer
 # (tests/fuzz/fuzz_graph.c) with libFuzzer, AddressSanitizer and UBSan.
 #   scripts/fuzz.sh [SECONDS] [WORKERS]   (default: 60 s, 1 worker)
 # The seed corpus is tests/fuzz/corpus; what the fuzzer finds goes to

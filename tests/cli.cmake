@@ -12,3 +12,9 @@ if(TARGET test_cli AND TARGET jacobi2d_kernels AND TARGET matpow_kernels)
     RP_TEST_KLIB_MATPOW="$<TARGET_FILE:matpow_kernels>")
   add_dependencies(test_cli jacobi2d_kernels matpow_kernels)
 endif()
+# A kernel library by a bare file name (test_misuse_fixes).
+if(TARGET test_misuse_fixes AND TARGET matpow_kernels)
+  target_compile_definitions(test_misuse_fixes PRIVATE
+    RP_TEST_KLIB_MATPOW="$<TARGET_FILE:matpow_kernels>")
+  add_dependencies(test_misuse_fixes matpow_kernels)
+endif()

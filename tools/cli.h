@@ -58,8 +58,11 @@ int rp_cli_split_advice(const rp_graph *g, const char *spec,
 /* Opens an output file ("-" or NULL is standard output); prints why on
  * stderr and returns NULL on failure. */
 FILE *rp_cli_open_out(const char *path);
-/* Closes what rp_cli_open_out returned; returns 0 or prints and returns 1. */
-int rp_cli_close_out(FILE *fp, const char *path);
+/* Closes what rp_cli_open_out returned: a file is renamed over @p path
+ * when @p keep and every write went through (rp_outfile_commit), else
+ * removed with the previous file left intact; returns 0, or prints why
+ * and returns 1 (always 1 when !keep). */
+int rp_cli_close_out(FILE *fp, const char *path, int keep);
 
 /* A progress line on standard error (item 9 of issue 27): shown when
  * `forced` (--progress: every update, newline-terminated lines when

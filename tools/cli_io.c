@@ -65,24 +65,64 @@ rp_graph *rp_cli_load(const char *path) {
   return g;
 }
 
+/* The files being written: their stream and atomic file (cli.h). */
+enum { OUTS = 8 };
+static struct {
+  FILE *fp;
+  rp_outfile *f;
+} outs[OUTS];
+
 FILE *rp_cli_open_out(const char *path) {
   if (!path || !strcmp(path, "-"))
     return stdout;
-  FILE *fp = fopen(path, "w");
-  if (!fp)
-    fprintf(stderr, "reprise: %s: cannot write: %s\n", path,
-            strerror(errno));
+  int k = 0;
+  while (k < OUTS && outs[k].fp)
+    k++;
+  FILE *fp = NULL;
+  rp_outfile *f = NULL;
+  rp_outfile_cleanup_on_signal();
+  rp_status s = k < OUTS ? rp_outfile_open(&f, path, &fp) : RP_ENOMEM;
+  if (s != RP_OK) {
+    const char *e = rp_last_error();
+    if (e[0])
+      fprintf(stderr, "reprise: %s\n", e);
+    else
+      fprintf(stderr, "reprise: %s: cannot write: %s\n", path,
+              rp_strerror(s));
+    return NULL;
+  }
+  outs[k].fp = fp;
+  outs[k].f = f;
   return fp;
 }
 
-int rp_cli_close_out(FILE *fp, const char *path) {
-  int bad = ferror(fp);
-  if (fp == stdout)
-    bad |= fflush(fp) != 0;
-  else
-    bad |= fclose(fp) != 0;
-  if (bad) {
-    fprintf(stderr, "reprise: %s: write failed\n", path ? path : "stdout");
+int rp_cli_close_out(FILE *fp, const char *path, int keep) {
+  if (fp == stdout) {
+    if (ferror(fp) | (fflush(fp) != 0)) {
+      fprintf(stderr, "reprise: stdout: write failed: %s\n",
+              strerror(errno));
+      return 1;
+    }
+    return 0;
+  }
+  int k = 0;
+  while (k < OUTS && outs[k].fp != fp)
+    k++;
+  if (k == OUTS) { /* not ours: a plain close */
+    int bad = ferror(fp) | (fclose(fp) != 0);
+    if (bad)
+      fprintf(stderr, "reprise: %s: write failed\n", path ? path : "?");
+    return bad;
+  }
+  rp_outfile *f = outs[k].f;
+  outs[k].fp = NULL;
+  outs[k].f = NULL;
+  if (!keep) {
+    rp_outfile_abort(f);
+    return 1;
+  }
+  if (rp_outfile_commit(f) != RP_OK) {
+    fprintf(stderr, "reprise: %s\n", rp_last_error());
     return 1;
   }
   return 0;

@@ -106,7 +106,7 @@ static int write_to(const char *path, writer w, const rp_analysis *a) {
   if (!fp)
     return 1;
   rp_status s = w(a, fp);
-  int rc = rp_cli_close_out(fp, path);
+  int rc = rp_cli_close_out(fp, path, s == RP_OK);
   if (s != RP_OK) {
     fprintf(stderr, "reprise analyze: %s: %s\n", path ? path : "stdout",
             rp_strerror(s));
@@ -139,7 +139,7 @@ static int write_trace(const char *path, const rp_analysis *a, uint32_t max,
       break;
     }
     rp_status s = rp_analysis_write_trace_part(a, fp, k * max, max);
-    rc = rp_cli_close_out(fp, name);
+    rc = rp_cli_close_out(fp, name, s == RP_OK);
     if (s != RP_OK) {
       fprintf(stderr, "reprise analyze: %s: %s\n", name, rp_strerror(s));
       rc = 1;
@@ -335,6 +335,20 @@ int rp_cmd_analyze(int argc, char **argv) {
     if (set_p2p)
       m.p2p.gbps = o.p2p_gbps;
     o.model = &m;
+  }
+  if (o.mode && (!o.model || !rp_model_find_mode(&m, o.mode))) {
+    /* Said here: unchecked, it was ignored (no model) or "not found". */
+    fprintf(stderr, "reprise analyze: --mode %s: ", o.mode);
+    if (!o.model) {
+      fprintf(stderr, "needs --model or --backend (a mode's overhead comes "
+              "from a machine model)\n");
+      return 2;
+    }
+    fprintf(stderr, "no such mode in the model (its modes:");
+    for (unsigned i = 0; i < m.nmode && i < RP_MODEL_MAX_MODES; i++)
+      fprintf(stderr, " %s", m.mode[i].name);
+    fprintf(stderr, ")\n");
+    return 1; /* as the analysis' "not found" was */
   }
   rp_graph *g = rp_cli_load(in);
   if (!g || rp_cli_apply_costs(g, costs) ||

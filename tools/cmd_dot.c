@@ -98,7 +98,7 @@ int rp_cmd_dot(int argc, char **argv) {
     snprintf(what, sizeof what, "drawing %s", in);
     rp_cli_busy(what, rp_cli_show_progress, dot_run, &job, NULL, NULL);
     rp_status s = job.s;
-    rc = rp_cli_close_out(fp, out);
+    rc = rp_cli_close_out(fp, out, s == RP_OK);
     if (s != RP_OK) {
       fprintf(stderr, "reprise dot: %s\n", rp_strerror(s));
       rc = 1;

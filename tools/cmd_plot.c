@@ -241,7 +241,7 @@ int rp_cmd_plot(int argc, char **argv) {
       snprintf(t, sizeof t, "%s: speedup on %s", title ? title : in,
                backend);
       s = rp_speedup_write_svg(pts, nth, t, "threads", fp);
-      rc = rp_cli_close_out(fp, out);
+      rc = rp_cli_close_out(fp, out, s == RP_OK);
       if (s != RP_OK) {
         fprintf(stderr, "reprise plot: %s\n", rp_strerror(s));
         rc = 1;

@@ -1,6 +1,7 @@
 /* reprise run: replay a graph file on a backend, its kernels from kernel
  * libraries, its buffers from files or generated data. */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -107,6 +108,12 @@ static void generate(unsigned char *h, uint64_t bytes, rp_buf b) {
 static int load_file(const char *in, const char *buf, const char *path,
                      unsigned char *h, uint64_t bytes) {
   FILE *fp = fopen(path, "rb");
+  struct stat st;
+  if (fp && (stat(path, &st) || S_ISDIR(st.st_mode))) {
+    fclose(fp);
+    fp = NULL;
+    errno = EISDIR;
+  }
   if (!fp) {
     fprintf(stderr, "reprise run: %s: --load-buffer %s: cannot open %s: %s\n",
             in, buf, path, strerror(errno));
@@ -126,14 +133,21 @@ static int load_file(const char *in, const char *buf, const char *path,
 
 static int save_file(const char *in, const char *buf, const char *path,
                      const void *h, uint64_t bytes) {
-  FILE *fp = fopen(path, "wb");
-  int bad = !fp || (bytes && fwrite(h, 1, (size_t)bytes, fp) != bytes);
-  if (fp && fclose(fp))
-    bad = 1;
-  if (bad)
-    fprintf(stderr, "reprise run: %s: --save-buffer %s: cannot write %s: "
-            "%s\n", in, buf, path, strerror(errno));
-  return bad ? -1 : 0;
+  rp_outfile *f;
+  FILE *fp;
+  rp_outfile_cleanup_on_signal();
+  rp_status s = rp_outfile_open(&f, path, &fp);
+  if (s == RP_OK) {
+    /* A short write marks the stream: the commit then says why (EFBIG,
+     * ENOSPC, ...) and keeps the old file. */
+    size_t put = bytes ? fwrite(h, 1, (size_t)bytes, fp) : 0;
+    (void)put;
+    s = rp_outfile_commit(f);
+  }
+  if (s != RP_OK)
+    fprintf(stderr, "reprise run: %s: --save-buffer %s: %s\n", in, buf,
+            rp_last_error()[0] ? rp_last_error() : rp_strerror(s));
+  return s == RP_OK ? 0 : -1;
 }
 
 /* The buffer named `name` of g, or prints why not and returns RP_NONE. */

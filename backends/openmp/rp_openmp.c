@@ -83,7 +83,7 @@ static void omp_destroy(void *state) {
   free(st->mend);
   free(st->tset);
   for (uint32_t i = 0; st->owned && i < st->p->nimage; i++)
-    free(st->owned[i]);
+    rp_image_free(st->owned[i]);
   free(st->owned);
   free(st->img);
   free(st->task);
@@ -169,7 +169,9 @@ static rp_status build_images(ostate *st) {
     if (im->flags & RP_IMAGE_USER) {
       st->img[i] = host[im->buf];
     } else {
-      if (!(st->owned[i] = calloc(1, im->bytes ? im->bytes : 1)))
+      /* Guarded: the core checks the zones after each replay. */
+      if (!(st->owned[i] = rp_image_alloc(im->bytes)) ||
+          rp_exec_guard_image(st->x, i, st->owned[i]) != RP_OK)
         return RP_ENOMEM;
       st->img[i] = st->owned[i];
     }

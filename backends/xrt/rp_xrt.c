@@ -107,7 +107,7 @@ static void xrt_destroy(void *state) {
     if (st->bo && st->bo[i].bo)
       xrtBOFree(st->bo[i].bo);
     if (st->himg)
-      free(st->himg[i]);
+      rp_image_free(st->himg[i]);
   }
   for (unsigned d = 0; d < st->nd; d++)
     if (st->dev[d])
@@ -344,7 +344,8 @@ static rp_status alloc_image(xstate *st, uint32_t i) {
   rp_buffer_desc d;
   rp_buffer_info(st->g, im->buf, &d);
   if (im->flags & RP_IMAGE_HOST_MEMORY) {
-    if (!(st->himg[i] = calloc(1, im->bytes ? im->bytes : 1))) {
+    if (!(st->himg[i] = rp_image_alloc(im->bytes)) ||
+        rp_exec_guard_image(st->x, i, st->himg[i]) != RP_OK) {
       rp_exec_set_error(st->x, "xrt: cannot allocate %llu bytes of host "
                         "memory for \"%s\"", (unsigned long long)im->bytes,
                         d.name);

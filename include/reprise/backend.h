@@ -267,6 +267,26 @@ RP_API void rp_backend_set_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/** @brief A zeroed image of @p bytes for a backend to own, 64-byte
+ * aligned, between guard zones (64 bytes before, 64 to 127 after) that
+ * the core checks after every replay and at rp_exec_destroy() once the
+ * image is given to rp_exec_guard_image(): a write past either end then
+ * fails the run with RP_EACCESS, naming the buffer and the operations
+ * that write the image, instead of damaging the heap. NULL: out of
+ * memory. Free it with rp_image_free(). */
+RP_API void *rp_image_alloc(uint64_t bytes);
+/** @brief Free an image of rp_image_alloc() (NULL: nothing). */
+RP_API void rp_image_free(void *img);
+/** @brief Whether the guard zones of an image of rp_image_alloc() are
+ * intact: 1 yes (or @p img NULL), 0 damaged. */
+RP_API int rp_image_guard_ok(const void *img);
+/** @brief Have the core check the guards of plan image @p image, an
+ * image of rp_image_alloc() (NULL: no longer), after every replay of
+ * @p x and when it is destroyed (the core checks before calling the
+ * backend's destroy, which still frees its images). RP_OK, RP_EINVAL,
+ * RP_ENOMEM. */
+RP_API rp_status rp_exec_guard_image(rp_exec *x, uint32_t image, void *img);
+
 /** Address of plan image @p image, as a backend keeps it (the user's
  * current array for RP_IMAGE_USER images). */
 typedef void *(*rp_image_addr_fn)(void *ctx, uint32_t image);

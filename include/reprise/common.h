@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,6 +73,46 @@ RP_API const char *rp_version(void);
 
 /** @brief Monotonic clock in microseconds (the one rp_exec_last_us uses). */
 RP_API double rp_clock_us(void);
+
+/** @} */
+
+/** @defgroup rp_file Atomic output files
+ * Every file reprise writes (the CLI's outputs, model caches) is written
+ * through these: into a temporary file in the target's folder, flushed to
+ * disk and renamed over the target only when complete, so a full disk, a
+ * failed write or a signal leaves the previous file as it was.
+ * @{ */
+
+/** An output file being written (opaque). */
+typedef struct rp_outfile rp_outfile;
+
+/** @brief Start writing @p path: @p *fp receives a stream on a new
+ * temporary file "<dir>/.<name>.XXXXXX" next to it (the target is not
+ * touched yet). A process killed by SIGTERM, SIGINT, SIGHUP or SIGXFSZ
+ * while a file is open removes its temporary file when
+ * rp_outfile_cleanup_on_signal() was called.
+ * @return RP_OK, RP_EINVAL (NULL argument), RP_EIO (the folder cannot
+ * be written: rp_last_error() says why), RP_ENOMEM. */
+RP_API rp_status rp_outfile_open(rp_outfile **out, const char *path,
+                                 FILE **fp);
+
+/** @brief Finish: flush, fsync, close and rename the temporary file over
+ * the target (whose permissions it takes, else 0666 less the umask). On
+ * any failure the temporary file is removed, the target is left as it
+ * was and rp_last_error() says why ("PATH: write failed: No space left on
+ * device"). Frees @p f in every case.
+ * @return RP_OK or RP_EIO. */
+RP_API rp_status rp_outfile_commit(rp_outfile *f);
+
+/** @brief Give up: close and remove the temporary file, leave the target;
+ * frees @p f (NULL: nothing). */
+RP_API void rp_outfile_abort(rp_outfile *f);
+
+/** @brief Install handlers of SIGTERM, SIGINT, SIGHUP and SIGXFSZ (those
+ * left at their default) that remove the temporary files of the files
+ * being written, then die of the signal as before. For programs such as
+ * the CLI; idempotent. */
+RP_API void rp_outfile_cleanup_on_signal(void);
 
 /** @} */
 

@@ -102,7 +102,9 @@ typedef const rp_kernel_table *(*rp_kernel_library_fn)(void);
 typedef struct rp_kernels rp_kernels;
 
 /** @brief Load the kernel library at @p path into the set @p *set
- * (created when @p *set is NULL).
+ * (created when @p *set is NULL). @p path is a file's path: a bare name
+ * ("libk.so") is the file in the current folder (dlopen would search the
+ * library path instead).
  * @return RP_OK; RP_EINVAL (NULL argument); RP_EIO (cannot be loaded:
  *   rp_last_error() says why); RP_ENOTSUP (no entry point
  *   ::RP_KERNEL_LIBRARY_ENTRY_NAME, or built for another

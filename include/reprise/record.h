@@ -261,7 +261,9 @@ typedef struct rp_buffer_desc {
   const char *name;   /**< copied; required */
   void *host;         /**< user memory (host image), NULL: internal */
   uint64_t bytes;     /**< size; with dims, must be elem * prod(dims) */
-  uint64_t elem;      /**< element size, 0: 1 */
+  uint64_t elem;      /**< element size; 0: none (bytes, and
+                           rp_range_elems() is refused) without dims, 1
+                           with dims */
   unsigned ndims;     /**< 0 to 3 */
   uint64_t dims[3];
 } rp_buffer_desc;
@@ -326,7 +328,10 @@ static inline rp_region rp_range_bytes(rp_buf b, uint64_t offset,
 }
 /** @brief Elements [@p first, @p first + @p count) of buffer @p b, seen
  * as a flat array of its element size (row-major for a buffer with dims):
- * bytes [first * elem, (first + count) * elem). */
+ * bytes [first * elem, (first + count) * elem). The buffer must have an
+ * element size (rp_buffer_register_elems(), rp_buffer_register_2d(), a
+ * desc with elem or dims): on one from rp_buffer_register() the access is
+ * refused with RP_EINVAL. */
 static inline rp_region rp_range_elems(rp_buf b, uint64_t first,
                                        uint64_t count) {
   rp_region r = {b, RP_REGION_ELEMS, 1, 0, 0, {first, 0, 0},
@@ -584,9 +589,21 @@ RP_API rp_status rp_graph_apply_costs(rp_graph *dst, const rp_graph *src,
 RP_API rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d,
                                rp_buf *out);
 
-/** @brief Register @p bytes of user memory @p host as a 1-d buffer. */
+/** @brief Register @p bytes of user memory @p host as a 1-d buffer
+ * counted in bytes: it has no element size, so its regions are
+ * rp_range_bytes() or rp_whole(); rp_range_elems() on it is refused with
+ * RP_EINVAL (it would silently count bytes). For an array of elements use
+ * rp_buffer_register_elems(). */
 RP_API rp_status rp_buffer_register(rp_graph *g, const char *name,
                                     void *host, uint64_t bytes, rp_buf *out);
+
+/** @brief Register @p count elements of @p elem bytes of user memory
+ * @p host as a 1-d array (e.g. `rp_buffer_register_elems(g, "x", x, n,
+ * sizeof *x, &X)`): rp_range_elems(X, first, count) then counts elements
+ * of @p elem bytes. */
+RP_API rp_status rp_buffer_register_elems(rp_graph *g, const char *name,
+                                          void *host, uint64_t count,
+                                          uint64_t elem, rp_buf *out);
 
 /** @brief Register a 2-d row-major array of rows x cols elements. */
 RP_API rp_status rp_buffer_register_2d(rp_graph *g, const char *name,

@@ -17,8 +17,9 @@ extern "C" {
 typedef struct rp_backend rp_backend;
 typedef struct rp_exec rp_exec;
 
-/** Options of rp_exec_create(). Zero-initialise (or RP_EXEC_OPTS_INIT),
- * then set what you need. */
+/** Options of rp_exec_create(). Initialise with rp_exec_opts_init(&o) or
+ * `rp_exec_opts o = RP_EXEC_OPTS_INIT;` (a zero-filled struct, size 0, is
+ * refused with RP_EINVAL), then set what you need. */
 typedef struct rp_exec_opts {
   size_t size;           /**< sizeof the struct as the caller was compiled
                               with, set by rp_exec_opts_init() or

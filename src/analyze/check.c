@@ -107,7 +107,8 @@ static rp_status conflicts(const rp_graph *g, pair **out, uint32_t *nout) {
       rp_region_intervals(g, &a1.region, x->iv, x->niv);
     }
   }
-  qsort(ax, nacc, sizeof *ax, acc_cmp);
+  if (nacc > 1) /* qsort of a NULL array is undefined, even of 0 */
+    qsort(ax, nacc, sizeof *ax, acc_cmp);
   for (uint32_t lo = 0; lo < nacc;) {
     uint32_t hi = lo;
     while (hi < nacc && ax[hi].buf == ax[lo].buf &&
@@ -143,7 +144,8 @@ static rp_status conflicts(const rp_graph *g, pair **out, uint32_t *nout) {
     lo = hi;
   }
   /* Once per pair of operations: the first found (lowest buffer). */
-  qsort(p, np, sizeof *p, pair_cmp);
+  if (np > 1) /* p is NULL when no accesses conflict */
+    qsort(p, np, sizeof *p, pair_cmp);
   uint32_t w = 0;
   for (uint32_t i = 0; i < np; i++)
     if (!w || p[w - 1].from != p[i].from || p[w - 1].to != p[i].to)
@@ -298,7 +300,8 @@ rp_status rp_check_deps(const rp_graph *g, const rp_analysis_opts *o,
       e[ne].from = f;
       e[ne++].to = n;
     }
-  qsort(e, ne, sizeof *e, edge_cmp);
+  if (ne > 1)
+    qsort(e, ne, sizeof *e, edge_cmp);
   { /* duplicates of one edge: keep one */
     uint32_t w = 0;
     for (uint32_t i = 0; i < ne; i++)

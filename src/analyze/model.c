@@ -173,25 +173,25 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
 rp_status rp_model_save(const rp_model *m, const char *path) {
   if (!m || !path)
     return RP_EINVAL;
-  if (rp__make_parent(path) != 0)
+  if (rp__make_parent(path) != 0) {
+    rp__set_last_errorf("%s: cannot create its folder: %s", path,
+                        strerror(errno));
     return RP_EIO;
-  /* A temporary file renamed over the model: another process reading the
-   * cache meanwhile sees the old model or the new one, never half. */
-  char tmp[4200];
-  int k = snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-  if (k < 0 || (size_t)k >= sizeof tmp)
-    return RP_EINVAL;
-  FILE *fp = fopen(tmp, "w");
-  if (!fp)
-    return RP_EIO;
-  rp_status s = rp_model_write_json(m, fp);
-  if (fclose(fp) != 0 && s == RP_OK)
-    s = RP_EIO;
-  if (s == RP_OK && rename(tmp, path) != 0)
-    s = RP_EIO;
+  }
+  /* An atomic file (core/atomic_file.c): another process reading the
+   * cache meanwhile sees the old model or the new one, never half, and a
+   * failure keeps the old one; rp_last_error() says why. */
+  rp_outfile *f;
+  FILE *fp;
+  rp_status s = rp_outfile_open(&f, path, &fp);
   if (s != RP_OK)
-    remove(tmp);
-  return s;
+    return s;
+  if ((s = rp_model_write_json(m, fp)) != RP_OK) {
+    rp_outfile_abort(f);
+    rp__set_last_errorf("%s: write failed", path);
+    return s;
+  }
+  return rp_outfile_commit(f);
 }
 
 /* Reading. Every field is optional except format and version; a field of

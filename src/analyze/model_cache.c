@@ -192,8 +192,13 @@ rp_status rp_model_get_opts(rp_model *m, const rp_backend *be,
     return s;
   /* The key as asked (the version a test gives). */
   snprintf(cal.version, sizeof cal.version, "%s", want.version);
-  if (ps == RP_OK)
-    (void)rp_model_save(&cal, path); /* a read-only cache: still usable */
+  /* A read-only cache: the model is still used, and the line says so. */
+  if (ps == RP_OK && rp_model_save(&cal, path) != RP_OK && o->progress) {
+    char line[4400];
+    snprintf(line, sizeof line, "reprise: not cached after all: %s",
+             rp_last_error());
+    o->progress(o->user, line);
+  }
   *m = cal;
   return RP_OK;
 }

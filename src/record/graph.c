@@ -346,6 +346,7 @@ rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
   b->host = d->host;
   b->bytes = d->bytes;
   b->elem = elem;
+  b->no_elem = !d->elem && !d->ndims;
   b->ndims = d->ndims;
   for (unsigned i = 0; i < d->ndims; i++)
     b->dims[i] = d->dims[i];
@@ -361,7 +362,24 @@ rp_status rp_buffer_register(rp_graph *g, const char *name, void *host,
     return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": NULL host pointer",
                         name ? name : "?")
              : RP_EINVAL;
-  rp_buffer_desc d = {name, host, bytes, 1, 0, {0, 0, 0}};
+  /* elem 0: no element size, so rp_range_elems() on it is refused. */
+  rp_buffer_desc d = {name, host, bytes, 0, 0, {0, 0, 0}};
+  return rp_buffer_add(g, &d, out);
+}
+
+rp_status rp_buffer_register_elems(rp_graph *g, const char *name, void *host,
+                                   uint64_t count, uint64_t elem,
+                                   rp_buf *out) {
+  if (!host)
+    return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": NULL host pointer",
+                        name ? name : "?")
+             : RP_EINVAL;
+  if (!count || !elem || count > UINT64_MAX / elem)
+    return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": bad shape (%llu "
+                        "elements of %llu bytes)", name ? name : "?",
+                        (unsigned long long)count, (unsigned long long)elem)
+             : RP_EINVAL;
+  rp_buffer_desc d = {name, host, count * elem, elem, 0, {0, 0, 0}};
   return rp_buffer_add(g, &d, out);
 }
 

@@ -41,6 +41,9 @@ typedef struct rp__buffer {
   uint64_t bytes, elem;
   unsigned ndims;
   uint64_t dims[3];
+  /* 1: registered in bytes only (rp_buffer_register(), or elem 0 without
+   * dims): element-unit regions are refused rather than read as bytes */
+  uint8_t no_elem;
   /* rp_buffer_distribute(): nparts + 1 row bounds (NULL: not
    * distributed) */
   uint64_t *bounds;

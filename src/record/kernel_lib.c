@@ -23,7 +23,15 @@ rp_status rp_kernels_load(rp_kernels **set, const char *path) {
     rp__set_last_error("rp_kernels_load: NULL argument");
     return RP_EINVAL;
   }
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  /* A path is a path: "NAME.so" is the file in the current folder, not
+   * a name for dlopen to search the library path for. */
+  char here[4096];
+  const char *open_as = path;
+  if (!strchr(path, '/') && strlen(path) + 3 <= sizeof here) {
+    snprintf(here, sizeof here, "./%s", path);
+    open_as = here;
+  }
+  void *h = dlopen(open_as, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
     rp__set_last_errorf("kernel library %.300s cannot be loaded: %.400s",

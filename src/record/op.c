@@ -414,6 +414,16 @@ rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
   for (unsigned i = 0; i < k->nparams; i++) {
     rp_mode m = k->params[i].mode;
     const char *pn = k->params[i].name ? k->params[i].name : "?";
+    /* rp_arg_buf() names a buffer; the scalar constructors RP_NONE. */
+    if (m == RP_SCALAR && args[i].region.buf != RP_NONE)
+      return rp__fail(g, RP_EINVAL, "parameter %u '%s' of kernel '%s' "
+                      "expects a scalar, got a region of buffer %s%s%s "
+                      "(rp_arg_buf(); a scalar is rp_arg_i64(), "
+                      "rp_arg_f64(), ...)", i, pn, kn,
+                      args[i].region.buf < g->nbuf ? "\"" : "",
+                      args[i].region.buf < g->nbuf
+                          ? g->buf[args[i].region.buf].name : "?",
+                      args[i].region.buf < g->nbuf ? "\"" : "");
     if (m == RP_SCALAR)
       continue;
     if (m != RP_IN && m != RP_OUT && m != RP_INOUT)

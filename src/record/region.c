@@ -11,6 +11,12 @@ rp_status rp__region_check(rp_graph *g, rp_region *r, const char *what) {
   const rp__buffer *b = &g->buf[r->buf];
   switch (r->kind) {
   case RP_REGION_ELEMS: { /* stored as its byte range */
+    if (b->no_elem)
+      return rp__fail(g, RP_EINVAL, "%s: rp_range_elems() on buffer \"%s\", "
+                      "which rp_buffer_register() registered in bytes, with "
+                      "no element size: say rp_range_bytes(), or register it "
+                      "with rp_buffer_register_elems(g, \"%s\", host, count, "
+                      "sizeof *host, &b)", what, b->name, b->name);
     uint64_t el = b->elem ? b->elem : 1, n = b->bytes / el;
     if (r->lo[0] > r->hi[0])
       return rp__fail(g, RP_EINVAL, "%s: element range [%llu, %llu) ends "
@@ -126,7 +132,7 @@ uint64_t rp_region_intervals(const rp_graph *g, const rp_region *r,
   rp_region c = *r;
   if (c.kind == RP_REGION_ELEMS) {
     uint64_t el = g->buf[r->buf].elem ? g->buf[r->buf].elem : 1;
-    if (c.lo[0] > c.hi[0] || c.hi[0] > g->buf[r->buf].bytes / el)
+    if (g->buf[r->buf].no_elem || c.lo[0] > c.hi[0] || c.hi[0] > g->buf[r->buf].bytes / el)
       return 0;
     c = rp_range_bytes(r->buf, c.lo[0] * el, (c.hi[0] - c.lo[0]) * el);
   }

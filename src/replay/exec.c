@@ -83,6 +83,7 @@ static void exec_free(rp_exec *x) {
   }
   rp__plan_free(x->plan);
   rp__rewrite_free(&x->rw);
+  free(x->guard);
   free(x->host);
   free(x->kargs);
   free(x->kidx);
@@ -197,6 +198,13 @@ const char *rp_exec_option_name(unsigned bit) {
 
 static rp_status options_supported(const rp_exec_opts *o,
                                    const rp_backend *be) {
+  /* A negative count means nothing on any backend (the reference took
+   * -3 silently, openmp refused it). */
+  if (o->nthreads < 0) {
+    rp__set_last_errorf("%s: nthreads %d < 0 (0: the backend's default)",
+                        be->name, o->nthreads);
+    return RP_EINVAL;
+  }
   unsigned set = (o->nthreads > 1 ? RP_EXEC_OPT_NTHREADS : 0) |
                  (o->cores || o->ncores ? RP_EXEC_OPT_CORES : 0) |
                  (o->device_map || o->ndevice_map ? RP_EXEC_OPT_DEVICE_MAP
@@ -488,6 +496,8 @@ static rp_status wait_(rp_exec *x) {
     s = s2;
   x->last_us = rp__now_us() - x->t0;
   x->launched = 0;
+  if (s == RP_OK && x->nguard)
+    s = rp__exec_guards(x, 0);
   if (s != RP_OK && !x->err[0])
     rp_exec_set_error(x, "backend \"%s\": run failed: %s", x->be->name,
                       rp_strerror(s));
@@ -539,6 +549,8 @@ rp_status rp__exec_run(rp_exec *x, unsigned iterations) {
     if (s == RP_OK)
       s = s2;
     x->last_us = rp__now_us() - x->t0;
+    if (s == RP_OK && x->nguard)
+      s = rp__exec_guards(x, 0);
     if (s != RP_OK && !x->err[0])
       rp_exec_set_error(x, "backend \"%s\": run failed: %s", x->be->name,
                         rp_strerror(s));
@@ -706,7 +718,10 @@ rp_status rp__exec_profile(rp_exec *x, double *op_us, int user) {
 void rp_exec_destroy(rp_exec *x) {
   if (!x)
     return;
-  rp_exec_wait(x);
+  rp_status s = rp_exec_wait(x);
+  /* The whole zones; a damaged one is said through rp_last_error(). */
+  if (s == RP_OK && x->nguard)
+    rp__exec_guards(x, 1);
   x->be->destroy(x->state);
   exec_free(x);
 }

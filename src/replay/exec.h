@@ -36,6 +36,10 @@ struct rp_exec {
   int th_on, th_busy, th_quit;
   unsigned th_iters;
   rp_status th_status;
+  void **guard;       /* per plan image: a backend's image of
+                         rp_image_alloc() whose guards are checked after
+                         every replay and at destroy (NULL: none) */
+  uint32_t nguard;    /* entries of guard */
   char err[512];      /* the last call's failure ("" after a success) */
   char note[512];     /* what the last call noted after succeeding */
 };
@@ -47,6 +51,11 @@ void rp__exec_begin(rp_exec *x);
  * inside another call (rp_exec_run_until, profiling). */
 rp_status rp__exec_run(rp_exec *x, unsigned iterations);
 rp_status rp__exec_wait(rp_exec *x);
+/* After a replay (a few words per image) or at destroy (@p full: the
+ * whole zones): RP_OK, or RP_EACCESS with the exec's error naming the
+ * first image whose guard zone is damaged, its buffer and writers (the
+ * guards are then re-armed). */
+rp_status rp__exec_guards(rp_exec *x, int full);
 /* The backend's timeline hook on this exec, per plan node
  * (rp_exec_timeline() maps the times to operations). */
 rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us);

@@ -35,7 +35,7 @@ static void ref_destroy(void *state) {
   if (!r)
     return;
   for (uint32_t i = 0; r->img && i < r->p->nimage; i++)
-    free(r->img[i]);
+    rp_image_free(r->img[i]);
   free(r->img);
   free(r->ptrs);
   rp__check_cache_free(r->cache);
@@ -84,7 +84,8 @@ static rp_status instantiate(rp_exec *x, const rp_plan *p, void **state,
     goto nomem;
   for (uint32_t i = 0; i < p->nimage; i++)
     if (!(p->image[i].flags & RP_IMAGE_USER) &&
-        !(r->img[i] = calloc(1, p->image[i].bytes)))
+        (!(r->img[i] = rp_image_alloc(p->image[i].bytes)) ||
+         rp_exec_guard_image(x, i, r->img[i]) != RP_OK))
       goto nomem;
   for (uint32_t v = 0; v < p->nnode; v++) {
     const rp_plan_node *nd = &p->node[v];

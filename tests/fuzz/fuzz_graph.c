@@ -1,6 +1,7 @@
 /* libFuzzer target: the graph-file reader, then what `reprise analyze`
  * does with a graph it accepts (analysis, every report, the graph's and the
- * schedule's dot), then a round trip: a graph written by the library must
+ * schedule's dot) and what `reprise check` does (rp_check_deps, both
+ * reports), then a round trip: a graph written by the library must
  * read back and write the same text again. Any crash, sanitizer report or
  * broken invariant (abort) is a bug. See docs/fuzzing.md. */
 #include <stdio.h>
@@ -52,6 +53,38 @@ static char *to_json(const rp_graph *g, size_t *n) {
   return buf;
 }
 
+/* What `reprise check` does with the graph: its `after` orders against
+ * its accesses, both reports; the counts must agree with the items. */
+static void check(const rp_graph *g, const rp_analysis_opts *o, FILE *out) {
+  rp_check *c = NULL;
+  rp_status s = rp_check_deps(g, o, &c);
+  if (s != RP_OK) {
+    if (c || (s != RP_EINVAL && s != RP_ENOMEM))
+      abort();
+    return;
+  }
+  rp_check_write_text(c, out);
+  rp_check_write_json(c, out);
+  rp_check_item it;
+  uint32_t nr = rp_check_num_races(c), ns = rp_check_num_superfluous(c);
+  if (ns > rp_check_num_orders(c))
+    abort();             /* a superfluous edge is one of the orders */
+  for (uint32_t i = 0; i < nr; i++)
+    if (rp_check_race(c, i, &it) != RP_OK || it.from >= it.to ||
+        it.to >= rp_graph_num_nodes(g))
+      abort();
+  for (uint32_t i = 0; i < ns; i++)
+    if (rp_check_superfluous(c, i, &it) != RP_OK || it.from >= it.to)
+      abort();
+  if (rp_check_race(c, nr, &it) != RP_EINVAL)
+    abort();
+  double w, m;
+  rp_check_times(c, &w, &m);
+  if (!(m <= w + 1e-6 * (w > 1 ? w : 1)))
+    abort();             /* dropping superfluous orders never slows */
+  rp_check_destroy(c);
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
   if (size == 0)
@@ -86,6 +119,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     rp_analysis_write_svg(a, out);
     rp_analysis_destroy(a);
   }
+  check(g, &o, out);
   /* round trip: write, read back, write again: the same text */
   size_t n1, n2;
   char *t1 = to_json(g, &n1);
