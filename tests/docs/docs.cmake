@@ -1,0 +1,16 @@
+# Every documented command example runs (tests/docs/doc_examples.sh):
+# the manual pages' EXAMPLES and the README's command lines, against the
+# built tool and examples. Not repeated under the sanitizers.
+if(NOT RP_SANITIZE AND TARGET jacobi2d AND TARGET jacobi2d_kernels)
+  add_test(NAME doc_examples
+    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/doc_examples.sh
+            ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
+            ${CMAKE_CURRENT_BINARY_DIR}/doc_examples)
+  set_tests_properties(doc_examples PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT}
+)
+endif()
+# A mistyped command gets the one it most likely meant; a name far from
+# every command gets none.
+add_test(NAME cli_did_you_mean
+  COMMAND sh -c "t=$0; $t analyse 2>&1 | grep -qx \"Did you mean 'reprise analyze'?\" && $t help dott 2>&1 | grep -qx \"Did you mean 'reprise dot'?\" && ! $t foo 2>&1 | grep -q 'Did you mean'"
+          $<TARGET_FILE:reprise_cli>)
