@@ -14,3 +14,10 @@ endif()
 add_test(NAME cli_did_you_mean
   COMMAND sh -c "t=$0; $t analyse 2>&1 | grep -qx \"Did you mean 'reprise analyze'?\" && $t help dott 2>&1 | grep -qx \"Did you mean 'reprise dot'?\" && ! $t foo 2>&1 | grep -q 'Did you mean'"
           $<TARGET_FILE:reprise_cli>)
+# The readable grouped view is the default at every size.
+if(TARGET jacobi2d)
+  add_test(NAME cli_dot_default_grouped
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/dot_default.sh
+            $<TARGET_FILE:reprise_cli> $<TARGET_FILE:jacobi2d>
+            ${CMAKE_CURRENT_BINARY_DIR}/dot_default)
+endif()
