@@ -47,6 +47,7 @@ suite() {   # suite DIR CMAKE-ARGS...
   (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 120) \
     2>&1 | tee "$dir/ctest.log" || rc=$?
   [ "$rc" -eq 0 ] && rc=${PIPESTATUS[0]}
+  scripts/skip_reasons.sh "$dir"   # why tests were skipped, without -V
   scripts/test_budget.sh "$dir" || rc=$?
   echo "== $dir: $((SECONDS - t0)) s"
   return "$rc"

@@ -21,3 +21,9 @@ if(TARGET jacobi2d)
             $<TARGET_FILE:reprise_cli> $<TARGET_FILE:jacobi2d>
             ${CMAKE_CURRENT_BINARY_DIR}/dot_default)
 endif()
+# scripts/test.sh prints the reasons of skipped tests (scripts/skip_reasons.sh).
+if(NOT RP_SANITIZE)
+  add_test(NAME skip_reasons_script
+    COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/skip_reasons_check.sh
+            ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/skip_reasons)
+endif()
