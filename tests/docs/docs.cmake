@@ -27,3 +27,11 @@ if(NOT RP_SANITIZE)
     COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/skip_reasons_check.sh
             ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/skip_reasons)
 endif()
+# XRT's banner and messages stay silent when the xrt plugin is probed
+# (backends/xrt/rp_xrt.c: quiet_xrt); without a card the probe's reason
+# is reprise's own message.
+if(TARGET reprise_xrt AND NOT RP_SANITIZE)
+  add_test(NAME xrt_probe_is_quiet
+    COMMAND sh -c "out=$($0 run $1 --backend xrt 2>&1); echo \"$out\"; ! echo \"$out\" | grep -q 'XRT build version\\|\\[XRT\\]'"
+            $<TARGET_FILE:reprise_cli> ${CMAKE_SOURCE_DIR}/tests/data/copies.json)
+endif()
