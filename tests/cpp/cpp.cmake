@@ -10,9 +10,11 @@ endif()
 target_include_directories(test_cpp PRIVATE ${CRITERION_INCLUDE_DIRS})
 target_compile_options(test_cpp PRIVATE ${RP_WARN})
 target_link_libraries(test_cpp PRIVATE reprise_static ${CRITERION_LIBRARIES})
-add_test(NAME test_cpp COMMAND test_cpp --jobs 2)
-set_tests_properties(test_cpp PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT})
+set(rp_cpp_env "")
 if(RP_SANITIZE)
-  set_property(TEST test_cpp APPEND PROPERTY ENVIRONMENT
-    "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/../lsan.supp")
+  set(rp_cpp_env
+      "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/../lsan.supp")
 endif()
+add_test(NAME test_cpp COMMAND test_cpp --jobs 2)
+set_tests_properties(test_cpp PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT}
+                     ENVIRONMENT "${rp_cpp_env}")
