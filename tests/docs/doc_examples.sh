@@ -12,9 +12,11 @@
 # Graphviz, man, jq) is skipped, and says so: "SKIP: LINE (reason)"; an
 # example reading a file that a skipped one would have written is skipped
 # too. The summary line counts both.
-#   usage: doc_examples.sh SOURCE BUILD WORK
+#   usage: doc_examples.sh SOURCE BUILD WORK [man|readme|all]
+# (two ctest entries, the pages and the README, keep each well under a
+# minute on 2 cores)
 set -uo pipefail
-src=$1 build=$2 work=$3
+src=$1 build=$2 work=$3 which=${4:-all}
 rm -rf "$work"
 mkdir -p "$work/build" "$work/cache"
 ln -s "$build/tools" "$work/build/tools"
@@ -97,7 +99,9 @@ run_line() {   # run_line WHERE LINE
 }
 
 # The manual pages: EXAMPLES sections, .nf/.fi blocks; roff escapes undone.
-for page in "$src"/tools/man/*.1; do
+pages=("$src"/tools/man/*.1)
+[ "$which" = readme ] && pages=()
+for page in "${pages[@]}"; do
   while IFS= read -r l; do
     run_line "$(basename "$page")" "$l"
   done < <(awk '/^\.SH/ { ex = ($2 == "EXAMPLES") } ex && /^\.nf/ { nf = 1; next }
@@ -105,6 +109,8 @@ for page in "$src"/tools/man/*.1; do
            sed -e 's/\\-/-/g' -e 's/\\e/\\/g' -e 's/\\(aq/'"'"'/g')
 done
 # The README: indented command lines, joined over trailing backslashes.
+readme=$src/README.md
+[ "$which" = man ] && readme=/dev/null
 while IFS= read -r l; do
   run_line README.md "$l"
 done < <(awk '/^    / { s = substr($0, 5)
@@ -112,6 +118,6 @@ done < <(awk '/^    / { s = substr($0, 5)
                 if (s ~ /\\$/) { sub(/\\$/, "", s); cont = s; next }
                 cont = ""
                 if (s ~ /^([A-Z_]+=[^ ]+ )*build\/(tools\/reprise|examples\/)/) print s }' \
-           "$src/README.md")
+           "$readme")
 echo "doc examples: $ran ran, $skip skipped, $fail failed"
 [ $fail -eq 0 ] && [ $ran -gt 0 ]

@@ -2,12 +2,14 @@
 # the manual pages' EXAMPLES and the README's command lines, against the
 # built tool and examples. Not repeated under the sanitizers.
 if(NOT RP_SANITIZE AND TARGET jacobi2d AND TARGET jacobi2d_kernels)
-  add_test(NAME doc_examples
-    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/doc_examples.sh
-            ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
-            ${CMAKE_CURRENT_BINARY_DIR}/doc_examples)
-  set_tests_properties(doc_examples PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT}
-)
+  foreach(part man readme)
+    add_test(NAME doc_examples_${part}
+      COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/doc_examples.sh
+              ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
+              ${CMAKE_CURRENT_BINARY_DIR}/doc_examples_${part} ${part})
+    set_tests_properties(doc_examples_${part} PROPERTIES
+                         TIMEOUT ${RP_TEST_TIMEOUT})
+  endforeach()
 endif()
 # A mistyped command gets the one it most likely meant; a name far from
 # every command gets none.
