@@ -22,7 +22,8 @@ static void usage(FILE *fp, const char *prog, const ex_flag *f,
   for (unsigned k = 0; k < nf; k++)
     put_flag(fp, f[k].name, f[k].arg, f[k].help);
   put_flag(fp, "--backend", "NAME",
-           "openmp, cuda, xrt, reference or auto (default; RP_BACKEND)");
+           "openmp, cuda, xrt, starpu, reference or auto (default;\n"
+           "                    RP_BACKEND; starpu only when named)");
   put_flag(fp, "--iters", "N", "replays of the recorded graph");
   put_flag(fp, "--threads", "N", "openmp threads (default: all cores)");
   put_flag(fp, "--dot", "FILE", "write the analysed graph (Graphviz)");

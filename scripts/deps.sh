@@ -2,20 +2,38 @@
 # Installs what reprise needs from Debian's packages, if anything is missing.
 # nvcc (the CUDA Toolkit) is not a Debian package here: when it is found in
 # /usr/local/cuda the CUDA backend is built, otherwise it is left out.
-#   scripts/deps.sh            what the build, the tests and the demo need
+#   scripts/deps.sh            everything the build and the tests need
 #   scripts/deps.sh package    also what `dpkg-buildpackage` needs (the
 #                              stage "package" of scripts/test.sh)
+#   scripts/deps.sh demo       only what scripts/demo.sh needs: a C
+#                              compiler, CMake, cJSON and Graphviz
+#   scripts/deps.sh SET...     the sets demo-build (compiler, CMake, cJSON),
+#                              demo-draw (Graphviz) and cxx (g++, the host
+#                              compiler nvcc needs), for scripts/demo.sh
 # RP_NO_DEPS=1 skips the check (a machine whose packages are unpacked
 # elsewhere, e.g. scripts/device/env.sh).
 set -euo pipefail
 [ "${RP_NO_DEPS:-0}" = 1 ] && exit 0
-pkgs=(cmake make gcc g++ pkg-config libcjson-dev libcriterion-dev graphviz
-      libxrt-dev uuid-dev libstarpu-dev openmpi-bin libopenmpi-dev
-      valgrind clang libclang-rt-dev libomp-14-dev libtbb-dev
-      libopenblas-dev python3)
-if [ "${1:-}" = package ]; then
-  pkgs+=(dpkg-dev debhelper fakeroot)
-fi
+build=(cmake make gcc libcjson-dev)
+draw=(graphviz)
+all=("${build[@]}" g++ pkg-config libcriterion-dev "${draw[@]}" libxrt-dev
+     uuid-dev libstarpu-dev openmpi-bin libopenmpi-dev valgrind clang
+     libclang-rt-dev libomp-14-dev libtbb-dev libopenblas-dev python3)
+pkgs=()
+[ $# -eq 0 ] && set -- all
+for set in "$@"; do
+  case $set in
+    all) pkgs+=("${all[@]}") ;;
+    package) pkgs+=("${all[@]}" dpkg-dev debhelper fakeroot) ;;
+    demo) pkgs+=("${build[@]}" "${draw[@]}") ;;
+    demo-build) pkgs+=("${build[@]}") ;;
+    demo-draw) pkgs+=("${draw[@]}") ;;
+    cxx) pkgs+=(g++) ;;
+    *) echo "scripts/deps.sh: unknown set '$set'" \
+            "(all, package, demo, demo-build, demo-draw, cxx)" >&2
+       exit 2 ;;
+  esac
+done
 # One dpkg-query for all: the installed ones print "NAME install ok
 # installed"; the others are missing.
 installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${pkgs[@]}" 2>/dev/null |
@@ -29,5 +47,13 @@ echo "reprise: installing ${missing[*]}"
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+# A fresh image has no package lists: update only then (or when asked).
+if [ "${RP_APT_UPDATE:-auto}" = 1 ] ||
+   ! compgen -G "/var/lib/apt/lists/*_Packages*" >/dev/null; then
+  $sudo apt-get update -q
+fi
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" || {
+  # stale lists (a package moved on the mirror): once more after an update
+  $sudo apt-get update -q
+  $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The tests (CI runs exactly this, through .ci/run): install what is
-# missing, then
+# The tests (CI runs exactly this, through .ci/run): install everything
+# missing first (scripts/deps.sh package), then
 #   plain  build with warnings as errors, run every test (build-test);
 #          GPU tests are reported Skipped, saying why, without a GPU;
 #   asan   the same suite under AddressSanitizer + UBSan (build-asan; no
@@ -25,10 +25,15 @@
 # on the machine where it drifts, not on the next one where it times out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
 stages=${RP_TEST_STAGES:-plain asan tsan fuzz package}
 [ "${RP_SANITIZE:-0}" = 1 ] && stages=asan
 [ "${RP_SANITIZE:-0}" = thread ] && stages=tsan
+# Everything the stages need is installed first, the packaging tools too
+# (not 25 minutes in, when the stage "package" starts).
+case " $stages " in
+  *" package "*) scripts/deps.sh package ;;
+  *) scripts/deps.sh ;;
+esac
 jobs=$(nproc)
 t_start=$SECONDS
 
@@ -42,6 +47,7 @@ suite() {   # suite DIR CMAKE-ARGS...
   (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 120) \
     2>&1 | tee "$dir/ctest.log" || rc=$?
   [ "$rc" -eq 0 ] && rc=${PIPESTATUS[0]}
+  scripts/skip_reasons.sh "$dir"   # why tests were skipped, without -V
   scripts/test_budget.sh "$dir" || rc=$?
   echo "== $dir: $((SECONDS - t0)) s"
   return "$rc"

@@ -2,7 +2,8 @@
 #include <string.h>
 #include "cli.h"
 
-/* Graphviz draws about a thousand nodes per drawing comfortably. */
+/* --critical: Graphviz draws about a thousand nodes per drawing
+ * comfortably. The default draws every operation, grouped by step. */
 #define DOT_LIMIT 2000
 
 static void usage(FILE *fp) {
@@ -15,14 +16,16 @@ static void usage(FILE *fp) {
               "the operations\nof one name and lane in a step as one node "
               "(\"name x8\"), one edge per pair of\nnodes with its hazards "
               "in the tooltip (SVG); many steps: the middle ones as\none "
-              "node. Over 2000 operations: the critical path and the "
-              "operations next\nto it (--full: all, grouped).\n"
+              "node. Every size is drawn so, grouped: readable at 25 000 operations\n"
+              "as at 100 (--critical: only the critical path and the "
+              "operations next to it).\n"
               "Render it with: dot -Tsvg OUT.dot -o OUT.svg\n\n"
               "  -o, --output OUT    write to OUT instead of standard output\n"
-              "  --full              draw every operation of a graph of "
-              "more than 2000\n"
-              "                      (default: the critical path and the "
-              "operations next to it)\n"
+              "  --critical          over 2000 operations, draw only the "
+              "critical path and the\n"
+              "                      operations next to it, up to 2000\n"
+              "  --full              every operation, grouped (the "
+              "default)\n"
               "  --progress          show progress on standard error "
               "(default: when it is a\n                      terminal, for "
               "work over a second)\n"
@@ -50,11 +53,12 @@ int rp_cmd_dot(int argc, char **argv) {
   static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                        {"strict", no_argument, NULL, 'S'},
                                        {"full", no_argument, NULL, 'F'},
+                                       {"critical", no_argument, NULL, 'C'},
                                        {"progress", no_argument, NULL, 'P'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
   const char *out = NULL;
-  int c, full = 0;
+  int c, critical = 0;
   rp_cli_getopt_reset();
   while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
     switch (c) {
@@ -72,7 +76,10 @@ int rp_cmd_dot(int argc, char **argv) {
       rp_cli_strict = 1;
       break;
     case 'F':
-      full = 1;
+      critical = 0;
+      break;
+    case 'C':
+      critical = 1;
       break;
     case 'P':
       rp_cli_show_progress = 1;
@@ -93,7 +100,7 @@ int rp_cmd_dot(int argc, char **argv) {
   FILE *fp = rp_cli_open_out(out);
   int rc = 1;
   if (fp) {
-    dot_job job = {g, fp, full ? 0 : DOT_LIMIT, RP_OK};
+    dot_job job = {g, fp, critical ? DOT_LIMIT : 0, RP_OK};
     char what[300];
     snprintf(what, sizeof what, "drawing %s", in);
     rp_cli_busy(what, rp_cli_show_progress, dot_run, &job, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "rp_xrt_state.h"
 
@@ -17,6 +18,46 @@ static int emulation_on(void) {
   return e && e[0] && strcmp(e, "0") != 0;
 }
 
+/* XRT prints a banner (build version, PID, host, ...) and its errors on
+ * standard error, e.g. when a probe finds no card: a library must not.
+ * Unless the user configures XRT (XRT_INI_PATH, an xrt.ini in the current
+ * folder or the program's) or asks for its messages (RP_XRT_VERBOSE=1),
+ * point XRT_INI_PATH, before XRT's first call, at an in-memory xrt.ini
+ * (a memfd, no file written) with [Runtime] runtime_log=null. Once per
+ * process: XRT reads its configuration once. */
+static void quiet_xrt(void) {
+  static int done;
+  if (done)
+    return;
+  done = 1;
+  const char *v = getenv("RP_XRT_VERBOSE");
+  if ((v && v[0] && strcmp(v, "0") != 0) || getenv("XRT_INI_PATH") ||
+      access("xrt.ini", R_OK) == 0)
+    return;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 16);
+  if (n > 0) {
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+      strcpy(slash + 1, "xrt.ini");
+      if (access(exe, R_OK) == 0)
+        return;
+    }
+  }
+  int fd = memfd_create("xrt.ini", 0); /* kept open: XRT may read late */
+  if (fd < 0)
+    return;
+  static const char ini[] = "[Runtime]\nruntime_log=null\n";
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  if (write(fd, ini, sizeof ini - 1) != (ssize_t)(sizeof ini - 1)) {
+    close(fd);
+    return;
+  }
+  setenv("XRT_INI_PATH", path, 0);
+}
+
 /* Load the shim XRT will use before any XRT call, so that XRT never looks
  * for XILINX_XRT (which aborts the process when unset). The handle is kept
  * for the life of the process: XRT cannot be unloaded safely. */
@@ -25,6 +66,7 @@ static rp_status load_shim(int emulate, char *err, size_t len) {
                                       "libxrt_swemu.so.2",
                                       "libxrt_hwemu.so.2"};
   const char *loaded = NULL;
+  quiet_xrt();
   for (size_t i = 0; i < sizeof shims / sizeof shims[0] && !loaded; i++) {
     void *h = dlopen(shims[i], RTLD_NOW | RTLD_NOLOAD);
     if (h) {

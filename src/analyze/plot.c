@@ -31,6 +31,24 @@ static double py(const frame *f, double y) {
   return PH - MB - y / f->ymax * (PH - MT - MB);
 }
 
+/* The legend, right of the frame: its labels, and the picture's width,
+ * wide enough for the longest label at LEGEND_CHAR_W pixels a character
+ * (12 px sans-serif averages under 7.2: DejaVu Sans, Helvetica, Arial). */
+#define LEGEND_X (PW - MR + 14)
+#define LEGEND_TEXT_X (LEGEND_X + 18)
+#define LEGEND_CHAR_W 7.5
+static const char *const legend_label[] = {"predicted", "achieved (min-max)",
+                                           "1 to upper bound"};
+
+static double legend_right(void) {
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof legend_label / sizeof *legend_label; i++)
+    if (strlen(legend_label[i]) > n)
+      n = strlen(legend_label[i]);
+  double w = LEGEND_TEXT_X + (double)n * LEGEND_CHAR_W + 12;
+  return w > PW ? w : PW;
+}
+
 /* A "nice" step for about 5 ticks up to top. */
 static double tick_step(double top) {
   double raw = top / 5, p = pow(10, floor(log10(raw))), m = raw / p;
@@ -70,7 +88,7 @@ rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
               "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
               "font-family=\"sans-serif\" font-size=\"12\">\n",
-          PW, PH, PW, PH);
+          legend_right(), PH, legend_right(), PH);
   fputs("<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" "
         "fill=\"white\"/>\n", fp);
   fprintf(fp, "<text x=\"%.1f\" y=\"24\" font-size=\"15\">", ML);
@@ -164,18 +182,17 @@ rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
             x - 4, py(&f, p[i].achieved) - 4, p[i].x, p[i].achieved, lo, hi);
   }
   /* Legend. */
-  double lx = PW - MR + 14, ly = MT + 10;
+  double lx = LEGEND_X, ly = MT + 10, tx = LEGEND_TEXT_X;
   fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#1f6fb4\"/>"
-              "<text x=\"%.1f\" y=\"%.1f\">predicted</text>\n",
-          lx + 6, ly, lx + 18, ly + 4);
+              "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+          lx + 6, ly, tx, ly + 4, legend_label[0]);
   fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" "
-              "fill=\"#d95f02\"/><text x=\"%.1f\" y=\"%.1f\">achieved "
-              "(min-max)</text>\n",
-          lx + 2, ly + 16, lx + 18, ly + 24);
+              "fill=\"#d95f02\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+          lx + 2, ly + 16, tx, ly + 24, legend_label[1]);
   fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"10\" "
               "fill=\"#d9e4f2\" stroke=\"#7f9cc2\"/><text x=\"%.1f\" "
-              "y=\"%.1f\">1 to upper bound</text>\n",
-          lx, ly + 35, lx + 18, ly + 44);
+              "y=\"%.1f\">%s</text>\n",
+          lx, ly + 35, tx, ly + 44, legend_label[2]);
   fputs("</svg>\n", fp);
   free(p);
   return ferror(fp) ? RP_EIO : RP_OK;

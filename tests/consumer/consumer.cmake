@@ -12,12 +12,17 @@ if(NOT RP_SANITIZE)
            COMMAND ${_run} install ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR} ${_work})
   set_tests_properties(consumer_install PROPERTIES
                        FIXTURES_SETUP reprise_installed)
-  foreach(form shared static pkgconfig)
+  set(_forms shared static pkgconfig)
+  if(RP_HAVE_CXX)
+    list(APPEND _forms cxx)  # reprise.hpp, found by both
+  endif()
+  foreach(form ${_forms})
     add_test(NAME consumer_${form}
              COMMAND ${_run} ${form} ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR} ${_work})
     set_tests_properties(consumer_${form} PROPERTIES
                          FIXTURES_REQUIRED reprise_installed)
   endforeach()
-  set_tests_properties(consumer_install consumer_shared consumer_static
-                       consumer_pkgconfig PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT})
+  list(TRANSFORM _forms PREPEND consumer_)
+  set_tests_properties(consumer_install ${_forms} PROPERTIES
+                       TIMEOUT ${RP_TEST_TIMEOUT})
 endif()

@@ -12,6 +12,8 @@
 #                                   reprise::static_<backend>
 #   run.sh pkgconfig BUILD SRC WORK pkg-config, shared (starts without
 #                                   LD_LIBRARY_PATH) and static
+#   run.sh cxx     BUILD SRC WORK   a C++ program on reprise.hpp, through
+#                                   find_package and pkg-config
 set -eu
 step=$1 build=$2 src=$3 work=$4
 case $work in /*) ;; *) work=$PWD/$work ;; esac   # CMAKE_PREFIX_PATH below
@@ -28,7 +30,7 @@ libdir_of() {
 # a PATH with the tools only: cmake's, the compiler's and pkg-config's
 # folders (never /usr/local/cuda/bin)
 clean_path=""
-for t in cmake cc pkg-config; do
+for t in cmake cc c++ pkg-config; do
   d=$(dirname "$(command -v $t)")
   case ":$clean_path:" in *":$d:"*) ;; *) clean_path=$clean_path${clean_path:+:}$d ;; esac
 done
@@ -184,6 +186,25 @@ pkgconfig)
     $(pc --static --libs reprise | sed 's/-lreprise /-l:libreprise.a /')
   sh "$src/tests/consumer/static_deps.sh" "$work/pc/pc_static"
   clean "$work/pc/pc_static"
+  ;;
+cxx)
+  # the C++ face, header-only: find_package and pkg-config
+  libdir=$(libdir_of)
+  test -f "$prefix/include/reprise.hpp" || fail "reprise.hpp not installed"
+  rm -rf "$work/cxx"
+  mkdir -p "$work/cxx"
+  clean cmake -S "$src/tests/consumer/cxx" -B "$work/cxx/cmake" \
+    -DCMAKE_PREFIX_PATH="$prefix" >"$work/cxx/configure.log" 2>&1 ||
+    { cat "$work/cxx/configure.log"; fail "cmake configure"; }
+  clean cmake --build "$work/cxx/cmake" >"$work/cxx/build.log" 2>&1 ||
+    { cat "$work/cxx/build.log"; fail "cmake build"; }
+  clean "$work/cxx/cmake/consumer_cxx"
+  # shellcheck disable=SC2046
+  clean c++ -std=c++17 -o "$work/cxx/pc_cxx" \
+    "$src/tests/consumer/cxx/main.cpp" \
+    $(clean PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs \
+      reprise)
+  clean "$work/cxx/pc_cxx"
   ;;
 *) fail "unknown step" ;;
 esac

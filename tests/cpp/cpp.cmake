@@ -1,0 +1,20 @@
+# The C++ face (include/reprise.hpp): Criterion tests in C++20 (spans)
+# when the compiler has it, else C++17. Included from tests/CMakeLists.txt.
+if(NOT RP_HAVE_CXX)
+  return()
+endif()
+add_executable(test_cpp ${CMAKE_CURRENT_LIST_DIR}/test_cpp.cpp)
+if("cxx_std_20" IN_LIST CMAKE_CXX_COMPILE_FEATURES)
+  set_target_properties(test_cpp PROPERTIES CXX_STANDARD 20)
+endif()
+target_include_directories(test_cpp PRIVATE ${CRITERION_INCLUDE_DIRS})
+target_compile_options(test_cpp PRIVATE ${RP_WARN})
+target_link_libraries(test_cpp PRIVATE reprise_static ${CRITERION_LIBRARIES})
+set(rp_cpp_env "")
+if(RP_SANITIZE)
+  set(rp_cpp_env
+      "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/../lsan.supp")
+endif()
+add_test(NAME test_cpp COMMAND test_cpp --jobs 2)
+set_tests_properties(test_cpp PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT}
+                     ENVIRONMENT "${rp_cpp_env}")
