@@ -193,7 +193,7 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
                 "and memory)\n", s->model_overlap_us);
   }
   rp__write_predicted(a, fp);
-  fprintf(fp, "(every term above: docs/model.md, \"The report's terms\")\n");
+  fprintf(fp, "(every term above: docs/terms.md)\n");
   return done(fp);
 }
 
