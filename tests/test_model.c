@@ -14,6 +14,7 @@
 #include "reprise/backend.h"
 #include "util.h"
 #include "analyze/analysis.h"
+#include "measure/measure.h"
 
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}

@@ -20,10 +20,17 @@ extern "C" {
 #define RP_API
 #endif
 
+/** The version these headers belong to (CMakeLists.txt's project version;
+ * a test checks that they agree). */
 #define RP_VERSION_MAJOR 0
 #define RP_VERSION_MINOR 1
 #define RP_VERSION_PATCH 0
 #define RP_VERSION_STRING "0.1.0"
+/** The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH, for
+ * compile-time tests (#if RP_VERSION >= 100: 0.1.0 or later). The library
+ * a program runs with says its own with rp_version(). */
+#define RP_VERSION                                                          \
+  (RP_VERSION_MAJOR * 10000 + RP_VERSION_MINOR * 100 + RP_VERSION_PATCH)
 
 /** One table generates the enum, the names and the messages. */
 #define RP_STATUS_MAP(X)                                                    \
@@ -67,7 +74,9 @@ RP_API const char *rp_status_name(rp_status s);
  * ("") when it succeeds. */
 RP_API const char *rp_last_error(void);
 
-/** @brief The library's version string ("0.1.0"). */
+/** @brief The version string of the library the program runs with
+ * ("0.1.0"; RP_VERSION_STRING is that of the headers it was compiled
+ * with). */
 RP_API const char *rp_version(void);
 
 /** @brief Monotonic clock in microseconds (the one rp_exec_last_us uses). */

@@ -105,32 +105,8 @@ void rp__host_name(char *h, size_t n);
  * RP_EINVAL with rp_last_error() naming @p what for a size it refuses. */
 rp_status rp__analysis_opts_in(rp_analysis_opts *dst,
                                const rp_analysis_opts *src, const char *what);
-rp_status rp__exec_opts_in(rp_exec_opts *dst, const rp_exec_opts *src,
-                           const char *what);
 /* mkdir -p of the folder of path; 0 or -1 (model.c). */
 int rp__make_parent(const char *path);
-/* Fills the key fields of m (machine, cpu, gpu, version, threads,
- * device_map) for backend be run with xo (NULL: defaults); version NULL:
- * rp_version() (model_cache.c). */
-void rp__model_key(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
-                   const char *version);
-/* The team an openmp exec with options xo builds: nthreads, else the
- * given cores, else OMP_NUM_THREADS or the online cores (from_exec.c). */
-long rp__omp_team(const rp_exec_opts *xo);
-/* Measures again the share of a core a thread of m's team gets (its
- * split_efficiency), now: about 0.2 s (calibrate.c). */
-rp_status rp__model_probe_share(rp_model *m, const rp_backend *be,
-                                const rp_exec_opts *xo);
-/* Whether the machine is busy now (load average above half its cores),
- * or was when m was calibrated (model_cache.c). */
-int rp__model_busy(const rp_model *m);
-/* Tests: 1 makes rp__model_busy() say busy whatever the load (so that
- * the probe is tested on a quiet machine as on a busy one). */
-extern int rp__model_force_busy;
-/* GPU 0's name as the CUDA driver reports it, "" when it cannot say
- * (calibrate.c). */
-void rp__gpu_name(char *out, size_t n);
-
 /* Writers' helpers (report.c). */
 /* Prints a double as the shortest of %.15g/%.16g/%.17g that reads back
  * exactly (JSON-safe: never inf or nan, which costs are checked against). */

@@ -31,8 +31,8 @@ const char *rp_version(void) { return RP_VERSION_STRING; }
 
 const char *rp_last_error(void) { return last_error; }
 
-/* Exported for plugins, which link against the shared library. */
-RP_API void rp__set_last_error(const char *msg) {
+/* Internal (hidden): plugins report through rp_backend_set_error(). */
+void rp__set_last_error(const char *msg) {
   snprintf(last_error, sizeof last_error, "%s", msg ? msg : "");
 }
 

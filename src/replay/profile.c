@@ -29,7 +29,7 @@ static void twin_free(twin *t) {
 static rp_status twin_make(rp_exec *x, twin *t) {
   memset(t, 0, sizeof *t);
   rp_exec_opts o = x->opts;
-  rp_status s = rp_exec_create(&t->y, x->ug, x->be, &o);
+  rp_status s = rp__exec_create(&t->y, x->ug, x->be, &o, x->choose_split);
   if (s != RP_OK)
     return s;
   const rp_graph *g = x->g;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "analyze/analysis.h"
+#include "measure/measure.h"
 
 /* The CPU's model name ("model name" of /proc/cpuinfo), "" unknown. */
 static void cpu_name(char *out, size_t n) {

@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "analyze/analysis.h"
-#include "reprise/backend.h"
+#include "measure/measure.h"
 
 /* The OpenMP team size when the exec gives none: the OpenMP default, which
  * is OMP_NUM_THREADS's first entry when set, else the online cores. (The
@@ -96,17 +95,6 @@ static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
     o->ncompute_units = nd;
   }
   return RP_OK;
-}
-
-/* Here, not in core: analyze is the lowest layer that may see
- * rp_exec_opts; rp_exec_create (replay) uses it too. */
-rp_status rp__exec_opts_in(rp_exec_opts *dst, const rp_exec_opts *src,
-                           const char *what) {
-  rp_exec_opts_init(dst);
-  if (!src)
-    return RP_OK;
-  return rp__versioned_load(dst, sizeof *dst, src,
-                            offsetof(rp_exec_opts, nthreads), what);
 }
 
 rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "analyze/analysis.h"
+#include "measure/measure.h"
 
 #define CHAIN_SHORT 8
 #define CHAIN_LONG 64
