@@ -94,3 +94,31 @@ Test(api_closed, version) {
 #error "RP_VERSION is not usable in #if"
 #endif
 }
+
+/* rp_model_opts under the size rule (src/core/versioned.c): a
+ * zero-filled one is refused, saying how to initialise it; one from its
+ * init function is read. */
+Test(api_closed, model_opts_has_a_size) {
+  rp_model_opts zero;
+  memset(&zero, 0, sizeof zero);
+  char path[4200];
+  cr_assert_eq(rp_model_cache_path(NULL, NULL, &zero, path, sizeof path),
+               RP_EINVAL);
+  cr_assert(strstr(rp_last_error(), "rp_model_opts"), "%s", rp_last_error());
+  cr_assert(strstr(rp_last_error(), "size is 0"), "%s", rp_last_error());
+  rp_model m;
+  cr_assert_eq(rp_model_get_opts(&m, NULL, NULL, &zero), RP_EINVAL);
+  rp_model_opts mo = RP_MODEL_OPTS_INIT;
+  cr_assert_eq(mo.size, sizeof mo);
+  mo.cache_dir = "/reprise-test-cache";
+  cr_assert_eq(rp_model_cache_path(NULL, NULL, &mo, path, sizeof path),
+               RP_OK);
+  cr_assert(!strncmp(path, "/reprise-test-cache/", 20), "%s", path);
+  rp_model_opts o2;
+  memset(&o2, 0xff, sizeof o2);
+  rp_model_opts_init(&o2);
+  cr_assert_eq(o2.size, sizeof o2);
+  cr_assert_eq(o2.flags, 0);
+  cr_assert_null(o2.cache_dir);
+  cr_assert_null(o2.progress);
+}

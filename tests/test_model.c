@@ -830,7 +830,7 @@ static const rp_backend *fast_backend(void) { return &fake_fast; }
 
 /* Options of the cache tests: the folder, one run, progress counted. */
 static void cache_opts(rp_model_opts *mo, seen *sn, const char *dir) {
-  memset(mo, 0, sizeof *mo);
+  rp_model_opts_init(mo);
   mo->cache_dir = dir;
   mo->runs = 1;
   mo->progress = count_line;
@@ -951,7 +951,7 @@ Test(model, busy_machine_share_measured_again, .timeout = 60) {
   m.split_efficiency = 0.123;
   rp__model_force_busy = 1;
   rp_model_opts mo;
-  memset(&mo, 0, sizeof mo);
+  rp_model_opts_init(&mo);
   mo.cache_dir = dir;
   cr_assert_eq(rp_model_cache_path(be, &xo, &mo, path, sizeof path), RP_OK);
   cr_assert_eq(rp_model_save(&m, path), RP_OK);
@@ -996,7 +996,7 @@ Test(model, cache_key_names_the_configuration) {
   if (rp_backend_find("openmp", &be) != RP_OK)
     cr_skip_test("no openmp backend");
   rp_model_opts mo;
-  memset(&mo, 0, sizeof mo);
+  rp_model_opts_init(&mo);
   mo.cache_dir = "/c";
   rp_exec_opts xo;
   rp_exec_opts_init(&xo);

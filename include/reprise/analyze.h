@@ -19,6 +19,9 @@ extern "C" {
  * measured or modelled), and computes the serial time, the critical path,
  * the lane loads, the bound, the Amdahl form of the overlap bound and a list
  * schedule with its makespan. See docs/design.md, "Lanes, costs and bounds".
+ * Thread safety: an analysis is read-only once made; any number of
+ * threads may read and write reports of one analysis at once, and
+ * rp_analyze() may run in several threads at once on one ended graph.
  * @{ */
 
 typedef struct rp_analysis rp_analysis;

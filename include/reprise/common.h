@@ -12,6 +12,14 @@ extern "C" {
 /** @defgroup rp_common Common definitions
  * The export macro, the library version and the status codes every
  * fallible call returns.
+ *
+ * The error rule: every function that returns an rp_status clears the
+ * calling thread's rp_last_error() when it starts and, when it fails,
+ * leaves there a message naming the call (a NULL argument included);
+ * rp_graph_error() and rp_exec_error() show the same text for their
+ * object's last call (docs/design.md, "Errors").
+ * Thread safety: rp_last_error() is per thread; the functions here may be
+ * called from any thread.
  * @{ */
 
 #if defined(RP_BUILDING) && defined(__GNUC__)
@@ -68,10 +76,9 @@ RP_API const char *rp_strerror(rp_status s);
  * @param s a status. @return a static string, never NULL. */
 RP_API const char *rp_status_name(rp_status s);
 
-/** @brief Details of the last failure of a call that returns no object to
- * ask (rp_exec_create, rp_analyze, rp_backend_find, rp_graph_read_json,
- * rp_plugin_load, ...) in this thread. Per thread; such a call clears it
- * ("") when it succeeds. */
+/** @brief The message of the last failure in this thread: every call that
+ * returns an rp_status clears it on entry and sets it when it fails (the
+ * error rule above). Per thread. */
 RP_API const char *rp_last_error(void);
 
 /** @brief The version string of the library the program runs with

@@ -26,9 +26,11 @@ extern "C" {
  * environment variable RP_NO_AUTOCALIBRATE=1 turn automatic calibration
  * off. docs/model.md describes the measurements, the prediction and the
  * file format.
- * Thread safety: calibrations may run in several threads at once (each
- * replays its own graphs); two processes or threads saving the same cache
- * file leave one whole file (written beside it, then renamed).
+ * Thread safety: calibrate (rp_model_calibrate(), and rp_model_get_opts()
+ * or rp_analysis_opts_calibrated() when they calibrate) from one thread at
+ * a time: a calibration times replays, which another one would disturb.
+ * Loading from the cache may run in several threads; two processes saving
+ * the same cache file leave one whole file (written beside it, renamed).
  * @{ */
 
 /** @brief Measure the model of backend @p be (NULL: auto) by building and
@@ -64,10 +66,15 @@ enum {
  * it. */
 typedef void (*rp_model_progress_fn)(void *user, const char *line);
 
-/** Options of rp_model_get_opts(). Zero-initialise, then set what you
- * need: zero means calibrate on first use, cache in the user's cache
- * directory. */
+/** Options of rp_model_get_opts(). Initialise with rp_model_opts_init()
+ * or RP_MODEL_OPTS_INIT, then set what you need: the defaults calibrate
+ * on first use and cache in the user's cache directory. */
 typedef struct rp_model_opts {
+  size_t size;           /**< sizeof the struct as the caller was compiled
+                              with, set by rp_model_opts_init() or
+                              RP_MODEL_OPTS_INIT; 0 is refused with
+                              RP_EINVAL (docs/design.md, "Versioned
+                              structs") */
   unsigned flags;        /**< RP_MODEL_* */
   unsigned runs;         /**< timed replays per figure (0: 5) */
   rp_model_progress_fn progress; /**< told before a calibration; NULL */
@@ -78,6 +85,13 @@ typedef struct rp_model_opts {
   const char *version;   /**< the library version the key holds; NULL:
                               rp_version() (a test can change it) */
 } rp_model_opts;
+
+/** An rp_model_opts with its size set and every option at its default. */
+#define RP_MODEL_OPTS_INIT {sizeof(rp_model_opts), 0, 0, NULL, NULL, NULL, NULL}
+
+/** @brief Set every option of @p o to its default and its size to this
+ * header's (as RP_MODEL_OPTS_INIT). NULL is a no-op. */
+RP_API void rp_model_opts_init(rp_model_opts *o);
 
 /** @brief Path of the cached model of backend @p be (NULL: auto) run
  * with exec options @p xo (threads, device map; NULL: defaults) on this

@@ -94,8 +94,9 @@ static void text_costs(const rp_analysis *a, FILE *fp) {
 }
 
 rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
+  RP_ENTER();
   if (!a || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   const rp_summary *s = &a->sum;
   double ms = s->makespan_us;
   fprintf(fp,
@@ -202,8 +203,9 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
 }
 
 rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
+  RP_ENTER();
   if (!a || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   const rp_graph *g = a->g;
   const rp_summary *s = &a->sum;
   fprintf(fp, "{\n  \"format\": \"reprise-analysis\", \"version\": 1,\n"

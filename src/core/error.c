@@ -44,3 +44,14 @@ void rp__set_last_errorf(const char *fmt, ...) {
   vsnprintf(last_error, sizeof last_error, fmt, ap);
   va_end(ap);
 }
+
+rp_status rp__null_arg(const char *fn) {
+  rp__set_last_errorf("%s: a required argument is NULL", fn);
+  return RP_EINVAL;
+}
+
+rp_status rp__bad_arg(const char *fn) {
+  rp__set_last_errorf("%s: invalid argument (NULL, or an index out of "
+                      "range)", fn);
+  return RP_EINVAL;
+}

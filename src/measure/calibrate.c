@@ -624,8 +624,9 @@ static unsigned backend_modes(const char *name, const char **modes,
 
 rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
                              const rp_exec_opts *xo, unsigned runs) {
+  RP_ENTER();
   if (!m || runs > 63)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (!runs)
     runs = 5;
   rp_status s;

@@ -25,5 +25,8 @@ static unsigned split_auto(const rp_graph *g, const rp_backend *be,
 
 rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
                          const rp_backend *be, const rp_exec_opts *o) {
+  RP_ENTER();
+  if (!out || !g)
+    return RP_NULL_ARG();
   return rp__exec_create(out, g, be, o, split_auto);
 }

@@ -99,8 +99,9 @@ static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
 
 rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
                                      unsigned *units, const rp_exec *x) {
+  RP_ENTER();
   if (!o || !m || !x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp_analysis_opts mine;
   rp_status s = rp__analysis_opts_in(&mine, o, "rp_analysis_opts_from_exec");
   if (s != RP_OK)
@@ -114,8 +115,9 @@ rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
 rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
                                unsigned *units, const rp_graph *g,
                                const rp_backend *be, const rp_exec_opts *xo) {
+  RP_ENTER();
   if (!o || !m || !g)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp_status s;
   rp_analysis_opts mine;
   rp_exec_opts xl;
@@ -134,8 +136,9 @@ rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
 rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
                                       unsigned *units, const rp_exec *x,
                                       const rp_model_opts *mo) {
+  RP_ENTER();
   if (!o || !m || !x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp_analysis_opts mine;
   rp_status vs =
       rp__analysis_opts_in(&mine, o, "rp_analysis_opts_calibrated");
@@ -187,8 +190,9 @@ static double weight(const rp_graph *g, rp_node m) {
 
 rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
                           rp_analysis **out) {
+  RP_ENTER();
   if (!x || !out)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   const rp_graph *g = rp_exec_graph(x);
   uint32_t n = rp_graph_num_nodes(g);
   rp_analysis_opts ao;

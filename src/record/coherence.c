@@ -460,7 +460,8 @@ rp_status rp__coh_check(const rp__coh *c,
     }
     if (f.nstale) {
       rp_node_info ni = {0};
-      rp_node_info_get(g, f.stale_op, &ni);
+      if (f.stale_op != RP_NONE) /* a failed call would set the error */
+        rp_node_info_get(g, f.stale_op, &ni);
       snprintf(msg, sizeof msg,
                "buffer \"%s\": bytes [%llu, %llu)%s last written by op %u "
                "\"%s\" on %s never reach the host array, which keeps its "

@@ -524,8 +524,9 @@ static rp_status launch_(rp_exec *x, unsigned iterations) {
 }
 
 rp_status rp_exec_launch(rp_exec *x, unsigned iterations) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   return launch_(x, iterations);
 }
@@ -548,15 +549,17 @@ static rp_status wait_(rp_exec *x) {
 }
 
 rp_status rp_exec_wait(rp_exec *x) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   return wait_(x);
 }
 
 rp_status rp_exec_wait_buffer(rp_exec *x, rp_buf b) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   if (b >= rp_graph_num_buffers(x->g) || !x->host[b]) {
     rp_exec_set_error(x, "wait_buffer: %s %u", b < rp_graph_num_buffers(x->g)
@@ -604,15 +607,17 @@ rp_status rp__exec_run(rp_exec *x, unsigned iterations) {
 rp_status rp__exec_wait(rp_exec *x) { return wait_(x); }
 
 rp_status rp_exec_run(rp_exec *x, unsigned iterations) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   return rp__exec_run(x, iterations);
 }
 
 rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host, uint64_t bytes) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   if (b >= x->g->nbuf) {
     rp_exec_set_error(x, "rebind: no buffer %u", b);
@@ -651,8 +656,9 @@ static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
 
 rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
                              rp_slot value) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   if (!x->rw.g)
     return set_scalar1(x, n, param, value);
@@ -697,13 +703,14 @@ static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
 }
 
 rp_status rp_exec_kernel_block(rp_exec *x, rp_node n, rp_kernel_block *out) {
+  RP_ENTER();
   /* n is an operation of the recorded graph: with a rewrite (copies
    * reshaped, the cuda default; a split), its first operation there. */
   if (x && x->rw.g)
     n = n < x->rw.nop ? x->rw.first[n] : RP_NONE;
   const rp__op *op = x && n < x->g->nop ? &x->g->op[n] : NULL;
   if (!op || op->type != RP_OP_KERNEL || !out)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   uint32_t v = rp__plan_view(x->plan)->node_of[n];
   if (!x->be->kernel_block || v == RP_NONE)
     return RP_ENOTSUP;
@@ -715,8 +722,9 @@ rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us) {
 }
 
 rp_status rp_exec_profile(rp_exec *x, double *op_us) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   return rp__exec_profile(x, op_us, 1);
 }
@@ -763,6 +771,9 @@ void rp_exec_destroy(rp_exec *x) {
 }
 
 rp_status rp_replay_reference(const rp_graph *g, unsigned iterations) {
+  RP_ENTER();
+  if (!g)
+    return RP_NULL_ARG();
   rp_exec *x;
   rp_status s = rp__exec_create(&x, g, &rp_backend_reference, NULL, NULL);
   if (s != RP_OK)

@@ -101,8 +101,9 @@ static void restore(rp_exec *x, void **c) {
 rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
                              double *median_us, double *min_us,
                              double *max_us) {
+  RP_ENTER();
   if (!x || runs > 1000 || (flags & ~(unsigned)RP_PROFILE_IN_PLACE))
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   rp__exec_begin(x);
   if (!runs)
     runs = 5;
@@ -173,6 +174,9 @@ rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
 
 rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
                             double *min_us, double *max_us) {
+  RP_ENTER();
+  if (!x)
+    return RP_NULL_ARG();
   return rp_exec_profile_ex(x, runs, 0, median_us, min_us, max_us);
 }
 
@@ -240,8 +244,9 @@ static rp_status timeline(rp_exec *x, double *start_us, double *end_us) {
 }
 
 rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us) {
+  RP_ENTER();
   if (!x || !start_us || !end_us)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   if (!x->rw.g)
     return timeline(x, start_us, end_us);
   /* Split: a recorded operation spans its chunks. */

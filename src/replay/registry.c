@@ -104,6 +104,7 @@ const char *rp_backend_name(const rp_backend *be) {
 }
 
 rp_status rp_backend_probe(const rp_backend *be) {
+  RP_ENTER();
   if (!be) {
     rp__set_last_error("rp_backend_probe: no backend");
     return RP_EINVAL;
@@ -192,6 +193,7 @@ static rp_status find_any(const char *name, const rp_backend **out) {
 }
 
 rp_status rp_backend_find(const char *name, const rp_backend **out) {
+  RP_ENTER();
   rp_status s = find_any(name, out);
   if (s == RP_OK)
     rp__set_last_error("");

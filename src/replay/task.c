@@ -29,6 +29,9 @@ int rp_task_take_failure(char *msg, size_t n) {
 
 rp_status rp_exec_fail_task(rp_exec *x, uint32_t node, unsigned replay,
                             int code, const char *msg) {
+  RP_ENTER();
+  if (!x)
+    return RP_NULL_ARG();
   const rp_plan *p = rp_exec_plan(x);
   rp_node op = p && node < p->nnode ? p->node[node].op : RP_NONE;
   rp_node_info ni = {0};
