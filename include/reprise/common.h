@@ -63,7 +63,7 @@ extern "C" {
 
 /** Status of every fallible call: 0 on success, negative on error. */
 typedef enum {
-#define RP__X(name, code, msg) RP_##name = code,
+#define RP__X(name, code, msg) RP_##name = (code),
   RP_STATUS_MAP(RP__X)
 #undef RP__X
 } rp_status;

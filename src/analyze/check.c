@@ -460,7 +460,7 @@ rp_status rp_check_write_text(const rp_check *c, FILE *fp) {
             op_name(g, r->to),
             r->buf < g->nbuf ? g->buf[r->buf].name : "?", sp,
             (unsigned long long)r->offset,
-            (unsigned long long)(r->offset + r->bytes));
+            (unsigned long long)r->offset + (unsigned long long)r->bytes);
   }
   fprintf(fp, "superfluous orders (no hazard needs them): %u\n", c->nextra);
   for (uint32_t i = 0; i < c->nextra; i++) {

@@ -249,6 +249,7 @@ typedef struct vfind {
 #define NIV(s, e) ((s)->ix[(e) - (s)->a].niv)
 #define SEGS(s, e, v, q0, q1)                                                \
   const uint64_t *v##p = (s)->iv + 2 * ((s)->ix[(e) - (s)->a].iv0 + (v));   \
+  /* NOLINTNEXTLINE(bugprone-macro-parentheses): q0, q1 are declared */  \
   uint64_t q0 = seg_of((s), v##p[0]), q1 = seg_of((s), v##p[0] + v##p[1])
 
 static void note_zero_read(vsim *s, vfind *f, const bacc *e, uint64_t q) {

@@ -217,7 +217,7 @@ static rp_status load_check(rd *r, const cJSON *j) {
   uint64_t h = 0;
   size_t k = 0;
   for (; k < 16 && v[k]; k++) {
-    int c = v[k], d = c >= '0' && c <= '9'   ? c - '0'
+    int c = (unsigned char)v[k], d = c >= '0' && c <= '9'   ? c - '0'
                       : c >= 'a' && c <= 'f' ? c - 'a' + 10
                                              : -1;
     if (d < 0)

@@ -58,7 +58,8 @@ static rp_status twin_make(rp_exec *x, twin *t) {
       rp_slot *want = &x->kargs[x->kidx[n]].a[k];
       rp_slot *have = &t->y->kargs[t->y->kidx[n]].a[k];
       if (op->kernel->params[k].mode != RP_SCALAR ||
-          !memcmp(want, have, sizeof *want))
+          /* the slot's bytes as given: a changed scalar changes them */
+          !memcmp(want, have, sizeof *want)) // NOLINT(bugprone-suspicious-memory-comparison)
         continue;
       *have = *want;
       if (!x->be->set_scalar || p->node_of[n] == RP_NONE)

@@ -12,9 +12,12 @@ void rp_task_fail(int code, const char *fmt, ...) {
   if (fail_code)
     return;
   fail_code = code ? code : -1;
+  fail_msg[0] = 0;
+  if (!fmt)
+    return;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(fail_msg, sizeof fail_msg, fmt ? fmt : "", ap);
+  vsnprintf(fail_msg, sizeof fail_msg, fmt, ap);
   va_end(ap);
 }
 
