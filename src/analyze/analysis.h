@@ -108,8 +108,9 @@ rp_status rp__analysis_opts_in(rp_analysis_opts *dst,
 /* mkdir -p of the folder of path; 0 or -1 (model.c). */
 int rp__make_parent(const char *path);
 /* Writers' helpers (report.c). */
-/* Prints a double as the shortest of %.15g/%.16g/%.17g that reads back
- * exactly (JSON-safe: never inf or nan, which costs are checked against). */
+/* Prints a double as %.15g, or %.17g where that does not read back
+ * exactly, in any locale (rp__num_text; JSON-safe: never inf or nan,
+ * which costs are checked against). */
 void rp__put_num(FILE *fp, double v);
 /* Prints s as XML text (& < > " escaped, control characters as
  * spaces; svg.c). */

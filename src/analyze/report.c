@@ -14,11 +14,7 @@ void rp__put_num(FILE *fp, double v) {
     return;
   }
   char buf[40];
-  for (int p = 15; p <= 17; p++) {
-    snprintf(buf, sizeof buf, "%.*g", p, v);
-    if (strtod(buf, NULL) == v)
-      break;
-  }
+  rp__num_text(buf, v);
   fputs(buf, fp);
 }
 
