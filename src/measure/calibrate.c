@@ -532,11 +532,7 @@ static unsigned count_devices(const rp_backend *be, const rp_exec_opts *xo) {
       s = rp_record_copy_to_device(g, rp_bytes(b, 0, 4), (int)d, NULL, NULL);
     if (s == RP_OK)
       s = rp_graph_end(g);
-    rp_exec_opts o;
-    if (xo)
-      o = *xo;
-    else
-      rp_exec_opts_init(&o);
+    rp_exec_opts o = with_mode(xo, xo ? xo->mode : NULL);
     o.device_map = ident;
     o.ndevice_map = k;
     rp_exec *x = NULL;
