@@ -59,7 +59,8 @@ static rp_status twin_make(rp_exec *x, twin *t) {
       rp_slot *have = &t->y->kargs[t->y->kidx[n]].a[k];
       if (op->kernel->params[k].mode != RP_SCALAR ||
           /* the slot's bytes as given: a changed scalar changes them */
-          !memcmp(want, have, sizeof *want)) // NOLINT(bugprone-suspicious-memory-comparison)
+          // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
+          !memcmp(want, have, sizeof *want))
         continue;
       *have = *want;
       if (!x->be->set_scalar || p->node_of[n] == RP_NONE)
