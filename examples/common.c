@@ -428,7 +428,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     goto out;
   /* The machine model of the backend as x runs it: cached, or
    * calibrated now (once per machine and configuration). */
-  memset(&mo, 0, sizeof mo);
+  rp_model_opts_init(&mo);
   mo.flags = o->calibrate ? RP_MODEL_REFRESH : 0;
   mo.progress = progress;
   if ((rc = rp_analysis_opts_calibrated(&ao, &model, units, x, &mo)))

@@ -15,8 +15,14 @@
 #          (scripts/tsan.supp says why).
 #   package  build the Debian packages with dpkg-buildpackage and check
 #          them (scripts/package.sh, build-package), then check the Spack
-#          recipe against CMake (scripts/check_spack.sh).
-# RP_TEST_STAGES picks stages (default "plain asan tsan fuzz package");
+#          recipe against CMake (scripts/check_spack.sh);
+#   format  fail on any file that .clang-format would change
+#          (scripts/format.sh --check; the fix is scripts/format.sh --fix,
+#          a commit of its own);
+#   tidy   fail on any clang-tidy finding (scripts/tidy.sh, .clang-tidy;
+#          a finding is fixed, or suppressed on its line with the reason).
+# RP_TEST_STAGES picks stages (default
+# "format tidy plain asan tsan fuzz package");
 # RP_SANITIZE=1 runs the asan stage alone, RP_SANITIZE=thread the tsan stage.
 #
 # Time budget (issue 21): each stage prints its five slowest tests and
@@ -25,7 +31,7 @@
 # on the machine where it drifts, not on the next one where it times out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-stages=${RP_TEST_STAGES:-plain asan tsan fuzz package}
+stages=${RP_TEST_STAGES:-format tidy plain asan tsan fuzz package}
 [ "${RP_SANITIZE:-0}" = 1 ] && stages=asan
 [ "${RP_SANITIZE:-0}" = thread ] && stages=tsan
 # Everything the stages need is installed first, the packaging tools too
@@ -108,6 +114,10 @@ tsan() {
 
 for s in $stages; do
   case $s in
+    format) scripts/format.sh --check ;;
+    tidy) t0=$SECONDS
+          scripts/tidy.sh
+          echo "== clang-tidy: $((SECONDS - t0)) s" ;;
     plain) suite build-test ;;
     asan) suite build-asan -DRP_SANITIZE=ON -DRP_WITH_CUDA=OFF \
                 -DRP_BUILD_BENCH=OFF ;;

@@ -14,6 +14,7 @@
 #include "reprise/backend.h"
 #include "util.h"
 #include "analyze/analysis.h"
+#include "measure/measure.h"
 
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
@@ -829,7 +830,7 @@ static const rp_backend *fast_backend(void) { return &fake_fast; }
 
 /* Options of the cache tests: the folder, one run, progress counted. */
 static void cache_opts(rp_model_opts *mo, seen *sn, const char *dir) {
-  memset(mo, 0, sizeof *mo);
+  rp_model_opts_init(mo);
   mo->cache_dir = dir;
   mo->runs = 1;
   mo->progress = count_line;
@@ -935,7 +936,7 @@ Test(model, cache_key_names_the_configuration) {
   if (rp_backend_find("openmp", &be) != RP_OK)
     cr_skip_test("no openmp backend");
   rp_model_opts mo;
-  memset(&mo, 0, sizeof mo);
+  rp_model_opts_init(&mo);
   mo.cache_dir = "/c";
   rp_exec_opts xo;
   rp_exec_opts_init(&xo);

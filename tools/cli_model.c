@@ -33,7 +33,7 @@ int rp_cli_model_threads(const char *path, const char *backend,
   rp_exec_opts_init(&xo);
   xo.nthreads = (int)threads;
   rp_model_opts mo;
-  memset(&mo, 0, sizeof mo);
+  rp_model_opts_init(&mo);
   mo.flags = calibrate ? RP_MODEL_REFRESH : 0;
   mo.progress = progress;
   s = rp_model_get_opts(m, be, &xo, &mo);

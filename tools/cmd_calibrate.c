@@ -121,7 +121,7 @@ int rp_cmd_calibrate(int argc, char **argv) {
    * `reprise analyze --backend` use, refreshed. */
   char path[4096];
   rp_model_opts mo;
-  memset(&mo, 0, sizeof mo);
+  rp_model_opts_init(&mo);
   mo.flags = RP_MODEL_REFRESH;
   mo.runs = (unsigned)runs;
   if (!out && rp_model_cache_path(be, &xo, NULL, path, sizeof path) != RP_OK) {

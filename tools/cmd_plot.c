@@ -197,7 +197,7 @@ int rp_cmd_plot(int argc, char **argv) {
     xo.nthreads = (int)th[i];
     rp_model m;
     rp_model_opts mo;
-    memset(&mo, 0, sizeof mo);
+    rp_model_opts_init(&mo);
     mo.flags = nocal ? RP_MODEL_NO_AUTO : 0;
     mo.progress = progress;
     s = rp_model_get_opts(&m, be, &xo, &mo);

@@ -443,6 +443,8 @@ static rp_status set_arg(xstate *st, uint32_t v, xrtRunHandle r,
     if (!strcmp(ga->type, "int"))
       rc = xrtRunSetArg(r, (int)a, val.i32);
     else if (!strcmp(ga->type, "uint"))
+      /* The named type first: the same call as the size-4 fallback. */
+      // NOLINTNEXTLINE(bugprone-branch-clone)
       rc = xrtRunSetArg(r, (int)a, val.u32);
     else if (!strcmp(ga->type, "float"))
       rc = xrtRunSetArg(r, (int)a, (double)val.f32);

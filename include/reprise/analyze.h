@@ -1,286 +1,17 @@
-/* reprise: lanes, costs, critical path, schedule, bounds and reports. */
+/* reprise: lanes, costs, critical path, schedule, bounds and reports.
+ * The machine model as data is reprise/model.h; the dependency check,
+ * reprise/check.h (included at the end); calibration and the analysis of
+ * an exec, reprise/measure.h (the umbrella reprise.h has them all). */
 #ifndef REPRISE_ANALYZE_H
 #define REPRISE_ANALYZE_H
 
 #include <stdio.h>
 #include "reprise/record.h"
-#include "reprise/replay.h"
+#include "reprise/model.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/** @defgroup rp_model_fn Machine model
- * A machine model says what a backend on one machine costs beyond the
- * operations' own work: the overhead of each operation in each replay mode
- * (a node of a CUDA graph, a launch on a stream, a launch followed by a
- * synchronisation, an OpenMP task), copy bandwidth and latency in each
- * direction alone and with both directions at once on one link, peer
- * copies, host tasks, how many compute units each device has and which
- * logical devices share one physical device, and, for a team of CPU
- * threads, the share of a core each thread gets, what a task and a split
- * kernel cost the team, and the memory bandwidth the team shares.
- *
- * The model is calibrated on first use: rp_model_get_opts() (and
- * rp_analysis_opts_calibrated(), which the examples use) load it from the
- * user's cache directory, or, when the cache has none for this machine
- * (host name, CPU model, GPU name), backend, configuration (thread count,
- * device map) and library version, measure it by replaying small graphs
- * (a few seconds), save it and report one progress line through a
- * callback. `reprise calibrate` refreshes it; RP_MODEL_NO_AUTO and the
- * environment variable RP_NO_AUTOCALIBRATE=1 turn automatic calibration
- * off. docs/model.md describes the measurements, the prediction and the
- * file format.
- * @{ */
-
-/** Most replay modes a model describes. */
-#define RP_MODEL_MAX_MODES 4
-
-/** Overhead of one replay mode. */
-typedef struct rp_model_mode {
-  char name[16];        /**< "graph", "streams", "serial", "parallel" */
-  double op_us;         /**< overhead per operation */
-  double run_us;        /**< overhead per replay (launch and wait) */
-  int host_issue;       /**< 1: the host issues operations one after the
-                             other, each taking op_us of host time before
-                             it can start (streams, serial); 0: op_us is a
-                             delay of each node on its device (graph,
-                             OpenMP tasks) */
-} rp_model_mode;
-
-/** One copy direction: time = latency_us + bytes / (gbps * 1e3). */
-typedef struct rp_model_link {
-  double gbps;          /**< GB/s (1e9 B/s); 0: copies of this kind cost 0
-                             (host and device share memory) */
-  double latency_us;
-} rp_model_link;
-
-/** A calibrated machine model. Initialise with rp_model_init(). */
-typedef struct rp_model {
-  char backend[32];     /**< "openmp", "cuda", ... */
-  char machine[64];     /**< host name of the calibration */
-  int calibrated;       /**< 1 if measured (loaded or calibrated) */
-  rp_model_mode mode[RP_MODEL_MAX_MODES];
-  unsigned nmode;
-  rp_model_link h2d, d2h, p2p;
-  double duplex_h2d_gbps;  /**< h2d bandwidth while a d2h runs on the same
-                                link (0: as alone) */
-  double duplex_d2h_gbps;  /**< d2h bandwidth while an h2d runs */
-  double host_task_us;     /**< overhead of a host task */
-  /** Compute units of each logical device: a kernel that its backend
-   * splits over them occupies all of them (CPU threads of the device's
-   * group), one that it does not split occupies one; 0 or 1: the device
-   * runs one kernel at full speed, concurrent kernels share it. */
-  unsigned units[RP_MAX_DEVICES];
-  /** Physical device of each logical device: logical devices with the
-   * same physical device share its compute. -1: its own. */
-  int phys[RP_MAX_DEVICES];
-  unsigned physical_devices; /**< devices the backend found (cuda: GPUs),
-                                as calibrated; 0: unknown */
-  uint64_t split_min;      /**< kernels of at least this many points are
-                                split over the units (openmp: 8192) */
-  double split_efficiency; /**< share of a core each thread of a team of
-                                several gets, as calibrated (a
-                                compute-bound kernel split over the team
-                                against one thread, divided by the team
-                                size): every unit of a team runs at e; the
-                                serial replay's one thread at 1. 0: 1 */
-  /** GPU multiprocessors (cuda: SMs, as calibrated) of each physical
-   * device with one compute unit; 0: not a GPU model. Kernels on such a
-   * device run side by side, each occupying min(1, thread blocks /
-   * multiprocessors) of it, sharing it out beyond (docs/model.md). */
-  unsigned multiprocessors;
-  /** Threads one multiprocessor holds at once (cuda: 2048 on Hopper, as
-   * calibrated): with it, a kernel occupies min(1, threads /
-   * (multiprocessors * threads_per_mp)) of its GPU instead of blocks /
-   * multiprocessors. 0: unknown. */
-  unsigned threads_per_mp;
-
-  /* What the calibration was made for: the cache key (docs/model.md). */
-  char cpu[64];            /**< CPU model name ("" unknown) */
-  char gpu[64];            /**< cuda: GPU 0's name; "" elsewhere */
-  char version[32];        /**< library version and model revision of the
-                                calibration ("0.1.0/m2") */
-  unsigned threads;        /**< team size calibrated (openmp); 0: the
-                                backend has no team */
-  char device_map[64];     /**< device map calibrated with ("0,0,1");
-                                "": none (the backend's default) */
-  double load;             /**< the machine's load average (1 minute) when
-                                calibrated; a model calibrated on a busy
-                                machine (load above its cores) is
-                                calibrated again once the load is below
-                                half of it. 0: unknown */
-  unsigned cpus;           /**< online cores when calibrated */
-
-  /* A team of CPU threads (openmp): host tasks, kernels and copies share
-   * one pool of threads. */
-  unsigned host_units;     /**< threads that run host tasks: with > 0,
-                                host tasks and the copies that move bytes
-                                are tasks of the pool like kernels (host
-                                tasks on any group's threads); 0: host
-                                tasks hold one "host" lane (cuda) */
-  double task_us;          /**< thread time per task beyond its work (the
-                                engine's claim, hand-off and bookkeeping),
-                                measured with independent empty tasks at
-                                the calibrated thread count */
-  double split_us;         /**< time a kernel split over the team takes
-                                beyond its share of work (publishing its
-                                chunks, waiting for the last) */
-  double edge_us;          /**< wait of an operation whose input comes
-                                from another thread (a hand-off between
-                                cores; on a busy machine, a preempted
-                                thread): paid by operations with several
-                                predecessors and by all but the first
-                                successor of an operation with several */
-  /** Streaming bandwidths (GB/s) of a triad kernel (bytes counted as the
-   * analysis counts them: reads once, writes and read-writes twice, as
-   * write-allocate moves them),
-   * out of cache (mem_*) and within cache (cache_*), by one thread
-   * (*1_gbps) and by the whole team split over it: operations of the
-   * pool that run at once share the team's bandwidth of their regime (a
-   * roofline cap: each draws its bytes / its cost at one thread). 0: no
-   * cap. */
-  double mem1_gbps, mem_gbps, cache1_gbps, cache_gbps;
-
-  /* What the backend is and what the machine does now: filled from the
-   * exec or the backend (rp_analysis_opts_from_exec(),
-   * rp_analysis_opts_for(), rp_analysis_opts_calibrated()), not saved. */
-  int in_order;            /**< the backend replays one operation at a
-                                time in program order (reference): the
-                                overlapped replay is the serial one, 1.00x */
-  int shared_memory;       /**< a CPU backend: host and device images share
-                                memory, so a copy the plan elides costs
-                                nothing and holds no lane, and a copy
-                                without a measured cost is taken for
-                                elided */
-  int load_measured;       /**< runnable and usable_cpus were measured */
-  double runnable;         /**< tasks runnable on the machine besides the
-                                caller's own threads (/proc/stat
-                                procs_running, median of 7 samples 5 ms
-                                apart; confined to some of the machine's
-                                CPUs, their share) */
-  unsigned usable_cpus;    /**< CPUs the process may run on (its affinity
-                                mask) */
-} rp_model;
-
-/** Revision of what the calibration measures; part of the cache key, so
- * that a library measuring differently recalibrates. */
-#define RP_MODEL_REVISION 2
-
-/** @brief An uncalibrated model: no overheads, copies at 25 GB/s, one
- * compute unit per device, every logical device its own. */
-RP_API void rp_model_init(rp_model *m);
-
-/** @brief The mode named @p name, or NULL. */
-RP_API const rp_model_mode *rp_model_find_mode(const rp_model *m,
-                                               const char *name);
-
-/** @brief Path of the default calibration file of @p backend on this
- * machine: $XDG_CACHE_HOME/reprise/<backend>-<hostname>.json, else
- * $HOME/.cache/reprise/... (the cache of rp_model_get_opts() adds the
- * configuration: rp_model_cache_path()). @return RP_OK, RP_EINVAL (no
- * room, no $HOME), RP_ENOTFOUND. */
-RP_API rp_status rp_model_path(const char *backend, char *path, size_t size);
-
-/** @brief Read a model ("reprise-model" JSON, docs/model.md).
- * @return RP_OK, RP_EIO (cannot open), RP_EPARSE (malformed, with the
- *   reason in rp_last_error()). */
-RP_API rp_status rp_model_load(rp_model *m, const char *path);
-
-/** @brief Write a model as JSON; creates the parent directory, writes a
- * temporary file and renames it (a reader never sees half a file).
- * @return RP_OK, RP_EIO. */
-RP_API rp_status rp_model_save(const rp_model *m, const char *path);
-
-/** @brief Write a model as JSON to @p fp. */
-RP_API rp_status rp_model_write_json(const rp_model *m, FILE *fp);
-
-/** @brief Measure the model of backend @p be (NULL: auto) by building and
- * replaying small graphs (chains of empty kernels, host tasks and tiny
- * copies in every mode; copies of two sizes, alone and both directions at
- * once; a peer copy where the backend has two devices; on a team of
- * threads: independent and split tasks, a compute-bound and a streaming
- * kernel in and out of cache against one thread). Each figure is the
- * median of @p runs timed replays (0: 5). @p xo: exec options (threads,
- * cores, device map) or NULL. Fills the key fields (machine, cpu, gpu,
- * version, threads, device_map). Takes a few seconds.
- * @return RP_OK or the failure of a replay. */
-RP_API rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
-                                    const rp_exec_opts *xo, unsigned runs);
-
-/** Flags of rp_model_get() and rp_model_opts.flags. */
-enum {
-  RP_MODEL_CALIBRATE = 1u << 0, /**< calibrate and save when the cache has
-                                     no model for this key, even with
-                                     RP_NO_AUTOCALIBRATE=1 */
-  RP_MODEL_REFRESH = 1u << 1,   /**< calibrate and save even when cached
-                                     (`reprise calibrate`) */
-  RP_MODEL_NO_AUTO = 1u << 2,   /**< rp_model_get_opts(): never calibrate
-                                     unasked: the cache only */
-  RP_MODEL_NO_PROBE = 1u << 3   /**< rp_analysis_opts_calibrated(): do
-                                     not measure the machine's load now
-                                     (never withhold the prediction) */
-};
-
-/** Progress of an automatic calibration: one line of text without a
- * newline ("calibrating the openmp model of host (2 threads), once: ..."),
- * given before it starts. The library never prints; a program prints
- * it. */
-typedef void (*rp_model_progress_fn)(void *user, const char *line);
-
-/** Options of rp_model_get_opts(). Zero-initialise, then set what you
- * need: zero means calibrate on first use, cache in the user's cache
- * directory. */
-typedef struct rp_model_opts {
-  unsigned flags;        /**< RP_MODEL_* */
-  unsigned runs;         /**< timed replays per figure (0: 5) */
-  rp_model_progress_fn progress; /**< told before a calibration; NULL */
-  void *user;            /**< passed to progress */
-  const char *cache_dir; /**< folder of the cached models; NULL:
-                              $XDG_CACHE_HOME/reprise, else
-                              $HOME/.cache/reprise */
-  const char *version;   /**< the library version the key holds; NULL:
-                              rp_version() (a test can change it) */
-} rp_model_opts;
-
-/** @brief Path of the cached model of backend @p be (NULL: auto) run
- * with exec options @p xo (threads, device map; NULL: defaults) on this
- * machine: <cache>/<backend>-<host>[-t<threads>][-m<map>].json, the cache
- * being @p o's cache_dir, else $XDG_CACHE_HOME/reprise, else
- * $HOME/.cache/reprise. @return RP_OK, RP_EINVAL, RP_ENOTFOUND (no cache
- * folder). */
-RP_API rp_status rp_model_cache_path(const rp_backend *be,
-                                     const rp_exec_opts *xo,
-                                     const rp_model_opts *o, char *path,
-                                     size_t size);
-
-/** @brief The model of backend @p be (NULL: auto) on this machine for
- * exec options @p xo: loaded from the cache (rp_model_cache_path()) when
- * its key (host name, CPU model, GPU name, thread count, device map,
- * library version and model revision) is this one; else calibrated
- * (rp_model_calibrate(), after telling o->progress), saved and returned,
- * unless RP_MODEL_NO_AUTO is set or the environment has
- * RP_NO_AUTOCALIBRATE=1 (then RP_ENOTFOUND) and RP_MODEL_CALIBRATE is
- * not set. RP_MODEL_REFRESH calibrates in any case. A model that cannot
- * be saved (no cache folder, read-only) is still returned.
- * @param o options or NULL (calibrate on first use).
- * @return RP_OK, RP_ENOTFOUND (not cached and not calibrated), RP_EINVAL,
- *   or the failure of the calibration. */
-RP_API rp_status rp_model_get_opts(rp_model *m, const rp_backend *be,
-                                   const rp_exec_opts *xo,
-                                   const rp_model_opts *o);
-
-/** @brief rp_model_get_opts() with the cache only (@p flags 0) or
- * RP_MODEL_CALIBRATE / RP_MODEL_REFRESH in @p flags, and no progress.
- * @return as rp_model_get_opts(). */
-RP_API rp_status rp_model_get(rp_model *m, const rp_backend *be,
-                              const rp_exec_opts *xo, unsigned flags);
-
-/** @brief Calibrations this process has run (rp_model_calibrate()
- * calls), for tests and tools. */
-RP_API unsigned long rp_model_calibrations(void);
-
-/** @} */
 
 /** @defgroup rp_analysis_fn Analysis
  * An analysis puts every operation of an ended graph on a lane
@@ -288,6 +19,9 @@ RP_API unsigned long rp_model_calibrations(void);
  * measured or modelled), and computes the serial time, the critical path,
  * the lane loads, the bound, the Amdahl form of the overlap bound and a list
  * schedule with its makespan. See docs/design.md, "Lanes, costs and bounds".
+ * Thread safety: an analysis is read-only once made; any number of
+ * threads may read and write reports of one analysis at once, and
+ * rp_analyze() may run in several threads at once on one ended graph.
  * @{ */
 
 typedef struct rp_analysis rp_analysis;
@@ -424,59 +158,6 @@ RP_API rp_status rp_analysis_op(const rp_analysis *a, rp_node n,
 RP_API rp_status rp_analysis_op_model(const rp_analysis *a, rp_node n,
                                       double *start_us, double *end_us);
 
-/** @brief Fill analysis options from what exec @p x really runs: its
- * backend's mode (the overlapped mode predicted), and in @p m (which the
- * options then point to) the compute units of each device (openmp: the
- * threads of the device's group), the pool of threads that runs host
- * tasks (openmp: m->host_units, the team) and which logical devices share
- * a physical device (the exec's device map). The model's calibrated
- * figures are left as they are (rp_analysis_opts_calibrated() loads or
- * calibrates them first). @p m should hold the
- * calibration (rp_model_get()) or rp_model_init(); @p o is initialised
- * with rp_analysis_opts_init() first. @p units receives RP_MAX_DEVICES
- * entries for o->compute_units (the bound's lanes), may be NULL. It also
- * says what the backend is (m->in_order: the reference; m->shared_memory
- * and free copy links: a CPU backend) and measures the load now
- * (m->runnable, m->usable_cpus: about 30 ms; docs/model.md).
- * @return RP_OK, RP_EINVAL. */
-RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
-                                            unsigned *units,
-                                            const rp_exec *x);
-
-/** @brief Analysis options for what exec @p x runs (as
- * rp_analysis_opts_from_exec()), with the machine model of its backend on
- * this machine for its configuration: loaded from the cache, or
- * calibrated on first use and cached (rp_model_get_opts() with @p mo, or
- * NULL: defaults). When the cache has no model and automatic calibration
- * is off (RP_MODEL_NO_AUTO, RP_NO_AUTOCALIBRATE=1), @p m is an
- * uncalibrated model (m->calibrated 0; the report says "uncalibrated")
- * and the call succeeds. The machine's load is measured now (m->runnable,
- * m->usable_cpus, about 30 ms; RP_MODEL_NO_PROBE does not): on a busy
- * machine the analysis withholds its prediction (rp_summary.withheld).
- * @p o must have
- * its size set (rp_analysis_opts_init()); it is reset to the defaults
- * first; @p m and @p units must outlive the options' use.
- * @return RP_OK, RP_EINVAL, or the failure of a calibration (the options
- *   are then filled with an uncalibrated model all the same). */
-RP_API rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o,
-                                             rp_model *m, unsigned *units,
-                                             const rp_exec *x,
-                                             const rp_model_opts *mo);
-
-/** @brief Analysis options for backend @p be (NULL: auto) run with exec
- * options @p xo (NULL: defaults) on ended graph @p g, without an exec (a
- * graph loaded from a file): the units and physical devices that
- * rp_analysis_opts_from_exec() would find, put in @p m, and the mode;
- * like it, what the backend is (m->in_order, m->shared_memory, copy
- * links free on a CPU backend) and the load now (m->runnable,
- * m->usable_cpus: about 30 ms), so that both give one answer.
- * @p o must have its size set (rp_analysis_opts_init()); it is reset to
- * the defaults first. @return RP_OK, RP_EINVAL (also for a size of 0). */
-RP_API rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
-                                      unsigned *units, const rp_graph *g,
-                                      const rp_backend *be,
-                                      const rp_exec_opts *xo);
-
 /** Achieved speedup from timed replays, against the prediction. */
 typedef struct rp_achieved {
   double speedup;       /**< median of serial[i] / overlapped[i] */
@@ -531,21 +212,6 @@ RP_API rp_status rp_achieved_check_serial(rp_achieved *ach,
 RP_API rp_status rp_analysis_write_achieved(const rp_analysis *a,
                                             const rp_achieved *ach,
                                             FILE *fp);
-
-/** @brief Analyse the graph exec @p x really replays (rp_exec_graph():
- * its copies reshaped, its kernels split; the graph given to
- * rp_exec_create() when no pass changed it), with options @p o (may be
- * NULL; typically from rp_analysis_opts_from_exec()). @p o->measured_us,
- * when given, is indexed by the operations of the graph given to
- * rp_exec_create(), as rp_exec_profile() fills it for an exec created
- * with the same options (a serial one, say): an operation that became one
- * keeps its cost, one cut into pieces shares it among them by the bytes
- * they move (kernels: by index points), and one merged into an earlier
- * copy has none (the merged copy's profile holds it). The analysis reads
- * the exec's graph: @p x must outlive it.
- * @return RP_OK, RP_EINVAL, RP_ENOMEM, or rp_analyze()'s failure. */
-RP_API rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
-                                 rp_analysis **out);
 
 /** One operation whose achieved time departs from the prediction. */
 typedef struct rp_departure {
@@ -725,82 +391,10 @@ RP_API rp_status rp_split_write_text(const rp_graph *g,
 
 /** @} */
 
-/** @defgroup rp_check_fn Checking hand-written dependencies
- * A program that orders its operations by hand (streams and events, or
- * any explicit ordering) is transcribed as a graph whose operations carry
- * their accesses and their explicit `after` dependencies (record with
- * RP_GRAPH_NO_COHERENCE so that copies are as written). The check looks
- * only at the accesses and the `after` lists, never at the edges the
- * recorder derives: every pair of conflicting operations (same buffer, same
- * memory space, intersecting regions, one writes) that the `after` edges
- * do not order is a missing order, a race; every `after` edge whose removal
- * leaves every conflicting pair ordered is superfluous, and the check
- * predicts what dropping it gains (the schedule over the `after` edges,
- * with and without it). A graph with no `after` edge has no hand-written
- * order to check (a program recorded with the library: its orders are
- * the ones reprise derives): the check then finds nothing, and
- * rp_check_num_orders() says 0. Copies inserted by automatic coherence are
- * the recorder's, ordered by it: pairs with one are never races.
- * Quadratic in the operations (it compares every
- * conflicting pair and keeps reachability as bit sets): meant for
- * transcribed programs of up to some thousands of operations.
- * @{ */
-
-typedef struct rp_check rp_check;
-
-/** One finding. */
-typedef struct rp_check_item {
-  rp_node from, to;     /**< the two operations, from before to */
-  rp_edge_kind kind;    /**< races: RP_EDGE_RAW/WAR/WAW; superfluous:
-                             RP_EDGE_AFTER */
-  rp_buf buf;           /**< races: the buffer; else RP_NONE */
-  int space;            /**< races: RP_SPACE_HOST or the device */
-  uint64_t offset, bytes; /**< races: the first intersecting byte range */
-  int implied;          /**< superfluous: other `after` edges order the
-                             two operations anyway (no gain) */
-  double gain_us;       /**< superfluous: predicted time saved by dropping
-                             the edge (schedule makespan, or the model's
-                             overlapped time when a model is given) */
-} rp_check_item;
-
-/** Most operations rp_check_deps() takes (reachability is kept as bit
- * sets, nop^2 / 8 bytes). */
-#define RP_CHECK_MAX_OPS 32768u
-
-/** @brief Check the `after` dependencies of ended graph @p g against its
- * accesses. @p o: analysis options for the predicted gains, or NULL.
- * @return RP_OK, RP_ESTATE (not ended), RP_EINVAL (more than
- *   RP_CHECK_MAX_OPS operations, bad options), RP_ENOMEM. */
-RP_API rp_status rp_check_deps(const rp_graph *g, const rp_analysis_opts *o,
-                               rp_check **out);
-/** @brief Destroy a check. NULL is a no-op. */
-RP_API void rp_check_destroy(rp_check *c);
-/** @brief Number of distinct `after` edges the check read: 0 when the
- * graph has no hand-written order (nothing checked, no race). */
-RP_API uint32_t rp_check_num_orders(const rp_check *c);
-/** @brief Number of races (missing orders), in (to, from) order. */
-RP_API uint32_t rp_check_num_races(const rp_check *c);
-/** @brief Race @p i. @return RP_OK or RP_EINVAL. */
-RP_API rp_status rp_check_race(const rp_check *c, uint32_t i,
-                               rp_check_item *out);
-/** @brief Number of superfluous `after` edges, in (to, from) order. */
-RP_API uint32_t rp_check_num_superfluous(const rp_check *c);
-/** @brief Superfluous edge @p i. @return RP_OK or RP_EINVAL. */
-RP_API rp_status rp_check_superfluous(const rp_check *c, uint32_t i,
-                                      rp_check_item *out);
-/** @brief Predicted time of the graph ordered by its `after` edges, and
- * with every superfluous edge dropped. */
-RP_API void rp_check_times(const rp_check *c, double *as_written_us,
-                           double *minimal_us);
-/** @brief Human report: each race with its operations, buffer, byte range
- * and kind; each superfluous edge with its predicted gain. */
-RP_API rp_status rp_check_write_text(const rp_check *c, FILE *fp);
-/** @brief The same as JSON ("reprise-check", version 1). */
-RP_API rp_status rp_check_write_json(const rp_check *c, FILE *fp);
-
-/** @} */
-
 #ifdef __cplusplus
 }
 #endif
 #endif
+
+/* The dependency check uses rp_analysis_opts: after the guard. */
+#include "reprise/check.h"

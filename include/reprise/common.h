@@ -13,6 +13,14 @@ extern "C" {
 /** @defgroup rp_common Common definitions
  * The export macro, the library version and the status codes every
  * fallible call returns.
+ *
+ * The error rule: every function that returns an rp_status clears the
+ * calling thread's rp_last_error() when it starts and, when it fails,
+ * leaves there a message naming the call (a NULL argument included);
+ * rp_graph_error() and rp_exec_error() show the same text for their
+ * object's last call (docs/design.md, "Errors").
+ * Thread safety: rp_last_error() is per thread; the functions here may be
+ * called from any thread.
  * @{ */
 
 #if defined(RP_BUILDING) && defined(__GNUC__)
@@ -21,10 +29,17 @@ extern "C" {
 #define RP_API
 #endif
 
+/** The version these headers belong to (CMakeLists.txt's project version;
+ * a test checks that they agree). */
 #define RP_VERSION_MAJOR 0
 #define RP_VERSION_MINOR 1
 #define RP_VERSION_PATCH 0
 #define RP_VERSION_STRING "0.1.0"
+/** The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH, for
+ * compile-time tests (#if RP_VERSION >= 100: 0.1.0 or later). The library
+ * a program runs with says its own with rp_version(). */
+#define RP_VERSION                                                          \
+  (RP_VERSION_MAJOR * 10000 + RP_VERSION_MINOR * 100 + RP_VERSION_PATCH)
 
 /** One table generates the enum, the names and the messages. */
 #define RP_STATUS_MAP(X)                                                    \
@@ -49,7 +64,7 @@ extern "C" {
 
 /** Status of every fallible call: 0 on success, negative on error. */
 typedef enum {
-#define RP__X(name, code, msg) RP_##name = code,
+#define RP__X(name, code, msg) RP_##name = (code),
   RP_STATUS_MAP(RP__X)
 #undef RP__X
 } rp_status;
@@ -62,13 +77,14 @@ RP_API const char *rp_strerror(rp_status s);
  * @param s a status. @return a static string, never NULL. */
 RP_API const char *rp_status_name(rp_status s);
 
-/** @brief Details of the last failure of a call that returns no object to
- * ask (rp_exec_create, rp_analyze, rp_backend_find, rp_graph_read_json,
- * rp_plugin_load, ...) in this thread. Per thread; such a call clears it
- * ("") when it succeeds. */
+/** @brief The message of the last failure in this thread: every call that
+ * returns an rp_status clears it on entry and sets it when it fails (the
+ * error rule above). Per thread. */
 RP_API const char *rp_last_error(void);
 
-/** @brief The library's version string ("0.1.0"). */
+/** @brief The version string of the library the program runs with
+ * ("0.1.0"; RP_VERSION_STRING is that of the headers it was compiled
+ * with). */
 RP_API const char *rp_version(void);
 
 /** @brief Monotonic clock in microseconds (the one rp_exec_last_us uses). */

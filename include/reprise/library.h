@@ -39,6 +39,9 @@ extern "C" {
  * host task the ::rp_host_task whose `name` equals the operation's name
  * (give host tasks a name with rp_op_opts.name). Several libraries may be
  * loaded; the first one loaded that has a name wins.
+ * Thread safety: a loaded kernel set is read-only; several threads may
+ * bind graphs with one set at once. rp_kernels_load() may be called from
+ * any thread.
  * @{ */
 
 /** A host task a kernel library exports. A host task replayed from a file

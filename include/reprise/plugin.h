@@ -29,6 +29,8 @@ extern "C" {
  * when it links their archives (`libreprise-<name>.a`, CMake
  * `reprise::static_<name>`), and never loads those plugins (asking for one
  * not linked in gives ::RP_ENOTSUP, saying what to link).
+ * Thread safety: loading is serialised inside the library; a loaded
+ * plugin stays loaded for the life of the process.
  * @{ */
 
 /** The name of the symbol a plugin exports. */

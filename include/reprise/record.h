@@ -417,6 +417,10 @@ static inline rp_dims rp_dims3(uint64_t x, uint64_t y, uint64_t z) {
  * Create, finish, inspect and destroy graphs. Recording calls validate all
  * of their input before changing anything: a failed call leaves the graph as
  * it was, and rp_graph_error() says what was wrong.
+ * Thread safety: a graph is recorded from one thread at a time (the
+ * caller serialises recording calls on one graph); an ended graph is
+ * read-only, and any number of threads may read it, analyse it and create
+ * execs of it at once. Distinct graphs are independent.
  * @{ */
 
 /** @brief Create an empty graph in the recording phase.

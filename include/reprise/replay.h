@@ -12,6 +12,11 @@ extern "C" {
  * A backend (openmp, cuda, xrt, and "reference", the sequential oracle)
  * instantiates an ended graph once into an ::rp_exec, which then runs it
  * any number of times. Device images persist across runs of one exec.
+ * Thread safety: one exec is driven from one thread at a time (run,
+ * launch, wait, rebind, profile: the caller serialises them); distinct
+ * execs, of one graph or of several, may run in distinct threads at once.
+ * The backend registry and the plugin loader (rp_backend_find(),
+ * rp_plugin_load()) may be called from any thread: they lock.
  * @{ */
 
 typedef struct rp_backend rp_backend;

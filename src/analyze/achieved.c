@@ -131,11 +131,12 @@ static int ranked_cmp(const void *x, const void *y) {
 rp_status rp_analysis_departures(const rp_analysis *a, const double *start_us,
                                  const double *end_us, rp_departure *out,
                                  uint32_t max, uint32_t *count) {
+  RP_ENTER();
   if (count)
     *count = 0;
   if (!a || !start_us || !end_us || (max && !out) ||
       bad_times(a, start_us, end_us))
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   ranked *r = malloc(sizeof *r * (a->nop ? a->nop : 1));
   if (!r)
     return RP_ENOMEM;
@@ -169,8 +170,9 @@ rp_status rp_analysis_write_departures(const rp_analysis *a,
                                        const double *start_us,
                                        const double *end_us, unsigned top,
                                        FILE *fp) {
+  RP_ENTER();
   if (!a || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp_departure *d = malloc(sizeof *d * (top ? top : 1));
   uint32_t k = 0;
   if (!d)
@@ -251,8 +253,9 @@ static void track(const rp_analysis *a, FILE *fp, int pid, const char *name,
 rp_status rp_analysis_write_trace2(const rp_analysis *a,
                                    const double *start_us,
                                    const double *end_us, FILE *fp) {
+  RP_ENTER();
   if (!a || !fp || !start_us || !end_us || bad_times(a, start_us, end_us))
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n"
         "  {\"name\": \"reprise\", \"ph\": \"M\", \"pid\": 0, \"tid\": 0, "
         "\"args\": {}}", fp);
@@ -271,8 +274,9 @@ static int cmp_dbl(const void *x, const void *y) {
 rp_status rp_achieved_compute(const rp_analysis *a, const double *serial_us,
                               const double *overlap_us, unsigned runs,
                               rp_achieved *out) {
+  RP_ENTER();
   if (!out || !serial_us || !overlap_us || !runs)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   memset(out, 0, sizeof *out);
   double *r = malloc(sizeof *r * runs);
   if (!r)
@@ -318,8 +322,9 @@ rp_status rp_achieved_check_serial(rp_achieved *ach, const rp_analysis *a,
 
 rp_status rp_analysis_write_achieved(const rp_analysis *a,
                                      const rp_achieved *ach, FILE *fp) {
+  RP_ENTER();
   if (!a || !ach || !fp || !ach->runs)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__write_predicted(a, fp);
   fprintf(fp, "achieved speedup  %9.3fx  (median of %u timed pairs, "
               "serial / overlapped; %.3fx - %.3fx)\n",

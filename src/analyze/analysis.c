@@ -150,7 +150,7 @@ static rp_status refuse(rp_status s, const char *msg) {
 
 rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
                      rp_analysis **out) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!out)
     return refuse(RP_EINVAL, "out is NULL");
   *out = NULL;
@@ -244,8 +244,9 @@ void rp_analysis_summary(const rp_analysis *a, rp_summary *out) {
 }
 
 rp_status rp_analysis_op(const rp_analysis *a, rp_node n, rp_op_sched *out) {
+  RP_ENTER();
   if (!a || !out || n >= a->nop)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   out->lane = a->lane[n];
   out->cost_us = a->cost[n];
   out->start_us = a->start[n];
@@ -258,8 +259,9 @@ rp_status rp_analysis_op(const rp_analysis *a, rp_node n, rp_op_sched *out) {
 
 rp_status rp_analysis_op_model(const rp_analysis *a, rp_node n,
                                double *start_us, double *end_us) {
+  RP_ENTER();
   if (!a || n >= a->nop)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (!a->mstart)
     return RP_ENOTFOUND;
   if (start_us)
@@ -275,8 +277,9 @@ uint32_t rp_analysis_num_lanes(const rp_analysis *a) {
 
 rp_status rp_analysis_lane(const rp_analysis *a, uint32_t i,
                            const char **name, double *busy_us) {
+  RP_ENTER();
   if (!a || i >= a->nlane)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (name)
     *name = a->lanes[i].name;
   if (busy_us)

@@ -108,29 +108,12 @@ void rp__host_name(char *h, size_t n);
  * RP_EINVAL with rp_last_error() naming @p what for a size it refuses. */
 rp_status rp__analysis_opts_in(rp_analysis_opts *dst,
                                const rp_analysis_opts *src, const char *what);
-rp_status rp__exec_opts_in(rp_exec_opts *dst, const rp_exec_opts *src,
-                           const char *what);
 /* mkdir -p of the folder of path; 0 or -1 (model.c). */
 int rp__make_parent(const char *path);
-/* Fills the key fields of m (machine, cpu, gpu, version, threads,
- * device_map) for backend be run with xo (NULL: defaults); version NULL:
- * rp_version() (model_cache.c). */
-void rp__model_key(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
-                   const char *version);
-/* The team an openmp exec with options xo builds: nthreads, else the
- * given cores, else OMP_NUM_THREADS or the online cores (from_exec.c). */
-long rp__omp_team(const rp_exec_opts *xo);
-/* Measures the machine's load now into m: runnable (other runnable
- * tasks, the median of a few samples 5 ms apart), usable_cpus,
- * load_measured (from_exec.c). */
-void rp__measure_load(rp_model *m);
-/* GPU 0's name as the CUDA driver reports it, "" when it cannot say
- * (calibrate.c). */
-void rp__gpu_name(char *out, size_t n);
-
 /* Writers' helpers (report.c). */
-/* Prints a double as the shortest of %.15g/%.16g/%.17g that reads back
- * exactly (JSON-safe: never inf or nan, which costs are checked against). */
+/* Prints a double as %.15g, or %.17g where that does not read back
+ * exactly, in any locale (rp__num_text; JSON-safe: never inf or nan,
+ * which costs are checked against). */
 void rp__put_num(FILE *fp, double v);
 /* Prints s as XML text (& < > " escaped, control characters as
  * spaces; svg.c). */

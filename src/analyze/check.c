@@ -266,8 +266,9 @@ void rp_check_destroy(rp_check *c) {
 
 rp_status rp_check_deps(const rp_graph *g, const rp_analysis_opts *o,
                         rp_check **out) {
+  RP_ENTER();
   if (!out)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   *out = NULL;
   if (!g)
     return RP_EINVAL;
@@ -402,16 +403,18 @@ uint32_t rp_check_num_superfluous(const rp_check *c) {
 }
 
 rp_status rp_check_race(const rp_check *c, uint32_t i, rp_check_item *out) {
+  RP_ENTER();
   if (!c || !out || i >= c->nrace)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   *out = c->race[i];
   return RP_OK;
 }
 
 rp_status rp_check_superfluous(const rp_check *c, uint32_t i,
                                rp_check_item *out) {
+  RP_ENTER();
   if (!c || !out || i >= c->nextra)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   *out = c->extra[i];
   return RP_OK;
 }
@@ -436,8 +439,9 @@ static void space_name(int s, char *b, size_t n) {
 }
 
 rp_status rp_check_write_text(const rp_check *c, FILE *fp) {
+  RP_ENTER();
   if (!c || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   const rp_graph *g = c->g;
   if (!c->norders) {
     fprintf(fp, "no hand-written orders to check: no operation has an "
@@ -459,7 +463,7 @@ rp_status rp_check_write_text(const rp_check *c, FILE *fp) {
             op_name(g, r->to),
             r->buf < g->nbuf ? g->buf[r->buf].name : "?", sp,
             (unsigned long long)r->offset,
-            (unsigned long long)(r->offset + r->bytes));
+            (unsigned long long)r->offset + (unsigned long long)r->bytes);
   }
   fprintf(fp, "superfluous orders (no hazard needs them): %u\n", c->nextra);
   for (uint32_t i = 0; i < c->nextra; i++) {
@@ -477,8 +481,9 @@ rp_status rp_check_write_text(const rp_check *c, FILE *fp) {
 }
 
 rp_status rp_check_write_json(const rp_check *c, FILE *fp) {
+  RP_ENTER();
   if (!c || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   const rp_graph *g = c->g;
   fprintf(fp, "{\"format\": \"reprise-check\", \"version\": 1,\n "
               "\"orders\": %u, \"races\": [", c->norders);

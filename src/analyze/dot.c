@@ -117,8 +117,9 @@ static void legend(const rp_analysis *a, FILE *fp) {
 }
 
 rp_status rp_analysis_write_dot(const rp_analysis *a, FILE *fp) {
+  RP_ENTER();
   if (!a || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   if (a->nop > RP__DOT_DETAIL)
     return write_grouped(a, fp);
   const rp_graph *g = a->g;

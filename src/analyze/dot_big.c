@@ -41,8 +41,9 @@ static void write_node(FILE *fp, const rp_analysis *a, uint32_t n,
 
 rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
                                      uint32_t max_nodes) {
+  RP_ENTER();
   if (!g || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   uint32_t n = rp_graph_num_nodes(g);
   if (!max_nodes || n <= max_nodes)
     return rp_graph_write_dot(g, fp);

@@ -48,8 +48,9 @@ void rp__host_name(char *h, size_t n) {
 }
 
 rp_status rp_model_path(const char *backend, char *path, size_t size) {
+  RP_ENTER();
   if (!plain_name(backend) || !path || !size)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   char host[64];
   rp__host_name(host, sizeof host);
   const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -94,8 +95,9 @@ static void put_link(FILE *fp, const char *key, const rp_model_link *l) {
 }
 
 rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
+  RP_ENTER();
   if (!m || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   fprintf(fp, "{\n  \"format\": \"reprise-model\", \"version\": 1,\n"
               "  \"backend\": ");
   rp__put_json_str(fp, m->backend);
@@ -171,8 +173,9 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
 }
 
 rp_status rp_model_save(const rp_model *m, const char *path) {
+  RP_ENTER();
   if (!m || !path)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   if (rp__make_parent(path) != 0) {
     rp__set_last_errorf("%s: cannot create its folder: %s", path,
                         strerror(errno));
@@ -386,8 +389,9 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
 }
 
 rp_status rp_model_load(rp_model *m, const char *path) {
+  RP_ENTER();
   if (!m || !path)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   FILE *fp = fopen(path, "rb");
   if (!fp) {
     rp__set_last_error("model: cannot open the file");

@@ -63,8 +63,9 @@ static int by_x(const void *a, const void *b) {
 rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
                                const char *title, const char *xlabel,
                                FILE *fp) {
+  RP_ENTER();
   if (!pts || !n || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp_speedup_point *p = malloc(sizeof *p * n);
   if (!p)
     return RP_ENOMEM;

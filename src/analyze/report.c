@@ -14,11 +14,7 @@ void rp__put_num(FILE *fp, double v) {
     return;
   }
   char buf[40];
-  for (int p = 15; p <= 17; p++) {
-    snprintf(buf, sizeof buf, "%.*g", p, v);
-    if (strtod(buf, NULL) == v)
-      break;
-  }
+  rp__num_text(buf, v);
   fputs(buf, fp);
 }
 
@@ -104,8 +100,9 @@ static void text_costs(const rp_analysis *a, FILE *fp) {
 }
 
 rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
+  RP_ENTER();
   if (!a || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   const rp_summary *s = &a->sum;
   double ms = s->makespan_us;
   /* Lanes that hold only copies the backend elides are no lanes of it. */
@@ -236,8 +233,9 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
 }
 
 rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
+  RP_ENTER();
   if (!a || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   const rp_graph *g = a->g;
   const rp_summary *s = &a->sum;
   fprintf(fp, "{\n  \"format\": \"reprise-analysis\", \"version\": 1,\n"

@@ -61,8 +61,9 @@ static rp_status try_k(const rp_graph *g, const rp_analysis *base,
 
 rp_status rp_split_advise(const rp_graph *g, const rp_analysis_opts *o,
                           unsigned max_k, rp_split_advice *out) {
+  RP_ENTER();
   if (!g || !out)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   memset(out, 0, sizeof *out);
   out->k = 1;
   out->first_kernel = RP_NONE;
@@ -125,8 +126,9 @@ rp_status rp_split_advise(const rp_graph *g, const rp_analysis_opts *o,
 
 rp_status rp_split_write_text(const rp_graph *g, const rp_split_advice *a,
                               FILE *fp) {
+  RP_ENTER();
   if (!g || !a || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   if (a->first_kernel == RP_NONE) {
     fprintf(fp, "split: no kernel declared splittable with regions that "
             "follow its axis\n");

@@ -102,8 +102,9 @@ static rp_status merged_bars(const rp_analysis *a, FILE *fp, double scale,
 }
 
 rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp) {
+  RP_ENTER();
   if (!a || !fp)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   double ms = a->sum.makespan_us;
   double scale = ms > 0 ? PLOT / ms : 0;
   int big = a->nop > SVG_LIMIT;

@@ -14,8 +14,9 @@ uint32_t rp_analysis_trace_parts(const rp_analysis *a, uint32_t max_events) {
  * one complete ("X") event per operation, times in microseconds. */
 rp_status rp_analysis_write_trace_part(const rp_analysis *a, FILE *fp,
                                        uint32_t first, uint32_t count) {
+  RP_ENTER();
   if (!a || !fp || first > a->nop)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (count > a->nop - first)
     count = a->nop - first;
   rp__out *w = rp__out_new(fp);
@@ -73,5 +74,6 @@ rp_status rp_analysis_write_trace_part(const rp_analysis *a, FILE *fp,
 }
 
 rp_status rp_analysis_write_trace(const rp_analysis *a, FILE *fp) {
+  RP_ENTER();
   return rp_analysis_write_trace_part(a, fp, 0, a ? a->nop : 0);
 }

@@ -2,8 +2,8 @@
 #include <time.h>
 #include "core/core.h"
 
-/* Exported for plugins, which link against the shared library. */
-RP_API double rp__now_us(void) {
+/* Internal (hidden, as every rp__ name: tests/test_api_closed.c). */
+double rp__now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;

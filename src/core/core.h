@@ -21,6 +21,26 @@ void rp__set_last_errorf(const char *fmt, ...)
 #endif
     ;
 
+/* The error rule (docs/design.md, "Errors"; reprise/common.h), one for
+ * every public function that returns an rp_status, applied by
+ * construction:
+ *   - its first statement is RP_ENTER(), which clears the calling
+ *     thread's rp_last_error();
+ *   - an argument that may not be NULL and is refuses with
+ *     `return RP_NULL_ARG();`: RP_EINVAL, with a message naming the call;
+ *   - every other failure sets its message (rp__set_last_error*) before
+ *     it returns.
+ * tests/test_error_rule.c walks every such function of the headers. */
+#define RP_ENTER() rp__clear_last_error()
+#define RP_NULL_ARG() rp__null_arg(__func__)
+/* The same for a test that mixes NULL arguments and ranges. */
+#define RP_BAD_ARG() rp__bad_arg(__func__)
+/* RP_EINVAL, with "<fn>: a required argument is NULL". */
+rp_status rp__null_arg(const char *fn);
+/* RP_EINVAL, with "<fn>: invalid argument (NULL, or an index out of
+ * range)". */
+rp_status rp__bad_arg(const char *fn);
+
 /* A malloc'ed copy of s (NULL when out of memory). */
 char *rp__strdup(const char *s);
 /* Grows *p (elements of size sz, *cap of them) to hold at least n,

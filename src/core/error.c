@@ -31,8 +31,8 @@ const char *rp_version(void) { return RP_VERSION_STRING; }
 
 const char *rp_last_error(void) { return last_error; }
 
-/* Exported for plugins, which link against the shared library. */
-RP_API void rp__set_last_error(const char *msg) {
+/* Internal (hidden): plugins report through rp_backend_set_error(). */
+void rp__set_last_error(const char *msg) {
   snprintf(last_error, sizeof last_error, "%s", msg ? msg : "");
 }
 
@@ -43,4 +43,15 @@ void rp__set_last_errorf(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(last_error, sizeof last_error, fmt, ap);
   va_end(ap);
+}
+
+rp_status rp__null_arg(const char *fn) {
+  rp__set_last_errorf("%s: a required argument is NULL", fn);
+  return RP_EINVAL;
+}
+
+rp_status rp__bad_arg(const char *fn) {
+  rp__set_last_errorf("%s: invalid argument (NULL, or an index out of "
+                      "range)", fn);
+  return RP_EINVAL;
 }

@@ -112,10 +112,22 @@ static inline void rp__out_jstr(rp__out *w, const char *s) {
   rp__out_mem(w, "\"", 1);
 }
 
+/* The tree's one JSON number text, for a finite v: %.15g when it reads
+ * back as the same double, else %.17g, which always does (the check
+ * runs in the current locale, whose decimal comma then becomes the point
+ * JSON needs: tests/test_json_locale.c). rp__out_num and the analysis'
+ * writers (rp__put_num) print it. */
+static inline void rp__num_text(char t[40], double v) {
+  snprintf(t, 40, "%.15g", v);
+  if (strtod(t, NULL) != v)
+    snprintf(t, 40, "%.17g", v);
+  for (char *c = t; *c; c++)
+    if (*c == ',')
+      *c = '.';
+}
+
 /* A JSON number: whole numbers below 2^32 by hand (most times and costs),
- * else the shortest of %.15g and %.17g that reads back as the same double
- * (the check runs in the current locale; a decimal comma then becomes the
- * point JSON needs); null when not finite. */
+ * else rp__num_text; null when not finite. */
 static inline void rp__out_num(rp__out *w, double v) {
   if (!isfinite(v)) {
     rp__out_str(w, "null");
@@ -127,12 +139,7 @@ static inline void rp__out_num(rp__out *w, double v) {
     return;
   }
   char t[40];
-  snprintf(t, sizeof t, "%.15g", v);
-  if (strtod(t, NULL) != v)
-    snprintf(t, sizeof t, "%.17g", v);
-  for (char *c = t; *c; c++)
-    if (*c == ',')
-      *c = '.';
+  rp__num_text(t, v);
   rp__out_str(w, t);
 }
 

@@ -1,5 +1,6 @@
 /* The one rule for the option structs a caller fills in (rp_exec_opts,
- * rp_read_opts, rp_analysis_opts; not yet rp_kernel, docs/design.md,
+ * rp_read_opts, rp_analysis_opts, rp_model_opts; not yet rp_kernel and
+ * rp_op_opts, docs/design.md,
  * "Versioned structs"): the first member is
  * `size_t size`, which the type's init function or INIT macro sets to
  * sizeof the struct as the caller was compiled. The library

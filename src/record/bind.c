@@ -155,6 +155,7 @@ static rp_status bind_op(rp_graph *c, const rp_graph *g, rp_node n,
 
 rp_status rp_graph_bind(const rp_graph *g, const rp_kernels *set,
                         void *const *host, rp_graph **out) {
+  RP_ENTER();
   if (!out || !g) {
     rp__set_last_error("rp_graph_bind: NULL argument");
     return RP_EINVAL;

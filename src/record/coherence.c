@@ -249,6 +249,7 @@ typedef struct vfind {
 #define NIV(s, e) ((s)->ix[(e) - (s)->a].niv)
 #define SEGS(s, e, v, q0, q1)                                                \
   const uint64_t *v##p = (s)->iv + 2 * ((s)->ix[(e) - (s)->a].iv0 + (v));   \
+  /* NOLINTNEXTLINE(bugprone-macro-parentheses): q0, q1 are declared */  \
   uint64_t q0 = seg_of((s), v##p[0]), q1 = seg_of((s), v##p[0] + v##p[1])
 
 static void note_zero_read(vsim *s, vfind *f, const bacc *e, uint64_t q) {
@@ -460,7 +461,8 @@ rp_status rp__coh_check(const rp__coh *c,
     }
     if (f.nstale) {
       rp_node_info ni = {0};
-      rp_node_info_get(g, f.stale_op, &ni);
+      if (f.stale_op != RP_NONE) /* a failed call would set the error */
+        rp_node_info_get(g, f.stale_op, &ni);
       snprintf(msg, sizeof msg,
                "buffer \"%s\": bytes [%llu, %llu)%s last written by op %u "
                "\"%s\" on %s never reach the host array, which keeps its "

@@ -12,9 +12,9 @@ const char *rp_device_kind_name(rp_device_kind k) {
 
 rp_status rp_graph_set_device_kind(rp_graph *g, int device,
                                    rp_device_kind kind) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (g->ended)
     return rp__fail(g, RP_ESTATE, "graph ended: device kinds are fixed");
   if (device < 0 || device >= RP_MAX_DEVICES)

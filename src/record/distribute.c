@@ -13,8 +13,9 @@ static uint64_t buffer_rows(const rp__buffer *b) {
 
 rp_status rp_buffer_distribute(rp_graph *g, rp_buf b, unsigned nparts,
                                const uint64_t *bounds) {
+  RP_ENTER();
   if (!g)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   if (g->ended)
     return rp__fail(g, RP_ESTATE, "graph ended: no buffer can be "
                     "distributed");
@@ -55,8 +56,9 @@ unsigned rp_buffer_num_parts(const rp_graph *g, rp_buf b) {
 
 rp_status rp_buffer_part_rows(const rp_graph *g, rp_buf b, unsigned part,
                               uint64_t *r0, uint64_t *r1) {
+  RP_ENTER();
   if (!g || b >= g->nbuf || !r0 || !r1)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   const rp__buffer *x = &g->buf[b];
   if (!x->nparts) {
     *r0 = 0;

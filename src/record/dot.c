@@ -42,9 +42,9 @@ static void put_escaped(rp__out *w, const char *s) {
 }
 
 rp_status rp_graph_write_dot(const rp_graph *g, FILE *fp) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g || !fp)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (g->nop > RP__DOT_DETAIL)
     return rp__dot_grouped(g, NULL, fp);
   rp__out *w = rp__out_new(fp);

@@ -473,82 +473,91 @@ static void group_text(FILE *fp, const rp_graph *g, const grp *a,
     fprintf(fp, "%s%u edges among these operations", nl, a->inner);
 }
 
-rp_status rp__dot_grouped(const rp_graph *g, const rp__dot_extra *x,
-                          FILE *fp) {
-  if (!g || !fp)
-    return RP_EINVAL;
-  uint32_t nop = g->nop, m = rp_graph_num_edges(g);
+/* rp__dot_grouped's state, shared by its steps. */
+typedef struct dg {
+  const rp_graph *g;
+  const rp__dot_extra *x;
+  FILE *fp;
+  uint32_t nop, m;
   lanes l;
-  rp_status st = lanes_build(g, x, &l);
-  uint32_t *step = malloc(sizeof *step * (nop ? nop : 1));
-  uint32_t *gof = malloc(sizeof *gof * (nop ? nop : 1));
-  grp *gr = calloc(nop ? nop + 1 : 1, sizeof *gr);
-  uint32_t *nextc = malloc(sizeof *nextc * (nop ? nop : 1));
-  pedge *pe = malloc(sizeof *pe * (m ? m : 1));
-  uint8_t *used = calloc(l.n ? l.n : 1, 1);
-  uint32_t *s0 = NULL, *r0 = NULL, *rep = NULL;
-  if (st != RP_OK || !step || !gof || !gr || !nextc || !pe || !used) {
-    st = RP_ENOMEM;
-    goto out;
-  }
-  /* Steps, then groups: within a step, the ops of one base name, type,
-   * lane and kind (inserted or not). Steps never decrease in program
-   * order, so a step's groups are contiguous. */
-  uint32_t nstep = find_steps(g, step), ng = 0;
-  if (!(s0 = calloc(nstep + 2, sizeof *s0))) {
-    st = RP_ENOMEM;
-    goto out;
-  }
-  /* Step by step: groups of one lane first; a step with more than
-   * MAX_GROUPS of them (several devices) is grouped again across lanes. */
-  for (uint32_t n0 = 0, cur = 0; n0 < nop; cur++) {
+  uint32_t *step;  /* per op: its step */
+  uint32_t *gof;   /* per op: its group (after folding: the run's) */
+  grp *gr;         /* the groups, and gr[ng]: the collapsed runs */
+  uint32_t *nextc; /* per op: the next op on the critical path */
+  pedge *pe;       /* edges between groups */
+  uint32_t npe;
+  uint8_t *used;   /* per lane: drawn */
+  uint32_t *s0;    /* per step: its first group */
+  uint32_t *r0;    /* per run of alike steps: its first step */
+  uint32_t *rep;   /* per group: the group it folds into */
+  uint32_t nstep, ng, nrun, mid0, mid1;
+} dg;
+
+/* Steps, then groups: within a step, the ops of one base name, type,
+ * lane and kind (inserted or not). Steps never decrease in program
+ * order, so a step's groups are contiguous. Step by step: groups of one
+ * lane first; a step with more than MAX_GROUPS of them (several devices)
+ * is grouped again across lanes. */
+static rp_status dg_group(dg *d) {
+  const rp_graph *g = d->g;
+  grp *gr = d->gr;
+  d->nstep = find_steps(g, d->step);
+  if (!(d->s0 = calloc(d->nstep + 2, sizeof *d->s0)))
+    return RP_ENOMEM;
+  uint32_t ng = 0, *s0 = d->s0;
+  for (uint32_t n0 = 0, cur = 0; n0 < d->nop; cur++) {
     uint32_t n1 = n0;
-    while (n1 < nop && step[n1] == cur)
+    while (n1 < d->nop && d->step[n1] == cur)
       n1++;
     s0[cur] = ng;
     for (int by_lane = 1; by_lane >= 0; by_lane--) {
       ng = s0[cur];
       for (uint32_t n = n0; n < n1; n++) {
         uint32_t k = s0[cur];
-        while (k < ng && !((!by_lane || gr[k].lane == l.of[n]) &&
+        while (k < ng && !((!by_lane || gr[k].lane == d->l.of[n]) &&
                            same_key(g, gr[k].first, n)))
           k++;
         if (k == ng) {
           memset(&gr[k], 0, sizeof gr[k]);
           gr[k].first = n;
           gr[k].step = cur;
-          gr[k].lane = l.of[n];
+          gr[k].lane = d->l.of[n];
           gr[k].inserted = g->op[n].inserted;
           gr[k].pre = gr[k].suf = (uint32_t)strlen(op_name(g, n));
           gr[k].t0 = INFINITY;
           gr[k].t1 = -INFINITY;
           ng++;
         }
-        grp_add(&gr[k], g, n, l.of[n], x);
-        gof[n] = k;
-        used[l.of[n]] = 1;
+        grp_add(&gr[k], g, n, d->l.of[n], d->x);
+        d->gof[n] = k;
+        d->used[d->l.of[n]] = 1;
       }
       if (ng - s0[cur] <= MAX_GROUPS)
         break;
     }
     n0 = n1;
   }
-  s0[nstep] = ng;
+  s0[d->nstep] = ng;
   for (uint32_t k = 0; k < ng; k++) {
     gr[k].per = gr[k].count;
     gr[k].steps = 1;
   }
-  /* Runs of alike steps (the same groups, counts and lanes: the loop's
-   * iterations) are drawn once: step s joins the run of step s - 1 when
-   * it is like it; its groups fold into the run's first step's. */
-  if (!(r0 = calloc(nstep + 2, sizeof *r0)) ||
-      !(rep = malloc(sizeof *rep * (ng + 1)))) {
-    st = RP_ENOMEM;
-    goto out;
-  }
-  uint32_t nrun = 0;
-  for (uint32_t s = 0; s < nstep; s++) {
-    if (!s || !like(g, gr, s0, s, s - 1)) {
+  d->ng = ng;
+  return RP_OK;
+}
+
+/* Runs of alike steps (the same groups, counts and lanes: the loop's
+ * iterations) are drawn once: step s joins the run of step s - 1 when
+ * it is like it; its groups fold into the run's first step's. */
+static rp_status dg_fold(dg *d) {
+  grp *gr = d->gr;
+  const uint32_t *s0 = d->s0;
+  if (!(d->r0 = calloc(d->nstep + 2, sizeof *d->r0)) ||
+      !(d->rep = malloc(sizeof *d->rep * (d->ng + 1))))
+    return RP_ENOMEM;
+  uint32_t nrun = 0, *r0 = d->r0, *rep = d->rep;
+  for (uint32_t s = 0; s < d->nstep; s++) {
+    if (!s || !like(d->g, gr, s0, s, s - 1)) {
       r0[nrun++] = s;
       for (uint32_t k = s0[s]; k < s0[s + 1]; k++)
         rep[k] = k;
@@ -566,121 +575,161 @@ rp_status rp__dot_grouped(const rp_graph *g, const rp__dot_extra *x,
       a->steps++;
     }
   }
-  r0[nrun] = nstep;
-  for (uint32_t n = 0; n < nop; n++)
-    gof[n] = rep[gof[n]];
-  /* Many runs: the middle ones as one node. */
-  uint32_t mid0 = nrun, mid1 = nrun;
-  if (nrun > MAX_STEPS) {
-    mid0 = FIRST_STEPS;
-    mid1 = nrun - LAST_STEPS;
-    grp *c = &gr[ng]; /* the collapsed node */
-    memset(c, 0, sizeof *c);
-    c->collapsed = 1;
-    c->first = gr[s0[r0[mid0]]].first;
-    c->lane = RP_NONE;
-    c->t0 = INFINITY;
-    c->t1 = -INFINITY;
-    for (uint32_t k = s0[r0[mid0]]; k < s0[r0[mid1]]; k++) {
-      if (rep[k] != k)
-        continue;
-      c->count += gr[k].count;
-      c->last = gr[k].last > c->last ? gr[k].last : c->last;
-      c->t0 = fmin(c->t0, gr[k].t0);
-      c->t1 = fmax(c->t1, gr[k].t1);
-      c->crit |= gr[k].crit;
-    }
-    for (uint32_t n = 0; n < nop; n++)
-      if (step[n] >= r0[mid0] && step[n] < r0[mid1])
-        gof[n] = ng;
+  r0[nrun] = d->nstep;
+  for (uint32_t n = 0; n < d->nop; n++)
+    d->gof[n] = rep[d->gof[n]];
+  d->nrun = nrun;
+  return RP_OK;
+}
+
+/* Many runs: the middle ones as one node, gr[ng]. */
+static void dg_collapse(dg *d) {
+  grp *gr = d->gr;
+  const uint32_t *s0 = d->s0, *r0 = d->r0;
+  uint32_t ng = d->ng;
+  d->mid0 = d->mid1 = d->nrun;
+  if (d->nrun <= MAX_STEPS)
+    return;
+  uint32_t mid0 = d->mid0 = FIRST_STEPS, mid1 = d->mid1 = d->nrun - LAST_STEPS;
+  grp *c = &gr[ng];
+  memset(c, 0, sizeof *c);
+  c->collapsed = 1;
+  c->first = gr[s0[r0[mid0]]].first;
+  c->lane = RP_NONE;
+  c->t0 = INFINITY;
+  c->t1 = -INFINITY;
+  for (uint32_t k = s0[r0[mid0]]; k < s0[r0[mid1]]; k++) {
+    if (d->rep[k] != k)
+      continue;
+    c->count += gr[k].count;
+    c->last = gr[k].last > c->last ? gr[k].last : c->last;
+    c->t0 = fmin(c->t0, gr[k].t0);
+    c->t1 = fmax(c->t1, gr[k].t1);
+    c->crit |= gr[k].crit;
   }
-  /* Edges between groups, merged; inside a group, counted. */
-  memset(nextc, 0xff, sizeof *nextc * nop);
+  for (uint32_t n = 0; n < d->nop; n++)
+    if (d->step[n] >= r0[mid0] && d->step[n] < r0[mid1])
+      d->gof[n] = ng;
+}
+
+/* Edges between groups, merged; inside a group, counted. */
+static void dg_edges(dg *d) {
+  const rp__dot_extra *x = d->x;
+  uint32_t ng = d->ng;
+  grp *gr = d->gr;
+  memset(d->nextc, 0xff, sizeof *d->nextc * d->nop);
   for (uint32_t i = 0; x && x->crit && i + 1 < x->ncrit; i++)
-    nextc[x->crit[i]] = x->crit[i + 1];
+    d->nextc[x->crit[i]] = x->crit[i + 1];
   uint32_t npe = 0;
-  for (uint32_t i = 0; i < m; i++) {
+  for (uint32_t i = 0; i < d->m; i++) {
     rp_edge e;
-    rp_graph_edge(g, i, &e);
-    uint32_t f = gof[e.from], t = gof[e.to];
-    if (f == t && (f == ng || step[e.from] == step[e.to])) {
+    rp_graph_edge(d->g, i, &e);
+    uint32_t f = d->gof[e.from], t = d->gof[e.to];
+    if (f == t && (f == ng || d->step[e.from] == d->step[e.to])) {
       gr[f].inner++;
       continue;
     }
-    pe[npe++] = (pedge){f, t, (uint8_t)e.kind, nextc[e.from] == e.to,
-                        step[e.from] != step[e.to] && f != ng &&
-                            gr[f].step == gr[t].step,
-                        e.buf};
+    d->pe[npe++] =
+        (pedge){f, t, (uint8_t)e.kind, d->nextc[e.from] == e.to,
+                d->step[e.from] != d->step[e.to] && f != ng &&
+                    gr[f].step == gr[t].step,
+                e.buf};
   }
-  qsort(pe, npe, sizeof *pe, pedge_cmp);
+  qsort(d->pe, npe, sizeof *d->pe, pedge_cmp);
+  d->npe = npe;
+}
 
+/* The graph's header and legend. */
+static void dg_write_head(const dg *d) {
+  FILE *fp = d->fp;
   fputs("digraph reprise {\n  graph [fontname=\"Helvetica\", labelloc=t, "
         "newrank=true, ranksep=0.25, nodesep=0.2", fp);
-  if (x && x->title) {
+  if (d->x && d->x->title) {
     fputs(", label=\"", fp);
-    put_str(fp, x->title, SIZE_MAX);
+    put_str(fp, d->x->title, SIZE_MAX);
     fputc('"', fp);
   }
   fputs("];\n  node [shape=box, style=\"rounded,filled\", "
         "fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\""
         ", fontsize=8, color=\"#555555\", arrowsize=0.6];\n", fp);
-  legend(fp, &l, used, 1, x && x->start);
-  for (uint32_t r = 0; r < nrun; r++) {
-    if (r == mid0) { /* the collapsed runs */
-      const grp *c = &gr[ng];
-      fprintf(fp, "  g%u [label=\"", ng);
-      group_text(fp, g, c, &l, x, T_LABEL, r0[mid0] + 1, r0[mid1]);
+  legend(fp, &d->l, d->used, 1, d->x && d->x->start);
+}
+
+/* Group k's node. */
+static void dg_write_group(const dg *d, uint32_t k) {
+  FILE *fp = d->fp;
+  const grp *a = &d->gr[k];
+  const lanes *l = &d->l;
+  if (a->nlanes > 1) { /* several lanes: a band of colour per lane */
+    fprintf(fp, "    g%u [label=<<TABLE BORDER=\"0\" CELLBORDER=\"0\" "
+            "CELLSPACING=\"0\" CELLPADDING=\"2\"><TR>", k);
+    for (uint32_t i = 0; i < a->nlanes && i < 4; i++)
+      fprintf(fp, "<TD BGCOLOR=\"%s\" WIDTH=\"5\"></TD>",
+              l->colour[a->lanes[i]]);
+    fputs("<TD>", fp);
+    group_text(fp, d->g, a, l, d->x, T_HTML, 0, 0);
+    fputs("</TD></TR></TABLE>>, tooltip=\"", fp);
+    group_text(fp, d->g, a, l, d->x, T_TIP, 0, 0);
+    fprintf(fp, "\", fillcolor=\"#ffffff\", margin=\"0.03\"");
+  } else {
+    fprintf(fp, "    g%u [label=\"", k);
+    group_text(fp, d->g, a, l, d->x, T_LABEL, 0, 0);
+    fprintf(fp, "\", tooltip=\"");
+    group_text(fp, d->g, a, l, d->x, T_TIP, 0, 0);
+    fprintf(fp, "\", fillcolor=\"%s\"", l->colour[a->lane]);
+  }
+  if (a->inserted || a->crit)
+    fprintf(fp, ", style=\"rounded,filled%s%s\"",
+            a->inserted ? ",dashed" : "", a->crit ? ",bold" : "");
+  if (a->crit)
+    fputs(", penwidth=3", fp);
+  fputs("];\n", fp);
+}
+
+/* The runs: a cluster of groups each, the collapsed ones as one node. */
+static void dg_write_runs(const dg *d) {
+  FILE *fp = d->fp;
+  const grp *gr = d->gr;
+  const uint32_t *s0 = d->s0, *r0 = d->r0;
+  for (uint32_t r = 0; r < d->nrun; r++) {
+    if (r == d->mid0) { /* the collapsed runs */
+      const grp *c = &gr[d->ng];
+      fprintf(fp, "  g%u [label=\"", d->ng);
+      group_text(fp, d->g, c, &d->l, d->x, T_LABEL, r0[d->mid0] + 1,
+                 r0[d->mid1]);
       fprintf(fp, "\", tooltip=\"");
-      group_text(fp, g, c, &l, x, T_TIP, r0[mid0] + 1, r0[mid1]);
+      group_text(fp, d->g, c, &d->l, d->x, T_TIP, r0[d->mid0] + 1,
+                 r0[d->mid1]);
       fprintf(fp, "\", fillcolor=\"#ffffff\", style=\"rounded,dashed\"%s];\n",
               c->crit ? ", penwidth=3" : "");
-      r = mid1 - 1;
+      r = d->mid1 - 1;
       continue;
     }
     uint32_t sa = r0[r], sb = r0[r + 1];
     uint32_t a0 = gr[s0[sa]].first, a1 = 0;
     for (uint32_t k = s0[sa]; k < s0[sb]; k++)
       a1 = gr[k].last > a1 ? gr[k].last : a1;
-    if (nstep > 1 && sb - sa == 1)
+    if (d->nstep > 1 && sb - sa == 1)
       fprintf(fp, "  subgraph cluster_s%u {\n    label=\"step %u (#%u .. "
               "#%u)\"; style=\"rounded\"; color=\"#bbbbbb\"; "
               "fontsize=10;\n", r, sa + 1, a0, a1);
-    else if (nstep > 1)
+    else if (d->nstep > 1)
       fprintf(fp, "  subgraph cluster_s%u {\n    label=\"steps %u to %u, "
               "alike (#%u .. #%u)\"; style=\"rounded\"; "
               "color=\"#bbbbbb\"; fontsize=10;\n", r, sa + 1, sb, a0, a1);
-    for (uint32_t k = s0[sa]; k < s0[sa + 1]; k++) {
-      const grp *a = &gr[k];
-      if (a->nlanes > 1) { /* several lanes: a band of colour per lane */
-        fprintf(fp, "    g%u [label=<<TABLE BORDER=\"0\" CELLBORDER=\"0\" "
-                "CELLSPACING=\"0\" CELLPADDING=\"2\"><TR>", k);
-        for (uint32_t i = 0; i < a->nlanes && i < 4; i++)
-          fprintf(fp, "<TD BGCOLOR=\"%s\" WIDTH=\"5\"></TD>",
-                  l.colour[a->lanes[i]]);
-        fputs("<TD>", fp);
-        group_text(fp, g, a, &l, x, T_HTML, 0, 0);
-        fputs("</TD></TR></TABLE>>, tooltip=\"", fp);
-        group_text(fp, g, a, &l, x, T_TIP, 0, 0);
-        fprintf(fp, "\", fillcolor=\"#ffffff\", margin=\"0.03\"");
-      } else {
-        fprintf(fp, "    g%u [label=\"", k);
-        group_text(fp, g, a, &l, x, T_LABEL, 0, 0);
-        fprintf(fp, "\", tooltip=\"");
-        group_text(fp, g, a, &l, x, T_TIP, 0, 0);
-        fprintf(fp, "\", fillcolor=\"%s\"", l.colour[a->lane]);
-      }
-      if (a->inserted || a->crit)
-        fprintf(fp, ", style=\"rounded,filled%s%s\"",
-                a->inserted ? ",dashed" : "", a->crit ? ",bold" : "");
-      if (a->crit)
-        fputs(", penwidth=3", fp);
-      fputs("];\n", fp);
-    }
-    if (nstep > 1)
+    for (uint32_t k = s0[sa]; k < s0[sa + 1]; k++)
+      dg_write_group(d, k);
+    if (d->nstep > 1)
       fputs("  }\n", fp);
   }
-  /* One edge per pair of groups: the hazards, kind and buffer, counted. */
-  for (uint32_t i = 0; i < npe;) {
+}
+
+/* One edge per pair of groups: the hazards, kind and buffer, counted. */
+static void dg_write_edges(const dg *d) {
+  FILE *fp = d->fp;
+  const pedge *pe = d->pe;
+  const rp_graph *g = d->g;
+  for (uint32_t i = 0, npe = d->npe; i < npe;) {
     uint32_t j = i, n = 0, crit = 0, after = 1, next = 0;
     while (j < npe && pe[j].f == pe[i].f && pe[j].t == pe[i].t) {
       crit |= pe[j].crit;
@@ -728,18 +777,53 @@ rp_status rp__dot_grouped(const rp_graph *g, const rp__dot_extra *x,
     fputs("];\n", fp);
     i = j;
   }
-  fputs("}\n", fp);
-  st = ferror(fp) ? RP_EIO : RP_OK;
-out:
-  lanes_free(&l);
-  free(step);
-  free(gof);
-  free(gr);
-  free(nextc);
-  free(pe);
-  free(used);
-  free(s0);
-  free(r0);
-  free(rep);
+}
+
+static void dg_free(dg *d) {
+  lanes_free(&d->l);
+  free(d->step);
+  free(d->gof);
+  free(d->gr);
+  free(d->nextc);
+  free(d->pe);
+  free(d->used);
+  free(d->s0);
+  free(d->r0);
+  free(d->rep);
+}
+
+rp_status rp__dot_grouped(const rp_graph *g, const rp__dot_extra *x,
+                          FILE *fp) {
+  if (!g || !fp)
+    return RP_EINVAL;
+  dg d;
+  memset(&d, 0, sizeof d);
+  d.g = g;
+  d.x = x;
+  d.fp = fp;
+  d.nop = g->nop;
+  d.m = rp_graph_num_edges(g);
+  uint32_t nop = d.nop, m = d.m;
+  rp_status st = lanes_build(g, x, &d.l);
+  d.step = malloc(sizeof *d.step * (nop ? nop : 1));
+  d.gof = malloc(sizeof *d.gof * (nop ? nop : 1));
+  d.gr = calloc(nop ? nop + 1 : 1, sizeof *d.gr);
+  d.nextc = malloc(sizeof *d.nextc * (nop ? nop : 1));
+  d.pe = malloc(sizeof *d.pe * (m ? m : 1));
+  d.used = calloc(d.l.n ? d.l.n : 1, 1);
+  if (st != RP_OK || !d.step || !d.gof || !d.gr || !d.nextc || !d.pe ||
+      !d.used)
+    st = RP_ENOMEM;
+  if (st == RP_OK && (st = dg_group(&d)) == RP_OK &&
+      (st = dg_fold(&d)) == RP_OK) {
+    dg_collapse(&d);
+    dg_edges(&d);
+    dg_write_head(&d);
+    dg_write_runs(&d);
+    dg_write_edges(&d);
+    fputs("}\n", fp);
+    st = ferror(fp) ? RP_EIO : RP_OK;
+  }
+  dg_free(&d);
   return st;
 }

@@ -16,8 +16,9 @@ rp_status rp__fail(rp_graph *g, rp_status s, const char *fmt, ...) {
 }
 
 rp_status rp_graph_create(rp_graph **out, unsigned flags) {
+  RP_ENTER();
   if (!out)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   *out = NULL;
   if (flags & ~(unsigned)(RP_GRAPH_NO_COHERENCE | RP_GRAPH_STRICT)) {
     rp__set_last_error("rp_graph_create: unknown flags");
@@ -74,9 +75,9 @@ void rp_graph_destroy(rp_graph *g) {
 }
 
 rp_status rp_graph_end(rp_graph *g) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (g->ended)
     return rp__fail(g, RP_ESTATE, "graph already ended");
   if (g->broken)
@@ -161,8 +162,9 @@ unsigned rp_graph_num_devices(const rp_graph *g) {
 }
 
 rp_status rp_graph_edge(const rp_graph *g, uint32_t i, rp_edge *out) {
+  RP_ENTER();
   if (!g || !out)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   settled(g);
   if (i >= g->nedge)
     return RP_EINVAL;
@@ -206,8 +208,9 @@ const rp_node *rp_graph_preds(const rp_graph *g, rp_node n, uint32_t *count) {
 }
 
 rp_status rp_node_info_get(const rp_graph *g, rp_node n, rp_node_info *out) {
+  RP_ENTER();
   if (!g || !out || n >= g->nop)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   const rp__op *o = &g->op[n];
   out->type = (rp_op_type)o->type;
   out->device = o->device;
@@ -223,8 +226,9 @@ rp_status rp_node_info_get(const rp_graph *g, rp_node n, rp_node_info *out) {
 
 rp_status rp_node_access(const rp_graph *g, rp_node n, unsigned i,
                          rp_access_info *out) {
+  RP_ENTER();
   if (!g || !out || n >= g->nop || i >= g->op[n].nacc)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   rp__access a = rp__acc_get(g, n, i);
   out->region = a.region;
   out->mode = a.mode;
@@ -234,8 +238,9 @@ rp_status rp_node_access(const rp_graph *g, rp_node n, unsigned i,
 
 rp_status rp_node_host_fn(const rp_graph *g, rp_node n, rp_host_fn *fn,
                           void **user) {
+  RP_ENTER();
   if (!g || n >= g->nop || g->op[n].type != RP_OP_HOST)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   *fn = g->hostfn[g->op[n].arg0].fn;
   *user = g->hostfn[g->op[n].arg0].user;
   return RP_OK;
@@ -250,8 +255,9 @@ const char *rp_node_kernel_name(const rp_graph *g, rp_node n) {
 
 rp_status rp_node_scalars(const rp_graph *g, rp_node n, rp_slot *out,
                           unsigned max, unsigned *count) {
+  RP_ENTER();
   if (!g || n >= g->nop || g->op[n].type != RP_OP_KERNEL || (max && !out))
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   const rp__op *o = &g->op[n];
   const rp_slot *v = g->slot + o->arg0;
   unsigned k = 0;
@@ -270,9 +276,9 @@ rp_status rp_node_scalars(const rp_graph *g, rp_node n, rp_slot *out,
 }
 
 rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (g->ended)
     return rp__fail(g, RP_ESTATE, "graph ended: costs are fixed");
   if (n >= g->nop)
@@ -286,8 +292,9 @@ rp_status rp_node_set_cost(rp_graph *g, rp_node n, double us) {
 
 rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
                                rp_buf *out) {
+  RP_ENTER();
   if (!g || !name || !out)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp_buf b = rp__names_find(g, name);
   if (b == RP_NONE)
     return RP_ENOTFOUND;
@@ -296,9 +303,9 @@ rp_status rp_graph_find_buffer(const rp_graph *g, const char *name,
 }
 
 rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g || !d)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (g->ended)
     return rp__fail(g, RP_ESTATE, "graph ended: no buffer can be added");
   if (!d->name || !d->name[0])
@@ -358,10 +365,11 @@ rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
 
 rp_status rp_buffer_register(rp_graph *g, const char *name, void *host,
                              uint64_t bytes, rp_buf *out) {
+  RP_ENTER();
   if (!host)
     return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": NULL host pointer",
                         name ? name : "?")
-             : RP_EINVAL;
+             : RP_NULL_ARG();
   /* elem 0: no element size, so rp_range_elems() on it is refused. */
   rp_buffer_desc d = {name, host, bytes, 0, 0, {0, 0, 0}};
   return rp_buffer_add(g, &d, out);
@@ -370,15 +378,16 @@ rp_status rp_buffer_register(rp_graph *g, const char *name, void *host,
 rp_status rp_buffer_register_elems(rp_graph *g, const char *name, void *host,
                                    uint64_t count, uint64_t elem,
                                    rp_buf *out) {
+  RP_ENTER();
   if (!host)
     return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": NULL host pointer",
                         name ? name : "?")
-             : RP_EINVAL;
+             : RP_NULL_ARG();
   if (!count || !elem || count > UINT64_MAX / elem)
     return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": bad shape (%llu "
                         "elements of %llu bytes)", name ? name : "?",
                         (unsigned long long)count, (unsigned long long)elem)
-             : RP_EINVAL;
+             : RP_BAD_ARG();
   rp_buffer_desc d = {name, host, count * elem, elem, 0, {0, 0, 0}};
   return rp_buffer_add(g, &d, out);
 }
@@ -386,10 +395,11 @@ rp_status rp_buffer_register_elems(rp_graph *g, const char *name, void *host,
 rp_status rp_buffer_register_2d(rp_graph *g, const char *name, void *host,
                                 uint64_t rows, uint64_t cols, uint64_t elem,
                                 rp_buf *out) {
+  RP_ENTER();
   if (!host)
     return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": NULL host pointer",
                         name ? name : "?")
-             : RP_EINVAL;
+             : RP_NULL_ARG();
   if (!rows || !cols || !elem || rows > UINT64_MAX / cols ||
       rows * cols > UINT64_MAX / elem)
     return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": bad shape",
@@ -401,8 +411,9 @@ rp_status rp_buffer_register_2d(rp_graph *g, const char *name, void *host,
 }
 
 rp_status rp_buffer_info(const rp_graph *g, rp_buf b, rp_buffer_desc *out) {
+  RP_ENTER();
   if (!g || !out || b >= g->nbuf)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   const rp__buffer *x = &g->buf[b];
   out->name = x->name;
   out->host = x->host;

@@ -227,7 +227,7 @@ static rp_status load_check(rd *r, const cJSON *j) {
   uint64_t h = 0;
   size_t k = 0;
   for (; k < 16 && v[k]; k++) {
-    int c = v[k], d = c >= '0' && c <= '9'   ? c - '0'
+    int c = (unsigned char)v[k], d = c >= '0' && c <= '9'   ? c - '0'
                       : c >= 'a' && c <= 'f' ? c - 'a' + 10
                                              : -1;
     if (d < 0)
@@ -425,6 +425,13 @@ static rp_status load_all(rd *r) {
 
 rp_status rp_graph_read_json(rp_graph **out, FILE *fp, char *err,
                              size_t errlen) {
+  RP_ENTER();
+  if (!out || !fp) {
+    if (err && errlen)
+      snprintf(err, errlen, "rp_graph_read_json: no %s",
+               !out ? "output pointer" : "file given");
+    return RP_NULL_ARG();
+  }
   return rp_graph_read_json_opts(out, fp, NULL, err, errlen);
 }
 
@@ -436,6 +443,7 @@ void rp_read_opts_init(rp_read_opts *o) {
 rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
                                   const rp_read_opts *o, char *err,
                                   size_t errlen) {
+  RP_ENTER();
   if (err && errlen)
     err[0] = '\0';
   if (out)
@@ -443,7 +451,9 @@ rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
   /* The versioning rule (core/versioned.c); the size before `progress`
    * was added is still a known one. */
   rp_read_opts mine = RP_READ_OPTS_INIT;
-  const char *m = !out ? "no output pointer" : !fp ? "no file given" : NULL;
+  const char *m = !out  ? "rp_graph_read_json_opts: no output pointer"
+                  : !fp ? "rp_graph_read_json_opts: no file given"
+                        : NULL;
   if (!m && o &&
       rp__versioned_load(&mine, sizeof mine, o,
                          offsetof(rp_read_opts, progress),

@@ -161,9 +161,9 @@ static int edge_cmp(const void *a, const void *b) {
 }
 
 rp_status rp_graph_write_json(const rp_graph *g, FILE *fp) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g || !fp)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   /* While recording, undecided (pending) edges are settled first, as
    * every reader of the edges does. */
   if (!g->ended) {

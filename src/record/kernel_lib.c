@@ -19,6 +19,7 @@ struct rp_kernels {
 };
 
 rp_status rp_kernels_load(rp_kernels **set, const char *path) {
+  RP_ENTER();
   if (!set || !path) {
     rp__set_last_error("rp_kernels_load: NULL argument");
     return RP_EINVAL;

@@ -34,9 +34,9 @@ static int good(const rp_measured *m) {
 }
 
 rp_status rp_graph_set_measured(rp_graph *g, rp_node n, const rp_measured *m) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g || n >= g->nop || (m && !good(m)))
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (!m) {
     if (g->measured && n < g->measured->n)
       g->measured->e[n].set = 0;
@@ -63,8 +63,9 @@ rp_status rp_graph_set_measured(rp_graph *g, rp_node n, const rp_measured *m) {
 
 rp_status rp_graph_get_measured(const rp_graph *g, rp_node n,
                                 rp_measured *out) {
+  RP_ENTER();
   if (!g || !out || n >= g->nop)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (!g->measured || n >= g->measured->n || !g->measured->e[n].set)
     return RP_ENOTFOUND;
   *out = g->measured->e[n].m;
@@ -76,9 +77,9 @@ rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
                                     const double *max_us, unsigned runs,
                                     const char *backend,
                                     const char *machine) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g || !median_us)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   rp_measured m;
   memset(&m, 0, sizeof m);
   m.runs = runs;
@@ -193,11 +194,11 @@ static named *index_of(const rp_graph *g) {
 
 rp_status rp_graph_apply_costs(rp_graph *dst, const rp_graph *src,
                                uint32_t *matched) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (matched)
     *matched = 0;
   if (!dst || !src)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   named *d = index_of(dst), *s = index_of(src);
   rp_status st = RP_ENOMEM;
   if (!d || !s)

@@ -397,9 +397,9 @@ done:
 rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
                            rp_dims space, const rp_arg *args,
                            const rp_op_opts *o, rp_node *out) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (!k)
     return rp__fail(g, RP_EINVAL, "kernel: NULL descriptor");
   const char *kn = k->name ? k->name : "?";
@@ -481,28 +481,34 @@ static rp_status record_copy(rp_graph *g, rp_op_type t, rp_region r, int src,
 
 rp_status rp_record_copy_to_device(rp_graph *g, rp_region r, int device,
                                    const rp_op_opts *o, rp_node *out) {
-  rp__clear_last_error();
+  RP_ENTER();
+  if (!g)
+    return RP_NULL_ARG();
   return record_copy(g, RP_OP_COPY_H2D, r, RP_SPACE_HOST, device, o, out);
 }
 
 rp_status rp_record_copy_to_host(rp_graph *g, rp_region r, int device,
                                  const rp_op_opts *o, rp_node *out) {
-  rp__clear_last_error();
+  RP_ENTER();
+  if (!g)
+    return RP_NULL_ARG();
   return record_copy(g, RP_OP_COPY_D2H, r, device, RP_SPACE_HOST, o, out);
 }
 
 rp_status rp_record_copy_peer(rp_graph *g, rp_region r, int src, int dst,
                               const rp_op_opts *o, rp_node *out) {
-  rp__clear_last_error();
+  RP_ENTER();
+  if (!g)
+    return RP_NULL_ARG();
   return record_copy(g, RP_OP_COPY_D2D, r, src, dst, o, out);
 }
 
 rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
                          const rp_access *acc, unsigned nacc,
                          const rp_op_opts *o, rp_node *out) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (!fn)
     return rp__fail(g, RP_EINVAL, "host task: NULL function");
   if (nacc && !acc)
@@ -525,9 +531,9 @@ rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
 }
 
 rp_status rp_record_sync_host(rp_graph *g, rp_region r, unsigned *count) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!g)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (count)
     *count = 0;
   if (g->ended)

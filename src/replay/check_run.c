@@ -167,9 +167,12 @@ void rp__check_cache_free(rp__check_cache *k) {
 /* The pages [*a, *b) of shadow s that bytes [o, o + len) lie on. */
 static void pages_of(const chk *c, const shadow *s, uint64_t o, uint64_t len,
                      char **a, char **b) {
-  uintptr_t pm = ~(uintptr_t)(c->page - 1);
-  *a = (char *)((uintptr_t)(s->base + o) & pm);
-  *b = (char *)(((uintptr_t)(s->base + o + len) + c->page - 1) & pm);
+  /* Pointer arithmetic, not integers cast back to pointers. */
+  char *lo = s->base + o, *hi = s->base + o + len;
+  uintptr_t in_lo = (uintptr_t)lo & (c->page - 1);
+  uintptr_t in_hi = (uintptr_t)hi & (c->page - 1);
+  *a = lo - in_lo;
+  *b = in_hi ? hi + (c->page - in_hi) : hi;
 }
 
 /* Calls fn on each range of pages holding declared bytes of s, merged,
@@ -404,7 +407,8 @@ static void region_text(const chk *c, uint32_t k, char *b, size_t n) {
   } else {
     snprintf(b, n, "bytes [%llu, %llu)",
              (unsigned long long)acc.region.offset,
-             (unsigned long long)(acc.region.offset + acc.region.bytes));
+             (unsigned long long)acc.region.offset +
+                 (unsigned long long)acc.region.bytes);
   }
 }
 

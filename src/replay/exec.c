@@ -1,10 +1,10 @@
 /* The backend-neutral executor: instantiate, run, rebind. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "analyze/analysis.h"
 #include "replay/check_run.h"
 #include "replay/exec.h"
 #include "replay/registry.h"
@@ -260,11 +260,21 @@ void rp_exec_opts_init(rp_exec_opts *o) {
     *o = (rp_exec_opts)RP_EXEC_OPTS_INIT;
 }
 
-rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
-                         const rp_backend *be, const rp_exec_opts *o) {
-  if (!out || !g)
-    return RP_EINVAL;
-  *out = NULL;
+rp_status rp__exec_opts_in(rp_exec_opts *dst, const rp_exec_opts *src,
+                           const char *what) {
+  rp_exec_opts_init(dst);
+  if (!src)
+    return RP_OK;
+  return rp__versioned_load(dst, sizeof *dst, src,
+                            offsetof(rp_exec_opts, nthreads), what);
+}
+
+/* rp__exec_create's steps. */
+
+/* The caller's options (the versioning rule), and the backend they choose
+ * when none is named; the backend's interface version and its probe. */
+static rp_status create_backend(const rp_graph *g, const rp_exec_opts *o,
+                                rp_exec_opts *opts, const rp_backend **be) {
   if (!g->ended) {
     rp__set_last_error("rp_exec_create: the graph is still recording "
                        "(call rp_graph_end first)");
@@ -272,53 +282,66 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
   }
   /* The caller's options first (the versioning rule): they choose the
    * backend when none is named. */
-  rp_exec_opts opts;
-  rp_status s = rp__exec_opts_in(&opts, o, "rp_exec_create: rp_exec_opts");
+  rp_status s = rp__exec_opts_in(opts, o, "rp_exec_create: rp_exec_opts");
   if (s != RP_OK)
     return s;
   /* Checking mode asked and no backend named: the best CPU backend, the
    * only kind that can check (checking_mode()). */
-  if (!be &&
-      (s = rp__backend_find_for(g, opts.check > 0 ? "cpu" : NULL, &be)) !=
+  if (!*be &&
+      (s = rp__backend_find_for(g, opts->check > 0 ? "cpu" : NULL, be)) !=
           RP_OK)
     return s;
-  if (be->abi != RP_BACKEND_ABI) {
+  if ((*be)->abi != RP_BACKEND_ABI) {
     rp__set_last_error("backend built for another interface version");
     return RP_ENOTSUP;
   }
   rp__set_last_error("");
-  if ((s = rp_backend_probe(be)) != RP_OK) {
+  if ((s = rp_backend_probe(*be)) != RP_OK) {
     /* The probe's own message if it gave one, never an earlier one. */
     if (!rp_last_error()[0]) {
       char msg[160];
-      snprintf(msg, sizeof msg, "backend \"%s\": %s", be->name,
+      snprintf(msg, sizeof msg, "backend \"%s\": %s", (*be)->name,
                s == RP_ENODEV ? "found no usable device" : rp_strerror(s));
       rp__set_last_error(msg);
     }
     return s;
   }
+  return RP_OK;
+}
+
+/* A new exec of g on *be: its options refused or accepted, checking mode
+ * (which may change *be), the passes; *out NULL on failure. */
+static rp_status create_exec(rp_exec **out, const rp_graph *g,
+                             const rp_backend **be, const rp_exec_opts *opts,
+                             rp__split_choose_fn choose) {
   rp_exec *x = calloc(1, sizeof *x);
+  *out = NULL;
   if (!x)
     return RP_ENOMEM;
   x->g = x->ug = g;
-  x->be = be;
+  x->be = *be;
   x->chunks = 1;
-  x->opts = opts;
-  if ((s = options_supported(&x->opts, be)) != RP_OK) {
+  x->choose_split = choose;
+  x->opts = *opts;
+  rp_status s;
+  if ((s = options_supported(&x->opts, *be)) != RP_OK) {
     free(x);
     return s;
   }
-  if ((s = checking_mode(x, &be)) != RP_OK) {
+  if ((s = checking_mode(x, be)) != RP_OK ||
+      (s = rp__exec_passes(x, g, *be)) != RP_OK) {
     rp__set_last_error(x->err);
     free(x);
     return s;
   }
-  if ((s = rp__exec_passes(x, g, be)) != RP_OK) {
-    rp__set_last_error(x->err);
-    free(x);
-    return s;
-  }
-  g = x->g;
+  *out = x;
+  return RP_OK;
+}
+
+/* The exec's own arrays: host pointers, kernel arguments, copies of the
+ * options' arrays. */
+static rp_status create_arrays(rp_exec *x) {
+  const rp_graph *g = x->g;
   uint32_t nk = 0;
   for (uint32_t i = 0; i < g->nop; i++)
     nk += g->op[i].type == RP_OP_KERNEL;
@@ -335,12 +358,17 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
            xo->ndevice_map * sizeof *x->device_map);
   if (!x->host || !x->kargs || !x->kidx ||
       (xo->cores && xo->ncores && !x->cores) ||
-      (xo->device_map && xo->ndevice_map && !x->device_map)) {
-    exec_free(x);
+      (xo->device_map && xo->ndevice_map && !x->device_map))
     return RP_ENOMEM;
-  }
   x->opts.cores = x->cores;
   x->opts.device_map = x->device_map;
+  return RP_OK;
+}
+
+/* The host pointers and every kernel's arguments as recorded: index
+ * space, scalars, regions (a split kernel's: its chunk's). */
+static void create_args(rp_exec *x) {
+  const rp_graph *g = x->g;
   for (uint32_t b = 0; b < g->nbuf; b++)
     x->host[b] = g->buf[b].host;
   for (uint32_t i = 0, k = 0; i < g->nop; i++) {
@@ -370,15 +398,19 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
     if (x->rw.g && x->rw.axis[i] >= 0)
       split_args(x, i, a);
   }
+}
+
+/* The plan (with the flags of this exec: the table's and its options')
+ * and the backend's instance of it. */
+static rp_status create_instance(rp_exec *x, const rp_backend *be) {
   rp__set_last_error("");
-  /* The plan sees the flags of this exec (the table's and its options'). */
   rp_backend eff = *be;
   if (be->exec_flags)
     eff.flags |= be->exec_flags(&x->opts);
-  if ((s = rp__plan_build(g, &eff, &x->plan, x->err, sizeof x->err)) !=
-      RP_OK) {
+  rp_status s =
+      rp__plan_build(x->g, &eff, &x->plan, x->err, sizeof x->err);
+  if (s != RP_OK) {
     rp__set_last_error(x->err);
-    exec_free(x);
     return s;
   }
   s = be->instantiate(x, rp__plan_view(x->plan), &x->state);
@@ -387,6 +419,27 @@ rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
       rp_exec_set_error(x, "backend \"%s\": instantiate failed: %s",
                         be->name, rp_strerror(s));
     rp__set_last_error(x->err);
+  }
+  return s;
+}
+
+rp_status rp__exec_create(rp_exec **out, const rp_graph *g,
+                          const rp_backend *be, const rp_exec_opts *o,
+                          rp__split_choose_fn choose) {
+  if (!out || !g)
+    return RP_EINVAL;
+  *out = NULL;
+  rp_exec_opts opts;
+  rp_exec *x;
+  rp_status s = create_backend(g, o, &opts, &be);
+  if (s != RP_OK || (s = create_exec(&x, g, &be, &opts, choose)) != RP_OK)
+    return s;
+  if ((s = create_arrays(x)) != RP_OK) {
+    exec_free(x);
+    return s;
+  }
+  create_args(x);
+  if ((s = create_instance(x, be)) != RP_OK) {
     exec_free(x);
     return s;
   }
@@ -481,8 +534,9 @@ static rp_status launch_(rp_exec *x, unsigned iterations) {
 }
 
 rp_status rp_exec_launch(rp_exec *x, unsigned iterations) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   return launch_(x, iterations);
 }
@@ -507,15 +561,17 @@ static rp_status wait_(rp_exec *x) {
 }
 
 rp_status rp_exec_wait(rp_exec *x) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   return wait_(x);
 }
 
 rp_status rp_exec_wait_buffer(rp_exec *x, rp_buf b) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   if (b >= rp_graph_num_buffers(x->g) || !x->host[b]) {
     rp_exec_set_error(x, "wait_buffer: %s %u", b < rp_graph_num_buffers(x->g)
@@ -565,15 +621,17 @@ rp_status rp__exec_run(rp_exec *x, unsigned iterations) {
 rp_status rp__exec_wait(rp_exec *x) { return wait_(x); }
 
 rp_status rp_exec_run(rp_exec *x, unsigned iterations) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   return rp__exec_run(x, iterations);
 }
 
 rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host, uint64_t bytes) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   if (b >= x->g->nbuf) {
     rp_exec_set_error(x, "rebind: no buffer %u", b);
@@ -612,8 +670,9 @@ static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
 
 rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
                              rp_slot value) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   if (!x->rw.g)
     return set_scalar1(x, n, param, value);
@@ -658,13 +717,14 @@ static rp_status set_scalar1(rp_exec *x, rp_node n, unsigned param,
 }
 
 rp_status rp_exec_kernel_block(rp_exec *x, rp_node n, rp_kernel_block *out) {
+  RP_ENTER();
   /* n is an operation of the recorded graph: with a rewrite (copies
    * reshaped, the cuda default; a split), its first operation there. */
   if (x && x->rw.g)
     n = n < x->rw.nop ? x->rw.first[n] : RP_NONE;
   const rp__op *op = x && n < x->g->nop ? &x->g->op[n] : NULL;
   if (!op || op->type != RP_OP_KERNEL || !out)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   uint32_t v = rp__plan_view(x->plan)->node_of[n];
   if (!x->be->kernel_block || v == RP_NONE)
     return RP_ENOTSUP;
@@ -676,8 +736,9 @@ rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us) {
 }
 
 rp_status rp_exec_profile(rp_exec *x, double *op_us) {
+  RP_ENTER();
   if (!x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp__exec_begin(x);
   return rp__exec_profile(x, op_us, 1);
 }
@@ -727,8 +788,11 @@ void rp_exec_destroy(rp_exec *x) {
 }
 
 rp_status rp_replay_reference(const rp_graph *g, unsigned iterations) {
+  RP_ENTER();
+  if (!g)
+    return RP_NULL_ARG();
   rp_exec *x;
-  rp_status s = rp_exec_create(&x, g, &rp_backend_reference, NULL);
+  rp_status s = rp__exec_create(&x, g, &rp_backend_reference, NULL, NULL);
   if (s != RP_OK)
     return s;
   s = rp_exec_run(x, iterations);

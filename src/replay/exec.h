@@ -7,11 +7,20 @@
 #include "replay/plan.h"
 #include "transform/pass.h"
 
+/* Chooses the chunks k of rp_exec_opts.split = RP_EXEC_SPLIT_AUTO for
+ * graph g on backend be. The replay does not choose (that needs the
+ * machine model and the analysis, which sit beside it): the layer above,
+ * src/measure, passes its chooser to rp__exec_create(). */
+typedef unsigned (*rp__split_choose_fn)(const rp_graph *g,
+                                        const rp_backend *be,
+                                        const rp_exec_opts *xo);
+
 struct rp_exec {
   const rp_graph *g;  /* the graph replayed: the user's, or split.g */
   const rp_graph *ug; /* the user's graph */
   rp__rewrite rw;     /* the passes' rewrite (rw.g NULL: none) */
   unsigned chunks;    /* chunks of the split (1: none) */
+  rp__split_choose_fn choose_split; /* RP_EXEC_SPLIT_AUTO's k, or NULL: 1 */
   const rp_backend *be;
   const rp_backend *asked; /* checking mode: the backend asked for (be is
                               the checked reference); else NULL */
@@ -43,6 +52,19 @@ struct rp_exec {
   char err[512];      /* the last call's failure ("" after a success) */
   char note[512];     /* what the last call noted after succeeding */
 };
+
+/* rp_exec_create() with the chooser of RP_EXEC_SPLIT_AUTO's chunks
+ * (NULL: no split). The public rp_exec_create() is src/measure's: it
+ * passes the chooser that asks the machine model. */
+rp_status rp__exec_create(rp_exec **out, const rp_graph *g,
+                          const rp_backend *be, const rp_exec_opts *o,
+                          rp__split_choose_fn choose);
+/* The versioning rule (core/versioned.c) at the entries taking an
+ * rp_exec_opts: dst gets the defaults, then the caller's src (NULL: none)
+ * over them; RP_EINVAL with rp_last_error() naming @p what for a size it
+ * refuses. */
+rp_status rp__exec_opts_in(rp_exec_opts *dst, const rp_exec_opts *src,
+                           const char *what);
 
 /* Every public call on an exec starts here: its error and notice, and the
  * thread's rp_last_error(), are cleared. */

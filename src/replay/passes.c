@@ -1,8 +1,8 @@
 /* The graph -> graph passes rp_exec_create runs before the plan
- * (src/transform), with what rp_exec_opts asks: the split's chunks chosen
- * by the lane model for RP_EXEC_SPLIT_AUTO, the reshape's threshold. */
+ * (src/transform), with what rp_exec_opts asks: the split's chunks (for
+ * RP_EXEC_SPLIT_AUTO, chosen by the exec's chooser), the reshape's
+ * threshold. */
 #include <string.h>
-#include "reprise/analyze.h"
 #include "replay/exec.h"
 
 /* rp_exec_opts.reshape_copies = RP_EXEC_RESHAPE_AUTO: the threshold. On
@@ -15,25 +15,14 @@
  * 50 GB/s; 64 pieces' fixed costs ~200 us). */
 enum { RESHAPE_BYTES = 256 * 1024, RESHAPE_RUN = 16 * 1024 * 1024 };
 
-/* The chunks k that rp_exec_opts.split asks for on graph g and backend be:
- * k itself, or RP_EXEC_SPLIT_AUTO resolved with the lane model (the
- * smallest k within 3 % of the best predicted time, rp_split_advise). */
-static unsigned split_choose(const rp_graph *g, const rp_backend *be,
-                             const rp_exec_opts *xo) {
-  if (xo->split != RP_EXEC_SPLIT_AUTO)
-    return xo->split;
-  rp_model m;
-  rp_analysis_opts o;
-  rp_analysis_opts_init(&o);
-  if (rp_model_get(&m, be, xo, 0) == RP_OK &&
-      (!xo->mode || rp_model_find_mode(&m, xo->mode))) {
-    o.model = &m;
-    o.mode = xo->mode;
-  }
-  rp_split_advice adv;
-  if (rp_split_advise(g, &o, 0, &adv) != RP_OK)
-    return 1;
-  return adv.k;
+/* The chunks k that rp_exec_opts.split asks for on graph g and backend
+ * be: k itself, or RP_EXEC_SPLIT_AUTO resolved by the exec's chooser
+ * (src/measure/exec_create.c: the lane model); none: 1. */
+static unsigned split_choose(const rp_exec *x, const rp_graph *g,
+                             const rp_backend *be) {
+  if (x->opts.split != RP_EXEC_SPLIT_AUTO)
+    return x->opts.split;
+  return x->choose_split ? x->choose_split(g, be, &x->opts) : 1;
 }
 
 rp_status rp__exec_passes(rp_exec *x, const rp_graph *g, const rp_backend *be) {
@@ -48,7 +37,7 @@ rp_status rp__exec_passes(rp_exec *x, const rp_graph *g, const rp_backend *be) {
   if (!x->opts.split && !rs)
     return RP_OK;
   rp__pass_opts po = {0, 0, 0};
-  po.split = x->opts.split ? split_choose(g, be, &x->opts) : 1;
+  po.split = x->opts.split ? split_choose(x, g, be) : 1;
   po.reshape_bytes = rs == RP_EXEC_RESHAPE_AUTO ? RESHAPE_BYTES
                                                 : (uint64_t)rs;
   po.reshape_run = rs == RP_EXEC_RESHAPE_AUTO ? RESHAPE_RUN : 0;

@@ -444,8 +444,9 @@ rp_status rp__plan_build(const rp_graph *g, const rp_backend *be,
 
 rp_status rp_plan_may_share(const rp_plan *p, rp_buf b, uint64_t spaces,
                             int *ok) {
+  RP_ENTER();
   if (!p || !ok || b >= rp_graph_num_buffers(p->graph))
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   *ok = 0;
   rp__coh *c = NULL;
   bool share = false;

@@ -84,6 +84,7 @@ static rp_status load_locked(const char *path, const rp_backend **out) {
 }
 
 rp_status rp_plugin_load(const char *path, const rp_backend **out) {
+  RP_ENTER();
   const rp_backend *be = NULL;
   if (out)
     *out = NULL;

@@ -29,7 +29,7 @@ static void twin_free(twin *t) {
 static rp_status twin_make(rp_exec *x, twin *t) {
   memset(t, 0, sizeof *t);
   rp_exec_opts o = x->opts;
-  rp_status s = rp_exec_create(&t->y, x->ug, x->be, &o);
+  rp_status s = rp__exec_create(&t->y, x->ug, x->be, &o, x->choose_split);
   if (s != RP_OK)
     return s;
   const rp_graph *g = x->g;
@@ -58,6 +58,8 @@ static rp_status twin_make(rp_exec *x, twin *t) {
       rp_slot *want = &x->kargs[x->kidx[n]].a[k];
       rp_slot *have = &t->y->kargs[t->y->kidx[n]].a[k];
       if (op->kernel->params[k].mode != RP_SCALAR ||
+          /* the slot's bytes as given: a changed scalar changes them */
+          // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
           !memcmp(want, have, sizeof *want))
         continue;
       *have = *want;
@@ -101,8 +103,9 @@ static void restore(rp_exec *x, void **c) {
 rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
                              double *median_us, double *min_us,
                              double *max_us) {
+  RP_ENTER();
   if (!x || runs > 1000 || (flags & ~(unsigned)RP_PROFILE_IN_PLACE))
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   rp__exec_begin(x);
   if (!runs)
     runs = 5;
@@ -173,6 +176,9 @@ rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
 
 rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
                             double *min_us, double *max_us) {
+  RP_ENTER();
+  if (!x)
+    return RP_NULL_ARG();
   return rp_exec_profile_ex(x, runs, 0, median_us, min_us, max_us);
 }
 
@@ -240,8 +246,9 @@ static rp_status timeline(rp_exec *x, double *start_us, double *end_us) {
 }
 
 rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us) {
+  RP_ENTER();
   if (!x || !start_us || !end_us)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   if (!x->rw.g)
     return timeline(x, start_us, end_us);
   /* Split: a recorded operation spans its chunks. */

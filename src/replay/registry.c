@@ -104,6 +104,7 @@ const char *rp_backend_name(const rp_backend *be) {
 }
 
 rp_status rp_backend_probe(const rp_backend *be) {
+  RP_ENTER();
   if (!be) {
     rp__set_last_error("rp_backend_probe: no backend");
     return RP_EINVAL;
@@ -242,5 +243,6 @@ rp_status rp__backend_find_for(const rp_graph *g, const char *name,
 }
 
 rp_status rp_backend_find(const char *name, const rp_backend **out) {
+  RP_ENTER();
   return rp__backend_find_for(NULL, name, out);
 }

@@ -1,13 +1,17 @@
 /* Running one plan node on the calling thread: what every backend does
  * for the work it runs on the host (the reference for all of it). */
 #include <string.h>
+#include "core/core.h"
 #include "reprise/backend.h"
 
 rp_status rp_plan_run_on_host(rp_exec *x, uint32_t node, rp_image_addr_fn addr,
                               void *ctx, void **scratch) {
+  RP_ENTER();
+  if (!x || !addr)
+    return RP_NULL_ARG();
   const rp_plan *p = rp_exec_plan(x);
-  if (!p || node >= p->nnode || !addr)
-    return RP_EINVAL;
+  if (!p || node >= p->nnode)
+    return RP_BAD_ARG();
   const rp_plan_node *nd = &p->node[node];
   const rp_plan_access *a = p->acc + nd->acc0;
   switch (nd->type) {

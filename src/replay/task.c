@@ -12,9 +12,12 @@ void rp_task_fail(int code, const char *fmt, ...) {
   if (fail_code)
     return;
   fail_code = code ? code : -1;
+  fail_msg[0] = 0;
+  if (!fmt)
+    return;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(fail_msg, sizeof fail_msg, fmt ? fmt : "", ap);
+  vsnprintf(fail_msg, sizeof fail_msg, fmt, ap);
   va_end(ap);
 }
 
@@ -29,6 +32,9 @@ int rp_task_take_failure(char *msg, size_t n) {
 
 rp_status rp_exec_fail_task(rp_exec *x, uint32_t node, unsigned replay,
                             int code, const char *msg) {
+  RP_ENTER();
+  if (!x)
+    return RP_NULL_ARG();
   const rp_plan *p = rp_exec_plan(x);
   rp_node op = p && node < p->nnode ? p->node[node].op : RP_NONE;
   rp_node_info ni = {0};

@@ -26,10 +26,11 @@ static uint64_t type_size(rp_until_type t) {
 rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
                             unsigned max_replays, unsigned check_every,
                             unsigned *done) {
+  RP_ENTER();
   if (done)
     *done = 0;
   if (!x || !u)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   rp__exec_begin(x);
   if (u->buf >= x->g->nbuf || !x->host[u->buf] ||
       (unsigned)u->type > RP_UNTIL_I32 || (unsigned)u->cmp > RP_UNTIL_GE ||

@@ -29,7 +29,7 @@
 #include <initializer_list>
 #include "examples.h"
 #include "multidev.h"
-#include "reprise/analyze.h"
+#include "reprise/measure.h"
 #include "reprise/backend.h"
 #include "hand_cuda.cuh"
 

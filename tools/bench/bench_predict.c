@@ -159,7 +159,7 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
   rp_model m;
   unsigned units[RP_MAX_DEVICES];
   rp_model_opts mo;
-  memset(&mo, 0, sizeof mo);
+  rp_model_opts_init(&mo);
   mo.progress = progress;
   RK(rp_analysis_opts_calibrated(&ao, &m, units, x, &mo));
   ao.measured_us = med;

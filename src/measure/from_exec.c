@@ -9,8 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "analyze/analysis.h"
-#include "reprise/backend.h"
+#include "measure/measure.h"
 
 /* The OpenMP team size when the exec gives none: the OpenMP default, which
  * is OMP_NUM_THREADS's first entry when set, else the online cores. (The
@@ -227,21 +226,11 @@ static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
   return RP_OK;
 }
 
-/* Here, not in core: analyze is the lowest layer that may see
- * rp_exec_opts; rp_exec_create (replay) uses it too. */
-rp_status rp__exec_opts_in(rp_exec_opts *dst, const rp_exec_opts *src,
-                           const char *what) {
-  rp_exec_opts_init(dst);
-  if (!src)
-    return RP_OK;
-  return rp__versioned_load(dst, sizeof *dst, src,
-                            offsetof(rp_exec_opts, nthreads), what);
-}
-
 rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
                                      unsigned *units, const rp_exec *x) {
+  RP_ENTER();
   if (!o || !m || !x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp_analysis_opts mine;
   rp_status s = rp__analysis_opts_in(&mine, o, "rp_analysis_opts_from_exec");
   if (s != RP_OK)
@@ -255,8 +244,9 @@ rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
 rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
                                unsigned *units, const rp_graph *g,
                                const rp_backend *be, const rp_exec_opts *xo) {
+  RP_ENTER();
   if (!o || !m || !g)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp_status s;
   rp_analysis_opts mine;
   rp_exec_opts xl;
@@ -275,8 +265,9 @@ rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
 rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
                                       unsigned *units, const rp_exec *x,
                                       const rp_model_opts *mo) {
+  RP_ENTER();
   if (!o || !m || !x)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   rp_analysis_opts mine;
   rp_status vs =
       rp__analysis_opts_in(&mine, o, "rp_analysis_opts_calibrated");
@@ -323,8 +314,9 @@ static double weight(const rp_graph *g, rp_node m) {
 
 rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
                           rp_analysis **out) {
+  RP_ENTER();
   if (!x || !out)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   const rp_graph *g = rp_exec_graph(x);
   uint32_t n = rp_graph_num_nodes(g);
   rp_analysis_opts ao;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "analyze/analysis.h"
+#include "measure/measure.h"
 
 #define CHAIN_SHORT 8
 #define CHAIN_LONG 64
@@ -525,11 +525,7 @@ static unsigned count_devices(const rp_backend *be, const rp_exec_opts *xo) {
       s = rp_record_copy_to_device(g, rp_bytes(b, 0, 4), (int)d, NULL, NULL);
     if (s == RP_OK)
       s = rp_graph_end(g);
-    rp_exec_opts o;
-    if (xo)
-      o = *xo;
-    else
-      rp_exec_opts_init(&o);
+    rp_exec_opts o = with_mode(xo, xo ? xo->mode : NULL);
     o.device_map = ident;
     o.ndevice_map = k;
     rp_exec *x = NULL;
@@ -617,8 +613,9 @@ static unsigned backend_modes(const char *name, const char **modes,
 
 rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
                              const rp_exec_opts *xo, unsigned runs) {
+  RP_ENTER();
   if (!m || runs > 63)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (!runs)
     runs = 5;
   rp_status s;

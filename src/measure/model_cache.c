@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "analyze/analysis.h"
+#include "measure/measure.h"
 
 /* The CPU's model name ("model name" of /proc/cpuinfo), "" unknown. */
 static void cpu_name(char *out, size_t n) {
@@ -71,20 +71,40 @@ void rp__model_key(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
   }
 }
 
+void rp_model_opts_init(rp_model_opts *o) {
+  if (o)
+    *o = (rp_model_opts)RP_MODEL_OPTS_INIT;
+}
+
+/* The versioning rule (core/versioned.c) at the entries taking an
+ * rp_model_opts: dst the defaults, then the caller's src (NULL: none). */
+static rp_status model_opts_in(rp_model_opts *dst, const rp_model_opts *src,
+                               const char *what) {
+  rp_model_opts_init(dst);
+  if (!src)
+    return RP_OK;
+  return rp__versioned_load(dst, sizeof *dst, src, sizeof *dst, what);
+}
+
 rp_status rp_model_cache_path(const rp_backend *be, const rp_exec_opts *xo,
                               const rp_model_opts *o, char *path,
                               size_t size) {
+  RP_ENTER();
   rp_status s;
   if (!path || !size)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   rp_exec_opts xl;
   if ((s = rp__exec_opts_in(&xl, xo, "rp_model_cache_path: rp_exec_opts")) !=
       RP_OK)
     return s;
   xo = &xl;
+  rp_model_opts ol;
+  if ((s = model_opts_in(&ol, o, "rp_model_cache_path: rp_model_opts")) !=
+      RP_OK)
+    return s;
   if (!be && (s = rp_backend_find(NULL, &be)) != RP_OK)
     return s;
-  const char *dir = o ? o->cache_dir : NULL;
+  const char *dir = ol.cache_dir;
   char base[4096];
   int k;
   if (dir && dir[0]) {
@@ -142,14 +162,16 @@ static int auto_off(void) {
 
 rp_status rp_model_get_opts(rp_model *m, const rp_backend *be,
                             const rp_exec_opts *xo, const rp_model_opts *o) {
-  static const rp_model_opts none;
-  if (!o)
-    o = &none;
+  RP_ENTER();
+  rp_model_opts ol;
+  rp_status s = model_opts_in(&ol, o, "rp_model_get_opts: rp_model_opts");
+  if (s != RP_OK)
+    return s;
+  o = &ol;
   if (!m || (o->flags & ~(unsigned)(RP_MODEL_CALIBRATE | RP_MODEL_REFRESH |
                                     RP_MODEL_NO_AUTO | RP_MODEL_NO_PROBE)) ||
       o->runs > 63)
-    return RP_EINVAL;
-  rp_status s;
+    return RP_BAD_ARG();
   rp_exec_opts xl;
   if ((s = rp__exec_opts_in(&xl, xo, "rp_model_get: rp_exec_opts")) != RP_OK)
     return s;
@@ -205,10 +227,11 @@ rp_status rp_model_get_opts(rp_model *m, const rp_backend *be,
 
 rp_status rp_model_get(rp_model *m, const rp_backend *be,
                        const rp_exec_opts *xo, unsigned flags) {
-  if (flags & ~(unsigned)(RP_MODEL_CALIBRATE | RP_MODEL_REFRESH))
-    return RP_EINVAL;
+  RP_ENTER();
+  if (!m || (flags & ~(unsigned)(RP_MODEL_CALIBRATE | RP_MODEL_REFRESH)))
+    return RP_BAD_ARG();
   rp_model_opts o;
-  memset(&o, 0, sizeof o);
+  rp_model_opts_init(&o);
   o.flags = flags | RP_MODEL_NO_AUTO;
   return rp_model_get_opts(m, be, xo, &o);
 }
