@@ -13,6 +13,11 @@ if(TARGET test_starpu_chain)
   target_include_directories(test_starpu_chain PRIVATE
     ${CMAKE_SOURCE_DIR}/backends/starpu)
 endif()
+# The predicted time per rank (test_starpu_predict.c): fake ranks too.
+if(TARGET test_starpu_predict)
+  target_include_directories(test_starpu_predict PRIVATE
+    ${CMAKE_SOURCE_DIR}/backends/starpu)
+endif()
 # The CUDA bodies (backends/starpu/sp_cuda.c) are compiled only where
 # StarPU has CUDA, which Debian's StarPU does not: check here that they
 # and the code around them compile as if it had (STARPU_USE_CUDA defined,
