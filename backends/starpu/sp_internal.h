@@ -249,6 +249,10 @@ rp_status rp__sp_fake_rank(const rp_plan *p, int r, int nranks, int whole,
  * from->rank, of the same node) receives, or -1. */
 long rp__sp_find_send(const sp *s, const sp *from, const sp_item *it);
 
+/* Room for one more element in the array whose pointer is at ap (n used
+ * of *cap, elem bytes each; doubling from 64). -1: no memory. */
+int rp__sp_room(void *ap, size_t n, size_t *cap, size_t elem);
+
 /* Frees state s of an exec, or of a fake rank (rp__starpu_msg_depth: no
  * task, handle or image then), with what it holds; NULL: nothing. */
 void rp__sp_destroy(void *s);

@@ -51,14 +51,8 @@ static int before(const ev *a, const ev *b) {
 }
 
 static int h_push(heap *h, ev x) {
-  if (h->n == h->cap) {
-    size_t c = h->cap ? 2 * h->cap : 256;
-    ev *p = realloc(h->e, c * sizeof *p);
-    if (!p)
-      return -1;
-    h->e = p;
-    h->cap = c;
-  }
+  if (rp__sp_room(&h->e, h->n, &h->cap, sizeof *h->e))
+    return -1;
   size_t i = h->n++;
   while (i > 0 && before(&x, &h->e[(i - 1) / 2])) {
     h->e[i] = h->e[(i - 1) / 2];

@@ -15,7 +15,10 @@
 # table the bench prints: per-rank breakdown of reprise's time, per-thread
 # CPU, lowering) and prints the ratio table (reprise / MPI; targets: <=
 # 1.15 at n >= 4096, <= 1.3 at 2048, on 2, 4 and 8 ranks), the analysis'
-# prediction against the achieved time (target within 15 %), the set-up
+# prediction against the achieved time (target within 15 %: the net
+# model over every rank's lowering, rp__starpu_predict, its costs per
+# task, request and launch calibrated by the bench's probe; an/ach in the
+# log: the analysis' makespan, which has no such costs), the set-up
 # at n = 8192 against one run, LAST; before it, where the time went on
 # the most ranks, and each rank's wall time and wait on receives for
 # Jacobi at the largest n, distributed (issue 35: with a chain through the
@@ -107,6 +110,16 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
                                "bodies", "recv_wt"; next }
     f && $1 ~ /^[0-9]+$/ && NF > 6 { printf "  %4s %9s %9s %9s\n", $1, $2,
                                             $3, $6; next }
+    { f = 0 }' "$OUT/run_jacobi_$last.txt"
+  echo
+  grep -h "^net model:" "$OUT/run_jacobi_$last.txt" | head -1
+  echo "predicted per rank, jacobi n = $NMAX distributed, $last ranks" \
+    "(rp__starpu_predict: the lowering of every rank, the net model):"
+  awk -v n="$NMAX" '
+    $1 == "jacobi" && $2 == n && $3 == "distributed" { f = 1; next }
+    f && $1 == "rank" { print; next }
+    f && NF == 4 && $1 ~ /^[0-9]+$/ { print; next }
+    f && /predicted per rank/ { next }
     { f = 0 }' "$OUT/run_jacobi_$last.txt"
   echo
   [ -z "$SKIPPED" ] || echo "skipped (past 380 s):$SKIPPED"
