@@ -188,7 +188,9 @@ static double predict_analysis(const rp_graph *g, int size, const double *us,
  * benchmark runs it: the median of 7 runs of
  * - K tiny kernels in a chain on each rank's device (its row of a buffer
  *   distributed one row per rank: no message), K = 1 and K = 64: the
- *   slope is a task's cost, the rest of the one-kernel run the launch's;
+ *   slope is a task's cost, the rest of the one-kernel run the launch's
+ *   (when the one-kernel run is the longer, on a loaded machine: the
+ *   64-kernel run over its tasks, no launch cost);
  * - on 2 ranks or more, K rounds of a kernel on device 0 then one on
  *   device 1 touching the same 8 bytes: each round 2 messages, 6 tasks
  *   (2 kernels, 2 packs, 2 unpacks) and 4 requests in a row, so that a
@@ -248,6 +250,10 @@ static void calibrate(int rank, int size, rp__starpu_net *n) {
   if (a > 0 && b > a && tk > t1) {
     n->task_us = (b - a) / (double)(tk - t1);
     n->launch_us = a > t1 * n->task_us ? a - t1 * n->task_us : 0;
+  } else if (b > 0 && tk) {
+    /* the one-kernel run took longer (a loaded machine): the longer run
+     * alone, all of it per task */
+    n->task_us = b / (double)tk;
   }
   double c = -1;
   if (size >= 2) {
