@@ -120,13 +120,16 @@ rp_status rp__starpu_msg_depth(const rp_plan *p, int nranks, int whole,
  * submission, scheduling, callbacks); every send and receive takes msg_us
  * more (StarPU-MPI's progress thread acting on it: a delay, requests
  * pending together being handled together); a launch costs launch_us
- * before its first task. bench_mpi_jacobi
- * calibrates task_us, msg_us and launch_us with a probe on the ranks
- * (docs/mpi.md). */
+ * before its first task; every body takes body_scale times its
+ * profiled cost. bench_mpi_jacobi calibrates task_us, msg_us, launch_us
+ * and body_scale with a probe on the ranks (docs/mpi.md). */
 typedef struct rp__starpu_net {
   double latency_us, gbps;
   double task_us, msg_us, launch_us;
-  unsigned workers; /* 0: 1 */
+  unsigned workers;  /* 0: 1 */
+  double body_scale; /* the bodies' slowdown with every rank of the node
+                        running at once (their memory bandwidth shared)
+                        against the profile's one process alone; 0: 1 */
 } rp__starpu_net;
 
 /* The predicted time of one replay of plan p in mode "mpi" on nranks

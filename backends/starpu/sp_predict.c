@@ -19,7 +19,8 @@
  * A body is the operation's measured cost (op_us, one replay profiled in
  * one process): a pack or an unpack, its copy's in proportion to the
  * piece's bytes; a copy whose two ends the rank keeps in one memory
- * moves nothing. */
+ * moves nothing; each scaled by the model's body_scale (the ranks of a
+ * node sharing its memory bandwidth). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,7 +138,8 @@ static int release(rk *r, int k, uint32_t i, double t, heap *q,
   return h_push(q, e);
 }
 
-static rp_status build(rk *r, int nranks, const double *op_us) {
+static rp_status build(rk *r, int nranks, const double *op_us,
+                       double scale) {
   for (int k = 0; k < nranks; k++) {
     sp *s = r[k].s;
     uint32_t n = s->nitem;
@@ -171,7 +173,7 @@ static rp_status build(rk *r, int nranks, const double *op_us) {
         }
         if (!pass) {
           r[k].left[i] += it->kind == SP_RECV;
-          r[k].body[i] = body_of(s, it, op_us);
+          r[k].body[i] = body_of(s, it, op_us) * scale;
           r[k].to_item[i] = -1;
           if (!isfinite(r[k].body[i]) || r[k].body[i] < 0)
             return RP_EINVAL;
@@ -269,14 +271,14 @@ rp_status rp__starpu_predict(const rp_plan *p, int nranks, int whole,
                              double *rank_us) {
   if (nranks < 1 || !p || !n || !op_us || !rank_us || bad(n->latency_us) ||
       bad(n->gbps) || bad(n->task_us) || bad(n->msg_us) ||
-      bad(n->launch_us))
+      bad(n->launch_us) || bad(n->body_scale))
     return RP_EINVAL;
   rk *r = calloc((size_t)nranks, sizeof *r);
   rp_status st = r ? RP_OK : RP_ENOMEM;
   for (int k = 0; k < nranks && st == RP_OK; k++)
     st = rp__sp_fake_rank(p, k, nranks, whole, &r[k].s);
   if (st == RP_OK)
-    st = build(r, nranks, op_us);
+    st = build(r, nranks, op_us, n->body_scale > 0 ? n->body_scale : 1);
   if (st == RP_OK)
     st = simulate(r, nranks, n);
   for (int k = 0; k < nranks && st == RP_OK; k++)

@@ -85,6 +85,17 @@ Test(starpu_predict, two_ranks_by_hand) {
                RP_OK);
   cr_assert_float_eq(t[0], 135, 1e-9, "rank 0: %g", t[0]);
   cr_assert_float_eq(t[1], 226, 1e-9, "rank 1: %g", t[1]);
+  /* bodies twice as long (the ranks sharing memory bandwidth), latency 5:
+   * rank 0 copy in 10 -> 28, kernel -> 230, pack -> 248, send -> 251,
+   * arriving at 257; rank 1 receive 257 -> 260, unpack -> 278, kernel
+   * -> 380 */
+  net.latency_us = 5;
+  net.body_scale = 2;
+  cr_assert_eq(rp__starpu_predict(rp_exec_plan(x), 2, 0, &net, us, t),
+               RP_OK);
+  cr_assert_float_eq(t[0], 251, 1e-9, "rank 0: %g", t[0]);
+  cr_assert_float_eq(t[1], 380, 1e-9, "rank 1: %g", t[1]);
+  net.body_scale = 1;
   /* figures that are no model */
   net.task_us = -1;
   cr_assert_eq(rp__starpu_predict(rp_exec_plan(x), 2, 0, &net, us, t),

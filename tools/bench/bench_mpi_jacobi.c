@@ -194,7 +194,8 @@ static double predict_analysis(const rp_graph *g, int size, const double *us,
  * - on 2 ranks or more, K rounds of a kernel on device 0 then one on
  *   device 1 touching the same 8 bytes: each round 2 messages, 6 tasks
  *   (2 kernels, 2 packs, 2 unpacks) and 4 requests in a row, so that a
- *   request costs (round - 6 tasks - 2 latencies) / 4. */
+ *   request costs (round - 6 tasks - 2 latencies) / 4;
+ * and the bodies' slowdown with all ranks at once (probe_memory). */
 RP_KERNEL(probe_touch, { RP_REGION_PTR(double, 0)[RP_X] += 1; })
 static const rp_param probe_touch_params[] = {{"a", RP_INOUT}};
 static const rp_kernel probe_touch_k =
@@ -238,6 +239,49 @@ static double probe_run(int size, unsigned k, int pingpong,
   return med;
 }
 
+/* The bodies' slowdown with every rank streaming memory at once against
+ * one rank alone (rp__starpu_net.body_scale): a 32 MB copy on rank 0
+ * alone, then on every rank at once (the slowest rank's time), the
+ * median of 5 each; at least 1. Where ranks share cores (the 2-core VM)
+ * it measures their waiting for a core as much as the memory: pred/ach
+ * leaves it out, pm/ach uses it. */
+static double mem_scale = 1;
+
+static double probe_memory(int rank, int size) {
+  enum { MB = 32, R = 5 };
+  size_t len = (size_t)MB << 20;
+  char *a = malloc(len), *b = malloc(len);
+  double one[R], all[R], v = 1;
+  int ok = a && b, all_ok;
+  if (ok) {
+    memset(a, 1, len);
+    memset(b, 2, len);
+  }
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  for (int r = 0; all_ok && r < R; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = rp_clock_us();
+    if (rank == 0)
+      memcpy(b, a, len);
+    one[r] = rp_clock_us() - t0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = rp_clock_us();
+    memcpy(a, b, len);
+    double dt = rp_clock_us() - t0;
+    MPI_Allreduce(&dt, &all[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+  if (all_ok) {
+    qsort(one, R, sizeof *one, cmp_d);
+    qsort(all, R, sizeof *all, cmp_d);
+    v = one[R / 2] > 0 && all[R / 2] > one[R / 2] ? all[R / 2] / one[R / 2]
+                                                  : 1;
+  }
+  MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  free(a);
+  free(b);
+  return size > 1 ? v : 1;
+}
+
 static void calibrate(int rank, int size, rp__starpu_net *n) {
   enum { K = 64 };
   uint32_t t1 = 0, tk = 0, tmax;
@@ -263,14 +307,16 @@ static void calibrate(int rank, int size, rp__starpu_net *n) {
     if (c > 0)
       n->msg_us = m > 0 ? m : 0;
   }
+  mem_scale = probe_memory(rank, size);
   if (rank == 0)
     printf("probe (median of 7, slowest rank): %u task(s) %.1f us, %u tasks "
            "%.1f us, %d rounds of 2 messages %.1f us\n", t1, a, tk, b, K, c);
   if (rank == 0)
     printf("net model: %.1f us + bytes / %.2f GB/s; probe: %.1f us per "
-           "task, %.1f us per request, %.1f us per launch, %u worker(s)\n",
+           "task, %.1f us per request, %.1f us per launch, %u worker(s); "
+           "bodies x %.2f with the memory shared by the ranks (pm/ach)\n",
            n->latency_us, n->gbps, n->task_us, n->msg_us, n->launch_us,
-           n->workers);
+           n->workers, mem_scale);
 }
 
 /* CPU time per thread of this process (Linux /proc/self/task): what each
@@ -581,6 +627,15 @@ static int one(int heat, uint64_t n, int dist, unsigned steps,
       rp__starpu_predict(rp_exec_plan(x), size, 0, net, us, prk) == RP_OK)
     for (int r = 0; r < size; r++)
       pred = prk[r] > pred ? prk[r] : pred;
+  /* the same with the bodies slowed by the probe's memory sharing */
+  rp__starpu_net nm = *net;
+  nm.body_scale = mem_scale;
+  double pm = -1, *pmr = calloc((size_t)size, sizeof *pmr);
+  if (us && pmr &&
+      rp__starpu_predict(rp_exec_plan(x), size, 0, &nm, us, pmr) == RP_OK)
+    for (int r = 0; r < size; r++)
+      pm = pmr[r] > pm ? pmr[r] : pm;
+  free(pmr);
   if (us)
     pan = predict_analysis(g, size, us, net);
   free(us);
@@ -589,12 +644,12 @@ static int one(int heat, uint64_t n, int dist, unsigned steps,
     bad = 2;
   if (rank == 0)
     printf("%-6s %6llu %-11s %9u %10.2f %10.2f %7.3f %9s %10.2f %7.3f "
-           "%9.1f %9.1f %7.3f\n", heat ? "heat" : "jacobi",
+           "%9.1f %9.1f %7.3f %7.3f\n", heat ? "heat" : "jacobi",
            (unsigned long long)n, dist ? "distributed" : "replicated",
            rp_graph_num_nodes(g), tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
            tr[runs / 2] / tm[runs / 2], all_same ? "identical" : "DIFFER",
            pred * 1e-3, pred / tr[runs / 2], setup * 1e-3, first * 1e-3,
-           pan / tr[runs / 2]);
+           pan / tr[runs / 2], pm / tr[runs / 2]);
   if (rank == 0 && ach && pred > 0) {
     printf("  predicted per rank (ms per run, each rank's own median):\n"
            "  %4s %9s %9s %8s\n", "rank", "pred_ms", "ach_ms", "pred/ach");
@@ -663,6 +718,7 @@ int main(int argc, char **argv) {
     return 2;
   unsigned steps[8] = {20}, nsteps = 1, runs = 5;
   double lat = 2, gbps = 5, task_us = -1, msg_us = -1, launch_us = -1;
+  double body_scale = -1;
   uint64_t sizes[8] = {256, 1024, 2048};
   unsigned nsz = 3;
   int forms = 3; /* bit 0 replicated, bit 1 distributed */
@@ -684,6 +740,8 @@ int main(int argc, char **argv) {
       msg_us = atof(argv[++i]);
     else if (!strcmp(argv[i], "--net-launch-us") && i + 1 < argc)
       launch_us = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--net-body-scale") && i + 1 < argc)
+      body_scale = atof(argv[++i]);
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
       runs = (unsigned)atoi(argv[++i]);
     else if (!strcmp(argv[i], "--app") && i + 1 < argc)
@@ -702,7 +760,8 @@ int main(int argc, char **argv) {
                 "[--steps S,S,...] [--runs R] "
                 "[--form replicated|distributed|both] [--app jacobi|heat] "
                 "[--net-latency-us L] [--net-gbps B] [--net-task-us T] "
-                "[--net-msg-us M] [--net-launch-us S]\n");
+                "[--net-msg-us M] [--net-launch-us S] "
+                "[--net-body-scale X]\n");
       return exm_finish(2);
     }
   }
@@ -712,12 +771,12 @@ int main(int argc, char **argv) {
     printf("bench_mpi_jacobi: %d ranks, %u steps per run (or as listed per "
            "grid), median of %u "
            "runs; net %.1f us + bytes / %.2f GB/s\n%-6s %6s %-11s %9s %10s "
-           "%10s %7s %9s %10s %7s %9s %9s %7s\n", size, steps[0], runs, lat,
-           gbps, "app", "n", "form", "graph_ops", "mpi_ms", "reprise_ms",
+           "%10s %7s %9s %10s %7s %9s %9s %7s %7s\n", size, steps[0], runs,
+           lat, gbps, "app", "n", "form", "graph_ops", "mpi_ms", "reprise_ms",
            "ratio", "results", "pred_ms", "pred/ach", "setup_ms", "first_ms",
-           "an/ach");
+           "an/ach", "pm/ach");
   hand_steps = heat ? heat_steps : mpi_steps;
-  rp__starpu_net net = {lat, gbps, 0, 0, 0, 1};
+  rp__starpu_net net = {lat, gbps, 0, 0, 0, 1, 1};
   { /* start StarPU(-MPI) before anything is timed: a tiny exec */
     ex_heat2d tp = {(uint64_t)(size < 3 ? 3 : size), 1, (unsigned)size, 0};
     double *tu = calloc(tp.n * tp.n, 8), *tv = calloc(tp.n * tp.n, 8);
@@ -742,6 +801,8 @@ int main(int argc, char **argv) {
     net.msg_us = msg_us;
   if (launch_us >= 0)
     net.launch_us = launch_us;
+  if (body_scale > 0)
+    net.body_scale = body_scale;
   int bad = 0;
   for (unsigned k = 0; k < nsz && bad < 2; k++)
     for (int f = 0; f < 2 && bad < 2; f++)
