@@ -33,6 +33,15 @@ static rp_exec *plan_of(rp_graph *g) {
   return x;
 }
 
+/* The prediction of plan p on two ranks is exactly t0 and t1 us. */
+static void two_ranks_are(const rp_plan *p, const rp__starpu_net *n,
+                          const double *us, double t0, double t1) {
+  double t[2];
+  cr_assert_eq(rp__starpu_predict(p, 2, 0, n, us, t), RP_OK);
+  cr_assert_float_eq(t[0], t0, 1e-9, "rank 0: %g, not %g", t[0], t0);
+  cr_assert_float_eq(t[1], t1, 1e-9, "rank 1: %g, not %g", t[1], t1);
+}
+
 /* A: 2 rows of one double, distributed one row per rank. Device 0 (rank
  * 0) adds 1 to row 0; device 1 (rank 1) adds row 0 to row 1: one message
  * (row 0, 8 bytes) from rank 0 to rank 1. Each rank's row reaches its
@@ -74,35 +83,25 @@ Test(starpu_predict, two_ranks_by_hand) {
   }
   rp__starpu_net net = {.latency_us = 5, .gbps = 0.008, .task_us = 2,
                         .msg_us = 3, .launch_us = 10, .workers = 1};
-  double t[2];
-  cr_assert_eq(rp__starpu_predict(rp_exec_plan(x), 2, 0, &net, us, t),
-               RP_OK);
-  cr_assert_float_eq(t[0], 135, 1e-9, "rank 0: %g", t[0]);
-  cr_assert_float_eq(t[1], 206, 1e-9, "rank 1: %g", t[1]);
+  const rp_plan *p = rp_exec_plan(x);
+  two_ranks_are(p, &net, us, 135, 206);
   /* a slower network: rank 1 later by exactly as much */
   net.latency_us = 25;
-  cr_assert_eq(rp__starpu_predict(rp_exec_plan(x), 2, 0, &net, us, t),
-               RP_OK);
-  cr_assert_float_eq(t[0], 135, 1e-9, "rank 0: %g", t[0]);
-  cr_assert_float_eq(t[1], 226, 1e-9, "rank 1: %g", t[1]);
+  two_ranks_are(p, &net, us, 135, 226);
   /* bodies twice as long (the ranks sharing memory bandwidth), latency 5:
    * rank 0 copy in 10 -> 28, kernel -> 230, pack -> 248, send -> 251,
    * arriving at 257; rank 1 receive 257 -> 260, unpack -> 278, kernel
    * -> 380 */
   net.latency_us = 5;
   net.body_scale = 2;
-  cr_assert_eq(rp__starpu_predict(rp_exec_plan(x), 2, 0, &net, us, t),
-               RP_OK);
-  cr_assert_float_eq(t[0], 251, 1e-9, "rank 0: %g", t[0]);
-  cr_assert_float_eq(t[1], 380, 1e-9, "rank 1: %g", t[1]);
+  two_ranks_are(p, &net, us, 251, 380);
   net.body_scale = 1;
   /* figures that are no model */
+  double t[2];
   net.task_us = -1;
-  cr_assert_eq(rp__starpu_predict(rp_exec_plan(x), 2, 0, &net, us, t),
-               RP_EINVAL);
+  cr_assert_eq(rp__starpu_predict(p, 2, 0, &net, us, t), RP_EINVAL);
   net.task_us = 2;
-  cr_assert_eq(rp__starpu_predict(rp_exec_plan(x), 0, 0, &net, us, t),
-               RP_EINVAL);
+  cr_assert_eq(rp__starpu_predict(p, 0, 0, &net, us, t), RP_EINVAL);
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }
