@@ -112,6 +112,43 @@ rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
 rp_status rp__starpu_msg_depth(const rp_plan *p, int nranks, int whole,
                                uint32_t *depth);
 
+/* The network and runtime model of a replay in mode "mpi"
+ * (rp__starpu_predict): a message of b bytes arrives latency_us +
+ * b / (gbps * 1e3) us after its send was posted (bench_mpi_pingpong's
+ * fit); every task (a node run, a pack, an unpack) costs its body plus
+ * task_us on one of the rank's `workers` (StarPU's cost per task:
+ * submission, scheduling, callbacks); every send and receive takes msg_us
+ * more (StarPU-MPI's progress thread acting on it: a delay, requests
+ * pending together being handled together); a launch costs launch_us
+ * before its first task; every body takes body_scale times its
+ * profiled cost. bench_mpi_jacobi calibrates task_us, msg_us, launch_us
+ * and body_scale with a probe on the ranks (docs/mpi.md). */
+typedef struct rp__starpu_net {
+  double latency_us, gbps;
+  double task_us, msg_us, launch_us;
+  unsigned workers;  /* 0: 1 */
+  double body_scale; /* the bodies' slowdown with every rank of the node
+                        running at once (their memory bandwidth shared)
+                        against the profile's one process alone; 0: 1 */
+} rp__starpu_net;
+
+/* The predicted time of one replay of plan p in mode "mpi" on nranks
+ * ranks, per rank (rank_us, nranks entries: from the launch to the end of
+ * the rank's last task or request), from the task lists and dependencies
+ * every rank lowers (fake ranks, as rp__starpu_msg_depth; whole as
+ * there) simulated with net model n: each rank's ready tasks run on its
+ * workers in the order they became ready (then program order), a send
+ * once its pack ran, a receive once its message arrived, its unpack
+ * after it. op_us: the cost of every operation of p's graph (indexed by
+ * node, as rp_exec_profile() fills it), a pack or an unpack costing its
+ * copy's in proportion to its bytes, a copy within one memory nothing.
+ * The overall prediction is the largest. RP_EINVAL (nranks < 1, a
+ * negative or non-finite figure), RP_ENOMEM, RP_ENOTSUP (as
+ * rp__starpu_count). */
+rp_status rp__starpu_predict(const rp_plan *p, int nranks, int whole,
+                             const rp__starpu_net *n, const double *op_us,
+                             double *rank_us);
+
 /* Where mode "mpi" placed this rank's threads (StarPU-MPI started once
  * per process): the ranks on its node (OMPI_COMM_WORLD_LOCAL_SIZE or
  * MPI_Comm_split_type SHARED) and its place among them, the node's cores,

@@ -42,9 +42,7 @@ typedef struct dep_state {
   int whole;         /* every access spans its whole memory */
 } dep_state;
 
-/* Room for one more element in the array whose pointer is at ap (n used
- * of *cap, elem bytes each; doubling). -1: no memory. */
-static int room(void *ap, size_t n, size_t *cap, size_t elem) {
+int rp__sp_room(void *ap, size_t n, size_t *cap, size_t elem) {
   if (n < *cap)
     return 0;
   size_t c = *cap ? 2 * *cap : 64;
@@ -58,7 +56,7 @@ static int room(void *ap, size_t n, size_t *cap, size_t elem) {
 }
 
 static int push_dep(dep_state *d, uint32_t v) {
-  if (room(&d->dep, d->ndep, &d->capdep, sizeof *d->dep))
+  if (rp__sp_room(&d->dep, d->ndep, &d->capdep, sizeof *d->dep))
     return -1;
   d->dep[d->ndep++] = v;
   return 0;
@@ -95,7 +93,7 @@ static int access_one(dep_state *d, uint32_t self, uint32_t nitem,
     d->ent[keep++] = *e;
   }
   d->nent = keep;
-  if (room(&d->ent, d->nent, &d->cap, sizeof *d->ent))
+  if (rp__sp_room(&d->ent, d->nent, &d->cap, sizeof *d->ent))
     return -1;
   d->ent[d->nent++] = (acc_ent){self, mem, lo, hi, w};
   return 0;

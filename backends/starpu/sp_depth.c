@@ -7,9 +7,7 @@
 #include <string.h>
 #include "sp_internal.h"
 
-/* Rank r's task list and dependencies, as the backend lowers them, with
- * no handle (NULL ones: nothing but the order is looked at). */
-static rp_status fake_rank(const rp_plan *p, int r, int nranks, int whole,
+rp_status rp__sp_fake_rank(const rp_plan *p, int r, int nranks, int whole,
                            sp **out) {
   char err[256];
   sp *s = calloc(1, sizeof *s);
@@ -38,9 +36,7 @@ static rp_status fake_rank(const rp_plan *p, int r, int nranks, int whole,
   return RP_OK;
 }
 
-/* The send on rank s->rank of the piece that item it (a receive on
- * another rank, of the same node) receives, or -1. */
-static long find_send(const sp *s, const sp *from, const sp_item *it) {
+long rp__sp_find_send(const sp *s, const sp *from, const sp_item *it) {
   const sp_piece *pc = &from->part.piece[it->piece];
   for (uint32_t i = 0; i < s->nitem; i++) {
     const sp_item *x = &s->item[i];
@@ -61,7 +57,7 @@ rp_status rp__starpu_msg_depth(const rp_plan *p, int nranks, int whole,
   long **peer = calloc((size_t)nranks, sizeof *peer);
   rp_status st = r && d && peer ? RP_OK : RP_ENOMEM;
   for (int k = 0; k < nranks && st == RP_OK; k++)
-    if ((st = fake_rank(p, k, nranks, whole, &r[k])) == RP_OK &&
+    if ((st = rp__sp_fake_rank(p, k, nranks, whole, &r[k])) == RP_OK &&
         (!(d[k] = calloc((size_t)r[k]->nitem + 1, sizeof *d[k])) ||
          !(peer[k] = calloc((size_t)r[k]->nitem + 1, sizeof *peer[k]))))
       st = RP_ENOMEM;
@@ -69,8 +65,9 @@ rp_status rp__starpu_msg_depth(const rp_plan *p, int nranks, int whole,
   for (int k = 0; k < nranks && st == RP_OK; k++)
     for (uint32_t i = 0; i < r[k]->nitem; i++) {
       const sp_item *it = &r[k]->item[i];
-      peer[k][i] = it->kind == SP_RECV ? find_send(r[it->peer], r[k], it)
-                                       : -1;
+      peer[k][i] = it->kind == SP_RECV
+                       ? rp__sp_find_send(r[it->peer], r[k], it)
+                       : -1;
       if (it->kind == SP_RECV && peer[k][i] < 0)
         st = RP_EINVAL; /* a receive nobody sends: not a lowering */
     }

@@ -239,6 +239,20 @@ void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
  * (the whole plan outside mpi mode). Handles and staging must exist. */
 rp_status rp__sp_lower(sp *s);
 
+/* Rank r's task list and dependencies as the backend lowers them in mode
+ * "mpi" (whole: ordered as whole-image handles would), with no handle,
+ * StarPU or MPI (a fake rank, sp_depth.c); free with rp__sp_destroy(). */
+rp_status rp__sp_fake_rank(const rp_plan *p, int r, int nranks, int whole,
+                           sp **out);
+
+/* The send on rank s->rank of the piece that item it (a receive on rank
+ * from->rank, of the same node) receives, or -1. */
+long rp__sp_find_send(const sp *s, const sp *from, const sp_item *it);
+
+/* Room for one more element in the array whose pointer is at ap (n used
+ * of *cap, elem bytes each; doubling from 64). -1: no memory. */
+int rp__sp_room(void *ap, size_t n, size_t *cap, size_t elem);
+
 /* Frees state s of an exec, or of a fake rank (rp__starpu_msg_depth: no
  * task, handle or image then), with what it holds; NULL: nothing. */
 void rp__sp_destroy(void *s);

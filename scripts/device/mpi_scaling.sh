@@ -15,7 +15,12 @@
 # table the bench prints: per-rank breakdown of reprise's time, per-thread
 # CPU, lowering) and prints the ratio table (reprise / MPI; targets: <=
 # 1.15 at n >= 4096, <= 1.3 at 2048, on 2, 4 and 8 ranks), the analysis'
-# prediction against the achieved time (target within 15 %), the set-up
+# prediction against the achieved time (target within 15 %: the net
+# model over every rank's lowering, rp__starpu_predict, its costs per
+# task, request and launch calibrated by the bench's probe; an/ach: the
+# analysis' makespan, which has no such costs; pm/ach: pred with the
+# bodies slowed by the ranks sharing memory, as the probe measured), the
+# set-up
 # at n = 8192 against one run, LAST; before it, where the time went on
 # the most ranks, and each rank's wall time and wait on receives for
 # Jacobi at the largest n, distributed (issue 35: with a chain through the
@@ -109,16 +114,27 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
                                             $3, $6; next }
     { f = 0 }' "$OUT/run_jacobi_$last.txt"
   echo
+  grep -h "^net model:" "$OUT/run_jacobi_$last.txt" | head -1
+  echo "predicted per rank, jacobi n = $NMAX distributed, $last ranks" \
+    "(rp__starpu_predict: the lowering of every rank, the net model):"
+  awk -v n="$NMAX" '
+    $1 == "jacobi" && $2 == n && $3 == "distributed" { f = 1; next }
+    f && $1 == "rank" { print; next }
+    f && NF == 4 && $1 ~ /^[0-9]+$/ { print; next }
+    f && /predicted per rank/ { next }
+    { f = 0 }' "$OUT/run_jacobi_$last.txt"
+  echo
   [ -z "$SKIPPED" ] || echo "skipped (past 380 s):$SKIPPED"
   printf "%s %s\n" "ranks app    n     form        mpi_ms   reprise_ms" \
-    "ratio  target results   pred/ach setup_ms first_ms"
+    "ratio  target results   pred/ach setup_ms first_ms  an/ach  pm/ach"
   for np in $RANKS; do
     for app in jacobi heat; do
       awk -v np=$np '$1 == "jacobi" || $1 == "heat" {
         t = $2 >= 4096 ? 1.15 : 1.3
         ok = np == 1 ? "-" : ($7 <= t ? "met" : "MISSED")
-        printf "%5d %-6s %-5s %-11s %8s %10s %6s %6s %-9s %7s %8s %8s\n",
-               np, $1, $2, $3, $5, $6, $7, ok, $8, $10, $11, $12 }' \
+        printf "%5d %-6s %-5s %-11s %8s %10s %6s %6s %-9s %7s %8s %8s " \
+               "%7s %7s\n", np, $1, $2, $3, $5, $6, $7, ok, $8, $10, $11,
+               $12, $13, $14 }' \
         "$OUT/run_${app}_$np.txt"
     done
   done

@@ -7,12 +7,15 @@ if(TARGET test_starpu)
   set_property(TEST test_starpu APPEND PROPERTY ENVIRONMENT
     "STARPU_NCPU=2;STARPU_SILENT=1")
 endif()
-# The chains of messages per rank (test_starpu_chain.c): fake ranks, no
-# StarPU started, no MPI.
-if(TARGET test_starpu_chain)
-  target_include_directories(test_starpu_chain PRIVATE
-    ${CMAKE_SOURCE_DIR}/backends/starpu)
-endif()
+# The chains of messages per rank (test_starpu_chain.c) and the predicted
+# time per rank (test_starpu_predict.c): fake ranks, no StarPU started, no
+# MPI.
+foreach(t test_starpu_chain test_starpu_predict)
+  if(TARGET ${t})
+    target_include_directories(${t} PRIVATE
+      ${CMAKE_SOURCE_DIR}/backends/starpu)
+  endif()
+endforeach()
 # The CUDA bodies (backends/starpu/sp_cuda.c) are compiled only where
 # StarPU has CUDA, which Debian's StarPU does not: check here that they
 # and the code around them compile as if it had (STARPU_USE_CUDA defined,

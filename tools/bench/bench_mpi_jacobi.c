@@ -143,38 +143,180 @@ static void mpi_run(uint64_t n, unsigned steps, double *a, double *b,
               MPI_COMM_WORLD);
 }
 
-/* The analysis' makespan of one run over `size` ranks, from costs
- * profiled here (rank 0) by the reference replay. */
-static double predict(const rp_graph *g, int size, double lat, double gbps) {
+/* The costs of every operation of g, profiled here by the reference
+ * replay (in us, per node), or NULL. It runs in place: g's host arrays
+ * advance by one replay. */
+static double *profile(const rp_graph *g) {
   const rp_backend *ref;
   rp_exec *x = NULL;
-  uint32_t nop = rp_graph_num_nodes(g);
-  double *us = malloc(nop * sizeof *us), out = -1;
+  double *us = malloc(rp_graph_num_nodes(g) * sizeof *us + 1);
   /* profiled twice: the first touches the images' pages, the second
    * times the operations alone */
   if (!us || rp_backend_find("reference", &ref) ||
       rp_exec_create(&x, g, ref, NULL) || rp_exec_profile(x, us) ||
       rp_exec_profile(x, us)) {
-    rp_exec_destroy(x);
     free(us);
-    return -1;
+    us = NULL;
   }
+  rp_exec_destroy(x);
+  return us;
+}
+
+/* The analysis' makespan of one run over `size` ranks, from costs us
+ * (transfers between ranks on the net lanes; no cost per task). */
+static double predict_analysis(const rp_graph *g, int size, const double *us,
+                               const rp__starpu_net *net) {
   rp_analysis_opts o;
   rp_analysis_opts_init(&o);
   o.measured_us = us;
   o.nranks = (unsigned)size;
-  o.net_latency_us = lat;
-  o.net_gbps = gbps;
+  o.net_latency_us = net->latency_us;
+  o.net_gbps = net->gbps;
   rp_analysis *an;
+  double out = -1;
   if (rp_analyze(g, &o, &an) == RP_OK) {
     rp_summary sm;
     rp_analysis_summary(an, &sm);
     out = sm.makespan_us;
     rp_analysis_destroy(an);
   }
-  rp_exec_destroy(x);
-  free(us);
   return out;
+}
+
+/* The calibration probe of the net model's costs per task, per request
+ * and per launch (rp__starpu_net), on these ranks with the backend as the
+ * benchmark runs it: the median of 7 runs of
+ * - K tiny kernels in a chain on each rank's device (its row of a buffer
+ *   distributed one row per rank: no message), K = 1 and K = 64: the
+ *   slope is a task's cost, the rest of the one-kernel run the launch's
+ *   (when the one-kernel run is the longer, on a loaded machine: the
+ *   64-kernel run over its tasks, no launch cost);
+ * - on 2 ranks or more, K rounds of a kernel on device 0 then one on
+ *   device 1 touching the same 8 bytes: each round 2 messages, 6 tasks
+ *   (2 kernels, 2 packs, 2 unpacks) and 4 requests in a row, so that a
+ *   request costs (round - 6 tasks - 2 latencies) / 4;
+ * and the bodies' slowdown with all ranks at once (probe_memory). */
+RP_KERNEL(probe_touch, { RP_REGION_PTR(double, 0)[RP_X] += 1; })
+static const rp_param probe_touch_params[] = {{"a", RP_INOUT}};
+static const rp_kernel probe_touch_k =
+    RP_KERNEL_DESC(probe_touch, probe_touch_params);
+
+static double probe_run(int size, unsigned k, int pingpong,
+                        uint32_t *tasks) {
+  double *buf = calloc((size_t)size + 1, sizeof *buf), t[7];
+  rp_graph *g = NULL;
+  rp_exec *x = NULL;
+  rp_buf B;
+  int ok = buf && !rp_graph_create(&g, 0) &&
+           !rp_buffer_register_2d(g, "P", buf, (uint64_t)size, 1, 8, &B);
+  for (unsigned i = 0; ok && i < k; i++)
+    for (int d = 0; ok && d < (pingpong ? 2 : size); d++) {
+      uint64_t row = pingpong ? 0 : (uint64_t)d;
+      rp_arg a = rp_arg_buf(rp_box2_elems(B, row, row + 1, 0, 1));
+      ok = !rp_record_kernel(g, &probe_touch_k, d, rp_dims3(1, 1, 1), &a,
+                             NULL, NULL);
+    }
+  ok = ok && (pingpong || !rp_buffer_distribute(g, B, (unsigned)size, NULL)) &&
+       !rp_graph_end(g) && (x = exm_exec(g, "bench_mpi_jacobi"));
+  double med = -1;
+  rp__starpu_stats st;
+  if (ok && !rp__starpu_stats_get(x, &st)) {
+    *tasks = st.tasks;
+    rp_exec_run(x, 1);
+    for (int r = 0; r < 7; r++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = rp_clock_us();
+      rp_exec_run(x, 1);
+      double dt = rp_clock_us() - t0;
+      MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    qsort(t, 7, sizeof *t, cmp_d);
+    med = t[3];
+  }
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+  free(buf);
+  return med;
+}
+
+/* The bodies' slowdown with every rank streaming memory at once against
+ * one rank alone (rp__starpu_net.body_scale): a 32 MB copy on rank 0
+ * alone, then on every rank at once (the slowest rank's time), the
+ * median of 5 each; at least 1. Where ranks share cores (the 2-core VM)
+ * it measures their waiting for a core as much as the memory: pred/ach
+ * leaves it out, pm/ach uses it. */
+static double mem_scale = 1;
+
+static double probe_memory(int rank, int size) {
+  enum { MB = 32, R = 5 };
+  size_t len = (size_t)MB << 20;
+  char *a = malloc(len), *b = malloc(len);
+  double one[R], all[R], v = 1;
+  int ok = a && b, all_ok;
+  if (ok) {
+    memset(a, 1, len);
+    memset(b, 2, len);
+  }
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  for (int r = 0; all_ok && r < R; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = rp_clock_us();
+    if (rank == 0)
+      memcpy(b, a, len);
+    one[r] = rp_clock_us() - t0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = rp_clock_us();
+    memcpy(a, b, len);
+    double dt = rp_clock_us() - t0;
+    MPI_Allreduce(&dt, &all[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+  if (all_ok) {
+    qsort(one, R, sizeof *one, cmp_d);
+    qsort(all, R, sizeof *all, cmp_d);
+    v = one[R / 2] > 0 && all[R / 2] > one[R / 2] ? all[R / 2] / one[R / 2]
+                                                  : 1;
+  }
+  MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  free(a);
+  free(b);
+  return size > 1 ? v : 1;
+}
+
+static void calibrate(int rank, int size, rp__starpu_net *n) {
+  enum { K = 64 };
+  uint32_t t1 = 0, tk = 0, tmax;
+  double a = probe_run(size, 1, 0, &t1), b = probe_run(size, K, 0, &tk);
+  /* the slowest rank's time: its tasks */
+  MPI_Allreduce(&tk, &tmax, 1, MPI_UINT32_T, MPI_MAX, MPI_COMM_WORLD);
+  tk = tmax;
+  MPI_Allreduce(&t1, &tmax, 1, MPI_UINT32_T, MPI_MAX, MPI_COMM_WORLD);
+  t1 = tmax;
+  if (a > 0 && b > a && tk > t1) {
+    n->task_us = (b - a) / (double)(tk - t1);
+    n->launch_us = a > t1 * n->task_us ? a - t1 * n->task_us : 0;
+  } else if (b > 0 && tk) {
+    /* the one-kernel run took longer (a loaded machine): the longer run
+     * alone, all of it per task */
+    n->task_us = b / (double)tk;
+  }
+  double c = -1;
+  if (size >= 2) {
+    uint32_t tp = 0;
+    c = probe_run(size, K, 1, &tp);
+    double m = (c / K - 6 * n->task_us - 2 * n->latency_us) / 4;
+    if (c > 0)
+      n->msg_us = m > 0 ? m : 0;
+  }
+  mem_scale = probe_memory(rank, size);
+  if (rank == 0)
+    printf("probe (median of 7, slowest rank): %u task(s) %.1f us, %u tasks "
+           "%.1f us, %d rounds of 2 messages %.1f us\n", t1, a, tk, b, K, c);
+  if (rank == 0)
+    printf("net model: %.1f us + bytes / %.2f GB/s; probe: %.1f us per "
+           "task, %.1f us per request, %.1f us per launch, %u worker(s); "
+           "bodies x %.2f with the memory shared by the ranks (pm/ach)\n",
+           n->latency_us, n->gbps, n->task_us, n->msg_us, n->launch_us,
+           n->workers, mem_scale);
 }
 
 /* CPU time per thread of this process (Linux /proc/self/task): what each
@@ -324,6 +466,8 @@ static void print_threads(int rank, int size, unsigned runs,
   free(allb);
 }
 
+static double own_us; /* this rank's time of the last timed run */
+
 static double timed(int which, int dist, rp_exec *x, uint64_t n,
                     unsigned steps, double *a, double *b, double *la,
                     double *lb, int rank, int size, int *cnt, int *dsp) {
@@ -342,6 +486,7 @@ static double timed(int which, int dist, rp_exec *x, uint64_t n,
   account(which, &s0, &s1);
   MPI_Barrier(MPI_COMM_WORLD);
   double dt = t1 - t0, all;
+  own_us = dt;
   /* the run ends when the slowest rank ends */
   MPI_Allreduce(&dt, &all, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return all;
@@ -375,7 +520,8 @@ static double max_all(double v) {
 /* One grid size in one form: prints its row and its breakdown; 1 when
  * the grids differ, 2 on a failure. */
 static int one(int heat, uint64_t n, int dist, unsigned steps,
-               unsigned runs, double lat, double gbps, int rank, int size) {
+               unsigned runs, const rp__starpu_net *net, int rank,
+               int size) {
   uint64_t nn = n * n, r0, r1;
   rows(n, rank, size, &r0, &r1);
   /* reprise's grids whole on every rank (as registered); the hand-written
@@ -386,9 +532,11 @@ static int one(int heat, uint64_t n, int dist, unsigned steps,
   double *ma = malloc(mn * 8), *mb = malloc(mn * 8);
   double *la = calloc(wn, 8), *lb = calloc(wn, 8);
   double *tm = malloc(runs * sizeof *tm), *tr = malloc(runs * sizeof *tr);
+  double *mr = malloc(runs * sizeof *mr); /* this rank's own times */
   int *cnt = malloc((size_t)size * sizeof *cnt);
   int *dsp = malloc((size_t)size * sizeof *dsp);
-  if (!a || !b || !ma || !mb || !la || !lb || !tm || !tr || !cnt || !dsp) {
+  if (!a || !b || !ma || !mb || !la || !lb || !tm || !tr || !mr || !cnt ||
+      !dsp) {
     fprintf(stderr, "bench_mpi_jacobi: out of memory at n = %llu\n",
             (unsigned long long)n);
     return 2;
@@ -454,10 +602,12 @@ static int one(int heat, uint64_t n, int dist, unsigned steps,
     tm[r] = timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt,
                   dsp);
     tr[r] = timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
+    mr[r] = own_us;
   }
   rp__starpu_stats_get(x, &b1);
   qsort(tm, runs, sizeof *tm, cmp_d);
   qsort(tr, runs, sizeof *tr, cmp_d);
+  qsort(mr, runs, sizeof *mr, cmp_d);
   int same;
   if (dist)
     same = same_rows(n, a, la, rank, size) && same_rows(n, b, lb, rank, size);
@@ -465,17 +615,50 @@ static int one(int heat, uint64_t n, int dist, unsigned steps,
     same = rank != 0 || (!memcmp(a, ma, nn * 8) && !memcmp(b, mb, nn * 8));
   int all_same;
   MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  double pred = rank == 0 ? predict(g, size, lat, gbps) : 0;
+  /* the predictions (rank 0): the net model over the lowering every rank
+   * executes (rp__starpu_predict), per rank and overall, and the
+   * analysis' makespan (no cost per task or request) */
+  double *prk = calloc((size_t)size, sizeof *prk);
+  double *ach = rank == 0 ? calloc((size_t)size, sizeof *ach) : NULL;
+  double pred = -1, pan = -1, med = mr[runs / 2];
+  MPI_Gather(&med, 1, MPI_DOUBLE, ach, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  double *us = rank == 0 ? profile(g) : NULL;
+  if (us && prk &&
+      rp__starpu_predict(rp_exec_plan(x), size, 0, net, us, prk) == RP_OK)
+    for (int r = 0; r < size; r++)
+      pred = prk[r] > pred ? prk[r] : pred;
+  /* the same with the bodies slowed by the probe's memory sharing */
+  rp__starpu_net nm = *net;
+  nm.body_scale = mem_scale;
+  double pm = -1, *pmr = calloc((size_t)size, sizeof *pmr);
+  if (us && pmr &&
+      rp__starpu_predict(rp_exec_plan(x), size, 0, &nm, us, pmr) == RP_OK)
+    for (int r = 0; r < size; r++)
+      pm = pmr[r] > pm ? pmr[r] : pm;
+  free(pmr);
+  if (us)
+    pan = predict_analysis(g, size, us, net);
+  free(us);
   int bad = !all_same;
   if (exm_check_lowering(x, "bench_mpi_jacobi"))
     bad = 2;
   if (rank == 0)
     printf("%-6s %6llu %-11s %9u %10.2f %10.2f %7.3f %9s %10.2f %7.3f "
-           "%9.1f %9.1f\n", heat ? "heat" : "jacobi", (unsigned long long)n,
-           dist ? "distributed" : "replicated", rp_graph_num_nodes(g),
-           tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
+           "%9.1f %9.1f %7.3f %7.3f\n", heat ? "heat" : "jacobi",
+           (unsigned long long)n, dist ? "distributed" : "replicated",
+           rp_graph_num_nodes(g), tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
            tr[runs / 2] / tm[runs / 2], all_same ? "identical" : "DIFFER",
-           pred * 1e-3, pred / tr[runs / 2], setup * 1e-3, first * 1e-3);
+           pred * 1e-3, pred / tr[runs / 2], setup * 1e-3, first * 1e-3,
+           pan / tr[runs / 2], pm / tr[runs / 2]);
+  if (rank == 0 && ach && pred > 0) {
+    printf("  predicted per rank (ms per run, each rank's own median):\n"
+           "  %4s %9s %9s %8s\n", "rank", "pred_ms", "ach_ms", "pred/ach");
+    for (int r = 0; r < size; r++)
+      printf("  %4d %9.2f %9.2f %8.3f\n", r, prk[r] * 1e-3, ach[r] * 1e-3,
+             ach[r] > 0 ? prk[r] / ach[r] : 0);
+  }
+  free(prk);
+  free(ach);
   char title[64];
   snprintf(title, sizeof title, "%s, n = %llu, %s", heat ? "heat" : "jacobi",
            (unsigned long long)n, dist ? "distributed" : "replicated");
@@ -493,6 +676,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps,
   free(lb);
   free(tm);
   free(tr);
+  free(mr);
   free(cnt);
   free(dsp);
   return bad;
@@ -533,7 +717,8 @@ int main(int argc, char **argv) {
   if (exm_start(&argc, &argv, &rank, &size))
     return 2;
   unsigned steps[8] = {20}, nsteps = 1, runs = 5;
-  double lat = 2, gbps = 5;
+  double lat = 2, gbps = 5, task_us = -1, msg_us = -1, launch_us = -1;
+  double body_scale = -1;
   uint64_t sizes[8] = {256, 1024, 2048};
   unsigned nsz = 3;
   int forms = 3; /* bit 0 replicated, bit 1 distributed */
@@ -549,6 +734,14 @@ int main(int argc, char **argv) {
       lat = atof(argv[++i]);
     else if (!strcmp(argv[i], "--net-gbps") && i + 1 < argc)
       gbps = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--net-task-us") && i + 1 < argc)
+      task_us = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--net-msg-us") && i + 1 < argc)
+      msg_us = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--net-launch-us") && i + 1 < argc)
+      launch_us = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--net-body-scale") && i + 1 < argc)
+      body_scale = atof(argv[++i]);
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
       runs = (unsigned)atoi(argv[++i]);
     else if (!strcmp(argv[i], "--app") && i + 1 < argc)
@@ -566,7 +759,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: bench_mpi_jacobi [--n N,N,...] "
                 "[--steps S,S,...] [--runs R] "
                 "[--form replicated|distributed|both] [--app jacobi|heat] "
-                "[--net-latency-us L] [--net-gbps B]\n");
+                "[--net-latency-us L] [--net-gbps B] [--net-task-us T] "
+                "[--net-msg-us M] [--net-launch-us S] "
+                "[--net-body-scale X]\n");
       return exm_finish(2);
     }
   }
@@ -576,10 +771,12 @@ int main(int argc, char **argv) {
     printf("bench_mpi_jacobi: %d ranks, %u steps per run (or as listed per "
            "grid), median of %u "
            "runs; net %.1f us + bytes / %.2f GB/s\n%-6s %6s %-11s %9s %10s "
-           "%10s %7s %9s %10s %7s %9s %9s\n", size, steps[0], runs, lat, gbps,
-           "app", "n", "form", "graph_ops", "mpi_ms", "reprise_ms", "ratio", "results",
-           "pred_ms", "pred/ach", "setup_ms", "first_ms");
+           "%10s %7s %9s %10s %7s %9s %9s %7s %7s\n", size, steps[0], runs,
+           lat, gbps, "app", "n", "form", "graph_ops", "mpi_ms", "reprise_ms",
+           "ratio", "results", "pred_ms", "pred/ach", "setup_ms", "first_ms",
+           "an/ach", "pm/ach");
   hand_steps = heat ? heat_steps : mpi_steps;
+  rp__starpu_net net = {lat, gbps, 0, 0, 0, 1, 1};
   { /* start StarPU(-MPI) before anything is timed: a tiny exec */
     ex_heat2d tp = {(uint64_t)(size < 3 ? 3 : size), 1, (unsigned)size, 0};
     double *tu = calloc(tp.n * tp.n, 8), *tv = calloc(tp.n * tp.n, 8);
@@ -589,17 +786,29 @@ int main(int argc, char **argv) {
         !ex_heat2d_record(tg, &tp, tu, tv) && !rp_graph_end(tg))
       tx = exm_exec(tg, "bench_mpi_jacobi");
     print_layout(rank, size);
+    rp__starpu_layout l;
+    if (!rp__starpu_layout_get(&l))
+      net.workers = (unsigned)(l.workers > 0 ? l.workers : 1);
     rp_exec_destroy(tx);
     rp_graph_destroy(tg);
     free(tu);
     free(tv);
   }
+  calibrate(rank, size, &net);
+  if (task_us >= 0)
+    net.task_us = task_us;
+  if (msg_us >= 0)
+    net.msg_us = msg_us;
+  if (launch_us >= 0)
+    net.launch_us = launch_us;
+  if (body_scale > 0)
+    net.body_scale = body_scale;
   int bad = 0;
   for (unsigned k = 0; k < nsz && bad < 2; k++)
     for (int f = 0; f < 2 && bad < 2; f++)
       if (forms & (1 << f)) {
         unsigned st = steps[k < nsteps ? k : nsteps - 1];
-        int r = one(heat, sizes[k], f, st, runs, lat, gbps, rank, size);
+        int r = one(heat, sizes[k], f, st, runs, &net, rank, size);
         bad = r > bad ? r : bad;
       }
   return exm_finish(bad);
