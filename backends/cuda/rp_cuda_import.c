@@ -353,7 +353,8 @@ static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
   } else if (r->kind == RP_CUDA_IMPORT_HOST) {
     s = rp_record_host(im->g, imp_host, r, NULL, 0, &oo, out);
   } else {
-    rp_arg a[1] = {{.value = {.p = r}}};
+    /* a scalar (the node): no region (a zero-filled one names buffer 0) */
+    rp_arg a[1] = {{.region = rp_whole(RP_NONE), .value = {.p = r}}};
     s = rp_record_kernel(im->g, &imp_kernel, 0, rp_dims3(1, 1, 1), a, &oo,
                          out);
   }
