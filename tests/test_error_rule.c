@@ -19,6 +19,11 @@
   X(rp_analysis_op, rp_analysis_op(NULL, 0, NULL)) \
   X(rp_analysis_op_model, rp_analysis_op_model(NULL, 0, NULL, NULL)) \
   X(rp_achieved_compute, rp_achieved_compute(NULL, NULL, NULL, 0, NULL)) \
+  X(rp_achieved_check_serial, rp_achieved_check_serial(NULL, NULL, 0)) \
+  X(rp_outfile_open, rp_outfile_open(NULL, NULL, NULL)) \
+  X(rp_outfile_commit, rp_outfile_commit(NULL)) \
+  X(rp_buffer_register_elems, rp_buffer_register_elems(NULL, NULL, NULL, 0, 0, NULL)) \
+  X(rp_exec_guard_image, rp_exec_guard_image(NULL, 0, NULL)) \
   X(rp_analysis_write_achieved, rp_analysis_write_achieved(NULL, NULL, NULL)) \
   X(rp_analysis_departures, rp_analysis_departures(NULL, NULL, NULL, NULL, 0, NULL)) \
   X(rp_analysis_write_trace2, rp_analysis_write_trace2(NULL, NULL, NULL, NULL)) \

@@ -50,10 +50,14 @@ class Reprise(CMakePackage, CudaPackage):
     variant("tests", default=False,
             description="build the Criterion test suite (ctest)")
     variant("examples", default=False, description="build the examples")
+    variant("cxx", default=True,
+            description="the C++ example and tests of include/reprise.hpp "
+            "(the header itself is always installed)")
 
     conflicts("+mpi", when="~starpu", msg="+mpi is the starpu backend's mode")
 
     depends_on("c", type="build")
+    depends_on("cxx", type="build", when="+cxx")
     depends_on("cmake@3.18:", type="build")
     depends_on("pkgconfig", type="build")
     depends_on("cjson")
@@ -78,6 +82,7 @@ class Reprise(CMakePackage, CudaPackage):
             self.define("RP_WITH_STARPU", on("+starpu")),
             self.define_from_variant("RP_BUILD_TESTS", "tests"),
             self.define_from_variant("RP_BUILD_EXAMPLES", "examples"),
+            self.define_from_variant("RP_WITH_CXX", "cxx"),
             self.define("RP_BUILD_BENCH", False),
             self.define("RP_WERROR", False),
         ]

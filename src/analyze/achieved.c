@@ -310,11 +310,15 @@ rp_status rp_achieved_compute(const rp_analysis *a, const double *serial_us,
 
 rp_status rp_achieved_check_serial(rp_achieved *ach, const rp_analysis *a,
                                    double serial_us) {
-  if (!ach || !a || !isfinite(serial_us) || !(serial_us > 0))
-    return RP_EINVAL;
+  RP_ENTER();
+  if (!ach || !a)
+    return RP_NULL_ARG();
   double want = a->sum.modelled ? a->sum.model_serial_us : a->sum.serial_us;
-  if (!(want > 0))
+  if (!isfinite(serial_us) || !(serial_us > 0) || !(want > 0)) {
+    rp__set_last_errorf("rp_achieved_check_serial: serial time %g us "
+                        "against a predicted %g us", serial_us, want);
     return RP_EINVAL;
+  }
   ach->serial_ratio = serial_us / want;
   ach->serial_off = fabs(ach->serial_ratio - 1) > RP_SERIAL_TOLERANCE;
   return RP_OK;

@@ -81,9 +81,13 @@ void rp_outfile_cleanup_on_signal(void) {
 }
 
 rp_status rp_outfile_open(rp_outfile **out, const char *path, FILE **fp) {
-  rp__clear_last_error();
-  if (!out || !path || !path[0] || !fp)
+  RP_ENTER();
+  if (!out || !path || !fp)
+    return RP_NULL_ARG();
+  if (!path[0]) {
+    rp__set_last_error("rp_outfile_open: empty path");
     return RP_EINVAL;
+  }
   *out = NULL;
   *fp = NULL;
   const char *slash = strrchr(path, '/');
@@ -157,9 +161,9 @@ void rp_outfile_abort(rp_outfile *f) {
 }
 
 rp_status rp_outfile_commit(rp_outfile *f) {
-  rp__clear_last_error();
+  RP_ENTER();
   if (!f)
-    return RP_EINVAL;
+    return RP_NULL_ARG();
   /* A write that failed earlier left errno set; fflush tries the rest. */
   int e = ferror(f->fp) ? (errno ? errno : EIO) : 0;
   if (!e && fflush(f->fp))

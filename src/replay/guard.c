@@ -99,9 +99,10 @@ static void rearm(void *img) {
 }
 
 rp_status rp_exec_guard_image(rp_exec *x, uint32_t image, void *img) {
-  const rp_plan *p = rp_exec_plan(x);
+  RP_ENTER();
+  const rp_plan *p = x ? rp_exec_plan(x) : NULL;
   if (!p || image >= p->nimage)
-    return RP_EINVAL;
+    return RP_BAD_ARG();
   if (!x->guard) {
     if (!img)
       return RP_OK;
