@@ -269,6 +269,7 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
              atomic_load_explicit(&st->at[i].v, ACQ) < Elast &&
              st->olist0[i + 1] != st->olist0[i]) {
         long jp = atomic_load_explicit(&st->help[q].v, ACQ);
+  /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
         if (!jp || !rp__omp_help_job(st, (ojob *)(intptr_t)jp))
           backoff(&spins);
       }
@@ -279,6 +280,7 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
       while (((wf >> i) & 1) &&
              atomic_load_explicit(&st->at[i].v, ACQ) < e - 1) {
         long jp = atomic_load_explicit(&st->help[q].v, ACQ);
+  /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
         if (!jp || !rp__omp_help_job(st, (ojob *)(intptr_t)jp))
           backoff(&spins);
       }
@@ -290,6 +292,7 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
         const long need = k * (long)rind[v];
         while (atomic_load_explicit(&arr[v], ACQ) < need) {
           long jp = atomic_load_explicit(&st->help[q].v, ACQ);
+  /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
           if (!jp || !rp__omp_help_job(st, (ojob *)(intptr_t)jp))
             backoff(&spins);
         }

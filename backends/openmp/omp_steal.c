@@ -441,6 +441,7 @@ static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
   long k = ib_take(&st->inbox[q], w->buf);
   if (!k) {
     long jp = atomic_load_explicit(&st->help[q].v, ACQ);
+  /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
     if (jp && rp__omp_help_job(st, (ojob *)(intptr_t)jp)) {
       *helped = true;
       return NONE;

@@ -136,6 +136,7 @@ static void *image(const sp *s, uint32_t i) {
   const rp_plan_image *im = &s->p->image[i];
   return rp__sp_in_user(s->p, &s->part, i)
              ? rp_exec_host(s->x)[im->buf]
+  /* NOLINTNEXTLINE(performance-no-int-to-ptr): an image address rebased by its lowest byte */
              : (void *)((uintptr_t)s->img[i] - im->lo);
 }
 

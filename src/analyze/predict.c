@@ -126,6 +126,7 @@ static double blocks_of(const rp_graph *g, rp_node i, int blocks) {
   }
   double k = 1;
   for (int i = 0; i < 3; i++)
+  /* NOLINTNEXTLINE(bugprone-integer-division): a whole number of blocks (ceiling division), on purpose */
     k *= (double)((n[i] + b[i] - 1) / b[i] * (blocks ? 1 : b[i]));
   return k;
 }

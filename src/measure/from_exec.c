@@ -136,6 +136,7 @@ void rp__measure_load(rp_model *m) {
     return;
   }
   qsort(v, (size_t)k, sizeof v[0], cmp_int);
+  /* NOLINTNEXTLINE(bugprone-integer-division): k / 2 is an index (the median of k samples) */
   m->runnable = k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2.0;
   /* procs_running counts the whole machine: confined to some of its CPUs
    * (a cpuset), this process meets their share of the other tasks. */
