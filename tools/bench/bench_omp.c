@@ -25,7 +25,10 @@
  * BENCH_PIN (1: reprise threads on cores 0..T-1), BENCH_BUSY=K (K busy
  * processes during the timed runs; each ends itself after BENCH_BUSY_S,
  * default 600 s), BENCH_VERBOSE=1 (the CPUs each method's tasks ran on,
- * "CPUS" lines). Every method runs in a process of its own
+ * "CPUS" lines), BENCH_SLOW=F (heavy shapes: the main thread, which
+ * runs tasks in every method of several threads, runs each of its tasks
+ * F times as long, as a thread sharing its core with another process
+ * would; a pinned thread cannot leave that core). Every method runs in a process of its own
  * (tools/bench/bench_isolate.h; tbb-flow and starpu without
  * OMP_PROC_BIND / OMP_PLACES), the heavy tasks calibrated once, in the
  * parent (BENCH_BURN passes it on). */
@@ -66,6 +69,11 @@ typedef struct shape {
 /* ---- task bodies (not inlinable, as in the anchors) ---- */
 static int JN, JR;
 static long g_burn; /* heavy shapes: multiply-adds per element */
+/* BENCH_SLOW: the main thread's heavy tasks take this many times as long
+ * while a method of several threads runs (g_slow_on) */
+static long g_slow = 1;
+static int g_slow_on;
+static _Thread_local int g_is_main;
 __attribute__((noinline)) static void touch_line(uint64_t *p) {
   bench_cpu_note();
   if (g_burn) {
@@ -74,6 +82,17 @@ __attribute__((noinline)) static void touch_line(uint64_t *p) {
       for (long k = 0; k < g_burn; k++)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
       p[j] = x;
+    }
+    /* a slowed main thread: the same chains again, F - 1 times, kept
+     * from the optimiser (the results stay those of every other thread) */
+    if (g_slow_on && g_is_main) {
+      for (long r = 1; r < g_slow; r++)
+        for (int j = 0; j < 8; j++) {
+          uint64_t x = p[j];
+          for (long k = 0; k < g_burn; k++)
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+          __asm__ volatile("" : : "r"(x));
+        }
     }
     return;
   }
@@ -630,6 +649,7 @@ static void run_shape(int kind) {
   measure("seq", 1, &s, ref, seq_pass, tpp);
   for (int ti = 0; ti < g_nthr; ti++) {
     const int thr = g_thr[ti];
+    g_slow_on = thr > 1;
     g_threads = thr;
     run_reprise(&s, thr, ref, s.iters, 1, 0, NULL, "reprise");
     run_reprise(&s, thr, ref, s.iters, 1, 1, NULL, "reprise-kernels");
@@ -859,6 +879,9 @@ int main(int argc, char **argv) {
   }
   setenv("STARPU_SILENT", "1", 0);
   bench_verbose_on();
+  g_is_main = 1;
+  g_slow = env_int("BENCH_SLOW", 1);
+  g_slow = g_slow < 1 ? 1 : g_slow;
   const char *one = bench_one();
   int launch = 0;
   for (int i = 1; i < argc; i++)
@@ -882,8 +905,9 @@ int main(int argc, char **argv) {
     if (k >= WAVEH && !burn) {
       const char *u = getenv("BENCH_TASK_US");
       burn = calibrate(u && *u ? atof(u) : 19.0);
-      printf("heavy tasks: %ld multiply-adds per element (BENCH_TASK_US)\n",
-             burn);
+      printf("heavy tasks: %ld multiply-adds per element (BENCH_TASK_US)"
+             "%s\n", burn, g_slow > 1 ? "; the main thread's take "
+             "BENCH_SLOW times as long" : "");
     }
     if (!one)
       continue;
