@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <dirent.h>
+#endif
 #include "examples.h"
 #include "reprise/backend.h"
 
@@ -225,11 +228,51 @@ static void ex_range(const double *t, unsigned n, double *lo, double *hi) {
   }
 }
 
+/* How long this process's threads have waited runnable on a CPU's run
+ * queue, in ms (Linux: the second field of /proc/self/task/<tid>/schedstat;
+ * a thread waits there while the CPU runs another thread, of this process
+ * or not); -1 where unknown. */
+static double ex_runq_ms(void) {
+#ifdef __linux__
+  DIR *d = opendir("/proc/self/task");
+  double ns = 0;
+  int any = 0;
+  struct dirent *e;
+  if (!d)
+    return -1;
+  while ((e = readdir(d))) {
+    char path[64];
+    unsigned long long run, wait;
+    FILE *fp;
+    if (e->d_name[0] == '.')
+      continue;
+    snprintf(path, sizeof path, "/proc/self/task/%.20s/schedstat", e->d_name);
+    if (!(fp = fopen(path, "r")))
+      continue;
+    if (fscanf(fp, "%llu %llu", &run, &wait) == 2) {
+      ns += (double)wait;
+      any = 1;
+    }
+    fclose(fp);
+  }
+  closedir(d);
+  return any ? ns / 1e6 : -1;
+#else
+  return -1;
+#endif
+}
+
+/* Init, then iters replays on x, timed (*us); waited non-NULL: adds the
+ * run-queue wait of the replays to it (-1 once unknown). */
 static int timed_run(rp_exec *x, unsigned iters, ex_init_fn init, void *ctx,
-                     double *us) {
+                     double *us, double *waited) {
   init(ctx);
+  double w0 = waited ? ex_runq_ms() : 0;
   rp_status rc = rp_exec_run(x, iters);
+  double w1 = waited ? ex_runq_ms() : 0;
   *us = rp_exec_last_us(x);
+  if (waited)
+    *waited = w0 < 0 || w1 < 0 || *waited < 0 ? -1 : *waited + (w1 - w0);
   if (rc)
     fprintf(stderr, "replay failed: %s: %s\n", rp_strerror(rc),
             rp_exec_error(x));
@@ -389,7 +432,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   double *op_min = (double *)calloc(nn + 1, sizeof(double));
   double *op_max = (double *)calloc(nn + 1, sizeof(double));
   double t_ser[EX_PAIRS_MAX], t_par[EX_PAIRS_MAX], t_first = 0, worst = 0;
-  double lo, hi;
+  double lo, hi, wait_ser = 0, wait_par = 0;
   const unsigned np = ex_pairs;
   unsigned units[RP_MAX_DEVICES];
   char within[96] = "";
@@ -414,7 +457,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     goto out;
   }
   if (!(x = make_exec(g, be, o, NULL)) || timed_run(x, iters, init, ctx,
-                                                    &t_first))
+                                                    &t_first, NULL))
     goto out;
   print_plan(g, x);
   bad = snap_diff(&snap, g, o->rtol, &worst);
@@ -436,8 +479,8 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   if (!(xs = serial_exec(g, be, o)))
     goto out;
   for (unsigned k = 0; k < np; k++)
-    if (timed_run(xs, iters, init, ctx, &t_ser[k]) ||
-        timed_run(x, iters, init, ctx, &t_par[k]))
+    if (timed_run(xs, iters, init, ctx, &t_ser[k], &wait_ser) ||
+        timed_run(x, iters, init, ctx, &t_par[k], &wait_par))
       goto out;
   /* Costs: the median of 5 profiled replays. The analysis is told what
    * the overlapped exec really runs (threads, device groups, mode) and
@@ -507,6 +550,12 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
          "the first, untimed in the pairs: %.3f ms)\n",
          ex_median(t_par, np) / 1e3, rp_backend_name(be), np, lo / 1e3,
          hi / 1e3, t_first / 1e3);
+  /* Threads runnable but not running while the pairs ran: a CPU shared
+   * with another thread (another process's, or two of the team's). */
+  if (wait_ser >= 0 && wait_par >= 0)
+    printf("run-queue wait     %10.3f ms  serial, %.3f ms overlapped (this "
+           "process's threads runnable, their CPU another's; %u pairs)\n",
+           wait_ser, wait_par, np);
   if (rp_achieved_compute(an, t_ser, t_par, np, &ach) == RP_OK) {
     rp_achieved_check_serial(&ach, an, ex_median(t_ser, np) / iters);
     rp_analysis_write_achieved(an, &ach, stdout);

@@ -99,6 +99,16 @@ Test(example_pairs, medians_with_their_spreads_and_the_first_apart) {
   cr_assert_eq(np, 3);
   cr_assert(lo <= med && med <= hi && first > 0, "%s", p);
   cr_assert(strstr(ach, "(median of 3 timed pairs"), "%s", ach);
+#ifdef __linux__
+  /* the time the threads waited for a CPU, serial and overlapped apart */
+  const char *q = line_of(out, "run-queue wait");
+  double ws = -1, wo = -1;
+  cr_assert(q, "%s", out);
+  cr_assert_eq(sscanf(q, "run-queue wait %lf ms serial, %lf ms overlapped "
+                         "(this process's threads runnable, their CPU "
+                         "another's; %u pairs)", &ws, &wo, &np), 3, "%s", q);
+  cr_assert(ws >= 0 && wo >= 0 && np == 3, "%s", q);
+#endif
   free(out);
   rp_graph_destroy(g);
   char cmd[64];

@@ -10,7 +10,9 @@
 #  0. the machine: SMT, governor, the busiest processes before starting;
 #  1. bench_omp heavy wavefront and tree (~19 us tasks) at 4, 8, 16
 #     threads against the anchors' lean engine, with the CPUs each
-#     method's tasks ran on (BENCH_VERBOSE), twice per binding in the
+#     method's tasks ran on and its threads' run-queue wait over the timed
+#     reps (BENCH_VERBOSE: a pinned thread whose CPU another thread holds
+#     waits there), twice per binding in the
 #     order unset, true, true, unset (an effect that follows the binding
 #     shows in both rounds, one that follows the clock does not), each
 #     with the hypervisor's steal time per CPU and the least busy CPU
@@ -245,6 +247,19 @@ for b in unset true; do
   f="$D/heavy_slow_${b}.txt"
   [ -f "$f" ] && echo "| main thread 2x slow, $b, $TMAX thr wavefront_heavy:" \
     "$(lean_of "$f" "$TMAX" wavefront_heavy) |"
+done
+echo
+echo "| $TMAX thr wavefront_heavy: the threads' run-queue wait over the timed" \
+     "reps | reprise | lean |"
+echo "|---|---|---|"
+for f in "$D"/heavy_[0-9]_*.txt "$D"/heavy_slow_*.txt; do
+  [ -f "$f" ] || continue
+  printf '| %s |' "$(basename "$f" .txt)"
+  for m in reprise lean; do
+    printf ' %s |' "$(grep -E "^CPUS $m +thr=$TMAX wavefront_heavy: run-queue" \
+      "$f" | sed 's/.*wait \([0-9.]*\) ms over \([0-9.]*\) ms.*/\1 of \2 ms/')"
+  done
+  echo
 done
 echo
 echo "| steadiness, max/min over the runs | threads | example | achieved |" \

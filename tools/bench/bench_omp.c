@@ -35,6 +35,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -527,6 +528,28 @@ static int nres;
 
 #define wanted bench_wanted
 
+/* Nanoseconds this process's threads have spent runnable on a run queue
+ * while their CPU ran another thread (per thread: the second field of
+ * /proc/self/task/<tid>/schedstat); -1 where unknown. */
+static double runq_wait_ns(void) {
+  DIR *dir = opendir("/proc/self/task");
+  if (!dir)
+    return -1;
+  double sum = -1;
+  for (struct dirent *t; (t = readdir(dir));) {
+    char f[300];
+    snprintf(f, sizeof f, "/proc/self/task/%s/schedstat", t->d_name);
+    FILE *in = t->d_name[0] != '.' ? fopen(f, "r") : NULL;
+    unsigned long long on_cpu, waiting;
+    if (in && fscanf(in, "%llu %llu", &on_cpu, &waiting) == 2)
+      sum = (sum < 0 ? 0 : sum) + (double)waiting;
+    if (in)
+      fclose(in);
+  }
+  closedir(dir);
+  return sum;
+}
+
 static void measure(const char *m, int thr, shape *s, uint64_t ref,
                     void (*fn)(shape *, int), long tasks) {
   if (!wanted(m))
@@ -546,12 +569,19 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
   busy bz;
   bench_busy_start(&bz, env_int("BENCH_BUSY", 0),
              (unsigned)env_int("BENCH_BUSY_S", 600));
+  const double q0 = bench_verbose_on() ? runq_wait_ns() : -1, t00 = now_ns();
   for (int r = 0; r < reps; r++) {
     double t0 = now_ns();
     fn(s, inner);
     t[r] = now_ns() - t0;
   }
+  const double q1 = q0 >= 0 ? runq_wait_ns() : -1, tall = now_ns() - t00;
   busy_stop(&bz);
+  /* verbose: how long its threads waited for a CPU another thread held */
+  if (q0 >= 0 && q1 >= 0)
+    printf("CPUS %s thr=%d %s: run-queue wait %.3f ms over %.3f ms of timed "
+           "reps\n", m, thr, shape_name[s->kind], (q1 - q0) / 1e6,
+           tall / 1e6);
   for (int i = 1; i < reps; i++) /* insertion sort, then the median */
     for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
       double x = t[j];
