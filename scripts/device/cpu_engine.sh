@@ -263,15 +263,17 @@ for f in "$D"/heavy_[0-9]_*.txt "$D"/heavy_slow_*.txt; do
 done
 echo
 echo "| steadiness, max/min over the runs | threads | example | achieved |" \
-     "serial medians | overlapped medians | pairs within a run (median) |"
-echo "|---|---|---|---|---|---|---|"
+     "serial medians | overlapped medians | pairs within a run (median) |" \
+     "run-queue wait ms, serial, overlapped (median) |"
+echo "|---|---|---|---|---|---|---|---|"
 for t in ${STEADY_THREADS-4 16 8}; do
   for b in $BINDS; do
     f="$D/steady_${b}_${t}.txt"
     [ -f "$f" ] || continue
     awk -F'|' -v b="$b" -v t="$t" '$2 ~ /^ (jacobi2d|matpow|recurrence) $/ {
       s = $7; o = $8; gsub(/.*\(|\).*/, "", s); gsub(/.*\(|\).*/, "", o)
-      printf "| %s | %s |%s|%s| %s | %s |%s|\n", b, t, $2, $6, s, o, $9 }' "$f"
+      printf "| %s | %s |%s|%s| %s | %s |%s|%s|\n", b, t, $2, $6, s, o, $9,
+             $10 }' "$f"
   done
 done
 if ls "$D"/chol_*.txt > /dev/null 2>&1; then
