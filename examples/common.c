@@ -63,6 +63,7 @@ static int number(const char *v, uint64_t min, uint64_t max, uint64_t *out) {
 
 int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
              unsigned nf, ex_opts *o) {
+  ex_pairs = EX_PAIRS; /* each parse starts from the default */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     uint64_t x;

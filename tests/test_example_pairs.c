@@ -48,6 +48,26 @@ static const char *line_of(const char *out, const char *prefix) {
   return NULL;
 }
 
+/* ex_run_compare(g, o) with its stdout returned (malloc'ed). */
+static char *compare_captured(rp_graph *g, const ex_opts *o) {
+  FILE *tmp = tmpfile();
+  cr_assert(tmp);
+  fflush(stdout);
+  int saved = dup(1);
+  dup2(fileno(tmp), 1);
+  int rc = ex_run_compare(g, o, reset, NULL, NULL);
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  cr_assert_eq(rc, 0);
+  long n = ftell(tmp);
+  char *out = calloc((size_t)n + 1, 1);
+  rewind(tmp);
+  cr_assert(out && fread(out, 1, (size_t)n, tmp) == (size_t)n);
+  fclose(tmp);
+  return out;
+}
+
 Test(example_pairs, medians_with_their_spreads_and_the_first_apart) {
   char dir[] = "/tmp/rp_pairs_XXXXXX";
   cr_assert(mkdtemp(dir));
@@ -64,22 +84,7 @@ Test(example_pairs, medians_with_their_spreads_and_the_first_apart) {
   const char *v[] = {"t", "--backend", "openmp", "--threads", "2",
                      "--pairs", "3", "--iters", "4"};
   cr_assert_eq(parse(v, 9, &o), 0);
-  /* stdout into a file for the run */
-  FILE *tmp = tmpfile();
-  cr_assert(tmp);
-  fflush(stdout);
-  int saved = dup(1);
-  dup2(fileno(tmp), 1);
-  int rc = ex_run_compare(g, &o, reset, NULL, NULL);
-  fflush(stdout);
-  dup2(saved, 1);
-  close(saved);
-  cr_assert_eq(rc, 0);
-  long n = ftell(tmp);
-  char *out = calloc((size_t)n + 1, 1);
-  rewind(tmp);
-  cr_assert_eq(fread(out, 1, (size_t)n, tmp), (size_t)n);
-  fclose(tmp);
+  char *out = compare_captured(g, &o);
   const char *s = line_of(out, "serial replay"),
              *p = line_of(out, "overlapped replay"),
              *ach = line_of(out, "achieved speedup");
@@ -99,6 +104,12 @@ Test(example_pairs, medians_with_their_spreads_and_the_first_apart) {
   cr_assert_eq(np, 3);
   cr_assert(lo <= med && med <= hi && first > 0, "%s", p);
   cr_assert(strstr(ach, "(median of 3 timed pairs"), "%s", ach);
+  /* a later parse without the option is back to 5 pairs */
+  const char *plain[] = {"t", "--backend", "openmp", "--threads", "2"};
+  cr_assert_eq(parse(plain, 5, &o), 0);
+  char *out5 = compare_captured(g, &o);
+  cr_assert(strstr(out5, "(median of 5 timed pairs"), "%s", out5);
+  free(out5);
 #ifdef __linux__
   /* the time the threads waited for a CPU, serial and overlapped apart */
   const char *q = line_of(out, "run-queue wait");
