@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <dirent.h>
+#endif
 #include "examples.h"
 #include "reprise/backend.h"
 
@@ -26,6 +29,8 @@ static void usage(FILE *fp, const char *prog, const ex_flag *f,
            "                    RP_BACKEND; starpu only when named)");
   put_flag(fp, "--iters", "N", "replays of the recorded graph");
   put_flag(fp, "--threads", "N", "openmp threads (default: all cores)");
+  put_flag(fp, "--pairs", "N",
+           "timed serial/overlapped pairs, alternating (default 5, <= 31)");
   put_flag(fp, "--dot", "FILE", "write the analysed graph (Graphviz)");
   put_flag(fp, "--trace", "FILE", "write the schedule (Chrome trace JSON)");
   put_flag(fp, "--save", "FILE",
@@ -38,6 +43,12 @@ static void usage(FILE *fp, const char *prog, const ex_flag *f,
   put_flag(fp, "--no-reshape", NULL, "keep the copies as recorded");
   put_flag(fp, "--help", NULL, "this text");
 }
+
+/* Timed pairs of a serial and an overlapped run, alternating: at most
+ * EX_PAIRS_MAX, --pairs (default EX_PAIRS). */
+#define EX_PAIRS 5
+#define EX_PAIRS_MAX 31
+static unsigned ex_pairs = EX_PAIRS;
 
 /* A whole decimal number in [min, max], or -1. */
 static int number(const char *v, uint64_t min, uint64_t max, uint64_t *out) {
@@ -53,6 +64,7 @@ static int number(const char *v, uint64_t min, uint64_t max, uint64_t *out) {
 
 int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
              unsigned nf, ex_opts *o) {
+  ex_pairs = EX_PAIRS; /* each parse starts from the default */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     uint64_t x;
@@ -79,6 +91,13 @@ int ex_parse(int argc, char **argv, const char *prog, const ex_flag *f,
         o->iters = (unsigned)x;
       else
         o->threads = (int)x;
+      i++;
+      continue;
+    }
+    if (!strcmp(a, "--pairs")) {
+      if (number(v, 1, EX_PAIRS_MAX, &x))
+        goto bad_value;
+      ex_pairs = (unsigned)x;
       i++;
       continue;
     }
@@ -189,12 +208,9 @@ static const char *snap_diff(const ex_snap *s, const rp_graph *g,
   return NULL;
 }
 
-/* Timed pairs of a serial and an overlapped run, alternating. */
-#define EX_PAIRS 5
-
-/* Median of n times (n <= EX_PAIRS). */
+/* Median of n times (n <= EX_PAIRS_MAX). */
 static double ex_median(const double *t, unsigned n) {
-  double v[EX_PAIRS];
+  double v[EX_PAIRS_MAX];
   memcpy(v, t, n * sizeof *v);
   for (unsigned i = 1; i < n; i++)
     for (unsigned j = i; j > 0 && v[j] < v[j - 1]; j--) {
@@ -205,11 +221,60 @@ static double ex_median(const double *t, unsigned n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The fewest and the most of n times. */
+static void ex_range(const double *t, unsigned n, double *lo, double *hi) {
+  *lo = *hi = t[0];
+  for (unsigned i = 1; i < n; i++) {
+    *lo = t[i] < *lo ? t[i] : *lo;
+    *hi = t[i] > *hi ? t[i] : *hi;
+  }
+}
+
+/* How long this process's threads have waited runnable on a CPU's run
+ * queue, in ms (Linux: the second field of /proc/self/task/<tid>/schedstat;
+ * a thread waits there while the CPU runs another thread, of this process
+ * or not); -1 where unknown. */
+static double ex_runq_ms(void) {
+#ifdef __linux__
+  DIR *d = opendir("/proc/self/task");
+  double ns = 0;
+  int any = 0;
+  struct dirent *e;
+  if (!d)
+    return -1;
+  while ((e = readdir(d))) {
+    char path[64];
+    unsigned long long run, wait;
+    FILE *fp;
+    if (e->d_name[0] == '.')
+      continue;
+    snprintf(path, sizeof path, "/proc/self/task/%.20s/schedstat", e->d_name);
+    if (!(fp = fopen(path, "r")))
+      continue;
+    if (fscanf(fp, "%llu %llu", &run, &wait) == 2) {
+      ns += (double)wait;
+      any = 1;
+    }
+    fclose(fp);
+  }
+  closedir(d);
+  return any ? ns / 1e6 : -1;
+#else
+  return -1;
+#endif
+}
+
+/* Init, then iters replays on x, timed (*us); waited non-NULL: adds the
+ * run-queue wait of the replays to it (-1 once unknown). */
 static int timed_run(rp_exec *x, unsigned iters, ex_init_fn init, void *ctx,
-                     double *us) {
+                     double *us, double *waited) {
   init(ctx);
+  double w0 = waited ? ex_runq_ms() : 0;
   rp_status rc = rp_exec_run(x, iters);
+  double w1 = waited ? ex_runq_ms() : 0;
   *us = rp_exec_last_us(x);
+  if (waited)
+    *waited = w0 < 0 || w1 < 0 || *waited < 0 ? -1 : *waited + (w1 - w0);
   if (rc)
     fprintf(stderr, "replay failed: %s: %s\n", rp_strerror(rc),
             rp_exec_error(x));
@@ -368,7 +433,9 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   double *op_us = (double *)calloc(nn + 1, sizeof(double));
   double *op_min = (double *)calloc(nn + 1, sizeof(double));
   double *op_max = (double *)calloc(nn + 1, sizeof(double));
-  double t_ser[EX_PAIRS], t_par[EX_PAIRS], worst = 0;
+  double t_ser[EX_PAIRS_MAX], t_par[EX_PAIRS_MAX], t_first = 0, worst = 0;
+  double lo, hi, wait_ser = 0, wait_par = 0;
+  const unsigned np = ex_pairs;
   unsigned units[RP_MAX_DEVICES];
   char within[96] = "";
   const char *bad = NULL;
@@ -392,7 +459,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     goto out;
   }
   if (!(x = make_exec(g, be, o, NULL)) || timed_run(x, iters, init, ctx,
-                                                    &t_par[0]))
+                                                    &t_first, NULL))
     goto out;
   print_plan(g, x);
   bad = snap_diff(&snap, g, o->rtol, &worst);
@@ -409,12 +476,13 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     goto out;
   }
   /* Serial baseline (one thread / one stream, program order) and the
-   * overlapped replay, timed in alternating pairs; then the profile. */
+   * overlapped replay, timed in alternating pairs (the first overlapped
+   * run above, cold, is not one of them); then the profile. */
   if (!(xs = serial_exec(g, be, o)))
     goto out;
-  for (unsigned k = 0; k < EX_PAIRS; k++)
-    if (timed_run(xs, iters, init, ctx, &t_ser[k]) ||
-        timed_run(x, iters, init, ctx, &t_par[k]))
+  for (unsigned k = 0; k < np; k++)
+    if (timed_run(xs, iters, init, ctx, &t_ser[k], &wait_ser) ||
+        timed_run(x, iters, init, ctx, &t_par[k], &wait_par))
       goto out;
   /* Costs: the median of 5 profiled replays. The analysis is told what
    * the overlapped exec really runs (threads, device groups, mode) and
@@ -473,13 +541,25 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     free(ts);
     free(te);
   }
+  /* Each median with its spread, apart: a spread of the achieved speedup
+   * is then seen to come from the serial or the overlapped replays. */
+  ex_range(t_ser, np, &lo, &hi);
   printf("\nserial replay      %10.3f ms  (%u replays, one at a time, "
-         "program order; median of %u)\n", ex_median(t_ser, EX_PAIRS) / 1e3,
-         iters, EX_PAIRS);
-  printf("overlapped replay  %10.3f ms  (%s)\n",
-         ex_median(t_par, EX_PAIRS) / 1e3, rp_backend_name(be));
-  if (rp_achieved_compute(an, t_ser, t_par, EX_PAIRS, &ach) == RP_OK) {
-    rp_achieved_check_serial(&ach, an, ex_median(t_ser, EX_PAIRS) / iters);
+         "program order; median of %u, %.3f - %.3f ms)\n",
+         ex_median(t_ser, np) / 1e3, iters, np, lo / 1e3, hi / 1e3);
+  ex_range(t_par, np, &lo, &hi);
+  printf("overlapped replay  %10.3f ms  (%s; median of %u, %.3f - %.3f ms; "
+         "the first, untimed in the pairs: %.3f ms)\n",
+         ex_median(t_par, np) / 1e3, rp_backend_name(be), np, lo / 1e3,
+         hi / 1e3, t_first / 1e3);
+  /* Threads runnable but not running while the pairs ran: a CPU shared
+   * with another thread (another process's, or two of the team's). */
+  if (wait_ser >= 0 && wait_par >= 0)
+    printf("run-queue wait     %10.3f ms  serial, %.3f ms overlapped (this "
+           "process's threads runnable, their CPU another's; %u pairs)\n",
+           wait_ser, wait_par, np);
+  if (rp_achieved_compute(an, t_ser, t_par, np, &ach) == RP_OK) {
+    rp_achieved_check_serial(&ach, an, ex_median(t_ser, np) / iters);
     rp_analysis_write_achieved(an, &ach, stdout);
   }
   print_blocks(g, x);

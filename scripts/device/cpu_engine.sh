@@ -1,33 +1,39 @@
 #!/usr/bin/env bash
-# Issues 23 and 31 on the GPU machine's 16-core host (run from the repo
-# root; the lead copies ../shared/anchors/cpu into .anchors/cpu, ignored
-# and carried, for the lean-engine peer):
+# Issues 23 and 31 on the GPU machine's 16-core host, second run: what the
+# first (c0b6332: Cholesky fixed under binding) left open (run from the
+# repo root; the lead copies ../shared/anchors/cpu into .anchors/cpu,
+# ignored and carried, for the lean-engine peer):
 #   . scripts/device/env.sh; scripts/device/cpu_engine.sh
-# Builds build-cpu-engine (-j16, no CUDA, no tests) and measures, under
-# each binding B of: OMP_PROC_BIND unset, true, close with OMP_PLACES=cores,
-# spread (reprise follows it: no cores given; every runtime in a process of
+# Builds build-cpu-engine (-j16, no CUDA, no tests) and measures (reprise
+# follows OMP_PROC_BIND: no cores given; every runtime in a process of
 # its own, tools/bench/bench_isolate.h):
-#  1. tiled Cholesky (bench_cholesky) 16x16 and 32x32 tiles of 64^2 and
-#     128^2 at 4, 8 and 16 threads: reprise against OpenMP depend tasks and
-#     oneTBB's flow graph (target: reprise <= the best of the two);
-#  2. the same at 16 threads with 4 of the 16 cores kept busy by other
-#     processes, unset and true (target: reprise <= 1.1 x OpenMP depend);
-#  3. bench_omp heavy wavefront and tree (~19 us tasks) at 4, 8, 16
-#     threads against the anchors' lean engine, unset and true (target:
-#     lean / reprise >= 0.91);
-#  4. steadiness: jacobi2d, matpow, recurrence 10 runs each at 4, 8, 16
-#     threads, unset and true (target: max/min of the achieved speedup
-#     <= 1.10);
-#  5. if time is left: the real Jacobi against OpenMP depend and the tiny
-#     shapes against oneTBB (issue 23), unset.
+#  0. the machine: SMT, governor, the busiest processes before starting;
+#  1. bench_omp heavy wavefront and tree (~19 us tasks) at 4, 8, 16
+#     threads against the anchors' lean engine, with the CPUs each
+#     method's tasks ran on and its threads' run-queue wait over the timed
+#     reps (BENCH_VERBOSE: a pinned thread whose CPU another thread holds
+#     waits there), twice per binding in the
+#     order unset, true, true, unset (an effect that follows the binding
+#     shows in both rounds, one that follows the clock does not), each
+#     with the hypervisor's steal time per CPU and the least busy CPU
+#     while it ran (/proc/stat); then the wavefront at 16 threads with the main
+#     thread's tasks twice as long (BENCH_SLOW=2: a thread sharing its
+#     core), unset and true (target: lean / reprise >= 0.91);
+#  2. steadiness: jacobi2d, matpow, recurrence 10 runs each at 4, 16, 8
+#     threads, unset and true, each run's serial and overlapped medians
+#     apart (tools/bench/steady.sh; target: max/min of the achieved
+#     speedup <= 1.10);
+#  3. if time is left: tiled Cholesky 16x16 tiles of 64^2 (CHOL_SIZES) at
+#     4, 8, 16 threads, unset and true (target: reprise <= the best of
+#     OpenMP depend and oneTBB's flow graph).
 # Logs under $OUT (OUT defaults to .): cpu_engine.log, every program's
 # output in $OUT/cpu_engine/; a summary table last on stdout.
 # Budget: under 9 minutes there. A part starts only if its estimate fits
 # in BUDGET_S (490 s) from the start, so the script ends by about 8.5
 # minutes whatever the machine does; what was skipped says so.
-# Elsewhere (a smoke run): RP_BUILD (build folder), CPU_THREADS ("2"),
-# CPU_BUSY, CHOL_SIZES, CHOL_BUSY_SIZES, STEADY_THREADS, STEADY_RUNS,
-# BINDINGS ("unset true close spread"), BUDGET_S, JOBS (16).
+# Elsewhere (a smoke run): RP_BUILD (build folder), CPU_THREADS ("4,8,16"),
+# CHOL_SIZES, STEADY_THREADS, STEADY_RUNS, BINDINGS ("unset true"),
+# BUDGET_S, JOBS (16), ARGS_<example> (steady.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-.}
@@ -64,16 +70,14 @@ run() {
   cat "$f" >> "$log"
 }
 
-say "== issues 23, 31, CPU engine: $(date -u), $(nproc) cores," \
-    "load $(cut -d' ' -f1-3 /proc/loadavg)"
+say "== issues 23, 31, CPU engine (second run): $(date -u), $(nproc)" \
+    "cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 say "$(grep -m1 'model name' /proc/cpuinfo)"
 B=${RP_BUILD:-build-cpu-engine}
 T=${CPU_THREADS:-4,8,16}    # smaller on another machine, e.g. 2
 TMAX=${T##*,}
-SIZES=${CHOL_SIZES-"16:64 16:128 32:64 32:128"}
-BUSY_SIZES=${CHOL_BUSY_SIZES-"16:64 32:128"}
-BUSY=${CPU_BUSY:-4}
-BINDS=${BINDINGS:-"unset true close spread"}
+SIZES=${CHOL_SIZES-"16:64"}
+BINDS=${BINDINGS:-"unset true"}
 anchors=""
 [ -f .anchors/cpu/dag_replay.c ] && anchors="-DRP_ANCHORS_CPU=$PWD/.anchors/cpu"
 cmake -S . -B "$B" -DRP_WITH_CUDA=OFF -DRP_BUILD_TESTS=OFF $anchors \
@@ -84,6 +88,83 @@ grep "bench: " "$log" | sed 's/^-- /  /'
 say "built in $((SECONDS - t0)) s"
 export OPENBLAS_NUM_THREADS=1 BENCH_PIN=0
 
+# /proc/stat per CPU: "cpuN busy steal idle" in ticks (busy: user, nice,
+# system, irq, softirq)
+cpu_ticks() {
+  awk '/^cpu[0-9]/ {print $1, $2 + $3 + $4 + $7 + $8, $9, $5 + $6}' /proc/stat
+}
+# cpu_delta BEFORE: per CPU over the interval since BEFORE (a cpu_ticks
+# output), the share busy and the share stolen by the hypervisor; one
+# line: the CPUs with >= 5 % steal, and the least busy CPU
+cpu_delta() {
+  cpu_ticks | awk -v before="$1" '
+    BEGIN { n = split(before, l, "\n")
+            for (i = 1; i <= n; i++) { split(l[i], f, " ")
+              b[f[1]] = f[2]; st[f[1]] = f[3]; id[f[1]] = f[4] } }
+    { db = $2 - b[$1]; ds = $3 - st[$1]; di = $4 - id[$1]; tot = db + ds + di
+      if (tot <= 0) next
+      if (ds / tot >= 0.05) steal = steal sprintf(" %s %.0f%%", $1, 100 * ds / tot)
+      tsteal += ds; ttot += tot
+      if (!seen || db / tot < low) { low = db / tot; lowc = $1; seen = 1 } }
+    END { printf "steal %.1f%% of all CPU time%s; least busy %s %.0f%%\n",
+            ttot ? 100 * tsteal / ttot : 0,
+            steal == "" ? "" : " (" substr(steal, 2) ")", lowc, 100 * low }'
+}
+
+say "== 0. the machine"
+say "  $(lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket|NUMA node)\(s\)' |
+        tr -s ' ' | paste -sd';' -)"
+say "  governor: $(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor \
+                   2>/dev/null || echo none)"
+say "  busiest processes: $(ps -eo pcpu=,comm= --sort=-pcpu 2>/dev/null |
+        head -5 | awk '{printf "%s %s%%, ", $2, $1}')"
+c0=$(cpu_ticks); sleep 2
+say "  2 s idle: $(cpu_delta "$c0")"
+
+say "== 1. heavy wavefront and tree vs the lean engine, threads $T," \
+    "rounds unset true true unset"
+r=0
+for b in unset true true unset; do
+  r=$((r + 1))
+  fits 25 || continue
+  f="$D/heavy_${r}_${b}.txt"
+  c0=$(cpu_ticks)
+  BENCH_THREADS=$T BENCH_REPS_REAL=5 BENCH_METHODS=seq,reprise,lean \
+    BENCH_VERBOSE=1 \
+    run "$f" bind "$b" "$B/tools/bench/bench_omp" wavefront_heavy tree_heavy
+  echo "  during: $(cpu_delta "$c0")" >> "$f"
+  grep -E "^  thr=|^  during" "$f" | sed "s/^/  [$r $b]/"
+  grep -E "^CPUS (reprise|lean) thr=$TMAX wavefront" "$f" |
+    sed 's/^/    /' | cut -c1-160 | tee -a "$log"
+done
+for b in unset true; do
+  fits 15 || continue
+  f="$D/heavy_slow_${b}.txt"
+  c0=$(cpu_ticks)
+  BENCH_THREADS=$TMAX BENCH_REPS_REAL=5 BENCH_METHODS=reprise,lean \
+    BENCH_SLOW=2 BENCH_VERBOSE=1 \
+    run "$f" bind "$b" "$B/tools/bench/bench_omp" wavefront_heavy
+  echo "  during: $(cpu_delta "$c0")" >> "$f"
+  grep -E "^  thr=|^  during" "$f" | sed "s/^/  [slow main $b]/"
+done
+
+say "== 2. steadiness, ${STEADY_RUNS:-10} runs per example (max/min <= 1.10)"
+for t in ${STEADY_THREADS-4 16 8}; do
+  for b in $BINDS; do
+    # a batch's estimate: the last one's time, 80 s before the first
+    fits "${est:-80}" || continue
+    s=$SECONDS
+    f="$D/steady_${b}_${t}.txt"
+    c0=$(cpu_ticks)
+    EXAMPLES="jacobi2d matpow recurrence" STEADY_RAW="$D/steady_raw.txt" \
+      run "$f" bind "$b" tools/bench/steady.sh "$B" "$t" "${STEADY_RUNS:-10}"
+    echo "  during: $(cpu_delta "$c0")" >> "$f"
+    grep -E "^\| (jacobi2d|matpow|recurrence) |worst|during" "$f" |
+      sed "s/^/  [$b $t] /"
+    est=$((SECONDS - s + 5))
+  done
+done
+
 # seconds a Cholesky run of T x T tiles of nb^2 takes (3 methods, threads
 # T, 9 runs each + the reference): a guess from the host's figures
 chol_est() {
@@ -91,7 +172,7 @@ chol_est() {
   echo $(( (t * t * t * nb * nb * nb / 1000000000) / 4 + 3 ))
 }
 
-say "== 1. tiled Cholesky, threads $T, bindings: $BINDS"
+say "== 3. tiled Cholesky, threads $T, bindings: $BINDS"
 for b in $BINDS; do
   for sz in $SIZES; do
     fits "$(chol_est "$sz")" || continue
@@ -103,62 +184,16 @@ for b in $BINDS; do
   done
 done
 
-say "== 2. the same, $TMAX threads, $BUSY cores busy (target: reprise <="
-say "   1.1 x omp-depend)"
-for b in unset true; do
-  for sz in $BUSY_SIZES; do
-    fits "$(chol_est "$sz")" || continue
-    f="$D/busy_${b}_${sz/:/x}.txt"
-    BENCH_THREADS=$TMAX BENCH_REPS=7 BENCH_BUSY=$BUSY BENCH_BUSY_S=120 \
-      BENCH_METHODS=reprise,omp-depend,tbb-flow \
-      run "$f" bind "$b" "$B/tools/bench/bench_cholesky" "${sz%:*}" "${sz#*:}"
-    grep -E "^RESULT .*busy=$BUSY" "$f" | sed "s/^/  [$b $sz] /"
-  done
-done
-
-say "== 3. heavy wavefront and tree vs the lean engine, threads $T"
-for b in unset true; do
-  fits 25 || continue
-  f="$D/heavy_${b}.txt"
-  BENCH_THREADS=$T BENCH_REPS_REAL=5 BENCH_METHODS=seq,reprise,lean \
-    run "$f" bind "$b" "$B/tools/bench/bench_omp" wavefront_heavy tree_heavy
-  grep -E "^  thr=" "$f" | sed "s/^/  [$b]/"
-done
-
-say "== 4. steadiness, ${STEADY_RUNS:-10} runs per example (max/min <= 1.10)"
-for t in ${STEADY_THREADS-4 16 8}; do
-  for b in unset true; do
-    # a batch's estimate: the last one's time, 60 s before the first
-    fits "${est:-60}" || continue
-    s=$SECONDS
-    f="$D/steady_${b}_${t}.txt"
-    EXAMPLES="jacobi2d matpow recurrence" \
-      run "$f" bind "$b" tools/bench/steady.sh "$B" "$t" "${STEADY_RUNS:-10}"
-    grep -E "^\| (jacobi2d|matpow|recurrence) |worst" "$f" |
-      sed "s/^/  [$b $t] /"
-    est=$((SECONDS - s + 5))
-  done
-done
-
-say "== 5. the real Jacobi vs OpenMP depend, tiny shapes vs oneTBB (unset)"
-if fits 60; then
-  BENCH_THREADS=$T BENCH_REPS=7 BENCH_REPS_REAL=5 JAC_ITERS=50 \
-    BENCH_METHODS=seq,reprise,reprise/1it,tbb-flow,tbb-flow/1it,omp-task/tw \
-    run "$D/jacobi_tiny.txt" bind unset "$B/tools/bench/bench_omp" \
-    jacobi_real chain indep wavefront tree jacobi_tiny
-  grep -E "^  thr=" "$D/jacobi_tiny.txt" | sed 's/^/  /'
-fi
-
 # ---- summary ----
 # the ratio of reprise to the best of omp-depend and tbb-flow per thread
-# count of a bench_cholesky output (busy: to omp-depend)
+# count of a bench_cholesky output
 chol_ratios() {
-  awk -v busy="${2:-0}" -v T="$T" '
+  awk -v T="$T" '
     /^RESULT / {
       n = $2; split($3, a, "="); t = a[2]
       for (i = 4; i <= NF; i++) if ($i ~ /^ms=/) { split($i, b, "="); ms = b[2] }
       if (n == "reprise") r[t] = ms
-      else if (n == "omp-depend" || (!busy && n == "tbb-flow"))
+      else if (n == "omp-depend" || n == "tbb-flow")
         if (!(t in best) || ms < best[t]) best[t] = ms
     }
     END {
@@ -178,25 +213,15 @@ echo
 echo "== summary: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
      "$((SECONDS - t0)) s"
 echo
-# chol_rows PREFIX BINDINGS SIZES [busy]: a row per output file
-chol_rows() {
-  for b in $2; do
-    for sz in $3; do
-      f="$D/${1}_${b}_${sz/:/x}.txt"
-      [ -f "$f" ] && echo "| $b ${sz/:/ tiles of } |$(chol_ratios "$f" "${4:-0}")"
-    done
-  done
+# lean / reprise, and reprise's ms, for threads $2 and shape $3
+lean_of() {
+  local l ms
+  l=$(grep -E "^  thr=$2 $3 " "$1" | grep -oE 'lean [0-9.]+x' | head -1 |
+      cut -d' ' -f2)
+  ms=$(grep -E "^RESULT reprise +thr=$2 $3 " "$1" | grep -oE 'ms/rep= *[0-9.]+' |
+       grep -oE '[0-9.]+$')
+  [ -n "$l" ] && echo "$l (${ms:-?} ms)"
 }
-hdr "Cholesky: reprise / best of omp-depend, tbb-flow (reprise ms)"
-chol_rows chol "$BINDS" "$SIZES"
-echo
-echo "| $BUSY cores busy, $TMAX threads: reprise / omp-depend | ratio |"
-echo "|---|---|"
-T=$TMAX chol_rows busy "unset true" "$BUSY_SIZES" 1
-echo
-lean_of() { grep -E "^  thr=$2 $3 " "$1" | grep -oE 'lean [0-9.]+x' |
-            head -1 | cut -d' ' -f2; }
-steady_of() { awk -F'|' -v e="$2" '$2 ~ " "e" " {gsub(/ /, "", $6); print $6}' "$1"; }
 # cells LABEL CMD FILE ARG...: a row, a cell per ARG: CMD FILE ARG (split)
 cells() {
   local l=$1 c=$2 f=$3 v
@@ -208,26 +233,59 @@ cells() {
   done
   echo
 }
-hdr "lean / reprise (heavy shapes)"
-for b in unset true; do
-  f="$D/heavy_${b}.txt"
+hdr "lean / reprise, heavy shapes (reprise ms)"
+for f in "$D"/heavy_[0-9]_*.txt; do
   [ -f "$f" ] || continue
+  lab=$(basename "$f" .txt | sed 's/heavy_\([0-9]\)_/round \1 /')
   for sh in wavefront_heavy tree_heavy; do
     args=()
     for t in ${T//,/ }; do args+=("$t $sh"); done
-    cells "$b $sh" lean_of "$f" "${args[@]}"
+    cells "$lab $sh" lean_of "$f" "${args[@]}"
   done
+done
+for b in unset true; do
+  f="$D/heavy_slow_${b}.txt"
+  [ -f "$f" ] && echo "| main thread 2x slow, $b, $TMAX thr wavefront_heavy:" \
+    "$(lean_of "$f" "$TMAX" wavefront_heavy) |"
 done
 echo
-echo "| steadiness: max/min of the achieved speedup | threads | jacobi2d |" \
-     "matpow | recurrence |"
-echo "|---|---|---|---|---|"
+echo "| $TMAX thr wavefront_heavy: the threads' run-queue wait over the timed" \
+     "reps | reprise | lean |"
+echo "|---|---|---|"
+for f in "$D"/heavy_[0-9]_*.txt "$D"/heavy_slow_*.txt; do
+  [ -f "$f" ] || continue
+  printf '| %s |' "$(basename "$f" .txt)"
+  for m in reprise lean; do
+    printf ' %s |' "$(grep -E "^CPUS $m +thr=$TMAX wavefront_heavy: run-queue" \
+      "$f" | sed 's/.*wait \([0-9.]*\) ms over \([0-9.]*\) ms.*/\1 of \2 ms/')"
+  done
+  echo
+done
+echo
+echo "| steadiness, max/min over the runs | threads | example | achieved |" \
+     "serial medians | overlapped medians | pairs within a run (median) |" \
+     "run-queue wait ms, serial, overlapped (median) |"
+echo "|---|---|---|---|---|---|---|---|"
 for t in ${STEADY_THREADS-4 16 8}; do
-  for b in unset true; do
+  for b in $BINDS; do
     f="$D/steady_${b}_${t}.txt"
-    [ -f "$f" ] && cells "$b | $t" steady_of "$f" jacobi2d matpow recurrence
+    [ -f "$f" ] || continue
+    awk -F'|' -v b="$b" -v t="$t" '$2 ~ /^ (jacobi2d|matpow|recurrence) $/ {
+      s = $7; o = $8; gsub(/.*\(|\).*/, "", s); gsub(/.*\(|\).*/, "", o)
+      printf "| %s | %s |%s|%s| %s | %s |%s|%s|\n", b, t, $2, $6, s, o, $9,
+             $10 }' "$f"
   done
 done
+if ls "$D"/chol_*.txt > /dev/null 2>&1; then
+  echo
+  hdr "Cholesky: reprise / best of omp-depend, tbb-flow (reprise ms)"
+  for b in $BINDS; do
+    for sz in $SIZES; do
+      f="$D/chol_${b}_${sz/:/x}.txt"
+      [ -f "$f" ] && echo "| $b ${sz/:/ tiles of } |$(chol_ratios "$f")"
+    done
+  done
+fi
 echo
 echo "== done in $((SECONDS - t0)) s, load $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee -a "$log"

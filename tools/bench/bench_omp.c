@@ -25,13 +25,17 @@
  * BENCH_PIN (1: reprise threads on cores 0..T-1), BENCH_BUSY=K (K busy
  * processes during the timed runs; each ends itself after BENCH_BUSY_S,
  * default 600 s), BENCH_VERBOSE=1 (the CPUs each method's tasks ran on,
- * "CPUS" lines). Every method runs in a process of its own
+ * "CPUS" lines), BENCH_SLOW=F (heavy shapes: the main thread, which
+ * runs tasks in every method of several threads, runs each of its tasks
+ * F times as long, as a thread sharing its core with another process
+ * would; a pinned thread cannot leave that core). Every method runs in a process of its own
  * (tools/bench/bench_isolate.h; tbb-flow and starpu without
  * OMP_PROC_BIND / OMP_PLACES), the heavy tasks calibrated once, in the
  * parent (BENCH_BURN passes it on). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +70,11 @@ typedef struct shape {
 /* ---- task bodies (not inlinable, as in the anchors) ---- */
 static int JN, JR;
 static long g_burn; /* heavy shapes: multiply-adds per element */
+/* BENCH_SLOW: the main thread's heavy tasks take this many times as long
+ * while a method of several threads runs (g_slow_on) */
+static long g_slow = 1;
+static int g_slow_on;
+static _Thread_local int g_is_main;
 __attribute__((noinline)) static void touch_line(uint64_t *p) {
   bench_cpu_note();
   if (g_burn) {
@@ -74,6 +83,17 @@ __attribute__((noinline)) static void touch_line(uint64_t *p) {
       for (long k = 0; k < g_burn; k++)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
       p[j] = x;
+    }
+    /* a slowed main thread: the same chains again, F - 1 times, kept
+     * from the optimiser (the results stay those of every other thread) */
+    if (g_slow_on && g_is_main) {
+      for (long r = 1; r < g_slow; r++)
+        for (int j = 0; j < 8; j++) {
+          uint64_t x = p[j];
+          for (long k = 0; k < g_burn; k++)
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+          __asm__ volatile("" : : "r"(x));
+        }
     }
     return;
   }
@@ -508,6 +528,28 @@ static int nres;
 
 #define wanted bench_wanted
 
+/* Nanoseconds this process's threads have spent runnable on a run queue
+ * while their CPU ran another thread (per thread: the second field of
+ * /proc/self/task/<tid>/schedstat); -1 where unknown. */
+static double runq_wait_ns(void) {
+  DIR *dir = opendir("/proc/self/task");
+  if (!dir)
+    return -1;
+  double sum = -1;
+  for (struct dirent *t; (t = readdir(dir));) {
+    char f[300];
+    snprintf(f, sizeof f, "/proc/self/task/%s/schedstat", t->d_name);
+    FILE *in = t->d_name[0] != '.' ? fopen(f, "r") : NULL;
+    unsigned long long on_cpu, waiting;
+    if (in && fscanf(in, "%llu %llu", &on_cpu, &waiting) == 2)
+      sum = (sum < 0 ? 0 : sum) + (double)waiting;
+    if (in)
+      fclose(in);
+  }
+  closedir(dir);
+  return sum;
+}
+
 static void measure(const char *m, int thr, shape *s, uint64_t ref,
                     void (*fn)(shape *, int), long tasks) {
   if (!wanted(m))
@@ -527,12 +569,19 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
   busy bz;
   bench_busy_start(&bz, env_int("BENCH_BUSY", 0),
              (unsigned)env_int("BENCH_BUSY_S", 600));
+  const double q0 = bench_verbose_on() ? runq_wait_ns() : -1, t00 = now_ns();
   for (int r = 0; r < reps; r++) {
     double t0 = now_ns();
     fn(s, inner);
     t[r] = now_ns() - t0;
   }
+  const double q1 = q0 >= 0 ? runq_wait_ns() : -1, tall = now_ns() - t00;
   busy_stop(&bz);
+  /* verbose: how long its threads waited for a CPU another thread held */
+  if (q0 >= 0 && q1 >= 0)
+    printf("CPUS %s thr=%d %s: run-queue wait %.3f ms over %.3f ms of timed "
+           "reps\n", m, thr, shape_name[s->kind], (q1 - q0) / 1e6,
+           tall / 1e6);
   for (int i = 1; i < reps; i++) /* insertion sort, then the median */
     for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
       double x = t[j];
@@ -630,6 +679,7 @@ static void run_shape(int kind) {
   measure("seq", 1, &s, ref, seq_pass, tpp);
   for (int ti = 0; ti < g_nthr; ti++) {
     const int thr = g_thr[ti];
+    g_slow_on = thr > 1;
     g_threads = thr;
     run_reprise(&s, thr, ref, s.iters, 1, 0, NULL, "reprise");
     run_reprise(&s, thr, ref, s.iters, 1, 1, NULL, "reprise-kernels");
@@ -859,6 +909,9 @@ int main(int argc, char **argv) {
   }
   setenv("STARPU_SILENT", "1", 0);
   bench_verbose_on();
+  g_is_main = 1;
+  g_slow = env_int("BENCH_SLOW", 1);
+  g_slow = g_slow < 1 ? 1 : g_slow;
   const char *one = bench_one();
   int launch = 0;
   for (int i = 1; i < argc; i++)
@@ -882,8 +935,9 @@ int main(int argc, char **argv) {
     if (k >= WAVEH && !burn) {
       const char *u = getenv("BENCH_TASK_US");
       burn = calibrate(u && *u ? atof(u) : 19.0);
-      printf("heavy tasks: %ld multiply-adds per element (BENCH_TASK_US)\n",
-             burn);
+      printf("heavy tasks: %ld multiply-adds per element (BENCH_TASK_US)"
+             "%s\n", burn, g_slow > 1 ? "; the main thread's take "
+             "BENCH_SLOW times as long" : "");
     }
     if (!one)
       continue;
