@@ -51,6 +51,13 @@ JSON
 printf '1 1.00\n2 1.60 1.50 1.70\n' >measured.txt
 
 has_plugin() { [ -e "$build/reprise/libreprise-$1.so" ]; }
+# A usable GPU: the cuda plugin built and a device it can use (gpu_gate
+# runs `true` only then, else exits 77).
+gpu=""
+if has_plugin cuda && [ -x "$build/tests/gpu_gate" ] &&
+   "$build/tests/gpu_gate" /bin/true >/dev/null 2>&1; then
+  gpu=1
+fi
 # why LINE: why this build cannot run LINE ("" when it can)
 why() {
   local l=$1 be f
@@ -58,6 +65,7 @@ why() {
     if [[ $l =~ (--backend|-b)[\ =]$be([^a-z]|$) ]] ||
        { [ $be = xrt ] && [[ $l == *RP_XRT_EMULATE* ]]; }; then
       has_plugin $be || { echo "no $be backend in this build"; return; }
+      [ $be = cuda ] && [ -z "$gpu" ] && { echo "no usable GPU"; return; }
     fi
   done
   [[ $l =~ (^|[|&;]\ *)dot\  ]] && ! command -v dot >/dev/null &&
