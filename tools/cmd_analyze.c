@@ -219,8 +219,7 @@ static int parse_option(an_cli *a, int c, char **argv) {
     o->nranks = (unsigned)k;
     break;
   case O_NETLAT:
-    bad = rp_cli_number(cmd, "--net-latency-us", optarg, 0,
-                        &o->net_latency_us);
+    bad = rp_cli_number(cmd, "--net-latency-us", optarg, 0, &o->net_latency_us);
     break;
   case O_NETBW:
     bad = rp_cli_number(cmd, "--net-gbps", optarg, 1, &o->net_gbps);
@@ -248,8 +247,7 @@ static int parse_option(an_cli *a, int c, char **argv) {
     bad = rp_cli_number(cmd, "--host-us", optarg, 0, &o->host_us);
     break;
   case O_TRACE_EVENTS:
-    if (!(bad = rp_cli_uint(cmd, "--trace-events", optarg, 1, UINT32_MAX,
-                            &k)))
+    if (!(bad = rp_cli_uint(cmd, "--trace-events", optarg, 1, UINT32_MAX, &k)))
       a->trace_events = (uint32_t)k;
     break;
   case O_UNITS:
@@ -265,7 +263,9 @@ static int parse_option(an_cli *a, int c, char **argv) {
   case O_SVG:
     if (!optarg[0]) {
       fprintf(stderr, "reprise analyze: %s needs a file name (or \"-\")\n",
-              c == O_DOT ? "--dot" : c == O_TRACE ? "--trace" : "--svg");
+              c == O_DOT     ? "--dot"
+              : c == O_TRACE ? "--trace"
+                             : "--svg");
       return 2;
     }
     *(c == O_DOT ? &a->dot : c == O_TRACE ? &a->trace : &a->svg) = optarg;
@@ -351,8 +351,7 @@ static int check_combinations(an_cli *a) {
 static int load_model(an_cli *a) {
   rp_model *m = &a->m;
   rp_analysis_opts *o = &a->o;
-  if (rp_cli_model_threads(a->model, a->backend, a->calibrate, a->threads,
-                           m))
+  if (rp_cli_model_threads(a->model, a->backend, a->calibrate, a->threads, m))
     return 1;
   if (a->model || a->backend) {
     /* Bandwidths given on the command line override the model's. */
@@ -414,8 +413,9 @@ static rp_analysis *analyse(an_cli *a, const rp_graph *g) {
  * write or the advice failed) or 2 (bad --split). */
 static int write_outputs(an_cli *a, const rp_graph *g, const rp_analysis *an) {
   int rc = a->to_stdout ? 0
-                        : write_to(NULL, a->json ? rp_analysis_write_json
-                                                 : rp_analysis_write_text,
+                        : write_to(NULL,
+                                   a->json ? rp_analysis_write_json
+                                           : rp_analysis_write_text,
                                    an);
   if (a->dot)
     rc |= write_to(a->dot, rp_analysis_write_dot, an);

@@ -666,8 +666,8 @@ static int xrt_buffer_ready(void *ctx) {
   const xstate *st = w->st;
   const rp_plan *p = st->p;
   int done = st->batch == w->batch;
-  for (uint32_t i = p->hw_off[w->b]; done && st->running &&
-                                  i < p->hw_off[w->b + 1]; i++)
+  for (uint32_t i = p->hw_off[w->b];
+       done && st->running && i < p->hw_off[w->b + 1]; i++)
     done = st->reps_done[p->host_writers[i]] >= w->iters;
   return done;
 }

@@ -685,10 +685,9 @@ static int sim_alloc(sim *s, rp_analysis *a, const rp_model *m) {
   s->busy = calloc(s->nqueue, sizeof *s->busy);
   s->slots = calloc(s->nqueue, sizeof *s->slots);
   s->queue = calloc(s->nqueue, sizeof *s->queue);
-  if (!a->mstart || !a->mend || !s->delay || !s->work || !s->elig ||
-      !s->rate || !s->left || !s->phase || !s->active || !s->future ||
-      !s->kt || !s->nq || !s->busy || !s->slots || !s->queue || !s->res ||
-      !s->beta)
+  if (!a->mstart || !a->mend || !s->delay || !s->work || !s->elig || !s->rate ||
+      !s->left || !s->phase || !s->active || !s->future || !s->kt || !s->nq ||
+      !s->busy || !s->slots || !s->queue || !s->res || !s->beta)
     return -1;
   for (uint32_t n = 0; n < nop; n++)
     s->res[n] = -1;
@@ -752,8 +751,7 @@ static int sim_queues(sim *s) {
     if (s->pool && m->units[d] > 0 && !seen[r]) {
       seen[r] = 1;
       s->pres[s->npres++] = r;
-    } else if (!s->pool && per[nl + (uint32_t)r] && !on_gpu(m, d) &&
-               !seen[r]) {
+    } else if (!s->pool && per[nl + (uint32_t)r] && !on_gpu(m, d) && !seen[r]) {
       seen[r] = 1;
       team += s->slots[nl + (uint32_t)r];
     }
@@ -783,8 +781,8 @@ static double serial_us(const sim *s, const rp_model_mode *ms) {
   double serial = 0;
   int pipe = m->multiprocessors > 0 && ms && ms->host_issue;
   for (uint32_t n = 0; n < a->nop; n++) {
-    double w = work_of(s, n) +
-               (a->g->op[n].type == RP_OP_HOST ? m->host_task_us : 0);
+    double w =
+        work_of(s, n) + (a->g->op[n].type == RP_OP_HOST ? m->host_task_us : 0);
     if (pipe) {
       double issued = (double)(n + 1) * ms->op_us;
       serial = (issued > serial ? issued : serial) + w;
@@ -811,9 +809,8 @@ static void in_order_times(const sim *s, const rp_model_mode *ms) {
 
 /* The prediction into the analysis' summary and model fields. */
 static void record_prediction(rp_analysis *a, const rp_model *m,
-                              const rp_model_mode *md,
-                              const rp_model_mode *ms, double serial,
-                              double span) {
+                              const rp_model_mode *md, const rp_model_mode *ms,
+                              double serial, double span) {
   rp_summary *sum = &a->sum;
   sum->modelled = 1;
   snprintf(a->mbackend, sizeof a->mbackend, "%s", m->backend);
@@ -851,11 +848,7 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   rp_status st = pick_modes(a, m, &md, &ms);
   if (st != RP_OK)
     return st;
-  sim s;
-  memset(&s, 0, sizeof s);
-  s.a = a;
-  s.m = m;
-  s.md = md;
+  sim s = {.a = a, .m = m, .md = md};
   st = RP_ENOMEM;
   if (sim_alloc(&s, a, m) || sim_queues(&s))
     goto out;
