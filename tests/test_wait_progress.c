@@ -73,30 +73,34 @@ Test(wait_progress, ready_at_once_asks_once_and_never_waits) {
   engine_fini(&e);
 }
 
+/* Wait with @p ready while @p publish runs on a thread of its own; the
+ * mutex must be free again on return. */
+static void wait_while(engine *e, void *(*publish)(void *),
+                       int (*ready)(void *), unsigned poll_us) {
+  pthread_t t;
+  cr_assert_eq(pthread_create(&t, NULL, publish, e), 0);
+  rp_backend_wait_progress(&e->mu, &e->cv, ready, e, poll_us);
+  pthread_join(t, NULL);
+  cr_assert_eq(pthread_mutex_trylock(&e->mu), 0);
+  pthread_mutex_unlock(&e->mu);
+}
+
 Test(wait_progress, wakes_on_the_engines_broadcast) {
   engine e;
   engine_init(&e);
-  pthread_t t;
-  cr_assert_eq(pthread_create(&t, NULL, publish_mu, &e), 0);
-  rp_backend_wait_progress(&e.mu, &e.cv, ready_mu, &e, 0);
-  pthread_join(t, NULL);
+  wait_while(&e, publish_mu, ready_mu, 0);
   cr_assert_eq(e.done_under_mu, 1);
   cr_assert_geq(e.asked, 2); /* before the wait and after the wake */
   cr_assert_eq(e.held, e.asked);
-  cr_assert_eq(pthread_mutex_trylock(&e.mu), 0);
-  pthread_mutex_unlock(&e.mu);
   engine_fini(&e);
 }
 
 Test(wait_progress, polls_progress_published_without_the_mutex) {
   engine e;
   engine_init(&e);
-  pthread_t t;
-  cr_assert_eq(pthread_create(&t, NULL, publish_atomic, &e), 0);
-  rp_backend_wait_progress(&e.mu, &e.cv, ready_atomic, &e, 200);
+  wait_while(&e, publish_atomic, ready_atomic, 200);
   cr_assert_eq(atomic_load(&e.done_atomic), 1);
   /* nobody signalled: only the polls (every 200 us over ~20 ms) woke it */
   cr_assert_geq(e.asked, 3);
-  pthread_join(t, NULL);
   engine_fini(&e);
 }
