@@ -159,7 +159,125 @@ enum { O_JSON = 256, O_ENGINES, O_H2D, O_D2H, O_P2P, O_KERNEL, O_HOST,
        O_BACKEND, O_CALIBRATE, O_MODE, O_RANKS, O_NETLAT, O_NETBW,
        O_SPLIT, O_TRACE_EVENTS, O_PROGRESS, O_THREADS };
 
-int rp_cmd_analyze(int argc, char **argv) {
+/* What the command line asked for. */
+typedef struct an_cli {
+  const char *dot, *trace, *svg;
+  const char *costs, *model, *backend, *split, *in;
+  uint32_t trace_events;
+  int json, calibrate, to_stdout;
+  int set_h2d, set_d2h, set_p2p;
+  unsigned threads;
+  rp_model m;
+  rp_analysis_opts o;
+} an_cli;
+
+/* One option @p c (getopt_long's answer, its value in optarg) into @p a:
+ * -1 to go on, else the exit status. */
+static int parse_option(an_cli *a, int c, char **argv) {
+  static const char *const cmd = "analyze";
+  static unsigned units[RP_MAX_DEVICES];
+  rp_analysis_opts *o = &a->o;
+  unsigned long k;
+  int bad = 0;
+  switch (c) {
+  case 'h':
+    usage(stdout);
+    return 0;
+  case O_JSON:
+    a->json = 1;
+    break;
+  case O_STRICT:
+    rp_cli_strict = 1;
+    break;
+  case O_CALIBRATE:
+    a->calibrate = 1;
+    break;
+  case O_COSTS:
+    a->costs = optarg;
+    break;
+  case O_MODEL:
+    a->model = optarg;
+    break;
+  case O_BACKEND:
+    a->backend = optarg;
+    break;
+  case O_MODE:
+    o->mode = optarg;
+    break;
+  case O_SPLIT:
+    a->split = optarg;
+    break;
+  case O_PROGRESS:
+    rp_cli_show_progress = 1;
+    break;
+  case O_THREADS:
+    bad = rp_cli_uint(cmd, "--threads", optarg, 1, 4096, &k);
+    a->threads = (unsigned)k;
+    break;
+  case O_RANKS:
+    bad = rp_cli_uint(cmd, "--ranks", optarg, 1, 4096, &k);
+    o->nranks = (unsigned)k;
+    break;
+  case O_NETLAT:
+    bad = rp_cli_number(cmd, "--net-latency-us", optarg, 0, &o->net_latency_us);
+    break;
+  case O_NETBW:
+    bad = rp_cli_number(cmd, "--net-gbps", optarg, 1, &o->net_gbps);
+    break;
+  case O_ENGINES:
+    bad = rp_cli_uint(cmd, "--copy-engines", optarg, 1, 2, &k);
+    o->copy_engines = (unsigned)k;
+    break;
+  case O_H2D:
+    bad = rp_cli_number(cmd, "--h2d-gbps", optarg, 1, &o->h2d_gbps);
+    a->set_h2d = 1;
+    break;
+  case O_D2H:
+    bad = rp_cli_number(cmd, "--d2h-gbps", optarg, 1, &o->d2h_gbps);
+    a->set_d2h = 1;
+    break;
+  case O_P2P:
+    bad = rp_cli_number(cmd, "--p2p-gbps", optarg, 1, &o->p2p_gbps);
+    a->set_p2p = 1;
+    break;
+  case O_KERNEL:
+    bad = rp_cli_number(cmd, "--kernel-us", optarg, 0, &o->kernel_us);
+    break;
+  case O_HOST:
+    bad = rp_cli_number(cmd, "--host-us", optarg, 0, &o->host_us);
+    break;
+  case O_TRACE_EVENTS:
+    if (!(bad = rp_cli_uint(cmd, "--trace-events", optarg, 1, UINT32_MAX, &k)))
+      a->trace_events = (uint32_t)k;
+    break;
+  case O_UNITS:
+    if (!(bad = rp_cli_uint(cmd, "--compute-units", optarg, 1, 4096, &k))) {
+      for (unsigned d = 0; d < RP_MAX_DEVICES; d++)
+        units[d] = (unsigned)k;
+      o->compute_units = units;
+      o->ncompute_units = RP_MAX_DEVICES;
+    }
+    break;
+  case O_DOT:
+  case O_TRACE:
+  case O_SVG:
+    if (!optarg[0]) {
+      fprintf(stderr, "reprise analyze: %s needs a file name (or \"-\")\n",
+              c == O_DOT     ? "--dot"
+              : c == O_TRACE ? "--trace"
+                             : "--svg");
+      return 2;
+    }
+    *(c == O_DOT ? &a->dot : c == O_TRACE ? &a->trace : &a->svg) = optarg;
+    break;
+  default:
+    return rp_cli_bad_option(cmd, c, argv);
+  }
+  return bad ? 2 : -1;
+}
+
+/* The options and the one graph file: -1 to go on, else the exit status. */
+static int parse_args(an_cli *a, int argc, char **argv) {
   static const struct option opts[] = {
       {"json", no_argument, NULL, O_JSON},
       {"copy-engines", required_argument, NULL, O_ENGINES},
@@ -187,118 +305,12 @@ int rp_cmd_analyze(int argc, char **argv) {
       {"threads", required_argument, NULL, O_THREADS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  const char *cmd = "analyze";
-  const char *dot = NULL, *trace = NULL, *svg = NULL;
-  uint32_t trace_events = RP_TRACE_PART_EVENTS;
-  int json = 0, calibrate = 0, c;
-  unsigned threads = 0;
-  static unsigned bunits[RP_MAX_DEVICES];
-  int set_h2d = 0, set_d2h = 0, set_p2p = 0;
-  const char *costs = NULL, *model = NULL, *backend = NULL, *split = NULL;
-  rp_model m;
-  rp_analysis_opts o;
-  static unsigned units[RP_MAX_DEVICES];
-  rp_analysis_opts_init(&o);
+  int c;
   rp_cli_getopt_reset();
   while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-    unsigned long k;
-    int bad = 0;
-    switch (c) {
-    case 'h':
-      usage(stdout);
-      return 0;
-    case O_JSON:
-      json = 1;
-      break;
-    case O_STRICT:
-      rp_cli_strict = 1;
-      break;
-    case O_CALIBRATE:
-      calibrate = 1;
-      break;
-    case O_COSTS:
-      costs = optarg;
-      break;
-    case O_MODEL:
-      model = optarg;
-      break;
-    case O_BACKEND:
-      backend = optarg;
-      break;
-    case O_MODE:
-      o.mode = optarg;
-      break;
-    case O_SPLIT:
-      split = optarg;
-      break;
-    case O_PROGRESS:
-      rp_cli_show_progress = 1;
-      break;
-    case O_THREADS:
-      bad = rp_cli_uint(cmd, "--threads", optarg, 1, 4096, &k);
-      threads = (unsigned)k;
-      break;
-    case O_RANKS:
-      bad = rp_cli_uint(cmd, "--ranks", optarg, 1, 4096, &k);
-      o.nranks = (unsigned)k;
-      break;
-    case O_NETLAT:
-      bad = rp_cli_number(cmd, "--net-latency-us", optarg, 0,
-                          &o.net_latency_us);
-      break;
-    case O_NETBW:
-      bad = rp_cli_number(cmd, "--net-gbps", optarg, 1, &o.net_gbps);
-      break;
-    case O_ENGINES:
-      bad = rp_cli_uint(cmd, "--copy-engines", optarg, 1, 2, &k);
-      o.copy_engines = (unsigned)k;
-      break;
-    case O_H2D:
-      bad = rp_cli_number(cmd, "--h2d-gbps", optarg, 1, &o.h2d_gbps);
-      set_h2d = 1;
-      break;
-    case O_D2H:
-      bad = rp_cli_number(cmd, "--d2h-gbps", optarg, 1, &o.d2h_gbps);
-      set_d2h = 1;
-      break;
-    case O_P2P:
-      bad = rp_cli_number(cmd, "--p2p-gbps", optarg, 1, &o.p2p_gbps);
-      set_p2p = 1;
-      break;
-    case O_KERNEL:
-      bad = rp_cli_number(cmd, "--kernel-us", optarg, 0, &o.kernel_us);
-      break;
-    case O_HOST:
-      bad = rp_cli_number(cmd, "--host-us", optarg, 0, &o.host_us);
-      break;
-    case O_TRACE_EVENTS:
-      if (!(bad = rp_cli_uint(cmd, "--trace-events", optarg, 1, UINT32_MAX,
-                              &k)))
-        trace_events = (uint32_t)k;
-      break;
-    case O_UNITS:
-      if (!(bad = rp_cli_uint(cmd, "--compute-units", optarg, 1, 4096, &k))) {
-        for (unsigned d = 0; d < RP_MAX_DEVICES; d++)
-          units[d] = (unsigned)k;
-        o.compute_units = units;
-        o.ncompute_units = RP_MAX_DEVICES;
-      }
-      break;
-    case O_DOT:
-    case O_TRACE:
-    case O_SVG:
-      if (!optarg[0]) {
-        fprintf(stderr, "reprise analyze: %s needs a file name (or \"-\")\n",
-                c == O_DOT ? "--dot" : c == O_TRACE ? "--trace" : "--svg");
-        return 2;
-      }
-      *(c == O_DOT ? &dot : c == O_TRACE ? &trace : &svg) = optarg;
-      break;
-    default:
-      return rp_cli_bad_option(cmd, c, argv);
-    }
-    if (bad)
-      return 2;
+    int rc = parse_option(a, c, argv);
+    if (rc >= 0)
+      return rc;
   }
   if (optind != argc - 1) {
     if (optind < argc)
@@ -308,85 +320,139 @@ int rp_cmd_analyze(int argc, char **argv) {
     fprintf(stderr, "Try 'reprise help analyze'.\n");
     return 2;
   }
-  const char *in = argv[optind];
-  int to_stdout = (dot && !strcmp(dot, "-")) + (trace && !strcmp(trace, "-")) +
-                  (svg && !strcmp(svg, "-"));
-  if (to_stdout > 1) {
+  a->in = argv[optind];
+  return -1;
+}
+
+/* Options that exclude or need each other: 0, or 2 (said why). */
+static int check_combinations(an_cli *a) {
+  a->to_stdout = (a->dot && !strcmp(a->dot, "-")) +
+                 (a->trace && !strcmp(a->trace, "-")) +
+                 (a->svg && !strcmp(a->svg, "-"));
+  if (a->to_stdout > 1) {
     fprintf(stderr, "reprise analyze: only one of --dot, --trace, --svg may "
             "write to standard output\n");
     return 2;
   }
-  if (model && backend) {
+  if (a->model && a->backend) {
     fprintf(stderr, "reprise analyze: --model or --backend, not both\n");
     return 2;
   }
-  if (threads && !backend) {
+  if (a->threads && !a->backend) {
     fprintf(stderr, "reprise analyze: --threads needs --backend\n");
     return 2;
   }
-  if (rp_cli_model_threads(model, backend, calibrate, threads, &m))
+  return 0;
+}
+
+/* The machine model of --model or --backend (if any) into the options,
+ * with the bandwidths of the command line, and --mode checked against it:
+ * -1 to go on, else the exit status. */
+static int load_model(an_cli *a) {
+  rp_model *m = &a->m;
+  rp_analysis_opts *o = &a->o;
+  if (rp_cli_model_threads(a->model, a->backend, a->calibrate, a->threads, m))
     return 1;
-  if (model || backend) {
+  if (a->model || a->backend) {
     /* Bandwidths given on the command line override the model's. */
-    if (set_h2d)
-      m.h2d.gbps = o.h2d_gbps;
-    if (set_d2h)
-      m.d2h.gbps = o.d2h_gbps;
-    if (set_p2p)
-      m.p2p.gbps = o.p2p_gbps;
-    o.model = &m;
+    if (a->set_h2d)
+      m->h2d.gbps = o->h2d_gbps;
+    if (a->set_d2h)
+      m->d2h.gbps = o->d2h_gbps;
+    if (a->set_p2p)
+      m->p2p.gbps = o->p2p_gbps;
+    o->model = m;
   }
-  if (o.mode && (!o.model || !rp_model_find_mode(&m, o.mode))) {
+  if (o->mode && (!o->model || !rp_model_find_mode(m, o->mode))) {
     /* Said here: unchecked, it was ignored (no model) or "not found". */
-    fprintf(stderr, "reprise analyze: --mode %s: ", o.mode);
-    if (!o.model) {
+    fprintf(stderr, "reprise analyze: --mode %s: ", o->mode);
+    if (!o->model) {
       fprintf(stderr, "needs --model or --backend (a mode's overhead comes "
               "from a machine model)\n");
       return 2;
     }
     fprintf(stderr, "no such mode in the model (its modes:");
-    for (unsigned i = 0; i < m.nmode && i < RP_MODEL_MAX_MODES; i++)
-      fprintf(stderr, " %s", m.mode[i].name);
+    for (unsigned i = 0; i < m->nmode && i < RP_MODEL_MAX_MODES; i++)
+      fprintf(stderr, " %s", m->mode[i].name);
     fprintf(stderr, ")\n");
     return 1; /* as the analysis' "not found" was */
   }
-  rp_graph *g = rp_cli_load(in);
-  if (!g || rp_cli_apply_costs(g, costs) ||
-      (backend && rp_cli_backend_opts(g, backend, threads, &m, bunits, &o))) {
+  return -1;
+}
+
+/* The graph with its costs and the backend's options: NULL on failure
+ * (said why). */
+static rp_graph *load_graph(an_cli *a) {
+  static unsigned bunits[RP_MAX_DEVICES];
+  rp_graph *g = rp_cli_load(a->in);
+  if (!g || rp_cli_apply_costs(g, a->costs) ||
+      (a->backend &&
+       rp_cli_backend_opts(g, a->backend, a->threads, &a->m, bunits, &a->o))) {
     rp_graph_destroy(g);
-    return 1;
+    return NULL;
   }
-  rp_analysis *a = NULL;
-  an_job job = {g, &o, &a, RP_OK, ""};
+  return g;
+}
+
+/* rp_analyze() with its progress shown: NULL on failure (said why). */
+static rp_analysis *analyse(an_cli *a, const rp_graph *g) {
+  rp_analysis *an = NULL;
+  an_job job = {g, &a->o, &an, RP_OK, ""};
   char what[300];
-  snprintf(what, sizeof what, "analysing %s", in);
+  snprintf(what, sizeof what, "analysing %s", a->in);
   rp_cli_busy(what, rp_cli_show_progress, an_run, &job, NULL, NULL);
-  rp_status s = job.s;
-  if (s != RP_OK) {
-    fprintf(stderr, "reprise analyze: %s: cannot analyse: %s (%s)\n", in,
-            rp_strerror(s), job.err);
-    rp_graph_destroy(g);
-    return 1;
+  if (job.s != RP_OK) {
+    fprintf(stderr, "reprise analyze: %s: cannot analyse: %s (%s)\n", a->in,
+            rp_strerror(job.s), job.err);
+    return NULL;
   }
-  int rc = to_stdout ? 0 : write_to(NULL, json ? rp_analysis_write_json
-                                             : rp_analysis_write_text, a);
-  if (dot)
-    rc |= write_to(dot, rp_analysis_write_dot, a);
-  if (trace)
-    rc |= write_trace(trace, a, trace_events, rp_graph_num_nodes(g));
-  if (svg)
-    rc |= write_to(svg, rp_analysis_write_svg, a);
-  if (split && !rc) {
-    int r = rp_cli_split_advice(g, split, &o, to_stdout || json ? stderr
-                                                                : stdout);
-    if (r == 2) {
-      rp_analysis_destroy(a);
-      rp_graph_destroy(g);
+  return an;
+}
+
+/* The report and every file asked for, then the split advice: 0, 1 (a
+ * write or the advice failed) or 2 (bad --split). */
+static int write_outputs(an_cli *a, const rp_graph *g, const rp_analysis *an) {
+  int rc = a->to_stdout ? 0
+                        : write_to(NULL,
+                                   a->json ? rp_analysis_write_json
+                                           : rp_analysis_write_text,
+                                   an);
+  if (a->dot)
+    rc |= write_to(a->dot, rp_analysis_write_dot, an);
+  if (a->trace)
+    rc |= write_trace(a->trace, an, a->trace_events, rp_graph_num_nodes(g));
+  if (a->svg)
+    rc |= write_to(a->svg, rp_analysis_write_svg, an);
+  if (a->split && !rc) {
+    int r = rp_cli_split_advice(g, a->split, &a->o,
+                                a->to_stdout || a->json ? stderr : stdout);
+    if (r == 2)
       return 2;
-    }
     rc |= r;
   }
-  rp_analysis_destroy(a);
-  rp_graph_destroy(g);
   return rc ? 1 : 0;
+}
+
+int rp_cmd_analyze(int argc, char **argv) {
+  an_cli a = {.trace_events = RP_TRACE_PART_EVENTS};
+  rp_analysis_opts_init(&a.o);
+  int rc = parse_args(&a, argc, argv);
+  if (rc >= 0)
+    return rc;
+  if ((rc = check_combinations(&a)) != 0)
+    return rc;
+  if ((rc = load_model(&a)) >= 0)
+    return rc;
+  rp_graph *g = load_graph(&a);
+  if (!g)
+    return 1;
+  rp_analysis *an = analyse(&a, g);
+  if (!an) {
+    rp_graph_destroy(g);
+    return 1;
+  }
+  rc = write_outputs(&a, g, an);
+  rp_analysis_destroy(an);
+  rp_graph_destroy(g);
+  return rc;
 }

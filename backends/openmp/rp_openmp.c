@@ -383,30 +383,41 @@ static rp_status omp_wait(void *state) {
 /* Done when every host writer of b has finished the batch's last replay;
  * the batch may not have reached the engine yet (the core's launch
  * thread), so first wait until it has. */
+typedef struct omp_wait_ctx {
+  ostate *st;
+  rp_buf b;
+  uint64_t batch;
+  int have_target; /* the batch reached the engine: target read */
+  long target;
+} omp_wait_ctx;
+
+/* Unlike the other engines, the tasks publish their epochs with atomics,
+ * not under the mutex (rp__omp_done does not fence): the wait polls. */
+static int omp_buffer_ready(void *ctx) {
+  omp_wait_ctx *w = ctx;
+  ostate *st = w->st;
+  const rp_plan *p = st->p;
+  if (!w->have_target) {
+    if (st->batch != w->batch)
+      return 0;
+    w->have_target = 1;
+    w->target = st->target;
+  }
+  for (uint32_t i = p->hw_off[w->b]; i < p->hw_off[w->b + 1]; i++)
+    if (atomic_load(&st->task[p->host_writers[i]].done) < w->target)
+      return 0;
+  return 1;
+}
+
 static rp_status omp_wait_buffer(void *state, rp_buf b) {
   ostate *st = (ostate *)state;
   const rp_plan *p = st->p;
-  uint64_t batch = rp_exec_batch(st->x, NULL);
-  uint32_t h0 = p->hw_off[b], h1 = p->hw_off[b + 1];
-  if (h0 == h1)
+  omp_wait_ctx w = {.st = st, .b = b};
+  w.batch = rp_exec_batch(st->x, NULL);
+  if (p->hw_off[b] == p->hw_off[b + 1])
     return RP_OK;
   atomic_fetch_add(&st->waiters, 1);
-  pthread_mutex_lock(&st->mu);
-  while (st->batch != batch)
-    pthread_cond_wait(&st->cv, &st->mu);
-  long target = st->target;
-  for (uint32_t i = h0; i < h1; i++)
-    while (atomic_load(&st->task[p->host_writers[i]].done) < target) {
-      struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_nsec += 200000; /* rp__omp_done does not fence */
-      if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-      }
-      pthread_cond_timedwait(&st->cv, &st->mu, &ts);
-    }
-  pthread_mutex_unlock(&st->mu);
+  rp_backend_wait_progress(&st->mu, &st->cv, omp_buffer_ready, &w, 200);
   atomic_fetch_sub(&st->waiters, 1);
   return RP_OK;
 }

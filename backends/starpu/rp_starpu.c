@@ -795,32 +795,40 @@ static rp_status sp_wait(void *state) { return RP_OK; }
 /* Done when this batch's last replay has run every node that writes the
  * buffer's user array here (the nodes count their runs), or the batch
  * ended (finished or failed). */
+typedef struct sp_wait_ctx {
+  const sp *s;
+  rp_buf b;
+  uint64_t batch;
+  unsigned iters;
+  int failed; /* set with the answer, under the lock */
+} sp_wait_ctx;
+
+static int sp_buffer_ready(void *ctx) {
+  sp_wait_ctx *w = ctx;
+  const sp *s = w->s;
+  const rp_plan *p = s->p;
+  int done = s->batch == w->batch;
+#ifdef STARPU_USE_CUDA
+  /* a CUDA writer's result reaches the array at the batch's end */
+  if (starpu_cuda_worker_get_count() && s->mode != SP_EXPLICIT)
+    done = done && !s->running;
+#endif
+  if (done && s->running && !s->failed)
+    for (uint32_t i = p->hw_off[w->b]; i < p->hw_off[w->b + 1]; i++) {
+      uint32_t v = p->host_writers[i];
+      if (s->ndone[v] < (uint64_t)w->iters * s->mine[v])
+        done = 0;
+    }
+  w->failed = s->batch == w->batch && s->failed;
+  return done;
+}
+
 static rp_status sp_wait_buffer(void *state, rp_buf b) {
   sp *s = state;
-  const rp_plan *p = s->p;
-  unsigned iters;
-  uint64_t batch = rp_exec_batch(s->x, &iters);
-  pthread_mutex_lock(&s->mu);
-  for (;;) {
-    int done = s->batch == batch;
-#ifdef STARPU_USE_CUDA
-    /* a CUDA writer's result reaches the array at the batch's end */
-    if (starpu_cuda_worker_get_count() && s->mode != SP_EXPLICIT)
-      done = done && !s->running;
-#endif
-    if (done && s->running && !s->failed)
-      for (uint32_t i = p->hw_off[b]; i < p->hw_off[b + 1]; i++) {
-        uint32_t v = p->host_writers[i];
-        if (s->ndone[v] < (uint64_t)iters * s->mine[v])
-          done = 0;
-      }
-    if (done)
-      break;
-    pthread_cond_wait(&s->cv, &s->mu);
-  }
-  int failed = s->batch == batch && s->failed;
-  pthread_mutex_unlock(&s->mu);
-  return failed ? RP_ETASK : RP_OK; /* the core then waits and reports */
+  sp_wait_ctx w = {.s = s, .b = b};
+  w.batch = rp_exec_batch(s->x, &w.iters);
+  rp_backend_wait_progress(&s->mu, &s->cv, sp_buffer_ready, &w, 0);
+  return w.failed ? RP_ETASK : RP_OK; /* the core then waits and reports */
 }
 
 static rp_status sp_rebind(void *state, rp_buf b) {

@@ -654,22 +654,29 @@ static rp_status xrt_wait(void *state) { return RP_OK; }
 
 /* Done once every host writer of b has run in the batch's last replay,
  * or the engine stopped. */
+typedef struct xrt_wait_ctx {
+  const xstate *st;
+  rp_buf b;
+  uint64_t batch;
+  unsigned iters;
+} xrt_wait_ctx;
+
+static int xrt_buffer_ready(void *ctx) {
+  const xrt_wait_ctx *w = ctx;
+  const xstate *st = w->st;
+  const rp_plan *p = st->p;
+  int done = st->batch == w->batch;
+  for (uint32_t i = p->hw_off[w->b];
+       done && st->running && i < p->hw_off[w->b + 1]; i++)
+    done = st->reps_done[p->host_writers[i]] >= w->iters;
+  return done;
+}
+
 static rp_status xrt_wait_buffer(void *state, rp_buf b) {
   xstate *st = (xstate *)state;
-  const rp_plan *p = st->p;
-  unsigned iters;
-  uint64_t batch = rp_exec_batch(st->x, &iters);
-  pthread_mutex_lock(&st->mu);
-  for (;;) {
-    int done = st->batch == batch;
-    for (uint32_t i = p->hw_off[b]; done && st->running &&
-                                    i < p->hw_off[b + 1]; i++)
-      done = st->reps_done[p->host_writers[i]] >= iters;
-    if (done)
-      break;
-    pthread_cond_wait(&st->cv, &st->mu);
-  }
-  pthread_mutex_unlock(&st->mu);
+  xrt_wait_ctx w = {.st = st, .b = b};
+  w.batch = rp_exec_batch(st->x, &w.iters);
+  rp_backend_wait_progress(&st->mu, &st->cv, xrt_buffer_ready, &w, 0);
   return RP_OK;
 }
 

@@ -2,6 +2,7 @@
 #ifndef REPRISE_BACKEND_H
 #define REPRISE_BACKEND_H
 
+#include <pthread.h>
 #include "reprise/replay.h"
 
 #ifdef __cplusplus
@@ -174,7 +175,8 @@ struct rp_backend {
   /** Optional: wait until the user's array of buffer @p b holds its final
    * value of the last launched replay (rp_plan.host_writers done), while
    * the rest may still run. May be called while launch runs on another
-   * thread. NULL: the core waits for everything. */
+   * thread. NULL: the core waits for everything. An engine that publishes
+   * its progress under a mutex waits with rp_backend_wait_progress(). */
   rp_status (*wait_buffer)(void *state, rp_buf b);
   /** Buffer @p b's user array is now rp_exec_host(x)[b]. */
   rp_status (*rebind)(void *state, rp_buf b);
@@ -236,6 +238,17 @@ RP_API const rp_kargs *rp_exec_args(const rp_exec *x, rp_node op);
  * engine is running, since a launch of a blocking-launch backend may not
  * have reached the engine yet. */
 RP_API uint64_t rp_exec_batch(const rp_exec *x, unsigned *iterations);
+/** @brief The wait of a backend's wait_buffer, written once: lock @p mu,
+ * wait on @p cv until @p done(@p ctx) returns nonzero, unlock. @p done is
+ * called with @p mu held, first before any wait, and decides from the
+ * progress the engine publishes under @p mu (the batch it runs, compared
+ * with rp_exec_batch(); which replays and nodes have run; whether it
+ * stopped); the engine broadcasts @p cv after publishing. @p poll_us > 0
+ * also wakes every @p poll_us microseconds, for an engine that publishes
+ * some progress without @p mu (atomics); 0 waits for the signal only. */
+RP_API void rp_backend_wait_progress(pthread_mutex_t *mu, pthread_cond_t *cv,
+                                     int (*done)(void *ctx), void *ctx,
+                                     unsigned poll_us);
 /** @brief After running a CPU body or a host task on the calling thread:
  * the code it gave rp_task_fail() (0 if it did not fail), clearing it;
  * @p msg (may be NULL) receives its message. */

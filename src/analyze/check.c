@@ -264,6 +264,140 @@ void rp_check_destroy(rp_check *c) {
   free(c);
 }
 
+/* The work of rp_check_deps: the graph's written orders and conflicts,
+ * the reachability scratch, the report being filled. */
+typedef struct dep_check {
+  const rp_graph *g;
+  const rp_analysis_opts *o;
+  uint32_t nop, words, ne, np;
+  aedge *e;      /* the written orders, sorted, each once */
+  pair *p;       /* the conflicts */
+  uint64_t *anc; /* reachability over every written order */
+  uint64_t *alt; /* reachability over some of them */
+  uint8_t *dead; /* per written order: dropped from the minimal set */
+  rp_check *c;
+} dep_check;
+
+static void dep_check_free(dep_check *d) {
+  free(d->e);
+  free(d->anc);
+  free(d->alt);
+  free(d->dead);
+  free(d->p);
+}
+
+/* The hand-written orders (after edges), sorted, each once. */
+static rp_status written_orders(dep_check *d) {
+  const rp_graph *g = d->g;
+  aedge *e = d->e;
+  uint32_t ne = 0;
+  for (uint32_t n = 0; n < d->nop; n++)
+    for (uint32_t i = 0; i < g->op[n].nafter; i++) {
+      uint32_t f = g->after[g->op[n].after0 + i];
+      if (f >= n) /* the recorder refuses these; a loaded file too */
+        return RP_EINVAL;
+      e[ne].from = f;
+      e[ne++].to = n;
+    }
+  if (ne > 1)
+    qsort(e, ne, sizeof *e, edge_cmp);
+  uint32_t w = 0; /* duplicates of one edge: keep one */
+  for (uint32_t i = 0; i < ne; i++)
+    if (!w || e[w - 1].from != e[i].from || e[w - 1].to != e[i].to)
+      e[w++] = e[i];
+  d->ne = w;
+  return RP_OK;
+}
+
+/* The conflicts no written order (nor its transitive closure) orders. */
+static void find_races(dep_check *d) {
+  rp_check *c = d->c;
+  for (uint32_t i = 0; i < d->np; i++) {
+    const pair *q = &d->p[i];
+    if (ordered(d->anc, d->words, q->from, q->to))
+      continue;
+    rp_check_item *r = &c->race[c->nrace++];
+    memset(r, 0, sizeof *r);
+    r->from = q->from;
+    r->to = q->to;
+    r->kind = q->kind;
+    r->buf = q->buf;
+    r->space = q->space;
+    r->offset = q->off;
+    r->bytes = q->len;
+  }
+}
+
+/* Does every conflict ordered by all written orders stay ordered by those
+ * reachability @p alt holds? */
+static int keeps_order(const dep_check *d) {
+  for (uint32_t i = 0; i < d->np; i++)
+    if (ordered(d->anc, d->words, d->p[i].from, d->p[i].to) &&
+        !ordered(d->alt, d->words, d->p[i].from, d->p[i].to))
+      return 0;
+  return 1;
+}
+
+/* Each edge alone: superfluous if every ordered conflict stays ordered
+ * without it; its gain, the time saved without it. */
+static rp_status find_extras(dep_check *d) {
+  rp_check *c = d->c;
+  const aedge *e = d->e;
+  for (uint32_t k = 0; k < d->ne; k++) {
+    reach(e, d->ne, NULL, k, d->nop, d->words, d->alt);
+    if (!keeps_order(d))
+      continue;
+    rp_check_item *x = &c->extra[c->nextra++];
+    memset(x, 0, sizeof *x);
+    x->from = e[k].from;
+    x->to = e[k].to;
+    x->kind = RP_EDGE_AFTER;
+    x->buf = RP_NONE;
+    x->space = RP_SPACE_HOST;
+    x->implied = ordered(d->alt, d->words, e[k].from, e[k].to);
+    double t;
+    rp_status st = time_with(d->g, d->o, e, d->ne, NULL, k, &t);
+    if (st)
+      return st;
+    x->gain_us = c->written_us - t > 0 ? c->written_us - t : 0;
+  }
+  return RP_OK;
+}
+
+/* All superfluous edges dropped, one at a time (each re-checked, since two
+ * edges may each be superfluous only while the other stays). */
+static void minimal_orders(dep_check *d) {
+  for (uint32_t k = 0; k < d->ne; k++) {
+    d->dead[k] = 1;
+    reach(d->e, d->ne, d->dead, UINT32_MAX, d->nop, d->words, d->alt);
+    if (!keeps_order(d))
+      d->dead[k] = 0;
+  }
+}
+
+/* Races, superfluous orders and the times with all, each and none of
+ * them, once the written orders are known (d->ne > 0). */
+static rp_status judge_orders(dep_check *d) {
+  rp_check *c = d->c;
+  rp_status st = conflicts(d->g, &d->p, &d->np);
+  if (st != RP_OK)
+    return st;
+  reach(d->e, d->ne, NULL, UINT32_MAX, d->nop, d->words, d->anc);
+  c->race = malloc(sizeof *c->race * (d->np ? d->np : 1));
+  c->extra = malloc(sizeof *c->extra * d->ne);
+  if (!c->race || !c->extra)
+    return RP_ENOMEM;
+  find_races(d);
+  if ((st = time_with(d->g, d->o, d->e, d->ne, NULL, UINT32_MAX,
+                      &c->written_us)))
+    return st;
+  if ((st = find_extras(d)))
+    return st;
+  minimal_orders(d);
+  return time_with(d->g, d->o, d->e, d->ne, d->dead, UINT32_MAX,
+                   &c->minimal_us);
+}
+
 rp_status rp_check_deps(const rp_graph *g, const rp_analysis_opts *o,
                         rp_check **out) {
   RP_ENTER();
@@ -274,126 +408,36 @@ rp_status rp_check_deps(const rp_graph *g, const rp_analysis_opts *o,
     return RP_EINVAL;
   if (!g->ended)
     return RP_ESTATE;
-  uint32_t nop = g->nop;
-  if (nop > RP_CHECK_MAX_OPS)
+  if (g->nop > RP_CHECK_MAX_OPS)
     return RP_EINVAL;
-  uint32_t words = (nop + 63) / 64, ne = 0, np = 0;
-  for (uint32_t n = 0; n < nop; n++)
+  dep_check d = {.g = g, .o = o, .nop = g->nop};
+  uint32_t ne = 0;
+  d.words = (d.nop + 63) / 64;
+  for (uint32_t n = 0; n < d.nop; n++)
     ne += g->op[n].nafter;
-  rp_check *c = calloc(1, sizeof *c);
-  aedge *e = malloc(sizeof *e * (ne ? ne : 1));
-  uint64_t *anc = malloc(sizeof *anc * ((size_t)words * nop + 1));
-  uint64_t *alt = malloc(sizeof *alt * ((size_t)words * nop + 1));
-  uint8_t *dead = calloc(ne ? ne : 1, 1);
-  pair *p = NULL;
+  d.c = calloc(1, sizeof *d.c);
+  d.e = malloc(sizeof *d.e * (ne ? ne : 1));
+  d.anc = malloc(sizeof *d.anc * ((size_t)d.words * d.nop + 1));
+  d.alt = malloc(sizeof *d.alt * ((size_t)d.words * d.nop + 1));
+  d.dead = calloc(ne ? ne : 1, 1);
   rp_status st = RP_ENOMEM;
-  if (!c || !e || !anc || !alt || !dead)
-    goto fail;
-  c->g = g;
-  ne = 0;
-  for (uint32_t n = 0; n < nop; n++)
-    for (uint32_t i = 0; i < g->op[n].nafter; i++) {
-      uint32_t f = g->after[g->op[n].after0 + i];
-      if (f >= n) { /* the recorder refuses these; a loaded file too */
-        st = RP_EINVAL;
-        goto fail;
-      }
-      e[ne].from = f;
-      e[ne++].to = n;
-    }
-  if (ne > 1)
-    qsort(e, ne, sizeof *e, edge_cmp);
-  { /* duplicates of one edge: keep one */
-    uint32_t w = 0;
-    for (uint32_t i = 0; i < ne; i++)
-      if (!w || e[w - 1].from != e[i].from || e[w - 1].to != e[i].to)
-        e[w++] = e[i];
-    ne = w;
+  if (d.c && d.e && d.anc && d.alt && d.dead) {
+    d.c->g = g;
+    st = written_orders(&d);
   }
-  c->norders = ne;
-  if (!ne) { /* no hand-written order: the derived ones are the whole */
-    free(e);
-    free(anc);
-    free(alt);
-    free(dead);
-    *out = c;
-    return RP_OK;
+  if (st == RP_OK) {
+    d.c->norders = d.ne;
+    /* no hand-written order: the derived ones are the whole */
+    if (d.ne)
+      st = judge_orders(&d);
   }
-  if ((st = conflicts(g, &p, &np)) != RP_OK)
-    goto fail;
-  st = RP_ENOMEM;
-  reach(e, ne, NULL, UINT32_MAX, nop, words, anc);
-  c->race = malloc(sizeof *c->race * (np ? np : 1));
-  c->extra = malloc(sizeof *c->extra * (ne ? ne : 1));
-  if (!c->race || !c->extra)
-    goto fail;
-  for (uint32_t i = 0; i < np; i++) {
-    if (ordered(anc, words, p[i].from, p[i].to))
-      continue;
-    rp_check_item *r = &c->race[c->nrace++];
-    memset(r, 0, sizeof *r);
-    r->from = p[i].from;
-    r->to = p[i].to;
-    r->kind = p[i].kind;
-    r->buf = p[i].buf;
-    r->space = p[i].space;
-    r->offset = p[i].off;
-    r->bytes = p[i].len;
+  dep_check_free(&d);
+  if (st != RP_OK) {
+    rp_check_destroy(d.c);
+    return st;
   }
-  if ((st = time_with(g, o, e, ne, NULL, UINT32_MAX, &c->written_us)))
-    goto fail;
-  /* Each edge alone: superfluous if every ordered conflict stays ordered
-   * without it. */
-  for (uint32_t k = 0; k < ne; k++) {
-    reach(e, ne, NULL, k, nop, words, alt);
-    int needed = 0;
-    for (uint32_t i = 0; i < np && !needed; i++)
-      needed = ordered(anc, words, p[i].from, p[i].to) &&
-               !ordered(alt, words, p[i].from, p[i].to);
-    if (needed)
-      continue;
-    rp_check_item *x = &c->extra[c->nextra++];
-    memset(x, 0, sizeof *x);
-    x->from = e[k].from;
-    x->to = e[k].to;
-    x->kind = RP_EDGE_AFTER;
-    x->buf = RP_NONE;
-    x->space = RP_SPACE_HOST;
-    x->implied = ordered(alt, words, e[k].from, e[k].to);
-    double t;
-    if ((st = time_with(g, o, e, ne, NULL, k, &t)))
-      goto fail;
-    x->gain_us = c->written_us - t > 0 ? c->written_us - t : 0;
-  }
-  /* All superfluous edges dropped, one at a time (each re-checked, since
-   * two edges may each be superfluous only while the other stays). */
-  for (uint32_t k = 0; k < ne; k++) {
-    dead[k] = 1;
-    reach(e, ne, dead, UINT32_MAX, nop, words, alt);
-    for (uint32_t i = 0; i < np; i++)
-      if (ordered(anc, words, p[i].from, p[i].to) &&
-          !ordered(alt, words, p[i].from, p[i].to)) {
-        dead[k] = 0;
-        break;
-      }
-  }
-  if ((st = time_with(g, o, e, ne, dead, UINT32_MAX, &c->minimal_us)))
-    goto fail;
-  free(e);
-  free(anc);
-  free(alt);
-  free(dead);
-  free(p);
-  *out = c;
+  *out = d.c;
   return RP_OK;
-fail:
-  free(e);
-  free(anc);
-  free(alt);
-  free(dead);
-  free(p);
-  rp_check_destroy(c);
-  return st;
 }
 
 uint32_t rp_check_num_races(const rp_check *c) { return c ? c->nrace : 0; }

@@ -635,123 +635,154 @@ static rp_status simulate(sim *s, double *makespan) {
   return RP_OK;
 }
 
-rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
-  rp_summary *sum = &a->sum;
+/* The overlapped mode predicted (@p *md: the one named, else the model's
+ * first that is not "serial") and the serial baseline (@p *ms): RP_OK, or
+ * RP_ENOTFOUND for a name the model lacks. */
+static rp_status pick_modes(const rp_analysis *a, const rp_model *m,
+                            const rp_model_mode **md,
+                            const rp_model_mode **ms) {
   const char *oname = a->opts.mode, *sname = a->opts.serial_mode;
-  const rp_model_mode *md = NULL, *ms = NULL;
+  *md = NULL;
   if (oname)
-    md = rp_model_find_mode(m, oname);
+    *md = rp_model_find_mode(m, oname);
   else
-    for (unsigned i = 0; i < m->nmode && i < RP_MODEL_MAX_MODES && !md; i++)
+    for (unsigned i = 0; i < m->nmode && i < RP_MODEL_MAX_MODES && !*md; i++)
       if (strcmp(m->mode[i].name, "serial"))
-        md = &m->mode[i];
-  ms = rp_model_find_mode(m, sname ? sname : "serial");
-  if ((oname && !md) || (sname && !ms))
+        *md = &m->mode[i];
+  *ms = rp_model_find_mode(m, sname ? sname : "serial");
+  if ((oname && !*md) || (sname && !*ms))
     return RP_ENOTFOUND;
+  return RP_OK;
+}
+
+/* The simulation's arrays (and the analysis' mstart, mend): 0, or -1 out
+ * of memory (sim_free frees what was taken). */
+static int sim_alloc(sim *s, rp_analysis *a, const rp_model *m) {
   uint32_t nop = a->nop, nl = a->nlane;
-  size_t k = nop ? nop : 1, kl = nl ? nl : 1;
-  sim s;
-  memset(&s, 0, sizeof s);
-  s.a = a;
-  s.m = m;
-  s.md = md;
+  size_t k = nop ? nop : 1;
   a->mstart = malloc(sizeof *a->mstart * k);
   a->mend = malloc(sizeof *a->mend * k);
-  s.delay = malloc(sizeof *s.delay * k);
-  s.work = malloc(sizeof *s.work * k);
-  s.elig = malloc(sizeof *s.elig * k);
-  s.rate = malloc(sizeof *s.rate * k);
-  s.left = malloc(sizeof *s.left * k);
-  s.phase = calloc(k, 1);
-  s.active = malloc(sizeof *s.active * k);
-  s.future = malloc(sizeof *s.future * k);
-  s.kt = malloc(sizeof *s.kt * 2 * k);
-  s.pool = m->host_units > 0 && m->multiprocessors == 0;
-  s.res = malloc(sizeof *s.res * k);
-  s.beta = calloc(k, sizeof *s.beta);
-  s.nqueue = nl + RP_MAX_DEVICES + RP__LANE_KINDS * RP_MAX_DEVICES + 1;
-  s.anyq = s.pool ? s.nqueue - 1 : UINT32_MAX;
+  s->delay = malloc(sizeof *s->delay * k);
+  s->work = malloc(sizeof *s->work * k);
+  s->elig = malloc(sizeof *s->elig * k);
+  s->rate = malloc(sizeof *s->rate * k);
+  s->left = malloc(sizeof *s->left * k);
+  s->phase = calloc(k, 1);
+  s->active = malloc(sizeof *s->active * k);
+  s->future = malloc(sizeof *s->future * k);
+  s->kt = malloc(sizeof *s->kt * 2 * k);
+  s->pool = m->host_units > 0 && m->multiprocessors == 0;
+  s->res = malloc(sizeof *s->res * k);
+  s->beta = calloc(k, sizeof *s->beta);
+  s->nqueue = nl + RP_MAX_DEVICES + RP__LANE_KINDS * RP_MAX_DEVICES + 1;
+  s->anyq = s->pool ? s->nqueue - 1 : UINT32_MAX;
   /* Within cache, a thread streams faster than beyond it: an operation
    * drawing at least the geometric mean of the two is cache-bound. */
-  s.mem_split = m->mem1_gbps > 0 && m->cache1_gbps > m->mem1_gbps
-                    ? sqrt(m->mem1_gbps * m->cache1_gbps) * 1e3
-                    : INFINITY;
-  s.nq = calloc(s.nqueue, sizeof *s.nq);
-  s.busy = calloc(s.nqueue, sizeof *s.busy);
-  s.slots = calloc(s.nqueue, sizeof *s.slots);
-  s.queue = calloc(s.nqueue, sizeof *s.queue);
-  rp_status st = RP_ENOMEM;
-  (void)kl;
-  if (!a->mstart || !a->mend || !s.delay || !s.work || !s.elig || !s.rate ||
-      !s.left || !s.phase || !s.active || !s.future || !s.kt || !s.nq ||
-      !s.busy || !s.slots || !s.queue || !s.res || !s.beta)
-    goto out;
+  s->mem_split = m->mem1_gbps > 0 && m->cache1_gbps > m->mem1_gbps
+                     ? sqrt(m->mem1_gbps * m->cache1_gbps) * 1e3
+                     : INFINITY;
+  s->nq = calloc(s->nqueue, sizeof *s->nq);
+  s->busy = calloc(s->nqueue, sizeof *s->busy);
+  s->slots = calloc(s->nqueue, sizeof *s->slots);
+  s->queue = calloc(s->nqueue, sizeof *s->queue);
+  if (!a->mstart || !a->mend || !s->delay || !s->work || !s->elig || !s->rate ||
+      !s->left || !s->phase || !s->active || !s->future || !s->kt || !s->nq ||
+      !s->busy || !s->slots || !s->queue || !s->res || !s->beta)
+    return -1;
   for (uint32_t n = 0; n < nop; n++)
-    s.res[n] = -1;
-  /* Queues: each holds at most its own ops. A lane runs one op at a time;
-   * a physical device as many kernels as its most units (a CPU group's
-   * threads, one task each; a GPU, one kernel filling it, its work shared
-   * with the next only as one ends: kernels that fill a device gain
-   * nothing from running together). */
-  {
-    uint32_t *per = calloc(s.nqueue, sizeof *per);
-    if (!per)
-      goto out;
-    for (uint32_t n = 0; n < nop; n++)
-      per[queue_of(&s, n)]++;
-    for (uint32_t q = 0; q < s.nqueue; q++) {
-      s.slots[q] = 1;
-      if (per[q] && !(s.queue[q] = malloc(sizeof **s.queue * per[q]))) {
-        free(per);
-        goto out;
-      }
+    s->res[n] = -1;
+  return 0;
+}
+
+static void sim_free(sim *s) {
+  if (s->queue)
+    for (uint32_t q = 0; q < s->nqueue; q++)
+      free(s->queue[q]);
+  free(s->queue);
+  free(s->nq);
+  free(s->busy);
+  free(s->slots);
+  free(s->kt);
+  free(s->res);
+  free(s->beta);
+  free(s->future);
+  free(s->active);
+  free(s->phase);
+  free(s->left);
+  free(s->rate);
+  free(s->elig);
+  free(s->work);
+  free(s->delay);
+}
+
+/* Queues: each holds at most its own ops. A lane runs one op at a time; a
+ * physical device as many kernels as its most units (a CPU group's
+ * threads, one task each; a GPU, one kernel filling it, its work shared
+ * with the next only as one ends: kernels that fill a device gain nothing
+ * from running together). Then the team that splits kernels. 0, or -1 out
+ * of memory. */
+static int sim_queues(sim *s) {
+  const rp_model *m = s->m;
+  uint32_t nop = s->a->nop, nl = s->a->nlane;
+  uint32_t *per = calloc(s->nqueue, sizeof *per);
+  if (!per)
+    return -1;
+  for (uint32_t n = 0; n < nop; n++)
+    per[queue_of(s, n)]++;
+  for (uint32_t q = 0; q < s->nqueue; q++) {
+    s->slots[q] = 1;
+    if (per[q] && !(s->queue[q] = malloc(sizeof **s->queue * per[q]))) {
+      free(per);
+      return -1;
     }
-    for (int d = 0; d < RP_MAX_DEVICES; d++) {
-      uint32_t q = nl + (uint32_t)resource_of(m, d); /* kernels */
-      unsigned k = on_gpu(m, d) ? RP__GPU_KERNELS : units_of(m, d);
-      if (k > s.slots[q])
-        s.slots[q] = k;
-    }
-    /* The team: the units of the CPU devices that run kernels; a pool:
-     * its groups (the devices given units), all its threads. */
-    uint32_t team = 0;
-    uint8_t seen[RP_MAX_DEVICES] = {0};
-    for (int d = 0; d < RP_MAX_DEVICES; d++) {
-      int r = resource_of(m, d);
-      if (s.pool && m->units[d] > 0 && !seen[r]) {
-        seen[r] = 1;
-        s.pres[s.npres++] = r;
-      } else if (!s.pool && per[nl + (uint32_t)r] && !on_gpu(m, d) &&
-                 !seen[r]) {
-        seen[r] = 1;
-        team += s.slots[nl + (uint32_t)r];
-      }
-    }
-    if (s.pool && !s.npres) { /* a model without groups: one of them all */
-      s.pres[s.npres++] = 0;
-      if (s.slots[nl] < m->host_units)
-        s.slots[nl] = m->host_units;
-    }
-    if (s.pool)
-      team = m->host_units;
-    s.eff = team > 1 && m->split_efficiency > 0 ? m->split_efficiency : 1;
-    s.eff_all = s.eff;
-    s.team = team;
-    free(per);
   }
-  double span = 0;
-  if ((st = simulate(&s, &span)) != RP_OK)
-    goto out;
-  /* The serial replay: one operation at a time in program order. On a
-   * GPU whose serial mode the host issues (one stream), the host issues
-   * op n at (n + 1) * op_us while the GPU runs the ones before: an op
-   * starts once issued and once its predecessor ended. Elsewhere (a CPU
-   * thread issues and runs) each op pays op_us on top of its work. */
+  for (int d = 0; d < RP_MAX_DEVICES; d++) {
+    uint32_t q = nl + (uint32_t)resource_of(m, d); /* kernels */
+    unsigned k = on_gpu(m, d) ? RP__GPU_KERNELS : units_of(m, d);
+    if (k > s->slots[q])
+      s->slots[q] = k;
+  }
+  /* The team: the units of the CPU devices that run kernels; a pool: its
+   * groups (the devices given units), all its threads. */
+  uint32_t team = 0;
+  uint8_t seen[RP_MAX_DEVICES] = {0};
+  for (int d = 0; d < RP_MAX_DEVICES; d++) {
+    int r = resource_of(m, d);
+    if (s->pool && m->units[d] > 0 && !seen[r]) {
+      seen[r] = 1;
+      s->pres[s->npres++] = r;
+    } else if (!s->pool && per[nl + (uint32_t)r] && !on_gpu(m, d) && !seen[r]) {
+      seen[r] = 1;
+      team += s->slots[nl + (uint32_t)r];
+    }
+  }
+  if (s->pool && !s->npres) { /* a model without groups: one of them all */
+    s->pres[s->npres++] = 0;
+    if (s->slots[nl] < m->host_units)
+      s->slots[nl] = m->host_units;
+  }
+  if (s->pool)
+    team = m->host_units;
+  s->eff = team > 1 && m->split_efficiency > 0 ? m->split_efficiency : 1;
+  s->eff_all = s->eff;
+  s->team = team;
+  free(per);
+  return 0;
+}
+
+/* The serial replay: one operation at a time in program order. On a GPU
+ * whose serial mode the host issues (one stream), the host issues op n at
+ * (n + 1) * op_us while the GPU runs the ones before: an op starts once
+ * issued and once its predecessor ended. Elsewhere (a CPU thread issues
+ * and runs) each op pays op_us on top of its work. */
+static double serial_us(const sim *s, const rp_model_mode *ms) {
+  const rp_analysis *a = s->a;
+  const rp_model *m = s->m;
   double serial = 0;
   int pipe = m->multiprocessors > 0 && ms && ms->host_issue;
-  for (uint32_t n = 0; n < nop; n++) {
-    double w = work_of(&s, n) +
-               (a->g->op[n].type == RP_OP_HOST ? m->host_task_us : 0);
+  for (uint32_t n = 0; n < a->nop; n++) {
+    double w =
+        work_of(s, n) + (a->g->op[n].type == RP_OP_HOST ? m->host_task_us : 0);
     if (pipe) {
       double issued = (double)(n + 1) * ms->op_us;
       serial = (issued > serial ? issued : serial) + w;
@@ -759,20 +790,28 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
       serial += w + (ms ? ms->op_us : 0);
     }
   }
-  if (m->in_order) {
-    /* The backend replays one operation at a time in program order (the
-     * reference): the overlapped replay is the serial one. */
-    double t = 0;
-    for (uint32_t n = 0; n < nop; n++) {
-      a->mstart[n] = t;
-      t += work_of(&s, n) +
-           (a->g->op[n].type == RP_OP_HOST ? m->host_task_us : 0) +
-           (ms ? ms->op_us : 0);
-      a->mend[n] = t;
-    }
-    span = serial;
-    md = ms;
+  return serial;
+}
+
+/* The backend replays one operation at a time in program order (the
+ * reference): the overlapped replay is the serial one. */
+static void in_order_times(const sim *s, const rp_model_mode *ms) {
+  rp_analysis *a = s->a;
+  double t = 0;
+  for (uint32_t n = 0; n < a->nop; n++) {
+    a->mstart[n] = t;
+    t += work_of(s, n) +
+         (a->g->op[n].type == RP_OP_HOST ? s->m->host_task_us : 0) +
+         (ms ? ms->op_us : 0);
+    a->mend[n] = t;
   }
+}
+
+/* The prediction into the analysis' summary and model fields. */
+static void record_prediction(rp_analysis *a, const rp_model *m,
+                              const rp_model_mode *md, const rp_model_mode *ms,
+                              double serial, double span) {
+  rp_summary *sum = &a->sum;
   sum->modelled = 1;
   snprintf(a->mbackend, sizeof a->mbackend, "%s", m->backend);
   snprintf(a->mmachine, sizeof a->mmachine, "%s", m->machine);
@@ -790,9 +829,8 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   a->mload = m->load;
   /* A busy machine: the team would get less than RP__BUSY_SHARE of the
    * cores it counts on (other runnable tasks besides it), by a share that
-   * changes by the second; the quiet machine's figure is kept but
-   * withheld (the reports say why). An in-order replay is 1.00x on any
-   * machine. */
+   * changes by the second; the quiet machine's figure is kept but withheld
+   * (the reports say why). An in-order replay is 1.00x on any machine. */
   if (m->load_measured && !m->in_order && m->usable_cpus) {
     double team = m->host_units > 0 ? m->host_units : 1;
     if (team > m->usable_cpus)
@@ -803,25 +841,29 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
   }
   a->meff = m->split_efficiency;
   a->mcpus = m->cpus;
-  st = isfinite(sum->model_serial_us) ? RP_OK : RP_EINVAL;
+}
+
+rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m) {
+  const rp_model_mode *md, *ms;
+  rp_status st = pick_modes(a, m, &md, &ms);
+  if (st != RP_OK)
+    return st;
+  sim s = {.a = a, .m = m, .md = md};
+  st = RP_ENOMEM;
+  if (sim_alloc(&s, a, m) || sim_queues(&s))
+    goto out;
+  double span = 0;
+  if ((st = simulate(&s, &span)) != RP_OK)
+    goto out;
+  double serial = serial_us(&s, ms);
+  if (m->in_order) {
+    in_order_times(&s, ms);
+    span = serial;
+    md = ms;
+  }
+  record_prediction(a, m, md, ms, serial, span);
+  st = isfinite(a->sum.model_serial_us) ? RP_OK : RP_EINVAL;
 out:
-  if (s.queue)
-    for (uint32_t q = 0; q < s.nqueue; q++)
-      free(s.queue[q]);
-  free(s.queue);
-  free(s.nq);
-  free(s.busy);
-  free(s.slots);
-  free(s.kt);
-  free(s.res);
-  free(s.beta);
-  free(s.future);
-  free(s.active);
-  free(s.phase);
-  free(s.left);
-  free(s.rate);
-  free(s.elig);
-  free(s.work);
-  free(s.delay);
+  sim_free(&s);
   return st;
 }

@@ -179,21 +179,30 @@ static rp_status ref_wait(void *state) { return RP_OK; }
 
 /* Done when the batch's last replay has run past the last node writing
  * the buffer's user array. */
+typedef struct ref_wait_ctx {
+  const ref *r;
+  uint64_t batch;
+  unsigned iters;
+  uint32_t need; /* nodes of the last replay to have run */
+} ref_wait_ctx;
+
+static int ref_buffer_ready(void *ctx) {
+  const ref_wait_ctx *w = ctx;
+  const ref *r = w->r;
+  return r->batch == w->batch &&
+         (!r->running || r->reps_done >= w->iters ||
+          (r->reps_done == w->iters - 1 && r->nodes_done >= w->need));
+}
+
 static rp_status ref_wait_buffer(void *state, rp_buf b) {
   ref *r = state;
   const rp_plan *p = r->p;
-  unsigned iters;
-  uint64_t batch = rp_exec_batch(r->x, &iters);
-  uint32_t need = 0;
+  ref_wait_ctx w = {.r = r};
+  w.batch = rp_exec_batch(r->x, &w.iters);
   for (uint32_t i = p->hw_off[b]; i < p->hw_off[b + 1]; i++)
-    if (p->host_writers[i] + 1 > need)
-      need = p->host_writers[i] + 1;
-  pthread_mutex_lock(&r->mu);
-  while (r->batch != batch ||
-         (r->running && r->reps_done < iters &&
-          !(r->reps_done == iters - 1 && r->nodes_done >= need)))
-    pthread_cond_wait(&r->cv, &r->mu);
-  pthread_mutex_unlock(&r->mu);
+    if (p->host_writers[i] + 1 > w.need)
+      w.need = p->host_writers[i] + 1;
+  rp_backend_wait_progress(&r->mu, &r->cv, ref_buffer_ready, &w, 0);
   return RP_OK;
 }
 
