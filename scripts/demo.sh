@@ -60,6 +60,9 @@ if [ "${RP_DEMO_DRY_RUN:-0}" != 1 ] && ! command -v dot >/dev/null; then
   mkdir -p out
   scripts/deps.sh demo-draw >out/deps-draw.log 2>&1 &
   draw_pid=$!
+  # A failure below must not leave apt running (holding its lock) after
+  # the script has exited: the exit waits for the install.
+  trap '[ -z "$draw_pid" ] || wait "$draw_pid" 2>/dev/null || true' EXIT
   step "installing Graphviz in the background (out/deps-draw.log)"
 fi
 on() { [ "$backend" = "$1" ] && echo ON || echo OFF; }
@@ -115,6 +118,7 @@ if [ -n "$draw_pid" ]; then
   step "waiting for the Graphviz install"
   wait "$draw_pid" || echo "(Graphviz could not be installed:" \
                            "out/deps-draw.log; out/jacobi2d.dot stays undrawn)"
+  draw_pid=""
 fi
 if command -v dot >/dev/null; then
   step "drawing the graph (dot -Tsvg)"

@@ -14,7 +14,9 @@
 # elsewhere, e.g. scripts/device/env.sh).
 set -euo pipefail
 [ "${RP_NO_DEPS:-0}" = 1 ] && exit 0
-build=(cmake make gcc libcjson-dev)
+# libc6-dev: gcc only recommends it, and --no-install-recommends leaves it
+# out, so on a fresh machine cc cannot link (no crt1.o, no libc.so)
+build=(cmake make gcc libc6-dev libcjson-dev)
 draw=(graphviz)
 all=("${build[@]}" g++ pkg-config libcriterion-dev "${draw[@]}" libxrt-dev
      uuid-dev libstarpu-dev openmpi-bin libopenmpi-dev valgrind clang
@@ -34,6 +36,12 @@ for set in "$@"; do
        exit 2 ;;
   esac
 done
+# RP_DEPS_LIST=1: print the sets' packages, one a line, and install nothing
+# (tests/packaging/deps_sets.sh).
+if [ "${RP_DEPS_LIST:-0}" = 1 ]; then
+  printf '%s\n' "${pkgs[@]}"
+  exit 0
+fi
 # One dpkg-query for all: the installed ones print "NAME install ok
 # installed"; the others are missing.
 installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${pkgs[@]}" 2>/dev/null |

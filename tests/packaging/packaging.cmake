@@ -8,8 +8,11 @@ if(NOT RP_SANITIZE)
             ${CMAKE_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/demo_plan)
   add_test(NAME spack_recipe
     COMMAND sh ${CMAKE_SOURCE_DIR}/scripts/check_spack.sh)
-  set_tests_properties(demo_builds_what_it_runs spack_recipe PROPERTIES
-                       TIMEOUT ${RP_TEST_TIMEOUT})
+  add_test(NAME deps_sets_link
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/packaging/deps_sets.sh
+            ${CMAKE_SOURCE_DIR})
+  set_tests_properties(demo_builds_what_it_runs spack_recipe deps_sets_link
+                       PROPERTIES TIMEOUT ${RP_TEST_TIMEOUT})
 endif()
 
 # The time-budget guard of scripts/test.sh (issue 21) on synthetic logs.
