@@ -43,8 +43,8 @@ int main(int argc, char **argv) {
   const ex_flag flags[] = {
       {"--n", "N", "options (default 1000000)", &c.p.n, 1, 1, 1ull << 32},
       {"--blocks", "B", "kernels (16)", &c.p.blocks, 0, 1, 1u << 20}};
-  int pr = ex_parse(argc, argv, "blackscholes", flags, sizeof flags / sizeof *flags,
-                    &o);
+  int pr = ex_parse(argc, argv, "blackscholes", flags,
+                    sizeof flags / sizeof *flags, &o);
   if (pr)
     return pr == 1 ? 0 : 2;
   size_t bytes = c.p.n * 8;
@@ -59,17 +59,16 @@ int main(int argc, char **argv) {
     fprintf(stderr, "blackscholes: out of memory\n");
     goto out;
   }
-  if ((rc = ex_blackscholes_record(g, &c.p, c.s, c.k, c.t, c.call,
-                                   c.put)) ||
+  if ((rc = ex_blackscholes_record(g, &c.p, c.s, c.k, c.t, c.call, c.put)) ||
       (rc = rp_graph_end(g))) {
-    fprintf(stderr, "blackscholes: recording failed: %s: %s\n",
-            rp_strerror(rc), rp_graph_error(g));
+    fprintf(stderr, "blackscholes: recording failed: %s: %s\n", rp_strerror(rc),
+            rp_graph_error(g));
     goto out;
   }
   printf("blackscholes: %llu options in %u kernels, %u replays\n"
-         "graph: %u ops, %u edges\n", (unsigned long long)c.p.n,
-         c.p.blocks, o.iters ? o.iters : 1, rp_graph_num_nodes(g),
-         rp_graph_num_edges(g));
+         "graph: %u ops, %u edges\n",
+         (unsigned long long)c.p.n, c.p.blocks, o.iters ? o.iters : 1,
+         rp_graph_num_nodes(g), rp_graph_num_edges(g));
   ret = ex_run_compare(g, &o, init, check, &c);
 out:
   rp_graph_destroy(g);

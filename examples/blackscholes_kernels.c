@@ -23,8 +23,8 @@ RP_KERNEL(bs_opt, {
            RP_PTR(double, 3) + i, RP_PTR(double, 4) + i);
 })
 static const rp_param bs_opt_params[] = {
-    {"s", RP_IN},     {"k", RP_IN},      {"t", RP_IN},     {"call", RP_OUT},
-    {"put", RP_OUT},  {"r", RP_SCALAR},  {"v", RP_SCALAR}, {"off", RP_SCALAR}};
+    {"s", RP_IN},    {"k", RP_IN},     {"t", RP_IN},     {"call", RP_OUT},
+    {"put", RP_OUT}, {"r", RP_SCALAR}, {"v", RP_SCALAR}, {"off", RP_SCALAR}};
 static const rp_kernel bs_opt_k = RP_KERNEL_DESC(bs_opt, bs_opt_params);
 
 void ex_blackscholes_init(const ex_blackscholes *p, double *s, double *k,
@@ -37,8 +37,8 @@ void ex_blackscholes_init(const ex_blackscholes *p, double *s, double *k,
 }
 
 rp_status ex_blackscholes_record(rp_graph *g, const ex_blackscholes *p,
-                                 double *s, double *k, double *t,
-                                 double *call, double *put) {
+                                 double *s, double *k, double *t, double *call,
+                                 double *put) {
   uint64_t n = p->n, nb = p->blocks ? p->blocks : 1, by = 8 * n;
   rp_buf S, K, T, C, P;
   rp_status rc;
@@ -61,8 +61,8 @@ rp_status ex_blackscholes_record(rp_graph *g, const ex_blackscholes *p,
     a[5] = rp_arg_f64(p->r);
     a[6] = rp_arg_f64(p->v);
     a[7] = rp_arg_i64((int64_t)o0);
-    if ((rc = rp_record_kernel(g, &bs_opt_k, p->device,
-                               rp_dims3(o1 - o0, 1, 1), a, NULL, NULL)))
+    if ((rc = rp_record_kernel(g, &bs_opt_k, p->device, rp_dims3(o1 - o0, 1, 1),
+                               a, NULL, NULL)))
       return rc;
   }
   if ((rc = rp_record_sync_host(g, rp_whole(C), NULL)))

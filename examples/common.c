@@ -19,8 +19,7 @@ static void put_flag(FILE *fp, const char *name, const char *arg,
   fprintf(fp, "  %-17s %s\n", left, help);
 }
 
-static void usage(FILE *fp, const char *prog, const ex_flag *f,
-                  unsigned nf) {
+static void usage(FILE *fp, const char *prog, const ex_flag *f, unsigned nf) {
   fprintf(fp, "usage: %s [options]\n", prog);
   for (unsigned k = 0; k < nf; k++)
     put_flag(fp, f[k].name, f[k].arg, f[k].help);
@@ -191,8 +190,8 @@ int ex_close(const double *a, const double *b, uint64_t n, double rtol,
 /* The first buffer that differs from the snapshot (beyond rtol, for
  * buffers of doubles, when rtol > 0), or NULL; *worst gets the largest
  * relative difference of doubles that are not bit-identical. */
-static const char *snap_diff(const ex_snap *s, const rp_graph *g,
-                             double rtol, double *worst) {
+static const char *snap_diff(const ex_snap *s, const rp_graph *g, double rtol,
+                             double *worst) {
   *worst = 0;
   for (uint32_t b = 0; b < s->nb; b++) {
     if (!s->host[b] || !memcmp(s->copy[b], s->host[b], s->bytes[b]))
@@ -298,8 +297,8 @@ static rp_exec *make_exec(const rp_graph *g, const rp_backend *be,
    * reshapes): the serial replay too, so that its profile is of the graph
    * the overlapped replay runs (the analysis describes that one). */
   if (o->reshape)
-    eo.reshape_copies = o->reshape > 0 ? RP_EXEC_RESHAPE_AUTO
-                                       : RP_EXEC_RESHAPE_NONE;
+    eo.reshape_copies =
+        o->reshape > 0 ? RP_EXEC_RESHAPE_AUTO : RP_EXEC_RESHAPE_NONE;
   rp_status rc = rp_exec_create(&x, g, be, &eo);
   if (rc) {
     fprintf(stderr, "%s backend: %s: %s\n", rp_backend_name(be),
@@ -338,12 +337,13 @@ static rp_exec *serial_exec(const rp_graph *g, const rp_backend *be,
 static void print_plan(const rp_graph *g, const rp_exec *x) {
   const rp_plan *p = rp_exec_plan(x);
   printf("plan: %u nodes from %u recorded operations (%u copies elided: "
-         "their spaces share memory), %u images\n", p->nnode,
-         rp_graph_num_nodes(g), p->nelided, p->nimage);
+         "their spaces share memory), %u images\n",
+         p->nnode, rp_graph_num_nodes(g), p->nelided, p->nimage);
   uint32_t merged, split;
   if (rp_exec_copies_reshaped(x, &merged, &split))
     printf("copies reshaped: %u merged into an earlier copy, %u split per "
-           "writer\n", merged, split);
+           "writer\n",
+           merged, split);
   for (unsigned i = 0; i < rp_graph_num_warnings(g); i++)
     printf("warning: %s\n", rp_graph_warning(g, i));
   /* Device memory: the byte spans the images touch, against whole
@@ -359,7 +359,8 @@ static void print_plan(const rp_graph *g, const rp_exec *x) {
     }
     if (whole)
       printf("device %u images: %.3f MiB touched of %.3f MiB whole "
-             "buffers\n", d, span / 1048576.0, whole / 1048576.0);
+             "buffers\n",
+             d, span / 1048576.0, whole / 1048576.0);
   }
 }
 
@@ -399,8 +400,8 @@ static int save_measured(rp_graph *g, const char *path, const double *med,
                          const double *lo, const double *hi,
                          const rp_backend *be) {
   FILE *fp;
-  rp_status rc = rp_graph_set_measured_all(g, med, lo, hi, 5,
-                                           rp_backend_name(be), NULL);
+  rp_status rc =
+      rp_graph_set_measured_all(g, med, lo, hi, 5, rp_backend_name(be), NULL);
   if (rc || !(fp = fopen(path, "w"))) {
     fprintf(stderr, "cannot save %s: %s\n", path,
             rc ? rp_strerror(rc) : "cannot open");
@@ -458,19 +459,22 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     fprintf(stderr, "reference replay failed: %s\n", rp_strerror(rc));
     goto out;
   }
-  if (!(x = make_exec(g, be, o, NULL)) || timed_run(x, iters, init, ctx,
-                                                    &t_first, NULL))
+  if (!(x = make_exec(g, be, o, NULL)) ||
+      timed_run(x, iters, init, ctx, &t_first, NULL))
     goto out;
   print_plan(g, x);
   bad = snap_diff(&snap, g, o->rtol, &worst);
   chk = bad || !check ? 0 : check(ctx);
   if (!bad && worst > 0)
-    snprintf(within, sizeof within, " within %.0e (largest relative "
-             "difference %.1e)", o->rtol, worst);
+    snprintf(within, sizeof within,
+             " within %.0e (largest relative "
+             "difference %.1e)",
+             o->rtol, worst);
   printf("%s replay vs reference: %s%s%s%s\n", rp_backend_name(be),
          bad ? "DIFFERENT in buffer " : "identical", bad ? bad : "", within,
-         check ? (chk ? "; plain C check: DIFFERENT" :
-                  "; plain C check: identical") : "");
+         check ? (chk ? "; plain C check: DIFFERENT"
+                      : "; plain C check: identical")
+               : "");
   if (bad || chk) {
     ret = 1;
     goto out;

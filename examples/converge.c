@@ -18,16 +18,17 @@ int main(int argc, char **argv) {
   const ex_flag flags[] = {
       {"--n", "N", "grid side (default 64)", &p.n, 1, 3, 1u << 15},
       {"--blocks", "B", "row blocks per step (4)", &p.blocks, 0, 1, 1024},
-      {"--tol", "E", "stop once the residual is below 1e-E (6)", &tol_exp,
-       0, 0, 300},
+      {"--tol", "E", "stop once the residual is below 1e-E (6)", &tol_exp, 0, 0,
+       300},
       {"--max", "M", "at most M replays (20000)", &max, 0, 1, 1u << 30},
-      {"--check-every", "K", "host checks: every K replays (1)", &every, 0,
-       1, 1u << 20},
-      {"--internal", NULL, "the grid stays on the device (only the "
-       "residual comes home; the grid is not compared)", &internal, 0, 0,
-       1}};
-  int pr = ex_parse(argc, argv, "converge", flags,
-                    sizeof flags / sizeof *flags, &o);
+      {"--check-every", "K", "host checks: every K replays (1)", &every, 0, 1,
+       1u << 20},
+      {"--internal", NULL,
+       "the grid stays on the device (only the "
+       "residual comes home; the grid is not compared)",
+       &internal, 0, 0, 1}};
+  int pr =
+      ex_parse(argc, argv, "converge", flags, sizeof flags / sizeof *flags, &o);
   if (pr)
     return pr == 1 ? 0 : 2;
   if (p.blocks > p.n)
@@ -57,9 +58,9 @@ int main(int argc, char **argv) {
     goto out;
   }
   printf("converge: %llu x %llu grid, %u row blocks, tolerance 1e-%u, at "
-         "most %u replays, backend %s\n", (unsigned long long)p.n,
-         (unsigned long long)p.n, p.blocks, tol_exp, max,
-         rp_backend_name(be));
+         "most %u replays, backend %s\n",
+         (unsigned long long)p.n, (unsigned long long)p.n, p.blocks, tol_exp,
+         max, rp_backend_name(be));
   rp_until un = {rb, 0, RP_UNTIL_F64, RP_UNTIL_LT, tol};
   unsigned done = 0;
   ex_converge_init(&p, u, &res);
@@ -81,8 +82,8 @@ int main(int argc, char **argv) {
     ex_converge_init(&p, cu, &cres);
     ex_converge_check(&p, -1.0, want, cu, cv, &cres);
   }
-  int same = want == done && cres == res &&
-             (internal || !memcmp(u, cu, nn * 8));
+  int same =
+      want == done && cres == res && (internal || !memcmp(u, cu, nn * 8));
   printf("plain C check: %u replays, residual %.3e: %s\n", want, cres,
          same ? "identical" : "DIFFERENT");
   if (!same) {
@@ -110,7 +111,8 @@ int main(int argc, char **argv) {
   printf("host-checked replays: %u, results %s\n", k,
          same ? "identical" : "DIFFERENT");
   printf("time per replay: run_until %.2f us, host-checked %.2f us "
-         "(ratio %.2f)\n", t_until / done, t_host / k, t_host / t_until);
+         "(ratio %.2f)\n",
+         t_until / done, t_host / k, t_host / t_until);
   ret = same ? 0 : 1;
 out:
   rp_exec_destroy(x);

@@ -36,9 +36,11 @@ RP_KERNEL(ex_cv_rowres, {
   }
   rr[i] = m;
 })
-static const rp_param ex_cv_rowres_params[] = {
-    {"u", RP_IN}, {"v", RP_IN}, {"rowres", RP_OUT}, {"n", RP_SCALAR},
-    {"r0", RP_SCALAR}};
+static const rp_param ex_cv_rowres_params[] = {{"u", RP_IN},
+                                               {"v", RP_IN},
+                                               {"rowres", RP_OUT},
+                                               {"n", RP_SCALAR},
+                                               {"r0", RP_SCALAR}};
 static const rp_kernel ex_cv_rowres_k =
     RP_KERNEL_DESC(ex_cv_rowres, ex_cv_rowres_params);
 
@@ -69,9 +71,10 @@ static rp_status steps(rp_graph *g, const ex_converge *p, rp_buf from,
   for (unsigned b = 0; b < p->blocks; b++) {
     uint64_t r0 = b * rows, nr = b + 1 == p->blocks ? n - r0 : rows;
     uint64_t lo = r0 ? r0 - 1 : 0, hi = r0 + nr + 1 < n ? r0 + nr + 1 : n;
-    rp_arg a[4] = {rp_arg_buf(rp_range_bytes(from, lo * n * 8, (hi - lo) * n * 8)),
-                   rp_arg_buf(rp_range_bytes(to, r0 * n * 8, nr * n * 8)),
-                   rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
+    rp_arg a[4] = {
+        rp_arg_buf(rp_range_bytes(from, lo * n * 8, (hi - lo) * n * 8)),
+        rp_arg_buf(rp_range_bytes(to, r0 * n * 8, nr * n * 8)),
+        rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
     rp_status s = rp_record_kernel(g, &ex_cv_step_k, p->device,
                                    rp_dims3(n, nr, 1), a, NULL, NULL);
     if (s)
@@ -94,8 +97,7 @@ rp_status ex_converge_record(rp_graph *g, const ex_converge *p, double *u,
     s = rp_buffer_register(g, "U", u, bytes, &U);
   else
     s = rp_buffer_add(g, &du, &U);
-  if (s || (s = rp_buffer_add(g, &dv, &V)) ||
-      (s = rp_buffer_add(g, &dr, &R)) ||
+  if (s || (s = rp_buffer_add(g, &dv, &V)) || (s = rp_buffer_add(g, &dr, &R)) ||
       (s = rp_buffer_register(g, "res", res, 8, &S)) ||
       (s = steps(g, p, U, V)) || (s = steps(g, p, V, U)))
     return s;
@@ -106,14 +108,14 @@ rp_status ex_converge_record(rp_graph *g, const ex_converge *p, double *u,
                    rp_arg_buf(rp_range_bytes(V, r0 * n * 8, nr * n * 8)),
                    rp_arg_buf(rp_range_bytes(R, r0 * 8, nr * 8)),
                    rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
-    if ((s = rp_record_kernel(g, &ex_cv_rowres_k, p->device,
-                              rp_dims3(nr, 1, 1), a, NULL, NULL)))
+    if ((s = rp_record_kernel(g, &ex_cv_rowres_k, p->device, rp_dims3(nr, 1, 1),
+                              a, NULL, NULL)))
       return s;
   }
   rp_arg m[3] = {rp_arg_buf(rp_whole(R)), rp_arg_buf(rp_whole(S)),
                  rp_arg_i64((int64_t)n)};
-  if ((s = rp_record_kernel(g, &ex_cv_max_k, p->device, rp_dims3(1, 1, 1),
-                            m, NULL, NULL)) ||
+  if ((s = rp_record_kernel(g, &ex_cv_max_k, p->device, rp_dims3(1, 1, 1), m,
+                            NULL, NULL)) ||
       (s = rp_record_sync_host(g, rp_whole(S), NULL)))
     return s;
   if (u && (s = rp_record_sync_host(g, rp_whole(U), NULL)))
@@ -135,8 +137,7 @@ unsigned ex_converge_check(const ex_converge *p, double tol, unsigned max,
         for (uint64_t j = 0; j < n; j++)
           b[i * n + j] = i == 0 || j == 0 || i == n - 1 || j == n - 1
                              ? 1.0
-                             : 0.25 * (a[(i - 1) * n + j] +
-                                       a[(i + 1) * n + j] +
+                             : 0.25 * (a[(i - 1) * n + j] + a[(i + 1) * n + j] +
                                        a[i * n + j - 1] + a[i * n + j + 1]);
     }
     double m = 0;
@@ -156,6 +157,7 @@ unsigned ex_converge_check(const ex_converge *p, double tol, unsigned max,
 #ifdef EX_KERNEL_LIBRARY
 /* The kernel library libconverge_kernels.so (examples/CMakeLists.txt): its
  * graphs replay with `reprise run --kernels` (reprise/library.h). */
-static const rp_kernel *const ex_lib_kernels[] = {&ex_cv_step_k, &ex_cv_rowres_k, &ex_cv_max_k, NULL};
+static const rp_kernel *const ex_lib_kernels[] = {
+    &ex_cv_step_k, &ex_cv_rowres_k, &ex_cv_max_k, NULL};
 RP_KERNEL_LIBRARY(ex_lib_kernels, NULL)
 #endif

@@ -39,7 +39,7 @@ void step_seq(std::vector<double> &a, std::vector<double> &b, uint64_t n) {
                              b[i * n + j - 1] + b[i * n + j + 1]);
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
   options o;
@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
   const uint64_t n = o.n;
   std::vector<double> a(n * n), b(n * n), sums(1);
   for (uint64_t i = 0; i < n * n; i++)
-    a[i] = (i % n == 0 || i / n == 0) ? 1.0 : 0.0;  // hot top and left
+    a[i] = (i % n == 0 || i / n == 0) ? 1.0 : 0.0; // hot top and left
   std::vector<double> ref = a, ref_b = b;
 
   try {
@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
         g.kernel("stencil", {n - 2, r1 - r0},
                  {reprise::in(B.row_range(r0 - 1, r1 + 1)),
                   reprise::out(A.box(r0, r1, 1, n - 1))},
-                 [n, r0](const reprise::launch &l) {  // captures: n, r0
+                 [n, r0](const reprise::launch &l) { // captures: n, r0
                    const double *src = l.ptr<const double>(0);
                    double *dst = l.ptr<double>(1);
                    l.for_each([&](uint64_t x, uint64_t y) {
@@ -114,14 +114,13 @@ int main(int argc, char **argv) {
       }
     }
     // A host task: a lambda over the host images (coherence brings A home).
-    g.host("sum", {reprise::in(A), reprise::inout(S)},
-           [n](void *const *p) {
-             const double *x = static_cast<const double *>(p[0]);
-             double t = 0;
-             for (uint64_t i = 0; i < n * n; i++)
-               t += x[i];
-             *static_cast<double *>(p[1]) = t;
-           });
+    g.host("sum", {reprise::in(A), reprise::inout(S)}, [n](void *const *p) {
+      const double *x = static_cast<const double *>(p[0]);
+      double t = 0;
+      for (uint64_t i = 0; i < n * n; i++)
+        t += x[i];
+      *static_cast<double *>(p[1]) = t;
+    });
     g.sync_host(A);
     g.sync_host(B);
     g.end();

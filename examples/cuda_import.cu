@@ -42,13 +42,13 @@ __global__ void ci_sum(const float *y, int n, unsigned long long *sum) {
     atomicAdd(sum, (unsigned long long)__float_as_uint(y[i]));
 }
 
-#define CK(call)                                                          \
-  do {                                                                    \
-    cudaError_t e_ = (call);                                              \
-    if (e_ != cudaSuccess) {                                              \
-      fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));         \
-      exit(2);                                                            \
-    }                                                                     \
+#define CK(call)                                                               \
+  do {                                                                         \
+    cudaError_t e_ = (call);                                                   \
+    if (e_ != cudaSuccess) {                                                   \
+      fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));              \
+      exit(2);                                                                 \
+    }                                                                          \
   } while (0)
 
 struct prog {
@@ -78,8 +78,8 @@ static void program(prog *p) {
   CK(cudaStreamWaitEvent(p->st[0], p->join, 0));
   CK(cudaMemsetAsync(p->dsum, 0, sizeof *p->dsum, p->st[0]));
   ci_sum<<<(p->n + 255) / 256, 256, 0, p->st[0]>>>(p->dy, p->n, p->dsum);
-  CK(cudaMemcpyAsync(p->hsum, p->dsum, sizeof *p->dsum,
-                     cudaMemcpyDeviceToHost, p->st[0]));
+  CK(cudaMemcpyAsync(p->hsum, p->dsum, sizeof *p->dsum, cudaMemcpyDeviceToHost,
+                     p->st[0]));
 }
 
 static void clear_outputs(prog *p) {
@@ -88,10 +88,9 @@ static void clear_outputs(prog *p) {
 }
 
 /* 0 when hz and the checksum equal the reference's. */
-static int differs(const prog *p, const float *zref,
-                   unsigned long long sref, const char *what) {
-  if (memcmp(p->hz, zref, (size_t)p->n * sizeof(float)) ||
-      *p->hsum != sref) {
+static int differs(const prog *p, const float *zref, unsigned long long sref,
+                   const char *what) {
+  if (memcmp(p->hz, zref, (size_t)p->n * sizeof(float)) || *p->hsum != sref) {
     printf("%s: DIFFERS from the streams' run\n", what);
     return 1;
   }
@@ -130,8 +129,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--no-model"))
       model_on = 0;
     else {
-      fprintf(stderr, "usage: %s [--n FLOATS] [--chunks C] [--dot FILE] "
-              "[--json FILE] [--trace FILE] [--no-model]\n", argv[0]);
+      fprintf(stderr,
+              "usage: %s [--n FLOATS] [--chunks C] [--dot FILE] "
+              "[--json FILE] [--trace FILE] [--no-model]\n",
+              argv[0]);
       return 2;
     }
   }
@@ -185,8 +186,9 @@ int main(int argc, char **argv) {
   }
   rp_graph *g = rp_cuda_import_graph(im);
   printf("imported %zu CUDA nodes as %u operations and %u edges "
-         "(%.1f ms with profiling)\n", ncu, rp_graph_num_nodes(g),
-         rp_graph_num_edges(g), (rp_clock_us() - t0) / 1e3);
+         "(%.1f ms with profiling)\n",
+         ncu, rp_graph_num_nodes(g), rp_graph_num_edges(g),
+         (rp_clock_us() - t0) / 1e3);
 
   /* The structure: per chunk 2 copies in, 2 kernels, 1 copy out; then
    * the memset, the checksum kernel and its copy out (the events are
@@ -218,9 +220,9 @@ int main(int argc, char **argv) {
       cnt[RP_OP_COPY_H2D] != 2u * p.chunks ||
       cnt[RP_OP_COPY_D2H] != p.chunks + 1u) {
     printf("structure: %u operations (%u copies in, %u out), expected %d "
-           "(%d, %d)\n", rp_graph_num_nodes(g), cnt[RP_OP_COPY_H2D],
-           cnt[RP_OP_COPY_D2H], 5 * p.chunks + 3, 2 * p.chunks,
-           p.chunks + 1);
+           "(%d, %d)\n",
+           rp_graph_num_nodes(g), cnt[RP_OP_COPY_H2D], cnt[RP_OP_COPY_D2H],
+           5 * p.chunks + 3, 2 * p.chunks, p.chunks + 1);
     ret = 1;
   } else if (!ret) {
     printf("structure: as the program wrote it, node for node\n");
@@ -313,7 +315,8 @@ int main(int argc, char **argv) {
     rp_analysis_write_achieved(an, &ach, stdout);
   double mp = median(tp, PAIRS), mc = median(tc, PAIRS);
   printf("replay of the import %.3f ms, the CUDA graph %.3f ms per %d "
-         "launches: %.3fx\n", mp / 1e3, mc / 1e3, ITERS, mp / mc);
+         "launches: %.3fx\n",
+         mp / 1e3, mc / 1e3, ITERS, mp / mc);
   clear_outputs(&p);
   if (rp_exec_run(x, 1) != RP_OK)
     return 2;

@@ -37,8 +37,7 @@ typedef struct ex_jacobi2d {
                        0 or 1: every block on `device` */
 } ex_jacobi2d;
 uint64_t ex_jacobi2d_nsums(const ex_jacobi2d *p);
-void ex_jacobi2d_init(const ex_jacobi2d *p, double *a, double *b,
-                      double *sums);
+void ex_jacobi2d_init(const ex_jacobi2d *p, double *a, double *b, double *sums);
 rp_status ex_jacobi2d_record(rp_graph *g, const ex_jacobi2d *p, double *a,
                              double *b, double *sums);
 void ex_jacobi2d_check(const ex_jacobi2d *p, unsigned replays, double *a,
@@ -77,10 +76,9 @@ typedef struct ex_recurrence {
   int device;
 } ex_recurrence;
 void ex_recurrence_init(const ex_recurrence *p, double *u);
-rp_status ex_recurrence_record(rp_graph *g, const ex_recurrence *p,
-                               double *u, rp_node *first);
-void ex_recurrence_check(const ex_recurrence *p, unsigned replays,
-                         double *u);
+rp_status ex_recurrence_record(rp_graph *g, const ex_recurrence *p, double *u,
+                               rp_node *first);
+void ex_recurrence_check(const ex_recurrence *p, unsigned replays, double *u);
 
 /* Black-Scholes: call and put prices of n options (spot "S", strike "K",
  * years "T" in, "call", "put" out; doubles), rate r, volatility v, over
@@ -94,8 +92,8 @@ typedef struct ex_blackscholes {
 void ex_blackscholes_init(const ex_blackscholes *p, double *s, double *k,
                           double *t);
 rp_status ex_blackscholes_record(rp_graph *g, const ex_blackscholes *p,
-                                 double *s, double *k, double *t,
-                                 double *call, double *put);
+                                 double *s, double *k, double *t, double *call,
+                                 double *put);
 void ex_blackscholes_check(const ex_blackscholes *p, const double *s,
                            const double *k, const double *t, double *call,
                            double *put);
@@ -110,13 +108,13 @@ typedef struct ex_opts {
   unsigned iters;      /* replays */
   int threads;         /* openmp threads, 0: default */
   const char *dot, *trace;
-  const char *save;    /* --save FILE: the graph with its measured costs */
-  int calibrate;       /* --calibrate: measure the machine model now if
+  const char *save; /* --save FILE: the graph with its measured costs */
+  int calibrate;    /* --calibrate: measure the machine model now if
                           the cache has none (reprise calibrate) */
-  double rtol;         /* 0: results must be identical to the bit; else
+  double rtol;      /* 0: results must be identical to the bit; else
                           buffers of doubles may differ by this relative
                           amount (GPU exp/log/erf round differently) */
-  int reshape;         /* 1: --reshape-copies, -1: --no-reshape, 0: the
+  int reshape;      /* 1: --reshape-copies, -1: --no-reshape, 0: the
                           backend's default (rp_exec_opts.reshape_copies;
                           cuda reshapes) */
 } ex_opts;
@@ -168,8 +166,8 @@ extern const rp_kernel ex_matmul_tile;
 uint64_t ex_matmul_index(const ex_matmul *p, unsigned r, unsigned c);
 /* Small integer values, so every order of the sums gives the same bits. */
 void ex_matmul_init(const ex_matmul *p, float *a, float *b, float *c);
-rp_status ex_matmul_record(rp_graph *g, const ex_matmul *p, float *a,
-                           float *b, float *c);
+rp_status ex_matmul_record(rp_graph *g, const ex_matmul *p, float *a, float *b,
+                           float *c);
 /* ex_matmul_record with its verification in the same graph, on CPU-kind
  * device cpu_device: a kernel saves C as the replay starts (internal
  * buffer "C0"), the tiles run on p->device, then a kernel on the CPU

@@ -34,10 +34,10 @@ int main(int argc, char **argv) {
   o.iters = 3;
   const ex_flag flags[] = {
       {"--n", "N", "N x N doubles (default 512)", &c.p.n, 1, 1, 1u << 15},
-      {"--tile", "T", "tiles of T x T (128; N a multiple of T)", &c.p.tile,
-       1, 1, 1u << 15}};
-  int pr = ex_parse(argc, argv, "gemm", flags, sizeof flags / sizeof *flags,
-                    &o);
+      {"--tile", "T", "tiles of T x T (128; N a multiple of T)", &c.p.tile, 1,
+       1, 1u << 15}};
+  int pr =
+      ex_parse(argc, argv, "gemm", flags, sizeof flags / sizeof *flags, &o);
   if (pr)
     return pr == 1 ? 0 : 2;
   if (c.p.n % c.p.tile) {
@@ -58,8 +58,7 @@ int main(int argc, char **argv) {
     goto out;
   }
   ex_gemm_init(&c.p, c.a, c.b, c.c);
-  if ((rc = ex_gemm_record(g, &c.p, c.a, c.b, c.c)) ||
-      (rc = rp_graph_end(g))) {
+  if ((rc = ex_gemm_record(g, &c.p, c.a, c.b, c.c)) || (rc = rp_graph_end(g))) {
     fprintf(stderr, "gemm: recording failed: %s: %s\n", rp_strerror(rc),
             rp_graph_error(g));
     goto out;

@@ -56,17 +56,17 @@ void ex_gemm_library_fini(void) {
 /* Row-major C = A B is column-major C^T = B^T A^T: dgemm with B first. */
 static int gemm_cublas(const rp_kargs *a, void *stream) {
   const double one = 1.0;
-  const double *pa = (const double *)((const char *)a->a[0].p +
-                                      a->r[0].offset);
-  const double *pb = (const double *)((const char *)a->a[1].p +
-                                      a->r[1].offset);
+  const double *pa = (const double *)((const char *)a->a[0].p + a->r[0].offset);
+  const double *pb = (const double *)((const char *)a->a[1].p + a->r[1].offset);
   double *pc = (double *)((char *)a->a[2].p + a->r[2].offset);
   int m = (int)a->r[2].n[1], n = (int)a->r[2].n[0], k = (int)a->r[0].n[1];
   int ld = (int)a->r[2].ld;
   if (cublasSetStream(handle, (cudaStream_t)stream) != CUBLAS_STATUS_SUCCESS)
     return -1;
   return cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, pb, ld,
-                     pa, ld, &one, pc, ld) == CUBLAS_STATUS_SUCCESS ? 0 : -1;
+                     pa, ld, &one, pc, ld) == CUBLAS_STATUS_SUCCESS
+             ? 0
+             : -1;
 }
 static rp_kernel make_gemm(void) {
   rp_kernel k = RP_KERNEL_DESC(gemm_tile, gemm_tile_params);
@@ -83,11 +83,12 @@ void ex_gemm_library_fini(void) {}
 #ifdef __cplusplus
 extern "C"
 #endif
-const rp_kernel ex_gemm_tile_k = RP_KERNEL_DESC(gemm_tile, gemm_tile_params);
+    const rp_kernel ex_gemm_tile_k =
+        RP_KERNEL_DESC(gemm_tile, gemm_tile_params);
 #ifdef __cplusplus
 extern "C"
 #endif
-const int ex_gemm_uses_library = 0;
+    const int ex_gemm_uses_library = 0;
 #endif
 
 void ex_gemm_init(const ex_gemm *p, double *a, double *b, double *c) {
@@ -115,9 +116,12 @@ rp_status ex_gemm_record(rp_graph *g, const ex_gemm *p, double *a, double *b,
     for (uint64_t i = 0; i < nt; i++)
       for (uint64_t j = 0; j < nt; j++) {
         rp_arg args[3];
-        args[0] = rp_arg_buf(rp_box2_elems(A, i * t, i * t + t, k * t, k * t + t));
-        args[1] = rp_arg_buf(rp_box2_elems(B, k * t, k * t + t, j * t, j * t + t));
-        args[2] = rp_arg_buf(rp_box2_elems(C, i * t, i * t + t, j * t, j * t + t));
+        args[0] =
+            rp_arg_buf(rp_box2_elems(A, i * t, i * t + t, k * t, k * t + t));
+        args[1] =
+            rp_arg_buf(rp_box2_elems(B, k * t, k * t + t, j * t, j * t + t));
+        args[2] =
+            rp_arg_buf(rp_box2_elems(C, i * t, i * t + t, j * t, j * t + t));
         if ((rc = rp_record_kernel(g, &ex_gemm_tile_k, p->device,
                                    rp_dims3(t, t, 1), args, NULL, NULL)))
           return rc;

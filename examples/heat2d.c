@@ -63,8 +63,8 @@ static void describe(const rp_graph *g) {
 
 /* Replays g: once to warm up, then iters timed. Returns the time in us,
  * negative on failure; leaves the result in the host arrays. */
-static double timed(const rp_graph *g, const rp_backend *be,
-                    const ex_opts *o, ctx *c) {
+static double timed(const rp_graph *g, const rp_backend *be, const ex_opts *o,
+                    ctx *c) {
   rp_exec_opts eo;
   rp_exec *x = NULL;
   double us = -1;
@@ -108,9 +108,9 @@ static int scaling(ctx *c, const ex_opts *o) {
   if (!gn)
     goto out;
   printf("heat2d scaling: %llux%llu grid, %u steps per graph, %u replays, "
-         "backend %s\n", (unsigned long long)c->p.n,
-         (unsigned long long)c->p.n, c->p.steps, c->iters,
-         rp_backend_name(be));
+         "backend %s\n",
+         (unsigned long long)c->p.n, (unsigned long long)c->p.n, c->p.steps,
+         c->iters, rp_backend_name(be));
   printf("1 device:  ");
   describe(g1);
   printf("%u devices: ", c->p.devices);
@@ -148,16 +148,16 @@ int main(int argc, char **argv) {
   const ex_flag flags[] = {
       {"--n", "N", "grid of N x N doubles (default 1024)", &c.p.n, 1, 0,
        1u << 20},
-      {"--steps", "S", "time steps recorded in the graph (10)", &c.p.steps,
-       0, 0, 1u << 20},
+      {"--steps", "S", "time steps recorded in the graph (10)", &c.p.steps, 0,
+       0, 1u << 20},
       {"--devices", "D", "logical devices, rows cut in D blocks (2)",
        &c.p.devices, 0, 1, RP_MAX_DEVICES},
       {"--explicit-halo", NULL, "record halo copies by hand, no coherence",
        &c.p.explicit_halo, 0, 0, 0},
-      {"--scaling", NULL, "time 1 device against D, print the ratio", &scale,
-       0, 0, 0}};
-  int pr = ex_parse(argc, argv, "heat2d", flags, sizeof flags / sizeof *flags,
-                    &o);
+      {"--scaling", NULL, "time 1 device against D, print the ratio", &scale, 0,
+       0, 0}};
+  int pr =
+      ex_parse(argc, argv, "heat2d", flags, sizeof flags / sizeof *flags, &o);
   if (pr)
     return pr == 1 ? 0 : 2;
   c.iters = o.iters ? o.iters : 1;

@@ -5,9 +5,10 @@
 #include "multidev.h"
 
 /* One point of a step; the check loop uses the same expression. */
-#define HEAT_POINT(u, i, n)                                                 \
-  ((u)[i] + 0.125 * ((((u)[(i) - (n)] + (u)[(i) + (n)]) +                   \
-                      ((u)[(i) - 1] + (u)[(i) + 1])) - 4.0 * (u)[i]))
+#define HEAT_POINT(u, i, n)                                                    \
+  ((u)[i] + 0.125 * ((((u)[(i) - (n)] + (u)[(i) + (n)]) +                      \
+                      ((u)[(i)-1] + (u)[(i) + 1])) -                           \
+                     4.0 * (u)[i]))
 
 RP_KERNEL(heat_step, {
   const double *u = RP_PTR(const double, 0);
@@ -86,19 +87,19 @@ rp_status ex_heat2d_record(rp_graph *g, const ex_heat2d *p, double *u,
     for (unsigned d = 0; p->explicit_halo && s > 0 && d < nd; d++) {
       uint64_t r0, r1;
       ex_heat2d_rows(p, d, &r0, &r1);
-      if (d > 0 && (rc = copy_rows(g, src, n, r0 - 1, r0, 2, (int)d - 1,
-                                   (int)d)))
+      if (d > 0 &&
+          (rc = copy_rows(g, src, n, r0 - 1, r0, 2, (int)d - 1, (int)d)))
         return rc;
-      if (d + 1 < nd && (rc = copy_rows(g, src, n, r1, r1 + 1, 2, (int)d + 1,
-                                        (int)d)))
+      if (d + 1 < nd &&
+          (rc = copy_rows(g, src, n, r1, r1 + 1, 2, (int)d + 1, (int)d)))
         return rc;
     }
     for (unsigned d = 0; d < nd; d++) {
       uint64_t r0, r1;
       rp_arg args[4];
       ex_heat2d_rows(p, d, &r0, &r1);
-      args[0] = rp_arg_buf(rp_box2_elems(src, r0 ? r0 - 1 : 0, r1 < n ? r1 + 1 : n,
-                                   0, n));
+      args[0] = rp_arg_buf(
+          rp_box2_elems(src, r0 ? r0 - 1 : 0, r1 < n ? r1 + 1 : n, 0, n));
       args[1] = rp_arg_buf(rp_box2_elems(dst, r0, r1, 0, n));
       args[2] = rp_arg_i64((int64_t)n);
       args[3] = rp_arg_i64((int64_t)r0);
@@ -118,8 +119,7 @@ rp_status ex_heat2d_record(rp_graph *g, const ex_heat2d *p, double *u,
     for (unsigned d = 0; d < nd; d++) {
       uint64_t r0, r1;
       ex_heat2d_rows(p, d, &r0, &r1);
-      if ((rc = copy_rows(g, B[(p->steps - k) % 2], n, r0, r1, 1, 0,
-                          (int)d)))
+      if ((rc = copy_rows(g, B[(p->steps - k) % 2], n, r0, r1, 1, 0, (int)d)))
         return rc;
     }
   return RP_OK;
@@ -135,8 +135,8 @@ void ex_heat2d_check(const ex_heat2d *p, unsigned replays, double *u,
       for (uint64_t i = 0; i < n; i++)
         for (uint64_t j = 0; j < n; j++) {
           uint64_t x = i * n + j;
-          b[x] = i > 0 && i + 1 < n && j > 0 && j + 1 < n
-                     ? HEAT_POINT(a, x, n) : a[x];
+          b[x] = i > 0 && i + 1 < n && j > 0 && j + 1 < n ? HEAT_POINT(a, x, n)
+                                                          : a[x];
         }
     }
 }

@@ -42,18 +42,20 @@ int main(int argc, char **argv) {
   o.iters = 10;
   int mixed = 0;
   const ex_flag flags[] = {
-      {"--mixed", NULL, "top half of the rows on a CPU-kind device 1, the "
-       "bottom half on device 0", &mixed, 0, 0, 1},
+      {"--mixed", NULL,
+       "top half of the rows on a CPU-kind device 1, the "
+       "bottom half on device 0",
+       &mixed, 0, 0, 1},
       {"--n", "N", "grid of N x N doubles (default 1024)", &c.p.n, 1, 3,
        1u << 20},
-      {"--steps", "S", "Jacobi steps recorded in the graph (8)", &c.p.steps,
+      {"--steps", "S", "Jacobi steps recorded in the graph (8)", &c.p.steps, 0,
+       0, 1u << 20},
+      {"--every", "K", "the host reads the grid every K steps (4)", &c.p.every,
        0, 0, 1u << 20},
-      {"--every", "K", "the host reads the grid every K steps (4)",
-       &c.p.every, 0, 0, 1u << 20},
       {"--blocks", "B", "row blocks per step (8)", &c.p.blocks, 0, 1,
        1u << 20}};
-  int pr = ex_parse(argc, argv, "jacobi2d", flags, sizeof flags / sizeof *flags,
-                    &o);
+  int pr =
+      ex_parse(argc, argv, "jacobi2d", flags, sizeof flags / sizeof *flags, &o);
   if (pr)
     return pr == 1 ? 0 : 2;
   c.iters = o.iters ? o.iters : 1;
@@ -73,7 +75,7 @@ int main(int argc, char **argv) {
     goto out;
   }
   if ((rc = mixed ? ex_jacobi2d_mixed_record(g, &c.p, 1, c.a, c.b, c.s)
-             : ex_jacobi2d_record(g, &c.p, c.a, c.b, c.s)) ||
+                  : ex_jacobi2d_record(g, &c.p, c.a, c.b, c.s)) ||
       (rc = rp_graph_end(g))) {
     fprintf(stderr, "jacobi2d: recording failed: %s: %s\n", rp_strerror(rc),
             rp_graph_error(g));
@@ -83,7 +85,8 @@ int main(int argc, char **argv) {
          "(host reads every %u), %u replays\n",
          (unsigned long long)c.p.n, (unsigned long long)c.p.n, c.p.blocks,
          mixed ? " (the top half on CPU-kind device 1, the bottom half on "
-                 "device 0)" : "",
+                 "device 0)"
+               : "",
          c.p.steps, c.p.every, c.iters);
   printf("graph: %u ops, %u edges\n", rp_graph_num_nodes(g),
          rp_graph_num_edges(g));

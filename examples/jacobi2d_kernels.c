@@ -66,19 +66,17 @@ static int block_device(const ex_jacobi2d *p, int cpu, uint64_t i,
   return cpu >= 0 && i < nb / 2 ? cpu : jac_device(p, i, nb);
 }
 
-static rp_status record(rp_graph *g, const ex_jacobi2d *p, int cpu,
-                        double *a, double *b, double *sums) {
+static rp_status record(rp_graph *g, const ex_jacobi2d *p, int cpu, double *a,
+                        double *b, double *sums) {
   uint64_t n = p->n, nb = p->blocks ? p->blocks : 1;
   rp_buf A, B, S;
   rp_status rc;
   if (n < 3 || nb > n - 2 || ex_jacobi2d_nsums(p) >= 65536 ||
-      p->devices > RP_MAX_DEVICES ||
-      n >= (1ull << 24))
+      p->devices > RP_MAX_DEVICES || n >= (1ull << 24))
     return RP_EINVAL;
   if ((rc = rp_buffer_register_2d(g, "A", a, n, n, 8, &A)) ||
       (rc = rp_buffer_register_2d(g, "B", b, n, n, 8, &B)) ||
-      (rc = rp_buffer_register(g, "sums", sums, 8 * ex_jacobi2d_nsums(p),
-                               &S)))
+      (rc = rp_buffer_register(g, "sums", sums, 8 * ex_jacobi2d_nsums(p), &S)))
     return rc;
   for (unsigned s = 1; s <= p->steps; s++) {
     for (uint64_t i = 0; i < nb; i++) {

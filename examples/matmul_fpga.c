@@ -11,14 +11,14 @@
 #include <unistd.h>
 #include "examples.h"
 
-#define CHECK(expr, x)                                                     \
-  do {                                                                     \
-    rp_status s_ = (expr);                                                 \
-    if (s_ != RP_OK) {                                                     \
-      fprintf(stderr, "%s: %s\n  %s\n", #expr, rp_status_name(s_),         \
-              (x) ? rp_exec_error(x) : rp_last_error());                   \
-      return 2;                                                            \
-    }                                                                      \
+#define CHECK(expr, x)                                                         \
+  do {                                                                         \
+    rp_status s_ = (expr);                                                     \
+    if (s_ != RP_OK) {                                                         \
+      fprintf(stderr, "%s: %s\n  %s\n", #expr, rp_status_name(s_),             \
+              (x) ? rp_exec_error(x) : rp_last_error());                       \
+      return 2;                                                                \
+    }                                                                          \
   } while (0)
 
 static void usage(void) {
@@ -51,8 +51,10 @@ static int setup_emulation(unsigned cus, unsigned delay_us, char *dir) {
   FILE *fp = fopen(path, "w");
   if (!fp)
     return -1;
-  fprintf(fp, "[Runtime]\nruntime_log=null\nverbosity=0\n"
-              "noop_completion_delay_us=%u\n", delay_us);
+  fprintf(fp,
+          "[Runtime]\nruntime_log=null\nverbosity=0\n"
+          "noop_completion_delay_us=%u\n",
+          delay_us);
   fclose(fp);
   setenv("XRT_INI_PATH", path, 1);
   return 0;
@@ -88,8 +90,8 @@ int main(int argc, char **argv) {
     perror("matmul_fpga: xrt.ini");
     return 2;
   }
-  int emulate = getenv("RP_XRT_EMULATE") && strcmp(getenv("RP_XRT_EMULATE"),
-                                                   "0");
+  int emulate =
+      getenv("RP_XRT_EMULATE") && strcmp(getenv("RP_XRT_EMULATE"), "0");
   size_t nel = (size_t)p.n * p.n;
   float *a = malloc(nel * sizeof *a), *b = malloc(nel * sizeof *b);
   float *c = malloc(nel * sizeof *c), *want = malloc(nel * sizeof *c);
@@ -106,12 +108,13 @@ int main(int argc, char **argv) {
   CHECK(rp_backend_find("xrt", &be), NULL);
   unsigned nb = p.n / EX_MM_BS;
   printf("matmul_fpga: %ux%u floats, %ux%u tiles of %d, %u kernels, "
-         "%u ops\n", p.n, p.n, nb, nb, EX_MM_BS, nb * nb * nb,
-         rp_graph_num_nodes(g));
+         "%u ops\n",
+         p.n, p.n, nb, nb, EX_MM_BS, nb * nb * nb, rp_graph_num_nodes(g));
   printf("backend xrt, mode %s, kernel \"matmul\" on %u compute units\n",
          emulate ? "noop-emulation (XRT noop shim; each kernel's CPU body "
                    "runs on the host when its run completes)"
-                 : "hardware", cus);
+                 : "hardware",
+         cus);
 
   /* Reference and triple loop from the same data. */
   ex_matmul_init(&p, a, b, c);
@@ -135,7 +138,8 @@ int main(int argc, char **argv) {
     nbad += bad[r];
   printf("check: %s the reference replay, %s the triple loop (%u "
          "replays); in-graph verification on CPU-kind device 1: %llu "
-         "elements differ\n", same_ref ? "equals" : "DIFFERS FROM",
+         "elements differ\n",
+         same_ref ? "equals" : "DIFFERS FROM",
          same_loop ? "equals" : "DIFFERS FROM", iters,
          (unsigned long long)nbad);
 
@@ -164,12 +168,12 @@ int main(int argc, char **argv) {
   rp_analysis_summary(an, &sm);
   printf("theoretical: serial %.0f us, critical path %.0f us, max lane "
          "%.0f us over %u compute-unit lanes -> bound %.2fx (limited by %s), "
-         "predicted %.2fx\n", sm.serial_us, sm.critical_path_us,
-         sm.max_lane_us, cus, sm.bound, sm.limited_by,
-         sm.predicted_speedup);
+         "predicted %.2fx\n",
+         sm.serial_us, sm.critical_path_us, sm.max_lane_us, cus, sm.bound,
+         sm.limited_by, sm.predicted_speedup);
   printf("achieved:    serial replay %.0f us, overlapped replay %.0f us "
-         "-> %.2fx (%u replays)\n", serial_us, dag_us,
-         dag_us > 0 ? serial_us / dag_us : 0.0, iters);
+         "-> %.2fx (%u replays)\n",
+         serial_us, dag_us, dag_us > 0 ? serial_us / dag_us : 0.0, iters);
 
   rp_analysis_destroy(an);
   rp_exec_destroy(xs);

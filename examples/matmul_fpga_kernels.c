@@ -80,16 +80,15 @@ static rp_status record_tiles(rp_graph *g, const ex_matmul *p, rp_buf A,
         args[4] = rp_arg_i64((int64_t)ob);
         args[5] = rp_arg_i64((int64_t)oc);
         s = rp_record_kernel(g, &ex_matmul_tile, p->device,
-                             rp_dims3(EX_MM_BS, EX_MM_BS, 1), args, NULL,
-                             NULL);
+                             rp_dims3(EX_MM_BS, EX_MM_BS, 1), args, NULL, NULL);
         if (s != RP_OK)
           return s;
       }
   return rp_record_sync_host(g, rp_whole(C), NULL);
 }
 
-rp_status ex_matmul_record(rp_graph *g, const ex_matmul *p, float *a,
-                           float *b, float *c) {
+rp_status ex_matmul_record(rp_graph *g, const ex_matmul *p, float *a, float *b,
+                           float *c) {
   if (!p->n || p->n % EX_MM_BS)
     return RP_EINVAL;
   uint64_t bytes = (uint64_t)p->n * p->n * sizeof(float);
@@ -123,52 +122,50 @@ RP_KERNEL(ex_mm_verify_k, {
   RP_PTR(uint32_t, 4)[r] = bad;
 })
 static const rp_param ex_mm_verify_params[] = {
-    {"A", RP_IN},   {"B", RP_IN},   {"C0", RP_IN},
-    {"C", RP_IN},   {"bad", RP_OUT}, {"n", RP_SCALAR}};
-static const rp_kernel ex_mm_verify = RP_KERNEL_DESC(ex_mm_verify_k,
-                                                     ex_mm_verify_params);
+    {"A", RP_IN}, {"B", RP_IN},    {"C0", RP_IN},
+    {"C", RP_IN}, {"bad", RP_OUT}, {"n", RP_SCALAR}};
+static const rp_kernel ex_mm_verify =
+    RP_KERNEL_DESC(ex_mm_verify_k, ex_mm_verify_params);
 
 /* C0 = C (a whole-buffer copy, as a kernel: point x copies element x). */
 RP_KERNEL(ex_mm_save_k, {
   RP_PTR(float, 1)[RP_X] = RP_PTR(const float, 0)[RP_X];
 })
 static const rp_param ex_mm_save_params[] = {{"C", RP_IN}, {"C0", RP_OUT}};
-static const rp_kernel ex_mm_save = RP_KERNEL_DESC(ex_mm_save_k,
-                                                   ex_mm_save_params);
+static const rp_kernel ex_mm_save =
+    RP_KERNEL_DESC(ex_mm_save_k, ex_mm_save_params);
 
 rp_status ex_matmul_record_verified(rp_graph *g, const ex_matmul *p,
                                     int cpu_device, float *a, float *b,
                                     float *c, uint32_t *bad) {
-  if (cpu_device < 0 || cpu_device == p->device || !p->n ||
-      p->n % EX_MM_BS)
+  if (cpu_device < 0 || cpu_device == p->device || !p->n || p->n % EX_MM_BS)
     return RP_EINVAL;
   uint64_t nel = (uint64_t)p->n * p->n;
   rp_status s;
   rp_buf A, B, C, C0, BAD;
-  rp_buffer_desc d0 = {"C0", NULL, nel * sizeof(float), sizeof(float), 0,
-                       {0, 0, 0}};
+  rp_buffer_desc d0 = {"C0",          NULL, nel * sizeof(float),
+                       sizeof(float), 0,    {0, 0, 0}};
   if ((s = rp_graph_set_device_kind(g, cpu_device, RP_DEVICE_CPU)) ||
       (s = rp_buffer_add(g, &d0, &C0)))
     return s;
   if ((s = rp_buffer_register(g, "A", a, nel * sizeof(float), &A)) ||
       (s = rp_buffer_register(g, "B", b, nel * sizeof(float), &B)) ||
       (s = rp_buffer_register(g, "C", c, nel * sizeof(float), &C)) ||
-      (s = rp_buffer_register(g, "bad", bad, p->n * sizeof(uint32_t),
-                              &BAD)))
+      (s = rp_buffer_register(g, "bad", bad, p->n * sizeof(uint32_t), &BAD)))
     return s;
   /* C as the replay starts, kept on the CPU device; then the tiles; then
    * the check of C against C0 + A * B on the CPU device. */
   rp_arg sv[2] = {rp_arg_buf(rp_whole(C)), rp_arg_buf(rp_whole(C0))};
-  if ((s = rp_record_kernel(g, &ex_mm_save, cpu_device, rp_dims3(nel, 1, 1),
-                            sv, NULL, NULL)))
+  if ((s = rp_record_kernel(g, &ex_mm_save, cpu_device, rp_dims3(nel, 1, 1), sv,
+                            NULL, NULL)))
     return s;
   if ((s = record_tiles(g, p, A, B, C)))
     return s;
   rp_arg vf[6] = {rp_arg_buf(rp_whole(A)),   rp_arg_buf(rp_whole(B)),
                   rp_arg_buf(rp_whole(C0)),  rp_arg_buf(rp_whole(C)),
                   rp_arg_buf(rp_whole(BAD)), rp_arg_i64((int64_t)p->n)};
-  if ((s = rp_record_kernel(g, &ex_mm_verify, cpu_device,
-                            rp_dims3(p->n, 1, 1), vf, NULL, NULL)))
+  if ((s = rp_record_kernel(g, &ex_mm_verify, cpu_device, rp_dims3(p->n, 1, 1),
+                            vf, NULL, NULL)))
     return s;
   return rp_record_sync_host(g, rp_whole(BAD), NULL);
 }
@@ -188,6 +185,7 @@ void ex_matmul_check(const ex_matmul *p, unsigned replays, const float *a,
 #ifdef EX_KERNEL_LIBRARY
 /* The kernel library libmatmul_fpga_kernels.so (examples/CMakeLists.txt): its
  * graphs replay with `reprise run --kernels` (reprise/library.h). */
-static const rp_kernel *const ex_lib_kernels[] = {&ex_matmul_tile, &ex_mm_verify, &ex_mm_save, NULL};
+static const rp_kernel *const ex_lib_kernels[] = {
+    &ex_matmul_tile, &ex_mm_verify, &ex_mm_save, NULL};
 RP_KERNEL_LIBRARY(ex_lib_kernels, NULL)
 #endif

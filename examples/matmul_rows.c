@@ -34,8 +34,8 @@ int main(int argc, char **argv) {
       {"--n", "N", "N x N doubles (default 512)", &c.p.n, 1, 1, 1u << 16},
       {"--devices", "D", "logical devices, rows cut in D blocks (2)",
        &c.p.devices, 0, 1, RP_MAX_DEVICES}};
-  int pr = ex_parse(argc, argv, "matmul_rows", flags, sizeof flags / sizeof *flags,
-                    &o);
+  int pr = ex_parse(argc, argv, "matmul_rows", flags,
+                    sizeof flags / sizeof *flags, &o);
   if (pr)
     return pr == 1 ? 0 : 2;
   if (c.p.devices > c.p.n || c.p.n >= (1ull << 24)) {
@@ -56,8 +56,8 @@ int main(int argc, char **argv) {
   }
   if ((rc = ex_mmrows_record(g, &c.p, c.a, c.b, c.c)) ||
       (rc = rp_graph_end(g))) {
-    fprintf(stderr, "matmul_rows: recording failed: %s: %s\n",
-            rp_strerror(rc), rp_graph_error(g));
+    fprintf(stderr, "matmul_rows: recording failed: %s: %s\n", rp_strerror(rc),
+            rp_graph_error(g));
     goto out;
   }
   printf("matmul_rows: C = A * B, %llux%llu doubles, rows of A and C over "

@@ -34,8 +34,8 @@ rp_status ex_mmrows_record(rp_graph *g, const ex_mmrows *p, double *a,
     args[2] = rp_arg_buf(rp_box2_elems(C, r0, r1, 0, n));
     args[3] = rp_arg_i64((int64_t)n);
     args[4] = rp_arg_i64((int64_t)r0);
-    rc = rp_record_kernel(g, &ex_matmul_rows_k, (int)d, rp_dims3(n, r1 - r0, 1), args,
-                          NULL, NULL);
+    rc = rp_record_kernel(g, &ex_matmul_rows_k, (int)d, rp_dims3(n, r1 - r0, 1),
+                          args, NULL, NULL);
     if (rc)
       return rc;
   }

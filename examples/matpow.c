@@ -44,8 +44,8 @@ int main(int argc, char **argv) {
       {"--steps", "S", "products per graph (6)", &c.p.steps, 0, 0, 1u << 20},
       {"--blocks", "B", "row blocks per product (8)", &c.p.blocks, 0, 1,
        1u << 20}};
-  int pr = ex_parse(argc, argv, "matpow", flags, sizeof flags / sizeof *flags,
-                    &o);
+  int pr =
+      ex_parse(argc, argv, "matpow", flags, sizeof flags / sizeof *flags, &o);
   if (pr)
     return pr == 1 ? 0 : 2;
   c.iters = o.iters ? o.iters : 1;

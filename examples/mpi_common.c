@@ -13,8 +13,7 @@ int exm_start(int *argc, char ***argv, int *rank, int *size) {
    * MPI_Waitall and StarPU-MPI's progress thread alike) when ranks share
    * cores; the environment's own setting wins */
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &level) !=
-      MPI_SUCCESS)
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &level) != MPI_SUCCESS)
     return 1;
   MPI_Comm_rank(MPI_COMM_WORLD, rank);
   MPI_Comm_size(MPI_COMM_WORLD, size);
@@ -54,8 +53,9 @@ int exm_check_lowering(const rp_exec *x, const char *prog) {
         st.image_bytes != want.image_bytes || st.aliased != want.aliased ||
         st.user_arrays != want.user_arrays ||
         (size > 1 && st.tasks >= st.nodes);
-  double mine[9] = {st.nodes, st.tasks, st.sends, st.recvs, st.lower_us,
-                    bad, st.handles, (double)st.image_bytes, st.visited};
+  double mine[9] = {st.nodes,    st.tasks, st.sends,   st.recvs,
+                    st.lower_us, bad,      st.handles, (double)st.image_bytes,
+                    st.visited};
   double *all = rank == 0 ? malloc(9 * sizeof *all * (size_t)size) : NULL;
   MPI_Gather(mine, 9, MPI_DOUBLE, all, 9, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank == 0) {
@@ -64,8 +64,8 @@ int exm_check_lowering(const rp_exec *x, const char *prog) {
            "lower_us  pruned\n");
     for (int r = 0; r < size; r++) {
       const double *v = all + 9 * r;
-      printf("  %4d  %5.0f  %5.0f  %5.0f  %5.0f  %7.0f  %8.2f  %8.1f  %s\n",
-             r, v[8], v[1], v[2], v[3], v[6], v[7] / 1048576.0, v[4],
+      printf("  %4d  %5.0f  %5.0f  %5.0f  %5.0f  %7.0f  %8.2f  %8.1f  %s\n", r,
+             v[8], v[1], v[2], v[3], v[6], v[7] / 1048576.0, v[4],
              v[5] ? "WRONG" : "ok");
     }
     free(all);
@@ -135,12 +135,20 @@ void exm_print_breakdown(const rp_exec *x, const char *title) {
   rp__starpu_stats_get(x, &st);
   double r = b.replays ? (double)b.replays : 1, tk = b.tasks ? b.tasks : 1;
   enum { NF = 14 };
-  double mine[NF] = {b.wall_us / r, b.body_us / r, b.halo_us / r,
-                     (b.host_us + b.host_recv_us) / r, b.recv_us / r,
-                     b.sched_us / r, b.submit_wait_us / r, b.other_us / r,
-                     b.submit_us / r, (double)b.tasks / r,
+  double mine[NF] = {b.wall_us / r,
+                     b.body_us / r,
+                     b.halo_us / r,
+                     (b.host_us + b.host_recv_us) / r,
+                     b.recv_us / r,
+                     b.sched_us / r,
+                     b.submit_wait_us / r,
+                     b.other_us / r,
+                     b.submit_us / r,
+                     (double)b.tasks / r,
                      (b.sched_us + b.done_lat_us) / tk,
-                     b.ready_lat_us / tk, st.register_us, b.replays};
+                     b.ready_lat_us / tk,
+                     st.register_us,
+                     b.replays};
   double *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
   MPI_Gather(mine, NF, MPI_DOUBLE, all, NF, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank != 0)
@@ -148,14 +156,15 @@ void exm_print_breakdown(const rp_exec *x, const char *title) {
   printf("  where the time went per replay, by rank (ms; %s)\n"
          "  %4s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %7s %7s %7s\n",
          title, "rank", "wall", "bodies", "halo_pk", "scat_gth", "recv_wt",
-         "sched", "sub_wt", "other", "submit", "tasks", "us/task",
-         "rdy_us", "reg_ms");
+         "sched", "sub_wt", "other", "submit", "tasks", "us/task", "rdy_us",
+         "reg_ms");
   for (int q = 0; q < size && all; q++) {
     const double *v = all + (size_t)q * NF;
     printf("  %4d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f "
-           "%6.0f %7.1f %7.1f %7.2f\n", q, v[0] * 1e-3, v[1] * 1e-3,
-           v[2] * 1e-3, v[3] * 1e-3, v[4] * 1e-3, v[5] * 1e-3, v[6] * 1e-3,
-           v[7] * 1e-3, v[8] * 1e-3, v[9], v[10], v[11], v[12] * 1e-3);
+           "%6.0f %7.1f %7.1f %7.2f\n",
+           q, v[0] * 1e-3, v[1] * 1e-3, v[2] * 1e-3, v[3] * 1e-3, v[4] * 1e-3,
+           v[5] * 1e-3, v[6] * 1e-3, v[7] * 1e-3, v[8] * 1e-3, v[9], v[10],
+           v[11], v[12] * 1e-3);
   }
   free(all);
 }

@@ -14,8 +14,7 @@ int exm_start(int *argc, char ***argv, int *rank, int *size);
 rp_exec *exm_exec(const rp_graph *g, const char *prog);
 /* iters replays of x on every rank between two barriers: 0 and the
  * microseconds they took in *us, or 2 after saying on stderr why not. */
-int exm_run(rp_exec *x, unsigned iters, const char *prog, int rank,
-            double *us);
+int exm_run(rp_exec *x, unsigned iters, const char *prog, int rank, double *us);
 /* Gathers every rank's lowering figures on rank 0, prints them and checks
  * that each rank submits exactly its pruned task list (what the plan says
  * it runs and feeds), less than the whole graph when there are several

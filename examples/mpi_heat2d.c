@@ -35,14 +35,15 @@ int main(int argc, char **argv) {
       {"--steps", "S", "steps recorded in the graph (10)", &p.steps, 0, 1,
        1u << 20},
       {"--devices-per-rank", "K", "devices per rank (1)", &dpr, 0, 1, 8},
-      {"--explicit-halo", NULL, "record the halo copies by hand", &ex, 0, 0,
-       1},
-      {"--distributed", NULL, "each rank holds its rows of U and V", &dist,
-       0, 0, 1},
-      {"--parts", "N", "with --distributed: N even parts (default: one per "
-       "device)", &nparts, 0, 1, 4096},
-      {"--empty-part", "K", "with --distributed: part K holds no rows",
-       &empty, 0, 0, 4095}};
+      {"--explicit-halo", NULL, "record the halo copies by hand", &ex, 0, 0, 1},
+      {"--distributed", NULL, "each rank holds its rows of U and V", &dist, 0,
+       0, 1},
+      {"--parts", "N",
+       "with --distributed: N even parts (default: one per "
+       "device)",
+       &nparts, 0, 1, 4096},
+      {"--empty-part", "K", "with --distributed: part K holds no rows", &empty,
+       0, 0, 4095}};
   int pr = ex_parse(argc, argv, "mpi_heat2d", flags,
                     sizeof flags / sizeof *flags, &o);
   if (pr)
@@ -79,17 +80,18 @@ int main(int argc, char **argv) {
     rc = rp_buffer_distribute(g, V, np, bounds);
   free(bounds);
   if (rc || (rc = rp_graph_end(g))) {
-    fprintf(stderr, "mpi_heat2d: recording failed: %s: %s\n",
-            rp_strerror(rc), rp_graph_error(g));
+    fprintf(stderr, "mpi_heat2d: recording failed: %s: %s\n", rp_strerror(rc),
+            rp_graph_error(g));
     goto out;
   }
   if (!(x = exm_exec(g, "mpi_heat2d")))
     goto out;
   if (rank == 0)
     printf("mpi_heat2d: %llux%llu grid, %u steps per graph, %u replays, %d "
-           "ranks, %u devices, %s; graph: %u ops\n", (unsigned long long)p.n,
-           (unsigned long long)p.n, p.steps, iters, size, p.devices,
-           dist ? "distributed" : "grids on rank 0", rp_graph_num_nodes(g));
+           "ranks, %u devices, %s; graph: %u ops\n",
+           (unsigned long long)p.n, (unsigned long long)p.n, p.steps, iters,
+           size, p.devices, dist ? "distributed" : "grids on rank 0",
+           rp_graph_num_nodes(g));
   ex_heat2d_init(&p, u, v);
   if (dist) {
     exm_poison_foreign(g, U, u);
@@ -124,8 +126,10 @@ int main(int argc, char **argv) {
   } else if (!dist) {
     ex_heat2d_init(&p, cu, cv);
     if (memcmp(u, cu, nn * 8) || memcmp(v, cv, nn * 8)) {
-      fprintf(stderr, "mpi_heat2d: rank %d wrote host arrays it does not "
-              "own\n", rank);
+      fprintf(stderr,
+              "mpi_heat2d: rank %d wrote host arrays it does not "
+              "own\n",
+              rank);
       ret = 1;
     }
   }

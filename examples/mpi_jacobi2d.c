@@ -32,13 +32,15 @@ int main(int argc, char **argv) {
   o.iters = 3;
   const ex_flag flags[] = {
       {"--n", "N", "grid of N x N doubles (256)", &p.n, 1, 3, 1u << 16},
-      {"--steps", "S", "Jacobi steps recorded in the graph (8)", &p.steps,
-       0, 0, 1u << 20},
+      {"--steps", "S", "Jacobi steps recorded in the graph (8)", &p.steps, 0, 0,
+       1u << 20},
       {"--every", "K", "rank 0's host sums the grid every K steps (4)",
        &p.every, 0, 0, 1u << 20},
       {"--blocks-per-rank", "B", "row blocks per rank (2)", &bpr, 0, 1, 64},
-      {"--distributed", NULL, "each rank holds its rows of A and B "
-       "(implies --every 0)", &dist, 0, 0, 1}};
+      {"--distributed", NULL,
+       "each rank holds its rows of A and B "
+       "(implies --every 0)",
+       &dist, 0, 0, 1}};
   int pr = ex_parse(argc, argv, "mpi_jacobi2d", flags,
                     sizeof flags / sizeof *flags, &o);
   if (pr)
@@ -64,8 +66,8 @@ int main(int argc, char **argv) {
                 (rc = rp_buffer_distribute(g, A, (unsigned)size, NULL)) ||
                 (rc = rp_buffer_distribute(g, B, (unsigned)size, NULL)))) ||
       (rc = rp_graph_end(g))) {
-    fprintf(stderr, "mpi_jacobi2d: recording failed: %s: %s\n",
-            rp_strerror(rc), rp_graph_error(g));
+    fprintf(stderr, "mpi_jacobi2d: recording failed: %s: %s\n", rp_strerror(rc),
+            rp_graph_error(g));
     goto out;
   }
   if (!(x = exm_exec(g, "mpi_jacobi2d")))
@@ -73,9 +75,10 @@ int main(int argc, char **argv) {
   if (rank == 0)
     printf("mpi_jacobi2d: %llux%llu grid, %u row blocks, %u steps per "
            "graph (host sums every %u), %u replays, %d ranks, %s; graph: "
-           "%u ops\n", (unsigned long long)p.n, (unsigned long long)p.n,
-           p.blocks, p.steps, p.every, iters, size,
-           dist ? "distributed" : "grids on rank 0", rp_graph_num_nodes(g));
+           "%u ops\n",
+           (unsigned long long)p.n, (unsigned long long)p.n, p.blocks, p.steps,
+           p.every, iters, size, dist ? "distributed" : "grids on rank 0",
+           rp_graph_num_nodes(g));
   ex_jacobi2d_init(&p, a, b, s);
   if (dist) {
     exm_poison_foreign(g, A, a);
@@ -112,8 +115,10 @@ int main(int argc, char **argv) {
     ex_jacobi2d_init(&p, ca, cb, cs);
     if (memcmp(a, ca, nn * 8) || memcmp(b, cb, nn * 8) ||
         memcmp(s, cs, ns * 8)) {
-      fprintf(stderr, "mpi_jacobi2d: rank %d wrote host arrays it does not "
-              "own\n", rank);
+      fprintf(stderr,
+              "mpi_jacobi2d: rank %d wrote host arrays it does not "
+              "own\n",
+              rank);
       ret = 1;
     }
   }

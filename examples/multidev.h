@@ -38,8 +38,7 @@ typedef struct ex_heat2d {
   int explicit_halo;
 } ex_heat2d;
 /* Rows [*r0, *r1) of device d. */
-void ex_heat2d_rows(const ex_heat2d *p, unsigned d, uint64_t *r0,
-                    uint64_t *r1);
+void ex_heat2d_rows(const ex_heat2d *p, unsigned d, uint64_t *r0, uint64_t *r1);
 void ex_heat2d_init(const ex_heat2d *p, double *u, double *v);
 rp_status ex_heat2d_record(rp_graph *g, const ex_heat2d *p, double *u,
                            double *v);

@@ -45,8 +45,8 @@ int main(int argc, char **argv) {
       {"--rounds", "N", "rounds per graph (4)", &c.p.rounds, 0, 0, 1u << 20},
       {"--blocks", "B", "row blocks per round (16)", &c.p.blocks, 0, 1,
        1u << 20}};
-  int pr = ex_parse(argc, argv, "recurrence", flags, sizeof flags / sizeof *flags,
-                    &o);
+  int pr = ex_parse(argc, argv, "recurrence", flags,
+                    sizeof flags / sizeof *flags, &o);
   if (pr)
     return pr == 1 ? 0 : 2;
   c.iters = o.iters ? o.iters : 1;
@@ -62,14 +62,14 @@ int main(int argc, char **argv) {
   }
   if ((rc = ex_recurrence_record(g, &c.p, c.u, NULL)) ||
       (rc = rp_graph_end(g))) {
-    fprintf(stderr, "recurrence: recording failed: %s: %s\n",
-            rp_strerror(rc), rp_graph_error(g));
+    fprintf(stderr, "recurrence: recording failed: %s: %s\n", rp_strerror(rc),
+            rp_graph_error(g));
     goto out;
   }
   printf("recurrence: %llux%llu, %u rounds of %u row blocks x %u steps per "
          "graph, %u replays\ngraph: %u ops, %u edges\n",
-         (unsigned long long)c.p.rows, (unsigned long long)c.p.cols,
-         c.p.rounds, c.p.blocks, c.p.inner, c.iters, rp_graph_num_nodes(g),
+         (unsigned long long)c.p.rows, (unsigned long long)c.p.cols, c.p.rounds,
+         c.p.blocks, c.p.inner, c.iters, rp_graph_num_nodes(g),
          rp_graph_num_edges(g));
   ret = ex_run_compare(g, &o, init, check, &c);
 out:

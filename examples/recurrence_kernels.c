@@ -10,25 +10,25 @@ static RP_HD inline double rec_apply(double v, int64_t inner, double r,
 }
 
 RP_KERNEL(rec_step, {
-  uint64_t i = ((uint64_t)RP_VAL(int64_t, 5) + RP_Y) *
-                   (uint64_t)RP_VAL(int64_t, 4) + RP_X;
+  uint64_t i =
+      ((uint64_t)RP_VAL(int64_t, 5) + RP_Y) * (uint64_t)RP_VAL(int64_t, 4) +
+      RP_X;
   double *u = RP_PTR(double, 0);
-  u[i] = rec_apply(u[i], RP_VAL(int64_t, 1), RP_VAL(double, 2),
-                   RP_VAL(double, 3));
+  u[i] =
+      rec_apply(u[i], RP_VAL(int64_t, 1), RP_VAL(double, 2), RP_VAL(double, 3));
 })
 static const rp_param rec_step_params[] = {
-    {"u", RP_INOUT},    {"inner", RP_SCALAR}, {"r", RP_SCALAR},
-    {"c", RP_SCALAR},   {"cols", RP_SCALAR},  {"r0", RP_SCALAR}};
-static const rp_kernel rec_step_k =
-    RP_KERNEL_DESC(rec_step, rec_step_params);
+    {"u", RP_INOUT},  {"inner", RP_SCALAR}, {"r", RP_SCALAR},
+    {"c", RP_SCALAR}, {"cols", RP_SCALAR},  {"r0", RP_SCALAR}};
+static const rp_kernel rec_step_k = RP_KERNEL_DESC(rec_step, rec_step_params);
 
 void ex_recurrence_init(const ex_recurrence *p, double *u) {
   for (uint64_t i = 0; i < p->rows * p->cols; i++)
     u[i] = 0.05 + 0.9 * (double)((i * 2654435761u) % 1000) / 1000.0;
 }
 
-rp_status ex_recurrence_record(rp_graph *g, const ex_recurrence *p,
-                               double *u, rp_node *first) {
+rp_status ex_recurrence_record(rp_graph *g, const ex_recurrence *p, double *u,
+                               rp_node *first) {
   uint64_t nb = p->blocks ? p->blocks : 1;
   rp_buf U;
   rp_status rc;
@@ -48,8 +48,7 @@ rp_status ex_recurrence_record(rp_graph *g, const ex_recurrence *p,
       a[4] = rp_arg_i64((int64_t)p->cols);
       a[5] = rp_arg_i64((int64_t)r0);
       if ((rc = rp_record_kernel(g, &rec_step_k, p->device,
-                                 rp_dims3(p->cols, r1 - r0, 1), a, NULL,
-                                 &nd)))
+                                 rp_dims3(p->cols, r1 - r0, 1), a, NULL, &nd)))
         return rc;
       if (first && k == 0 && i == 0)
         *first = nd;
@@ -57,8 +56,7 @@ rp_status ex_recurrence_record(rp_graph *g, const ex_recurrence *p,
   return rp_record_sync_host(g, rp_whole(U), NULL);
 }
 
-void ex_recurrence_check(const ex_recurrence *p, unsigned replays,
-                         double *u) {
+void ex_recurrence_check(const ex_recurrence *p, unsigned replays, double *u) {
   for (unsigned r = 0; r < replays; r++)
     for (unsigned k = 0; k < p->rounds; k++)
       for (uint64_t i = 0; i < p->rows * p->cols; i++)

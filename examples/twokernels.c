@@ -36,12 +36,12 @@ int main(int argc, char **argv) {
   const ex_flag flags[] = {
       {"--n", "N", "elements of X and of Y (default 1048576)", &c.p.n, 1, 1,
        1ull << 32},
-      {"--inner", "K", "updates per element per kernel (200)", &c.p.inner,
-       0, 0, 1u << 20},
-      {"--rounds", "R", "kernels per device per replay (2)", &c.p.rounds, 0,
-       0, 1u << 20}};
-  int pr = ex_parse(argc, argv, "twokernels", flags, sizeof flags / sizeof *flags,
-                    &o);
+      {"--inner", "K", "updates per element per kernel (200)", &c.p.inner, 0, 0,
+       1u << 20},
+      {"--rounds", "R", "kernels per device per replay (2)", &c.p.rounds, 0, 0,
+       1u << 20}};
+  int pr = ex_parse(argc, argv, "twokernels", flags,
+                    sizeof flags / sizeof *flags, &o);
   if (pr)
     return pr == 1 ? 0 : 2;
   c.iters = o.iters ? o.iters : 1;
@@ -57,8 +57,8 @@ int main(int argc, char **argv) {
     goto out;
   }
   if ((rc = ex_twok_record(g, &c.p, c.x, c.y)) || (rc = rp_graph_end(g))) {
-    fprintf(stderr, "twokernels: recording failed: %s: %s\n",
-            rp_strerror(rc), rp_graph_error(g));
+    fprintf(stderr, "twokernels: recording failed: %s: %s\n", rp_strerror(rc),
+            rp_graph_error(g));
     goto out;
   }
   printf("twokernels: X on device 0, Y on device 1, %llu elements each, "

@@ -37,8 +37,8 @@ rp_status ex_twok_record(rp_graph *g, const ex_twok *p, uint64_t *x,
       rp_arg args[2];
       args[0] = rp_arg_buf(rp_whole(d ? Y : X));
       args[1] = rp_arg_i64((int64_t)p->inner);
-      rc = rp_record_kernel(g, &tk_k, d, rp_dims3(p->n, 1, 1), args, NULL,
-                            NULL);
+      rc =
+          rp_record_kernel(g, &tk_k, d, rp_dims3(p->n, 1, 1), args, NULL, NULL);
       if (rc)
         return rc;
     }

@@ -61,13 +61,13 @@ namespace reprise {
 
 /** A failed call: the status and the library's message. */
 class error : public std::runtime_error {
- public:
+public:
   error(rp_status s, const std::string &what)
       : std::runtime_error(what), status_(s) {}
   /** The C API's status (RP_EINVAL, ...). */
   rp_status status() const noexcept { return status_; }
 
- private:
+private:
   rp_status status_;
 };
 
@@ -82,7 +82,7 @@ inline void check(rp_status s, const char *call, const char *detail) {
     m += std::string(": ") + detail;
   throw error(s, m);
 }
-}  // namespace detail
+} // namespace detail
 
 /** An index space (x fastest); 0 counts as 1: {n}, {nx, ny}, ... */
 struct dims {
@@ -126,11 +126,17 @@ inline arg in(rp_region r) { return {RP_IN, rp_arg_buf(r)}; }
 inline arg out(rp_region r) { return {RP_OUT, rp_arg_buf(r)}; }
 inline arg inout(rp_region r) { return {RP_INOUT, rp_arg_buf(r)}; }
 template <class T>
-arg in(const buffer<T> &b) { return in(b.all()); }
+arg in(const buffer<T> &b) {
+  return in(b.all());
+}
 template <class T>
-arg out(const buffer<T> &b) { return out(b.all()); }
+arg out(const buffer<T> &b) {
+  return out(b.all());
+}
 template <class T>
-arg inout(const buffer<T> &b) { return inout(b.all()); }
+arg inout(const buffer<T> &b) {
+  return inout(b.all());
+}
 /** A scalar of at most 8 bytes (a double, an int64_t, a float ...). */
 template <class T>
 arg scalar(T v) {
@@ -145,7 +151,7 @@ arg scalar(T v) {
  * runs ([lo, hi) per axis, in the whole space) and its arguments, counted
  * as given to graph::kernel() from 0. */
 class launch {
- public:
+public:
   launch(const rp_kargs *a, const uint64_t *lo, const uint64_t *hi)
       : a_(a), lo_(lo), hi_(hi) {}
   /** Base of buffer argument i's image, as T* (index it with the
@@ -182,8 +188,7 @@ class launch {
           if constexpr (std::is_invocable<F &, uint64_t, uint64_t,
                                           uint64_t>::value)
             f(x, y, z);
-          else if constexpr (std::is_invocable<F &, uint64_t,
-                                               uint64_t>::value)
+          else if constexpr (std::is_invocable<F &, uint64_t, uint64_t>::value)
             f(x, y);
           else
             f(x);
@@ -191,7 +196,7 @@ class launch {
   }
   const rp_kargs &kargs() const { return *a_; }
 
- private:
+private:
   const rp_kargs *a_;
   const uint64_t *lo_, *hi_;
 };
@@ -228,15 +233,15 @@ struct kernel_rec {
 };
 inline const char *param_name(unsigned i) {
   static const char *const names[RP_MAX_PARAMS] = {
-      "fn", "a0", "a1", "a2", "a3", "a4", "a5",
+      "fn", "a0", "a1", "a2", "a3",  "a4",  "a5",
       "a6", "a7", "a8", "a9", "a10", "a11", "a12"};
   return names[i];
 }
-}  // namespace detail
+} // namespace detail
 
 /** Owns an rp_graph: recording, then (after end()) what execs replay. */
 class graph {
- public:
+public:
   /** An empty graph (flags: RP_GRAPH_NO_COHERENCE, RP_GRAPH_STRICT). */
   explicit graph(unsigned flags = 0) {
     detail::check(rp_graph_create(&g_, flags), "rp_graph_create",
@@ -296,9 +301,9 @@ class graph {
                                  std::to_string(rows) + " x " +
                                  std::to_string(cols));
     reprise::buffer<T> b;
-    check(rp_buffer_register_2d(g_, name, v.data(), rows, cols, sizeof(T),
-                                &b.id),
-          "rp_buffer_register_2d");
+    check(
+        rp_buffer_register_2d(g_, name, v.data(), rows, cols, sizeof(T), &b.id),
+        "rp_buffer_register_2d");
     b.rows = rows;
     b.cols = cols;
     b.size = rows * cols;
@@ -415,7 +420,7 @@ class graph {
   /** Some kernel has a lambda body (a CPU body only). */
   bool has_lambda_kernels() const noexcept { return lambda_kernels_; }
 
- private:
+private:
   void check(rp_status s, const char *call) const {
     detail::check(s, call, g_ ? rp_graph_error(g_) : rp_last_error());
   }
@@ -427,7 +432,7 @@ class graph {
 
 /** Owns an rp_exec: an ended graph instantiated on a backend. */
 class exec {
- public:
+public:
   /** @param backend a name ("openmp", "cuda", "reference", ...) or
    *   nullptr: the automatic choice (RP_BACKEND, else cuda, else openmp),
    *   except that a graph with lambda kernels takes openmp.
@@ -488,7 +493,7 @@ class exec {
   double last_us() const { return rp_exec_last_us(x_); }
   const char *backend() const { return rp_backend_name(rp_exec_backend(x_)); }
 
- private:
+private:
   void check(rp_status s, const char *call) const {
     detail::check(s, call, rp_exec_error(x_));
   }
@@ -497,13 +502,13 @@ class exec {
 
 /** Replays the graph @p iterations times on the sequential reference. */
 inline void replay_reference(const graph &g, unsigned iterations = 1) {
-  detail::check(rp_replay_reference(g.get(), iterations),
-                "rp_replay_reference", rp_graph_error(g.get()));
+  detail::check(rp_replay_reference(g.get(), iterations), "rp_replay_reference",
+                rp_graph_error(g.get()));
 }
 
 /** Owns an rp_analysis of an ended graph (which must outlive it). */
 class analysis {
- public:
+public:
   /** @param o options (rp_analysis_opts_init ...) or nullptr: defaults,
    *   no machine model (a bound only). */
   explicit analysis(const graph &g, const rp_analysis_opts *o = nullptr) {
@@ -537,10 +542,10 @@ class analysis {
     return t;
   }
 
- private:
+private:
   rp_analysis *a_ = nullptr;
 };
 
-}  // namespace reprise
+} // namespace reprise
 
 #endif

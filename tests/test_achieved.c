@@ -13,8 +13,8 @@
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1, p_io, nop_cpu, NULL, NULL,
-                               {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
+                               NULL,   {0, 0, 0}, NULL, NULL,    0};
 static unsigned char ma[64], mb[64];
 
 /* h2d A (10) -> K(A) (20) -> d2h A (10); d2h B (10) alone. Schedule:
@@ -110,8 +110,8 @@ Test(achieved, launch_and_lane) {
   FILE *fp = open_memstream(&buf, &len);
   cr_assert_eq(rp_analysis_write_departures(a, s2, e2, 5, fp), RP_OK);
   fclose(fp);
-  cr_assert(strstr(buf, "achieved 23.000 us against predicted 20.000 us"),
-            "%s", buf);
+  cr_assert(strstr(buf, "achieved 23.000 us against predicted 20.000 us"), "%s",
+            buf);
   cr_assert(strstr(buf, "waited on a lane (#0 K1)"), "%s", buf);
   free(buf);
   rp_analysis_destroy(a);
@@ -137,8 +137,8 @@ Test(achieved, two_track_trace) {
     int pid = cJSON_GetObjectItem(x, "pid")->valueint;
     if (!strcmp(ph, "X")) {
       slices[pid]++;
-      if (pid == 2 && !strcmp(cJSON_GetObjectItem(x, "name")->valuestring,
-                              "K")) {
+      if (pid == 2 &&
+          !strcmp(cJSON_GetObjectItem(x, "name")->valuestring, "K")) {
         cr_assert_eq(cJSON_GetObjectItem(x, "ts")->valuedouble, 15);
         cr_assert_eq(cJSON_GetObjectItem(x, "dur")->valuedouble, 20);
         ach_k = 1;
@@ -230,7 +230,8 @@ Test(achieved, speedup_of_timed_pairs) {
   cr_assert_eq(rp_analysis_write_achieved(a, &r, fp), RP_OK);
   fclose(fp);
   cr_assert(strstr(text, "predicted speedup     1.250x  (calibrated model "
-                         "of test"), "%s", text);
+                         "of test"),
+            "%s", text);
   cr_assert(strstr(text, "achieved speedup      1.250x  (median of 5 timed "
                          "pairs, serial / overlapped; 0.900x - 2.000x)"),
             "%s", text);

@@ -19,10 +19,10 @@ static void nop_host(void *user, void *const *ptrs) {}
 
 static const rp_param p_io[] = {{"a", RP_INOUT}};
 static const rp_param p_in_io[] = {{"a", RP_IN}, {"b", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1, p_io, nop_cpu, NULL, NULL,
-                               {0, 0, 0}, NULL, NULL, 0};
-static const rp_kernel k_in_io = {"k_in_io", 2, p_in_io, nop_cpu, NULL,
-                                  NULL, {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
+                               NULL,   {0, 0, 0}, NULL, NULL,    0};
+static const rp_kernel k_in_io = {"k_in_io", 2,         p_in_io, nop_cpu, NULL,
+                                  NULL,      {0, 0, 0}, NULL,    NULL,    0};
 
 static unsigned char mem_a[1000000], mem_b[4096], mem_c[100 * 200 * 4];
 
@@ -44,8 +44,9 @@ static rp_node kernel1(rp_graph *g, int dev, rp_buf x, double us) {
   rp_arg arg = rp_arg_buf(rp_whole(x));
   rp_op_opts o = cost(us, NULL);
   rp_node n;
-  cr_assert_eq(rp_record_kernel(g, &k_io, dev, rp_dims3(16, 1, 1), &arg, &o,
-                                &n), RP_OK, "%s", rp_graph_error(g));
+  cr_assert_eq(
+      rp_record_kernel(g, &k_io, dev, rp_dims3(16, 1, 1), &arg, &o, &n), RP_OK,
+      "%s", rp_graph_error(g));
   return n;
 }
 
@@ -53,8 +54,9 @@ static rp_node kernel2(rp_graph *g, int dev, rp_buf x, rp_buf y, double us) {
   rp_arg args[2] = {rp_arg_buf(rp_whole(x)), rp_arg_buf(rp_whole(y))};
   rp_op_opts o = cost(us, NULL);
   rp_node n;
-  cr_assert_eq(rp_record_kernel(g, &k_in_io, dev, rp_dims3(16, 1, 1), args,
-                                &o, &n), RP_OK, "%s", rp_graph_error(g));
+  cr_assert_eq(
+      rp_record_kernel(g, &k_in_io, dev, rp_dims3(16, 1, 1), args, &o, &n),
+      RP_OK, "%s", rp_graph_error(g));
   return n;
 }
 
@@ -257,8 +259,8 @@ Test(analyze, after_edges_serialise_and_are_written) {
   rp_op_opts o = {"later", 10, &k0, 1};
   rp_arg arg = rp_arg_buf(rp_whole(B));
   rp_node k1;
-  cr_assert_eq(rp_record_kernel(g, &k_io, 1, rp_dims3(1, 1, 1), &arg, &o,
-                                &k1), RP_OK);
+  cr_assert_eq(rp_record_kernel(g, &k_io, 1, rp_dims3(1, 1, 1), &arg, &o, &k1),
+               RP_OK);
   rp_analysis *a = analyze(g, NULL);
   rp_summary s;
   rp_analysis_summary(a, &s);
@@ -271,14 +273,13 @@ Test(analyze, after_edges_serialise_and_are_written) {
   FILE *fp = open_memstream(&buf, &len);
   cr_assert_eq(rp_analysis_write_json(a, fp), RP_OK);
   fclose(fp);
-  cr_assert(strstr(buf, "{\"from\": 0, \"to\": 1, \"kind\": \"after\"}"),
-            "%s", buf);
+  cr_assert(strstr(buf, "{\"from\": 0, \"to\": 1, \"kind\": \"after\"}"), "%s",
+            buf);
   free(buf);
   fp = open_memstream(&buf, &len);
   cr_assert_eq(rp_analysis_write_dot(a, fp), RP_OK);
   fclose(fp);
-  cr_assert(strstr(buf, "n0 -> n1 [label=\"AFTER\", penwidth=3"), "%s",
-            buf);
+  cr_assert(strstr(buf, "n0 -> n1 [label=\"AFTER\", penwidth=3"), "%s", buf);
   free(buf);
   rp_analysis_destroy(a);
   rp_graph_destroy(g);
@@ -385,11 +386,11 @@ Test(analyze, given_measured_modelled_and_default_costs) {
   cr_assert_eq(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE), RP_OK);
   cr_assert_eq(rp_buffer_register(g, "A", mem_a, 1000000, &A), RP_OK);
   cr_assert_eq(rp_buffer_register_2d(g, "C", mem_c, 100, 200, 4, &C), RP_OK);
-  rp_node n0 = h2d(g, rp_whole(A), 0, 0);              /* 1e6 bytes */
+  rp_node n0 = h2d(g, rp_whole(A), 0, 0);               /* 1e6 bytes */
   rp_node n1 = h2d(g, rp_box2(C, 10, 30, 0, 50), 0, 0); /* 4000 bytes */
   rp_node n2 = d2h(g, rp_bytes(A, 0, 5000), 0, 0);
-  rp_node n3 = kernel1(g, 0, C, 0);                    /* default */
-  rp_node n4 = kernel1(g, 1, A, 3.5);                  /* given */
+  rp_node n3 = kernel1(g, 0, C, 0);   /* default */
+  rp_node n4 = kernel1(g, 1, A, 3.5); /* given */
   rp_op_opts po = cost(0, NULL);
   rp_node n5;
   cr_assert_eq(rp_record_copy_peer(g, rp_bytes(A, 0, 8000), 1, 0, &po, &n5),
@@ -407,15 +408,15 @@ Test(analyze, given_measured_modelled_and_default_costs) {
   double measured[8] = {-1, -1, -1, -1, -1, -1, 6.25, -1};
   o.measured_us = measured;
   rp_analysis *a = analyze(g, &o);
-  cr_assert_eq(op(a, n0).cost_us, 40);      /* 1e6 / 25e3 */
+  cr_assert_eq(op(a, n0).cost_us, 40); /* 1e6 / 25e3 */
   cr_assert_eq(op(a, n0).source, RP_COST_MODELLED);
   cr_assert_float_eq(op(a, n1).cost_us, 0.16, 1e-15);
-  cr_assert_eq(op(a, n2).cost_us, 0.5);     /* 5000 / 10e3 */
+  cr_assert_eq(op(a, n2).cost_us, 0.5); /* 5000 / 10e3 */
   cr_assert_eq(op(a, n3).cost_us, 10);
   cr_assert_eq(op(a, n3).source, RP_COST_DEFAULT);
   cr_assert_eq(op(a, n4).cost_us, 3.5);
   cr_assert_eq(op(a, n4).source, RP_COST_GIVEN);
-  cr_assert_eq(op(a, n5).cost_us, 0.2);     /* 8000 / 40e3 */
+  cr_assert_eq(op(a, n5).cost_us, 0.2); /* 8000 / 40e3 */
   cr_assert_str_eq(lane_name(a, n5), "p2p:1");
   cr_assert_eq(op(a, n6).cost_us, 6.25);
   cr_assert_eq(op(a, n6).source, RP_COST_MEASURED);
@@ -502,8 +503,7 @@ Test(analyze, json_has_the_design_form_and_values) {
     cr_assert_eq(num(jo, "start_us"), o.start_us);
     cr_assert_eq(num(jo, "end_us"), o.end_us);
     cr_assert_eq(num(jo, "slack_us"), o.slack_us);
-    cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(jo, "critical")),
-                 o.critical);
+    cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(jo, "critical")), o.critical);
     cr_assert_str_eq(str(jo, "source"), "given");
   }
   const cJSON *lanes = cJSON_GetObjectItem(j, "lanes");
@@ -552,14 +552,14 @@ Test(analyze, json_matches_golden_file) {
   cr_assert_eq(rp_record_copy_to_device(g, rp_whole(A), 0, &o, NULL), RP_OK);
   rp_arg a1 = rp_arg_buf(rp_whole(A));
   o.name = names[1];
-  cr_assert_eq(rp_record_kernel(g, &k_io, 0, rp_dims3(1, 1, 1), &a1, &o,
-                                NULL), RP_OK);
+  cr_assert_eq(rp_record_kernel(g, &k_io, 0, rp_dims3(1, 1, 1), &a1, &o, NULL),
+               RP_OK);
   o = cost(0, names[2]); /* modelled: 4096 bytes at 25 GB/s */
   cr_assert_eq(rp_record_copy_to_device(g, rp_whole(B), 0, &o, NULL), RP_OK);
   rp_arg a2[2] = {rp_arg_buf(rp_whole(A)), rp_arg_buf(rp_whole(B))};
   o = cost(10, names[3]);
-  cr_assert_eq(rp_record_kernel(g, &k_in_io, 0, rp_dims3(1, 1, 1), a2, &o,
-                                NULL), RP_OK);
+  cr_assert_eq(
+      rp_record_kernel(g, &k_in_io, 0, rp_dims3(1, 1, 1), a2, &o, NULL), RP_OK);
   rp_analysis *a = analyze(g, NULL);
   char *buf = write_mem(a, rp_analysis_write_json);
   FILE *fp = fopen(RP_TEST_DATA "/analysis_attach.json", "rb");
@@ -672,8 +672,7 @@ Test(analyze, text_report_names_lanes_path_and_limit) {
   char *buf = write_mem(a, rp_analysis_write_text);
   cr_assert(strstr(buf, "3 operations"), "%s", buf);
   cr_assert(strstr(buf, "(1 copy engine per device)"), "%s", buf);
-  cr_assert(strstr(buf, "copy:0               20.000 us  100.0%"), "%s",
-            buf);
+  cr_assert(strstr(buf, "copy:0               20.000 us  100.0%"), "%s", buf);
   cr_assert(strstr(buf, "critical path: 15.000 us over 2 operations"), "%s",
             buf);
   cr_assert(strstr(buf, "limited by copy:0"), "%s", buf);
@@ -758,8 +757,8 @@ Test(analyze, compute_units_are_lanes_taken_in_turn) {
     cr_assert_eq(rp_buffer_register(g, name, A[i], 8, &b), RP_OK);
     rp_arg arg = rp_arg_buf(rp_whole(b));
     rp_op_opts o = {NULL, 10, NULL, 0};
-    cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), &arg, &o,
-                                  NULL), RP_OK);
+    cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), &arg, &o, NULL),
+                 RP_OK);
   }
   cr_assert_eq(rp_graph_end(g), RP_OK);
   rp_analysis_opts o;
@@ -802,7 +801,8 @@ Test(analyze, trace_parts_cover_the_whole_trace) {
   for (unsigned i = 0; i < 2500; i++) {
     rp_arg arg = rp_arg_buf(rp_bytes(b, (i % 16) * 4096, 4096));
     cr_assert_eq(rp_record_kernel(g, &k_io, (int)(i % 3), rp_dims3(1, 1, 1),
-                                  &arg, NULL, NULL), RP_OK);
+                                  &arg, NULL, NULL),
+                 RP_OK);
   }
   cr_assert_eq(rp_graph_end(g), RP_OK);
   rp_analysis *a = analyze(g, NULL);

@@ -21,8 +21,7 @@ static rp_graph *ring_of(uint8_t *a, int last, unsigned parts) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register_2d(g, "A", a, 4, 1000, 1, &A));
   for (int d = 0; d < 4; d++) {
-    rp_arg arg = rp_arg_buf(rp_box2(A, (uint64_t)d, (uint64_t)d + 1, 0,
-                                    1000));
+    rp_arg arg = rp_arg_buf(rp_box2(A, (uint64_t)d, (uint64_t)d + 1, 0, 1000));
     TU_OK(g, rp_record_kernel(g, &net_touch_k, d, rp_dims3(1000, 1, 1), &arg,
                               NULL, NULL));
   }
@@ -74,8 +73,8 @@ Test(analyze_net, copies_between_ranks_on_pair_lanes) {
                                           : ni.dst_device;
       int rs = rank_of(s, nr), rd = rank_of(d, nr);
       if (rs == rd) {
-        cr_assert(strncmp(lane, "net:", 4), "%s within rank %d on %s",
-                  ni.name, rs, lane);
+        cr_assert(strncmp(lane, "net:", 4), "%s within rank %d on %s", ni.name,
+                  rs, lane);
         continue;
       }
       char want[16];
@@ -83,8 +82,8 @@ Test(analyze_net, copies_between_ranks_on_pair_lanes) {
                rs < rd ? rd : rs);
       cr_assert_str_eq(lane, want, "%s (rank %d -> %d)", ni.name, rs, rd);
       /* every copy here moves one row: 1000 bytes */
-      cr_assert_float_eq(sc.cost_us, 7 + 1000 / 500.0, 1e-9, "%s: %g",
-                         ni.name, sc.cost_us);
+      cr_assert_float_eq(sc.cost_us, 7 + 1000 / 500.0, 1e-9, "%s: %g", ni.name,
+                         sc.cost_us);
       nnet++;
     }
     if (nr == 1)
@@ -148,8 +147,7 @@ Test(analyze_net, distributed_rows_and_pack_costs) {
       cr_assert_eq(rp_analysis_lane(an, sc.lane, &lane, &busy), RP_OK);
       if (holder == dev) {
         cr_assert(strncmp(lane, "net:", 4), "%s on %s", ni.name, lane);
-        cr_assert_float_eq(sc.cost_us, 0, 1e-12, "%s: %g", ni.name,
-                           sc.cost_us);
+        cr_assert_float_eq(sc.cost_us, 0, 1e-12, "%s: %g", ni.name, sc.cost_us);
         nlocal++;
         continue;
       }
@@ -157,8 +155,8 @@ Test(analyze_net, distributed_rows_and_pack_costs) {
       snprintf(want, sizeof want, "net:%d-%d", holder < dev ? holder : dev,
                holder < dev ? dev : holder);
       cr_assert_str_eq(lane, want, "%s", ni.name);
-      cr_assert_float_eq(sc.cost_us, 7 + 1000 / 500.0 + 2 * 3, 1e-9,
-                         "%s: %g", ni.name, sc.cost_us);
+      cr_assert_float_eq(sc.cost_us, 7 + 1000 / 500.0 + 2 * 3, 1e-9, "%s: %g",
+                         ni.name, sc.cost_us);
       nnet++;
     }
     cr_assert_gt(nlocal, 0);

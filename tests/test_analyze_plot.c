@@ -22,8 +22,8 @@ static const char *xml_ok(const char *s) {
   while (*s) {
     if (*s != '<') {
       if (*s == '&') {
-        static const char *const ent[] = {"&amp;", "&lt;", "&gt;",
-                                          "&quot;", "&apos;"};
+        static const char *const ent[] = {"&amp;", "&lt;", "&gt;", "&quot;",
+                                          "&apos;"};
         int ok = 0;
         for (int i = 0; i < 5; i++)
           ok |= !strncmp(s, ent[i], strlen(ent[i]));
@@ -91,8 +91,7 @@ static const char *xml_ok(const char *s) {
       }
       if (!isalpha((unsigned char)*s))
         return "a bad attribute";
-      while (isalnum((unsigned char)*s) || *s == '-' || *s == ':' ||
-             *s == '_')
+      while (isalnum((unsigned char)*s) || *s == '-' || *s == ':' || *s == '_')
         s++;
       if (*s++ != '=' || *s != '"')
         return "an attribute without a quoted value";
@@ -118,8 +117,7 @@ static char *svg_of(const rp_speedup_point *p, unsigned n) {
   char *buf = NULL;
   size_t len = 0;
   FILE *fp = open_memstream(&buf, &len);
-  cr_assert_eq(rp_speedup_write_svg(p, n, "a <title> & more", NULL, fp),
-               RP_OK);
+  cr_assert_eq(rp_speedup_write_svg(p, n, "a <title> & more", NULL, fp), RP_OK);
   fclose(fp);
   return buf;
 }
@@ -155,8 +153,7 @@ Test(plot, svg_has_the_curves_and_points) {
   free(svg);
   cr_assert_eq(rp_speedup_write_svg(p, 0, NULL, NULL, stdout), RP_EINVAL);
   one.x = 0;
-  cr_assert_eq(rp_speedup_write_svg(&one, 1, NULL, NULL, stdout),
-               RP_EINVAL);
+  cr_assert_eq(rp_speedup_write_svg(&one, 1, NULL, NULL, stdout), RP_EINVAL);
 }
 
 /* The checker itself refuses what is not XML. */
@@ -182,8 +179,8 @@ Test(plot, command_line) {
   snprintf(out, sizeof out, "%s/p.svg", dir);
   static unsigned char mem[4][64];
   static const rp_param pa[] = {{"a", RP_INOUT}};
-  static const rp_kernel k = {"k", 1, pa, NULL, NULL, NULL, {0, 0, 0},
-                              NULL, NULL, 0};
+  static const rp_kernel k = {"k",  1,         pa,   NULL, NULL,
+                              NULL, {0, 0, 0}, NULL, NULL, 0};
   rp_graph *gr;
   cr_assert_eq(rp_graph_create(&gr, RP_GRAPH_NO_COHERENCE), RP_OK);
   for (int i = 0; i < 4; i++) {
@@ -193,8 +190,7 @@ Test(plot, command_line) {
     TU_OK(gr, rp_buffer_register(gr, nm, mem[i], 64, &b));
     rp_arg arg = rp_arg_buf(rp_whole(b));
     rp_op_opts o = {NULL, 10, NULL, 0};
-    TU_OK(gr, rp_record_kernel(gr, &k, 0, rp_dims3(16, 1, 1), &arg, &o,
-                               NULL));
+    TU_OK(gr, rp_record_kernel(gr, &k, 0, rp_dims3(16, 1, 1), &arg, &o, NULL));
   }
   TU_OK(gr, rp_graph_end(gr));
   FILE *fp = fopen(g, "w");
@@ -206,9 +202,10 @@ Test(plot, command_line) {
   fclose(fp);
   /* Without calibration: uncalibrated models, no overheads: 4 x 10 us
    * over 1, 2 and 4 threads. */
-  snprintf(cmd, sizeof cmd, "RP_NO_AUTOCALIBRATE=1 XDG_CACHE_HOME=%s %s "
-           "plot %s --threads 1,2,4 --achieved %s -o %s 2>%s/err.txt", dir,
-           RP_TEST_TOOL, g, ach, out, dir);
+  snprintf(cmd, sizeof cmd,
+           "RP_NO_AUTOCALIBRATE=1 XDG_CACHE_HOME=%s %s "
+           "plot %s --threads 1,2,4 --achieved %s -o %s 2>%s/err.txt",
+           dir, RP_TEST_TOOL, g, ach, out, dir);
   cr_assert_eq(system(cmd), 0, "%s", cmd);
   fp = fopen(out, "r");
   cr_assert_not_null(fp);
@@ -220,8 +217,8 @@ Test(plot, command_line) {
   cr_assert_eq(count(svg, "<circle class=\"predicted\""), 3);
   cr_assert_eq(count(svg, "<g class=\"errorbar\""), 2);
   cr_assert(strstr(svg, "<title>predicted 4: 4.000x</title>"), "%s", svg);
-  cr_assert(strstr(svg, "<title>achieved 2: 1.800x (1.700x - 1.900x)"),
-            "%s", svg);
+  cr_assert(strstr(svg, "<title>achieved 2: 1.800x (1.700x - 1.900x)"), "%s",
+            svg);
   free(svg);
   snprintf(cmd, sizeof cmd, "%s plot %s --threads x >/dev/null 2>&1",
            RP_TEST_TOOL, g);

@@ -11,10 +11,10 @@
 /* The text of every public header, concatenated. */
 static char *headers(void) {
   static const char *const names[] = {
-      "reprise.h",          "reprise/common.h",  "reprise/record.h",
-      "reprise/model.h",    "reprise/analyze.h", "reprise/check.h",
-      "reprise/replay.h",   "reprise/measure.h", "reprise/kernel.h",
-      "reprise/plugin.h",   "reprise/library.h", "reprise/backend.h"};
+      "reprise.h",        "reprise/common.h",  "reprise/record.h",
+      "reprise/model.h",  "reprise/analyze.h", "reprise/check.h",
+      "reprise/replay.h", "reprise/measure.h", "reprise/kernel.h",
+      "reprise/plugin.h", "reprise/library.h", "reprise/backend.h"};
   size_t cap = 1 << 20, n = 0;
   char *all = malloc(cap);
   cr_assert(all);
@@ -69,8 +69,10 @@ Test(api_closed, exports_only_declared_public_names) {
     seen++;
     cr_expect(!strncmp(name, "rp_", 3) && name[3] != '_',
               "libreprise.so exports %s, not a public rp_ name", name);
-    cr_expect(declared(text, name), "libreprise.so exports %s, which no "
-              "public header declares", name);
+    cr_expect(declared(text, name),
+              "libreprise.so exports %s, which no "
+              "public header declares",
+              name);
   }
   cr_assert_eq(pclose(p), 0, "%s failed", cmd);
   /* The reading works: the library's core entries are there. */
@@ -111,8 +113,7 @@ Test(api_closed, model_opts_has_a_size) {
   rp_model_opts mo = RP_MODEL_OPTS_INIT;
   cr_assert_eq(mo.size, sizeof mo);
   mo.cache_dir = "/reprise-test-cache";
-  cr_assert_eq(rp_model_cache_path(NULL, NULL, &mo, path, sizeof path),
-               RP_OK);
+  cr_assert_eq(rp_model_cache_path(NULL, NULL, &mo, path, sizeof path), RP_OK);
   cr_assert(!strncmp(path, "/reprise-test-cache/", 20), "%s", path);
   rp_model_opts o2;
   memset(&o2, 0xff, sizeof o2);

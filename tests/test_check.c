@@ -16,8 +16,8 @@ static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static void nop_host(void *user, void *const *ptrs) {}
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1, p_io, nop_cpu, NULL, NULL,
-                               {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
+                               NULL,   {0, 0, 0}, NULL, NULL,    0};
 static unsigned char ma[1024], mb[512];
 
 static rp_op_opts after(const char *name, double us, const rp_node *a,
@@ -100,7 +100,8 @@ Test(check, race_and_superfluous_event) {
   cr_assert_eq(rp_check_write_text(c, fp), RP_OK);
   fclose(fp);
   cr_assert(strstr(buf, "raw: #2 d2h A -> #6 host on A in host, bytes "
-                        "[0, 1024)"), "%s", buf);
+                        "[0, 1024)"),
+            "%s", buf);
   cr_assert(strstr(buf, "#0 h2d A -> #3 h2d B: dropping it gains 10.000 us"),
             "%s", buf);
   free(buf);
@@ -122,8 +123,8 @@ Test(check, fixed_program_has_no_race) {
  * buffer in two streams race on [50, 100) (the third waits on the second,
  * which writes a disjoint range); disjoint ranges do not. */
 static const rp_param p_w[] = {{"a", RP_OUT}};
-static const rp_kernel k_w = {"k_w", 1, p_w, nop_cpu, NULL, NULL,
-                              {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_w = {"k_w", 1,         p_w,  nop_cpu, NULL,
+                              NULL,  {0, 0, 0}, NULL, NULL,    0};
 Test(check, byte_range_of_a_race) {
   rp_graph *g;
   rp_buf A;
@@ -163,8 +164,8 @@ Test(check, command_line) {
   cr_assert_eq(rp_graph_write_json(g, fp), RP_OK);
   fclose(fp);
   char cmd[512];
-  snprintf(cmd, sizeof cmd, "%s check %s --json > %s.out", RP_TEST_TOOL,
-           path, path);
+  snprintf(cmd, sizeof cmd, "%s check %s --json > %s.out", RP_TEST_TOOL, path,
+           path);
   int st = system(cmd);
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d", st);
   snprintf(cmd, sizeof cmd, "%s.out", path);
@@ -211,8 +212,8 @@ Test(check, gains_from_the_model) {
  * and exits 0 (it once reported all 88 conflicting pairs as races, exit
  * 3). */
 static const rp_param p_rw[] = {{"src", RP_IN}, {"dst", RP_INOUT}};
-static const rp_kernel k_rw = {"heat", 2, p_rw, nop_cpu, NULL, NULL,
-                               {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_rw = {"heat", 2,         p_rw, nop_cpu, NULL,
+                               NULL,   {0, 0, 0}, NULL, NULL,    0};
 static unsigned char heat[2][256];
 
 static rp_graph *library_program(unsigned steps, int with_after) {
@@ -226,8 +227,8 @@ static rp_graph *library_program(unsigned steps, int with_after) {
       rp_buf from = s % 2 ? V : U, to = s % 2 ? U : V;
       rp_arg a[2] = {rp_arg_buf(rp_whole(from)),
                      rp_arg_buf(rp_bytes(to, 128 * h, 128))};
-      TU_OK(g, rp_record_kernel(g, &k_rw, 0, rp_dims3(16, 1, 1), a, NULL,
-                                NULL));
+      TU_OK(g,
+            rp_record_kernel(g, &k_rw, 0, rp_dims3(16, 1, 1), a, NULL, NULL));
     }
   rp_node last = rp_graph_num_nodes(g) - 1;
   rp_op_opts o = after("report", 0, &last, with_after ? 1 : 0);

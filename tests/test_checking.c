@@ -57,14 +57,15 @@ static void scribble_cpu(const rp_kargs *a, const uint64_t lo[3],
 }
 
 static const rp_param p_sd[] = {{"src", RP_IN}, {"dst", RP_OUT}};
-static const rp_kernel k_copy1 = {"copy1", 2, p_sd, copy1_cpu, NULL, NULL,
-                                  {0, 0, 0}, NULL, NULL, 0, 0, 0, 0};
-static const rp_kernel k_shift = {"shift", 2, p_sd, shift_cpu, NULL, NULL,
-                                  {0, 0, 0}, NULL, NULL, 0, 0, 0, 0};
-static const rp_kernel k_left = {"left", 2, p_sd, left_cpu, NULL, NULL,
-                                 {0, 0, 0}, NULL, NULL, 0, 0, 0, 0};
-static const rp_kernel k_scrib = {"scribble", 2, p_sd, scribble_cpu, NULL,
-                                  NULL, {0, 0, 0}, NULL, NULL, 0, 0, 0, 0};
+static const rp_kernel k_copy1 = {
+    "copy1", 2, p_sd, copy1_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0, 0, 0, 0};
+static const rp_kernel k_shift = {
+    "shift", 2, p_sd, shift_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0, 0, 0, 0};
+static const rp_kernel k_left = {
+    "left", 2, p_sd, left_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0, 0, 0, 0};
+static const rp_kernel k_scrib = {
+    "scribble", 2, p_sd, scribble_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0,
+    0,          0, 0};
 
 static double A[N * N], B[N * N];
 
@@ -79,8 +80,8 @@ static void fill(void) {
  * on backend `be` in checking mode (by option, or by RP_CHECK=1 when
  * by_env); its status, and rp_exec_error() in msg. */
 static rp_status one_kernel(const rp_kernel *k, rp_region ra, rp_region rb,
-                            rp_dims sp, const char *be, int by_env,
-                            char *msg, size_t n) {
+                            rp_dims sp, const char *be, int by_env, char *msg,
+                            size_t n) {
   rp_graph *g;
   rp_buf a, b;
   fill();
@@ -102,8 +103,7 @@ static rp_status one_kernel(const rp_kernel *k, rp_region ra, rp_region rb,
   rp_exec *x;
   cr_assert_eq(rp_exec_create(&x, g, bk, &o), RP_OK, "%s", rp_last_error());
   unsetenv("RP_CHECK");
-  cr_assert(strstr(rp_exec_error(x), "checking mode"), "%s",
-            rp_exec_error(x));
+  cr_assert(strstr(rp_exec_error(x), "checking mode"), "%s", rp_exec_error(x));
   cr_assert_str_eq(rp_backend_name(rp_exec_backend(x)), be);
   rp_status s = rp_exec_run(x, 1);
   snprintf(msg, n, "%s", rp_exec_error(x));
@@ -115,9 +115,8 @@ static rp_status one_kernel(const rp_kernel *k, rp_region ra, rp_region rb,
 Test(checking, write_one_element_past_the_region) {
   char msg[512];
   /* Bytes [0, 512): 64 doubles, but 65 points. */
-  rp_status s = one_kernel(&k_copy1, rp_bytes(0, 0, 512),
-                           rp_bytes(0, 0, 512), rp_dims3(65, 1, 1), "openmp",
-                           0, msg, sizeof msg);
+  rp_status s = one_kernel(&k_copy1, rp_bytes(0, 0, 512), rp_bytes(0, 0, 512),
+                           rp_dims3(65, 1, 1), "openmp", 0, msg, sizeof msg);
   cr_assert_eq(s, RP_EACCESS, "%s", msg);
   /* The read of src[64] comes first and faults. */
   cr_assert(strstr(msg, "op 1 \"copy1\" (kernel copy1): parameter 0 'src' "
@@ -130,15 +129,15 @@ Test(checking, write_one_element_past_the_region) {
   cr_assert_eq(s, RP_EACCESS, "%s", msg);
   cr_assert(strstr(msg, "parameter 1 'dst' writes byte 512 (element [1, 0]) "
                         "of buffer \"B\" (32768 bytes), outside its region "
-                        "bytes [0, 512)"), "%s", msg);
+                        "bytes [0, 512)"),
+            "%s", msg);
 }
 
 Test(checking, read_before_the_region) {
   char msg[512];
   /* src declared [8, 520): element 0 is read too. */
-  rp_status s = one_kernel(&k_shift, rp_bytes(0, 8, 512),
-                           rp_bytes(0, 8, 512), rp_dims3(64, 1, 1),
-                           "openmp", 0, msg, sizeof msg);
+  rp_status s = one_kernel(&k_shift, rp_bytes(0, 8, 512), rp_bytes(0, 8, 512),
+                           rp_dims3(64, 1, 1), "openmp", 0, msg, sizeof msg);
   cr_assert_eq(s, RP_EACCESS, "%s", msg);
   cr_assert(strstr(msg, "op 1 \"shift\" (kernel shift): parameter 0 'src' "
                         "reads byte 0 (element [0, 0]) of buffer \"A\""),
@@ -152,15 +151,17 @@ Test(checking, read_in_a_gap_of_a_box) {
    * page of declared bytes: found by its effect on the result, the byte
    * by bisecting the canaries. */
   uint64_t lo[2] = {1, 1}, hi[2] = {N - 1, N - 1};
-  rp_status s = one_kernel(&k_left, rp_box(0, 2, lo, hi), rp_box(0, 2, lo, hi),
-                           rp_dims3(N - 2, N - 2, 1), "openmp", 0, msg,
-                           sizeof msg);
+  rp_status s =
+      one_kernel(&k_left, rp_box(0, 2, lo, hi), rp_box(0, 2, lo, hi),
+                 rp_dims3(N - 2, N - 2, 1), "openmp", 0, msg, sizeof msg);
   cr_assert_eq(s, RP_EACCESS, "%s", msg);
   cr_assert(strstr(msg, "op 1 \"left\" (kernel left): parameter 0 'src' "
-                        "reads byte "), "%s", msg);
+                        "reads byte "),
+            "%s", msg);
   cr_assert(strstr(msg, "(element [2, 0]) of buffer \"A\" (32768 bytes), "
                         "outside its region box [1, 63) x [1, 63) (elements) "
-                        "(found by its effect on the results)"), "%s", msg);
+                        "(found by its effect on the results)"),
+            "%s", msg);
 }
 
 Test(checking, write_to_an_in_region) {
@@ -214,7 +215,7 @@ Test(checking, no_backend_named_takes_a_cpu_backend) {
   const rp_backend *omp;
   cr_assert_str_eq(rp_backend_name(cpu),
                    rp_backend_find("openmp", &omp) == RP_OK ? "openmp"
-                                                           : "reference");
+                                                            : "reference");
   rp_exec_opts eo = RP_EXEC_OPTS_INIT;
   eo.check = 1;
   rp_exec *x;
@@ -281,7 +282,8 @@ Test(checking, correct_program_passes_unchanged) {
     ex_jacobi2d_init(&p, ca, cb, cs);
     ex_jacobi2d_check(&p, 2, ca, cb, cs);
     cr_assert(!memcmp(a, ca, nn * 8) && !memcmp(b, cb, nn * 8) &&
-              !memcmp(s, cs, ns * 8), "%s: results differ", bes[i]);
+                  !memcmp(s, cs, ns * 8),
+              "%s: results differ", bes[i]);
   }
   rp_graph_destroy(g);
   free(a), free(b), free(s), free(ca), free(cb), free(cs);

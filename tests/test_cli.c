@@ -51,14 +51,16 @@ static void expect(const char *args, int rc, const char *in_out,
                    const char *in_err) {
   char *o, *e;
   int got = tool(args, &o, &e);
-  cr_assert_eq(got, rc, "reprise %s: exit %d, expected %d\nstdout: %s\n"
-               "stderr: %s", args, got, rc, o, e);
+  cr_assert_eq(got, rc,
+               "reprise %s: exit %d, expected %d\nstdout: %s\n"
+               "stderr: %s",
+               args, got, rc, o, e);
   if (in_out)
-    cr_assert(strstr(o, in_out), "reprise %s: stdout lacks \"%s\":\n%s",
-              args, in_out, o);
+    cr_assert(strstr(o, in_out), "reprise %s: stdout lacks \"%s\":\n%s", args,
+              in_out, o);
   if (in_err)
-    cr_assert(strstr(e, in_err), "reprise %s: stderr lacks \"%s\":\n%s",
-              args, in_err, e);
+    cr_assert(strstr(e, in_err), "reprise %s: stderr lacks \"%s\":\n%s", args,
+              in_err, e);
   free(o);
   free(e);
 }
@@ -82,10 +84,12 @@ Test(cli, version_and_help) {
 Test(cli, option_syntax) {
   char *a, *b, *e1, *e2;
   /* --opt=value, --opt value and options after the file mean the same */
-  cr_assert_eq(tool("analyze --json --copy-engines=1 --kernel-us=5 " JACOBI,
-                    &a, &e1), 0, "%s", e1);
-  cr_assert_eq(tool("analyze " JACOBI " --kernel-us 5 --copy-engines 1 --json",
-                    &b, &e2), 0, "%s", e2);
+  cr_assert_eq(
+      tool("analyze --json --copy-engines=1 --kernel-us=5 " JACOBI, &a, &e1), 0,
+      "%s", e1);
+  cr_assert_eq(
+      tool("analyze " JACOBI " --kernel-us 5 --copy-engines 1 --json", &b, &e2),
+      0, "%s", e2);
   cr_assert_str_eq(a, b);
   cr_assert(strstr(a, "\"copy:0\""), "one copy lane: %s", a);
   free(a), free(b), free(e1), free(e2);
@@ -133,7 +137,8 @@ Test(cli, unknown_keys_warn_or_fail_with_strict) {
         "\"box\": {\"lo\": [0], \"hi\": [64]}},\n"
         "  {\"buffer\": 0, \"space\": \"device:0\", \"mode\": \"out\", "
         "\"box\": {\"lo\": [0], \"hi\": [64], \"step\": [1]}}]}],\n"
-        " \"edges\": [{\"from\": 0, \"to\": 0, \"weight\": 2}]}\n", fp);
+        " \"edges\": [{\"from\": 0, \"to\": 0, \"weight\": 2}]}\n",
+        fp);
   fclose(fp);
   char args[256], *o, *e;
   snprintf(args, sizeof args, "dot %s", path);
@@ -162,8 +167,8 @@ Test(cli, run_copies_on_each_backend) {
     if (rp_backend_find(bes[i], &be) != RP_OK)
       continue;
     char args[256];
-    snprintf(args, sizeof args, "run --iters=3 --backend %s "
-             DATA "/copies.json", bes[i]);
+    snprintf(args, sizeof args,
+             "run --iters=3 --backend %s " DATA "/copies.json", bes[i]);
     setenv("RP_XRT_EMULATE", "1", 1);
     expect(args, 0, "1020 bytes of host data changed, equal to the reference",
            NULL);
@@ -175,16 +180,14 @@ Test(cli, run_reshapes_copies) {
    * threshold above 1 KiB; at 1 byte the copy back splits per quarter. */
   expect("run -b reference --reshape-copies " DATA "/copies_pieces.json", 0,
          "copies reshaped: 3 merged into an earlier copy, 0 split", NULL);
-  expect("run -b reference --reshape-copies=1 " DATA "/copies_pieces.json",
-         0, "copies reshaped: 0 merged into an earlier copy, 1 split", NULL);
+  expect("run -b reference --reshape-copies=1 " DATA "/copies_pieces.json", 0,
+         "copies reshaped: 0 merged into an earlier copy, 1 split", NULL);
   /* At 1 KiB exactly: the quarters do not average fewer (no merge), and
    * are big enough to leave on their own (split). */
-  expect("run -b reference --reshape-copies=1024 " DATA
-         "/copies_pieces.json", 0, "0 merged into an earlier copy, 1 split",
-         NULL);
-  expect("run -b reference --reshape-copies=1025 " DATA
-         "/copies_pieces.json", 0, "3 merged into an earlier copy, 0 split",
-         NULL);
+  expect("run -b reference --reshape-copies=1024 " DATA "/copies_pieces.json",
+         0, "0 merged into an earlier copy, 1 split", NULL);
+  expect("run -b reference --reshape-copies=1025 " DATA "/copies_pieces.json",
+         0, "3 merged into an earlier copy, 0 split", NULL);
   expect("run --reshape-copies=0 " DATA "/copies_pieces.json", 2, NULL,
          "--reshape-copies");
 }
@@ -248,11 +251,12 @@ Test(cli, run_saved_jacobi_with_its_kernel_library) {
   ex_jacobi2d_check(&p, 3, ca, cb, cs);
   static const char *const bes[] = {"reference", "openmp"};
   for (int i = 0; i < 2; i++) {
-    snprintf(args, sizeof args, "run -b %s --iters 3 --kernels "
-             RP_TEST_KLIB_JACOBI " --load-buffer A=%s/a0 --load-buffer "
+    snprintf(args, sizeof args,
+             "run -b %s --iters 3 --kernels " RP_TEST_KLIB_JACOBI
+             " --load-buffer A=%s/a0 --load-buffer "
              "B=%s/b0 --load-buffer=sums=%s/s0 --save-buffer A=%s/a "
-             "--save-buffer B=%s/b --save-buffer sums=%s/s %s/j.json", bes[i],
-             dir, dir, dir, dir, dir, dir, dir);
+             "--save-buffer B=%s/b --save-buffer sums=%s/s %s/j.json",
+             bes[i], dir, dir, dir, dir, dir, dir, dir);
     expect(args, 0, "replays on", NULL);
     expect(args, 0, "equal to the reference", NULL);
     snprintf(path, sizeof path, "%s/a", dir);
@@ -266,25 +270,31 @@ Test(cli, run_saved_jacobi_with_its_kernel_library) {
     cr_assert(!memcmp(sm, cs, ns * 8), "%s: sums differ", bes[i]);
   }
   /* The checking mode replays it too (a correct program passes). */
-  snprintf(args, sizeof args, "run --check -k " RP_TEST_KLIB_JACOBI
-           " %s/j.json", dir);
+  snprintf(args, sizeof args,
+           "run --check -k " RP_TEST_KLIB_JACOBI " %s/j.json", dir);
   expect(args, 0, "(checking mode)", NULL);
   /* Progress lines, asked for. */
-  snprintf(args, sizeof args, "run --progress --iters 20 -k "
-           RP_TEST_KLIB_JACOBI " %s/j.json", dir);
+  snprintf(args, sizeof args,
+           "run --progress --iters 20 -k " RP_TEST_KLIB_JACOBI " %s/j.json",
+           dir);
   expect(args, 0, "20 replays", "replay 20 of 20 (100%");
   expect(args, 0, NULL, "reading ");
   /* The wrong library names the missing kernel; bad buffer files. */
-  snprintf(args, sizeof args, "run -k " RP_TEST_KLIB_MATPOW " %s/j.json",
-           dir);
-  expect(args, 1, NULL, "op 1 (\"jac_copy\"): no kernel named "
+  snprintf(args, sizeof args, "run -k " RP_TEST_KLIB_MATPOW " %s/j.json", dir);
+  expect(args, 1, NULL,
+         "op 1 (\"jac_copy\"): no kernel named "
          "\"jac_copy\" in " RP_TEST_KLIB_MATPOW);
-  snprintf(args, sizeof args, "run -k " RP_TEST_KLIB_JACOBI " --load-buffer "
-           "A=%s/s0 %s/j.json", dir, dir);
+  snprintf(args, sizeof args,
+           "run -k " RP_TEST_KLIB_JACOBI " --load-buffer "
+           "A=%s/s0 %s/j.json",
+           dir, dir);
   expect(args, 1, NULL, "holds fewer bytes, the buffer 18432");
-  snprintf(args, sizeof args, "run -k " RP_TEST_KLIB_JACOBI " --save-buffer "
-           "Q=%s/q %s/j.json", dir, dir);
-  expect(args, 1, NULL, "--save-buffer: no buffer named \"Q\" (the "
+  snprintf(args, sizeof args,
+           "run -k " RP_TEST_KLIB_JACOBI " --save-buffer "
+           "Q=%s/q %s/j.json",
+           dir, dir);
+  expect(args, 1, NULL,
+         "--save-buffer: no buffer named \"Q\" (the "
          "graph's buffers: A B sums)");
   const char *files[] = {"j.json", "a0", "b0", "s0", "a", "b", "s"};
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
@@ -316,8 +326,9 @@ Test(cli, progress_on_stderr_when_asked) {
  * every digit of a double: 4096 bytes at 3 GB/s is 1.3653333... us. */
 Test(cli, dot_labels_rounded) {
   char *o, *e;
-  cr_assert_eq(tool("analyze --h2d-gbps=3 --dot=- " DATA "/copies.json", &o,
-                    &e), 0, "%s", e);
+  cr_assert_eq(
+      tool("analyze --h2d-gbps=3 --dot=- " DATA "/copies.json", &o, &e), 0,
+      "%s", e);
   cr_assert(strstr(o, "B up\\n0 .. 1.365 us"), "%s", o);
   cr_assert(strstr(o, "critical path 1.386 us"), "%s", o);
   cr_assert_null(strstr(o, "1.36533"), "%s", o);
@@ -330,7 +341,8 @@ Test(cli, dot_labels_rounded) {
 Test(cli, analyze_split_advice) {
   expect("analyze --split burn:x:0 " DATA "/pipeline.json", 0,
          "split \"burn\" in 13: predicted 2.60x (0.300 ms -> 0.115 ms); 2 "
-         "copies cut with it\n", NULL);
+         "copies cut with it\n",
+         NULL);
   expect("analyze --split nope:x:0 " DATA "/pipeline.json", 1, NULL,
          "no kernel operation is named \"nope\"");
   expect("analyze --split burn:q:0 " DATA "/pipeline.json", 2, NULL,
@@ -347,8 +359,10 @@ Test(cli, trace_split_into_numbered_files) {
   char dir[] = "/tmp/rp_cli_traceXXXXXX";
   cr_assert_not_null(mkdtemp(dir));
   char args[512], path[600];
-  snprintf(args, sizeof args, "analyze --strict --trace %s/t.json "
-           "--trace-events 3 " JACOBI, dir);
+  snprintf(args, sizeof args,
+           "analyze --strict --trace %s/t.json "
+           "--trace-events 3 " JACOBI,
+           dir);
   expect(args, 0, "critical path", "written as 3 files of at most 3");
   unsigned events = 0;
   for (int k = 1; k <= 4; k++) {
@@ -369,8 +383,8 @@ Test(cli, trace_split_into_numbered_files) {
     unlink(path);
   }
   cr_assert_eq(events, 7);
-  snprintf(args, sizeof args, "analyze --trace %s/t.json --trace-events 7 "
-           JACOBI, dir);
+  snprintf(args, sizeof args,
+           "analyze --trace %s/t.json --trace-events 7 " JACOBI, dir);
   expect(args, 0, NULL, NULL);
   snprintf(path, sizeof path, "%s/t.json", dir);
   cr_assert_eq(access(path, R_OK), 0);

@@ -139,8 +139,8 @@ Test(cli_atomic, full_disk_keeps_the_previous_file, .timeout = 50) {
     int st = finish(pid, fd, err, sizeof err);
     cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "%s: status %d\n%s",
               kinds[k], st, err);
-    cr_assert(strstr(err, target) && strstr(err, "File too large"),
-              "%s: %s", kinds[k], err);
+    cr_assert(strstr(err, target) && strstr(err, "File too large"), "%s: %s",
+              kinds[k], err);
     size_t len;
     char *got = slurp(target, &len);
     cr_assert_str_eq(got, OLD, "%s: the previous file became %zu bytes",
@@ -150,8 +150,7 @@ Test(cli_atomic, full_disk_keeps_the_previous_file, .timeout = 50) {
     /* Without the limit: written whole, in place of the old one. */
     pid = start(kinds[k], target, 0, &fd);
     st = finish(pid, fd, err, sizeof err);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", kinds[k],
-              err);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: %s", kinds[k], err);
     got = slurp(target, &len);
     cr_assert_gt(len, 512, "%s: %zu bytes", kinds[k], len);
     free(got);
@@ -213,8 +212,10 @@ Test(cli_atomic, sigterm_mid_write_keeps_the_previous_file, .timeout = 50) {
       cr_assert_gt(len, 1000000);
     }
     free(got);
-    cr_assert_eq(others("out"), 1, "a temporary file left (attempt %d, "
-                 "status %d)", attempt, st);
+    cr_assert_eq(others("out"), 1,
+                 "a temporary file left (attempt %d, "
+                 "status %d)",
+                 attempt, st);
   }
   cr_assert_geq(killed, 1);
   rm_tree();
@@ -262,8 +263,8 @@ Test(cli_atomic, outfile_commit_abort_and_signal) {
   TU_OK(NULL, rp_outfile_open(&f, sub, &fp));
   fputs("x", fp);
   cr_assert_eq(rp_outfile_commit(f), RP_EIO);
-  cr_assert(strstr(rp_last_error(), "sub: write failed: Is a directory"),
-            "%s", rp_last_error());
+  cr_assert(strstr(rp_last_error(), "sub: write failed: Is a directory"), "%s",
+            rp_last_error());
   rmdir(sub);
   /* SIGTERM mid-file: the child dies of it, its temporary file removed. */
   put(target, OLD);
@@ -299,36 +300,45 @@ static int run_tool(const char *args, char *err, size_t n) {
 Test(cli_misuse, clear_messages) {
   mkdir_tmp();
   char err[4096], args[512];
-  snprintf(args, sizeof args, "run --backend reference --load-buffer A=%s "
-           DATA "/copies.json", dir);
+  snprintf(args, sizeof args,
+           "run --backend reference --load-buffer A=%s " DATA "/copies.json",
+           dir);
   cr_assert_eq(run_tool(args, err, sizeof err), 1);
   cr_assert(strstr(err, "--load-buffer A: cannot open") &&
-            strstr(err, "Is a directory"), "%s", err);
-  cr_assert_eq(run_tool("analyze --mode bogus " DATA "/copies.json", err,
-                        sizeof err), 2);
-  cr_assert(strstr(err, "--mode bogus: needs --model or --backend"), "%s",
-            err);
+                strstr(err, "Is a directory"),
+            "%s", err);
+  cr_assert_eq(
+      run_tool("analyze --mode bogus " DATA "/copies.json", err, sizeof err),
+      2);
+  cr_assert(strstr(err, "--mode bogus: needs --model or --backend"), "%s", err);
   /* With a model (calibrated here, once), the modes it has are named. */
   char cmd[1024];
-  snprintf(cmd, sizeof cmd, "XDG_CACHE_HOME=%s %s analyze --backend "
+  snprintf(cmd, sizeof cmd,
+           "XDG_CACHE_HOME=%s %s analyze --backend "
            "reference --mode bogus " DATA "/copies.json 2>&1 >/dev/null; "
-           "echo rc=$?", dir, RP_TEST_TOOL);
+           "echo rc=$?",
+           dir, RP_TEST_TOOL);
   FILE *p = popen(cmd, "r");
   size_t len = fread(err, 1, sizeof err - 1, p);
   err[len] = 0;
   pclose(p);
   cr_assert(strstr(err, "--mode bogus: no such mode in the model (its "
-                        "modes: default serial)") && strstr(err, "rc=1"),
+                        "modes: default serial)") &&
+                strstr(err, "rc=1"),
             "%s", err);
   /* A cache that cannot be written: said, and the analysis still runs. */
-  snprintf(cmd, sizeof cmd, "XDG_CACHE_HOME=/proc/nonexistent %s analyze "
+  snprintf(cmd, sizeof cmd,
+           "XDG_CACHE_HOME=/proc/nonexistent %s analyze "
            "--backend reference " DATA "/copies.json 2>&1 >/dev/null; "
-           "echo rc=$?", RP_TEST_TOOL);
+           "echo rc=$?",
+           RP_TEST_TOOL);
   p = popen(cmd, "r");
   len = fread(err, 1, sizeof err - 1, p);
   err[len] = 0;
   pclose(p);
   cr_assert(strstr(err, "reprise: not cached after all: /proc/nonexistent/"
-                        "reprise/") && strstr(err, "rc=0"), "%s", err);
+                        "reprise/") &&
+                strstr(err, "rc=0"),
+            "%s", err);
   rm_tree();
 }

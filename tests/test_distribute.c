@@ -29,8 +29,8 @@ Test(distribute, parts_declared_checked_and_read) {
   uint64_t want[4] = {0, 3, 6, 10};
   for (unsigned p = 0; p < 3; p++) {
     TU_OK(g, rp_buffer_part_rows(g, A, p, &r0, &r1));
-    cr_assert(r0 == want[p] && r1 == want[p + 1], "part %u: [%llu, %llu)",
-              p, (unsigned long long)r0, (unsigned long long)r1);
+    cr_assert(r0 == want[p] && r1 == want[p + 1], "part %u: [%llu, %llu)", p,
+              (unsigned long long)r0, (unsigned long long)r1);
   }
   cr_assert_eq(rp_buffer_part_rows(g, A, 3, &r0, &r1), RP_EINVAL);
   /* given bounds, an empty part; declaring again replaces */
@@ -78,11 +78,11 @@ static rp_graph *two_devices(uint8_t *a, uint8_t *h, unsigned parts) {
   TU_OK(g, rp_buffer_register(g, "H", h, 64, &H));
   for (int s = 0; s < 3; s++)
     for (int d = 0; d < 2; d++) {
-      rp_arg args[2] = {rp_arg_buf(rp_box2(A, 8 * (uint64_t)d,
-                                           8 * (uint64_t)d + 8, 0, 32)),
-                        rp_arg_i64(256 * d)};
-      TU_OK(g, rp_record_kernel(g, &tu_bump, d, rp_dims3(256, 1, 1), args,
-                                NULL, NULL));
+      rp_arg args[2] = {
+          rp_arg_buf(rp_box2(A, 8 * (uint64_t)d, 8 * (uint64_t)d + 8, 0, 32)),
+          rp_arg_i64(256 * d)};
+      TU_OK(g, rp_record_kernel(g, &tu_bump, d, rp_dims3(256, 1, 1), args, NULL,
+                                NULL));
     }
   static tu_host_arg ha = {0, 64};
   rp_access acc = {rp_whole(H), RP_INOUT};
@@ -120,8 +120,7 @@ Test(distribute, one_process_ignores_it) {
       cr_assert_eq(rp_buffer_num_parts(rp_exec_graph(x), 0), parts);
       cr_assert_eq(rp_exec_run(x, 2), RP_OK, "%s", rp_exec_error(x));
       cr_assert(!memcmp(a, ra, sizeof a) && !memcmp(h, rh, sizeof h),
-                "%s, %u parts: differs from the reference", backends[k],
-                parts);
+                "%s, %u parts: differs from the reference", backends[k], parts);
       rp_exec_destroy(x);
       rp_graph_destroy(g);
     }

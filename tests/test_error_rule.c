@@ -14,103 +14,118 @@
 #include "reprise/backend.h"
 
 /* Each call with NULL pointers and zero values. */
-#define CALLS(X) \
-  X(rp_analyze, rp_analyze(NULL, NULL, NULL)) \
-  X(rp_analysis_op, rp_analysis_op(NULL, 0, NULL)) \
-  X(rp_analysis_op_model, rp_analysis_op_model(NULL, 0, NULL, NULL)) \
-  X(rp_achieved_compute, rp_achieved_compute(NULL, NULL, NULL, 0, NULL)) \
-  X(rp_achieved_check_serial, rp_achieved_check_serial(NULL, NULL, 0)) \
-  X(rp_outfile_open, rp_outfile_open(NULL, NULL, NULL)) \
-  X(rp_outfile_commit, rp_outfile_commit(NULL)) \
-  X(rp_buffer_register_elems, rp_buffer_register_elems(NULL, NULL, NULL, 0, 0, NULL)) \
-  X(rp_exec_guard_image, rp_exec_guard_image(NULL, 0, NULL)) \
-  X(rp_analysis_write_achieved, rp_analysis_write_achieved(NULL, NULL, NULL)) \
-  X(rp_analysis_departures, rp_analysis_departures(NULL, NULL, NULL, NULL, 0, NULL)) \
-  X(rp_analysis_write_trace2, rp_analysis_write_trace2(NULL, NULL, NULL, NULL)) \
-  X(rp_analysis_write_departures, rp_analysis_write_departures(NULL, NULL, NULL, 0, NULL)) \
-  X(rp_analysis_lane, rp_analysis_lane(NULL, 0, NULL, NULL)) \
-  X(rp_analysis_write_text, rp_analysis_write_text(NULL, NULL)) \
-  X(rp_analysis_write_json, rp_analysis_write_json(NULL, NULL)) \
-  X(rp_analysis_write_dot, rp_analysis_write_dot(NULL, NULL)) \
-  X(rp_analysis_write_trace, rp_analysis_write_trace(NULL, NULL)) \
-  X(rp_analysis_write_trace_part, rp_analysis_write_trace_part(NULL, NULL, 0, 0)) \
-  X(rp_analysis_write_svg, rp_analysis_write_svg(NULL, NULL)) \
-  X(rp_graph_write_dot_limited, rp_graph_write_dot_limited(NULL, NULL, 0)) \
-  X(rp_speedup_write_svg, rp_speedup_write_svg(NULL, 0, NULL, NULL, NULL)) \
-  X(rp_split_advise, rp_split_advise(NULL, NULL, 0, NULL)) \
-  X(rp_split_write_text, rp_split_write_text(NULL, NULL, NULL)) \
-  X(rp_exec_fail_task, rp_exec_fail_task(NULL, 0, 0, 0, NULL)) \
-  X(rp_plan_run_on_host, rp_plan_run_on_host(NULL, 0, NULL, NULL, NULL)) \
-  X(rp_plan_may_share, rp_plan_may_share(NULL, 0, 0, NULL)) \
-  X(rp_check_deps, rp_check_deps(NULL, NULL, NULL)) \
-  X(rp_check_race, rp_check_race(NULL, 0, NULL)) \
-  X(rp_check_superfluous, rp_check_superfluous(NULL, 0, NULL)) \
-  X(rp_check_write_text, rp_check_write_text(NULL, NULL)) \
-  X(rp_check_write_json, rp_check_write_json(NULL, NULL)) \
-  X(rp_kernels_load, rp_kernels_load(NULL, NULL)) \
-  X(rp_graph_bind, rp_graph_bind(NULL, NULL, NULL, NULL)) \
-  X(rp_model_calibrate, rp_model_calibrate(NULL, NULL, NULL, 0)) \
-  X(rp_model_cache_path, rp_model_cache_path(NULL, NULL, NULL, NULL, 0)) \
-  X(rp_model_get_opts, rp_model_get_opts(NULL, NULL, NULL, NULL)) \
-  X(rp_model_get, rp_model_get(NULL, NULL, NULL, 0)) \
-  X(rp_analysis_opts_from_exec, rp_analysis_opts_from_exec(NULL, NULL, NULL, NULL)) \
-  X(rp_analysis_opts_calibrated, rp_analysis_opts_calibrated(NULL, NULL, NULL, NULL, NULL)) \
-  X(rp_analysis_opts_for, rp_analysis_opts_for(NULL, NULL, NULL, NULL, NULL, NULL)) \
-  X(rp_analyze_exec, rp_analyze_exec(NULL, NULL, NULL)) \
-  X(rp_model_path, rp_model_path(NULL, NULL, 0)) \
-  X(rp_model_load, rp_model_load(NULL, NULL)) \
-  X(rp_model_save, rp_model_save(NULL, NULL)) \
-  X(rp_model_write_json, rp_model_write_json(NULL, NULL)) \
-  X(rp_plugin_load, rp_plugin_load(NULL, NULL)) \
-  X(rp_graph_create, rp_graph_create(NULL, 0)) \
-  X(rp_graph_end, rp_graph_end(NULL)) \
-  X(rp_graph_set_device_kind, rp_graph_set_device_kind(NULL, 0, 0)) \
-  X(rp_graph_edge, rp_graph_edge(NULL, 0, NULL)) \
-  X(rp_node_info_get, rp_node_info_get(NULL, 0, NULL)) \
-  X(rp_node_access, rp_node_access(NULL, 0, 0, NULL)) \
-  X(rp_node_set_cost, rp_node_set_cost(NULL, 0, 0)) \
-  X(rp_graph_find_buffer, rp_graph_find_buffer(NULL, NULL, NULL)) \
-  X(rp_node_host_fn, rp_node_host_fn(NULL, 0, NULL, NULL)) \
-  X(rp_node_scalars, rp_node_scalars(NULL, 0, NULL, 0, NULL)) \
-  X(rp_graph_set_measured, rp_graph_set_measured(NULL, 0, NULL)) \
-  X(rp_graph_set_measured_all, rp_graph_set_measured_all(NULL, NULL, NULL, NULL, 0, NULL, NULL)) \
-  X(rp_graph_get_measured, rp_graph_get_measured(NULL, 0, NULL)) \
-  X(rp_graph_apply_costs, rp_graph_apply_costs(NULL, NULL, NULL)) \
-  X(rp_buffer_add, rp_buffer_add(NULL, NULL, NULL)) \
-  X(rp_buffer_register, rp_buffer_register(NULL, NULL, NULL, 0, NULL)) \
-  X(rp_buffer_register_2d, rp_buffer_register_2d(NULL, NULL, NULL, 0, 0, 0, NULL)) \
-  X(rp_buffer_info, rp_buffer_info(NULL, 0, NULL)) \
-  X(rp_buffer_distribute, rp_buffer_distribute(NULL, 0, 0, NULL)) \
-  X(rp_buffer_part_rows, rp_buffer_part_rows(NULL, 0, 0, NULL, NULL)) \
-  X(rp_record_kernel, rp_record_kernel(NULL, NULL, 0, (rp_dims){0}, NULL, NULL, NULL)) \
-  X(rp_record_copy_to_device, rp_record_copy_to_device(NULL, (rp_region){0}, 0, NULL, NULL)) \
-  X(rp_record_copy_to_host, rp_record_copy_to_host(NULL, (rp_region){0}, 0, NULL, NULL)) \
-  X(rp_record_copy_peer, rp_record_copy_peer(NULL, (rp_region){0}, 0, 0, NULL, NULL)) \
-  X(rp_record_host, rp_record_host(NULL, NULL, NULL, NULL, 0, NULL, NULL)) \
-  X(rp_record_sync_host, rp_record_sync_host(NULL, (rp_region){0}, NULL)) \
-  X(rp_record_task, rp_record_task(NULL, NULL, 0, NULL, NULL, NULL)) \
-  X(rp_graph_write_json, rp_graph_write_json(NULL, NULL)) \
-  X(rp_graph_read_json, rp_graph_read_json(NULL, NULL, NULL, 0)) \
-  X(rp_graph_read_json_opts, rp_graph_read_json_opts(NULL, NULL, NULL, NULL, 0)) \
-  X(rp_graph_write_dot, rp_graph_write_dot(NULL, NULL)) \
-  X(rp_backend_find, rp_backend_find(NULL, NULL)) \
-  X(rp_backend_probe, rp_backend_probe(NULL)) \
-  X(rp_exec_create, rp_exec_create(NULL, NULL, NULL, NULL)) \
-  X(rp_exec_run, rp_exec_run(NULL, 0)) \
-  X(rp_exec_launch, rp_exec_launch(NULL, 0)) \
-  X(rp_exec_wait, rp_exec_wait(NULL)) \
-  X(rp_exec_wait_buffer, rp_exec_wait_buffer(NULL, 0)) \
-  X(rp_exec_run_until, rp_exec_run_until(NULL, NULL, 0, 0, NULL)) \
-  X(rp_exec_rebind, rp_exec_rebind(NULL, 0, NULL, 0)) \
-  X(rp_exec_kernel_block, rp_exec_kernel_block(NULL, 0, NULL)) \
-  X(rp_exec_set_scalar, rp_exec_set_scalar(NULL, 0, 0, (rp_slot){0})) \
-  X(rp_exec_profile, rp_exec_profile(NULL, NULL)) \
-  X(rp_exec_profile_ex, rp_exec_profile_ex(NULL, 0, 0, NULL, NULL, NULL)) \
-  X(rp_exec_profile_n, rp_exec_profile_n(NULL, 0, NULL, NULL, NULL)) \
-  X(rp_exec_timeline, rp_exec_timeline(NULL, NULL, NULL)) \
+#define CALLS(X)                                                               \
+  X(rp_analyze, rp_analyze(NULL, NULL, NULL))                                  \
+  X(rp_analysis_op, rp_analysis_op(NULL, 0, NULL))                             \
+  X(rp_analysis_op_model, rp_analysis_op_model(NULL, 0, NULL, NULL))           \
+  X(rp_achieved_compute, rp_achieved_compute(NULL, NULL, NULL, 0, NULL))       \
+  X(rp_achieved_check_serial, rp_achieved_check_serial(NULL, NULL, 0))         \
+  X(rp_outfile_open, rp_outfile_open(NULL, NULL, NULL))                        \
+  X(rp_outfile_commit, rp_outfile_commit(NULL))                                \
+  X(rp_buffer_register_elems,                                                  \
+    rp_buffer_register_elems(NULL, NULL, NULL, 0, 0, NULL))                    \
+  X(rp_exec_guard_image, rp_exec_guard_image(NULL, 0, NULL))                   \
+  X(rp_analysis_write_achieved, rp_analysis_write_achieved(NULL, NULL, NULL))  \
+  X(rp_analysis_departures,                                                    \
+    rp_analysis_departures(NULL, NULL, NULL, NULL, 0, NULL))                   \
+  X(rp_analysis_write_trace2,                                                  \
+    rp_analysis_write_trace2(NULL, NULL, NULL, NULL))                          \
+  X(rp_analysis_write_departures,                                              \
+    rp_analysis_write_departures(NULL, NULL, NULL, 0, NULL))                   \
+  X(rp_analysis_lane, rp_analysis_lane(NULL, 0, NULL, NULL))                   \
+  X(rp_analysis_write_text, rp_analysis_write_text(NULL, NULL))                \
+  X(rp_analysis_write_json, rp_analysis_write_json(NULL, NULL))                \
+  X(rp_analysis_write_dot, rp_analysis_write_dot(NULL, NULL))                  \
+  X(rp_analysis_write_trace, rp_analysis_write_trace(NULL, NULL))              \
+  X(rp_analysis_write_trace_part,                                              \
+    rp_analysis_write_trace_part(NULL, NULL, 0, 0))                            \
+  X(rp_analysis_write_svg, rp_analysis_write_svg(NULL, NULL))                  \
+  X(rp_graph_write_dot_limited, rp_graph_write_dot_limited(NULL, NULL, 0))     \
+  X(rp_speedup_write_svg, rp_speedup_write_svg(NULL, 0, NULL, NULL, NULL))     \
+  X(rp_split_advise, rp_split_advise(NULL, NULL, 0, NULL))                     \
+  X(rp_split_write_text, rp_split_write_text(NULL, NULL, NULL))                \
+  X(rp_exec_fail_task, rp_exec_fail_task(NULL, 0, 0, 0, NULL))                 \
+  X(rp_plan_run_on_host, rp_plan_run_on_host(NULL, 0, NULL, NULL, NULL))       \
+  X(rp_plan_may_share, rp_plan_may_share(NULL, 0, 0, NULL))                    \
+  X(rp_check_deps, rp_check_deps(NULL, NULL, NULL))                            \
+  X(rp_check_race, rp_check_race(NULL, 0, NULL))                               \
+  X(rp_check_superfluous, rp_check_superfluous(NULL, 0, NULL))                 \
+  X(rp_check_write_text, rp_check_write_text(NULL, NULL))                      \
+  X(rp_check_write_json, rp_check_write_json(NULL, NULL))                      \
+  X(rp_kernels_load, rp_kernels_load(NULL, NULL))                              \
+  X(rp_graph_bind, rp_graph_bind(NULL, NULL, NULL, NULL))                      \
+  X(rp_model_calibrate, rp_model_calibrate(NULL, NULL, NULL, 0))               \
+  X(rp_model_cache_path, rp_model_cache_path(NULL, NULL, NULL, NULL, 0))       \
+  X(rp_model_get_opts, rp_model_get_opts(NULL, NULL, NULL, NULL))              \
+  X(rp_model_get, rp_model_get(NULL, NULL, NULL, 0))                           \
+  X(rp_analysis_opts_from_exec,                                                \
+    rp_analysis_opts_from_exec(NULL, NULL, NULL, NULL))                        \
+  X(rp_analysis_opts_calibrated,                                               \
+    rp_analysis_opts_calibrated(NULL, NULL, NULL, NULL, NULL))                 \
+  X(rp_analysis_opts_for,                                                      \
+    rp_analysis_opts_for(NULL, NULL, NULL, NULL, NULL, NULL))                  \
+  X(rp_analyze_exec, rp_analyze_exec(NULL, NULL, NULL))                        \
+  X(rp_model_path, rp_model_path(NULL, NULL, 0))                               \
+  X(rp_model_load, rp_model_load(NULL, NULL))                                  \
+  X(rp_model_save, rp_model_save(NULL, NULL))                                  \
+  X(rp_model_write_json, rp_model_write_json(NULL, NULL))                      \
+  X(rp_plugin_load, rp_plugin_load(NULL, NULL))                                \
+  X(rp_graph_create, rp_graph_create(NULL, 0))                                 \
+  X(rp_graph_end, rp_graph_end(NULL))                                          \
+  X(rp_graph_set_device_kind, rp_graph_set_device_kind(NULL, 0, 0))            \
+  X(rp_graph_edge, rp_graph_edge(NULL, 0, NULL))                               \
+  X(rp_node_info_get, rp_node_info_get(NULL, 0, NULL))                         \
+  X(rp_node_access, rp_node_access(NULL, 0, 0, NULL))                          \
+  X(rp_node_set_cost, rp_node_set_cost(NULL, 0, 0))                            \
+  X(rp_graph_find_buffer, rp_graph_find_buffer(NULL, NULL, NULL))              \
+  X(rp_node_host_fn, rp_node_host_fn(NULL, 0, NULL, NULL))                     \
+  X(rp_node_scalars, rp_node_scalars(NULL, 0, NULL, 0, NULL))                  \
+  X(rp_graph_set_measured, rp_graph_set_measured(NULL, 0, NULL))               \
+  X(rp_graph_set_measured_all,                                                 \
+    rp_graph_set_measured_all(NULL, NULL, NULL, NULL, 0, NULL, NULL))          \
+  X(rp_graph_get_measured, rp_graph_get_measured(NULL, 0, NULL))               \
+  X(rp_graph_apply_costs, rp_graph_apply_costs(NULL, NULL, NULL))              \
+  X(rp_buffer_add, rp_buffer_add(NULL, NULL, NULL))                            \
+  X(rp_buffer_register, rp_buffer_register(NULL, NULL, NULL, 0, NULL))         \
+  X(rp_buffer_register_2d,                                                     \
+    rp_buffer_register_2d(NULL, NULL, NULL, 0, 0, 0, NULL))                    \
+  X(rp_buffer_info, rp_buffer_info(NULL, 0, NULL))                             \
+  X(rp_buffer_distribute, rp_buffer_distribute(NULL, 0, 0, NULL))              \
+  X(rp_buffer_part_rows, rp_buffer_part_rows(NULL, 0, 0, NULL, NULL))          \
+  X(rp_record_kernel,                                                          \
+    rp_record_kernel(NULL, NULL, 0, (rp_dims){0}, NULL, NULL, NULL))           \
+  X(rp_record_copy_to_device,                                                  \
+    rp_record_copy_to_device(NULL, (rp_region){0}, 0, NULL, NULL))             \
+  X(rp_record_copy_to_host,                                                    \
+    rp_record_copy_to_host(NULL, (rp_region){0}, 0, NULL, NULL))               \
+  X(rp_record_copy_peer,                                                       \
+    rp_record_copy_peer(NULL, (rp_region){0}, 0, 0, NULL, NULL))               \
+  X(rp_record_host, rp_record_host(NULL, NULL, NULL, NULL, 0, NULL, NULL))     \
+  X(rp_record_sync_host, rp_record_sync_host(NULL, (rp_region){0}, NULL))      \
+  X(rp_record_task, rp_record_task(NULL, NULL, 0, NULL, NULL, NULL))           \
+  X(rp_graph_write_json, rp_graph_write_json(NULL, NULL))                      \
+  X(rp_graph_read_json, rp_graph_read_json(NULL, NULL, NULL, 0))               \
+  X(rp_graph_read_json_opts,                                                   \
+    rp_graph_read_json_opts(NULL, NULL, NULL, NULL, 0))                        \
+  X(rp_graph_write_dot, rp_graph_write_dot(NULL, NULL))                        \
+  X(rp_backend_find, rp_backend_find(NULL, NULL))                              \
+  X(rp_backend_probe, rp_backend_probe(NULL))                                  \
+  X(rp_exec_create, rp_exec_create(NULL, NULL, NULL, NULL))                    \
+  X(rp_exec_run, rp_exec_run(NULL, 0))                                         \
+  X(rp_exec_launch, rp_exec_launch(NULL, 0))                                   \
+  X(rp_exec_wait, rp_exec_wait(NULL))                                          \
+  X(rp_exec_wait_buffer, rp_exec_wait_buffer(NULL, 0))                         \
+  X(rp_exec_run_until, rp_exec_run_until(NULL, NULL, 0, 0, NULL))              \
+  X(rp_exec_rebind, rp_exec_rebind(NULL, 0, NULL, 0))                          \
+  X(rp_exec_kernel_block, rp_exec_kernel_block(NULL, 0, NULL))                 \
+  X(rp_exec_set_scalar, rp_exec_set_scalar(NULL, 0, 0, (rp_slot){0}))          \
+  X(rp_exec_profile, rp_exec_profile(NULL, NULL))                              \
+  X(rp_exec_profile_ex, rp_exec_profile_ex(NULL, 0, 0, NULL, NULL, NULL))      \
+  X(rp_exec_profile_n, rp_exec_profile_n(NULL, 0, NULL, NULL, NULL))           \
+  X(rp_exec_timeline, rp_exec_timeline(NULL, NULL, NULL))                      \
   X(rp_replay_reference, rp_replay_reference(NULL, 0))
 
-#define FN(n, c)                                                           \
+#define FN(n, c)                                                               \
   static rp_status null_##n(void) { return c; }
 CALLS(FN)
 #undef FN
@@ -154,9 +169,8 @@ Test(error_rule, every_public_call_refuses_null_with_its_own_message) {
  * many as the headers declare. */
 Test(error_rule, the_table_is_complete) {
   static const char *const headers[] = {
-      "common.h", "record.h", "model.h",  "analyze.h", "check.h",
-      "replay.h", "measure.h", "kernel.h", "plugin.h",  "library.h",
-      "backend.h"};
+      "common.h",  "record.h", "model.h",  "analyze.h", "check.h",  "replay.h",
+      "measure.h", "kernel.h", "plugin.h", "library.h", "backend.h"};
   unsigned declared = 0;
   for (size_t h = 0; h < sizeof headers / sizeof *headers; h++) {
     char p[1024], line[1024];
@@ -191,8 +205,7 @@ Test(error_rule, successful_calls_clear_the_last_error) {
   cr_assert_eq(rp_buffer_register(g, "A", a, sizeof a, &A), RP_OK);
   cr_assert_str_empty(rp_last_error());
   stale();
-  cr_assert_eq(rp_record_copy_to_device(g, rp_whole(A), 0, NULL, NULL),
-               RP_OK);
+  cr_assert_eq(rp_record_copy_to_device(g, rp_whole(A), 0, NULL, NULL), RP_OK);
   cr_assert_str_empty(rp_last_error());
   cr_assert_eq(rp_graph_end(g), RP_OK);
   rp_buffer_desc d;

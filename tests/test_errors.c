@@ -10,7 +10,8 @@
 static uint8_t a[256], b[256];
 
 static rp_status bump(rp_graph *g, rp_buf buf, uint64_t off, uint64_t len) {
-  rp_arg args[2] = {rp_arg_buf(rp_bytes(buf, off, len)), rp_arg_i64((int64_t)off)};
+  rp_arg args[2] = {rp_arg_buf(rp_bytes(buf, off, len)),
+                    rp_arg_i64((int64_t)off)};
   return rp_record_kernel(g, &tu_bump, 0, rp_dims3(len, 1, 1), args, NULL,
                           NULL);
 }
@@ -27,8 +28,7 @@ Test(errors, a_successful_record_call_clears_the_last_error) {
   cr_assert_eq(bump(g, A, 0, 16), RP_OK);
   cr_assert_str_empty(rp_last_error());
   cr_assert_eq(bump(g, A, 300, 1), RP_ERANGE);
-  cr_assert_eq(rp_record_copy_to_host(g, rp_whole(A), 0, NULL, NULL),
-               RP_OK);
+  cr_assert_eq(rp_record_copy_to_host(g, rp_whole(A), 0, NULL, NULL), RP_OK);
   cr_assert_str_empty(rp_last_error());
   cr_assert_eq(bump(g, A, 300, 1), RP_ERANGE);
   cr_assert_eq(rp_graph_end(g), RP_OK);

@@ -41,8 +41,8 @@ static void reset(void *c) {
 
 /* The line of out that starts with prefix (NULL if none). */
 static const char *line_of(const char *out, const char *prefix) {
-  for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1
-                                                         : NULL)
+  for (const char *l = out; l && *l;
+       l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
     if (!strncmp(l, prefix, strlen(prefix)))
       return l;
   return NULL;
@@ -81,8 +81,8 @@ Test(example_pairs, medians_with_their_spreads_and_the_first_apart) {
     TU_OK(g, rp_record_host(g, bump, NULL, &a, 1, NULL, NULL));
   TU_OK(g, rp_graph_end(g));
   ex_opts o;
-  const char *v[] = {"t", "--backend", "openmp", "--threads", "2",
-                     "--pairs", "3", "--iters", "4"};
+  const char *v[] = {"t",       "--backend", "openmp",  "--threads", "2",
+                     "--pairs", "3",         "--iters", "4"};
   cr_assert_eq(parse(v, 9, &o), 0);
   char *out = compare_captured(g, &o);
   const char *s = line_of(out, "serial replay"),
@@ -91,16 +91,20 @@ Test(example_pairs, medians_with_their_spreads_and_the_first_apart) {
   cr_assert(s && p && ach, "%s", out);
   double med, lo, hi, first;
   unsigned np, it;
-  cr_assert_eq(sscanf(s, "serial replay %lf ms (%u replays, one at a time, "
-                         "program order; median of %u, %lf - %lf ms)",
-                      &med, &it, &np, &lo, &hi), 5, "%s", s);
+  cr_assert_eq(sscanf(s,
+                      "serial replay %lf ms (%u replays, one at a time, "
+                      "program order; median of %u, %lf - %lf ms)",
+                      &med, &it, &np, &lo, &hi),
+               5, "%s", s);
   cr_assert_eq(it, 4);
   cr_assert_eq(np, 3);
   cr_assert(lo <= med && med <= hi, "%s", s);
-  cr_assert_eq(sscanf(p, "overlapped replay %lf ms (openmp; median of %u, "
-                         "%lf - %lf ms; the first, untimed in the pairs: "
-                         "%lf ms)", &med, &np, &lo, &hi, &first), 5,
-               "%s", p);
+  cr_assert_eq(sscanf(p,
+                      "overlapped replay %lf ms (openmp; median of %u, "
+                      "%lf - %lf ms; the first, untimed in the pairs: "
+                      "%lf ms)",
+                      &med, &np, &lo, &hi, &first),
+               5, "%s", p);
   cr_assert_eq(np, 3);
   cr_assert(lo <= med && med <= hi && first > 0, "%s", p);
   cr_assert(strstr(ach, "(median of 3 timed pairs"), "%s", ach);
@@ -115,9 +119,12 @@ Test(example_pairs, medians_with_their_spreads_and_the_first_apart) {
   const char *q = line_of(out, "run-queue wait");
   double ws = -1, wo = -1;
   cr_assert(q, "%s", out);
-  cr_assert_eq(sscanf(q, "run-queue wait %lf ms serial, %lf ms overlapped "
-                         "(this process's threads runnable, their CPU "
-                         "another's; %u pairs)", &ws, &wo, &np), 3, "%s", q);
+  cr_assert_eq(sscanf(q,
+                      "run-queue wait %lf ms serial, %lf ms overlapped "
+                      "(this process's threads runnable, their CPU "
+                      "another's; %u pairs)",
+                      &ws, &wo, &np),
+               3, "%s", q);
   cr_assert(ws >= 0 && wo >= 0 && np == 3, "%s", q);
 #endif
   free(out);

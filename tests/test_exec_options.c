@@ -8,19 +8,33 @@
 #include "util.h"
 
 static const unsigned bits[] = {
-    RP_EXEC_OPT_NTHREADS,   RP_EXEC_OPT_CORES,       RP_EXEC_OPT_DEVICE_MAP,
-    RP_EXEC_OPT_XCLBIN,     RP_EXEC_OPT_XRT_EMULATE, RP_EXEC_OPT_CUDA_UPDATE};
+    RP_EXEC_OPT_NTHREADS, RP_EXEC_OPT_CORES,       RP_EXEC_OPT_DEVICE_MAP,
+    RP_EXEC_OPT_XCLBIN,   RP_EXEC_OPT_XRT_EMULATE, RP_EXEC_OPT_CUDA_UPDATE};
 
 static void set_one(rp_exec_opts *o, unsigned bit) {
   static const int cores[1] = {0}, map[1] = {0};
   rp_exec_opts_init(o);
   switch (bit) {
-  case RP_EXEC_OPT_NTHREADS: o->nthreads = 2; break;
-  case RP_EXEC_OPT_CORES: o->cores = cores; o->ncores = 1; break;
-  case RP_EXEC_OPT_DEVICE_MAP: o->device_map = map; o->ndevice_map = 1; break;
-  case RP_EXEC_OPT_XCLBIN: o->xclbin = "/nonexistent.xclbin"; break;
-  case RP_EXEC_OPT_XRT_EMULATE: o->xrt_emulate = 1; break;
-  default: o->cuda_update = "table"; break;
+  case RP_EXEC_OPT_NTHREADS:
+    o->nthreads = 2;
+    break;
+  case RP_EXEC_OPT_CORES:
+    o->cores = cores;
+    o->ncores = 1;
+    break;
+  case RP_EXEC_OPT_DEVICE_MAP:
+    o->device_map = map;
+    o->ndevice_map = 1;
+    break;
+  case RP_EXEC_OPT_XCLBIN:
+    o->xclbin = "/nonexistent.xclbin";
+    break;
+  case RP_EXEC_OPT_XRT_EMULATE:
+    o->xrt_emulate = 1;
+    break;
+  default:
+    o->cuda_update = "table";
+    break;
   }
 }
 
@@ -41,12 +55,14 @@ Test(exec_options, undeclared_options_refused_in_one_place) {
       rp_exec_opts o;
       set_one(&o, bits[i]);
       rp_exec *x = (rp_exec *)1;
-      cr_assert_eq(rp_exec_create(&x, g, *be, &o), RP_EINVAL, "%s: %s",
-                   name, opt);
+      cr_assert_eq(rp_exec_create(&x, g, *be, &o), RP_EINVAL, "%s: %s", name,
+                   opt);
       cr_assert_null(x);
       char want[96];
-      snprintf(want, sizeof want, "%s: option \"%s\" is not supported (%s "
-               "takes ", name, opt, name);
+      snprintf(want, sizeof want,
+               "%s: option \"%s\" is not supported (%s "
+               "takes ",
+               name, opt, name);
       cr_assert(strstr(rp_last_error(), want), "%s", rp_last_error());
       tried++;
     }
@@ -70,8 +86,7 @@ Test(exec_options, undeclared_options_refused_in_one_place) {
   }
   cr_assert_eq(rp_backend_options(NULL), 0u);
   cr_assert_str_eq(rp_exec_option_name(RP_EXEC_OPT_NTHREADS), "nthreads");
-  cr_assert_str_eq(rp_exec_option_name(RP_EXEC_OPT_CUDA_UPDATE),
-                   "cuda_update");
+  cr_assert_str_eq(rp_exec_option_name(RP_EXEC_OPT_CUDA_UPDATE), "cuda_update");
   cr_assert_null(rp_exec_option_name(1u << 20));
   rp_graph_destroy(g);
 }

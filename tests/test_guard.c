@@ -67,10 +67,9 @@ static unsigned each_cpu_backend(int64_t off, uint64_t n, const char *where,
     TU_OK(NULL, rp_exec_launch(x, 1));
     rp_exec_destroy(x);
     if (expect_fail) {
-      cr_assert(strstr(rp_last_error(), "damaged the guard zone"), "%s: %s",
-                nm, rp_last_error());
-      cr_assert(strstr(rp_last_error(), where), "%s: %s", nm,
+      cr_assert(strstr(rp_last_error(), "damaged the guard zone"), "%s: %s", nm,
                 rp_last_error());
+      cr_assert(strstr(rp_last_error(), where), "%s: %s", nm, rp_last_error());
     } else {
       cr_assert_str_eq(rp_last_error(), "");
     }

@@ -101,8 +101,8 @@ Test(hazards, halo_rows_touching_and_not) {
   rp_buf a;
   rp_mode mw[] = {RP_OUT}, mr[] = {RP_IN};
   rp_param pw[1], pr[1];
-  rp_kernel kw = tu_nop_kernel("w", 1, mw, pw), kr = tu_nop_kernel("r", 1,
-                                                                   mr, pr);
+  rp_kernel kw = tu_nop_kernel("w", 1, mw, pw),
+            kr = tu_nop_kernel("r", 1, mr, pr);
   TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
   rp_buffer_desc d = {"A", NULL, 8 * 4 * 4, 4, 2, {8, 4, 0}};
   TU_OK(g, rp_buffer_add(g, &d, &a));
@@ -126,8 +126,8 @@ Test(hazards, boxes_against_byte_ranges) {
   rp_buf a;
   rp_mode mw[] = {RP_OUT}, mr[] = {RP_IN};
   rp_param pw[1], pr[1];
-  rp_kernel kw = tu_nop_kernel("w", 1, mw, pw), kr = tu_nop_kernel("r", 1,
-                                                                   mr, pr);
+  rp_kernel kw = tu_nop_kernel("w", 1, mw, pw),
+            kr = tu_nop_kernel("r", 1, mr, pr);
   TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
   rp_buffer_desc d = {"A", NULL, 64, 4, 2, {4, 4, 0}};
   TU_OK(g, rp_buffer_add(g, &d, &a));
@@ -164,11 +164,11 @@ Test(hazards, copies_between_spaces) {
   TU_OK(g, rp_buffer_register(g, "A", A, 32, &a));
   tu_host_arg h = {0, 4};
   rp_access acc = {rp_whole(a), RP_INOUT};
-  TU_OK(g, rp_record_copy_to_device(g, rp_whole(a), 0, NULL, NULL)); /* 0 */
+  TU_OK(g, rp_record_copy_to_device(g, rp_whole(a), 0, NULL, NULL));  /* 0 */
   TU_OK(g, rp_record_host(g, tu_host_bump, &h, &acc, 1, NULL, NULL)); /* 1 */
-  TU_OK(g, rp_record_copy_to_device(g, rp_whole(a), 0, NULL, NULL)); /* 2 */
-  TU_OK(g, rp_record_copy_to_device(g, rp_whole(a), 1, NULL, NULL)); /* 3 */
-  TU_OK(g, rp_record_copy_peer(g, rp_whole(a), 0, 1, NULL, NULL));  /* 4 */
+  TU_OK(g, rp_record_copy_to_device(g, rp_whole(a), 0, NULL, NULL));  /* 2 */
+  TU_OK(g, rp_record_copy_to_device(g, rp_whole(a), 1, NULL, NULL));  /* 3 */
+  TU_OK(g, rp_record_copy_peer(g, rp_whole(a), 0, 1, NULL, NULL));    /* 4 */
   TU_OK(g, rp_graph_end(g));
   cr_assert(tu_has_edge(g, 0, 1, RP_EDGE_WAR, a), "%s", EDGES(g));
   cr_assert(tu_has_edge(g, 1, 2, RP_EDGE_RAW, a), "%s", EDGES(g));
@@ -227,7 +227,7 @@ Test(hazards, whole_reads_and_piece_writes) {
   kern(g, &rw, 0, rp_whole(a), rp_bytes(b, 16, 8));          /* 5 */
   kern(g, &k1, 0, rp_bytes(a, 32, 8), rp_bytes(a, 32, 8));   /* 6 */
   /* Reads A whole and writes a piece of it: its own read is no WAR. */
-  kern(g, &rw, 0, rp_whole(a), rp_bytes(a, 48, 8));          /* 7 */
+  kern(g, &rw, 0, rp_whole(a), rp_bytes(a, 48, 8)); /* 7 */
   TU_OK(g, rp_graph_end(g));
   cr_assert(tu_has_edge(g, 0, 2, RP_EDGE_RAW, a), "%s", EDGES(g));
   cr_assert(tu_has_edge(g, 1, 2, RP_EDGE_RAW, a), "%s", EDGES(g));
@@ -294,8 +294,8 @@ static void closure(uint8_t *r, uint32_t n) {
 static void check_random(uint64_t seed, unsigned flags, unsigned ndev,
                          unsigned nops) {
   tu_random r;
-  cr_assert_eq(tu_random_graph(&r, seed, 4, 64, nops, ndev, flags, 1), 0,
-               "%s", rp_graph_error(r.g));
+  cr_assert_eq(tu_random_graph(&r, seed, 4, 64, nops, ndev, flags, 1), 0, "%s",
+               rp_graph_error(r.g));
   rp_graph *g = r.g;
   TU_OK(g, rp_graph_end(g));
   uint32_t n = rp_graph_num_nodes(g);
@@ -328,8 +328,8 @@ static void check_random(uint64_t seed, unsigned flags, unsigned ndev,
       continue;
     for (uint32_t k = ed.from + 1; k < ed.to; k++)
       cr_assert(!(got[ed.from * n + k] && got[k * n + ed.to]),
-                "edge %u->%u is implied through %u (seed %llu)", ed.from,
-                ed.to, k, (unsigned long long)seed);
+                "edge %u->%u is implied through %u (seed %llu)", ed.from, ed.to,
+                k, (unsigned long long)seed);
   }
   free(want);
   free(got);

@@ -14,13 +14,13 @@ static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static void nop_host(void *user, void *const *ptrs) {}
 
-static const rp_param p_in_out[] = {{"src", RP_IN}, {"dst", RP_OUT},
-                                    {"w", RP_SCALAR}};
+static const rp_param p_in_out[] = {
+    {"src", RP_IN}, {"dst", RP_OUT}, {"w", RP_SCALAR}};
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_stencil = {"stencil", 3, p_in_out, nop_cpu, NULL,
-                                    NULL, {0, 0, 0}, NULL, NULL, 0};
-static const rp_kernel k_scale = {"scale", 1, p_io, nop_cpu, NULL, NULL,
-                                  {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_stencil = {
+    "stencil", 3, p_in_out, nop_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_scale = {"scale", 1,         p_io, nop_cpu, NULL,
+                                  NULL,    {0, 0, 0}, NULL, NULL,    0};
 
 /* The whole of @p fp from its start, NUL-terminated. */
 static char *read_all(FILE *fp, size_t *len) {
@@ -47,8 +47,8 @@ static char *save(const rp_graph *g, size_t *len) {
 }
 
 /* Loads the first @p len bytes of @p text. */
-static rp_status load_n(const char *text, size_t len, rp_graph **g,
-                        char *err, size_t errlen) {
+static rp_status load_n(const char *text, size_t len, rp_graph **g, char *err,
+                        size_t errlen) {
   FILE *fp = len ? fmemopen((void *)text, len, "r") : tmpfile();
   cr_assert_not_null(fp);
   rp_status s = rp_graph_read_json(g, fp, err, errlen);
@@ -188,18 +188,16 @@ static rp_graph *sample_graph(void) {
                     rp_arg_buf(rp_box2(b, 1, 7, 1, 15)), rp_arg_f32(0.25f)};
   rp_op_opts o = {"stencil 0", 1.0 / 3.0, NULL, 0};
   rp_node k0, k1, h0, p0;
-  TU_OK(g, rp_record_kernel(g, &k_stencil, 0, rp_dims3(14, 6, 0), args, &o,
-                            &k0));
+  TU_OK(g,
+        rp_record_kernel(g, &k_stencil, 0, rp_dims3(14, 6, 0), args, &o, &k0));
   /* Rows 0-3 of B on device 1 via a peer copy, then a kernel there. */
   o = (rp_op_opts){NULL, 0, NULL, 0};
   TU_OK(g, rp_record_copy_peer(g, rp_box2(b, 0, 4, 0, 16), 0, 1, &o, &p0));
   rp_arg a1 = rp_arg_buf(rp_box2(b, 0, 4, 0, 16));
   o = (rp_op_opts){"scale \"top\"", 123456789.123456789, NULL, 0};
-  TU_OK(g, rp_record_kernel(g, &k_scale, 1, rp_dims3(64, 1, 1), &a1, &o,
-                            &k1));
+  TU_OK(g, rp_record_kernel(g, &k_scale, 1, rp_dims3(64, 1, 1), &a1, &o, &k1));
   /* A byte range of C on the host, ordered after k1 by hand. */
-  rp_access ha[2] = {{rp_bytes(c, 10, 20), RP_INOUT},
-                     {rp_whole(a), RP_IN}};
+  rp_access ha[2] = {{rp_bytes(c, 10, 20), RP_INOUT}, {rp_whole(a), RP_IN}};
   rp_node after[1] = {k1};
   o = (rp_op_opts){"host\ttask", 2.5e-7, after, 1};
   TU_OK(g, rp_record_host(g, nop_host, NULL, ha, 2, &o, &h0));
@@ -207,8 +205,7 @@ static rp_graph *sample_graph(void) {
   rp_arg a2 = rp_arg_buf(rp_bytes(t, 8, 48));
   rp_node aft2[2] = {p0, h0};
   o = (rp_op_opts){NULL, 0, aft2, 2};
-  TU_OK(g, rp_record_kernel(g, &k_scale, 1, rp_dims3(6, 0, 0), &a2, &o,
-                            NULL));
+  TU_OK(g, rp_record_kernel(g, &k_scale, 1, rp_dims3(6, 0, 0), &a2, &o, NULL));
   TU_OK(g, rp_record_copy_to_device(g, rp_bytes(c, 0, 50), 1, NULL, NULL));
   TU_OK(g, rp_record_copy_to_host(g, rp_bytes(c, 0, 50), 1, NULL, NULL));
   /* B back to the host: coherence-inserted copies from both devices. */
@@ -244,9 +241,9 @@ Test(json, sample_round_trip) {
     rp_graph_edge(g, i, &e);
     after += e.kind == RP_EDGE_AFTER;
   }
-  cr_assert(inserted >= 3 && peer >= 1 && host == 1 && boxes >= 3 &&
-            after >= 1, "inserted %u peer %u host %u boxes %u after %u",
-            inserted, peer, host, boxes, after);
+  cr_assert(inserted >= 3 && peer >= 1 && host == 1 && boxes >= 3 && after >= 1,
+            "inserted %u peer %u host %u boxes %u after %u", inserted, peer,
+            host, boxes, after);
   round_trip(g);
   rp_graph_destroy(g);
 }
@@ -263,10 +260,12 @@ Test(json, sample_text) {
   cr_assert(strstr(s, "\"cost_us\": 2.5e-07"));
   cr_assert(strstr(s, "\"kernel\": \"stencil\", \"space\": [14, 6, 1], "
                       "\"scalars\": [\"0x3e800000\"], "
-                      "\"cost_us\": 0.33333333333333331,"), "%s", s);
+                      "\"cost_us\": 0.33333333333333331,"),
+            "%s", s);
   cr_assert(strstr(s, "\"type\": \"copy_d2d\", \"device\": 0, "
                       "\"src_device\": 0, \"dst_device\": 1, "
-                      "\"cost_us\": 0,"), "%s", s);
+                      "\"cost_us\": 0,"),
+            "%s", s);
   cr_assert(strstr(s, "\"inserted\": true"), "%s", s);
   cr_assert(strstr(s, "\"box\": {\"lo\": [1, 1], \"hi\": [7, 15]}"));
   cr_assert(strstr(s, "{\"buffer\": 2, \"space\": \"host\", \"mode\": "
@@ -403,8 +402,9 @@ static void expect_bad(const char *text, const char *where) {
 
 #define HEAD "{\"format\": \"reprise-graph\", \"version\": 1, "
 #define BUF_A "{\"id\": 0, \"name\": \"A\", \"bytes\": 64}"
-#define BUF_M "{\"id\": 1, \"name\": \"M\", \"bytes\": 256, \"elem\": 4, " \
-              "\"dims\": [8, 8]}"
+#define BUF_M                                                                  \
+  "{\"id\": 1, \"name\": \"M\", \"bytes\": 256, \"elem\": 4, "                 \
+  "\"dims\": [8, 8]}"
 /* A document with buffers A (64 bytes) and M (8 x 8 x 4) and @p ops. */
 static char *doc(const char *ops) {
   static char buf[8192];
@@ -428,7 +428,7 @@ Test(json_bad, valid_base_loads) {
   rp_graph *g = load_ok(op1(KERNEL0, ACC_A0));
   rp_graph_destroy(g);
   g = load_ok(op1(KERNEL0, ACC_M0 "\"box\": {\"lo\": [0, 0], \"hi\": [8, "
-                  "8]}}"));
+                                  "8]}}"));
   rp_graph_destroy(g);
 }
 
@@ -473,13 +473,15 @@ Test(json_bad, not_json) {
 
 Test(json_bad, format_and_version) {
   expect_bad("{\"format\": \"other\", \"version\": 1, \"buffers\": [], "
-             "\"ops\": []}", "format: expected \"reprise-graph\", got "
-                             "\"other\"");
+             "\"ops\": []}",
+             "format: expected \"reprise-graph\", got "
+             "\"other\"");
   expect_bad("{\"format\": 7, \"version\": 1, \"buffers\": [], \"ops\": []}",
              "format: expected \"reprise-graph\", got a number");
   expect_bad("{\"format\": \"reprise-graph\", \"version\": 2, \"buffers\": "
-             "[], \"ops\": []}", "version: unsupported version 2 (this "
-                                 "library reads version 1)");
+             "[], \"ops\": []}",
+             "version: unsupported version 2 (this "
+             "library reads version 1)");
   expect_bad("{\"format\": \"reprise-graph\", \"version\": \"1\", "
              "\"buffers\": [], \"ops\": []}",
              "version: expected a number, got a string");
@@ -490,17 +492,17 @@ Test(json_bad, missing_keys) {
              "missing key \"format\"");
   expect_bad(HEAD "\"buffers\": []}", "missing key \"ops\"");
   expect_bad(HEAD "\"buffers\": [{\"id\": 0, \"name\": \"A\"}], "
-                  "\"ops\": []}", "buffers[0]: missing key \"bytes\"");
+                  "\"ops\": []}",
+             "buffers[0]: missing key \"bytes\"");
   expect_bad(op1(KERNEL0, "{\"buffer\": 0, \"mode\": \"in\"}"),
              "ops[0].access[0]: missing key \"space\"");
-  expect_bad(doc("{\"id\": 0, " KERNEL0 "}"),
-             "ops[0]: missing key \"access\"");
+  expect_bad(doc("{\"id\": 0, " KERNEL0 "}"), "ops[0]: missing key \"access\"");
   expect_bad(op1("\"type\": \"kernel\"", ACC_A0),
              "ops[0]: missing key \"device\"");
   expect_bad(op1(KERNEL0, ACC_M0 "\"box\": {\"lo\": [0, 0]}}"),
              "ops[0].access[0].box: missing key \"hi\"");
-  expect_bad(op1("\"type\": \"copy_d2d\", \"dst_device\": 1",
-                 ACC_A0), "ops[0]: missing key \"src_device\"");
+  expect_bad(op1("\"type\": \"copy_d2d\", \"dst_device\": 1", ACC_A0),
+             "ops[0]: missing key \"src_device\"");
 }
 
 Test(json_bad, duplicate_keys) {
@@ -517,23 +519,24 @@ Test(json_bad, unknown_buffer) {
 }
 
 Test(json_bad, region_out_of_bounds) {
-  expect_bad(op1(KERNEL0, ACC_A0 ", {\"buffer\": 0, \"space\": "
-                 "\"device:0\", \"mode\": \"out\", \"offset\": 60, "
-                 "\"bytes\": 8}"),
+  expect_bad(op1(KERNEL0,
+                 ACC_A0 ", {\"buffer\": 0, \"space\": "
+                        "\"device:0\", \"mode\": \"out\", \"offset\": 60, "
+                        "\"bytes\": 8}"),
              "ops[0].access[1]: region ends past buffer \"A\" (64 bytes)");
   /* offset + bytes wraps around in 64 bits. */
   expect_bad(op1(KERNEL0, "{\"buffer\": 0, \"space\": \"device:0\", "
-                 "\"mode\": \"in\", \"offset\": 8, \"bytes\": "
-                 "9007199254740991}"),
+                          "\"mode\": \"in\", \"offset\": 8, \"bytes\": "
+                          "9007199254740991}"),
              "ops[0].access[0]: region ends past buffer \"A\" (64 bytes)");
   expect_bad(op1(KERNEL0, "{\"buffer\": 0, \"space\": \"device:0\", "
-                 "\"mode\": \"in\", \"offset\": 65, \"bytes\": 0}"),
+                          "\"mode\": \"in\", \"offset\": 65, \"bytes\": 0}"),
              "ops[0].access[0]: region ends past buffer \"A\" (64 bytes)");
   expect_bad(op1(KERNEL0, "{\"buffer\": 0, \"space\": \"device:0\", "
-                 "\"mode\": \"in\", \"offset\": 8}"),
+                          "\"mode\": \"in\", \"offset\": 8}"),
              "ops[0].access[0]: \"offset\" without \"bytes\"");
   expect_bad(op1(KERNEL0, ACC_M0 "\"offset\": 0, \"bytes\": 4, \"box\": "
-                 "{\"lo\": [0, 0], \"hi\": [1, 1]}}"),
+                                 "{\"lo\": [0, 0], \"hi\": [1, 1]}}"),
              "ops[0].access[0]: both a byte range and a box");
 }
 
@@ -541,25 +544,26 @@ Test(json_bad, boxes) {
   expect_bad(op1(KERNEL0, ACC_M0 "\"box\": {\"lo\": [0], \"hi\": [8]}}"),
              "ops[0].access[0].box: rank 1, but buffer \"M\" has 2 dims");
   expect_bad(op1(KERNEL0, ACC_M0 "\"box\": {\"lo\": [0, 0, 0], "
-                 "\"hi\": [1, 1, 1]}}"),
+                                 "\"hi\": [1, 1, 1]}}"),
              "ops[0].access[0].box: rank 3, but buffer \"M\" has 2 dims");
   expect_bad(op1(KERNEL0, ACC_M0 "\"box\": {\"lo\": [0, 0, 0, 0], "
-                 "\"hi\": [1, 1, 1, 1]}}"),
+                                 "\"hi\": [1, 1, 1, 1]}}"),
              "ops[0].access[0].box.lo: expected 1 to 3 entries, got 4");
   expect_bad(op1(KERNEL0, ACC_M0 "\"box\": {\"lo\": [0, 5], "
-                 "\"hi\": [8, 3]}}"),
+                                 "\"hi\": [8, 3]}}"),
              "ops[0].access[0].box: lo[1] = 5 > hi[1] = 3");
   expect_bad(op1(KERNEL0, ACC_M0 "\"box\": {\"lo\": [0, 0], "
-                 "\"hi\": [9, 8]}}"),
+                                 "\"hi\": [9, 8]}}"),
              "ops[0].access[0].box: hi[0] = 9 is past buffer \"M\" "
              "(dims[0] = 8)");
-  expect_bad(op1(KERNEL0, "{\"buffer\": 0, \"space\": \"device:0\", "
+  expect_bad(op1(KERNEL0,
+                 "{\"buffer\": 0, \"space\": \"device:0\", "
                  "\"mode\": \"in\", \"box\": {\"lo\": [0], \"hi\": [1]}}"),
              "ops[0].access[0].box: buffer \"A\" has no dims");
   expect_bad(op1(KERNEL0, ACC_M0 "\"box\": [0, 8]}"),
              "ops[0].access[0].box: expected an object, got an array");
   expect_bad(op1(KERNEL0, ACC_M0 "\"box\": {\"lo\": [0, -1], "
-                 "\"hi\": [8, 8]}}"),
+                                 "\"hi\": [8, 8]}}"),
              "ops[0].access[0].box.lo[1]: must not be negative (got -1)");
 }
 
@@ -573,15 +577,19 @@ Test(json_bad, modes_types_spaces) {
              "copy_h2d, copy_d2h, copy_d2d or host)");
   expect_bad(op1("\"type\": 3, \"device\": 0", ACC_A0),
              "ops[0].type: expected a string, got a number");
-  static const char *const bad_spaces[] = {"gpu:0", "device:", "device:x",
-                                           "device:01", "device:-1",
-                                           "Host", "device:1234567"};
+  static const char *const bad_spaces[] = {
+      "gpu:0",     "device:", "device:x",      "device:01",
+      "device:-1", "Host",    "device:1234567"};
   for (unsigned i = 0; i < sizeof bad_spaces / sizeof *bad_spaces; i++) {
     char acc[200], where[100];
-    snprintf(acc, sizeof acc, "{\"buffer\": 0, \"space\": \"%s\", "
-             "\"mode\": \"in\"}", bad_spaces[i]);
-    snprintf(where, sizeof where, "ops[0].access[0].space: bad space \"%s\" "
-             "(expected \"host\" or \"device:N\")", bad_spaces[i]);
+    snprintf(acc, sizeof acc,
+             "{\"buffer\": 0, \"space\": \"%s\", "
+             "\"mode\": \"in\"}",
+             bad_spaces[i]);
+    snprintf(where, sizeof where,
+             "ops[0].access[0].space: bad space \"%s\" "
+             "(expected \"host\" or \"device:N\")",
+             bad_spaces[i]);
     expect_bad(op1(KERNEL0, acc), where);
   }
   expect_bad(op1(KERNEL0, "{\"buffer\": 0, \"space\": \"device:62\", "
@@ -595,12 +603,13 @@ Test(json_bad, device_out_of_range) {
   expect_bad(op1("\"type\": \"kernel\", \"device\": -1", ACC_A0),
              "ops[0].device: must not be negative (got -1)");
   expect_bad(op1("\"type\": \"copy_d2d\", \"src_device\": 0, "
-                 "\"dst_device\": 99", ACC_A0),
+                 "\"dst_device\": 99",
+                 ACC_A0),
              "ops[0].dst_device: device 99 out of range (0..61)");
 }
 
 #define H2D(dev) "\"type\": \"copy_h2d\", \"device\": " #dev
-#define ACC(buf, space, mode) \
+#define ACC(buf, space, mode)                                                  \
   "{\"buffer\": " #buf ", \"space\": \"" space "\", \"mode\": \"" mode "\"}"
 
 Test(json_bad, space_matches_type) {
@@ -614,11 +623,10 @@ Test(json_bad, space_matches_type) {
              "ops[0].access[0].space: a host task accesses \"host\", not "
              "\"device:0\"");
   /* Copies: source "in" first, then the same region "out". */
-  rp_graph *g = load_ok(op1(H2D(0), ACC(0, "host", "in") ", "
-                            ACC(0, "device:0", "out")));
+  rp_graph *g =
+      load_ok(op1(H2D(0), ACC(0, "host", "in") ", " ACC(0, "device:0", "out")));
   rp_graph_destroy(g);
-  expect_bad(op1(H2D(0), ACC(0, "device:0", "out") ", "
-                 ACC(0, "host", "in")),
+  expect_bad(op1(H2D(0), ACC(0, "device:0", "out") ", " ACC(0, "host", "in")),
              "ops[0].access[0].space: a copy to device 0 reads \"host\", "
              "not \"device:0\"");
   expect_bad(op1(H2D(0), ACC(0, "host", "in") ", " ACC(0, "device:1", "out")),
@@ -627,10 +635,10 @@ Test(json_bad, space_matches_type) {
   expect_bad(op1(H2D(0), ACC(0, "host", "in") ", " ACC(0, "device:0", "in")),
              "ops[0].access[1].mode: a copy writes its destination: "
              "expected \"out\", got \"in\"");
-  expect_bad(op1(H2D(0), ACC(0, "host", "inout") ", "
-                 ACC(0, "device:0", "out")),
-             "ops[0].access[0].mode: a copy reads its source: expected "
-             "\"in\", got \"inout\"");
+  expect_bad(
+      op1(H2D(0), ACC(0, "host", "inout") ", " ACC(0, "device:0", "out")),
+      "ops[0].access[0].mode: a copy reads its source: expected "
+      "\"in\", got \"inout\"");
   expect_bad(op1("\"type\": \"copy_d2h\", \"device\": 2",
                  ACC(0, "host", "in") ", " ACC(0, "device:2", "out")),
              "ops[0].access[0].space: a copy from device 2 reads "
@@ -641,24 +649,28 @@ Test(json_bad, space_matches_type) {
              "ops[0].access[1].space: a peer copy from device 0 writes "
              "\"device:1\", not \"device:0\"");
   expect_bad(op1("\"type\": \"copy_d2d\", \"src_device\": 1, "
-                 "\"dst_device\": 1", ACC_A0),
+                 "\"dst_device\": 1",
+                 ACC_A0),
              "ops[0].dst_device: a peer copy needs two devices (both are "
              "1)");
   expect_bad(op1("\"type\": \"copy_d2d\", \"device\": 0, "
-                 "\"src_device\": 1, \"dst_device\": 2", ACC_A0),
+                 "\"src_device\": 1, \"dst_device\": 2",
+                 ACC_A0),
              "ops[0].device: 0, but src_device is 1");
   expect_bad(op1(H2D(0), ACC(0, "host", "in")),
              "ops[0].access: a copy has exactly 2 accesses (source, "
              "destination), got 1");
-  expect_bad(op1(H2D(0), ACC(0, "host", "in") ", " ACC(0, "device:0", "out")
-                 ", " ACC(0, "device:0", "out")),
-             "ops[0].access[2]: a copy has exactly 2 accesses");
-  expect_bad(op1(H2D(0), ACC(0, "host", "in") ", "
-                 "{\"buffer\": 0, \"space\": \"device:0\", \"mode\": "
-                 "\"out\", \"offset\": 0, \"bytes\": 8}"),
+  expect_bad(
+      op1(H2D(0), ACC(0, "host", "in") ", " ACC(0, "device:0", "out") ", " ACC(
+                      0, "device:0", "out")),
+      "ops[0].access[2]: a copy has exactly 2 accesses");
+  expect_bad(op1(H2D(0),
+                 ACC(0, "host",
+                     "in") ", "
+                           "{\"buffer\": 0, \"space\": \"device:0\", \"mode\": "
+                           "\"out\", \"offset\": 0, \"bytes\": 8}"),
              "ops[0].access[1]: a copy writes the region it reads");
-  expect_bad(op1(H2D(0), ACC(0, "host", "in") ", "
-                 ACC(1, "device:0", "out")),
+  expect_bad(op1(H2D(0), ACC(0, "host", "in") ", " ACC(1, "device:0", "out")),
              "ops[0].access[1]: a copy writes the region it reads");
 }
 
@@ -699,7 +711,8 @@ Test(json_bad, after) {
 
 Test(json_bad, ids_in_order) {
   char ops[1024];
-  snprintf(ops, sizeof ops, "{\"id\": 0, " KERNEL0 ", \"access\": []}, "
+  snprintf(ops, sizeof ops,
+           "{\"id\": 0, " KERNEL0 ", \"access\": []}, "
            "{\"id\": 2, " KERNEL0 ", \"access\": []}");
   expect_bad(doc(ops), "ops[1].id: expected 1 (op ids are their program "
                        "order: 0, 1, 2, ...), got 2");
@@ -719,8 +732,7 @@ Test(json_bad, ids_in_order) {
 
 static void expect_bad_buffer(const char *buffer, const char *where) {
   char text[1024];
-  snprintf(text, sizeof text, HEAD "\"buffers\": [%s], \"ops\": []}",
-           buffer);
+  snprintf(text, sizeof text, HEAD "\"buffers\": [%s], \"ops\": []}", buffer);
   expect_bad(text, where);
 }
 
@@ -753,8 +765,9 @@ Test(json_bad, sizes) {
   expect_bad_buffer("{\"id\": 0, \"name\": \"A\", \"bytes\": 8, \"elem\": 0}",
                     "buffers[0].elem: must be positive");
   expect_bad_buffer("{\"id\": 0, \"name\": \"A\", \"bytes\": 8, "
-                    "\"dims\": [8, 0]}", "buffers[0].dims[1]: must be "
-                                         "positive");
+                    "\"dims\": [8, 0]}",
+                    "buffers[0].dims[1]: must be "
+                    "positive");
   expect_bad_buffer("{\"id\": 0, \"name\": \"A\", \"bytes\": 8, "
                     "\"dims\": []}",
                     "buffers[0].dims: expected 1 to 3 entries, got 0");
@@ -791,8 +804,9 @@ Test(json_bad, deep_nesting) {
   s[n + DEPTH] = '\0';
   expect_bad(s, "nesting deeper than 512 levels");
   /* Inside an operation. */
-  n = snprintf(s, cap, HEAD "\"buffers\": [], \"ops\": [{\"id\": 0, "
-               "\"deep\": ");
+  n = snprintf(s, cap,
+               HEAD "\"buffers\": [], \"ops\": [{\"id\": 0, "
+                    "\"deep\": ");
   memset(s + n, '{', 1);
   for (int i = 1; i < DEPTH; i++)
     s[n + i] = i % 2 ? '[' : '{';
@@ -856,7 +870,7 @@ Test(json_fuzz, byte_corruptions) {
         bad++;
       } else {
         cr_assert_fail("byte %zu -> '%c': %s (%s), graph %p", k, *c,
-                rp_status_name(st), err, (void *)h);
+                       rp_status_name(st), err, (void *)h);
       }
     }
   }
@@ -962,7 +976,8 @@ Test(json_bad, fixture_files) {
  * anything but "0x" and 1 to 16 hex digits refused, naming where. */
 Test(json_bad, kernel_scalars) {
   rp_graph *g = load_ok(op1(KERNEL0 ", \"kernel\": \"k\", \"scalars\": "
-                            "[\"0x40\", \"0xFFFFFFFFFFFFFFFF\"]", ACC_A0));
+                                    "[\"0x40\", \"0xFFFFFFFFFFFFFFFF\"]",
+                            ACC_A0));
   rp_slot v[4];
   unsigned n = 0;
   cr_assert_eq(rp_node_scalars(g, 0, v, 4, &n), RP_OK);

@@ -12,8 +12,8 @@
 #include "util.h"
 
 static const rp_param p_in_io[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-static const rp_kernel k_upd = {"upd", 2, p_in_io, NULL, NULL, NULL,
-                                {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_upd = {"upd", 2,         p_in_io, NULL, NULL,
+                                NULL,  {0, 0, 0}, NULL,    NULL, 0};
 
 static char *save(const rp_graph *g, size_t *len) {
   char *s = NULL;
@@ -56,8 +56,8 @@ static rp_graph *load_ok(const char *text, unsigned flags, warns *w) {
   rp_graph *g = NULL;
   char err[512];
   warns dummy = {0, ""};
-  rp_status s = load(text, strlen(text), flags, &g, err, sizeof err,
-                     w ? w : &dummy);
+  rp_status s =
+      load(text, strlen(text), flags, &g, err, sizeof err, w ? w : &dummy);
   cr_assert_eq(s, RP_OK, "%s", err);
   return g;
 }
@@ -72,13 +72,13 @@ static void same_edges(const rp_graph *a, const rp_graph *b) {
     rp_graph_edge(b, i, &y);
     cr_assert(x.from == y.from && x.to == y.to && x.kind == y.kind &&
                   x.buf == y.buf,
-              "edge %u: %u->%u %d %u vs %u->%u %d %u", i, x.from, x.to,
-              x.kind, x.buf, y.from, y.to, y.kind, y.buf);
+              "edge %u: %u->%u %d %u vs %u->%u %d %u", i, x.from, x.to, x.kind,
+              x.buf, y.from, y.to, y.kind, y.buf);
   }
   for (rp_node n = 0; n < rp_graph_num_nodes(a); n++) {
     uint32_t ca, cb;
-    const rp_node *pa = rp_graph_preds(a, n, &ca), *pb =
-                                                       rp_graph_preds(b, n, &cb);
+    const rp_node *pa = rp_graph_preds(a, n, &ca),
+                  *pb = rp_graph_preds(b, n, &cb);
     cr_assert_eq(ca, cb, "node %u", n);
     for (uint32_t k = 0; k < ca; k++)
       cr_assert_eq(pa[k], pb[k], "node %u pred %u", n, k);
@@ -88,7 +88,8 @@ static void same_edges(const rp_graph *a, const rp_graph *b) {
 /* A random graph (coherence on: inserted copies, two devices). */
 static rp_graph *random_graph(uint64_t seed, unsigned nops, tu_random *r) {
   cr_assert_eq(tu_random_graph(r, seed, 5, 256, nops, 3,
-                               seed % 2 ? 0 : RP_GRAPH_NO_COHERENCE, 1), 0);
+                               seed % 2 ? 0 : RP_GRAPH_NO_COHERENCE, 1),
+               0);
   TU_OK(r->g, rp_graph_end(r->g));
   return r->g;
 }
@@ -203,12 +204,14 @@ Test(json_stream, line_numbers_after_sliding) {
   snprintf(expect, sizeof expect, "line %zu, column %zu", line, col);
   for (unsigned c = 0; c < NCHUNKS; c++) {
     cr_assert_eq(load_msg(s, n, chunks[c], got, sizeof got), RP_EPARSE);
-    cr_assert(strstr(got, expect), "chunk %zu: \"%s\" lacks \"%s\"",
-              chunks[c], got, expect);
+    cr_assert(strstr(got, expect), "chunk %zu: \"%s\" lacks \"%s\"", chunks[c],
+              got, expect);
   }
   s[at] = '\0';
-  snprintf(expect, sizeof expect, "line %zu, column %zu: NUL byte in the "
-           "file", line, col);
+  snprintf(expect, sizeof expect,
+           "line %zu, column %zu: NUL byte in the "
+           "file",
+           line, col);
   for (unsigned c = 0; c < NCHUNKS; c++) {
     cr_assert_eq(load_msg(s, n, chunks[c], got, sizeof got), RP_EPARSE);
     cr_assert_str_eq(got, expect, "chunk %zu", chunks[c]);
@@ -240,8 +243,7 @@ Test(json_stream, ops_before_buffers) {
   memcpy(m, "\"ni\"", 4);
   char err[512];
   cr_assert_eq(load_msg(bad, strlen(bad), 3, err, sizeof err), RP_EPARSE);
-  cr_assert(strstr(err, "ops[1].access[0].mode: bad mode \"ni\""), "%s",
-            err);
+  cr_assert(strstr(err, "ops[1].access[0].mode: bad mode \"ni\""), "%s", err);
 }
 
 /* ---- saved edges ------------------------------------------------------ */
@@ -285,8 +287,8 @@ static rp_graph *solver(unsigned ops) {
       b = (b + 1) % 16;
     rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
                       rp_arg_buf(rp_bytes(b, ((s >> 20) % 16) * 4096, 4096))};
-    TU_OK(g, rp_record_kernel(g, &k_upd, 0, rp_dims3(1, 1, 1), args, NULL,
-                              NULL));
+    TU_OK(g,
+          rp_record_kernel(g, &k_upd, 0, rp_dims3(1, 1, 1), args, NULL, NULL));
   }
   TU_OK(g, rp_graph_end(g));
   return g;
@@ -294,8 +296,7 @@ static rp_graph *solver(unsigned ops) {
 
 /* Replaces the first occurrence of @p from after @p after by @p to (same
  * length). */
-static void edit(char *s, const char *after, const char *from,
-                 const char *to) {
+static void edit(char *s, const char *after, const char *from, const char *to) {
   char *p = strstr(strstr(s, "\"ops\": ["), after);
   cr_assert_not_null(p, "no \"%s\"", after);
   p = strstr(p, from);
@@ -331,8 +332,8 @@ Test(json_stream, edited_accesses_derived_again) {
     rp_edge x, y;
     rp_graph_edge(g, i, &x);
     rp_graph_edge(t, i, &y);
-    differ = x.from != y.from || x.to != y.to || x.kind != y.kind ||
-             x.buf != y.buf;
+    differ =
+        x.from != y.from || x.to != y.to || x.kind != y.kind || x.buf != y.buf;
   }
   cr_assert(differ, "the edit changed no edge: pick another");
   rp_graph_destroy(t);
@@ -436,8 +437,7 @@ Test(json_stream, read_flags) {
   FILE *fp = fmemopen((void *)"{}", 2, "r");
   rp_read_opts o = RP_READ_OPTS_INIT;
   o.flags = 4;
-  cr_assert_eq(rp_graph_read_json_opts(&g, fp, &o, err, sizeof err),
-               RP_EINVAL);
+  cr_assert_eq(rp_graph_read_json_opts(&g, fp, &o, err, sizeof err), RP_EINVAL);
   fclose(fp);
 }
 

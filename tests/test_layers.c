@@ -234,8 +234,7 @@ static void add(syms *s, const char *name, const char *obj) {
 /* def sorted by name (sort_syms), for find's binary search. */
 static void sort_syms(syms *s) {
   for (unsigned i = 1; i < s->n; i++) /* insertion sort: a few thousand */
-    for (unsigned j = i; j > 0 && strcmp(s->name[j - 1], s->name[j]) > 0;
-         j--) {
+    for (unsigned j = i; j > 0 && strcmp(s->name[j - 1], s->name[j]) > 0; j--) {
       char *t = s->name[j];
       s->name[j] = s->name[j - 1];
       s->name[j - 1] = t;
@@ -313,9 +312,8 @@ static int crossing(const layer_syms *ls, unsigned a, unsigned b, char *bad,
         !strcmp(ls[a].und.obj[i], "registry.c.o"))
       continue;
     if (obj) {
-      snprintf(bad, n, "src/%s (%s) uses %s, defined in %s (%s)",
-               layer_name(a), ls[a].und.obj[i], ls[a].und.name[i],
-               layer_name(b), obj);
+      snprintf(bad, n, "src/%s (%s) uses %s, defined in %s (%s)", layer_name(a),
+               ls[a].und.obj[i], ls[a].und.name[i], layer_name(b), obj);
       return 1;
     }
   }

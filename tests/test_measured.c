@@ -16,8 +16,8 @@
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1, p_io, nop_cpu, NULL, NULL,
-                               {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
+                               NULL,   {0, 0, 0}, NULL, NULL,    0};
 static unsigned char mem[3][256];
 
 /* k ops named names[i % nn] on buffer i % 3. */
@@ -32,8 +32,7 @@ static rp_graph *chain(unsigned k, const char *const *names, unsigned nn) {
   for (unsigned i = 0; i < k; i++) {
     rp_arg arg = rp_arg_buf(rp_whole(b[i % 3]));
     rp_op_opts o = {names[i % nn], 0, NULL, 0};
-    TU_OK(g, rp_record_kernel(g, &k_io, 0, rp_dims3(16, 1, 1), &arg, &o,
-                              NULL));
+    TU_OK(g, rp_record_kernel(g, &k_io, 0, rp_dims3(16, 1, 1), &arg, &o, NULL));
   }
   TU_OK(g, rp_graph_end(g));
   return g;
@@ -68,8 +67,9 @@ Test(measured, profile_median_of_runs) {
   }
   cr_assert_eq(rp_exec_profile_n(x, 3, med, NULL, NULL), RP_OK);
   cr_assert_eq(rp_exec_profile_n(x, 1001, med, NULL, NULL), RP_EINVAL);
-  cr_assert_eq(rp_graph_set_measured_all(g, med, NULL, NULL, 3, "reference",
-                                         NULL), RP_OK);
+  cr_assert_eq(
+      rp_graph_set_measured_all(g, med, NULL, NULL, 3, "reference", NULL),
+      RP_OK);
   rp_measured m;
   cr_assert_eq(rp_graph_get_measured(g, 2, &m), RP_OK);
   cr_assert_eq(m.median_us, med[2]);
@@ -134,8 +134,8 @@ Test(measured, applied_by_name) {
   rp_graph *src = chain(4, s_nm, 2); /* x y x y */
   rp_graph *dst = chain(6, d_nm, 3); /* y x z y x z */
   for (uint32_t n = 0; n < 4; n++) {
-    rp_measured m = {10.0 * (n + 1), 10.0 * (n + 1), 10.0 * (n + 1), 5, "b",
-                     "m"};
+    rp_measured m = {
+        10.0 * (n + 1), 10.0 * (n + 1), 10.0 * (n + 1), 5, "b", "m"};
     cr_assert_eq(rp_graph_set_measured(src, n, &m), RP_OK);
   }
   uint32_t k = 0;
@@ -177,7 +177,8 @@ Test(measured, analyze_costs_option) {
   out[k] = 0;
   cr_assert_eq(pclose(p), 0);
   cr_assert(strstr(out, "\"name\": \"y\", \"type\": \"kernel\", \"lane\": "
-                        "\"compute:0\", \"cost_us\": 123.5"), "%s", out);
+                        "\"compute:0\", \"cost_us\": 123.5"),
+            "%s", out);
   cr_assert(strstr(out, "\"serial_us\": 133.5"), "%s", out); /* + 10 */
   unlink(ps);
   unlink(pd);
@@ -200,8 +201,8 @@ static void acc_cpu(const rp_kargs *a, const uint64_t lo[3],
 }
 static const rp_param p_acc[] = {
     {"t", RP_INOUT}, {"h", RP_INOUT}, {"s", RP_SCALAR}};
-static const rp_kernel k_acc = {"acc", 3, p_acc, acc_cpu, NULL, NULL,
-                                {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_acc = {"acc", 3,         p_acc, acc_cpu, NULL,
+                                NULL,  {0, 0, 0}, NULL,  NULL,    0};
 
 static void profile_keeps_data(const char *backend) {
   const rp_backend *be;
@@ -224,8 +225,7 @@ static void profile_keeps_data(const char *backend) {
   rp_arg args[3] = {rp_arg_buf(rp_whole(bt)), rp_arg_buf(rp_whole(bh)),
                     rp_arg_f64(0)};
   rp_node k;
-  TU_OK(g, rp_record_kernel(g, &k_acc, 0, rp_dims3(N, 1, 1), args, NULL,
-                            &k));
+  TU_OK(g, rp_record_kernel(g, &k_acc, 0, rp_dims3(N, 1, 1), args, NULL, &k));
   TU_OK(g, rp_record_sync_host(g, rp_whole(bh), NULL));
   TU_OK(g, rp_graph_end(g));
   rp_exec *x;
@@ -250,8 +250,8 @@ static void profile_keeps_data(const char *backend) {
   cr_assert_eq(rp_exec_profile_n(x, 2, med, NULL, NULL), RP_OK);
   cr_assert_eq(memcmp(before, other, sizeof other), 0);
   /* In place: the data advances by the runs. */
-  cr_assert_eq(rp_exec_profile_ex(x, 2, RP_PROFILE_IN_PLACE, med, NULL,
-                                  NULL), RP_OK);
+  cr_assert_eq(rp_exec_profile_ex(x, 2, RP_PROFILE_IN_PLACE, med, NULL, NULL),
+               RP_OK);
   cr_assert_eq(other[5], 2 * (12 + 11 + 11), "other[5] = %g", other[5]);
   cr_assert_eq(rp_exec_profile_ex(x, 2, 8, med, NULL, NULL), RP_EINVAL);
   free(med);
@@ -262,6 +262,4 @@ static void profile_keeps_data(const char *backend) {
 Test(measured, profile_keeps_user_data_reference) {
   profile_keeps_data("reference");
 }
-Test(measured, profile_keeps_user_data_openmp) {
-  profile_keeps_data("openmp");
-}
+Test(measured, profile_keeps_user_data_openmp) { profile_keeps_data("openmp"); }

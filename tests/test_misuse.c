@@ -40,8 +40,7 @@ static rp_graph *ended_graph(void) {
   rp_buf b;
   cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
   cr_assert_eq(rp_buffer_register(g, "A", a, sizeof a, &b), RP_OK);
-  cr_assert_eq(rp_record_copy_to_device(g, rp_whole(b), 0, NULL, NULL),
-               RP_OK);
+  cr_assert_eq(rp_record_copy_to_device(g, rp_whole(b), 0, NULL, NULL), RP_OK);
   cr_assert_eq(rp_graph_end(g), RP_OK);
   return g;
 }
@@ -118,9 +117,10 @@ RP_KERNEL(many, { (void)rp__a; })
  * past its buffer's end: the message names it, not its access index. */
 Test(misuse, kernel_region_error_names_the_parameter) {
   static const rp_param ps[12] = {
-      {"p0", RP_IN},     {"s1", RP_SCALAR}, {"p2", RP_IN},  {"p3", RP_IN},
-      {"s4", RP_SCALAR}, {"p5", RP_IN},     {"p6", RP_IN},  {"p7", RP_IN},
-      {"p8", RP_IN},     {"p9", RP_IN},     {"p10", RP_OUT}, {"s11", RP_SCALAR}};
+      {"p0", RP_IN}, {"s1", RP_SCALAR}, {"p2", RP_IN},
+      {"p3", RP_IN}, {"s4", RP_SCALAR}, {"p5", RP_IN},
+      {"p6", RP_IN}, {"p7", RP_IN},     {"p8", RP_IN},
+      {"p9", RP_IN}, {"p10", RP_OUT},   {"s11", RP_SCALAR}};
   static const rp_kernel k = RP_KERNEL_DESC(many, ps);
   static char mem[64];
   rp_graph *g;
@@ -129,19 +129,19 @@ Test(misuse, kernel_region_error_names_the_parameter) {
   cr_assert_eq(rp_buffer_register(g, "A", mem, sizeof mem, &b), RP_OK);
   rp_arg args[12];
   for (int i = 0; i < 12; i++)
-    args[i] = ps[i].mode == RP_SCALAR ? rp_arg_i64(i)
-                                      : rp_arg_buf(rp_bytes(b, i, 4));
-  args[10] = rp_arg_buf(rp_bytes(b, 60, 8));     /* 60 + 8 > 64 */
-  cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
-                                NULL), RP_ERANGE);
+    args[i] =
+        ps[i].mode == RP_SCALAR ? rp_arg_i64(i) : rp_arg_buf(rp_bytes(b, i, 4));
+  args[10] = rp_arg_buf(rp_bytes(b, 60, 8)); /* 60 + 8 > 64 */
+  cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL),
+               RP_ERANGE);
   cr_assert(strstr(rp_graph_error(g), "parameter 10 'p10' of kernel 'many': "
                                       "region ends past buffer \"A\""),
             "%s", rp_graph_error(g));
   /* a later failure of another kind names no parameter */
   cr_assert_eq(rp_graph_end(g), RP_OK);
   args[10] = rp_arg_buf(rp_bytes(b, 0, 8));
-  cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
-                                NULL), RP_ESTATE);
+  cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL),
+               RP_ESTATE);
   cr_assert_null(strstr(rp_graph_error(g), "param"), "%s", rp_graph_error(g));
   rp_graph_destroy(g);
 }
@@ -149,8 +149,8 @@ Test(misuse, kernel_region_error_names_the_parameter) {
 /* A scalar where a buffer belongs: the parameter, by index and name, and
  * what it expected (it once said "unknown buffer 4294967295"). */
 Test(misuse, scalar_for_a_buffer_names_the_parameter) {
-  static const rp_param ps[] = {{"src", RP_IN}, {"n", RP_SCALAR},
-                                {"dst", RP_OUT}};
+  static const rp_param ps[] = {
+      {"src", RP_IN}, {"n", RP_SCALAR}, {"dst", RP_OUT}};
   static const rp_kernel k = RP_KERNEL_DESC(many, ps);
   static char mem[64];
   rp_graph *g;
@@ -158,14 +158,16 @@ Test(misuse, scalar_for_a_buffer_names_the_parameter) {
   cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
   cr_assert_eq(rp_buffer_register(g, "A", mem, sizeof mem, &b), RP_OK);
   rp_arg args[3] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(8), rp_arg_f64(1)};
-  cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
-                                NULL), RP_EINVAL);
-  cr_assert_str_eq(rp_graph_error(g), "parameter 2 'dst' of kernel 'many' "
+  cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL),
+               RP_EINVAL);
+  cr_assert_str_eq(rp_graph_error(g),
+                   "parameter 2 'dst' of kernel 'many' "
                    "expects a buffer region (out), got a scalar");
   args[2] = rp_arg_buf(rp_whole(7));
-  cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
-                                NULL), RP_EINVAL);
-  cr_assert_str_eq(rp_graph_error(g), "parameter 2 'dst' of kernel 'many' "
+  cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL),
+               RP_EINVAL);
+  cr_assert_str_eq(rp_graph_error(g),
+                   "parameter 2 'dst' of kernel 'many' "
                    "expects a buffer region, got one of buffer 7 (the graph "
                    "has 1 buffers)");
   cr_assert_eq(rp_graph_num_nodes(g), 0);

@@ -75,8 +75,7 @@ Test(misuse_fixes, kernel_library_by_bare_name_in_this_folder) {
   cr_assert_eq(system(cmd), 0);
   cr_assert_eq(chdir(dir), 0);
   rp_kernels *set = NULL;
-  cr_assert_eq(rp_kernels_load(&set, "libk.so"), RP_OK, "%s",
-               rp_last_error());
+  cr_assert_eq(rp_kernels_load(&set, "libk.so"), RP_OK, "%s", rp_last_error());
   cr_assert_not_null(set);
   rp_kernels_destroy(set);
   set = NULL;

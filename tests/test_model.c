@@ -19,8 +19,8 @@
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1, p_io, nop_cpu, NULL, NULL,
-                               {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
+                               NULL,   {0, 0, 0}, NULL, NULL,    0};
 
 static unsigned char mem[4][2000000];
 
@@ -42,8 +42,7 @@ static rp_node kern(rp_graph *g, int dev, rp_buf x, uint64_t pts, double us) {
   rp_arg arg = rp_arg_buf(rp_whole(x));
   rp_op_opts o = {NULL, us, NULL, 0};
   rp_node n;
-  TU_OK(g, rp_record_kernel(g, &k_io, dev, rp_dims3(pts, 1, 1), &arg, &o,
-                            &n));
+  TU_OK(g, rp_record_kernel(g, &k_io, dev, rp_dims3(pts, 1, 1), &arg, &o, &n));
   return n;
 }
 
@@ -73,8 +72,9 @@ static rp_analysis *run(rp_graph *g, const rp_model *m) {
   return a;
 }
 
-#define EXACT(x, v) cr_assert(fabs((x) - (v)) < 1e-9, #x " = %.17g, not %.17g", \
-                              (double)(x), (double)(v))
+#define EXACT(x, v)                                                            \
+  cr_assert(fabs((x) - (v)) < 1e-9, #x " = %.17g, not %.17g", (double)(x),     \
+            (double)(v))
 
 Test(model, launch_overhead_in_both_predictions) {
   rp_graph *g = graph();
@@ -170,7 +170,7 @@ Test(model, logical_devices_on_one_physical_share_it) {
   rp_analysis_summary(a, &s);
   EXACT(s.model_overlap_us, 10); /* two GPUs */
   rp_analysis_destroy(a);
-  m.phys[0] = m.phys[1] = 0;     /* one GPU: each at half speed */
+  m.phys[0] = m.phys[1] = 0; /* one GPU: each at half speed */
   rp_analysis_opts o;
   rp_analysis_opts_init(&o);
   o.model = &m;
@@ -276,8 +276,8 @@ Test(model, gpu_kernels_share_its_multiprocessors) {
   for (int k = 0; k < 8; k++) {
     rp_arg arg = rp_arg_buf(rp_bytes(b, 8 * (uint64_t)k, 8));
     rp_op_opts o = {NULL, 10, NULL, 0};
-    TU_OK(g, rp_record_kernel(g, &k_io, 0, rp_dims3(64, 64, 1), &arg, &o,
-                              NULL));
+    TU_OK(g,
+          rp_record_kernel(g, &k_io, 0, rp_dims3(64, 64, 1), &arg, &o, NULL));
   }
   rp_model m;
   model2(&m, "graph", 0, 0, 0, 0, 0);
@@ -597,12 +597,12 @@ Test(model, pool_pays_hand_offs_between_threads) {
   m.edge_us = 3;
   rp_graph *g = graph();
   rp_buf a = buf(g, 0, 64), b = buf(g, 1, 64), c = buf(g, 2, 64);
-  kern(g, 0, a, 16, 10);              /* A */
+  kern(g, 0, a, 16, 10); /* A */
   rp_arg ab[2] = {rp_arg_buf(rp_whole(a)), rp_arg_buf(rp_whole(b))};
   rp_arg ac[2] = {rp_arg_buf(rp_whole(a)), rp_arg_buf(rp_whole(c))};
   static const rp_param pio[] = {{"in", RP_IN}, {"x", RP_INOUT}};
-  static const rp_kernel k2 = {"k2", 2, pio, nop_cpu, NULL, NULL,
-                               {0, 0, 0}, NULL, NULL, 0};
+  static const rp_kernel k2 = {"k2", 2,         pio,  nop_cpu, NULL,
+                               NULL, {0, 0, 0}, NULL, NULL,    0};
   rp_op_opts o = {NULL, 10, NULL, 0};
   TU_OK(g, rp_record_kernel(g, &k2, 0, rp_dims3(16, 1, 1), ab, &o, NULL));
   TU_OK(g, rp_record_kernel(g, &k2, 0, rp_dims3(16, 1, 1), ac, &o, NULL));
@@ -711,7 +711,8 @@ Test(model, file_round_trip) {
   cr_assert(strstr(rp_last_error(), "host_task_us"));
   fp = fopen(path, "w");
   fputs("{\"format\": \"reprise-model\", \"version\": 1, "
-        "\"multiprocessors\": 1.5}", fp);
+        "\"multiprocessors\": 1.5}",
+        fp);
   fclose(fp);
   cr_assert_eq(rp_model_load(&r, path), RP_EPARSE);
   cr_assert(strstr(rp_last_error(), "multiprocessors"));
@@ -780,8 +781,7 @@ static void calibrated_ok(const char *be_name, const char *overlapped) {
   /* It is usable by the analysis as it is, and after a round trip. */
   char dir[] = "/tmp/rp_cal_XXXXXX", path[4096];
   cr_assert_not_null(mkdtemp(dir));
-  cr_assert_eq(rp_model_save(&m, strcat(strcpy(path, dir), "/m.json")),
-               RP_OK);
+  cr_assert_eq(rp_model_save(&m, strcat(strcpy(path, dir), "/m.json")), RP_OK);
   rp_model r;
   cr_assert_eq(rp_model_load(&r, path), RP_OK);
   cr_assert_eq(r.nmode, m.nmode);
@@ -821,10 +821,13 @@ static rp_status ff_inst(rp_exec *x, const rp_plan *p, void **state) {
 static rp_status ff_launch(void *s, unsigned n) { return RP_OK; }
 static rp_status ff_wait(void *s) { return RP_OK; }
 static void ff_destroy(void *s) {}
-static const rp_backend fake_fast = {
-    .abi = RP_BACKEND_ABI, .name = "fake", .owns = RP_DEVICE_CPU,
-    .instantiate = ff_inst, .launch = ff_launch, .wait = ff_wait,
-    .destroy = ff_destroy};
+static const rp_backend fake_fast = {.abi = RP_BACKEND_ABI,
+                                     .name = "fake",
+                                     .owns = RP_DEVICE_CPU,
+                                     .instantiate = ff_inst,
+                                     .launch = ff_launch,
+                                     .wait = ff_wait,
+                                     .destroy = ff_destroy};
 
 static const rp_backend *fast_backend(void) { return &fake_fast; }
 
@@ -845,8 +848,7 @@ Test(model, cache_calibrates_on_first_use_then_reuses) {
   rp_model_opts mo;
   cache_opts(&mo, &sn, dir);
   const rp_backend *be = fast_backend();
-  cr_assert_eq(rp_model_cache_path(be, NULL, &mo, path, sizeof path),
-               RP_OK);
+  cr_assert_eq(rp_model_cache_path(be, NULL, &mo, path, sizeof path), RP_OK);
   char host[64], want[4200];
   gethostname(host, sizeof host);
   host[63] = 0;
@@ -899,8 +901,7 @@ Test(model, cache_recalibrates_for_another_version_or_machine) {
   cr_assert_eq(rp_model_calibrations(), n0 + 1);
   cr_assert_eq(sn.lines, 2);
   cr_assert(!strncmp(m.version, "99.0.0-test/m", 13), "%s", m.version);
-  cr_assert_eq(rp_model_cache_path(be, NULL, &mo, path, sizeof path),
-               RP_OK);
+  cr_assert_eq(rp_model_cache_path(be, NULL, &mo, path, sizeof path), RP_OK);
   rp_model r;
   cr_assert_eq(rp_model_load(&r, path), RP_OK);
   cr_assert_str_eq(r.version, m.version);
@@ -962,8 +963,7 @@ Test(model, cache_key_names_the_configuration) {
   unsetenv("XDG_CACHE_HOME");
   setenv("HOME", "/home/u", 1);
   cr_assert_eq(rp_model_cache_path(be, &xo, NULL, p1, sizeof p1), RP_OK);
-  snprintf(want, sizeof want, "/home/u/.cache/reprise/openmp-%s-t3.json",
-           host);
+  snprintf(want, sizeof want, "/home/u/.cache/reprise/openmp-%s-t3.json", host);
   cr_assert_str_eq(p1, want);
   cr_assert_eq(rp_model_cache_path(be, &xo, NULL, p1, 8), RP_EINVAL);
 }
@@ -1016,8 +1016,7 @@ Test(model, automatic_calibration_can_be_turned_off) {
   cr_assert_eq(sn.lines, 1);
   /* And with automatic calibration on, the first analysis calibrates. */
   unsetenv("RP_NO_AUTOCALIBRATE");
-  cr_assert_eq(rp_model_cache_path(be, NULL, NULL, path, sizeof path),
-               RP_OK);
+  cr_assert_eq(rp_model_cache_path(be, NULL, NULL, path, sizeof path), RP_OK);
   unlink(path);
   mo.flags = 0;
   cr_assert_eq(rp_analysis_opts_calibrated(&o, &m, units, x, &mo), RP_OK);
@@ -1082,8 +1081,10 @@ Test(model, command_line) {
   cr_assert_not_null(mkdtemp(dir));
   snprintf(mpath, sizeof mpath, "%s/m.json", dir);
   snprintf(gpath, sizeof gpath, "%s/g.json", dir);
-  snprintf(cmd, sizeof cmd, "%s calibrate --backend reference --runs 3 "
-           "--out %s --quiet 2>/dev/null", RP_TEST_TOOL, mpath);
+  snprintf(cmd, sizeof cmd,
+           "%s calibrate --backend reference --runs 3 "
+           "--out %s --quiet 2>/dev/null",
+           RP_TEST_TOOL, mpath);
   cr_assert_eq(system(cmd), 0);
   rp_model m;
   cr_assert_eq(rp_model_load(&m, mpath), RP_OK);
@@ -1106,9 +1107,12 @@ Test(model, command_line) {
   out[k] = 0;
   cr_assert_eq(pclose(p), 0);
   cr_assert(strstr(out, "\"serial_us\": 44, \"overlap_us\": 16, "
-                        "\"speedup\": 2.75"), "%s", out);
-  snprintf(cmd, sizeof cmd, "%s analyze %s --model %s --mode streams "
-           ">/dev/null 2>&1", RP_TEST_TOOL, gpath, mpath);
+                        "\"speedup\": 2.75"),
+            "%s", out);
+  snprintf(cmd, sizeof cmd,
+           "%s analyze %s --model %s --mode streams "
+           ">/dev/null 2>&1",
+           RP_TEST_TOOL, gpath, mpath);
   cr_assert_eq(WEXITSTATUS(system(cmd)), 1);
   unlink(mpath);
   unlink(gpath);
@@ -1169,10 +1173,14 @@ static rp_status fg_wait(void *s) { return RP_OK; }
 static void fg_destroy(void *s) {}
 /* A GPU backend that takes device_map and runs nothing (the reference
  * refuses a map: it has no devices to map). */
-static const rp_backend fake_gpu = {
-    .abi = RP_BACKEND_ABI, .name = "fake-gpu", .owns = RP_DEVICE_CUDA,
-    .instantiate = fg_inst, .launch = fg_launch, .wait = fg_wait,
-    .destroy = fg_destroy, .options = RP_EXEC_OPT_DEVICE_MAP};
+static const rp_backend fake_gpu = {.abi = RP_BACKEND_ABI,
+                                    .name = "fake-gpu",
+                                    .owns = RP_DEVICE_CUDA,
+                                    .instantiate = fg_inst,
+                                    .launch = fg_launch,
+                                    .wait = fg_wait,
+                                    .destroy = fg_destroy,
+                                    .options = RP_EXEC_OPT_DEVICE_MAP};
 
 Test(model, options_from_exec_map) {
   const rp_backend *be = &fake_gpu;
@@ -1225,7 +1233,7 @@ Test(model, efficiency_applies_to_a_team) {
   rp_analysis_summary(a, &s);
   EXACT(s.model_overlap_us, 10); /* one unit: no team */
   rp_analysis_destroy(a);
-  m.units[0] = 2;                /* two threads at half a core each */
+  m.units[0] = 2; /* two threads at half a core each */
   rp_analysis_opts o;
   rp_analysis_opts_init(&o);
   o.model = &m;

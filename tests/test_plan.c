@@ -26,13 +26,19 @@ static rp_status tb_inst(rp_exec *x, const rp_plan *p, void **state) {
 static rp_status tb_launch(void *s, unsigned n) { return RP_OK; }
 static rp_status tb_wait(void *s) { return RP_OK; }
 static void tb_destroy(void *s) {}
-static rp_backend test_cpu = {.abi = RP_BACKEND_ABI, .name = "test-cpu",
-                              .owns = RP_DEVICE_CPU, .instantiate = tb_inst,
-                              .launch = tb_launch, .wait = tb_wait,
+static rp_backend test_cpu = {.abi = RP_BACKEND_ABI,
+                              .name = "test-cpu",
+                              .owns = RP_DEVICE_CPU,
+                              .instantiate = tb_inst,
+                              .launch = tb_launch,
+                              .wait = tb_wait,
                               .destroy = tb_destroy};
-static rp_backend test_gpu = {.abi = RP_BACKEND_ABI, .name = "test-gpu",
-                              .owns = RP_DEVICE_CUDA, .instantiate = tb_inst,
-                              .launch = tb_launch, .wait = tb_wait,
+static rp_backend test_gpu = {.abi = RP_BACKEND_ABI,
+                              .name = "test-gpu",
+                              .owns = RP_DEVICE_CUDA,
+                              .instantiate = tb_inst,
+                              .launch = tb_launch,
+                              .wait = tb_wait,
                               .destroy = tb_destroy};
 
 static uint32_t node_of_name(const rp_plan *p, const char *name) {
@@ -54,7 +60,7 @@ static int has_succ(const rp_plan *p, uint32_t a, uint32_t b) {
 
 /* Host tasks of the tests. */
 typedef struct hk {
-  int kind;            /* 0 bump (inout a), 1 mix (in a, inout b), 2 b=a+1 */
+  int kind; /* 0 bump (inout a), 1 mix (in a, inout b), 2 b=a+1 */
   uint64_t oa, ob, len;
 } hk;
 
@@ -87,8 +93,8 @@ static rp_graph *two_ops(uint8_t *A, uint8_t *B, hk *h, unsigned flags) {
   TU_OK(g, rp_record_host(g, host_fn, h, acc, 2, &o, NULL));
   rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
   o.name = "A=5A+7";
-  TU_OK(g, rp_record_kernel(g, &pk_bump, 0, rp_dims3(16, 1, 1), args, &o,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &pk_bump, 0, rp_dims3(16, 1, 1), args, &o, NULL));
   return g;
 }
 
@@ -129,16 +135,14 @@ Test(plan, shared_images_elide_copies_and_order_spaces) {
   rp_arg set[4] = {rp_arg_buf(rp_whole(c)), rp_arg_buf(rp_whole(a)),
                    rp_arg_i64(0), rp_arg_i64(0)};
   rp_op_opts o = {.name = "K1"};
-  TU_OK(g, rp_record_kernel(g, &pk_set, 0, rp_dims3(16, 1, 1), set, &o,
-                            NULL));
+  TU_OK(g, rp_record_kernel(g, &pk_set, 0, rp_dims3(16, 1, 1), set, &o, NULL));
   TU_OK(g, rp_record_sync_host(g, rp_whole(a), NULL));
   hk h = {2, 0, 0, 16};
   rp_access acc[2] = {{rp_whole(a), RP_IN}, {rp_whole(c), RP_INOUT}};
   o.name = "H";
   TU_OK(g, rp_record_host(g, host_fn, &h, acc, 2, &o, NULL));
   o.name = "K2";
-  TU_OK(g, rp_record_kernel(g, &pk_set, 0, rp_dims3(16, 1, 1), set, &o,
-                            NULL));
+  TU_OK(g, rp_record_kernel(g, &pk_set, 0, rp_dims3(16, 1, 1), set, &o, NULL));
   TU_OK(g, rp_record_sync_host(g, rp_whole(a), NULL));
   TU_OK(g, rp_record_sync_host(g, rp_whole(c), NULL));
   TU_OK(g, rp_graph_end(g));
@@ -160,8 +164,7 @@ Test(plan, shared_images_elide_copies_and_order_spaces) {
   cr_assert_eq(p->hw_off[a + 1] - p->hw_off[a], 2);
   rp_exec_destroy(x);
   /* The reference shares nothing: every copy is a node. */
-  cr_assert_eq(rp_exec_create(&x, g, NULL, NULL) == RP_OK ||
-                   rp_last_error()[0],
+  cr_assert_eq(rp_exec_create(&x, g, NULL, NULL) == RP_OK || rp_last_error()[0],
                1);
   rp_exec_destroy(x);
   const rp_backend *ref;
@@ -185,12 +188,12 @@ Test(plan, device_kinds) {
   cr_assert_eq(rp_graph_set_device_kind(g, 1, (rp_device_kind)9), RP_EINVAL);
   cr_assert_eq(rp_graph_device_kind(g, 1), RP_DEVICE_CPU);
   rp_arg args[2] = {rp_arg_buf(rp_bytes(a, 0, 8)), rp_arg_i64(0)};
-  TU_OK(g, rp_record_kernel(g, &pk_bump, 0, rp_dims3(8, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &pk_bump, 0, rp_dims3(8, 1, 1), args, NULL, NULL));
   args[0] = rp_arg_buf(rp_bytes(a, 8, 8));
   args[1] = rp_arg_i64(8);
-  TU_OK(g, rp_record_kernel(g, &pk_bump, 1, rp_dims3(8, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &pk_bump, 1, rp_dims3(8, 1, 1), args, NULL, NULL));
   TU_OK(g, rp_record_sync_host(g, rp_whole(a), NULL));
   TU_OK(g, rp_graph_end(g));
   cr_assert_eq(rp_graph_set_device_kind(g, 1, RP_DEVICE_CPU), RP_ESTATE);
@@ -235,8 +238,8 @@ Test(plan, coherence_warnings_and_strict) {
   TU_OK(g, rp_buffer_register(g, "A", A, 16, &a));
   rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
   rp_op_opts o = {.name = "k"};
-  TU_OK(g, rp_record_kernel(g, &pk_bump, 0, rp_dims3(16, 1, 1), args, &o,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &pk_bump, 0, rp_dims3(16, 1, 1), args, &o, NULL));
   cr_assert_eq(rp_graph_end(g), RP_ECOHERENCE);
   cr_assert(strstr(rp_graph_error(g), "op 0 \"k\" reads bytes [0, 16) of "
                                       "buffer \"A\" on device 0"),
@@ -253,8 +256,8 @@ Test(plan, coherence_warnings_and_strict) {
                RP_OK);
   TU_OK(g, rp_buffer_register(g, "A", A, 16, &a));
   TU_OK(g, rp_record_copy_to_device(g, rp_whole(a), 0, NULL, NULL));
-  TU_OK(g, rp_record_kernel(g, &pk_bump, 0, rp_dims3(16, 1, 1), args, &o,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &pk_bump, 0, rp_dims3(16, 1, 1), args, &o, NULL));
   TU_OK(g, rp_record_copy_to_host(g, rp_whole(a), 0, NULL, NULL));
   TU_OK(g, rp_graph_end(g));
   cr_assert_eq(rp_graph_num_warnings(g), 0);
@@ -347,8 +350,10 @@ static rp_backend test_seq = {.abi = RP_BACKEND_ABI,
                               .name = "test-shuffled",
                               .owns = RP_DEVICE_CPU,
                               .flags = RP_BACKEND_BLOCKING_LAUNCH,
-                              .instantiate = sq_inst, .launch = sq_launch,
-                              .wait = tb_wait, .rebind = sq_rebind,
+                              .instantiate = sq_inst,
+                              .launch = sq_launch,
+                              .wait = tb_wait,
+                              .rebind = sq_rebind,
                               .destroy = sq_destroy};
 
 /* ---- every backend present ----------------------------------------------- */
@@ -468,13 +473,13 @@ Test(plan, launch_returns_and_wait_buffer_sees_early_results) {
 
 /* ---- random programs ----------------------------------------------------- */
 
-#define NBUF 5      /* 3 user 1-d (64 B), 1 user 8 x 8, 1 internal */
+#define NBUF 5 /* 3 user 1-d (64 B), 1 user 8 x 8, 1 internal */
 #define BSZ 64
 #define MAXOPS 40
 
 typedef struct prog {
   rp_graph *g;
-  uint8_t rec[NBUF][BSZ];   /* arrays given when recording */
+  uint8_t rec[NBUF][BSZ]; /* arrays given when recording */
   hk h[MAXOPS];
   unsigned nuser;
   int sync, mixed, coherent;
@@ -487,8 +492,8 @@ static void fill(uint8_t *p, uint64_t seed) {
 
 /* A random run [off, off + len) of a buffer, as a region: byte ranges on
  * 1-d buffers, whole rows on the 2-d one. */
-static rp_region run_of(uint64_t *s, rp_buf b, uint64_t len_max,
-                        uint64_t *off, uint64_t *len) {
+static rp_region run_of(uint64_t *s, rp_buf b, uint64_t len_max, uint64_t *off,
+                        uint64_t *len) {
   if (b == 3) {
     uint64_t r0 = tu_rand(s) % 8, r1 = r0 + 1 + tu_rand(s) % (8 - r0);
     if ((r1 - r0) * 8 > len_max)
@@ -520,8 +525,7 @@ static void prog_make(prog *P, uint64_t seed) {
   P->coherent = tu_rand(&s) % 4 != 0;
   P->sync = tu_rand(&s) % 2;
   P->mixed = ndev >= 2 && tu_rand(&s) % 3 == 0;
-  cr_assert_eq(rp_graph_create(&P->g, P->coherent ? 0
-                                                  : RP_GRAPH_NO_COHERENCE),
+  cr_assert_eq(rp_graph_create(&P->g, P->coherent ? 0 : RP_GRAPH_NO_COHERENCE),
                RP_OK);
   rp_graph *g = P->g;
   char nm[8];
@@ -555,8 +559,8 @@ static void prog_make(prog *P, uint64_t seed) {
       unsigned k = tu_rand(&s) % 3;
       if (k == 2) {
         rp_arg args[2] = {rp_arg_buf(rb), rp_arg_i64((int64_t)ob)};
-        TU_OK(g, rp_record_kernel(g, &pk_bump, dev, rp_dims3(lb, 1, 1),
-                                  args, NULL, NULL));
+        TU_OK(g, rp_record_kernel(g, &pk_bump, dev, rp_dims3(lb, 1, 1), args,
+                                  NULL, NULL));
       } else {
         rp_arg args[4] = {rp_arg_buf(ra), rp_arg_buf(rb),
                           rp_arg_i64((int64_t)oa), rp_arg_i64((int64_t)ob)};
@@ -580,8 +584,7 @@ static void prog_make(prog *P, uint64_t seed) {
                           {rb, RP_INOUT}};
       if (!h->kind)
         h->oa = ob;
-      TU_OK(g, rp_record_host(g, host_fn, h, acc, h->kind ? 2 : 1, NULL,
-                              NULL));
+      TU_OK(g, rp_record_host(g, host_fn, h, acc, h->kind ? 2 : 1, NULL, NULL));
     } else if (what < 9) {
       /* An explicit copy. */
       rp_buf b = tu_rand(&s) % NBUF;
@@ -621,8 +624,8 @@ static int prog_run_shaped(prog *P, const rp_backend *be, unsigned reps,
   eo.reshape_copies = reshape;
   rp_status s = rp_exec_create(&x, P->g, be, &eo);
   if (s != RP_OK) {
-    cr_assert(s == RP_ENOKERNEL || s == RP_ENODEV || s == RP_ENOTSUP,
-              "%s: %s", rp_backend_name(be), rp_last_error());
+    cr_assert(s == RP_ENOKERNEL || s == RP_ENODEV || s == RP_ENOTSUP, "%s: %s",
+              rp_backend_name(be), rp_last_error());
     return 0;
   }
   if (reshaped)
@@ -689,8 +692,8 @@ Test(plan, differential_random_programs, .timeout = 600) {
         size_t shape = j < nb ? 0 : seed % 2 ? (size_t)1 << 40 : 1;
         int shaped = 0;
         double t0 = rp_clock_us();
-        int ran = prog_run_shaped(&P, b, 3, rebind, batch, got, seed, shape,
-                                  &shaped);
+        int ran =
+            prog_run_shaped(&P, b, 3, rebind, batch, got, seed, shape, &shaped);
         if (i < nb)
           spent[i] += rp_clock_us() - t0;
         reshaped[seed % 2] += shaped;
@@ -702,21 +705,22 @@ Test(plan, differential_random_programs, .timeout = 600) {
         for (unsigned r = batch ? 2 : 0; r < 3; r++)
           for (rp_buf bb = 0; bb < P.nuser; bb++)
             for (int k = 0; k < BSZ; k++)
-              cr_assert_eq(got[r][bb][k], want[r][bb][k],
-                           "%s%s, program %llu (sync %d, coherence %d, "
-                           "mixed %d), mode %d, after replay %u: buffer %u "
-                           "byte %d: %u, reference %u", rp_backend_name(b),
-                           shaped ? " (copies reshaped)" : "",
-                           (unsigned long long)seed, P.sync, P.coherent,
-                           P.mixed, mode, r + 1, bb, k, got[r][bb][k],
-                           want[r][bb][k]);
+              cr_assert_eq(
+                  got[r][bb][k], want[r][bb][k],
+                  "%s%s, program %llu (sync %d, coherence %d, "
+                  "mixed %d), mode %d, after replay %u: buffer %u "
+                  "byte %d: %u, reference %u",
+                  rp_backend_name(b), shaped ? " (copies reshaped)" : "",
+                  (unsigned long long)seed, P.sync, P.coherent, P.mixed, mode,
+                  r + 1, bb, k, got[r][bb][k], want[r][bb][k]);
       }
     }
     rp_graph_destroy(P.g);
   }
   for (unsigned i = 0; i < nb; i++) {
-    cr_log_info("%s: %u runs compared, %u refused, %.1f s", rp_backend_name(be[i]),
-                compared[i], refused[i], spent[i] / 1e6);
+    cr_log_info("%s: %u runs compared, %u refused, %.1f s",
+                rp_backend_name(be[i]), compared[i], refused[i],
+                spent[i] / 1e6);
     if (!strcmp(rp_backend_name(be[i]), "openmp"))
       cr_assert_eq(refused[i], 0);
   }
@@ -750,8 +754,7 @@ Test(plan, region_accessors_on_every_backend) {
     /* rows 2..4, columns 3..9 of a 6 x 10 buffer */
     rp_arg a = rp_arg_buf(rp_box2(m, 2, 5, 3, 10));
     rp_node k;
-    TU_OK(g, rp_record_kernel(g, &pk_box, 0, rp_dims3(7, 3, 1), &a, NULL,
-                              &k));
+    TU_OK(g, rp_record_kernel(g, &pk_box, 0, rp_dims3(7, 3, 1), &a, NULL, &k));
     TU_OK(g, rp_record_sync_host(g, rp_whole(m), NULL));
     TU_OK(g, rp_graph_end(g));
     rp_exec *x;

@@ -10,7 +10,8 @@
 
 /* Not inlined: GCC 12 at -O2 then takes the memstream's buffer for the
  * local variable holding its address (-Wdangling-pointer). */
-__attribute__((noinline)) static char *svg_of(const rp_speedup_point *p, unsigned n) {
+__attribute__((noinline)) static char *svg_of(const rp_speedup_point *p,
+                                              unsigned n) {
   char *buf = NULL;
   size_t len = 0;
   FILE *fp = open_memstream(&buf, &len);

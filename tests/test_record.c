@@ -29,8 +29,8 @@ Test(record, bad_flags_and_buffers) {
   cr_assert(strstr(rp_graph_error(g), "already exists"));
   rp_buffer_desc d = {"M", NULL, 60, 4, 2, {4, 4, 0}};
   cr_assert_eq(rp_buffer_add(g, &d, NULL), RP_EINVAL);
-  cr_assert(strstr(rp_graph_error(g), "dims give 64 bytes, not 60"),
-            "%s", rp_graph_error(g));
+  cr_assert(strstr(rp_graph_error(g), "dims give 64 bytes, not 60"), "%s",
+            rp_graph_error(g));
   cr_assert_eq(rp_graph_num_buffers(g), 1);
   rp_graph_destroy(g);
 }
@@ -42,41 +42,50 @@ Test(record, bad_regions_leave_the_graph_unchanged) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register(g, "A", A, 64, &a));
   rp_arg args[2] = {rp_arg_buf(rp_bytes(a, 60, 8)), rp_arg_i64(0)};
-  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
-                                NULL, NULL), RP_ERANGE);
-  cr_assert_str_eq(rp_graph_error(g), "parameter 0 'a' of kernel "
+  cr_assert_eq(
+      rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL, NULL),
+      RP_ERANGE);
+  cr_assert_str_eq(rp_graph_error(g),
+                   "parameter 0 'a' of kernel "
                    "'tu_bump_k': region ends past buffer \"A\" (64 bytes)");
   cr_assert_eq(rp_graph_num_nodes(g), 0);
   args[0] = rp_arg_buf(rp_bytes(a, UINT64_MAX - 2, 8)); /* overflow */
-  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
-                                NULL, NULL), RP_ERANGE);
+  cr_assert_eq(
+      rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL, NULL),
+      RP_ERANGE);
   args[0] = rp_arg_buf(rp_box2(a, 0, 1, 0, 1)); /* no dims */
-  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
-                                NULL, NULL), RP_EINVAL);
+  cr_assert_eq(
+      rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL, NULL),
+      RP_EINVAL);
   args[0] = rp_arg_buf(rp_whole(7)); /* unknown buffer */
-  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
-                                NULL, NULL), RP_EINVAL);
+  cr_assert_eq(
+      rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL, NULL),
+      RP_EINVAL);
   args[0] = rp_arg_buf(rp_whole(a));
-  cr_assert_eq(rp_record_kernel(g, &tu_bump, -1, rp_dims3(8, 1, 1), args,
-                                NULL, NULL), RP_EINVAL);
-  cr_assert_eq(rp_record_kernel(g, NULL, 0, rp_dims3(8, 1, 1), args, NULL,
-                                NULL), RP_EINVAL);
+  cr_assert_eq(
+      rp_record_kernel(g, &tu_bump, -1, rp_dims3(8, 1, 1), args, NULL, NULL),
+      RP_EINVAL);
+  cr_assert_eq(
+      rp_record_kernel(g, NULL, 0, rp_dims3(8, 1, 1), args, NULL, NULL),
+      RP_EINVAL);
   rp_node fwd = 3;
   rp_op_opts o = {NULL, 0, &fwd, 1};
-  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, &o,
-                                NULL), RP_EINVAL);
+  cr_assert_eq(
+      rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, &o, NULL),
+      RP_EINVAL);
   cr_assert(strstr(rp_graph_error(g), "not an earlier node"));
   cr_assert_eq(rp_record_copy_peer(g, rp_whole(a), 1, 1, NULL, NULL),
                RP_EINVAL);
   cr_assert_eq(rp_graph_num_nodes(g), 0);
   cr_assert_eq(rp_graph_num_edges(g), 0);
   /* The graph still records normally afterwards. */
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL, NULL));
   cr_assert_eq(rp_graph_num_nodes(g), 2);
   TU_OK(g, rp_graph_end(g));
-  cr_assert_eq(rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args,
-                                NULL, NULL), RP_ESTATE);
+  cr_assert_eq(
+      rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL, NULL),
+      RP_ESTATE);
   cr_assert_eq(rp_graph_end(g), RP_ESTATE);
   rp_graph_destroy(g);
 }
@@ -92,8 +101,8 @@ Test(record, internal_buffers_have_no_host_image) {
   cr_assert(strstr(rp_graph_error(g), "internal"));
   /* A kernel may use it: nothing valid anywhere, so nothing is copied. */
   rp_arg args[2] = {rp_arg_buf(rp_whole(t)), rp_arg_i64(0)};
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(32, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 0, rp_dims3(32, 1, 1), args, NULL, NULL));
   cr_assert_eq(rp_graph_num_nodes(g), 1);
   rp_graph_destroy(g);
 }
@@ -107,9 +116,9 @@ Test(record, coherence_inserts_what_is_stale) {
   rp_arg args[2] = {rp_arg_buf(rp_bytes(a, 0, 16)), rp_arg_i64(0)};
   rp_op_opts ko = {"bump", 0, NULL, 0};
   TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(16, 1, 1), args, &ko,
-                            NULL));                       /* 0 copy, 1 */
+                            NULL)); /* 0 copy, 1 */
   TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(16, 1, 1), args, &ko,
-                            NULL));                       /* 2: no copy */
+                            NULL)); /* 2: no copy */
   cr_assert_eq(rp_graph_num_nodes(g), 3);
   /* The host reads bytes 8..24: only 8..16 is stale there. */
   tu_host_arg h = {8, 16};
@@ -128,8 +137,8 @@ Test(record, coherence_inserts_what_is_stale) {
   cr_assert_eq(ai.space, RP_SPACE_HOST);
   /* Device 1 reads bytes 0..16: the host copy is valid for 8..16 (just
    * copied back) and for 0..8? No: 0..8 is valid only on device 0. */
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 1, rp_dims3(16, 1, 1), args, &ko,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 1, rp_dims3(16, 1, 1), args, &ko, NULL));
   rp_node_info_get(g, 5, &in);
   cr_assert_eq(in.type, RP_OP_COPY_D2D, "%s", in.name);
   cr_assert_eq(in.device, 0);
@@ -157,8 +166,8 @@ Test(record, no_coherence_records_only_what_is_given) {
   TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
   TU_OK(g, rp_buffer_register(g, "A", A, 64, &a));
   rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(64, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 0, rp_dims3(64, 1, 1), args, NULL, NULL));
   cr_assert_eq(rp_graph_num_nodes(g), 1);
   rp_graph_destroy(g);
 }
@@ -172,8 +181,8 @@ Test(record, reference_replays_in_program_order) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register(g, "A", A, 64, &a));
   rp_arg args[2] = {rp_arg_buf(rp_bytes(a, 16, 32)), rp_arg_i64(16)};
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(32, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 0, rp_dims3(32, 1, 1), args, NULL, NULL));
   tu_host_arg h = {0, 24};
   rp_access acc = {rp_bytes(a, 0, 24), RP_INOUT};
   TU_OK(g, rp_record_host(g, tu_host_bump, &h, &acc, 1, NULL, NULL));
@@ -200,8 +209,7 @@ Test(record, exec_rebind_and_scalars) {
   /* The kernel declares the whole buffer; its offset scalar picks which
    * half it touches. */
   rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL,
-                            &k));
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL, &k));
   TU_OK(g, rp_record_sync_host(g, rp_whole(a), NULL));
   TU_OK(g, rp_graph_end(g));
   const rp_backend *be;
@@ -340,10 +348,9 @@ Test(record, kernel_names_shared_given_names_copied) {
   rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
   char given[] = "mine";
   rp_op_opts o = {given, 0, NULL, 0};
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL,
-                            NULL));
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, &o,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL, NULL));
+  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, &o, NULL));
   given[0] = 'X';
   TU_OK(g, rp_graph_end(g));
   rp_node_info in;
@@ -357,14 +364,12 @@ Test(record, kernel_names_shared_given_names_copied) {
 /* Compact storage (an op in 64 bytes, a byte-range access in 24, boxes,
  * index spaces, scalars and host functions beside): what was recorded is
  * what the graph gives back, field by field. */
-static void host_noop(void *user, void *const *ptrs) {
-  (void)user, (void)ptrs;
-}
+static void host_noop(void *user, void *const *ptrs) { (void)user, (void)ptrs; }
 
 static const rp_param mix_params[] = {
     {"x", RP_IN}, {"alpha", RP_SCALAR}, {"t", RP_INOUT}, {"n", RP_SCALAR}};
-static const rp_kernel mix = {"mix", 4, mix_params, NULL, NULL, NULL,
-                              {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel mix = {"mix", 4,         mix_params, NULL, NULL,
+                              NULL,  {0, 0, 0}, NULL,       NULL, 0};
 
 Test(record, compact_storage_gives_back_what_was_recorded) {
   static uint8_t V[4096], M[8 * 16 * 4];
@@ -410,7 +415,8 @@ Test(record, compact_storage_gives_back_what_was_recorded) {
   cr_assert_eq(g->op[k2].dims0, RP_NONE, "1 x 1 x 1 is not stored");
   TU_OK(NULL, rp_node_access(g, k2, 0, &ai));
   cr_assert(ai.region.kind == RP_REGION_BYTES && ai.region.offset == 0 &&
-            ai.region.bytes == sizeof V, "WHOLE is stored as its bytes");
+                ai.region.bytes == sizeof V,
+            "WHOLE is stored as its bytes");
   cr_assert_eq(g->slot[g->op[k2].arg0 + 1].i64, -7);
 
   rp_host_fn fn;

@@ -60,8 +60,8 @@ typedef struct brute {
 } brute;
 
 #define ROW(m, b, i) ((m) + (size_t)(i) * (b)->words)
-#define BIT(r, k) (((r)[(k) >> 6] >> ((k) & 63)) & 1)
-#define SET(r, k) ((r)[(k) >> 6] |= 1ull << ((k) & 63))
+#define BIT(r, k) (((r)[(k) >> 6] >> ((k)&63)) & 1)
+#define SET(r, k) ((r)[(k) >> 6] |= 1ull << ((k)&63))
 
 static int acc_cmp(const void *x, const void *y) {
   const bacc *a = x, *b = y;
@@ -109,8 +109,7 @@ static void brute_build(brute *B, const rp_graph *g) {
       ;
     for (uint32_t x = s; x < e; x++)
       for (uint32_t y = x + 1; y < e; y++)
-        if (B->acc[x].node < B->acc[y].node &&
-            kinds(&B->acc[x], &B->acc[y]))
+        if (B->acc[x].node < B->acc[y].node && kinds(&B->acc[x], &B->acc[y]))
           SET(ROW(B->direct, B, B->acc[x].node), B->acc[y].node);
   }
   for (size_t i = 0; i < (size_t)n * B->words; i++)
@@ -139,8 +138,7 @@ static void brute_free(brute *B) {
 }
 
 /* Hazard kinds between nodes i < j on buffer b (bits as in kinds()). */
-static unsigned pair_kinds(const brute *B, uint32_t i, uint32_t j,
-                           uint32_t b) {
+static unsigned pair_kinds(const brute *B, uint32_t i, uint32_t j, uint32_t b) {
   unsigned k = 0;
   for (uint32_t x = 0; x < B->nacc; x++)
     if (B->acc[x].node == i && B->acc[x].buf == b)
@@ -283,9 +281,8 @@ static const triple *label_of(const tlist *l, uint32_t from, uint32_t to) {
     else
       hi = m;
   }
-  return lo < l->n && l->t[lo].from == from && l->t[lo].to == to
-             ? &l->t[lo]
-             : NULL;
+  return lo < l->n && l->t[lo].from == from && l->t[lo].to == to ? &l->t[lo]
+                                                                 : NULL;
 }
 
 /* The stored edges equal TR(hazards + afters) + afters, exactly, and each
@@ -331,20 +328,21 @@ static void check_exact(const rp_graph *g, const char *what) {
     } else {
       cr_assert_neq(ed.kind, RP_EDGE_AFTER, "%s", what);
       unsigned k = pair_kinds(&B, ed.from, ed.to, ed.buf);
-      cr_assert(k & (1u << ed.kind), "%s: edge %u->%u labelled %s on "
-                "buffer %u, which has hazard kinds %#x there", what,
-                ed.from, ed.to, rp_edge_kind_name(ed.kind), ed.buf, k);
+      cr_assert(k & (1u << ed.kind),
+                "%s: edge %u->%u labelled %s on "
+                "buffer %u, which has hazard kinds %#x there",
+                what, ed.from, ed.to, rp_edge_kind_name(ed.kind), ed.buf, k);
       const triple *t = label_of(&seen, ed.from, ed.to);
       cr_assert(t && t->kind == (uint32_t)ed.kind && t->buf == ed.buf,
                 "%s: edge %u->%u labelled %s on buffer %u, expected %s on "
-                "buffer %u", what, ed.from, ed.to,
-                rp_edge_kind_name(ed.kind), ed.buf,
+                "buffer %u",
+                what, ed.from, ed.to, rp_edge_kind_name(ed.kind), ed.buf,
                 t ? rp_edge_kind_name((rp_edge_kind)t->kind) : "-",
                 t ? t->buf : RP_NONE);
     }
   }
-  cr_assert_eq(m, nwant, "%s: %u edges stored, the reduction has %zu", what,
-               m, nwant);
+  cr_assert_eq(m, nwant, "%s: %u edges stored, the reduction has %zu", what, m,
+               nwant);
   free(seen.t);
   free(want);
   free(got);
@@ -378,8 +376,8 @@ static rp_graph *solver_shape(uint64_t seed, uint32_t window, unsigned nbuf,
     TU_OK(g, rp_buffer_add(g, &d, NULL));
   }
   static const rp_param ps[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-  static const rp_kernel k = {"upd", 2, ps, NULL, NULL, NULL, {0, 0, 0},
-                              NULL, NULL, 0};
+  static const rp_kernel k = {"upd", 2,         ps,   NULL, NULL,
+                              NULL,  {0, 0, 0}, NULL, NULL, 0};
   uint64_t s = seed * 7919 + 1;
   for (unsigned i = 0; i < nops; i++) {
     rp_buf a = (rp_buf)(tu_rand(&s) % nbuf), b = (rp_buf)(tu_rand(&s) % nbuf);
@@ -391,8 +389,7 @@ static rp_graph *solver_shape(uint64_t seed, uint32_t window, unsigned nbuf,
     rp_node after = (rp_node)(i ? tu_rand(&s) % i : 0);
     rp_op_opts o = {NULL, 0, &after, i && tu_rand(&s) % 16 == 0};
     int dev = (int)(tu_rand(&s) % ndev);
-    TU_OK(g, rp_record_kernel(g, &k, dev, rp_dims3(1, 1, 1), args, &o,
-                              NULL));
+    TU_OK(g, rp_record_kernel(g, &k, dev, rp_dims3(1, 1, 1), args, &o, NULL));
   }
   TU_OK(g, rp_graph_end(g));
   return g;
@@ -404,10 +401,10 @@ static rp_graph *cholesky_shape(unsigned t, unsigned e, uint32_t window) {
   static double host[1];
   rp_graph *g = new_graph(RP_GRAPH_NO_COHERENCE, window);
   rp_buf A;
-  rp_buffer_desc d = {"A", host, (uint64_t)t * e * t * e * 8, 8, 2,
-                      {(uint64_t)t * e, (uint64_t)t * e, 0}};
+  rp_buffer_desc d = {"A", host, (uint64_t)t * e * t * e * 8,
+                      8,   2,    {(uint64_t)t * e, (uint64_t)t * e, 0}};
   TU_OK(g, rp_buffer_add(g, &d, &A));
-#define TILE(i, j) rp_box2(A, (i) * e, (i) * e + e, (j) * e, (j) * e + e)
+#define TILE(i, j) rp_box2(A, (i)*e, (i)*e + e, (j)*e, (j)*e + e)
   for (unsigned k = 0; k < t; k++) {
     rp_access a1[1] = {{TILE(k, k), RP_INOUT}};
     TU_OK(g, rp_record_host(g, nop_host, NULL, a1, 1, NULL, NULL));
@@ -419,8 +416,8 @@ static rp_graph *cholesky_shape(unsigned t, unsigned e, uint32_t window) {
       rp_access a3[2] = {{TILE(i, k), RP_IN}, {TILE(i, i), RP_INOUT}};
       TU_OK(g, rp_record_host(g, nop_host, NULL, a3, 2, NULL, NULL));
       for (unsigned j = k + 1; j < i; j++) {
-        rp_access a4[3] = {{TILE(i, k), RP_IN}, {TILE(j, k), RP_IN},
-                           {TILE(i, j), RP_INOUT}};
+        rp_access a4[3] = {
+            {TILE(i, k), RP_IN}, {TILE(j, k), RP_IN}, {TILE(i, j), RP_INOUT}};
         TU_OK(g, rp_record_host(g, nop_host, NULL, a4, 3, NULL, NULL));
       }
     }
@@ -437,8 +434,7 @@ Test(reduce, blocked_solver_whole_read_partial_update) {
   for (unsigned w = 0; w < 2; w++)
     for (uint64_t seed = 1; seed <= 3; seed++) {
       /* 64 buffers of 1 MiB, 4 KiB updates: most pieces written once. */
-      rp_graph *g = solver_shape(seed, windows[w], 64, 1 << 20, 4096, 2500,
-                                 1);
+      rp_graph *g = solver_shape(seed, windows[w], 64, 1 << 20, 4096, 2500, 1);
       snprintf(what, sizeof what, "solver 1MiB seed %llu window %u",
                (unsigned long long)seed, windows[w]);
       check_exact(g, what);
@@ -470,9 +466,9 @@ Test(reduce, random_partial_regions_several_devices) {
       unsigned flags = seed % 2 ? RP_GRAPH_NO_COHERENCE : 0;
       /* The window is set on a graph before anything is recorded. */
       memset(&r, 0, sizeof r);
-      cr_assert_eq(tu_random_graph_w(&r, seed, 6, 256, 1500, 3, flags, 1,
-                                     windows[w]),
-                   0, "%s", rp_graph_error(r.g));
+      cr_assert_eq(
+          tu_random_graph_w(&r, seed, 6, 256, 1500, 3, flags, 1, windows[w]), 0,
+          "%s", rp_graph_error(r.g));
       TU_OK(r.g, rp_graph_end(r.g));
       snprintf(what, sizeof what, "random seed %llu flags %u window %u",
                (unsigned long long)seed, flags, windows[w]);
@@ -488,8 +484,7 @@ Test(reduce, random_boxes_and_byte_ranges_2d_3d) {
   char what[96];
   for (unsigned w = 0; w < 2; w++)
     for (uint64_t seed = 1; seed <= 8; seed++) {
-      rp_graph *g = new_graph(seed % 2 ? RP_GRAPH_NO_COHERENCE : 0,
-                              windows[w]);
+      rp_graph *g = new_graph(seed % 2 ? RP_GRAPH_NO_COHERENCE : 0, windows[w]);
       rp_buf b2, b3;
       rp_buffer_desc d2 = {"M", host, 12 * 10 * 2, 2, 2, {12, 10, 0}};
       rp_buffer_desc d3 = {"C", host, 4 * 5 * 6 * 4, 4, 3, {4, 5, 6}};
@@ -633,10 +628,10 @@ static rp_graph *bench_shape(int shape, int coherence, unsigned nops,
                              uint32_t search) {
   static char mem[1];
   static const rp_param ps[] = {{"src", RP_IN}, {"dst", RP_INOUT}};
-  static const rp_kernel k = {"k", 2, ps, NULL, NULL, NULL, {0, 0, 0},
-                              NULL, NULL, 0};
-  rp_graph *g = tuned_graph(coherence ? 0 : RP_GRAPH_NO_COHERENCE, window,
-                            list, search);
+  static const rp_kernel k = {"k",  2,         ps,   NULL, NULL,
+                              NULL, {0, 0, 0}, NULL, NULL, 0};
+  rp_graph *g =
+      tuned_graph(coherence ? 0 : RP_GRAPH_NO_COHERENCE, window, list, search);
   int whole = shape == SH_SOLVER || shape == SH_GATHER;
   if (shape == SH_GATHER)
     nbuf = 4;
@@ -656,8 +651,7 @@ static rp_graph *bench_shape(int shape, int coherence, unsigned nops,
       uint64_t pc = (s >> 20) % (bytes / cs);
       rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
                         rp_arg_buf(rp_bytes(b, pc * cs, cs))};
-      TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
-                                NULL));
+      TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL));
       continue;
     }
     rp_buf a = (rp_buf)(s % nbuf), b = (rp_buf)((s >> 20) % nbuf);
@@ -667,13 +661,12 @@ static rp_graph *bench_shape(int shape, int coherence, unsigned nops,
     }
     uint64_t ca = (s >> 40) % 16, cb = (s >> 50) % 16;
     if ((s >> 60) % 8 == 0 && !coherence) {
-      TU_OK(g, rp_record_copy_to_host(g, rp_bytes(a, ca * cs, cs), 0, NULL,
-                                      NULL));
+      TU_OK(g,
+            rp_record_copy_to_host(g, rp_bytes(a, ca * cs, cs), 0, NULL, NULL));
     } else {
       rp_arg args[2] = {rp_arg_buf(rp_bytes(a, ca * cs, cs)),
                         rp_arg_buf(rp_bytes(b, cb * cs, cs))};
-      TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
-                                NULL));
+      TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL));
     }
   }
   return g;
@@ -690,8 +683,7 @@ static rp_graph *bench_shape(int shape, int coherence, unsigned nops,
  * every far candidate goes through the frontiers or is left pending and
  * settled at the end). */
 Test(reduce, bench_shapes_exact) {
-  static const char *const names[] = {"uniform", "sweep", "solver",
-                                      "gather"};
+  static const char *const names[] = {"uniform", "sweep", "solver", "gather"};
   static const uint32_t tune[2][3] = {{0, 0, 0}, {64, 2, 1}};
   char what[96];
   for (int shape = 0; shape < 4; shape++)
@@ -723,8 +715,8 @@ Test(reduce, edges_read_while_recording) {
     TU_OK(g, rp_buffer_add(g, &d, NULL));
   }
   static const rp_param ps[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-  static const rp_kernel k = {"upd", 2, ps, NULL, NULL, NULL, {0, 0, 0},
-                              NULL, NULL, 0};
+  static const rp_kernel k = {"upd", 2,         ps,   NULL, NULL,
+                              NULL,  {0, 0, 0}, NULL, NULL, 0};
   uint64_t s = 99;
   char what[64];
   for (unsigned i = 0; i < 3000; i++) {
@@ -732,11 +724,10 @@ Test(reduce, edges_read_while_recording) {
     if (a == b)
       b = (b + 1) % 24;
     uint64_t off = (tu_rand(&s) % 4) * 4096;
-    rp_arg args[2] = {rp_arg_buf(tu_rand(&s) % 2 ? rp_whole(a)
-                                                 : rp_bytes(a, off, 4096)),
-                      rp_arg_buf(rp_bytes(b, off, 4096))};
-    TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
-                              NULL));
+    rp_arg args[2] = {
+        rp_arg_buf(tu_rand(&s) % 2 ? rp_whole(a) : rp_bytes(a, off, 4096)),
+        rp_arg_buf(rp_bytes(b, off, 4096))};
+    TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL));
     if (i % 1000 == 999) {
       snprintf(what, sizeof what, "while recording, %u ops", i + 1);
       check_exact(g, what);
@@ -778,10 +769,10 @@ static rp_region mix_region(int kind, rp_buf b, int write, uint64_t *s,
       return rp_bytes(b, (x >> 8) % (MIX_BYTES / 2), MIX_BYTES / 4);
     return rp_box2(b, r, r + 1, 0, MIX_COLS);
   case MIX_REPEAT: {
-    const rp_region fixed[5] = {
-        rp_whole(b), rp_box2(b, 0, 8, 0, MIX_COLS),
-        rp_box2(b, 8, 16, 0, MIX_COLS), rp_bytes(b, 100, 800),
-        rp_box2(b, 4, 12, 2, 10)};
+    const rp_region fixed[5] = {rp_whole(b), rp_box2(b, 0, 8, 0, MIX_COLS),
+                                rp_box2(b, 8, 16, 0, MIX_COLS),
+                                rp_bytes(b, 100, 800),
+                                rp_box2(b, 4, 12, 2, 10)};
     return fixed[x % 5];
   }
   case MIX_APPEND: {
@@ -827,8 +818,8 @@ static rp_graph *mix_shape(int kind, uint64_t seed, unsigned nops,
       rp_mode m = kind == MIX_APPEND ? (k || n == 1 ? RP_OUT : RP_IN)
                                      : (rp_mode)(1 + tu_rand(&s) % 3);
       acc[k].mode = m;
-      acc[k].region = mix_region(kind, k ? b1 : b0, (m & RP_OUT) != 0, &s,
-                                 cursor);
+      acc[k].region =
+          mix_region(kind, k ? b1 : b0, (m & RP_OUT) != 0, &s, cursor);
     }
     rp_node after = (rp_node)(i ? tu_rand(&s) % i : 0);
     rp_op_opts o = {NULL, 0, &after, i && tu_rand(&s) % 32 == 0};
@@ -864,8 +855,8 @@ Test(reduce, common_cases_exact) {
 Test(reduce, window_widens_exact) {
   static char host[1];
   static const rp_param ps[] = {{"src", RP_IN}, {"dst", RP_OUT}};
-  static const rp_kernel k = {"row", 2, ps, NULL, NULL, NULL, {0, 0, 0},
-                              NULL, NULL, 0};
+  static const rp_kernel k = {"row", 2,         ps,   NULL, NULL,
+                              NULL,  {0, 0, 0}, NULL, NULL, 0};
   rp_graph *g = tuned_graph(RP_GRAPH_NO_COHERENCE, 0, 0, 0);
   for (unsigned b = 0; b < 8; b++) {
     char name[16];
@@ -878,12 +869,11 @@ Test(reduce, window_widens_exact) {
     rp_buf a = (rp_buf)(tu_rand(&s) % 8);
     rp_buf b = (rp_buf)((a + 1 + tu_rand(&s) % 7) % 8);
     uint64_t ra = tu_rand(&s) % 192, rb = tu_rand(&s) % 192;
-    rp_region src = tu_rand(&s) % 8 == 0 ? rp_whole(a)
-                                         : rp_box2(a, ra, ra + 1, 0, 16);
-    rp_arg args[2] = {rp_arg_buf(src), rp_arg_buf(rp_box2(b, rb, rb + 1, 0,
-                                                          16))};
-    TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL,
-                              NULL));
+    rp_region src =
+        tu_rand(&s) % 8 == 0 ? rp_whole(a) : rp_box2(a, ra, ra + 1, 0, 16);
+    rp_arg args[2] = {rp_arg_buf(src),
+                      rp_arg_buf(rp_box2(b, rb, rb + 1, 0, 16))};
+    TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL));
   }
   cr_assert_gt(rp__hazard_window_now(g), 1024u);
   TU_OK(g, rp_graph_end(g));

@@ -11,8 +11,8 @@
 #include "reprise/backend.h"
 #include "util.h"
 
-#define BLK 256u            /* bytes of a block */
-#define NB 16u              /* blocks */
+#define BLK 256u /* bytes of a block */
+#define NB 16u   /* blocks */
 #define BYTES (BLK * NB)
 
 typedef struct wl {
@@ -32,9 +32,10 @@ static void fill(wl *w) {
 static void block(wl *w, rp_buf X, rp_buf Y, unsigned b) {
   rp_arg a[4] = {rp_arg_buf(rp_bytes(X, b * BLK, BLK)),
                  rp_arg_buf(rp_bytes(Y, b * BLK, BLK)),
-                 rp_arg_i64((int64_t)(b * BLK)), rp_arg_i64((int64_t)(b * BLK))};
-  TU_OK(w->g, rp_record_kernel(w->g, &tu_mix, 0, rp_dims3(BLK, 1, 1), a,
-                               NULL, NULL));
+                 rp_arg_i64((int64_t)(b * BLK)),
+                 rp_arg_i64((int64_t)(b * BLK))};
+  TU_OK(w->g,
+        rp_record_kernel(w->g, &tu_mix, 0, rp_dims3(BLK, 1, 1), a, NULL, NULL));
 }
 
 /* The blocks in `which` (a bit per block), with a host task bumping X's
@@ -49,15 +50,15 @@ static void record_with(wl *w, uint32_t which, unsigned bump, int common) {
   TU_OK(w->g, rp_buffer_register(w->g, "Y", w->y, BYTES, &Y));
   if (common) {
     rp_arg a[2] = {rp_arg_buf(rp_bytes(Y, 0, BYTES)), rp_arg_i64(0)};
-    TU_OK(w->g, rp_record_kernel(w->g, &tu_bump, 0, rp_dims3(BYTES, 1, 1),
-                                 a, NULL, NULL));
+    TU_OK(w->g, rp_record_kernel(w->g, &tu_bump, 0, rp_dims3(BYTES, 1, 1), a,
+                                 NULL, NULL));
   }
   for (unsigned b = 0; b < NB; b++) {
     if (b == bump) {
       w->h = (tu_host_arg){b * BLK, BLK};
       rp_access acc = {rp_bytes(X, b * BLK, BLK), RP_INOUT};
-      TU_OK(w->g, rp_record_host(w->g, tu_host_bump, &w->h, &acc, 1, NULL,
-                                 NULL));
+      TU_OK(w->g,
+            rp_record_host(w->g, tu_host_bump, &w->h, &acc, 1, NULL, NULL));
     }
     if (which >> b & 1u)
       block(w, X, Y, b);
@@ -84,8 +85,7 @@ static int check_on(wl *w, const rp_backend *be, size_t t, uint32_t *merged,
   rp_exec_opts eo = RP_EXEC_OPTS_INIT;
   eo.reshape_copies = t;
   fill(w);
-  cr_assert_eq(rp_exec_create(&x, w->g, be, &eo), RP_OK, "%s",
-               rp_last_error());
+  cr_assert_eq(rp_exec_create(&x, w->g, be, &eo), RP_OK, "%s", rp_last_error());
   int on = rp_exec_copies_reshaped(x, merged, split);
   cr_assert_eq(rp_exec_run(x, 2), RP_OK, "%s", rp_exec_error(x));
   cr_assert(!memcmp(w->x, wx, BYTES), "%s: X differs", be->name);
@@ -306,8 +306,8 @@ static void record_run(rp_graph **g, uint8_t *a, uint8_t *b, int pipeline,
                    rp_arg_i64((int64_t)(i * piece))};
     /* The kernel reads the whole piece (coherence brings it in whole). */
     k[0] = rp_arg_buf(rp_bytes(A, i * piece, piece));
-    TU_OK(*g, rp_record_kernel(*g, &tu_mix, 0, rp_dims3(256, 1, 1), k, NULL,
-                               NULL));
+    TU_OK(*g,
+          rp_record_kernel(*g, &tu_mix, 0, rp_dims3(256, 1, 1), k, NULL, NULL));
     if (pipeline)
       TU_OK(*g, rp_record_sync_host(*g, rp_bytes(B, i * piece, 256), NULL));
   }
@@ -315,8 +315,8 @@ static void record_run(rp_graph **g, uint8_t *a, uint8_t *b, int pipeline,
     for (unsigned i = 0; i < NPIECE; i++) {
       rp_arg k[2] = {rp_arg_buf(rp_bytes(B, i * piece, 256)),
                      rp_arg_i64((int64_t)(i * piece))};
-      TU_OK(*g, rp_record_kernel(*g, &tu_bump, 0, rp_dims3(256, 1, 1), k,
-                                 NULL, NULL));
+      TU_OK(*g, rp_record_kernel(*g, &tu_bump, 0, rp_dims3(256, 1, 1), k, NULL,
+                                 NULL));
     }
   TU_OK(*g, rp_record_sync_host(*g, rp_whole(B), NULL));
   TU_OK(*g, rp_graph_end(*g));
@@ -339,8 +339,8 @@ static uint32_t run_merged(int pipeline, size_t piece, size_t t) {
   rp_exec *x;
   rp_exec_opts eo = RP_EXEC_OPTS_INIT;
   eo.reshape_copies = t;
-  cr_assert_eq(rp_exec_create(&x, g, &rp_backend_reference, &eo), RP_OK,
-               "%s", rp_last_error());
+  cr_assert_eq(rp_exec_create(&x, g, &rp_backend_reference, &eo), RP_OK, "%s",
+               rp_last_error());
   uint32_t m = 0;
   rp_exec_copies_reshaped(x, &m, NULL);
   cr_assert_eq(rp_exec_run(x, 1), RP_OK, "%s", rp_exec_error(x));

@@ -11,7 +11,7 @@
 #include "reprise.h"
 #include "reprise/backend.h"
 
-#define MAXN 256           /* ops in a small random graph, coherence too */
+#define MAXN 256 /* ops in a small random graph, coherence too */
 #define W (MAXN / 64)
 #define NBUF 4
 #define MAXACC 8
@@ -126,8 +126,8 @@ static void random_graph(gen *gn, rng *r, unsigned nops, unsigned flags) {
       s = rp_record_copy_to_host(g, rand_region(r, hb), dev, &o, &n);
       break;
     case 3:
-      s = rp_record_copy_peer(g, rand_region(r, rnd(r, NBUF)), dev, 1 - dev,
-                              &o, &n);
+      s = rp_record_copy_peer(g, rand_region(r, rnd(r, NBUF)), dev, 1 - dev, &o,
+                              &n);
       break;
     default: {
       static const rp_mode modes[3] = {RP_IN, RP_OUT, RP_INOUT};
@@ -171,8 +171,7 @@ static void set_bits(uint64_t *bm, uint64_t off, uint64_t len) {
     bm[i / 64] |= 1ULL << (i % 64);
 }
 
-static void region_bits(const rp_graph *g, const rp_region *r,
-                        uint64_t *bm) {
+static void region_bits(const rp_graph *g, const rp_region *r, uint64_t *bm) {
   rp_buffer_desc d;
   cr_assert_eq(rp_buffer_info(g, r->buf, &d), RP_OK);
   cr_assert_leq(d.bytes, 256);
@@ -309,8 +308,8 @@ static void check_schedule(const rp_graph *g, const rp_analysis *a) {
   for (uint32_t i = 0; i < rp_graph_num_edges(g); i++) {
     rp_edge e;
     cr_assert_eq(rp_graph_edge(g, i, &e), RP_OK);
-    cr_assert_geq(o[e.to].start_us, o[e.from].end_us, "edge %u -> %u",
-                  e.from, e.to);
+    cr_assert_geq(o[e.to].start_us, o[e.from].end_us, "edge %u -> %u", e.from,
+                  e.to);
     /* slack never lets an op push a successor past its latest start */
     cr_assert_leq(o[e.from].end_us + o[e.from].slack_us,
                   o[e.to].start_us + o[e.to].slack_us + 1e-9 * fmax(1, maxend));
@@ -562,8 +561,8 @@ static void check_all(const gen *gn, const check_opts *co) {
       }
       if (ready <= oi.start_us)
         cr_assert(bl[i] > bl[j] - 1e-9 || (close_to(bl[i], bl[j]) && i < j),
-                  "op %u (bl %g) started before ready op %u (bl %g)", i,
-                  bl[i], j, bl[j]);
+                  "op %u (bl %g) started before ready op %u (bl %g)", i, bl[i],
+                  j, bl[j]);
     }
   }
   check_schedule(g, a);
@@ -665,20 +664,18 @@ Test(schedule, large_random_graph_valid_schedule, .timeout = 120) {
     switch (rnd(&r, 4)) {
     case 0: {
       rp_arg arg = rp_arg_buf(rand_region(&r, rnd(&r, NBUF)));
-      rp_record_kernel(g, &kernels[0], dev, rp_dims3(4, 1, 1), &arg, &o,
-                       NULL);
+      rp_record_kernel(g, &kernels[0], dev, rp_dims3(4, 1, 1), &arg, &o, NULL);
       break;
     }
     case 1:
-      rp_record_copy_to_device(g, rand_region(&r, rnd(&r, 3)), dev, &o,
-                               NULL);
+      rp_record_copy_to_device(g, rand_region(&r, rnd(&r, 3)), dev, &o, NULL);
       break;
     case 2:
       rp_record_copy_to_host(g, rand_region(&r, rnd(&r, 3)), dev, &o, NULL);
       break;
     default:
-      rp_record_copy_peer(g, rand_region(&r, rnd(&r, NBUF)), dev, 1 - dev,
-                          &o, NULL);
+      rp_record_copy_peer(g, rand_region(&r, rnd(&r, NBUF)), dev, 1 - dev, &o,
+                          NULL);
     }
   }
   cr_assert_eq(rp_graph_end(g), RP_OK);

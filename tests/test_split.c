@@ -11,18 +11,18 @@
 #include "split/split_kernels.h"
 #include "util.h"
 #undef TU_OK
-#define TU_OK(g, expr)                                                     \
-  do {                                                                     \
-    rp_status tu_s_ = (expr);                                              \
-    cr_assert_eq(tu_s_, RP_OK, "%s -> %s: %s %s", #expr,                   \
-                 rp_status_name(tu_s_), (g) ? rp_graph_error(g) : "",      \
-                 rp_last_error());                                         \
+#define TU_OK(g, expr)                                                         \
+  do {                                                                         \
+    rp_status tu_s_ = (expr);                                                  \
+    cr_assert_eq(tu_s_, RP_OK, "%s -> %s: %s %s", #expr,                       \
+                 rp_status_name(tu_s_), (g) ? rp_graph_error(g) : "",          \
+                 rp_last_error());                                             \
   } while (0)
 
-#define N 1009u     /* elements of the elementwise case (prime) */
-#define ROWS 37u    /* rows of the row-block cases (prime) */
+#define N 1009u  /* elements of the elementwise case (prime) */
+#define ROWS 37u /* rows of the row-block cases (prime) */
 #define COLS 24u
-#define PAIRS 19u   /* ts_pairs: 2 * PAIRS rows */
+#define PAIRS 19u /* ts_pairs: 2 * PAIRS rows */
 
 typedef struct wl {
   rp_graph *g;
@@ -69,8 +69,8 @@ static void record(wl *w, const rp_kernel *ew) {
   TU_OK(g, rp_record_copy_to_device(g, rp_whole(Y), 0, NULL, NULL));
   rp_arg ea[3] = {rp_arg_buf(rp_bytes(X, 0, sizeof w->x)),
                   rp_arg_buf(rp_bytes(Y, 0, sizeof w->y)), rp_arg_i32(3)};
-  TU_OK(g, rp_record_kernel(g, ew, 0, rp_dims3(N, 1, 1), ea, NULL,
-                            &w->kern[0]));
+  TU_OK(g,
+        rp_record_kernel(g, ew, 0, rp_dims3(N, 1, 1), ea, NULL, &w->kern[0]));
   TU_OK(g, rp_record_copy_to_host(g, rp_whole(Y), 0, NULL, NULL));
   /* Row blocks, 2-d boxes; B read whole by every chunk. */
   TU_OK(g, rp_record_copy_to_device(g, rp_whole(A), 0, NULL, NULL));
@@ -79,15 +79,15 @@ static void record(wl *w, const rp_kernel *ew) {
   rp_arg ra[4] = {rp_arg_buf(rp_box2(A, 0, ROWS, 0, COLS)),
                   rp_arg_buf(rp_whole(B)),
                   rp_arg_buf(rp_box2(C, 0, ROWS, 0, COLS)), rp_arg_i32(5)};
-  TU_OK(g, rp_record_kernel(g, &ts_rows, 0, rp_dims3(COLS, ROWS, 1), ra,
-                            NULL, &w->kern[1]));
+  TU_OK(g, rp_record_kernel(g, &ts_rows, 0, rp_dims3(COLS, ROWS, 1), ra, NULL,
+                            &w->kern[1]));
   TU_OK(g, rp_record_copy_to_host(g, rp_whole(C), 0, NULL, NULL));
   /* Two rows per point, an out region. */
   TU_OK(g, rp_record_copy_to_device(g, rp_whole(PA), 0, NULL, NULL));
   rp_arg pa[3] = {rp_arg_buf(rp_whole(PA)), rp_arg_buf(rp_whole(PD)),
                   rp_arg_i32(COLS)};
-  TU_OK(g, rp_record_kernel(g, &ts_pairs, 0, rp_dims3(PAIRS, 1, 1), pa,
-                            NULL, &w->kern[2]));
+  TU_OK(g, rp_record_kernel(g, &ts_pairs, 0, rp_dims3(PAIRS, 1, 1), pa, NULL,
+                            &w->kern[2]));
   TU_OK(g, rp_record_copy_to_host(g, rp_whole(PD), 0, NULL, NULL));
   TU_OK(g, rp_graph_end(g));
 }
@@ -143,8 +143,8 @@ Test(split, identical_results_k1_to_7) {
                 backends[bi], k);
       cr_assert(!memcmp(got.c, ref.c, sizeof ref.c), "%s k %u: C differs",
                 backends[bi], k);
-      cr_assert(!memcmp(got.pd, ref.pd, sizeof ref.pd),
-                "%s k %u: PD differs", backends[bi], k);
+      cr_assert(!memcmp(got.pd, ref.pd, sizeof ref.pd), "%s k %u: PD differs",
+                backends[bi], k);
       rp_exec_destroy(x);
       ran++;
     }
@@ -174,12 +174,10 @@ Test(split, reference_values_by_hand) {
     for (uint32_t c = 0; c < COLS; c++) {
       uint32_t e = r * COLS + c;
       uint32_t c0 = e * 2246822519u, a0 = e * 40503u + 7;
-      cr_assert_eq(w.c[e], c0 * 5 + a0 * (c + 3) + r * ROWS + c, "C[%u]",
-                   e);
+      cr_assert_eq(w.c[e], c0 * 5 + a0 * (c + 3) + r * ROWS + c, "C[%u]", e);
     }
   for (uint32_t i = 0; i < 2 * PAIRS * COLS; i++)
-    cr_assert_eq(w.pd[i], (i * 97u + 1) * 7u + i / COLS / 2 +
-                              (i / COLS) % 2);
+    cr_assert_eq(w.pd[i], (i * 97u + 1) * 7u + i / COLS / 2 + (i / COLS) % 2);
   rp_exec_destroy(x);
   rp_graph_destroy(w.g);
 }
@@ -247,8 +245,7 @@ Test(split, exact_edges) {
   TU_OK(g, rp_record_copy_to_device(g, rp_whole(Y), 0, NULL, NULL));
   rp_arg ea[3] = {rp_arg_buf(rp_whole(X)), rp_arg_buf(rp_whole(Y)),
                   rp_arg_i32(3)};
-  TU_OK(g, rp_record_kernel(g, &ts_ew, 0, rp_dims3(10, 1, 1), ea, NULL,
-                            NULL));
+  TU_OK(g, rp_record_kernel(g, &ts_ew, 0, rp_dims3(10, 1, 1), ea, NULL, NULL));
   TU_OK(g, rp_record_copy_to_host(g, rp_whole(Y), 0, NULL, NULL));
   TU_OK(g, rp_graph_end(g));
   const rp_backend *be;
@@ -262,8 +259,8 @@ Test(split, exact_edges) {
   cr_assert_eq(rp_graph_num_nodes(s), 8u);
   /* 0,1: X halves in; 2,3: Y halves in; 4,5: the kernel's chunks; 6,7: Y
    * halves out. */
-  const char *names[8] = {"moveto X[0]", "moveto X[1]", "moveto Y[0]",
-                          "moveto Y[1]", "ts_ew_k[0]", "ts_ew_k[1]",
+  const char *names[8] = {"moveto X[0]",   "moveto X[1]",  "moveto Y[0]",
+                          "moveto Y[1]",   "ts_ew_k[0]",   "ts_ew_k[1]",
                           "movefrom Y[0]", "movefrom Y[1]"};
   for (rp_node n = 0; n < 8; n++) {
     rp_node_info ni;
@@ -332,8 +329,7 @@ Test(split, advice_exact) {
   rp_arg ea[3] = {rp_arg_buf(rp_whole(X)), rp_arg_buf(rp_whole(Y)),
                   rp_arg_i32(3)};
   TU_OK(g, rp_record_copy_to_device(g, rp_whole(Y), 0, &c, NULL));
-  TU_OK(g, rp_record_kernel(g, &ts_ew, 0, rp_dims3(2048, 1, 1), ea, &c,
-                            NULL));
+  TU_OK(g, rp_record_kernel(g, &ts_ew, 0, rp_dims3(2048, 1, 1), ea, &c, NULL));
   TU_OK(g, rp_record_copy_to_host(g, rp_whole(Y), 0, &c, NULL));
   TU_OK(g, rp_graph_end(g));
   rp_split_advice adv;
@@ -351,7 +347,7 @@ Test(split, advice_exact) {
   TU_OK(g, rp_split_write_text(g, &adv, fp));
   fclose(fp);
   cr_assert_str_eq(txt, "split \"ts_ew_k\" in 13: predicted 2.60x "
-                   "(0.300 ms -> 0.115 ms); 2 copies cut with it\n");
+                        "(0.300 ms -> 0.115 ms); 2 copies cut with it\n");
   free(txt);
   /* RP_EXEC_SPLIT_AUTO takes the advice (no model saved in the test's
    * environment: the schedule's). */
@@ -387,8 +383,7 @@ Test(split, other_operations_kept) {
   /* No explicit copies: coherence inserts X and Y in, Y back. */
   rp_arg ea[3] = {rp_arg_buf(rp_whole(X)), rp_arg_buf(rp_whole(Y)),
                   rp_arg_i32(3)};
-  TU_OK(g, rp_record_kernel(g, &ts_ew, 0, rp_dims3(1000, 1, 1), ea, NULL,
-                            &k0));
+  TU_OK(g, rp_record_kernel(g, &ts_ew, 0, rp_dims3(1000, 1, 1), ea, NULL, &k0));
   TU_OK(g, rp_record_sync_host(g, rp_whole(Y), NULL));
   rp_access acy = {rp_whole(Y), RP_INOUT};
   rp_op_opts ao = {"after", 0, &k0, 1};

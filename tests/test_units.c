@@ -40,8 +40,8 @@ Test(units, names_say_the_unit) {
   /* Recorded, an element range is stored as its byte range. */
   rp_access acc = {rp_range_elems(b, 20, 16), RP_INOUT};
   rp_node n;
-  TU_OK(g, rp_record_copy_to_device(g, rp_range_elems(b, 0, 128), 0, NULL,
-                                    NULL));
+  TU_OK(g,
+        rp_record_copy_to_device(g, rp_range_elems(b, 0, 128), 0, NULL, NULL));
   TU_OK(g, rp_record_host(g, tu_host_bump, NULL, &acc, 1, NULL, &n));
   rp_access_info ai;
   TU_OK(g, rp_node_access(g, n, 0, &ai));

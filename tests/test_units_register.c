@@ -24,8 +24,8 @@ Test(units_register, byte_buffer_refuses_element_ranges) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register(g, "x", x, N * sizeof(double), &X));
   rp_arg a = rp_arg_buf(rp_range_elems(X, 0, N));
-  cr_assert_eq(rp_record_kernel(g, &dbl, 0, rp_dims3(N, 1, 1), &a, NULL,
-                                NULL), RP_EINVAL);
+  cr_assert_eq(rp_record_kernel(g, &dbl, 0, rp_dims3(N, 1, 1), &a, NULL, NULL),
+               RP_EINVAL);
   const char *e = rp_graph_error(g);
   cr_assert(strstr(e, "parameter 0 'x' of kernel 'dbl_k'"), "%s", e);
   cr_assert(strstr(e, "rp_range_elems() on buffer \"x\""), "%s", e);
@@ -42,10 +42,11 @@ Test(units_register, byte_buffer_refuses_element_ranges) {
   a = rp_arg_buf(rp_whole(X));
   TU_OK(g, rp_record_kernel(g, &dbl, 0, rp_dims3(N, 1, 1), &a, NULL, NULL));
   /* A copy or a host task: the same refusal. */
-  cr_assert_eq(rp_record_copy_to_device(g, rp_range_elems(X, 0, 8), 0, NULL,
-                                        NULL), RP_EINVAL);
-  cr_assert(strstr(rp_graph_error(g), "rp_range_elems() on buffer \"x\""),
-            "%s", rp_graph_error(g));
+  cr_assert_eq(
+      rp_record_copy_to_device(g, rp_range_elems(X, 0, 8), 0, NULL, NULL),
+      RP_EINVAL);
+  cr_assert(strstr(rp_graph_error(g), "rp_range_elems() on buffer \"x\""), "%s",
+            rp_graph_error(g));
   /* A desc of elem 0 and no dims says no element size either; with dims
    * it means 1-byte elements. */
   rp_buffer_desc d = {"y", x, 64, 0, 0, {0, 0, 0}};
@@ -114,8 +115,8 @@ Test(units_register, element_buffer_right_on_every_backend) {
     unsigned wrong = 0;
     for (int i = 0; i < N; i++)
       wrong += x[i] != 2 * (i + 0.5);
-    cr_assert_eq(wrong, 0, "%s: %u of %d elements wrong",
-                 rp_backend_name(*be), wrong, N);
+    cr_assert_eq(wrong, 0, "%s: %u of %d elements wrong", rp_backend_name(*be),
+                 wrong, N);
     rp_exec_destroy(e);
     rp_graph_destroy(g);
     ran++;

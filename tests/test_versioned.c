@@ -49,8 +49,8 @@ Test(versioned, exec_opts_older_size_reads_no_further) {
   const rp_backend *ref;
   cr_assert_eq(rp_backend_find("reference", &ref), RP_OK);
   rp_exec *x;
-  cr_assert_eq(rp_exec_create(&x, g, ref, (const rp_exec_opts *)raw),
-               RP_EINVAL, "nthreads is refused by reference: read");
+  cr_assert_eq(rp_exec_create(&x, g, ref, (const rp_exec_opts *)raw), RP_EINVAL,
+               "nthreads is refused by reference: read");
   init.nthreads = 0;
   memcpy(raw, &init, old);
   cr_assert_eq(rp_exec_create(&x, g, ref, (const rp_exec_opts *)raw), RP_OK,
@@ -140,15 +140,14 @@ Test(versioned, analysis_opts_zero_refused_everywhere) {
   rp_model_init(&mod);
   unsigned units[RP_MAX_DEVICES];
   /* A function that fills o in reads its size first, and refuses 0 ... */
-  cr_assert_eq(rp_analysis_opts_for(&o, &mod, units, g, NULL, NULL),
-               RP_EINVAL);
+  cr_assert_eq(rp_analysis_opts_for(&o, &mod, units, g, NULL, NULL), RP_EINVAL);
   /* ... and with it set writes no byte past the struct. */
   unsigned char raw[sizeof(rp_analysis_opts) + 32];
   memset(raw, POISON, sizeof raw);
   rp_analysis_opts_init((rp_analysis_opts *)raw);
-  cr_assert_eq(rp_analysis_opts_for((rp_analysis_opts *)raw, &mod, units, g,
-                                    NULL, NULL),
-               RP_OK, "%s", rp_last_error());
+  cr_assert_eq(
+      rp_analysis_opts_for((rp_analysis_opts *)raw, &mod, units, g, NULL, NULL),
+      RP_OK, "%s", rp_last_error());
   for (size_t i = sizeof(rp_analysis_opts); i < sizeof raw; i++)
     cr_assert_eq(raw[i], POISON, "byte %zu past the struct written", i);
   cr_assert_eq(rp_analyze(g, (rp_analysis_opts *)raw, &a), RP_OK, "%s",
@@ -158,8 +157,7 @@ Test(versioned, analysis_opts_zero_refused_everywhere) {
   rp_exec_opts xo;
   memset(&xo, 0, sizeof xo);
   rp_analysis_opts_init(&o);
-  cr_assert_eq(rp_analysis_opts_for(&o, &mod, units, g, NULL, &xo),
-               RP_EINVAL);
+  cr_assert_eq(rp_analysis_opts_for(&o, &mod, units, g, NULL, &xo), RP_EINVAL);
   cr_assert(strstr(rp_last_error(), "rp_exec_opts: size is 0"), "%s",
             rp_last_error());
   rp_graph_destroy(g);

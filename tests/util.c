@@ -21,8 +21,7 @@ RP_KERNEL(tu_bump_k, {
   uint64_t o = RP_VAL(uint64_t, 1);
   a[o + RP_X] = (uint8_t)(a[o + RP_X] * 5 + 7);
 })
-static const rp_param tu_bump_params[] = {{"a", RP_INOUT},
-                                          {"off", RP_SCALAR}};
+static const rp_param tu_bump_params[] = {{"a", RP_INOUT}, {"off", RP_SCALAR}};
 const rp_kernel tu_bump = RP_KERNEL_DESC(tu_bump_k, tu_bump_params);
 
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
@@ -36,8 +35,8 @@ rp_kernel tu_nop_kernel(const char *name, unsigned n, const rp_mode *modes,
     storage[i].name = "p";
     storage[i].mode = modes[i];
   }
-  rp_kernel k = {name, n, storage, nop_cpu, NULL, NULL, {0, 0, 0},
-                 NULL, NULL, 0};
+  rp_kernel k = {name, n,         storage, nop_cpu, NULL,
+                 NULL, {0, 0, 0}, NULL,    NULL,    0};
   return k;
 }
 
@@ -76,11 +75,9 @@ void tu_random_reset(tu_random *r, uint64_t seed) {
       r->buf[b][i] = (uint8_t)tu_rand(&s);
 }
 
-int tu_random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
-                    uint64_t bsize, unsigned nops, unsigned ndev,
-                    unsigned flags, int copies) {
-  return tu_random_graph_w(r, seed, nbuf, bsize, nops, ndev, flags, copies,
-                           0);
+int tu_random_graph(tu_random *r, uint64_t seed, unsigned nbuf, uint64_t bsize,
+                    unsigned nops, unsigned ndev, unsigned flags, int copies) {
+  return tu_random_graph_w(r, seed, nbuf, bsize, nops, ndev, flags, copies, 0);
 }
 
 int tu_random_graph_w(tu_random *r, uint64_t seed, unsigned nbuf,
@@ -135,13 +132,13 @@ int tu_random_graph_w(tu_random *r, uint64_t seed, unsigned nbuf,
                         rp_arg_i64(0)};
       args[2].value.u64 = oa;
       args[3].value.u64 = ob;
-      st = rp_record_kernel(r->g, &tu_mix, (int)dev, rp_dims3(len, 1, 1),
-                            args, &o, NULL);
+      st = rp_record_kernel(r->g, &tu_mix, (int)dev, rp_dims3(len, 1, 1), args,
+                            &o, NULL);
     } else if (kind < 6) {
       rp_arg args[2] = {rp_arg_buf(rp_bytes(b, ob, len)), rp_arg_i64(0)};
       args[1].value.u64 = ob;
-      st = rp_record_kernel(r->g, &tu_bump, (int)dev, rp_dims3(len, 1, 1),
-                            args, &o, NULL);
+      st = rp_record_kernel(r->g, &tu_bump, (int)dev, rp_dims3(len, 1, 1), args,
+                            &o, NULL);
     } else if (kind == 6) {
       st = rp_record_copy_to_device(r->g, rp_bytes(a, oa, len), (int)dev, &o,
                                     NULL);
@@ -150,8 +147,8 @@ int tu_random_graph_w(tu_random *r, uint64_t seed, unsigned nbuf,
                                   NULL);
     } else if (kind == 8 && ndev > 1) {
       unsigned d2 = (dev + 1) % ndev;
-      st = rp_record_copy_peer(r->g, rp_bytes(a, oa, len), (int)dev,
-                               (int)d2, &o, NULL);
+      st = rp_record_copy_peer(r->g, rp_bytes(a, oa, len), (int)dev, (int)d2,
+                               &o, NULL);
     } else {
       tu_host_arg *h = &r->hargs[i];
       h->off = ob;
@@ -179,8 +176,8 @@ void tu_random_free(tu_random *r) {
   memset(r, 0, sizeof *r);
 }
 
-int tu_has_edge(const rp_graph *g, rp_node from, rp_node to,
-                rp_edge_kind kind, rp_buf buf) {
+int tu_has_edge(const rp_graph *g, rp_node from, rp_node to, rp_edge_kind kind,
+                rp_buf buf) {
   for (uint32_t i = 0; i < rp_graph_num_edges(g); i++) {
     rp_edge e;
     rp_graph_edge(g, i, &e);

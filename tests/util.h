@@ -6,11 +6,11 @@
 #include "reprise.h"
 
 /* Asserts s == RP_OK, printing the graph's error otherwise. */
-#define TU_OK(g, expr)                                                     \
-  do {                                                                     \
-    rp_status tu_s_ = (expr);                                              \
-    cr_assert_eq(tu_s_, RP_OK, "%s -> %s: %s", #expr,                      \
-                 rp_status_name(tu_s_), (g) ? rp_graph_error(g) : "");     \
+#define TU_OK(g, expr)                                                         \
+  do {                                                                         \
+    rp_status tu_s_ = (expr);                                                  \
+    cr_assert_eq(tu_s_, RP_OK, "%s -> %s: %s", #expr, rp_status_name(tu_s_),   \
+                 (g) ? rp_graph_error(g) : "");                                \
   } while (0)
 
 /* A byte kernel over regions: params (in A, inout B, scalar offA, scalar
@@ -51,9 +51,8 @@ typedef struct tu_random {
  * backend whose spaces share memory legitimately differs from the
  * reference on such graphs, so backend comparisons pass copies = 0 and
  * rely on automatic coherence. */
-int tu_random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
-                    uint64_t bsize, unsigned nops, unsigned ndev,
-                    unsigned flags, int copies);
+int tu_random_graph(tu_random *r, uint64_t seed, unsigned nbuf, uint64_t bsize,
+                    unsigned nops, unsigned ndev, unsigned flags, int copies);
 /* The same with the recorder's ancestor window set (0: the default). */
 int tu_random_graph_w(tu_random *r, uint64_t seed, unsigned nbuf,
                       uint64_t bsize, unsigned nops, unsigned ndev,
@@ -85,8 +84,8 @@ unsigned tu_seed_range(unsigned dflt, uint64_t *first, uint64_t *last);
 uint64_t tu_rand(uint64_t *s);
 
 /* Does the edge from -> to exist, with this kind and buffer? */
-int tu_has_edge(const rp_graph *g, rp_node from, rp_node to,
-                rp_edge_kind kind, rp_buf buf);
+int tu_has_edge(const rp_graph *g, rp_node from, rp_node to, rp_edge_kind kind,
+                rp_buf buf);
 /* Formats all edges "0->1 raw A; ..." into buf (for messages). */
 const char *tu_edges_str(const rp_graph *g, char *buf, size_t n);
 

@@ -36,8 +36,8 @@ int rp_cli_model(const char *path, const char *backend, int calibrate,
 /* The same for a team of `threads` (0: the backend's default); with a
  * backend, the model is calibrated on first use (a progress line on
  * stderr; calibrate: again, even if cached). */
-int rp_cli_model_threads(const char *path, const char *backend,
-                         int calibrate, unsigned threads, rp_model *m);
+int rp_cli_model_threads(const char *path, const char *backend, int calibrate,
+                         unsigned threads, rp_model *m);
 /* Puts in o what `backend` run with `threads` would run g with: the model
  * m with its devices' units and physical devices, the compute lanes in
  * units (unless o has some). Returns 0, or prints why and returns 1. */
@@ -74,8 +74,8 @@ int rp_cli_close_out(FILE *fp, const char *path, int keep);
 typedef struct rp_cli_progress {
   const char *what; /* "replay", "reading FILE" ... */
   int on, forced, tty, shown;
-  int bytes;        /* amounts are bytes: printed in MB */
-  double t0, last;  /* us */
+  int bytes;       /* amounts are bytes: printed in MB */
+  double t0, last; /* us */
 } rp_cli_progress;
 void rp_cli_progress_start(rp_cli_progress *p, const char *what, int forced);
 /* done of total (total 0: unknown). */

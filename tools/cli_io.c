@@ -87,8 +87,7 @@ FILE *rp_cli_open_out(const char *path) {
     if (e[0])
       fprintf(stderr, "reprise: %s\n", e);
     else
-      fprintf(stderr, "reprise: %s: cannot write: %s\n", path,
-              rp_strerror(s));
+      fprintf(stderr, "reprise: %s: cannot write: %s\n", path, rp_strerror(s));
     return NULL;
   }
   outs[k].fp = fp;
@@ -99,8 +98,7 @@ FILE *rp_cli_open_out(const char *path) {
 int rp_cli_close_out(FILE *fp, const char *path, int keep) {
   if (fp == stdout) {
     if (ferror(fp) | (fflush(fp) != 0)) {
-      fprintf(stderr, "reprise: stdout: write failed: %s\n",
-              strerror(errno));
+      fprintf(stderr, "reprise: stdout: write failed: %s\n", strerror(errno));
       return 1;
     }
     return 0;
@@ -129,7 +127,7 @@ int rp_cli_close_out(FILE *fp, const char *path, int keep) {
 }
 
 void rp_cli_getopt_reset(void) {
-  optind = 0;   /* GNU: full reinitialisation */
+  optind = 0; /* GNU: full reinitialisation */
   opterr = 0;
 }
 
@@ -152,8 +150,8 @@ int rp_cli_number(const char *cmd, const char *opt, const char *s, int rate,
   double v = strtod(s, &end);
   if (end == s || *end || errno || !isfinite(v) ||
       (rate ? !(v > 0) : !(v >= 0))) {
-    fprintf(stderr, "reprise %s: %s needs a %s number, not '%s'\n", cmd,
-            opt, rate ? "positive" : "non-negative", s);
+    fprintf(stderr, "reprise %s: %s needs a %s number, not '%s'\n", cmd, opt,
+            rate ? "positive" : "non-negative", s);
     return -1;
   }
   *out = v;
@@ -166,8 +164,10 @@ int rp_cli_uint(const char *cmd, const char *opt, const char *s,
   errno = 0;
   unsigned long v = strtoul(s, &end, 10);
   if (end == s || *end || errno || s[0] == '-' || v < lo || v > hi) {
-    fprintf(stderr, "reprise %s: %s is an integer from %lu to %lu, not "
-            "'%s'\n", cmd, opt, lo, hi, s);
+    fprintf(stderr,
+            "reprise %s: %s is an integer from %lu to %lu, not "
+            "'%s'\n",
+            cmd, opt, lo, hi, s);
     return -1;
   }
   *out = v;

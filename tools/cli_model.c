@@ -11,8 +11,8 @@ static void progress(void *user, const char *line) {
   fprintf(stderr, "%s\n", line);
 }
 
-int rp_cli_model_threads(const char *path, const char *backend,
-                         int calibrate, unsigned threads, rp_model *m) {
+int rp_cli_model_threads(const char *path, const char *backend, int calibrate,
+                         unsigned threads, rp_model *m) {
   rp_status s;
   if (path) {
     if ((s = rp_model_load(m, path)) != RP_OK) {
@@ -39,10 +39,12 @@ int rp_cli_model_threads(const char *path, const char *backend,
   s = rp_model_get_opts(m, be, &xo, &mo);
   if (s == RP_ENOTFOUND) {
     /* As the library: an uncalibrated model, which the report names. */
-    fprintf(stderr, "reprise: no model of backend %s on this machine and "
-                    "automatic calibration is off (RP_NO_AUTOCALIBRATE): "
-                    "uncalibrated (`reprise calibrate --backend %s` "
-                    "calibrates)\n", backend, backend);
+    fprintf(stderr,
+            "reprise: no model of backend %s on this machine and "
+            "automatic calibration is off (RP_NO_AUTOCALIBRATE): "
+            "uncalibrated (`reprise calibrate --backend %s` "
+            "calibrates)\n",
+            backend, backend);
     rp_model_init(m);
     snprintf(m->backend, sizeof m->backend, "%s", rp_backend_name(be));
     if (gethostname(m->machine, sizeof m->machine) != 0)

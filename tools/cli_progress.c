@@ -63,7 +63,6 @@ void rp_cli_progress_end(rp_cli_progress *p) {
 
 /* --- work on a thread of its own, the line ticking ---------------------- */
 
-
 typedef struct busy {
   void (*fn)(void *);
   void *arg;
@@ -94,8 +93,8 @@ void rp_cli_busy(const char *what, int forced, void (*fn)(void *), void *arg,
     double now = rp_clock_us(), el = (now - p.t0) / 1e6;
     /* Asked for (--progress): at least one line, the last if need be. */
     int final = last && p.forced && !p.shown && !p.tty;
-    if (!final && ((!p.forced && el < 1.0) || last ||
-                   now - p.last < (p.tty ? 1e5 : 1e6)))
+    if (!final &&
+        ((!p.forced && el < 1.0) || last || now - p.last < (p.tty ? 1e5 : 1e6)))
       continue;
     p.last = now;
     if (count)

@@ -17,8 +17,8 @@ static int parse(const char *spec, char *name, size_t nl, unsigned *axis,
                  uint32_t *follow) {
   const char *c1 = strchr(spec, ':');
   const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-  if (!c1 || !c2 || c1 == spec || (size_t)(c1 - spec) >= nl ||
-      c2 != c1 + 2 || !strchr("xyz", c1[1]))
+  if (!c1 || !c2 || c1 == spec || (size_t)(c1 - spec) >= nl || c2 != c1 + 2 ||
+      !strchr("xyz", c1[1]))
     return -1;
   memcpy(name, spec, (size_t)(c1 - spec));
   name[c1 - spec] = 0;
@@ -44,17 +44,19 @@ int rp_cli_split_advice(const rp_graph *g, const char *spec,
   unsigned axis;
   uint32_t follow;
   if (parse(spec, name, sizeof name, &axis, &follow)) {
-    fprintf(stderr, "reprise analyze: --split wants NAME:AXIS:P[,P...] "
+    fprintf(stderr,
+            "reprise analyze: --split wants NAME:AXIS:P[,P...] "
             "(AXIS x, y or z; P the indices of the accesses that follow), "
-            "not \"%s\"\n", spec);
+            "not \"%s\"\n",
+            spec);
     return 2;
   }
   uint32_t nop = rp_graph_num_nodes(g);
   rp_kernel *ks = calloc(nop ? nop : 1, sizeof *ks);
   rp_param *ps = calloc((size_t)(nop ? nop : 1) * RP_MAX_PARAMS, sizeof *ps);
   rp_graph *c = NULL;
-  rp_status s = ks && ps ? rp_graph_create(&c, RP_GRAPH_NO_COHERENCE)
-                         : RP_ENOMEM;
+  rp_status s =
+      ks && ps ? rp_graph_create(&c, RP_GRAPH_NO_COHERENCE) : RP_ENOMEM;
   unsigned matched = 0;
   for (unsigned d = 0; s == RP_OK && d < rp_graph_num_devices(g); d++)
     if (rp_graph_device_kind(g, (int)d) != RP_DEVICE_DEFAULT)
@@ -102,8 +104,8 @@ int rp_cli_split_advice(const rp_graph *g, const char *spec,
     } else if (ni.type == RP_OP_COPY_D2H) {
       s = rp_record_copy_to_host(c, acc[0].region, ni.device, &oo, NULL);
     } else {
-      s = rp_record_copy_peer(c, acc[0].region, ni.device, ni.dst_device,
-                              &oo, NULL);
+      s = rp_record_copy_peer(c, acc[0].region, ni.device, ni.dst_device, &oo,
+                              NULL);
     }
   }
   if (s == RP_OK)
@@ -119,8 +121,10 @@ int rp_cli_split_advice(const rp_graph *g, const char *spec,
             c ? rp_graph_error(c) : "");
     rc = 1;
   } else if (!matched) {
-    fprintf(stderr, "reprise analyze: --split: no kernel operation is "
-            "named \"%s\"\n", name);
+    fprintf(stderr,
+            "reprise analyze: --split: no kernel operation is "
+            "named \"%s\"\n",
+            name);
     rc = 1;
   } else if (rp_split_write_text(c, &adv, fp) != RP_OK) {
     rc = 1;

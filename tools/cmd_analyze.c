@@ -146,18 +146,40 @@ static int write_trace(const char *path, const rp_analysis *a, uint32_t max,
     }
   }
   if (!rc)
-    fprintf(stderr, "reprise analyze: trace of %u operations written as %u "
+    fprintf(stderr,
+            "reprise analyze: trace of %u operations written as %u "
             "files of at most %u: %.*s.1.json to %s\n",
-            nops, parts, max, (int)stem,
-            path, name);
+            nops, parts, max, (int)stem, path, name);
   free(name);
   return rc;
 }
 
-enum { O_JSON = 256, O_ENGINES, O_H2D, O_D2H, O_P2P, O_KERNEL, O_HOST,
-       O_UNITS, O_DOT, O_TRACE, O_SVG, O_STRICT, O_COSTS, O_MODEL,
-       O_BACKEND, O_CALIBRATE, O_MODE, O_RANKS, O_NETLAT, O_NETBW,
-       O_SPLIT, O_TRACE_EVENTS, O_PROGRESS, O_THREADS };
+enum {
+  O_JSON = 256,
+  O_ENGINES,
+  O_H2D,
+  O_D2H,
+  O_P2P,
+  O_KERNEL,
+  O_HOST,
+  O_UNITS,
+  O_DOT,
+  O_TRACE,
+  O_SVG,
+  O_STRICT,
+  O_COSTS,
+  O_MODEL,
+  O_BACKEND,
+  O_CALIBRATE,
+  O_MODE,
+  O_RANKS,
+  O_NETLAT,
+  O_NETBW,
+  O_SPLIT,
+  O_TRACE_EVENTS,
+  O_PROGRESS,
+  O_THREADS
+};
 
 /* What the command line asked for. */
 typedef struct an_cli {
@@ -331,7 +353,7 @@ static int check_combinations(an_cli *a) {
                  (a->svg && !strcmp(a->svg, "-"));
   if (a->to_stdout > 1) {
     fprintf(stderr, "reprise analyze: only one of --dot, --trace, --svg may "
-            "write to standard output\n");
+                    "write to standard output\n");
     return 2;
   }
   if (a->model && a->backend) {
@@ -368,7 +390,7 @@ static int load_model(an_cli *a) {
     fprintf(stderr, "reprise analyze: --mode %s: ", o->mode);
     if (!o->model) {
       fprintf(stderr, "needs --model or --backend (a mode's overhead comes "
-              "from a machine model)\n");
+                      "from a machine model)\n");
       return 2;
     }
     fprintf(stderr, "no such mode in the model (its modes:");

@@ -98,8 +98,10 @@ int rp_cmd_calibrate(int argc, char **argv) {
       return 2;
   }
   if (optind < argc) {
-    fprintf(stderr, "reprise calibrate: unexpected argument '%s'\nTry "
-            "'reprise help calibrate'.\n", argv[optind]);
+    fprintf(stderr,
+            "reprise calibrate: unexpected argument '%s'\nTry "
+            "'reprise help calibrate'.\n",
+            argv[optind]);
     return 2;
   }
   const rp_backend *be = NULL;
@@ -153,8 +155,8 @@ int rp_cmd_calibrate(int argc, char **argv) {
   if (strcmp(out, "-")) {
     rp_outfile_cleanup_on_signal(); /* a full disk: EFBIG, said */
     if ((s = rp_model_save(&m, out)) != RP_OK) {
-      fprintf(stderr, "reprise calibrate: %s\n", rp_last_error()[0]
-              ? rp_last_error() : rp_strerror(s));
+      fprintf(stderr, "reprise calibrate: %s\n",
+              rp_last_error()[0] ? rp_last_error() : rp_strerror(s));
       return 1;
     }
     fprintf(stderr, "reprise calibrate: saved %s\n", out);

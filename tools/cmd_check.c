@@ -82,8 +82,7 @@ int rp_cmd_check(int argc, char **argv) {
   }
   if (optind != argc - 1) {
     fprintf(stderr, "reprise check: %s\nTry 'reprise help check'.\n",
-            optind < argc ? "one graph file at a time"
-                          : "no graph file given");
+            optind < argc ? "one graph file at a time" : "no graph file given");
     return 2;
   }
   if (model && backend) {

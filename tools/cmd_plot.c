@@ -54,8 +54,10 @@ static unsigned parse_list(const char *s, unsigned *t) {
     unsigned long v = strtoul(p, &end, 10);
     if (end == p || errno || v < 1 || v > 4096 || n == MAXPTS ||
         (*end && *end != ',')) {
-      fprintf(stderr, "reprise plot: --threads: '%s' is not a list of "
-              "thread counts (1 to 4096, at most %d)\n", s, MAXPTS);
+      fprintf(stderr,
+              "reprise plot: --threads: '%s' is not a list of "
+              "thread counts (1 to 4096, at most %d)\n",
+              s, MAXPTS);
       return 0;
     }
     t[n++] = (unsigned)v;
@@ -67,8 +69,7 @@ static unsigned parse_list(const char *s, unsigned *t) {
 }
 
 /* The achieved file into pts (matched by x); returns 0 or 1. */
-static int read_achieved(const char *path, rp_speedup_point *pts,
-                         unsigned n) {
+static int read_achieved(const char *path, rp_speedup_point *pts, unsigned n) {
   FILE *fp = fopen(path, "r");
   if (!fp) {
     fprintf(stderr, "reprise plot: %s: cannot open: %s\n", path,
@@ -91,8 +92,10 @@ static int read_achieved(const char *path, rp_speedup_point *pts,
     if (k <= 0)
       continue;
     if (k < 2 || k == 3 || !(v[0] > 0) || !(v[1] > 0) || !isfinite(v[1])) {
-      fprintf(stderr, "reprise plot: %s:%u: expected \"THREADS MEDIAN "
-              "[MIN MAX]\"\n", path, ln);
+      fprintf(stderr,
+              "reprise plot: %s:%u: expected \"THREADS MEDIAN "
+              "[MIN MAX]\"\n",
+              path, ln);
       rc = 1;
       break;
     }
@@ -163,8 +166,7 @@ int rp_cmd_plot(int argc, char **argv) {
   }
   if (optind != argc - 1) {
     fprintf(stderr, "reprise plot: %s\nTry 'reprise help plot'.\n",
-            optind < argc ? "one graph file at a time"
-                          : "no graph file given");
+            optind < argc ? "one graph file at a time" : "no graph file given");
     return 2;
   }
   const char *in = argv[optind];
@@ -177,8 +179,7 @@ int rp_cmd_plot(int argc, char **argv) {
   const rp_backend *be = NULL;
   rp_status s = rp_backend_find(backend, &be);
   if (s != RP_OK) {
-    fprintf(stderr, "reprise plot: backend %s: %s\n", backend,
-            rp_strerror(s));
+    fprintf(stderr, "reprise plot: backend %s: %s\n", backend, rp_strerror(s));
     return 1;
   }
   rp_graph *g = rp_cli_load(in);
@@ -189,8 +190,7 @@ int rp_cmd_plot(int argc, char **argv) {
   rp_speedup_point pts[MAXPTS];
   memset(pts, 0, sizeof pts);
   int rc = 0;
-  fprintf(stderr, "%8s %10s %10s  model\n", "threads", "predicted",
-          "bound");
+  fprintf(stderr, "%8s %10s %10s  model\n", "threads", "predicted", "bound");
   for (unsigned i = 0; i < nth && !rc; i++) {
     rp_exec_opts xo;
     rp_exec_opts_init(&xo);
@@ -204,8 +204,8 @@ int rp_cmd_plot(int argc, char **argv) {
     if (s == RP_ENOTFOUND) {
       rp_model_init(&m);
     } else if (s != RP_OK) {
-      fprintf(stderr, "reprise plot: model of %s at %u threads: %s\n",
-              backend, th[i], rp_strerror(s));
+      fprintf(stderr, "reprise plot: model of %s at %u threads: %s\n", backend,
+              th[i], rp_strerror(s));
       rc = 1;
       break;
     }
@@ -238,8 +238,7 @@ int rp_cmd_plot(int argc, char **argv) {
       rc = 1;
     } else {
       char t[512];
-      snprintf(t, sizeof t, "%s: speedup on %s", title ? title : in,
-               backend);
+      snprintf(t, sizeof t, "%s: speedup on %s", title ? title : in, backend);
       s = rp_speedup_write_svg(pts, nth, t, "threads", fp);
       rc = rp_cli_close_out(fp, out, s == RP_OK);
       if (s != RP_OK) {

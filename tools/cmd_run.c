@@ -81,8 +81,7 @@ typedef struct run_opts {
   int no_ref, check, progress;
 } run_opts;
 
-static int add_bufarg(bufarg *list, unsigned *n, const char *opt,
-                      char *arg) {
+static int add_bufarg(bufarg *list, unsigned *n, const char *opt, char *arg) {
   char *eq = strchr(arg, '=');
   if (!eq || eq == arg || !eq[1]) {
     fprintf(stderr, "reprise run: %s wants NAME=FILE, not '%s'\n", opt, arg);
@@ -123,9 +122,11 @@ static int load_file(const char *in, const char *buf, const char *path,
   int extra = fgetc(fp) != EOF;
   fclose(fp);
   if (got != bytes || extra) {
-    fprintf(stderr, "reprise run: %s: --load-buffer %s: %s holds %s bytes, "
-            "the buffer %llu\n", in, buf, path,
-            extra ? "more than" : "fewer", (unsigned long long)bytes);
+    fprintf(stderr,
+            "reprise run: %s: --load-buffer %s: %s holds %s bytes, "
+            "the buffer %llu\n",
+            in, buf, path, extra ? "more than" : "fewer",
+            (unsigned long long)bytes);
     return -1;
   }
   return 0;
@@ -156,8 +157,10 @@ static rp_buf find_buf(const rp_graph *g, const char *in, const char *opt,
   rp_buf b;
   if (rp_graph_find_buffer(g, name, &b) == RP_OK)
     return b;
-  fprintf(stderr, "reprise run: %s: %s: no buffer named \"%s\" (the graph's "
-          "buffers:", in, opt, name);
+  fprintf(stderr,
+          "reprise run: %s: %s: no buffer named \"%s\" (the graph's "
+          "buffers:",
+          in, opt, name);
   for (rp_buf i = 0; i < rp_graph_num_buffers(g) && i < 16; i++) {
     rp_buffer_desc d;
     rp_buffer_info(g, i, &d);
@@ -179,8 +182,8 @@ static unsigned char **make_hosts(const rp_graph *g, const char *in,
     rp_buffer_desc d;
     rp_buffer_info(g, b, &d);
     if (!(h[b] = malloc(d.bytes ? d.bytes : 1))) {
-      fprintf(stderr, "reprise run: %s: out of memory for buffer \"%s\"\n",
-              in, d.name);
+      fprintf(stderr, "reprise run: %s: out of memory for buffer \"%s\"\n", in,
+              d.name);
       goto fail;
     }
     generate(h[b], d.bytes, b);
@@ -219,8 +222,8 @@ static rp_graph *bind(const rp_graph *g, const rp_kernels *set,
   fprintf(stderr, "reprise run: %s: %s\n", in, rp_last_error());
   if (s == RP_ENOTFOUND && !nlibs)
     fprintf(stderr, "A graph file holds no code: give the kernel library "
-            "that exports its kernels\n(and host tasks) with --kernels "
-            "LIB.so; see 'reprise help run'.\n");
+                    "that exports its kernels\n(and host tasks) with --kernels "
+                    "LIB.so; see 'reprise help run'.\n");
   return NULL;
 }
 
@@ -347,7 +350,9 @@ int rp_cmd_run(int argc, char **argv) {
   if (!g)
     goto done;
   /* --check without --backend: the best CPU backend, which can check. */
-  if ((s = rp_backend_find(ro.bname ? ro.bname : ro.check ? "cpu" : NULL,
+  if ((s = rp_backend_find(ro.bname   ? ro.bname
+                           : ro.check ? "cpu"
+                                      : NULL,
                            &be)) != RP_OK) {
     fprintf(stderr, "reprise run: backend %s: %s: %s\n",
             ro.bname ? ro.bname : "auto", rp_strerror(s), rp_last_error());
@@ -389,8 +394,10 @@ int rp_cmd_run(int argc, char **argv) {
     for (uint64_t i = 0; i < d.bytes; i++)
       changed += h1[b][i] != h0[b][i];
     if (ref && memcmp(h1[b], h2[b], d.bytes)) {
-      fprintf(stderr, "reprise run: %s: buffer \"%s\" differs from the "
-              "reference replay\n", in, d.name);
+      fprintf(stderr,
+              "reprise run: %s: buffer \"%s\" differs from the "
+              "reference replay\n",
+              in, d.name);
       rc = 1;
     }
   }
@@ -405,13 +412,15 @@ int rp_cmd_run(int argc, char **argv) {
   uint32_t merged, split;
   if (rp_exec_copies_reshaped(x, &merged, &split))
     printf("%s: copies reshaped: %u merged into an earlier copy, %u split "
-           "per writer\n", in, merged, split);
+           "per writer\n",
+           in, merged, split);
   printf("%s: %u operations, %lu replays on %s%s in %.1f us; %llu bytes of "
-         "host data changed, %s\n", in, rp_graph_num_nodes(g), ro.iters,
-         rp_backend_name(be), ro.check ? " (checking mode)" : "", us,
-         (unsigned long long)changed,
+         "host data changed, %s\n",
+         in, rp_graph_num_nodes(g), ro.iters, rp_backend_name(be),
+         ro.check ? " (checking mode)" : "", us, (unsigned long long)changed,
          !ref ? "not compared with the reference"
-         : rc ? "DIFFERENT from the reference" : "equal to the reference");
+         : rc ? "DIFFERENT from the reference"
+              : "equal to the reference");
 done:
   rp_exec_destroy(x);
   rp_graph_destroy(ref);

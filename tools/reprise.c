@@ -11,22 +11,24 @@ static const struct {
   int (*fn)(int, char **);
   const char *help;
 } cmds[] = {
-  {"analyze", rp_cmd_analyze, "analyse a graph file: bound, schedule, reports"},
-  {"dot", rp_cmd_dot, "write a graph file as Graphviz dot"},
-  {"calibrate", rp_cmd_calibrate, "measure this machine's model for a backend"},
-  {"check", rp_cmd_check, "check a graph's hand-written dependencies"},
-  {"run", rp_cmd_run, "replay a graph file on a backend"},
-  {"plot", rp_cmd_plot, "draw predicted and achieved speedup against threads"},
-  {"help", cmd_help, "describe the tool or one command"},
+    {"analyze", rp_cmd_analyze,
+     "analyse a graph file: bound, schedule, reports"},
+    {"dot", rp_cmd_dot, "write a graph file as Graphviz dot"},
+    {"calibrate", rp_cmd_calibrate,
+     "measure this machine's model for a backend"},
+    {"check", rp_cmd_check, "check a graph's hand-written dependencies"},
+    {"run", rp_cmd_run, "replay a graph file on a backend"},
+    {"plot", rp_cmd_plot,
+     "draw predicted and achieved speedup against threads"},
+    {"help", cmd_help, "describe the tool or one command"},
 };
 enum { NCMDS = sizeof cmds / sizeof cmds[0] };
 
 static void usage(FILE *fp) {
-  fprintf(fp,
-          "usage: reprise [-h | --help] [-V | --version] COMMAND [ARGS]\n\n"
-          "Record-once, replay-many execution of operation graphs: "
-          "analyses and replays\ngraph files (format: docs/format.md).\n\n"
-          "commands:\n");
+  fprintf(fp, "usage: reprise [-h | --help] [-V | --version] COMMAND [ARGS]\n\n"
+              "Record-once, replay-many execution of operation graphs: "
+              "analyses and replays\ngraph files (format: docs/format.md).\n\n"
+              "commands:\n");
   for (size_t i = 0; i < NCMDS; i++)
     fprintf(fp, "  %-10s %s\n", cmds[i].name, cmds[i].help);
   fprintf(fp, "\n'reprise help COMMAND' (or 'reprise COMMAND --help') "
@@ -134,8 +136,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (a[0] == '-') {
-    fprintf(stderr, "reprise: unknown option '%s'\nTry 'reprise --help'.\n",
-            a);
+    fprintf(stderr, "reprise: unknown option '%s'\nTry 'reprise --help'.\n", a);
     return 2;
   }
   int i = find(a);

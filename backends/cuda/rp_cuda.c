@@ -47,8 +47,7 @@ rp_status rp__cu_fail(cu_state *s, cudaError_t e, uint32_t v,
     rp_exec_set_error(s->x, "cuda: %s: %s", what, cudaGetErrorString(e));
   else
     rp_exec_set_error(s->x, "cuda: %s of op %u \"%s\": %s", what,
-                      s->p->node[v].op, op_name(s, v),
-                      cudaGetErrorString(e));
+                      s->p->node[v].op, op_name(s, v), cudaGetErrorString(e));
   return RP_EBACKEND;
 }
 
@@ -131,8 +130,9 @@ void rp__cu_pin(cu_state *s, rp_buf b) {
     return;
   (void)cudaGetLastError();
   /* Mapped too: run_until's loop kernel reads the predicate there. */
-  if (cudaHostRegister(h, d.bytes, cudaHostRegisterPortable |
-                                       cudaHostRegisterMapped) == cudaSuccess)
+  if (cudaHostRegister(h, d.bytes,
+                       cudaHostRegisterPortable | cudaHostRegisterMapped) ==
+      cudaSuccess)
     s->pinned[b] = h;
   else
     (void)cudaGetLastError();
@@ -236,19 +236,22 @@ static rp_status map_devices(cu_state *s, const rp_exec_opts *eo) {
     int p = (int)i < count ? (int)i : gpu ? (int)(i % (unsigned)count) : 0;
     if (eo->device_map) {
       if (i >= eo->ndevice_map) {
-        rp_exec_set_error(s->x, "cuda: device_map has %u entries, the "
-                          "graph uses %u devices", eo->ndevice_map, nd);
+        rp_exec_set_error(s->x,
+                          "cuda: device_map has %u entries, the "
+                          "graph uses %u devices",
+                          eo->ndevice_map, nd);
         return RP_EINVAL;
       }
       p = eo->device_map[i];
       if (p < 0 || p >= count) {
-        rp_exec_set_error(s->x, "cuda: device_map[%u] = %d, but %d GPU(s)",
-                          i, p, count);
+        rp_exec_set_error(s->x, "cuda: device_map[%u] = %d, but %d GPU(s)", i,
+                          p, count);
         return RP_EINVAL;
       }
     } else if (gpu && (int)i >= count) {
       if (!eo->device_fold) {
-        rp_exec_set_error(s->x, "cuda: the graph runs on logical device %u "
+        rp_exec_set_error(s->x,
+                          "cuda: the graph runs on logical device %u "
                           "but this machine has %d GPU(s): map the devices "
                           "(rp_exec_opts.device_map) or allow folding them "
                           "onto the GPUs present (rp_exec_opts.device_fold)",
@@ -263,10 +266,11 @@ static rp_status map_devices(cu_state *s, const rp_exec_opts *eo) {
       s->multi = true;
   }
   if (folded)
-    rp_exec_set_notice(s->x, "cuda: %u logical GPU device(s) folded "
-                      "onto the %d GPU(s) present (device_fold): logical "
-                      "device d runs on GPU d mod %d, up to device %u",
-                      folded, count, count, top);
+    rp_exec_set_notice(s->x,
+                       "cuda: %u logical GPU device(s) folded "
+                       "onto the %d GPU(s) present (device_fold): logical "
+                       "device d runs on GPU d mod %d, up to device %u",
+                       folded, count, count, top);
   s->phys0 = s->phys[0];
   return RP_OK;
 }
@@ -297,7 +301,7 @@ static int copied_only(const cu_state *s, uint32_t i, uint32_t *host) {
                      (p->image[a[0].image].flags & RP_IMAGE_HOST_MEMORY);
       if (!copy_in) {
         if (a[k].mode & RP_OUT)
-          return 0;  /* written by something else */
+          return 0; /* written by something else */
         others = 1;
         continue;
       }
@@ -425,10 +429,13 @@ static rp_status alloc_images(cu_state *s, const uint32_t *alias) {
         cudaFree(s->img_alloc[i]);
       s->img_alloc[i] = NULL;
       s->img[i] = NULL;
-      rp_exec_set_error(s->x, "cuda: allocating %llu bytes of \"%s\" %s "
-                        "%d: %s", (unsigned long long)im->bytes, d.name,
+      rp_exec_set_error(s->x,
+                        "cuda: allocating %llu bytes of \"%s\" %s "
+                        "%d: %s",
+                        (unsigned long long)im->bytes, d.name,
                         im->flags & RP_IMAGE_HOST_MEMORY
-                            ? "in host memory for space" : "on device",
+                            ? "in host memory for space"
+                            : "on device",
                         im->space, cudaGetErrorString(e));
       (void)cudaGetLastError();
       return RP_EBACKEND;
@@ -500,7 +507,7 @@ static void geometry(cu_state *s, cu_op *o, const rp_kargs *a,
     rp__cu_shape(t ? t : 256, a->n, sh);
     o->block = mkdim(sh[0], sh[1], sh[2]);
     o->occ = t ? occ : -1;
-    o->why = !t ? "default"
+    o->why = !t                                   ? "default"
              : o->k->hint & RP_HINT_MEMORY_BOUND  ? "occupancy, memory-bound"
              : o->k->hint & RP_HINT_COMPUTE_BOUND ? "occupancy, compute-bound"
                                                   : "occupancy";
@@ -525,8 +532,8 @@ cudaError_t rp__cu_capture(cu_state *s, uint32_t n, cudaGraph_t *out) {
     return e;
   e = cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal);
   int rc = e == cudaSuccess ? s->op[n].k->cuda_host(&s->kargs[n], cs) : 0;
-  cudaError_t e2 = e == cudaSuccess ? cudaStreamEndCapture(cs, out)
-                                    : cudaSuccess;
+  cudaError_t e2 =
+      e == cudaSuccess ? cudaStreamEndCapture(cs, out) : cudaSuccess;
   cudaStreamDestroy(cs);
   if (e == cudaSuccess)
     e = e2;
@@ -546,13 +553,12 @@ static rp_status check_launch(cu_state *s, uint32_t n) {
   /* Device limits and function attributes are looked up once, not per
    * node: cudaGetDeviceProperties alone costs more than a node (and only
    * the lookups are timed: RP_CUDA_TIMES reads no clock per node). */
-  double t0 = s->lim_dev != o->phys || s->lim_fn != o->k->cuda ? t_start(s)
-                                                               : 0;
+  double t0 = s->lim_dev != o->phys || s->lim_fn != o->k->cuda ? t_start(s) : 0;
   if (s->lim_dev != o->phys) {
     static const enum cudaDeviceAttr at[6] = {
         cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY,
         cudaDevAttrMaxBlockDimZ, cudaDevAttrMaxGridDimX,
-        cudaDevAttrMaxGridDimY, cudaDevAttrMaxGridDimZ};
+        cudaDevAttrMaxGridDimY,  cudaDevAttrMaxGridDimZ};
     for (int i = 0; i < 6 && e == cudaSuccess; i++)
       e = cudaDeviceGetAttribute(&s->lim[i], at[i], o->phys);
     s->lim_dev = o->phys;
@@ -570,17 +576,16 @@ static rp_status check_launch(cu_state *s, uint32_t n) {
     s->lim_dev = -1;
     return rp__cu_fail(s, e, n, "checking the kernel");
   }
-  unsigned long long t = (unsigned long long)o->block.x * o->block.y *
-                         o->block.z;
-  bool ok = t <= (unsigned long long)s->lim_thr &&
-            o->block.x <= (unsigned)s->lim[0] &&
-            o->block.y <= (unsigned)s->lim[1] &&
-            o->block.z <= (unsigned)s->lim[2] &&
-            o->grid.x <= (unsigned)s->lim[3] &&
-            o->grid.y <= (unsigned)s->lim[4] &&
-            o->grid.z <= (unsigned)s->lim[5];
-  return ok ? RP_OK : rp__cu_fail(s, cudaErrorInvalidConfiguration, n,
-                                  "launch configuration");
+  unsigned long long t =
+      (unsigned long long)o->block.x * o->block.y * o->block.z;
+  bool ok =
+      t <= (unsigned long long)s->lim_thr &&
+      o->block.x <= (unsigned)s->lim[0] && o->block.y <= (unsigned)s->lim[1] &&
+      o->block.z <= (unsigned)s->lim[2] && o->grid.x <= (unsigned)s->lim[3] &&
+      o->grid.y <= (unsigned)s->lim[4] && o->grid.z <= (unsigned)s->lim[5];
+  return ok ? RP_OK
+            : rp__cu_fail(s, cudaErrorInvalidConfiguration, n,
+                          "launch configuration");
 }
 
 /* Which engine runs a copy: host memory on both sides is the host's. */
@@ -607,8 +612,7 @@ static rp_status setup_copy(cu_state *s, uint32_t v) {
   bool dev0 = !(s->p->image[a[0].image].flags & RP_IMAGE_HOST_MEMORY);
   bool dev1 = !(s->p->image[a[1].image].flags & RP_IMAGE_HOST_MEMORY);
   /* The stream of the GPU side; a peer copy runs on its source's. */
-  int sp = dev0 ? s->p->image[a[0].image].space
-                : s->p->image[a[1].image].space;
+  int sp = dev0 ? s->p->image[a[0].image].space : s->p->image[a[1].image].space;
   o->phys = s->phys[sp];
   o->dst_phys = dev1 ? s->phys[s->p->image[a[1].image].space] : o->phys;
   if (dev0 && dev1 && o->phys != o->dst_phys) {
@@ -622,8 +626,8 @@ static rp_status setup_copy(cu_state *s, uint32_t v) {
       cudaDeviceEnablePeerAccess(o->dst_phys, 0);
       (void)cudaGetLastError(); /* already enabled is fine */
     } else {
-      cudaError_t e = cudaMallocHost(&o->cp.stage,
-                                     s->p->image[a[0].image].bytes);
+      cudaError_t e =
+          cudaMallocHost(&o->cp.stage, s->p->image[a[0].image].bytes);
       if (e != cudaSuccess) {
         o->cp.stage = NULL;
         return rp__cu_fail(s, e, v, "staging buffer");
@@ -659,8 +663,8 @@ cudaError_t rp__cu_table_alloc(cu_state *s) {
   double t0 = t_start(s);
   size_t bytes = sizeof *s->hargs * s->nslot;
   s->hargs = malloc(bytes);
-  cudaError_t e = s->hargs ? cudaSetDevice(s->phys0)
-                           : cudaErrorMemoryAllocation;
+  cudaError_t e =
+      s->hargs ? cudaSetDevice(s->phys0) : cudaErrorMemoryAllocation;
   if (e == cudaSuccess)
     e = cudaMalloc((void **)&s->dargs, bytes);
   if (e == cudaSuccess) {
@@ -691,8 +695,8 @@ static rp_status setup_table(cu_state *s) {
   s->nslot = 0;
   for (uint32_t v = 0; v < s->nn; v++)
     s->slot[v] = s->op[v].can_ind ? s->nslot++ : RP_NONE;
-  cudaError_t e = s->update == CU_UPD_TABLE ? rp__cu_table_alloc(s)
-                                           : cudaSuccess;
+  cudaError_t e =
+      s->update == CU_UPD_TABLE ? rp__cu_table_alloc(s) : cudaSuccess;
   return e ? rp__cu_fail(s, e, RP_NONE, "allocating the argument table")
            : RP_OK;
 }
@@ -729,8 +733,10 @@ static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
       o->kind = CU_KERNEL;
       o->k = ni.kernel;
       if (!o->k || (!o->k->cuda && !o->k->cuda_host)) {
-        rp_exec_set_error(s->x, "cuda: kernel op %u \"%s\" has no CUDA "
-                          "implementation", nd->op, ni.name);
+        rp_exec_set_error(s->x,
+                          "cuda: kernel op %u \"%s\" has no CUDA "
+                          "implementation",
+                          nd->op, ni.name);
         return RP_ENOKERNEL;
       }
       s->kargs[v] = *rp_exec_args(s->x, nd->op);
@@ -751,8 +757,10 @@ static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
       rp_host_fn fn;
       void *user;
       if (rp_node_host_fn(s->g, nd->op, &fn, &user) != RP_OK || !fn) {
-        rp_exec_set_error(s->x, "cuda: host task \"%s\" has no function "
-                          "(graph loaded from a file)", ni.name);
+        rp_exec_set_error(s->x,
+                          "cuda: host task \"%s\" has no function "
+                          "(graph loaded from a file)",
+                          ni.name);
         return RP_ENOKERNEL;
       }
     } else if ((imp = rp__cu_import_copy(s->g, nd->op)) != NULL) {
@@ -773,8 +781,7 @@ static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
 }
 
 static bool host_node(const cu_op *o) {
-  return o->kind == CU_CPU || o->kind == CU_HOSTTASK ||
-         o->kind == CU_HOSTCOPY;
+  return o->kind == CU_CPU || o->kind == CU_HOSTTASK || o->kind == CU_HOSTCOPY;
 }
 
 /* Adds node v's graph node(s) after the last nodes of its preds. */
@@ -801,8 +808,8 @@ rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
     void *ent = o->ind ? (void *)&s->dargs[s->slot[v]] : NULL;
     void *args[1] = {o->ind ? (void *)&ent : (void *)&s->kargs[v]};
     const void *fn = o->ind ? o->k->cuda_args->cuda_args : o->k->cuda;
-    struct cudaKernelNodeParams kp = {(void *)fn, o->grid, o->block, 0, args,
-                                      NULL};
+    struct cudaKernelNodeParams kp = {(void *)fn, o->grid, o->block,
+                                      0,          args,    NULL};
     e = cudaGraphAddKernelNode(&o->node[0], gr, deps, np, &kp);
     return e ? rp__cu_fail(s, e, v, "adding kernel node") : RP_OK;
   }
@@ -854,8 +861,8 @@ static rp_status buffer_events(cu_state *s) {
   for (rp_buf b = 0; b < s->nb; b++) {
     if (p->hw_off[b] == p->hw_off[b + 1])
       continue;
-    cudaError_t e = cudaEventCreateWithFlags(&s->bev[b],
-                                             cudaEventDisableTiming);
+    cudaError_t e =
+        cudaEventCreateWithFlags(&s->bev[b], cudaEventDisableTiming);
     if (e != cudaSuccess) {
       s->bev[b] = NULL;
       return rp__cu_fail(s, e, RP_NONE, "creating a buffer's event");
@@ -975,23 +982,26 @@ static rp_status check_options(cu_state *s, const rp_exec_opts *eo) {
   else if (!strcmp(m, "serial"))
     s->mode = CU_SERIAL;
   else {
-    rp_exec_set_error(s->x, "cuda: unknown mode \"%s\" (graph, streams, "
-                      "serial)", m);
+    rp_exec_set_error(s->x,
+                      "cuda: unknown mode \"%s\" (graph, streams, "
+                      "serial)",
+                      m);
     return RP_EINVAL;
   }
-  const char *u = eo->cuda_update ? eo->cuda_update
-                                  : getenv("RP_CUDA_UPDATE");
+  const char *u = eo->cuda_update ? eo->cuda_update : getenv("RP_CUDA_UPDATE");
   if (u && strcmp(u, "auto") && strcmp(u, "node") && strcmp(u, "whole") &&
       strcmp(u, "graph") && strcmp(u, "table") && eo->cuda_update) {
-    rp_exec_set_error(s->x, "cuda: unknown cuda_update \"%s\" (auto, "
-                      "table, node, graph)", u);
+    rp_exec_set_error(s->x,
+                      "cuda: unknown cuda_update \"%s\" (auto, "
+                      "table, node, graph)",
+                      u);
     return RP_EINVAL;
   }
-  s->update = !u                                  ? CU_UPD_AUTO
-              : !strcmp(u, "node")                ? CU_UPD_NODE
+  s->update = !u                                           ? CU_UPD_AUTO
+              : !strcmp(u, "node")                         ? CU_UPD_NODE
               : !strcmp(u, "whole") || !strcmp(u, "graph") ? CU_UPD_WHOLE
-              : !strcmp(u, "table")               ? CU_UPD_TABLE
-                                                  : CU_UPD_AUTO;
+              : !strcmp(u, "table")                        ? CU_UPD_TABLE
+                                                           : CU_UPD_AUTO;
   const char *tm = getenv("RP_CUDA_TIMES");
   s->times = tm && *tm && strcmp(tm, "0");
   return RP_OK; /* the others: refused by the core (rp_backend.options) */
@@ -1056,11 +1066,12 @@ static rp_status cu_instantiate(rp_exec *x, const rp_plan *p, void **state) {
      * attribute queries, and the rest (options, devices, the stream,
      * events). */
     double tot = rp__cu_now() - t_in;
-    rp_exec_set_error(x, "cuda: times: nodes %u total %.1f setup %.1f add "
-                      "%.1f inst %.1f mem %.1f attr %.1f other %.1f", s->nn,
-                      tot, s->t_setup, s->t_add, s->t_inst, s->t_mem,
-                      s->t_attr, tot - s->t_setup - s->t_add - s->t_inst -
-                                     s->t_mem - s->t_attr);
+    rp_exec_set_error(
+        x,
+        "cuda: times: nodes %u total %.1f setup %.1f add "
+        "%.1f inst %.1f mem %.1f attr %.1f other %.1f",
+        s->nn, tot, s->t_setup, s->t_add, s->t_inst, s->t_mem, s->t_attr,
+        tot - s->t_setup - s->t_add - s->t_inst - s->t_mem - s->t_attr);
   }
   *state = s;
   return RP_OK;
@@ -1139,22 +1150,22 @@ static rp_status cu_kernel_block(void *state, uint32_t n,
 }
 
 const rp_backend rp_backend_cuda = {
-  .abi = RP_BACKEND_ABI,
-  .name = "cuda",
-  .priority = 20,
-  .owns = RP_DEVICE_CUDA,
-  .flags = RP_BACKEND_RESHAPE_COPIES,
-  .probe = cu_probe,
-  .instantiate = cu_instantiate,
-  .launch = cu_launch,
-  .wait = cu_wait,
-  .wait_buffer = cu_wait_buffer,
-  .rebind = rp__cu_rebind,
-  .set_scalar = rp__cu_set_scalar,
-  .profile = rp__cu_profile,
-  .timeline = rp__cu_timeline,
-  .destroy = cu_destroy,
-  .run_until = rp__cu_run_until,
-  .kernel_block = cu_kernel_block,
-  .options = RP_EXEC_OPT_DEVICE_MAP | RP_EXEC_OPT_CUDA_UPDATE,
+    .abi = RP_BACKEND_ABI,
+    .name = "cuda",
+    .priority = 20,
+    .owns = RP_DEVICE_CUDA,
+    .flags = RP_BACKEND_RESHAPE_COPIES,
+    .probe = cu_probe,
+    .instantiate = cu_instantiate,
+    .launch = cu_launch,
+    .wait = cu_wait,
+    .wait_buffer = cu_wait_buffer,
+    .rebind = rp__cu_rebind,
+    .set_scalar = rp__cu_set_scalar,
+    .profile = rp__cu_profile,
+    .timeline = rp__cu_timeline,
+    .destroy = cu_destroy,
+    .run_until = rp__cu_run_until,
+    .kernel_block = cu_kernel_block,
+    .options = RP_EXEC_OPT_DEVICE_MAP | RP_EXEC_OPT_CUDA_UPDATE,
 };

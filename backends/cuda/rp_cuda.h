@@ -31,7 +31,7 @@ typedef enum {
  * buffer (two pieces, the second from the staging buffer). */
 typedef struct cu_piece {
   bool is3d;
-  void *dst, *src;             /* 1-d: absolute addresses */
+  void *dst, *src; /* 1-d: absolute addresses */
   size_t bytes;
   struct cudaMemcpy3DParms p3; /* 3-d box */
 } cu_piece;
@@ -39,7 +39,7 @@ typedef struct cu_piece {
 typedef struct cu_copy {
   cu_piece pc[2];
   unsigned npc;
-  void *stage;                 /* staged peer copy: pinned host buffer */
+  void *stage; /* staged peer copy: pinned host buffer */
 } cu_copy;
 
 struct cu_state;
@@ -47,37 +47,37 @@ struct cu_state;
 /* What a host node calls back with. */
 typedef struct cu_host {
   struct cu_state *s;
-  uint32_t v;                  /* plan node */
-  unsigned calls;              /* runs in the current batch */
-  void **ptrs;                 /* host tasks: scratch */
+  uint32_t v;     /* plan node */
+  unsigned calls; /* runs in the current batch */
+  void **ptrs;    /* host tasks: scratch */
 } cu_host;
 
 /* One plan node, as the backend runs it. */
 typedef struct cu_op {
   cu_kind kind;
-  int ldev, phys;              /* logical and physical device */
-  int dst_phys;                /* peer copies */
+  int ldev, phys; /* logical and physical device */
+  int dst_phys;   /* peer copies */
   const rp_kernel *k;
   dim3 grid, block;
-  double occ;                  /* occupancy of the block, -1: not known */
-  const char *why;             /* where the block shape comes from */
+  double occ;      /* occupancy of the block, -1: not known */
+  const char *why; /* where the block shape comes from */
   cu_copy cp;
   cu_host host;
-  cudaGraphNode_t node[2];     /* node[1]: second stage (staged copy) */
-  bool can_ind;                /* kernel: may read its block from the
+  cudaGraphNode_t node[2]; /* node[1]: second stage (staged copy) */
+  bool can_ind;            /* kernel: may read its block from the
                                   argument table (has a slot) */
-  bool ind;                    /* kernel: its node reads its block from the
+  bool ind;                /* kernel: its node reads its block from the
                                   table (s->dargs[s->slot[v]]) */
-  bool to_ind;                 /* kernel: moves to the table at the next
+  bool to_ind;             /* kernel: moves to the table at the next
                                   flush (its first set_scalar, auto) */
-  bool empty;                  /* copy into an aliased image whose bytes
+  bool empty;              /* copy into an aliased image whose bytes
                                   copy `also` already brings: no piece, an
                                   empty node after `also` (fold_images) */
   uint32_t also;
-  bool dirty;                  /* changed since the exec was updated */
-  bool stale;                  /* template node differs from the exec */
-  int stream;                  /* streams/serial: index into streams */
-  cudaEvent_t done;            /* recorded after the op when needed */
+  bool dirty;       /* changed since the exec was updated */
+  bool stale;       /* template node differs from the exec */
+  int stream;       /* streams/serial: index into streams */
+  cudaEvent_t done; /* recorded after the op when needed */
   bool need_event;
 } cu_op;
 
@@ -86,24 +86,24 @@ typedef struct cu_state {
   const rp_plan *p;
   const rp_graph *g;
   cu_mode mode;
-  uint32_t nn, nb;             /* plan nodes, buffers */
-  unsigned ndev;               /* logical devices */
-  int *phys;                   /* logical -> physical */
-  int phys0;                   /* device of the main stream */
-  bool multi;                  /* more than one physical device */
-  void **img;                  /* per plan image: its base address (a
+  uint32_t nn, nb;  /* plan nodes, buffers */
+  unsigned ndev;    /* logical devices */
+  int *phys;        /* logical -> physical */
+  int phys0;        /* device of the main stream */
+  bool multi;       /* more than one physical device */
+  void **img;       /* per plan image: its base address (a
                                   device image's allocation moved back by
                                   its lo) */
-  void **img_alloc;            /* per device image: the allocation */
-  bool *img_host;              /* per plan image: cudaMallocHost'ed */
-  void **pinned;               /* per buffer: user array we registered */
-  rp_kargs *kargs;             /* per node: GPU kernels' argument blocks */
+  void **img_alloc; /* per device image: the allocation */
+  bool *img_host;   /* per plan image: cudaMallocHost'ed */
+  void **pinned;    /* per buffer: user array we registered */
+  rp_kargs *kargs;  /* per node: GPU kernels' argument blocks */
   cu_op *op;
   cudaStream_t main;
   cudaGraph_t graph;
   cudaGraphExec_t exec;
-  bool has_child;              /* graph holds captured child graphs */
-  int update;                  /* CU_UPD_*: how set_scalar and rebind
+  bool has_child; /* graph holds captured child graphs */
+  int update;     /* CU_UPD_*: how set_scalar and rebind
                                   reach the executable graph */
   /* The argument table (graph mode, one GPU, update auto or table): a
    * kernel node with an entry taking its block by pointer (can_ind) has a
@@ -113,9 +113,9 @@ typedef struct cu_state {
    * set_scalar of such a node, which then moves to the table (to_ind, one
    * CUDA setter, once); table: every such node from instantiate. */
   rp_kargs *hargs, *dargs;
-  uint32_t *slot;              /* per node: its entry, RP_NONE */
+  uint32_t *slot; /* per node: its entry, RP_NONE */
   uint32_t nslot, tlo, thi;
-  bool tpending;               /* a copy of the table may be in flight on
+  bool tpending; /* a copy of the table may be in flight on
                                   the main stream (hargs not to be written
                                   before it is done) */
   /* RP_CUDA_TIMES=1: where rp_exec_create's time goes (microseconds),
@@ -136,28 +136,28 @@ typedef struct cu_state {
   unsigned geo_thr;
   double geo_occ;
   unsigned ndirty;
-  unsigned reinstantiated;     /* updates refused, instantiated again */
-  unsigned gen;                /* bumped by every rebind and set_scalar */
+  unsigned reinstantiated; /* updates refused, instantiated again */
+  unsigned gen;            /* bumped by every rebind and set_scalar */
   /* run_until on the device (rp_cuda_until.c): the loop graph, built for
    * generation lgen, and its predicate block in device memory */
   cudaGraph_t lgraph;
   cudaGraphExec_t lexec;
   unsigned lgen;
   struct rp_cu_until_dev *ldev;
-  uint8_t *lwhere;             /* per node: 0 in the loop body, 1 before
+  uint8_t *lwhere;      /* per node: 0 in the loop body, 1 before
                                   the loop, 2 after it (rp_cuda_until.c) */
-  const uint8_t *lskip;        /* while building a loop section: per node,
+  const uint8_t *lskip; /* while building a loop section: per node,
                                   nonzero for nodes of other sections */
   /* per-buffer wait: an event recorded once the buffer's host writers
    * are done (NULL: no writer) */
   cudaEvent_t *bev;
-  cudaStream_t aux;            /* streams/serial: where bev are recorded */
+  cudaStream_t aux; /* streams/serial: where bev are recorded */
   /* streams / serial mode (and the timeline) */
   cudaStream_t *streams;
   int *stream_dev;
   unsigned nstreams;
-  cudaEvent_t fork;            /* on phys0 */
-  cudaEvent_t *join;           /* one per stream */
+  cudaEvent_t fork;  /* on phys0 */
+  cudaEvent_t *join; /* one per stream */
   /* a failure a host node reported (the first of the batch) */
   pthread_mutex_t fmu;
   int failed;
@@ -170,8 +170,7 @@ typedef struct cu_state {
 /* Host address of host-memory image i. */
 static inline void *rp__cu_himg(const cu_state *s, uint32_t i) {
   const rp_plan_image *im = &s->p->image[i];
-  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf]
-                                   : s->img[i];
+  return im->flags & RP_IMAGE_USER ? rp_exec_host(s->x)[im->buf] : s->img[i];
 }
 /* Address of image i in its own memory (host or device). */
 static inline void *rp__cu_addr(const cu_state *s, uint32_t i) {
@@ -183,8 +182,7 @@ static inline void *rp__cu_addr(const cu_state *s, uint32_t i) {
 double rp__cu_now(void);
 
 /* rp_cuda.c */
-rp_status rp__cu_fail(cu_state *s, cudaError_t e, uint32_t v,
-                      const char *what);
+rp_status rp__cu_fail(cu_state *s, cudaError_t e, uint32_t v, const char *what);
 void rp__cu_copy_params(cu_state *s, uint32_t v);
 void rp__cu_pin(cu_state *s, rp_buf b);
 void rp__cu_unpin(cu_state *s, rp_buf b);
@@ -207,9 +205,8 @@ cudaError_t rp__cu_import_add(cudaGraphNode_t *node, cudaGraph_t gr,
                               const cudaGraphNode_t *deps, size_t nd,
                               const rp_kargs *a);
 /* rp_cuda_until.c */
-rp_status rp__cu_run_until(void *state, const rp_until *u,
-                           unsigned max_replays, unsigned check_every,
-                           unsigned *done);
+rp_status rp__cu_run_until(void *state, const rp_until *u, unsigned max_replays,
+                           unsigned check_every, unsigned *done);
 void rp__cu_until_free(cu_state *s);
 /* rp_cuda_update.c */
 rp_status rp__cu_rebind(void *state, rp_buf b);

@@ -22,14 +22,20 @@ __global__ void rp_cu_until_cond(cudaGraphConditionalHandle h,
   }
   double v;
   switch (d->type) {
-  case 1: v = __int_as_float(__ldcv((const int *)d->val)); break;
-  case 2: v = (double)(long long)__ldcv((const unsigned long long *)d->val);
+  case 1:
+    v = __int_as_float(__ldcv((const int *)d->val));
     break;
-  case 3: v = (double)__ldcv((const int *)d->val); break;
-  default: v = __longlong_as_double(__ldcv((const long long *)d->val));
+  case 2:
+    v = (double)(long long)__ldcv((const unsigned long long *)d->val);
+    break;
+  case 3:
+    v = (double)__ldcv((const int *)d->val);
+    break;
+  default:
+    v = __longlong_as_double(__ldcv((const long long *)d->val));
     break;
   }
-  int holds = d->cmp == 1 ? v <= d->thr
+  int holds = d->cmp == 1   ? v <= d->thr
               : d->cmp == 2 ? v > d->thr
               : d->cmp == 3 ? v >= d->thr
                             : v < d->thr;

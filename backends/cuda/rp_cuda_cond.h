@@ -10,11 +10,11 @@ extern "C" {
 /* In device memory, written before each loop: the predicate and the
  * replays counted so far. */
 typedef struct rp_cu_until_dev {
-  const void *val;     /* the value: mapped host memory */
-  int type, cmp;       /* rp_until_type, rp_until_cmp */
+  const void *val; /* the value: mapped host memory */
+  int type, cmp;   /* rp_until_type, rp_until_cmp */
   double thr;
   unsigned max, count;
-  unsigned every;      /* test after every `every` replays */
+  unsigned every; /* test after every `every` replays */
 } rp_cu_until_dev;
 
 /* The loop kernel (a __global__ taking a cudaGraphConditionalHandle and an

@@ -9,8 +9,8 @@ const unsigned rp__cu_cand[RP_CU_NCAND] = {64, 128, 256, 512, 1024};
 
 static unsigned dist(unsigned a, unsigned b) { return a > b ? a - b : b - a; }
 
-unsigned rp__cu_pick_threads(const int *blocks, unsigned ncand,
-                             int sm_threads, unsigned hint, double *occ) {
+unsigned rp__cu_pick_threads(const int *blocks, unsigned ncand, int sm_threads,
+                             unsigned hint, double *occ) {
   unsigned target = hint & RP_HINT_MEMORY_BOUND    ? 512
                     : hint & RP_HINT_COMPUTE_BOUND ? 128
                                                    : 256;

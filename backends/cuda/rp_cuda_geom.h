@@ -19,8 +19,8 @@ extern const unsigned rp__cu_cand[RP_CU_NCAND];
  * RP_HINT_MEMORY_BOUND, 128 for RP_HINT_COMPUTE_BOUND, 256 otherwise.
  * Returns the threads (0 when ncand is 0); *occ receives the occupancy in
  * [0, 1]. */
-unsigned rp__cu_pick_threads(const int *blocks, unsigned ncand,
-                             int sm_threads, unsigned hint, double *occ);
+unsigned rp__cu_pick_threads(const int *blocks, unsigned ncand, int sm_threads,
+                             unsigned hint, double *occ);
 
 /* The block shape for @p threads (a power of two >= 32) over the index
  * space n[3]: rank 1 (n[1] = n[2] = 1): t x 1 x 1; rank 2 (n[2] = 1):

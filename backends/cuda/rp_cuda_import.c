@@ -16,23 +16,23 @@ extern const rp_backend rp_backend_cuda;
  * op points to it). */
 typedef struct rp__cu_imp_node {
   rp_cuda_import_kind kind;
-  const void *fn;              /* kernels */
+  const void *fn; /* kernels */
   dim3 grid, block;
   unsigned smem;
-  void **args;                 /* into block */
+  void **args; /* into block */
   unsigned char *block_bytes;
   struct cudaMemcpy3DParms p3; /* copies */
   struct cudaMemsetParams ms;  /* memsets */
   cudaHostFn_t hfn;            /* host nodes */
   void *huser;
-  cudaGraphNode_t src;         /* the node it came from */
+  cudaGraphNode_t src; /* the node it came from */
 } imp_node;
 
 struct rp_cuda_import {
   rp_graph *g;
-  imp_node **rec;              /* per reprise node */
+  imp_node **rec; /* per reprise node */
   uint32_t nrec, caprec;
-  rp_cuda_import *next;        /* the live imports */
+  rp_cuda_import *next; /* the live imports */
 };
 
 /* Imports alive, for the backend to find a copy's record by its buffer's
@@ -121,9 +121,10 @@ static const rp_param imp_params[] = {{"node", RP_SCALAR}};
 
 int rp__cu_import_issue(const rp_kargs *a, void *stream);
 
-static const rp_kernel imp_kernel = {
-    .name = "cuda_import", .nparams = 1, .params = imp_params,
-    .cuda_host = rp__cu_import_issue};
+static const rp_kernel imp_kernel = {.name = "cuda_import",
+                                     .nparams = 1,
+                                     .params = imp_params,
+                                     .cuda_host = rp__cu_import_issue};
 
 /* A memset's value as one byte repeated over its element: -1 if it is
  * not. */
@@ -169,7 +170,7 @@ cudaError_t rp__cu_import_add(cudaGraphNode_t *node, cudaGraph_t gr,
   switch (r->kind) {
   case RP_CUDA_IMPORT_KERNEL: {
     struct cudaKernelNodeParams kp = {(void *)r->fn, r->grid, r->block,
-                                      r->smem, r->args, NULL};
+                                      r->smem,       r->args, NULL};
     return cudaGraphAddKernelNode(node, gr, deps, nd, &kp);
   }
   case RP_CUDA_IMPORT_MEMCPY:
@@ -196,12 +197,13 @@ static void node_free(imp_node *r) {
 }
 
 /* Kernel node x's function, shape and a copy of its parameter block. */
-static rp_status get_kernel(imp *w, cudaGraphNode_t x, imp_node *r,
-                            char *name, size_t nlen) {
+static rp_status get_kernel(imp *w, cudaGraphNode_t x, imp_node *r, char *name,
+                            size_t nlen) {
 #if CUDART_VERSION < 12040
   (void)r, (void)x;
   snprintf(name, nlen, "kernel");
-  return failf(w, RP_ENOTSUP, "rp_cuda_graph_import: kernel nodes need "
+  return failf(w, RP_ENOTSUP,
+               "rp_cuda_graph_import: kernel nodes need "
                "CUDA 12.4 or later (cudaFuncGetParamInfo)");
 #else
   struct cudaKernelNodeParams kp;
@@ -214,7 +216,8 @@ static rp_status get_kernel(imp *w, cudaGraphNode_t x, imp_node *r,
   cudaGetLastError();
   snprintf(name, nlen, "%s", fname);
   if (kp.extra)
-    return failf(w, RP_ENOTSUP, "rp_cuda_graph_import: kernel node %s "
+    return failf(w, RP_ENOTSUP,
+                 "rp_cuda_graph_import: kernel node %s "
                  "passes its parameters through `extra`: not importable",
                  name);
   r->fn = kp.func;
@@ -229,9 +232,11 @@ static rp_status get_kernel(imp *w, cudaGraphNode_t x, imp_node *r,
   }
   cudaGetLastError(); /* the index past the last parameter */
   if (np == 0 && e != cudaErrorInvalidValue && kp.kernelParams)
-    return failf(w, RP_ENOTSUP, "rp_cuda_graph_import: kernel node %s: "
+    return failf(w, RP_ENOTSUP,
+                 "rp_cuda_graph_import: kernel node %s: "
                  "its parameters' layout is not known (%s): not "
-                 "importable", name, cudaGetErrorString(e));
+                 "importable",
+                 name, cudaGetErrorString(e));
   r->args = calloc(np + 1, sizeof *r->args);
   r->block_bytes = calloc(total + 1, 1);
   if (!r->args || !r->block_bytes)
@@ -248,11 +253,16 @@ static rp_status get_kernel(imp *w, cudaGraphNode_t x, imp_node *r,
 
 static const char *copy_dir(enum cudaMemcpyKind k) {
   switch (k) {
-  case cudaMemcpyHostToDevice: return "HtoD";
-  case cudaMemcpyDeviceToHost: return "DtoH";
-  case cudaMemcpyDeviceToDevice: return "DtoD";
-  case cudaMemcpyHostToHost: return "HtoH";
-  default: return "";
+  case cudaMemcpyHostToDevice:
+    return "HtoD";
+  case cudaMemcpyDeviceToHost:
+    return "DtoH";
+  case cudaMemcpyDeviceToDevice:
+    return "DtoD";
+  case cudaMemcpyHostToHost:
+    return "HtoH";
+  default:
+    return "";
   }
 }
 
@@ -299,20 +309,21 @@ static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
       s = cu_failed(w, e, "cudaGraphMemcpyNodeGetParams");
     const struct cudaExtent *x3 = &r->p3.extent;
     dir = copy_kind_of(&r->p3);
-    bytes = x3->width * (x3->height ? x3->height : 1) *
-            (x3->depth ? x3->depth : 1);
+    bytes =
+        x3->width * (x3->height ? x3->height : 1) * (x3->depth ? x3->depth : 1);
     snprintf(name, sizeof name, "memcpy %s %zu B", copy_dir(dir), bytes);
   } else if (t == cudaGraphNodeTypeMemset) {
     r->kind = RP_CUDA_IMPORT_MEMSET;
     if ((e = cudaGraphMemsetNodeGetParams(x, &r->ms)) != cudaSuccess)
       s = cu_failed(w, e, "cudaGraphMemsetNodeGetParams");
-    bytes = r->ms.width * r->ms.elementSize *
-            (r->ms.height ? r->ms.height : 1);
+    bytes = r->ms.width * r->ms.elementSize * (r->ms.height ? r->ms.height : 1);
     snprintf(name, sizeof name, "memset %zu B", bytes);
     if (!s && memset_byte(&r->ms) < 0)
-      s = failf(w, RP_ENOTSUP, "rp_cuda_graph_import: %s node sets "
+      s = failf(w, RP_ENOTSUP,
+                "rp_cuda_graph_import: %s node sets "
                 "%u-byte elements to 0x%x, not one byte repeated: not "
-                "importable", name, r->ms.elementSize, r->ms.value);
+                "importable",
+                name, r->ms.elementSize, r->ms.value);
   } else {
     r->kind = RP_CUDA_IMPORT_HOST;
     struct cudaHostNodeParams hp;
@@ -355,8 +366,7 @@ static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
   } else {
     /* a scalar (the node): no region (a zero-filled one names buffer 0) */
     rp_arg a[1] = {{.region = rp_whole(RP_NONE), .value = {.p = r}}};
-    s = rp_record_kernel(im->g, &imp_kernel, 0, rp_dims3(1, 1, 1), a, &oo,
-                         out);
+    s = rp_record_kernel(im->g, &imp_kernel, 0, rp_dims3(1, 1, 1), a, &oo, out);
   }
   if (s != RP_OK)
     return failf(w, s, "rp_cuda_graph_import: recording %s: %s", name,
@@ -375,8 +385,8 @@ static cudaError_t node_deps(cudaGraphNode_t x, cudaGraphNode_t *d,
 }
 
 static int cmp_ptr(const void *a, const void *b) {
-  uintptr_t x = (uintptr_t)*(const cudaGraphNode_t *)a;
-  uintptr_t y = (uintptr_t)*(const cudaGraphNode_t *)b;
+  uintptr_t x = (uintptr_t) * (const cudaGraphNode_t *)a;
+  uintptr_t y = (uintptr_t) * (const cudaGraphNode_t *)b;
   return x < y ? -1 : x > y;
 }
 
@@ -389,12 +399,18 @@ static long find(cudaGraphNode_t *sorted, const unsigned *where, size_t n,
 
 static const char *type_name(enum cudaGraphNodeType t) {
   switch (t) {
-  case cudaGraphNodeTypeExtSemaphoreSignal: return "external semaphore signal";
-  case cudaGraphNodeTypeExtSemaphoreWait: return "external semaphore wait";
-  case cudaGraphNodeTypeMemAlloc: return "memory allocation";
-  case cudaGraphNodeTypeMemFree: return "memory free";
-  case cudaGraphNodeTypeConditional: return "conditional";
-  default: return "unknown";
+  case cudaGraphNodeTypeExtSemaphoreSignal:
+    return "external semaphore signal";
+  case cudaGraphNodeTypeExtSemaphoreWait:
+    return "external semaphore wait";
+  case cudaGraphNodeTypeMemAlloc:
+    return "memory allocation";
+  case cudaGraphNodeTypeMemFree:
+    return "memory free";
+  case cudaGraphNodeTypeConditional:
+    return "conditional";
+  default:
+    return "unknown";
   }
 }
 
@@ -440,8 +456,8 @@ static rp_status level_read(imp *w, cudaGraph_t cg, level *l) {
   memcpy(l->sorted, l->nodes, n * sizeof *l->nodes);
   qsort(l->sorted, n, sizeof *l->sorted, cmp_ptr);
   for (size_t i = 0; i < n; i++) {
-    cudaGraphNode_t *p = bsearch(&l->nodes[i], l->sorted, n,
-                                 sizeof *l->sorted, cmp_ptr);
+    cudaGraphNode_t *p =
+        bsearch(&l->nodes[i], l->sorted, n, sizeof *l->sorted, cmp_ptr);
     l->where[p - l->sorted] = (unsigned)i;
   }
   for (size_t i = 0; i < n; i++) {
@@ -462,7 +478,8 @@ static rp_status level_read(imp *w, cudaGraph_t cg, level *l) {
       long j = find(l->sorted, l->where, n, d[k]);
       if (j < 0) {
         free(d);
-        return failf(w, RP_EINVAL, "rp_cuda_graph_import: a node depends "
+        return failf(w, RP_EINVAL,
+                     "rp_cuda_graph_import: a node depends "
                      "on a node of another graph");
       }
       l->pred[i][l->npred[i]++] = (unsigned)j;
@@ -502,7 +519,8 @@ static rp_status level_read(imp *w, cudaGraph_t cg, level *l) {
   free(s0);
   free(sx);
   if (placed != n)
-    return failf(w, RP_ECYCLE, "rp_cuda_graph_import: the graph has a "
+    return failf(w, RP_ECYCLE,
+                 "rp_cuda_graph_import: the graph has a "
                  "cycle");
   return RP_OK;
 }
@@ -513,7 +531,8 @@ static rp_status level_read(imp *w, cudaGraph_t cg, level *l) {
 static rp_status walk(imp *w, cudaGraph_t cg, const nset *in, nset *out,
                       unsigned depth) {
   if (depth > 32)
-    return failf(w, RP_ENOTSUP, "rp_cuda_graph_import: child graphs "
+    return failf(w, RP_ENOTSUP,
+                 "rp_cuda_graph_import: child graphs "
                  "nested deeper than 32");
   level l = {0};
   rp_status s = level_read(w, cg, &l);
@@ -561,7 +580,8 @@ static rp_status walk(imp *w, cudaGraph_t cg, const nset *in, nset *out,
     }
     default:
       free(deps.v);
-      s = failf(w, RP_ENOTSUP, "rp_cuda_graph_import: node %zu is a %s "
+      s = failf(w, RP_ENOTSUP,
+                "rp_cuda_graph_import: node %zu is a %s "
                 "node (type %d): not importable (docs/cuda_import.md)",
                 k, type_name(t), (int)t);
       break;
@@ -588,8 +608,8 @@ static rp_status profile(imp *w, unsigned runs) {
   if (s == RP_OK)
     s = rp_exec_profile_n(x, runs, med, med + n, med + 2 * (size_t)n);
   if (s == RP_OK)
-    s = rp_graph_set_measured_all(g, med, med + n, med + 2 * (size_t)n,
-                                  runs, "cuda", NULL);
+    s = rp_graph_set_measured_all(g, med, med + n, med + 2 * (size_t)n, runs,
+                                  "cuda", NULL);
   if (s != RP_OK)
     failf(w, s, "rp_cuda_graph_import: profiling: %s",
           x ? rp_exec_error(x) : rp_last_error());
@@ -599,8 +619,7 @@ static rp_status profile(imp *w, unsigned runs) {
 }
 
 rp_status rp_cuda_graph_import(cudaGraph_t cg, unsigned profile_runs,
-                               rp_cuda_import **out, char *err,
-                               size_t errlen) {
+                               rp_cuda_import **out, char *err, size_t errlen) {
   imp w = {NULL, err, errlen};
   if (err && errlen)
     err[0] = 0;

@@ -78,8 +78,7 @@ rp_status rp__cu_streams_init(cu_state *s) {
   }
   free(tail);
   cudaSetDevice(s->phys0);
-  cudaError_t e = cudaEventCreateWithFlags(&s->fork,
-                                           cudaEventDisableTiming);
+  cudaError_t e = cudaEventCreateWithFlags(&s->fork, cudaEventDisableTiming);
   if (e == cudaSuccess && !s->aux)
     e = cudaStreamCreateWithFlags(&s->aux, cudaStreamNonBlocking);
   for (unsigned t = 0; t < s->nstreams && e == cudaSuccess; t++) {
@@ -149,9 +148,9 @@ rp_status rp__cu_issue(cu_state *s, uint32_t n, cudaStream_t st) {
   }
   for (unsigned i = 0; i < o->cp.npc && e == cudaSuccess; i++) {
     cu_piece *p = &o->cp.pc[i];
-    e = p->is3d ? cudaMemcpy3DAsync(&p->p3, st)
-                : cudaMemcpyAsync(p->dst, p->src, p->bytes,
-                                  cudaMemcpyDefault, st);
+    e = p->is3d
+            ? cudaMemcpy3DAsync(&p->p3, st)
+            : cudaMemcpyAsync(p->dst, p->src, p->bytes, cudaMemcpyDefault, st);
   }
   return e ? rp__cu_fail(s, e, n, "copy") : RP_OK;
 }
@@ -297,8 +296,8 @@ rp_status rp__cu_timeline(void *state, double *start_us, double *end_us) {
     return RP_ENOMEM;
   cudaError_t e = cudaSuccess;
   for (size_t i = 0; i <= 2 * (size_t)s->nn && e == cudaSuccess; i++) {
-    int d = i < 2 * (size_t)s->nn ? s->stream_dev[s->op[i / 2].stream]
-                                  : s->phys0;
+    int d =
+        i < 2 * (size_t)s->nn ? s->stream_dev[s->op[i / 2].stream] : s->phys0;
     e = cudaSetDevice(d);
     if (e == cudaSuccess)
       e = cudaEventCreate(&ev[i]);

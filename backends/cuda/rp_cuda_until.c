@@ -183,8 +183,8 @@ static cudaError_t add_copy(cu_state *s, cudaGraph_t gr, uint32_t v,
   cu_piece *pc = &o->cp.pc[0];
   if (pc->is3d)
     return cudaGraphAddMemcpyNode(&o->node[0], gr, deps, nd, &pc->p3);
-  return cudaGraphAddMemcpyNode1D(&o->node[0], gr, deps, nd, pc->dst,
-                                  pc->src, pc->bytes, cudaMemcpyDefault);
+  return cudaGraphAddMemcpyNode1D(&o->node[0], gr, deps, nd, pc->dst, pc->src,
+                                  pc->bytes, cudaMemcpyDefault);
 }
 
 /* The loop graph: [copies in] -> WHILE(handle) { replay; test } -> [copies
@@ -215,8 +215,8 @@ static cudaError_t build_loop(cu_state *s) {
     goto out;
   uint32_t npro = 0;
   for (uint32_t v = 0; v < s->nn && e == cudaSuccess; v++)
-    if (s->lwhere[v] == 1 && (e = add_copy(s, s->lgraph, v, NULL, 0)) ==
-                                 cudaSuccess)
+    if (s->lwhere[v] == 1 &&
+        (e = add_copy(s, s->lgraph, v, NULL, 0)) == cudaSuccess)
       deps[npro++] = s->op[v].node[0];
   if (e)
     goto out;
@@ -260,8 +260,8 @@ static cudaError_t build_loop(cu_state *s) {
       deps[nd++] = s->op[v].node[s->op[v].cp.npc == 2];
   }
   void *args[2] = {&h, &s->ldev};
-  struct cudaKernelNodeParams kp = {(void *)rp__cu_until_kernel(),
-                                    {1, 1, 1}, {1, 1, 1}, 0, args, NULL};
+  struct cudaKernelNodeParams kp = {
+      (void *)rp__cu_until_kernel(), {1, 1, 1}, {1, 1, 1}, 0, args, NULL};
   cudaGraphNode_t kn;
   if ((e = cudaGraphAddKernelNode(&kn, body, deps, nd, &kp)))
     goto out;
@@ -281,9 +281,8 @@ out:
   return e;
 }
 
-rp_status rp__cu_run_until(void *state, const rp_until *u,
-                           unsigned max_replays, unsigned check_every,
-                           unsigned *done) {
+rp_status rp__cu_run_until(void *state, const rp_until *u, unsigned max_replays,
+                           unsigned check_every, unsigned *done) {
   cu_state *s = state;
   *done = 0;
   const char *why = unfit(s);
@@ -315,12 +314,10 @@ rp_status rp__cu_run_until(void *state, const rp_until *u,
   for (uint32_t v = 0; v < s->nn && !val; v++) {
     uint32_t h, d;
     if (s->lwhere[v] != 2 || copy_dir(s, v, &h, &d) != 2 ||
-        s->p->image[h].buf != u->buf ||
-        !(s->p->image[h].flags & RP_IMAGE_USER))
+        s->p->image[h].buf != u->buf || !(s->p->image[h].flags & RP_IMAGE_USER))
       continue;
     const rp_plan_access *a = s->p->acc + s->p->node[v].acc0;
-    if (a[0].offset <= u->offset && a[0].offset + a[0].bytes >= u->offset +
-                                                                   vsz)
+    if (a[0].offset <= u->offset && a[0].offset + a[0].bytes >= u->offset + vsz)
       val = (char *)s->img[d] + u->offset;
   }
   if (!val) {
@@ -331,15 +328,19 @@ rp_status rp__cu_run_until(void *state, const rp_until *u,
                        "memory");
     }
   }
-  rp_cu_until_dev d = {val, (int)u->type, (int)u->cmp, u->threshold,
-                       max_replays, 0, check_every ? check_every : 1};
-  cudaError_t e = cudaMemcpyAsync(s->ldev, &d, sizeof d,
-                                  cudaMemcpyHostToDevice, s->main);
+  rp_cu_until_dev d = {val,
+                       (int)u->type,
+                       (int)u->cmp,
+                       u->threshold,
+                       max_replays,
+                       0,
+                       check_every ? check_every : 1};
+  cudaError_t e =
+      cudaMemcpyAsync(s->ldev, &d, sizeof d, cudaMemcpyHostToDevice, s->main);
   if (e == cudaSuccess)
     e = cudaGraphLaunch(s->lexec, s->main);
   if (e == cudaSuccess)
-    e = cudaMemcpyAsync(&d, s->ldev, sizeof d, cudaMemcpyDeviceToHost,
-                        s->main);
+    e = cudaMemcpyAsync(&d, s->ldev, sizeof d, cudaMemcpyDeviceToHost, s->main);
   if (e == cudaSuccess)
     e = cudaStreamSynchronize(s->main);
   s->tpending = false;

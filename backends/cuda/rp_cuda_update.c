@@ -65,7 +65,8 @@ static void move_to_table(cu_state *s, uint32_t n) {
     for (uint32_t v = 0; v < s->nn; v++)
       s->op[v].can_ind = false;
     (void)cudaGetLastError();
-    rp_exec_set_notice(s->x, "cuda: no argument table (%s): kernel nodes "
+    rp_exec_set_notice(s->x,
+                       "cuda: no argument table (%s): kernel nodes "
                        "take CUDA's setter per change",
                        cudaGetErrorString(err));
     return;
@@ -130,8 +131,8 @@ static cudaError_t set_node(cu_state *s, uint32_t n, bool tmpl) {
     void *ent = ind ? (void *)&s->dargs[s->slot[n]] : NULL;
     void *args[1] = {ind ? (void *)&ent : (void *)&s->kargs[n]};
     const void *fn = ind ? o->k->cuda_args->cuda_args : o->k->cuda;
-    struct cudaKernelNodeParams kp = {(void *)fn, o->grid, o->block, 0, args,
-                                      NULL};
+    struct cudaKernelNodeParams kp = {(void *)fn, o->grid, o->block,
+                                      0,          args,    NULL};
     return tmpl ? cudaGraphKernelNodeSetParams(o->node[0], &kp)
                 : cudaGraphExecKernelNodeSetParams(s->exec, o->node[0], &kp);
   }
@@ -150,15 +151,13 @@ static cudaError_t set_node(cu_state *s, uint32_t n, bool tmpl) {
     cu_piece *p = &o->cp.pc[i];
     if (p->is3d)
       e = tmpl ? cudaGraphMemcpyNodeSetParams(o->node[i], &p->p3)
-               : cudaGraphExecMemcpyNodeSetParams(s->exec, o->node[i],
-                                                  &p->p3);
+               : cudaGraphExecMemcpyNodeSetParams(s->exec, o->node[i], &p->p3);
     else if (tmpl)
-      e = cudaGraphMemcpyNodeSetParams1D(o->node[i], p->dst, p->src,
-                                         p->bytes, cudaMemcpyDefault);
+      e = cudaGraphMemcpyNodeSetParams1D(o->node[i], p->dst, p->src, p->bytes,
+                                         cudaMemcpyDefault);
     else
-      e = cudaGraphExecMemcpyNodeSetParams1D(s->exec, o->node[i], p->dst,
-                                             p->src, p->bytes,
-                                             cudaMemcpyDefault);
+      e = cudaGraphExecMemcpyNodeSetParams1D(
+          s->exec, o->node[i], p->dst, p->src, p->bytes, cudaMemcpyDefault);
   }
   return e;
 }
@@ -247,9 +246,10 @@ rp_status rp__cu_flush(cu_state *s) {
     if ((e = reinstantiate(s)) == cudaSuccess) {
       bad = RP_NONE;
       s->reinstantiated++;
-      rp_exec_set_notice(s->x, "cuda: the update was refused (%s): "
-                        "the graph was instantiated again",
-                        cudaGetErrorString(refused));
+      rp_exec_set_notice(s->x,
+                         "cuda: the update was refused (%s): "
+                         "the graph was instantiated again",
+                         cudaGetErrorString(refused));
     }
   }
   if (e != cudaSuccess)

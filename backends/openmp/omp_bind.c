@@ -208,9 +208,10 @@ rp_status rp__omp_bind_team(ostate *st) {
   }
   ncpu = CPU_COUNT(&all);
   if (st->nth > 1 && st->nth > ncpu)
-    rp_exec_set_notice(st->x, "openmp: %d threads on %d CPU%s (%s): "
-                       "threads share CPUs", st->nth, ncpu,
-                       ncpu == 1 ? "" : "s", src);
+    rp_exec_set_notice(st->x,
+                       "openmp: %d threads on %d CPU%s (%s): "
+                       "threads share CPUs",
+                       st->nth, ncpu, ncpu == 1 ? "" : "s", src);
   return RP_OK;
 }
 
@@ -262,8 +263,7 @@ void rp__omp_unpin_caller(const cpu_set_t *old) {
 bool rp__omp_thread_attr(const ostate *st, int me, pthread_attr_t *a) {
   cpu_set_t ps, mine;
   if (st->tset)
-    return !pthread_attr_setaffinity_np(a, sizeof st->tset[me],
-                                        &st->tset[me]);
+    return !pthread_attr_setaffinity_np(a, sizeof st->tset[me], &st->tset[me]);
   /* unbound: the process's CPU set, not the caller's mask, unless they
    * are the same (then the thread inherits it) */
   if (!rp__omp_process_set(&ps) ||

@@ -64,8 +64,7 @@ void rp__omp_done(ostate *st, otask *t, long e) {
 }
 
 /* Claim and run chunks of a published job; returns how many ran. */
-void rp__omp_fail(ostate *st, uint32_t v, long e, int code,
-                  const char *msg) {
+void rp__omp_fail(ostate *st, uint32_t v, long e, int code, const char *msg) {
   pthread_mutex_lock(&st->mu);
   if (!st->fcode) {
     st->fcode = code;
@@ -125,8 +124,8 @@ static void run_split(ostate *st, const otask *t, int me, int q, uint32_t v,
     backoff(&spins);
 }
 
-void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me,
-                  int q, bool split_ok) {
+void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me, int q,
+                  bool split_ok) {
   if (atomic_load_explicit(&st->failed, RLX))
     return;
   double *const tls = st->tl_start;

@@ -21,9 +21,9 @@ enum { OT_KERNEL = 1, OT_HOST = 2, OT_COPY = 3 };
 /* A copy between two images (never the same one: the plan has no node for
  * a copy within one image). */
 typedef struct ocopy {
-  uint32_t src, dst;   /* plan images */
+  uint32_t src, dst; /* plan images */
   uint32_t niv;
-  const uint64_t *iv;  /* (offset, length) pairs, in the plan */
+  const uint64_t *iv; /* (offset, length) pairs, in the plan */
 } ocopy;
 
 /* A task's predecessors left in this replay and its in-degree, apart from
@@ -37,13 +37,16 @@ typedef struct ocnt {
 /* Everything a worker touches to run one task: one cache line. */
 typedef struct otask {
   _Alignas(64) int indeg0;
-  uint32_t s0, ns;     /* successors: st->succ[s0 .. s0 + ns) (the plan's) */
+  uint32_t s0, ns; /* successors: st->succ[s0 .. s0 + ns) (the plan's) */
   uint8_t kind, split, sdim, hw; /* hw: writes some buffer's user array */
-  int8_t group;        /* -1: any group may run it */
-  union { rp_cpu_fn k; rp_host_fn h; } fn;
-  void *p;             /* kernel: rp_kargs*; host: ptrs; copy: ocopy* */
-  void *user;          /* host tasks */
-  _Atomic long done;   /* hw tasks: last replay (epoch) they finished */
+  int8_t group;                  /* -1: any group may run it */
+  union {
+    rp_cpu_fn k;
+    rp_host_fn h;
+  } fn;
+  void *p;           /* kernel: rp_kargs*; host: ptrs; copy: ocopy* */
+  void *user;        /* host tasks */
+  _Atomic long done; /* hw tasks: last replay (epoch) they finished */
 } otask;
 
 /* A kernel's argument block on cache lines of its own: the index space
@@ -80,11 +83,11 @@ typedef struct odeque {
  * claim counter and the chunk count carry the use's generation, so a claim
  * made through a stale pointer to a reused job is recognised and dropped. */
 typedef struct ojob {
-  _Alignas(64) _Atomic uint64_t ctr;  /* gen << 32 | next chunk */
+  _Alignas(64) _Atomic uint64_t ctr; /* gen << 32 | next chunk */
   _Alignas(64) _Atomic uint32_t done;
-  _Atomic uint64_t info;              /* gen << 32 | chunks */
+  _Atomic uint64_t info; /* gen << 32 | chunks */
   const otask *t;
-  uint32_t gen, node;  /* node: the plan node, for failures */
+  uint32_t gen, node; /* node: the plan node, for failures */
   long epoch;
 } ojob;
 
@@ -92,24 +95,24 @@ typedef struct ostate ostate;
 struct ostate {
   rp_exec *x;
   const rp_plan *p;
-  uint32_t n;          /* plan nodes */
+  uint32_t n; /* plan nodes */
   bool serial;
 
-  void **img;          /* per plan image (user images: the live array) */
-  void **owned;        /* per plan image: the allocation, or NULL */
+  void **img;   /* per plan image (user images: the live array) */
+  void **owned; /* per plan image: the allocation, or NULL */
 
-  otask *task;         /* per plan node */
-  ocnt *cnt;           /* per plan node (the stealing engine's) */
+  otask *task; /* per plan node */
+  ocnt *cnt;   /* per plan node (the stealing engine's) */
   const uint32_t *succ;
-  okargs *kargs;       /* per kernel node, in program order */
-  void **hptr;         /* host tasks' pointer arrays */
-  uint32_t *hptr0;     /* per node: first entry in hptr */
-  ocopy *copy;         /* per node (only copies' are used) */
+  okargs *kargs;   /* per kernel node, in program order */
+  void **hptr;     /* host tasks' pointer arrays */
+  uint32_t *hptr0; /* per node: first entry in hptr */
+  ocopy *copy;     /* per node (only copies' are used) */
 
   /* team */
   int nth, ngroups;
   int cores[RP_OMP_MAXT], ncores; /* the options' */
-  cpu_set_t *tset;     /* per thread, where it is pinned (omp_bind.c);
+  cpu_set_t *tset; /* per thread, where it is pinned (omp_bind.c);
                           NULL: the team is not pinned */
   int tgroup[RP_OMP_MAXT], gsize[RP_OMP_MAXT];
   unsigned long pinned[RP_OMP_MAXT];
@@ -134,14 +137,14 @@ struct ostate {
   long abase;
   uint64_t wait_for[RP_OMP_MAXT]; /* threads to wait for between replays */
   bool gsplit[RP_OMP_MAXT];       /* group has kernels split over it */
-  double *mstart, *mend;  /* the first launch's timings, for the owners */
+  double *mstart, *mend; /* the first launch's timings, for the owners */
 
   /* failures (rp_task_fail in a body): the first of the batch, under mu;
    * once failed is set no body runs until the batch ends */
   _Atomic int failed;
   int fcode;
   uint32_t fnode;
-  long fepoch, be0;    /* be0: the epoch before the batch's first */
+  long fepoch, be0; /* be0: the epoch before the batch's first */
   char fmsg[256];
 
   /* timeline: when non-NULL, workers record each node's start and end */
@@ -249,8 +252,8 @@ uint32_t rp__omp_help_job(ostate *st, ojob *j);
  * or split over the group's idle threads when split_ok; timed when a
  * timeline is asked for; a failure it reports is recorded (rp__omp_fail)
  * and, once one is, no body runs until the batch ends. */
-void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me,
-                  int q, bool split_ok);
+void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me, int q,
+                  bool split_ok);
 /* Record the failure a body reported (the batch's first wins). */
 void rp__omp_fail(ostate *st, uint32_t v, long e, int code, const char *msg);
 /* Run iterations replays in program order on the calling thread (epochs

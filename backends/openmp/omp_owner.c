@@ -124,8 +124,8 @@ rp_status rp__omp_owner_plan(ostate *st, const double *dur) {
   uint32_t *rs0 = calloc((size_t)n + 1, sizeof *rs0);
   uint32_t *rind = calloc(n ? n : 1, sizeof *rind);
   uint32_t *list = malloc((n ? n : 1) * sizeof *list);
-  _Atomic long *arr = aligned_alloc(64, ((n ? n : 1) * sizeof(long) + 63) /
-                                            64 * 64);
+  _Atomic long *arr =
+      aligned_alloc(64, ((n ? n : 1) * sizeof(long) + 63) / 64 * 64);
   uint32_t cnt[RP_OMP_MAXT + 1] = {0};
   uint32_t *rsucc = NULL;
   if (!own || !alt || !fin || !rs0 || !rind || !list || !arr)
@@ -202,8 +202,7 @@ rp_status rp__omp_owner_plan(ostate *st, const double *dur) {
   for (int q = 0; q < nth; q++) {
     st->wait_for[q] = 0;
     for (int o = 0; o < nth; o++)
-      if (o != q && comp[o] == comp[q] &&
-          st->olist0[o + 1] != st->olist0[o])
+      if (o != q && comp[o] == comp[q] && st->olist0[o + 1] != st->olist0[o])
         st->wait_for[q] |= 1ull << o;
   }
   for (uint32_t v = 0; v < n; v++)
@@ -255,7 +254,7 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
                  *le = st->olist + st->olist0[me + 1];
   otask *const task = st->task;
   const uint32_t *const rind = st->rind, *const rs0 = st->rs0,
-                 *const rsucc = st->rsucc;
+                        *const rsucc = st->rsucc;
   _Atomic long *const arr = st->arr;
   const uint64_t wf = st->wait_for[me];
   unsigned spins = 0;
@@ -269,7 +268,7 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
              atomic_load_explicit(&st->at[i].v, ACQ) < Elast &&
              st->olist0[i + 1] != st->olist0[i]) {
         long jp = atomic_load_explicit(&st->help[q].v, ACQ);
-  /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
+        /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
         if (!jp || !rp__omp_help_job(st, (ojob *)(intptr_t)jp))
           backoff(&spins);
       }
@@ -280,7 +279,7 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
       while (((wf >> i) & 1) &&
              atomic_load_explicit(&st->at[i].v, ACQ) < e - 1) {
         long jp = atomic_load_explicit(&st->help[q].v, ACQ);
-  /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
+        /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
         if (!jp || !rp__omp_help_job(st, (ojob *)(intptr_t)jp))
           backoff(&spins);
       }
@@ -292,7 +291,7 @@ static void owner_worker(ostate *st, long E0, long Elast, int me) {
         const long need = k * (long)rind[v];
         while (atomic_load_explicit(&arr[v], ACQ) < need) {
           long jp = atomic_load_explicit(&st->help[q].v, ACQ);
-  /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
+          /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
           if (!jp || !rp__omp_help_job(st, (ojob *)(intptr_t)jp))
             backoff(&spins);
         }

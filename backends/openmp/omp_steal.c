@@ -134,8 +134,7 @@ static void nap(ostate *st, int me, int gen, long e, double us) {
   const odeque *ib = &st->inbox[st->tgroup[me]];
   if (atomic_load_explicit(&st->phase.v, SC) == e &&
       (!me || atomic_load_explicit(&st->gen.v, SC) == gen) &&
-      atomic_load_explicit(&ib->bot, SC) == atomic_load_explicit(&ib->top,
-                                                                 SC))
+      atomic_load_explicit(&ib->bot, SC) == atomic_load_explicit(&ib->top, SC))
     fx_wait(&st->slp[me].v, 1, us);
   int one = 1;
   atomic_compare_exchange_strong_explicit(&st->slp[me].v, &one, 0, AR, RLX);
@@ -152,13 +151,10 @@ static inline void lock(_Atomic int *l) {
 }
 
 static inline bool trylock(_Atomic int *l) {
-  return !atomic_load_explicit(l, RLX) &&
-         !atomic_exchange_explicit(l, 1, ACQ);
+  return !atomic_load_explicit(l, RLX) && !atomic_exchange_explicit(l, 1, ACQ);
 }
 
-static inline void unlock(_Atomic int *l) {
-  atomic_store_explicit(l, 0, REL);
-}
+static inline void unlock(_Atomic int *l) { atomic_store_explicit(l, 0, REL); }
 
 static inline long dq_size(const odeque *d) {
   return atomic_load_explicit(&d->bot, RLX) -
@@ -328,7 +324,6 @@ static void pause_us(double us) {
   } while (rp_clock_us() < end);
 }
 
-
 /* What a thread knew of the others when it last looked for work: each
  * deque owner's progress count and since when it has had that count, and
  * each inbox's top and since when. */
@@ -441,7 +436,7 @@ static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
   long k = ib_take(&st->inbox[q], w->buf);
   if (!k) {
     long jp = atomic_load_explicit(&st->help[q].v, ACQ);
-  /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
+    /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
     if (jp && rp__omp_help_job(st, (ojob *)(intptr_t)jp)) {
       *helped = true;
       return NONE;
@@ -481,8 +476,8 @@ static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
 /* Thread me has no task: count its finished ones in (maybe completing the
  * replay), then look for work, pausing, then sleeping between looks.
  * NONE: the launch is over. */
-static uint32_t idle(ostate *st, int me, int gen, look *w,
-                     unsigned long *done, long *e, bool *alone) {
+static uint32_t idle(ostate *st, int me, int gen, look *w, unsigned long *done,
+                     long *e, bool *alone) {
   if (*done) {
     long tot = atomic_fetch_add_explicit(&st->flushed.v, (long)*done, AR) +
                (long)*done;
@@ -537,8 +532,8 @@ static uint32_t idle(ostate *st, int me, int gen, look *w,
 
 /* rp__omp_exec, its common case (a host task or a kernel run whole, no
  * timeline, no failure yet) inlined. */
-static inline void exec(ostate *st, const otask *t, uint32_t v, long e,
-                        int me, int q, bool split_ok) {
+static inline void exec(ostate *st, const otask *t, uint32_t v, long e, int me,
+                        int q, bool split_ok) {
   if ((t->split && split_ok) || t->kind == OT_COPY || st->tl_start ||
       atomic_load_explicit(&st->failed, RLX)) {
     rp__omp_exec(st, t, v, e, me, q, split_ok);
@@ -650,8 +645,8 @@ static void worker(ostate *st, int me, int gen) {
 }
 
 rp_status rp__omp_steal_init(ostate *st) {
-  st->cnt = aligned_alloc(64, ((st->n ? st->n : 1) * sizeof *st->cnt + 63) /
-                                  64 * 64);
+  st->cnt =
+      aligned_alloc(64, ((st->n ? st->n : 1) * sizeof *st->cnt + 63) / 64 * 64);
   if (!st->cnt)
     return RP_ENOMEM;
   for (uint32_t v = 0; v < st->n; v++) {
@@ -776,8 +771,7 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
     lock(&ib->lock);
     long b = atomic_load_explicit(&ib->bot, RLX);
     for (uint32_t i = 0; i < st->nroots[g]; i++)
-      atomic_store_explicit(&ib->buf[(b + i) & ib->mask], st->roots[g][i],
-                            RLX);
+      atomic_store_explicit(&ib->buf[(b + i) & ib->mask], st->roots[g][i], RLX);
     atomic_store_explicit(&ib->bot, b + (long)st->nroots[g], REL);
     unlock(&ib->lock);
   }

@@ -109,7 +109,8 @@ static rp_status setup_team(ostate *st, const rp_exec_opts *o) {
     st->cores[i] = o->cores[i];
   }
   int nth = o->nthreads > 0 ? o->nthreads
-            : st->ncores ? st->ncores : omp_get_max_threads();
+            : st->ncores    ? st->ncores
+                            : omp_get_max_threads();
   if (o->nthreads < 0) {
     rp_exec_set_error(st->x, "openmp: nthreads %d < 0", o->nthreads);
     return RP_EINVAL;
@@ -120,8 +121,10 @@ static rp_status setup_team(ostate *st, const rp_exec_opts *o) {
   st->owner_mode = o->mode && !strcmp(o->mode, "owner");
   if (o->mode && !st->serial && !st->owner_mode &&
       strcmp(o->mode, "parallel") && strcmp(o->mode, "dynamic")) {
-    rp_exec_set_error(st->x, "openmp: unknown mode \"%s\" (parallel, "
-                      "dynamic, owner, serial)", o->mode);
+    rp_exec_set_error(st->x,
+                      "openmp: unknown mode \"%s\" (parallel, "
+                      "dynamic, owner, serial)",
+                      o->mode);
     return RP_EINVAL;
   }
   if (st->serial)
@@ -150,8 +153,8 @@ static rp_status setup_team(ostate *st, const rp_exec_opts *o) {
     otask *tk = &st->task[v];
     if (tk->kind == OT_KERNEL || tk->kind == OT_COPY) {
       int d = nd->device;
-      int m = o->device_map && (unsigned)d < o->ndevice_map
-                  ? o->device_map[d] : d;
+      int m =
+          o->device_map && (unsigned)d < o->ndevice_map ? o->device_map[d] : d;
       tk->group = (int8_t)(m % st->ngroups);
     } else {
       tk->group = -1;
@@ -204,8 +207,10 @@ static rp_status build_tasks(ostate *st) {
     atomic_init(&t->done, 0);
     if (nd->type == RP_OP_KERNEL) {
       if (!ni.kernel || !ni.kernel->cpu) {
-        rp_exec_set_error(st->x, "openmp: kernel \"%s\" (node %u) has no "
-                          "CPU body%s", ni.name, nd->op,
+        rp_exec_set_error(st->x,
+                          "openmp: kernel \"%s\" (node %u) has no "
+                          "CPU body%s",
+                          ni.name, nd->op,
                           ni.kernel ? "" : " (graph loaded from a file)");
         return RP_ENOKERNEL;
       }
@@ -224,9 +229,10 @@ static rp_status build_tasks(ostate *st) {
       rp_host_fn fn;
       void *user;
       if (rp_node_host_fn(p->graph, nd->op, &fn, &user) != RP_OK || !fn) {
-        rp_exec_set_error(st->x, "openmp: host task \"%s\" (node %u) has no "
-                          "function (graph loaded from a file)", ni.name,
-                          nd->op);
+        rp_exec_set_error(st->x,
+                          "openmp: host task \"%s\" (node %u) has no "
+                          "function (graph loaded from a file)",
+                          ni.name, nd->op);
         return RP_ENOKERNEL;
       }
       t->kind = OT_HOST;
@@ -292,8 +298,7 @@ static rp_status omp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   return RP_OK;
 fail:
   if (rc == RP_ENOMEM)
-    rp_exec_set_error(x, "openmp: out of memory instantiating %u nodes",
-                      st->n);
+    rp_exec_set_error(x, "openmp: out of memory instantiating %u nodes", st->n);
   omp_destroy(st);
   return rc;
 }
@@ -360,9 +365,8 @@ static rp_status run(ostate *st, unsigned iterations) {
   if (!code)
     return RP_OK;
   st->fcode = 0;
-  return rp_exec_fail_task(st->x, st->fnode,
-                           (unsigned)(st->fepoch - st->be0 - 1), code,
-                           st->fmsg);
+  return rp_exec_fail_task(
+      st->x, st->fnode, (unsigned)(st->fepoch - st->be0 - 1), code, st->fmsg);
 }
 
 static rp_status omp_launch(void *state, unsigned iterations) {

@@ -84,8 +84,7 @@ static void sp_body(void *buffers[], void *arg) {
     st->start = since(it->s);
   uint64_t t0 = thread_cpu_ns();
   rp__sp_run_item(it);
-  __atomic_add_fetch(&it->s->body_ns, thread_cpu_ns() - t0,
-                     __ATOMIC_RELAXED);
+  __atomic_add_fetch(&it->s->body_ns, thread_cpu_ns() - t0, __ATOMIC_RELAXED);
   if (st)
     st->end = since(it->s);
   SP_HB_RELEASE(it->s);
@@ -271,16 +270,20 @@ static rp_status check_bodies(sp *s) {
     s->kern[v] = ni.kernel;
     if (nd->type == RP_OP_KERNEL && (!ni.kernel || !ni.kernel->cpu)) {
       rp_exec_set_error(s->x, "starpu: kernel \"%s\" has no CPU body%s",
-                        ni.name, ni.kernel ? "" : " (graph loaded from a "
-                        "file)");
+                        ni.name,
+                        ni.kernel ? ""
+                                  : " (graph loaded from a "
+                                    "file)");
       return RP_ENOKERNEL;
     }
     rp_host_fn fn;
     void *user;
     if (nd->type == RP_OP_HOST &&
         (rp_node_host_fn(p->graph, nd->op, &fn, &user) != RP_OK || !fn)) {
-      rp_exec_set_error(s->x, "starpu: host task \"%s\" has no function "
-                        "(graph loaded from a file)", ni.name);
+      rp_exec_set_error(s->x,
+                        "starpu: host task \"%s\" has no function "
+                        "(graph loaded from a file)",
+                        ni.name);
       return RP_ENOKERNEL;
     }
   }
@@ -289,8 +292,8 @@ static rp_status check_bodies(sp *s) {
 
 /* A StarPU handle over n bytes at p in main memory, counted and timed
  * (into *reg). */
-static void register_vector(sp *s, starpu_data_handle_t *h, void *p,
-                            uint64_t n, double *reg) {
+static void register_vector(sp *s, starpu_data_handle_t *h, void *p, uint64_t n,
+                            double *reg) {
   double t0 = rp_clock_us();
   starpu_vector_data_register(h, STARPU_MAIN_RAM, (uintptr_t)p, n, 1);
   *reg += rp_clock_us() - t0;
@@ -338,8 +341,8 @@ static rp_status alloc_data(sp *s) {
 #endif
   }
 #ifdef STARPU_USE_CUDA
-  for (uint32_t b = 0; s->mode == SP_MPI &&
-                       b < rp_graph_num_buffers(p->graph); b++)
+  for (uint32_t b = 0; s->mode == SP_MPI && b < rp_graph_num_buffers(p->graph);
+       b++)
     if (s->uh[b])
       starpu_data_set_sequential_consistency_flag(s->uh[b], 0);
 #endif
@@ -449,14 +452,15 @@ static rp_status fill_task(sp *s, size_t k) {
 static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   int mode = parse_mode(rp_exec_opts_get(x)->mode);
   if (mode < 0) {
-    rp_exec_set_error(x, "starpu: unknown mode \"%s\" (implicit, explicit, "
-                      "mpi)", rp_exec_opts_get(x)->mode);
+    rp_exec_set_error(x,
+                      "starpu: unknown mode \"%s\" (implicit, explicit, "
+                      "mpi)",
+                      rp_exec_opts_get(x)->mode);
     return RP_EINVAL;
   }
   char err[256] = "";
   int rank, nranks;
-  rp_status st = rp__sp_start(mode == SP_MPI, &rank, &nranks, err,
-                              sizeof err);
+  rp_status st = rp__sp_start(mode == SP_MPI, &rank, &nranks, err, sizeof err);
   if (st != RP_OK) {
     rp_exec_set_error(x, "%s", err);
     return st;
@@ -486,8 +490,8 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   if (mode == SP_MPI &&
       (st = rp__sp_place(p->graph, nranks, &s->place)) != RP_OK)
     goto fail;
-  if ((st = rp__sp_part(p, mode, rank, &s->place, &s->part, err,
-                        sizeof err)) != RP_OK) {
+  if ((st = rp__sp_part(p, mode, rank, &s->place, &s->part, err, sizeof err)) !=
+      RP_OK) {
     if (err[0])
       rp_exec_set_error(x, "%s", err);
     goto fail;
@@ -560,8 +564,8 @@ static void declare_deps(sp *s, const sp_item *it, unsigned rep) {
       s->depbuf[n++] = &s->task[prev + (d & ~SP_DEP_PREV)];
   }
   if (n)
-    starpu_task_declare_deps_array(&s->task[cur + (size_t)(it - s->item)],
-                                   n, s->depbuf);
+    starpu_task_declare_deps_array(&s->task[cur + (size_t)(it - s->item)], n,
+                                   s->depbuf);
 }
 
 /* Submit item i of replay rep (implicit and mpi modes), in slot rep % 2:
@@ -614,8 +618,7 @@ static rp_status submit(sp *s, uint32_t i, unsigned rep) {
     s->used[k] = 0;
     pthread_mutex_unlock(&s->mu);
     sp_done(s);
-    rp_exec_set_error(s->x, "starpu: submitting node %u failed (%d)", it->v,
-                      r);
+    rp_exec_set_error(s->x, "starpu: submitting node %u failed (%d)", it->v, r);
     return RP_EBACKEND;
   }
   return RP_OK;
@@ -652,7 +655,7 @@ static rp_status launch_explicit(sp *s, unsigned iterations) {
   const rp_plan *p = s->p;
   rp_status st = RP_OK;
   for (unsigned it = 0; it < iterations && st == RP_OK &&
-                      !__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE);
+                        !__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE);
        it++) {
     struct starpu_task *join = NULL;
     if (it > 0) {
@@ -766,8 +769,8 @@ static rp_status sp_launch(void *state, unsigned iterations) {
 #ifdef STARPU_USE_CUDA
     /* a CUDA body left its result on the device: bring the user's arrays
      * home (StarPU copies only what a device wrote) */
-    for (uint32_t k = 0; starpu_cuda_worker_get_count() &&
-                         k < s->part.nimage; k++) {
+    for (uint32_t k = 0; starpu_cuda_worker_get_count() && k < s->part.nimage;
+         k++) {
       uint32_t i = s->part.image[k];
       if ((s->p->image[i].flags & RP_IMAGE_USER) && s->h[i] &&
           !starpu_data_acquire(s->h[i], STARPU_R))

@@ -12,35 +12,35 @@ extern "C" {
 /* What one rank lowered at instantiate: the task list one replay
  * submits. */
 typedef struct rp__starpu_stats {
-  int rank, nranks;    /* this process among the ranks (0 of 1: no MPI) */
-  uint32_t nodes;      /* plan nodes (the whole graph) */
-  uint32_t tasks;      /* StarPU tasks per replay on this rank (nodes it
+  int rank, nranks; /* this process among the ranks (0 of 1: no MPI) */
+  uint32_t nodes;   /* plan nodes (the whole graph) */
+  uint32_t tasks;   /* StarPU tasks per replay on this rank (nodes it
                           runs, packs and unpacks of copies between ranks) */
-  uint32_t sends;      /* messages it sends per replay */
-  uint32_t recvs;      /* messages it receives per replay */
+  uint32_t sends;   /* messages it sends per replay */
+  uint32_t recvs;   /* messages it receives per replay */
   /* The work of lowering: one pass over the nodes' owners (scanned: a
    * test of each node, nothing more), then only this rank's part: */
-  uint32_t scanned;    /* nodes whose owner was tested (the whole plan) */
-  uint32_t visited;    /* nodes lowered here (run here, or a copy between
+  uint32_t scanned;     /* nodes whose owner was tested (the whole plan) */
+  uint32_t visited;     /* nodes lowered here (run here, or a copy between
                           ranks with one end here) */
-  uint32_t accesses;   /* their data accesses */
-  uint32_t images;     /* images allocated or registered here */
-  uint32_t handles;    /* StarPU data handles registered (images in modes
+  uint32_t accesses;    /* their data accesses */
+  uint32_t images;      /* images allocated or registered here */
+  uint32_t handles;     /* StarPU data handles registered (images in modes
                           with data dependencies, staging buffers; one
                           per user array, whatever images it holds) */
-  uint32_t aliased;    /* images kept in the user's array (mode "mpi":
+  uint32_t aliased;     /* images kept in the user's array (mode "mpi":
                           the spaces of a buffer on one rank sharing one
                           memory) */
   uint32_t user_arrays; /* user arrays this rank uses */
   uint64_t image_bytes; /* bytes of the images allocated here (an image
                           holds only the bytes its accesses touch) */
-  uint32_t pieces;     /* transfers between ranks this rank takes part
+  uint32_t pieces;      /* transfers between ranks this rank takes part
                           in, and local parts of copies of distributed
                           buffers */
-  double lower_us;     /* time spent lowering at instantiate */
-  double register_us;  /* of which registering StarPU data handles (once
+  double lower_us;      /* time spent lowering at instantiate */
+  double register_us;   /* of which registering StarPU data handles (once
                           per exec: a replay registers nothing) */
-  double body_cpu_us;  /* CPU time the task bodies took on this rank's
+  double body_cpu_us;   /* CPU time the task bodies took on this rank's
                           workers, all launches so far (the useful work:
                           the rest of the workers' CPU time is StarPU's) */
 } rp__starpu_stats;
@@ -52,30 +52,30 @@ typedef struct rp__starpu_stats {
  * and none running (StarPU's scheduling and wake-up), else a receive
  * pending (by what it carries), else submission unfinished, else other. */
 typedef struct rp__starpu_breakdown {
-  unsigned launches;   /* traced launches */
-  unsigned replays;    /* replays whose items were stamped */
-  uint64_t tasks;      /* task instances stamped */
-  uint64_t recvs;      /* receives stamped */
-  double wall_us;      /* launches, from the call to its return */
-  double body_us;      /* kernels, host tasks, copies within the rank */
-  double halo_us;      /* packing and unpacking messages between devices
+  unsigned launches;     /* traced launches */
+  unsigned replays;      /* replays whose items were stamped */
+  uint64_t tasks;        /* task instances stamped */
+  uint64_t recvs;        /* receives stamped */
+  double wall_us;        /* launches, from the call to its return */
+  double body_us;        /* kernels, host tasks, copies within the rank */
+  double halo_us;        /* packing and unpacking messages between devices
                           (halo rows) */
-  double host_us;      /* packing and unpacking copies between the host of
+  double host_us;        /* packing and unpacking copies between the host of
                           one rank and a device of another: the scatter and
                           gather through the host's rank */
-  double sched_us;     /* a task ready, none running: StarPU's overhead */
-  double recv_us;      /* nothing to run, waiting on a receive between
+  double sched_us;       /* a task ready, none running: StarPU's overhead */
+  double recv_us;        /* nothing to run, waiting on a receive between
                           devices (a halo) */
-  double host_recv_us; /* nothing to run, waiting on a receive of a host
+  double host_recv_us;   /* nothing to run, waiting on a receive of a host
                           copy (scatter or gather) */
   double submit_wait_us; /* nothing to run or receive, submission going
                           on */
-  double other_us;     /* the rest: nothing pending here (the end of the
+  double other_us;       /* the rest: nothing pending here (the end of the
                           launch: sends, callbacks, the main thread) */
-  double submit_us;    /* the main thread inside submission calls (it
+  double submit_us;      /* the main thread inside submission calls (it
                           overlaps the classes above) */
-  double ready_lat_us; /* sum over tasks of start - ready */
-  double done_lat_us;  /* sum over tasks of callback - end of body */
+  double ready_lat_us;   /* sum over tasks of start - ready */
+  double done_lat_us;    /* sum over tasks of callback - end of body */
 } rp__starpu_breakdown;
 
 /* Start (on 1: zeroes the totals) or stop tracing exec x's launches.
@@ -83,8 +83,7 @@ typedef struct rp__starpu_breakdown {
 rp_status rp__starpu_trace(const rp_exec *x, int on);
 
 /* The totals of exec x's traced launches. RP_EINVAL as above. */
-rp_status rp__starpu_breakdown_get(const rp_exec *x,
-                                   rp__starpu_breakdown *out);
+rp_status rp__starpu_breakdown_get(const rp_exec *x, rp__starpu_breakdown *out);
 
 /* The figures of starpu exec x. RP_EINVAL: x is not a live starpu exec. */
 rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out);

@@ -28,9 +28,8 @@ int rp__sp_can_execute(unsigned worker, struct starpu_task *task,
     return 0;
   const sp *s = it->s;
   const rp_kernel *k = s->kern[it->v];
-  return s->mode != SP_EXPLICIT &&
-         s->p->node[it->v].type == RP_OP_KERNEL && k &&
-         (k->cuda || k->cuda_host);
+  return s->mode != SP_EXPLICIT && s->p->node[it->v].type == RP_OP_KERNEL &&
+         k && (k->cuda || k->cuda_host);
 }
 
 /* The cuda backend's launch shape: the kernel's block, else one from the
@@ -77,9 +76,9 @@ void rp__sp_cuda_body(void *buffers[], void *arg) {
       const rp_plan_image *im = &p->image[a[j].image];
       uintptr_t dev = STARPU_VECTOR_GET_PTR(buffers[b]);
       /* handles of our images cover [lo, hi); user arrays all of it */
-      ka.a[j].p = (void *)(dev - (rp__sp_in_user(p, &s->part, a[j].image)
-                                       ? 0
-                                       : im->lo));
+      ka.a[j].p =
+          (void *)(dev -
+                   (rp__sp_in_user(p, &s->part, a[j].image) ? 0 : im->lo));
     }
     cudaStream_t st = starpu_cuda_get_local_stream();
     cudaError_t e;

@@ -34,12 +34,12 @@ typedef struct acc_ent {
 } acc_ent;
 
 typedef struct dep_state {
-  acc_ent *ent;      /* live entries, all memories */
+  acc_ent *ent; /* live entries, all memories */
   size_t nent, cap;
-  uint32_t *dep;     /* the result: per item, [dep0, dep0 + ndep) */
+  uint32_t *dep; /* the result: per item, [dep0, dep0 + ndep) */
   size_t ndep, capdep;
-  uint32_t *seen;    /* per item of both replays: last item that took it */
-  int whole;         /* every access spans its whole memory */
+  uint32_t *seen; /* per item of both replays: last item that took it */
+  int whole;      /* every access spans its whole memory */
 } dep_state;
 
 int rp__sp_room(void *ap, size_t n, size_t *cap, size_t elem) {
@@ -65,9 +65,8 @@ static int push_dep(dep_state *d, uint32_t v) {
 /* One access of item `self` (0 .. 2 nitem): its dependencies on the live
  * entries it conflicts with (into d->dep when `record`), then it becomes
  * live; a write retires the entries it covers. */
-static int access_one(dep_state *d, uint32_t self, uint32_t nitem,
-                      uint32_t mem, uint64_t lo, uint64_t hi, int w,
-                      int record) {
+static int access_one(dep_state *d, uint32_t self, uint32_t nitem, uint32_t mem,
+                      uint64_t lo, uint64_t hi, int w, int record) {
   if (hi <= lo)
     return 0;
   if (d->whole) { /* one handle per memory, as StarPU orders them */
@@ -84,7 +83,7 @@ static int access_one(dep_state *d, uint32_t self, uint32_t nitem,
       /* replay B depends on A: the previous replay (flagged); within a
        * replay: the item itself */
       uint32_t v = self >= nitem && e->item < nitem ? e->item | SP_DEP_PREV
-                   : e->item % nitem;
+                                                    : e->item % nitem;
       if (record && push_dep(d, v))
         return -1;
     }
@@ -173,8 +172,7 @@ rp_status rp__sp_deps(sp *s) {
   /* replay B: those on replay A, after each item's own (an item's list
    * is contiguous: A's part is copied before B's is added) */
   uint32_t *within = NULL, nwithin = (uint32_t)d.ndep;
-  if (st == RP_OK && nwithin &&
-      !(within = malloc(nwithin * sizeof *within)))
+  if (st == RP_OK && nwithin && !(within = malloc(nwithin * sizeof *within)))
     st = RP_ENOMEM;
   if (within)
     memcpy(within, d.dep, nwithin * sizeof *within);

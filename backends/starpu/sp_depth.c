@@ -13,8 +13,8 @@ rp_status rp__sp_fake_rank(const rp_plan *p, int r, int nranks, int whole,
   sp *s = calloc(1, sizeof *s);
   if (!s)
     return RP_ENOMEM;
-  *s = (sp){.p = p, .mode = SP_MPI, .rank = r, .nranks = nranks,
-            .dep_whole = whole};
+  *s = (sp){
+      .p = p, .mode = SP_MPI, .rank = r, .nranks = nranks, .dep_whole = whole};
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
   rp_status st = rp__sp_place(p->graph, nranks, &s->place);
@@ -65,9 +65,8 @@ rp_status rp__starpu_msg_depth(const rp_plan *p, int nranks, int whole,
   for (int k = 0; k < nranks && st == RP_OK; k++)
     for (uint32_t i = 0; i < r[k]->nitem; i++) {
       const sp_item *it = &r[k]->item[i];
-      peer[k][i] = it->kind == SP_RECV
-                       ? rp__sp_find_send(r[it->peer], r[k], it)
-                       : -1;
+      peer[k][i] =
+          it->kind == SP_RECV ? rp__sp_find_send(r[it->peer], r[k], it) : -1;
       if (it->kind == SP_RECV && peer[k][i] < 0)
         st = RP_EINVAL; /* a receive nobody sends: not a lowering */
     }

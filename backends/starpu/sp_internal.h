@@ -42,24 +42,24 @@ typedef struct sp sp;
  * array of a buffer on rank 0, or for a distributed buffer
  * (rp_buffer_distribute) part p's rows on rank p % nranks. */
 typedef struct sp_dist {
-  unsigned nparts;      /* 0: not distributed */
-  uint64_t *bounds;     /* nparts + 1 row bounds */
+  unsigned nparts;  /* 0: not distributed */
+  uint64_t *bounds; /* nparts + 1 row bounds */
   uint64_t rowbytes;
 } sp_dist;
 
 typedef struct sp_place {
   int nranks;
   uint32_t nbuf;
-  sp_dist *dist;        /* per buffer; NULL when none is distributed */
+  sp_dist *dist; /* per buffer; NULL when none is distributed */
 } sp_place;
 
 /* One transfer of a copy node between two ranks, or the local part of a
  * copy whose host end is distributed: its byte runs and ranks. */
 typedef struct sp_piece {
-  uint32_t v;           /* plan node (a copy) */
-  int src, dst;         /* ranks of its source and destination */
-  uint32_t id;          /* its place among the node's pieces (the tag) */
-  uint32_t r0, nr;      /* byte runs (offset, length) at runs[2 * r0 ..] */
+  uint32_t v;      /* plan node (a copy) */
+  int src, dst;    /* ranks of its source and destination */
+  uint32_t id;     /* its place among the node's pieces (the tag) */
+  uint32_t r0, nr; /* byte runs (offset, length) at runs[2 * r0 ..] */
   uint64_t bytes;
 } sp_piece;
 
@@ -68,20 +68,20 @@ typedef struct sp_piece {
  * pass (bodies checked, images allocated and registered, staging buffers,
  * the task list) walks these lists only: O(own part), not O(graph). */
 typedef struct sp_part {
-  uint32_t *node;    /* nodes this rank runs, or copies between ranks with
+  uint32_t *node; /* nodes this rank runs, or copies between ranks with
                         one end here; program order */
   uint32_t nnode;
-  uint32_t *image;   /* images those nodes access on this rank, each once */
+  uint32_t *image; /* images those nodes access on this rank, each once */
   uint32_t nimage;
-  sp_piece *piece;   /* pieces with an end here, in node order */
+  sp_piece *piece; /* pieces with an end here, in node order */
   uint32_t npiece, cappiece;
-  uint64_t *runs;    /* their byte runs, pairs */
+  uint64_t *runs; /* their byte runs, pairs */
   uint64_t nruns, capruns;
-  uint32_t nstage;   /* pieces that are messages: a staging buffer each */
-  uint8_t *alias;    /* per plan image: 1 when this rank keeps it in the
+  uint32_t nstage; /* pieces that are messages: a staging buffer each */
+  uint8_t *alias;  /* per plan image: 1 when this rank keeps it in the
                         user's array (mode "mpi": the spaces of a buffer
                         on this rank share one memory, rp__sp_alias) */
-  uint32_t nuser;    /* buffers whose user array this rank uses: one
+  uint32_t nuser;  /* buffers whose user array this rank uses: one
                         StarPU handle each */
   uint32_t tasks, sends, recvs, naccess;
 } sp_part;
@@ -89,12 +89,12 @@ typedef struct sp_part {
 /* One item of the task list a replay submits, in program order. */
 typedef struct sp_item {
   sp *s;
-  uint32_t v;      /* plan node */
-  uint32_t piece;  /* index in s->part.piece, or RP_NONE */
-  uint8_t kind;    /* SP_* */
-  uint8_t cls;     /* SP_CL_* */
-  int peer;        /* send, recv: the other rank */
-  uint32_t d0, nd; /* data accesses at s->descr[d0 .. d0 + nd) */
+  uint32_t v;          /* plan node */
+  uint32_t piece;      /* index in s->part.piece, or RP_NONE */
+  uint8_t kind;        /* SP_* */
+  uint8_t cls;         /* SP_CL_* */
+  int peer;            /* send, recv: the other rank */
+  uint32_t d0, nd;     /* data accesses at s->descr[d0 .. d0 + nd) */
   uint32_t dep0, ndep; /* mode "mpi": tasks it waits for, s->dep[dep0 ..
                           dep0 + ndep): item numbers, SP_DEP_PREV set for
                           the item of the previous replay (rp__sp_deps) */
@@ -121,64 +121,64 @@ struct sp {
   rp_exec *x;
   const rp_plan *p;
   int mode, rank, nranks;
-  sp_place place;                /* mpi */
-  uint64_t tag0;                 /* mpi: this exec's message tags */
-  void **img;                    /* per image: memory we allocated */
-  starpu_data_handle_t *h;       /* per image on this rank (else NULL);
+  sp_place place;           /* mpi */
+  uint64_t tag0;            /* mpi: this exec's message tags */
+  void **img;               /* per image: memory we allocated */
+  starpu_data_handle_t *h;  /* per image on this rank (else NULL);
                                     the buffer's uh for a user or aliased
                                     image */
-  starpu_data_handle_t *uh;      /* per buffer: its user array's handle */
-  const rp_kernel **kern;        /* per node */
-  void **stage;                  /* per piece: staging buffer of a message
+  starpu_data_handle_t *uh; /* per buffer: its user array's handle */
+  const rp_kernel **kern;   /* per node */
+  void **stage;             /* per piece: staging buffer of a message
                                     (NULL for a local piece) */
-  starpu_data_handle_t *sh;      /* per piece: staging handle */
+  starpu_data_handle_t *sh; /* per piece: staging handle */
   sp_item *item;
   uint32_t nitem;
   struct starpu_data_descr *descr;
   uint32_t ndescr;
-  uint32_t *dep;                 /* mpi: the items' dependencies */
-  int dep_whole;                 /* model StarPU's order on whole-image
+  uint32_t *dep;               /* mpi: the items' dependencies */
+  int dep_whole;               /* model StarPU's order on whole-image
                                     handles instead (rp__starpu_msg_depth,
                                     for the tests) */
-  uint32_t ndep, maxdep;         /* their number; the most of one item */
-  struct starpu_task **depbuf;   /* maxdep: scratch for one submission */
+  uint32_t ndep, maxdep;       /* their number; the most of one item */
+  struct starpu_task **depbuf; /* maxdep: scratch for one submission */
   /* implicit, mpi: a task structure per item and slot, built once and
    * submitted again every other replay; their contexts */
-  struct starpu_task *task;      /* [slot * nitem + i] */
-  sp_tctx *ctx;                  /* [slot * nitem + i] */
-  uint8_t *used;                 /* [slot * nitem + i]: submitted, not yet
+  struct starpu_task *task; /* [slot * nitem + i] */
+  sp_tctx *ctx;             /* [slot * nitem + i] */
+  uint8_t *used;            /* [slot * nitem + i]: submitted, not yet
                                     waited for */
   rp__starpu_stats st;
-  sp_part part;                  /* what this rank lowers */
-  uint64_t body_ns;              /* CPU time in task bodies, all launches */
+  sp_part part;     /* what this rank lowers */
+  uint64_t body_ns; /* CPU time in task bodies, all launches */
   /* explicit mode: the tasks of the replay in flight and the one before
    * (nnode + 1 each: the last is the join of the replays). */
   struct starpu_task **cur, **prev;
-  struct starpu_task **deps;     /* scratch */
+  struct starpu_task **deps; /* scratch */
   /* Progress. */
-  uint32_t *ndone;               /* per node: writer items done in this
+  uint32_t *ndone; /* per node: writer items done in this
                                     batch */
-  uint32_t *mine;                /* per node: writer items here per replay
+  uint32_t *mine;  /* per node: writer items here per replay
                                     (runs, unpacks) */
-  int failed;                    /* a task failed in this batch */
+  int failed;      /* a task failed in this batch */
   int fail_code;
   uint32_t fail_v;
   unsigned fail_rep;
   char fail_msg[256];
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  uint64_t pending;              /* tasks and requests not done */
-  uint64_t batch;                /* batch being launched */
-  int submitted;                 /* its task list is all submitted */
+  uint64_t pending; /* tasks and requests not done */
+  uint64_t batch;   /* batch being launched */
+  int submitted;    /* its task list is all submitted */
   int running;
   /* The breakdown (rp__starpu_trace): stamps of the replays of the launch
    * in flight (the first SP_TRACE_REPS), and the totals. */
   int trace;
-  double t0;                     /* launch start, rp_clock_us() */
-  double submit_end;             /* all submitted (us since t0) */
-  double submit_us;              /* in submission calls, this launch */
+  double t0;         /* launch start, rp_clock_us() */
+  double submit_end; /* all submitted (us since t0) */
+  double submit_us;  /* in submission calls, this launch */
   unsigned trace_reps;
-  sp_stamp *stamp;               /* [rep * nitem + i] */
+  sp_stamp *stamp; /* [rep * nitem + i] */
   rp__starpu_breakdown bd;
 };
 
@@ -213,9 +213,8 @@ void rp__sp_place_free(sp_place *pl);
  * placement in mode "mpi"), without StarPU. RP_ENOMEM; RP_ENOTSUP (with
  * err) for a host task whose host rows lie on several ranks. Free with
  * rp__sp_part_free(). */
-rp_status rp__sp_part(const rp_plan *p, int mode, int rank,
-                      const sp_place *pl, sp_part *out, char *err,
-                      size_t errlen);
+rp_status rp__sp_part(const rp_plan *p, int mode, int rank, const sp_place *pl,
+                      sp_part *out, char *err, size_t errlen);
 void rp__sp_part_free(sp_part *pt);
 
 /* Which images of part pt this rank keeps in the user's array (pt->alias)
@@ -224,8 +223,8 @@ void rp__sp_part_free(sp_part *pt);
  * holds: all of them on rank 0 for a buffer that is not distributed) are
  * one memory, the user's array, when rp_plan_may_share() says nothing can
  * tell: their copies then move nothing. RP_ENOMEM. */
-rp_status rp__sp_alias(const rp_plan *p, int mode, int rank,
-                       const sp_place *pl, sp_part *pt);
+rp_status rp__sp_alias(const rp_plan *p, int mode, int rank, const sp_place *pl,
+                       sp_part *pt);
 
 /* Whether image i is the user's array on this rank (a user image, or one
  * rp__sp_alias kept there). */

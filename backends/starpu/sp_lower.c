@@ -136,7 +136,7 @@ static void *image(const sp *s, uint32_t i) {
   const rp_plan_image *im = &s->p->image[i];
   return rp__sp_in_user(s->p, &s->part, i)
              ? rp_exec_host(s->x)[im->buf]
-  /* NOLINTNEXTLINE(performance-no-int-to-ptr): an image address rebased by its lowest byte */
+             /* NOLINTNEXTLINE(performance-no-int-to-ptr): an image address rebased by its lowest byte */
              : (void *)((uintptr_t)s->img[i] - im->lo);
 }
 
@@ -162,8 +162,8 @@ void rp__sp_item_done(const sp_item *it, int code, const char *msg) {
   if (code && !s->failed) {
     s->fail_code = code;
     s->fail_v = it->v;
-    s->fail_rep = s->mine[it->v] > 1 ? s->ndone[it->v] / s->mine[it->v]
-                                     : s->ndone[it->v];
+    s->fail_rep =
+        s->mine[it->v] > 1 ? s->ndone[it->v] / s->mine[it->v] : s->ndone[it->v];
     snprintf(s->fail_msg, sizeof s->fail_msg, "%s", msg);
     __atomic_store_n(&s->failed, 1, __ATOMIC_RELEASE);
   }

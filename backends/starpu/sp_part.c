@@ -166,8 +166,8 @@ void rp__sp_part_free(sp_part *pt) {
 }
 
 static rp_status add_run(sp_part *pt, uint64_t off, uint64_t len) {
-  if (pt->nruns && pt->runs[2 * pt->nruns - 2] +
-                       pt->runs[2 * pt->nruns - 1] == off &&
+  if (pt->nruns &&
+      pt->runs[2 * pt->nruns - 2] + pt->runs[2 * pt->nruns - 1] == off &&
       pt->npiece && pt->piece[pt->npiece - 1].nr) {
     pt->runs[2 * pt->nruns - 1] += len; /* continues the last run */
     return RP_OK;
@@ -189,9 +189,9 @@ static rp_status add_run(sp_part *pt, uint64_t off, uint64_t len) {
 
 /* Appends a piece of copy v, with its runs: all of the node's (d NULL),
  * or those of its rows held by rank q. */
-static rp_status add_piece(sp_part *pt, const rp_plan *p, uint32_t v,
-                           int src, int dst, uint32_t id, const sp_dist *d,
-                           int nranks, int q) {
+static rp_status add_piece(sp_part *pt, const rp_plan *p, uint32_t v, int src,
+                           int dst, uint32_t id, const sp_dist *d, int nranks,
+                           int q) {
   if (pt->npiece == pt->cappiece) {
     uint32_t c = pt->cappiece ? 2 * pt->cappiece : 16;
     sp_piece *n = realloc(pt->piece, c * sizeof *n);
@@ -256,9 +256,9 @@ static rp_status push_node(sp_part *out, uint32_t *cap, uint32_t v,
 }
 
 /* The pieces of distributed copy v that rank `rank` takes part in. */
-static rp_status dist_pieces(sp_part *out, const rp_plan *p,
-                             const sp_place *pl, uint32_t v, int rank,
-                             int dev, const int *h, unsigned nh, int hsrc) {
+static rp_status dist_pieces(sp_part *out, const rp_plan *p, const sp_place *pl,
+                             uint32_t v, int rank, int dev, const int *h,
+                             unsigned nh, int hsrc) {
   const rp_plan_access *a = p->acc + p->node[v].acc0;
   const sp_dist *d = host_dist(pl, p, a[hsrc ? 0 : 1].image);
   for (unsigned k = 0; k < nh; k++) {
@@ -280,9 +280,8 @@ static rp_status dist_pieces(sp_part *out, const rp_plan *p,
   return RP_OK;
 }
 
-rp_status rp__sp_part(const rp_plan *p, int mode, int rank,
-                      const sp_place *pl, sp_part *out, char *err,
-                      size_t errlen) {
+rp_status rp__sp_part(const rp_plan *p, int mode, int rank, const sp_place *pl,
+                      sp_part *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   int nr = mode == SP_MPI && pl ? pl->nranks : 1;
   sp_place one = {1, 0, NULL};
@@ -308,10 +307,11 @@ rp_status rp__sp_part(const rp_plan *p, int mode, int rank,
     if (k == 0 && at < 0) {
       rp_node_info ni;
       rp_node_info_get(p->graph, nd->op, &ni);
-      snprintf(err, errlen, "starpu mpi: host task \"%s\" (op %u) touches "
+      snprintf(err, errlen,
+               "starpu mpi: host task \"%s\" (op %u) touches "
                "rows of distributed buffers that lie on several ranks (a "
-               "host task runs where all its host rows are)", ni.name,
-               nd->op);
+               "host task runs where all its host rows are)",
+               ni.name, nd->op);
       st = RP_ENOTSUP;
       break;
     }
@@ -388,8 +388,8 @@ int rp__sp_in_user(const rp_plan *p, const sp_part *pt, uint32_t i) {
   return (p->image[i].flags & RP_IMAGE_USER) || (pt->alias && pt->alias[i]);
 }
 
-rp_status rp__sp_alias(const rp_plan *p, int mode, int rank,
-                       const sp_place *pl, sp_part *pt) {
+rp_status rp__sp_alias(const rp_plan *p, int mode, int rank, const sp_place *pl,
+                       sp_part *pt) {
   uint32_t nbuf = rp_graph_num_buffers(p->graph);
   pt->alias = calloc((size_t)p->nimage + 1, 1);
   uint8_t *seen = calloc((size_t)nbuf + 1, 1);

@@ -85,12 +85,12 @@ static ev h_pop(heap *h) {
 /* Per rank: its lowering and the simulation's state. */
 typedef struct rk {
   sp *s;
-  double *body;       /* per item: its body (us) */
-  uint32_t *left;     /* per item: what it still waits for */
+  double *body;           /* per item: its body (us) */
+  uint32_t *left;         /* per item: what it still waits for */
   uint32_t *succ0, *succ; /* per item: its successors on the rank */
-  long *to_item;      /* per send: the receive on the peer */
-  heap ready;         /* ready tasks, by (ready time, item) */
-  unsigned busy;      /* workers running a task */
+  long *to_item;          /* per send: the receive on the peer */
+  heap ready;             /* ready tasks, by (ready time, item) */
+  unsigned busy;          /* workers running a task */
   double end;
   uint32_t ndone;
 } rk;
@@ -132,14 +132,12 @@ static int is_task(const sp_item *it) {
 }
 
 /* Rank k's item i has nothing left to wait for at time t. */
-static int release(rk *r, int k, uint32_t i, double t, heap *q,
-                   uint64_t *seq) {
+static int release(rk *r, int k, uint32_t i, double t, heap *q, uint64_t *seq) {
   ev e = {t, (*seq)++, i, k, is_task(&r[k].s->item[i]) ? EV_READY : EV_MPI};
   return h_push(q, e);
 }
 
-static rp_status build(rk *r, int nranks, const double *op_us,
-                       double scale) {
+static rp_status build(rk *r, int nranks, const double *op_us, double scale) {
   for (int k = 0; k < nranks; k++) {
     sp *s = r[k].s;
     uint32_t n = s->nitem;
@@ -148,8 +146,7 @@ static rp_status build(rk *r, int nranks, const double *op_us,
     r[k].succ0 = calloc((size_t)n + 2, sizeof *r[k].succ0);
     r[k].succ = calloc((size_t)s->ndep + n + 1, sizeof *r[k].succ);
     r[k].to_item = calloc((size_t)n + 1, sizeof *r[k].to_item);
-    if (!r[k].body || !r[k].left || !r[k].succ0 || !r[k].succ ||
-        !r[k].to_item)
+    if (!r[k].body || !r[k].left || !r[k].succ0 || !r[k].succ || !r[k].to_item)
       return RP_ENOMEM;
     /* successors (CSR): the dependencies within the replay, a send after
      * the item before it (its pack), an unpack after its receive */
@@ -223,12 +220,10 @@ static rp_status simulate(rk *r, int nranks, const rp__starpu_net *n) {
       fail = h_push(&q, (ev){t1, seq++, e.item, e.rank, EV_DONE});
       if (!fail && it->kind == SP_SEND) {
         const sp_piece *pc = &c->s->part.piece[it->piece];
-        double fly = n->latency_us + (bpus > 0 ? (double)pc->bytes / bpus
-                                                : 0);
+        double fly = n->latency_us + (bpus > 0 ? (double)pc->bytes / bpus : 0);
         fail = c->to_item[e.item] < 0 ||
-               h_push(&q, (ev){t1 + fly, seq++,
-                               (uint32_t)c->to_item[e.item], it->peer,
-                               EV_ARRIVE});
+               h_push(&q, (ev){t1 + fly, seq++, (uint32_t)c->to_item[e.item],
+                               it->peer, EV_ARRIVE});
       }
       break;
     }
@@ -251,8 +246,8 @@ static rp_status simulate(rk *r, int nranks, const rp__starpu_net *n) {
     while (!fail && c->busy < w && c->ready.n) {
       ev x = h_pop(&c->ready);
       c->busy++;
-      fail = h_push(&q, (ev){e.t + c->body[x.item] + n->task_us, seq++,
-                             x.item, e.rank, EV_DONE});
+      fail = h_push(&q, (ev){e.t + c->body[x.item] + n->task_us, seq++, x.item,
+                             e.rank, EV_DONE});
     }
   }
   free(q.e);
@@ -270,8 +265,8 @@ rp_status rp__starpu_predict(const rp_plan *p, int nranks, int whole,
                              const rp__starpu_net *n, const double *op_us,
                              double *rank_us) {
   if (nranks < 1 || !p || !n || !op_us || !rank_us || bad(n->latency_us) ||
-      bad(n->gbps) || bad(n->task_us) || bad(n->msg_us) ||
-      bad(n->launch_us) || bad(n->body_scale))
+      bad(n->gbps) || bad(n->task_us) || bad(n->msg_us) || bad(n->launch_us) ||
+      bad(n->body_scale))
     return RP_EINVAL;
   rk *r = calloc((size_t)nranks, sizeof *r);
   rp_status st = r ? RP_OK : RP_ENOMEM;

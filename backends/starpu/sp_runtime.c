@@ -17,11 +17,12 @@
 #endif
 
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
-static rp__starpu_layout layout = {1, 0, 1, 0, 1, -1, -1}; /* mode "mpi":
+static rp__starpu_layout layout = {1, 0,  1, 0,
+                                   1, -1, -1}; /* mode "mpi":
                                    this rank's place (place_rank) */
-static int started;       /* 0 no, 1 plain, 2 with MPI, -1 failed */
+static int started; /* 0 no, 1 plain, 2 with MPI, -1 failed */
 static int my_rank, world;
-static int own_mpi;       /* we called MPI_Init (through StarPU-MPI) */
+static int own_mpi; /* we called MPI_Init (through StarPU-MPI) */
 /* StarPU's CPU workers poll for tasks in a tight loop (Debian's StarPU is
  * built with non-blocking drivers): left running, each burns a core for
  * as long as the process lives, the program's own work included (measured
@@ -34,9 +35,9 @@ static int own_mpi;       /* we called MPI_Init (through StarPU-MPI) */
  * called when a task's dependencies are met, before it is scheduled) and
  * done (its callback). */
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
-static unsigned active;   /* launches in flight (modes without ranks) */
-static uint64_t nready;   /* mpi tasks ready or running */
-static int paused;        /* we paused the workers */
+static unsigned active; /* launches in flight (modes without ranks) */
+static uint64_t nready; /* mpi tasks ready or running */
+static int paused;      /* we paused the workers */
 
 static void gate(void) {
   int run = active > 0 || nready > 0;
@@ -153,11 +154,12 @@ static void place_rank(int inited) {
   if (!nc)
     nc = getenv("STARPU_NCPUS");
   int want = nc ? atoi(nc) : 0;
-  layout = (rp__starpu_layout){ranks, me, (int)(online > 0 ? online : 1),
-                               0, want > 0 ? want : 1, -1, -1};
+  layout = (rp__starpu_layout){
+      ranks, me, (int)(online > 0 ? online : 1), 0, want > 0 ? want : 1,
+      -1,    -1};
   cpu_set_t set;
-  int bound = !sched_getaffinity(0, sizeof set, &set) &&
-              CPU_COUNT(&set) < online;
+  int bound =
+      !sched_getaffinity(0, sizeof set, &set) && CPU_COUNT(&set) < online;
   int per = ranks > 0 ? (int)(online / ranks) : 0;
   int user = getenv("STARPU_WORKERS_CPUID") ||
              getenv("STARPU_WORKERS_COREID") ||
@@ -176,8 +178,8 @@ static void place_rank(int inited) {
   char list[1024] = "", num[16];
   size_t len = 0;
   for (int k = 0; k < w && len + 16 < sizeof list; k++) {
-    int n = snprintf(num, sizeof num, "%s%d", k ? " " : "",
-                     first + k % (per - 1));
+    int n =
+        snprintf(num, sizeof num, "%s%d", k ? " " : "", first + k % (per - 1));
     memcpy(list + len, num, (size_t)n + 1);
     len += (size_t)n;
   }
@@ -198,9 +200,11 @@ static rp_status start_mpi(char *err, size_t errlen) {
    * a replay hangs in it (docs/mpi.md). Refuse it rather than hang. */
   const char *drv = getenv("STARPU_MPI_DRIVER_CALL_FREQUENCY");
   if (drv && atoi(drv) > 0) {
-    snprintf(err, errlen, "starpu mpi: STARPU_MPI_DRIVER_CALL_FREQUENCY=%s "
+    snprintf(err, errlen,
+             "starpu mpi: STARPU_MPI_DRIVER_CALL_FREQUENCY=%s "
              "(the worker inside StarPU-MPI's progress thread) hangs a "
-             "replay; unset it", drv);
+             "replay; unset it",
+             drv);
     return RP_ENOTSUP;
   }
   /* Open MPI polls in a tight loop while a request is pending: have it
@@ -214,9 +218,11 @@ static rp_status start_mpi(char *err, size_t errlen) {
   if (inited) {
     MPI_Query_thread(&level);
     if (level < MPI_THREAD_SERIALIZED) {
-      snprintf(err, errlen, "starpu mpi: MPI was initialised with thread "
+      snprintf(err, errlen,
+               "starpu mpi: MPI was initialised with thread "
                "level %d; StarPU-MPI needs MPI_THREAD_SERIALIZED at least "
-               "(MPI_Init_thread)", level);
+               "(MPI_Init_thread)",
+               level);
       return RP_ENOTSUP;
     }
   }
@@ -231,8 +237,7 @@ static rp_status start_mpi(char *err, size_t errlen) {
     atexit(sp_atexit);
   } else {
     int key;
-    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, sp_mpi_finalize, &key,
-                           NULL);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, sp_mpi_finalize, &key, NULL);
     MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL);
   }
   starpu_mpi_comm_rank(MPI_COMM_WORLD, &my_rank);
@@ -268,19 +273,21 @@ rp_status rp__sp_start(int mpi, int *rank, int *nranks, char *err,
     snprintf(err, errlen, "starpu: the runtime failed to start");
     s = RP_ENODEV;
   } else if (mpi && started != 2) {
-    snprintf(err, errlen, "starpu: mode \"mpi\" needs StarPU-MPI, but "
+    snprintf(err, errlen,
+             "starpu: mode \"mpi\" needs StarPU-MPI, but "
 #ifdef RP_STARPU_MPI
              "StarPU was started without it by an earlier exec of this "
              "process (create the mpi exec first)"
 #else
              "this library was built without it"
 #endif
-             );
+    );
     s = RP_ENOTSUP;
   }
 #ifndef RP_STARPU_MPI
   if (mpi && s == RP_OK && !started) {
-    snprintf(err, errlen, "starpu: mode \"mpi\" needs StarPU-MPI, which "
+    snprintf(err, errlen,
+             "starpu: mode \"mpi\" needs StarPU-MPI, which "
              "this library was built without");
     s = RP_ENOTSUP;
   }

@@ -72,8 +72,9 @@ void rp__sp_trace_account(sp *s, unsigned iterations, double wall_us) {
     double seg = t > prev ? t - prev : 0;
     double *to = &bd->other_us;
     if (run[SP_CL_BODY] || run[SP_CL_HALO] || run[SP_CL_HOST])
-      to = cls[run[SP_CL_BODY] ? SP_CL_BODY
-               : run[SP_CL_HALO] ? SP_CL_HALO : SP_CL_HOST];
+      to = cls[run[SP_CL_BODY]   ? SP_CL_BODY
+               : run[SP_CL_HALO] ? SP_CL_HALO
+                                 : SP_CL_HOST];
     else if (ready)
       to = &bd->sched_us;
     else if (recv[SP_CL_HALO])

@@ -62,8 +62,7 @@ static void quiet_xrt(void) {
  * for XILINX_XRT (which aborts the process when unset). The handle is kept
  * for the life of the process: XRT cannot be unloaded safely. */
 static rp_status load_shim(int emulate, char *err, size_t len) {
-  static const char *const shims[] = {HW_SHIM, NOOP_SHIM,
-                                      "libxrt_swemu.so.2",
+  static const char *const shims[] = {HW_SHIM, NOOP_SHIM, "libxrt_swemu.so.2",
                                       "libxrt_hwemu.so.2"};
   const char *loaded = NULL;
   quiet_xrt();
@@ -76,8 +75,10 @@ static rp_status load_shim(int emulate, char *err, size_t len) {
   }
   if (loaded) {
     if (emulate && strcmp(loaded, NOOP_SHIM) != 0) {
-      snprintf(err, len, "xrt: noop emulation requested (RP_XRT_EMULATE) "
-               "but this process already loaded the XRT shim %s", loaded);
+      snprintf(err, len,
+               "xrt: noop emulation requested (RP_XRT_EMULATE) "
+               "but this process already loaded the XRT shim %s",
+               loaded);
       return RP_ENODEV;
     }
     return RP_OK;
@@ -111,10 +112,11 @@ static rp_status xrt_probe(void) {
   }
   xrtDeviceHandle d = xrtDeviceOpen(0);
   if (!d) {
-    rp_backend_set_error("%s", emu ? "xrt: the noop shim opened no device"
-                         : "xrt: no FPGA device 0 (XRT hardware shim "
-                           HW_SHIM " loaded, no card or no xocl driver); "
-                           "set RP_XRT_EMULATE=1 for the noop emulation");
+    rp_backend_set_error(
+        "%s", emu ? "xrt: the noop shim opened no device"
+                  : "xrt: no FPGA device 0 (XRT hardware shim " HW_SHIM
+                    " loaded, no card or no xocl driver); "
+                    "set RP_XRT_EMULATE=1 for the noop emulation");
     return RP_ENODEV;
   }
   xrtDeviceClose(d);
@@ -122,8 +124,7 @@ static rp_status xrt_probe(void) {
 }
 
 static int phys_dev(const rp_exec_opts *o, int d) {
-  return o->device_map && (unsigned)d < o->ndevice_map ? o->device_map[d]
-                                                       : d;
+  return o->device_map && (unsigned)d < o->ndevice_map ? o->device_map[d] : d;
 }
 
 /* ---- teardown: runs, kernels, buffer objects, devices, in this order */
@@ -201,8 +202,9 @@ static rp_status gen_xclbin(xstate *st, void **img, size_t *n) {
   const rp_plan *p = st->p;
   const rp_exec_opts *o = rp_exec_opts_get(st->x);
   const char *e = getenv("RP_XRT_EMU_CUS");
-  unsigned ncu = o->xrt_emu_cus ? o->xrt_emu_cus
-                 : e && atoi(e) > 0 ? (unsigned)atoi(e) : 2;
+  unsigned ncu = o->xrt_emu_cus     ? o->xrt_emu_cus
+                 : e && atoi(e) > 0 ? (unsigned)atoi(e)
+                                    : 2;
   if (ncu > RP__XRT_MAX_CUS)
     ncu = RP__XRT_MAX_CUS;
   rp__xrt_kspec *ks = calloc(p->nnode ? p->nnode : 1, sizeof *ks);
@@ -233,8 +235,10 @@ static rp_status gen_xclbin(xstate *st, void **img, size_t *n) {
   }
   rp_status s = nk ? rp__xrt_xclbin_build(ks, nk, img, n) : RP_OK;
   if (s != RP_OK)
-    rp_exec_set_error(st->x, "xrt: cannot generate the emulation xclbin: "
-                      "%s", rp_strerror(s));
+    rp_exec_set_error(st->x,
+                      "xrt: cannot generate the emulation xclbin: "
+                      "%s",
+                      rp_strerror(s));
   free(ks);
   free(args);
   return s;
@@ -270,27 +274,31 @@ static rp_status check_args(xstate *st, const rp_kernel *k, const char *name,
                             const rp__xrt_kinfo *ki) {
   rp_exec *x = st->x;
   if (ki->nargs != xrt_nargs(k)) {
-    rp_exec_set_error(x, "xrt: kernel \"%s\" takes %u arguments in the "
-                      "xclbin but its descriptor gives %u", name, ki->nargs,
-                      xrt_nargs(k));
+    rp_exec_set_error(x,
+                      "xrt: kernel \"%s\" takes %u arguments in the "
+                      "xclbin but its descriptor gives %u",
+                      name, ki->nargs, xrt_nargs(k));
     return RP_EINVAL;
   }
   for (unsigned a = 0; a < ki->nargs; a++) {
     unsigned p = rp__xrt_param(k, a);
     if (p >= k->nparams ||
         (k->params[p].mode == RP_SCALAR) == ki->arg[a].global) {
-      rp_exec_set_error(x, "xrt: kernel \"%s\": argument %u is a %s in the "
-                        "xclbin but maps to parameter %u (%s)", name, a,
-                        ki->arg[a].global ? "buffer" : "scalar", p,
-                        p >= k->nparams ? "no such parameter"
+      rp_exec_set_error(x,
+                        "xrt: kernel \"%s\": argument %u is a %s in the "
+                        "xclbin but maps to parameter %u (%s)",
+                        name, a, ki->arg[a].global ? "buffer" : "scalar", p,
+                        p >= k->nparams                  ? "no such parameter"
                         : k->params[p].mode == RP_SCALAR ? "a scalar"
-                                                          : "a buffer");
+                                                         : "a buffer");
       return RP_EINVAL;
     }
   }
   if (ki->ncu == 0) {
-    rp_exec_set_error(x, "xrt: kernel \"%s\" has no compute unit in the "
-                      "xclbin's IP layout", name);
+    rp_exec_set_error(x,
+                      "xrt: kernel \"%s\" has no compute unit in the "
+                      "xclbin's IP layout",
+                      name);
     return RP_ENOTFOUND;
   }
   return RP_OK;
@@ -307,8 +315,10 @@ static rp_status open_kernels(xstate *st, const void *img, const char *src) {
       continue;
     st->dev[d] = xrtDeviceOpen((unsigned)phys_dev(o, (int)d));
     if (!st->dev[d]) {
-      rp_exec_set_error(x, "xrt: cannot open FPGA device %d (logical %u): "
-                        "no such device", phys_dev(o, (int)d), d);
+      rp_exec_set_error(x,
+                        "xrt: cannot open FPGA device %d (logical %u): "
+                        "no such device",
+                        phys_dev(o, (int)d), d);
       return RP_ENODEV;
     }
     if (img && xrtDeviceLoadXclbin(st->dev[d], (const struct axlf *)img)) {
@@ -327,22 +337,27 @@ static rp_status open_kernels(xstate *st, const void *img, const char *src) {
     int dev = p->node[v].device;
     const char *name = k ? xrt_name(st, k) : NULL;
     if (!name) {
-      rp_exec_set_error(x, "xrt: kernel op \"%s\": kernel \"%s\" has no "
-                        "XRT kernel name (rp_kernel.xrt)", opname,
-                        k ? k->name : "(loaded from a file)");
+      rp_exec_set_error(x,
+                        "xrt: kernel op \"%s\": kernel \"%s\" has no "
+                        "XRT kernel name (rp_kernel.xrt)",
+                        opname, k ? k->name : "(loaded from a file)");
       return RP_ENOKERNEL;
     }
     if (st->emulate && !k->cpu) {
-      rp_exec_set_error(x, "xrt: kernel op \"%s\": the noop emulation needs "
-                        "the kernel's CPU body", opname);
+      rp_exec_set_error(x,
+                        "xrt: kernel op \"%s\": the noop emulation needs "
+                        "the kernel's CPU body",
+                        opname);
       return RP_ENOKERNEL;
     }
     unsigned i = 0;
     while (i < st->nki && strcmp(st->ki[i].name, name) != 0)
       i++;
     if (i == st->nki) {
-      rp_exec_set_error(x, "xrt: kernel op \"%s\": no kernel \"%s\" in "
-                        "xclbin \"%s\"", opname, name, src);
+      rp_exec_set_error(x,
+                        "xrt: kernel op \"%s\": no kernel \"%s\" in "
+                        "xclbin \"%s\"",
+                        opname, name, src);
       return RP_ENOTFOUND;
     }
     const rp__xrt_kinfo *ki = &st->ki[i];
@@ -364,8 +379,10 @@ static rp_status open_kernels(xstate *st, const void *img, const char *src) {
         xk->busy[c] = RP_NONE;
         xk->h[c] = xrtPLKernelOpen(st->dev[dev], uuid, full);
         if (!xk->h[c]) {
-          rp_exec_set_error(x, "xrt: cannot open compute unit \"%s\" on "
-                            "device %d", full, dev);
+          rp_exec_set_error(x,
+                            "xrt: cannot open compute unit \"%s\" on "
+                            "device %d",
+                            full, dev);
           return RP_EBACKEND;
         }
       }
@@ -388,9 +405,10 @@ static rp_status alloc_image(xstate *st, uint32_t i) {
   if (im->flags & RP_IMAGE_HOST_MEMORY) {
     if (!(st->himg[i] = rp_image_alloc(im->bytes)) ||
         rp_exec_guard_image(st->x, i, st->himg[i]) != RP_OK) {
-      rp_exec_set_error(st->x, "xrt: cannot allocate %llu bytes of host "
-                        "memory for \"%s\"", (unsigned long long)im->bytes,
-                        d.name);
+      rp_exec_set_error(st->x,
+                        "xrt: cannot allocate %llu bytes of host "
+                        "memory for \"%s\"",
+                        (unsigned long long)im->bytes, d.name);
       return RP_ENOMEM;
     }
     return RP_OK;
@@ -400,14 +418,15 @@ static rp_status alloc_image(xstate *st, uint32_t i) {
   /* Whole pages: the noop shim takes the BO's memory from
    * aligned_alloc(4096, size), which wants a multiple of the alignment. */
   uint64_t pg = page > 0 ? (uint64_t)page : 4096;
-  xrtBufferHandle nb = xrtBOAlloc(st->dev[im->space],
-                                  (im->bytes + pg - 1) / pg * pg, 0,
-                                  (xrtMemoryGroup)xb->group);
+  xrtBufferHandle nb =
+      xrtBOAlloc(st->dev[im->space], (im->bytes + pg - 1) / pg * pg, 0,
+                 (xrtMemoryGroup)xb->group);
   unsigned char *map = nb ? (unsigned char *)xrtBOMap(nb) : NULL;
   if (!nb || !map) {
     if (nb)
       xrtBOFree(nb);
-    rp_exec_set_error(st->x, "xrt: cannot allocate a %llu-byte buffer "
+    rp_exec_set_error(st->x,
+                      "xrt: cannot allocate a %llu-byte buffer "
                       "object for \"%s\" on device %d",
                       (unsigned long long)im->bytes, d.name, im->space);
     return RP_ENOMEM;
@@ -416,8 +435,10 @@ static rp_status alloc_image(xstate *st, uint32_t i) {
   memset(map, 0, im->bytes);
   if (xrtBOSync(nb, XCL_BO_SYNC_BO_TO_DEVICE, im->bytes, 0)) {
     xrtBOFree(nb);
-    rp_exec_set_error(st->x, "xrt: cannot zero the buffer object of \"%s\" "
-                      "on device %d", d.name, im->space);
+    rp_exec_set_error(st->x,
+                      "xrt: cannot zero the buffer object of \"%s\" "
+                      "on device %d",
+                      d.name, im->space);
     return RP_EBACKEND;
   }
   xb->bo = nb;
@@ -426,8 +447,7 @@ static rp_status alloc_image(xstate *st, uint32_t i) {
 }
 
 /* Set XRT argument a of run r from plan node v's parameters. */
-static rp_status set_arg(xstate *st, uint32_t v, xrtRunHandle r,
-                         unsigned a) {
+static rp_status set_arg(xstate *st, uint32_t v, xrtRunHandle r, unsigned a) {
   const rp_plan_node *nd = &st->p->node[v];
   const char *opname;
   const rp_kernel *k = kernel_of(st, v, &opname);
@@ -456,8 +476,8 @@ static rp_status set_arg(xstate *st, uint32_t v, xrtRunHandle r,
       rc = xrtRunSetArg(r, (int)a, (size_t)val.u64);
   }
   if (rc) {
-    rp_exec_set_error(st->x, "xrt: op \"%s\": XRT refused argument %u",
-                      opname, a);
+    rp_exec_set_error(st->x, "xrt: op \"%s\": XRT refused argument %u", opname,
+                      a);
     return RP_EBACKEND;
   }
   return RP_OK;
@@ -484,8 +504,10 @@ static rp_status prepare_ops(xstate *st) {
       rp_host_fn fn;
       void *user;
       if (rp_node_host_fn(st->g, nd->op, &fn, &user) != RP_OK || !fn) {
-        rp_exec_set_error(st->x, "xrt: host task op %u has no function "
-                          "(graph loaded from a file)", nd->op);
+        rp_exec_set_error(st->x,
+                          "xrt: host task op %u has no function "
+                          "(graph loaded from a file)",
+                          nd->op);
         return RP_ENOKERNEL;
       }
     }
@@ -542,8 +564,7 @@ static rp_status check_options(rp_exec *x, const rp_exec_opts *o) {
   return RP_OK;
 }
 
-static rp_status xrt_instantiate(rp_exec *x, const rp_plan *p,
-                                 void **state) {
+static rp_status xrt_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   const rp_exec_opts *o = rp_exec_opts_get(x);
   rp_status s = check_options(x, o);
   if (s != RP_OK)
@@ -693,8 +714,7 @@ static rp_status xrt_profile(void *state, double *node_us) {
 
 /* One replay as a DAG, each node's start and end stamped when the
  * polling loop starts it and sees it complete. */
-static rp_status xrt_timeline(void *state, double *start_us,
-                              double *end_us) {
+static rp_status xrt_timeline(void *state, double *start_us, double *end_us) {
   xstate *st = (xstate *)state;
   progress_start(st);
   st->replay = 0;
@@ -763,6 +783,6 @@ const rp_backend rp_backend_xrt = {
     .profile = xrt_profile,
     .timeline = xrt_timeline,
     .destroy = xrt_destroy,
-    .options = RP_EXEC_OPT_DEVICE_MAP | RP_EXEC_OPT_XCLBIN |
-               RP_EXEC_OPT_XRT_EMULATE,
+    .options =
+        RP_EXEC_OPT_DEVICE_MAP | RP_EXEC_OPT_XCLBIN | RP_EXEC_OPT_XRT_EMULATE,
 };

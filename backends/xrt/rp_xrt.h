@@ -29,8 +29,8 @@ typedef struct rp__xrt_kspec {
 /* Build an xclbin image (malloc'd into *out, *bytes long) holding
  * IP_LAYOUT, EMBEDDED_METADATA, MEM_TOPOLOGY and CONNECTIVITY for the
  * kernels. The uuid is derived from the content. */
-rp_status rp__xrt_xclbin_build(const rp__xrt_kspec *k, unsigned nk,
-                               void **out, size_t *bytes);
+rp_status rp__xrt_xclbin_build(const rp__xrt_kspec *k, unsigned nk, void **out,
+                               size_t *bytes);
 
 /* rp__xrt_xclbin_build() written to `path`. */
 rp_status rp__xrt_xclbin_write(const char *path, const rp__xrt_kspec *k,
@@ -38,9 +38,9 @@ rp_status rp__xrt_xclbin_write(const char *path, const rp__xrt_kspec *k,
 
 /* One argument of a kernel as the xclbin's metadata describes it. */
 typedef struct rp__xrt_arg {
-  int global;        /* 1: buffer (address qualifier 1 or 2) */
-  unsigned size;     /* bytes in the register map */
-  char type[24];     /* host type string, e.g. "int", "uint", "float" */
+  int global;    /* 1: buffer (address qualifier 1 or 2) */
+  unsigned size; /* bytes in the register map */
+  char type[24]; /* host type string, e.g. "int", "uint", "float" */
 } rp__xrt_arg;
 
 /* What the backend needs to know of one kernel of an xclbin. */
@@ -57,8 +57,8 @@ typedef struct rp__xrt_kinfo {
  * message into err. Returns RP_OK, RP_EPARSE or RP_ENOMEM; *out is
  * malloc'd (free it) with *nk entries. */
 rp_status rp__xrt_xclbin_parse(const void *img, size_t bytes,
-                               rp__xrt_kinfo **out, unsigned *nk,
-                               char *err, size_t errlen);
+                               rp__xrt_kinfo **out, unsigned *nk, char *err,
+                               size_t errlen);
 
 /* Runs started so far on compute unit `cu` (0-based, in xclbin order) of
  * kernel `kernel` on logical device `dev` by the exec whose backend state

@@ -31,8 +31,9 @@ static const char *op_name(const xstate *st, uint32_t v) {
 
 static rp_status bo_sync(xstate *st, const xbo *xb, int to_dev, uint64_t off,
                          uint64_t len, uint32_t v) {
-  if (xrtBOSync(xb->bo, to_dev ? XCL_BO_SYNC_BO_TO_DEVICE
-                               : XCL_BO_SYNC_BO_FROM_DEVICE, len, off)) {
+  if (xrtBOSync(xb->bo,
+                to_dev ? XCL_BO_SYNC_BO_TO_DEVICE : XCL_BO_SYNC_BO_FROM_DEVICE,
+                len, off)) {
     rp_exec_set_error(st->x, "xrt: op \"%s\": buffer object sync failed",
                       op_name(st, v));
     return RP_EBACKEND;
@@ -68,8 +69,7 @@ static rp_status run_copy(xstate *st, uint32_t v) {
     } else if (st->emulate) {
       memcpy(db->map + off, sb->map + off, len);
     } else if (xrtBOCopy(db->bo, sb->bo, len, off, off)) {
-      rp_exec_set_error(st->x, "xrt: peer copy \"%s\" failed",
-                        op_name(st, v));
+      rp_exec_set_error(st->x, "xrt: peer copy \"%s\" failed", op_name(st, v));
       s = RP_EBACKEND;
     }
   }
@@ -124,8 +124,10 @@ static rp_status start_kernel(xstate *st, uint32_t v, int *started) {
       continue;
     xk->next = (c + 1) % xk->ki->ncu;
     if (xrtRunStart(o->run[c])) {
-      rp_exec_set_error(st->x, "xrt: op \"%s\": cannot start its run on "
-                        "compute unit %s", op_name(st, v), xk->ki->cu[c]);
+      rp_exec_set_error(st->x,
+                        "xrt: op \"%s\": cannot start its run on "
+                        "compute unit %s",
+                        op_name(st, v), xk->ki->cu[c]);
       return RP_EBACKEND;
     }
     xk->busy[c] = v;
@@ -147,8 +149,10 @@ static int poll_kernel(xstate *st, uint32_t v, rp_status *s) {
   xk->busy[o->cu] = RP_NONE;
   *s = RP_OK;
   if (e != ERT_CMD_STATE_COMPLETED) {
-    rp_exec_set_error(st->x, "xrt: op \"%s\" ended in state %d on compute "
-                      "unit %s", op_name(st, v), (int)e, xk->ki->cu[o->cu]);
+    rp_exec_set_error(st->x,
+                      "xrt: op \"%s\" ended in state %d on compute "
+                      "unit %s",
+                      op_name(st, v), (int)e, xk->ki->cu[o->cu]);
     *s = RP_EBACKEND;
   } else if (st->emulate) {
     run_cpu_body(st, v);

@@ -31,12 +31,12 @@ typedef struct xkern {
 
 /* One plan node as the backend runs it. */
 typedef struct xop {
-  uint32_t left;          /* predecessors not done in this replay */
-  int fpga;               /* 1: a kernel run on an FPGA compute unit */
-  unsigned xk;            /* FPGA kernels: index into xk */
-  xrtRunHandle *run;      /* FPGA kernels: one run per compute unit */
-  unsigned cu;            /* FPGA kernels: unit of the run in flight */
-  int host_writer;        /* writes some buffer's user array */
+  uint32_t left;     /* predecessors not done in this replay */
+  int fpga;          /* 1: a kernel run on an FPGA compute unit */
+  unsigned xk;       /* FPGA kernels: index into xk */
+  xrtRunHandle *run; /* FPGA kernels: one run per compute unit */
+  unsigned cu;       /* FPGA kernels: unit of the run in flight */
+  int host_writer;   /* writes some buffer's user array */
 } xop;
 
 typedef struct xstate {
@@ -50,12 +50,12 @@ typedef struct xstate {
   unsigned nki;
   xkern *xk;
   unsigned nxk;
-  xbo *bo;        /* per plan image: device images */
-  void **himg;    /* per plan image: host-memory images we allocate */
-  xop *op;        /* per plan node */
+  xbo *bo;     /* per plan image: device images */
+  void **himg; /* per plan image: host-memory images we allocate */
+  xop *op;     /* per plan node */
   uint32_t *ready, *fly;
-  void **ptrs;    /* scratch: host task pointers */
-  unsigned replay; /* replay of the batch being run (0 the first) */
+  void **ptrs;       /* scratch: host task pointers */
+  unsigned replay;   /* replay of the batch being run (0 the first) */
   double *tl0, *tl1; /* timeline run: each node's start and end (us since
                         tl_base), NULL otherwise */
   double tl_base;
@@ -77,8 +77,7 @@ static inline unsigned rp__xrt_param(const rp_kernel *k, unsigned i) {
  * rebinding, or ours). */
 static inline void *rp__xrt_host(const xstate *st, uint32_t i) {
   const rp_plan_image *im = &st->p->image[i];
-  return im->flags & RP_IMAGE_USER ? rp_exec_host(st->x)[im->buf]
-                                   : st->himg[i];
+  return im->flags & RP_IMAGE_USER ? rp_exec_host(st->x)[im->buf] : st->himg[i];
 }
 
 /* One replay as a DAG (polling loop), or in program order one node at a

@@ -44,13 +44,23 @@ static void sb_printf(sbuf *s, const char *fmt, ...) {
 static const char *arg_type(char c, unsigned *size) {
   *size = 8;
   switch (c) {
-  case 'g': return "void*";
-  case 'i': *size = 4; return "int";
-  case 'u': *size = 4; return "uint";
-  case 'f': *size = 4; return "float";
-  case 'd': return "double";
-  case 'l': return "unsigned long";
-  default: return NULL;
+  case 'g':
+    return "void*";
+  case 'i':
+    *size = 4;
+    return "int";
+  case 'u':
+    *size = 4;
+    return "uint";
+  case 'f':
+    *size = 4;
+    return "float";
+  case 'd':
+    return "double";
+  case 'l':
+    return "unsigned long";
+  default:
+    return NULL;
   }
 }
 
@@ -58,22 +68,25 @@ static void build_xml(sbuf *s, const rp__xrt_kspec *k, unsigned nk) {
   unsigned ncu = 0;
   for (unsigned i = 0; i < nk; i++)
     ncu += k[i].ncu;
-  sb_printf(s, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<project name=\"reprise\">\n"
-               " <platform vendor=\"reprise\" boardid=\"noop\" "
-               "name=\"noop\" featureRomTime=\"0\">\n"
-               "  <version major=\"1\" minor=\"0\"/>\n"
-               "  <device name=\"fpga0\" fpgaDevice=\"noop\" "
-               "addrWidth=\"0\">\n"
-               "   <core name=\"OCL_REGION_0\" target=\"hw\" "
-               "type=\"clc_region\" clockFreq=\"300MHz\" "
-               "numComputeUnits=\"%u\">\n", ncu);
+  sb_printf(s,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<project name=\"reprise\">\n"
+            " <platform vendor=\"reprise\" boardid=\"noop\" "
+            "name=\"noop\" featureRomTime=\"0\">\n"
+            "  <version major=\"1\" minor=\"0\"/>\n"
+            "  <device name=\"fpga0\" fpgaDevice=\"noop\" "
+            "addrWidth=\"0\">\n"
+            "   <core name=\"OCL_REGION_0\" target=\"hw\" "
+            "type=\"clc_region\" clockFreq=\"300MHz\" "
+            "numComputeUnits=\"%u\">\n",
+            ncu);
   unsigned cu = 0;
   for (unsigned i = 0; i < nk; i++) {
-    sb_printf(s, "    <kernel name=\"%s\" language=\"c\" "
-                 "vlnv=\"reprise:hls:%s:1.0\" "
-                 "preferredWorkGroupSizeMultiple=\"0\" workGroupSize=\"1\" "
-                 "interrupt=\"true\" hwControlProtocol=\"ap_ctrl_hs\">\n",
+    sb_printf(s,
+              "    <kernel name=\"%s\" language=\"c\" "
+              "vlnv=\"reprise:hls:%s:1.0\" "
+              "preferredWorkGroupSizeMultiple=\"0\" workGroupSize=\"1\" "
+              "interrupt=\"true\" hwControlProtocol=\"ap_ctrl_hs\">\n",
               k[i].name, k[i].name);
     sb_printf(s, "     <port name=\"S_AXI_CONTROL\" mode=\"slave\" "
                  "range=\"0x10000\" dataWidth=\"32\" "
@@ -85,16 +98,18 @@ static void build_xml(sbuf *s, const rp__xrt_kspec *k, unsigned nk) {
       unsigned size;
       const char *t = arg_type(k[i].args[a], &size);
       int g = k[i].args[a] == 'g';
-      sb_printf(s, "     <arg name=\"a%u\" addressQualifier=\"%d\" "
-                   "id=\"%u\" port=\"%s\" size=\"0x%x\" offset=\"0x%x\" "
-                   "hostOffset=\"0x0\" hostSize=\"0x%x\" type=\"%s\"/>\n",
+      sb_printf(s,
+                "     <arg name=\"a%u\" addressQualifier=\"%d\" "
+                "id=\"%u\" port=\"%s\" size=\"0x%x\" offset=\"0x%x\" "
+                "hostOffset=\"0x0\" hostSize=\"0x%x\" type=\"%s\"/>\n",
                 a, g ? 1 : 0, a, g ? "M_AXI_GMEM" : "S_AXI_CONTROL", size,
                 ARG_BASE + 8 * a, size, t);
     }
     for (unsigned c = 0; c < k[i].ncu; c++, cu++)
-      sb_printf(s, "     <instance name=\"%s_%u\">\n"
-                   "      <addrRemap base=\"0x%x\" port=\"S_AXI_CONTROL\"/>\n"
-                   "     </instance>\n",
+      sb_printf(s,
+                "     <instance name=\"%s_%u\">\n"
+                "      <addrRemap base=\"0x%x\" port=\"S_AXI_CONTROL\"/>\n"
+                "     </instance>\n",
                 k[i].name, c + 1, CU_BASE + CU_STRIDE * cu);
     sb_printf(s, "    </kernel>\n");
   }
@@ -103,8 +118,8 @@ static void build_xml(sbuf *s, const rp__xrt_kspec *k, unsigned nk) {
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
-rp_status rp__xrt_xclbin_build(const rp__xrt_kspec *k, unsigned nk,
-                               void **out, size_t *bytes) {
+rp_status rp__xrt_xclbin_build(const rp__xrt_kspec *k, unsigned nk, void **out,
+                               size_t *bytes) {
   *out = NULL;
   *bytes = 0;
   unsigned ncu = 0, nconn = 0;
@@ -131,10 +146,10 @@ rp_status rp__xrt_xclbin_build(const rp__xrt_kspec *k, unsigned nk,
   }
 
   const unsigned nsect = 4;
-  size_t hdr = sizeof(struct axlf) +
-               (nsect - 1) * sizeof(struct axlf_section_header);
-  size_t ip_sz = sizeof(struct ip_layout) +
-                 (ncu ? ncu - 1 : 0) * sizeof(struct ip_data);
+  size_t hdr =
+      sizeof(struct axlf) + (nsect - 1) * sizeof(struct axlf_section_header);
+  size_t ip_sz =
+      sizeof(struct ip_layout) + (ncu ? ncu - 1 : 0) * sizeof(struct ip_data);
   size_t mem_sz = sizeof(struct mem_topology);
   size_t con_sz = sizeof(struct connectivity) +
                   (nconn ? nconn - 1 : 0) * sizeof(struct connection);
@@ -247,8 +262,8 @@ static rp_status perr(char *err, size_t errlen, const char *msg) {
 }
 
 /* Value of attribute `name` in the tag [p, end), or 0 if absent. */
-static int xml_attr(const char *p, const char *end, const char *name,
-                    char *val, size_t len) {
+static int xml_attr(const char *p, const char *end, const char *name, char *val,
+                    size_t len) {
   size_t nl = strlen(name);
   for (const char *q = p; q + nl + 2 < end; q++) {
     if ((q[-1] != ' ' && q[-1] != '\t' && q[-1] != '\n') ||
@@ -328,20 +343,20 @@ rp_status rp__xrt_xclbin_parse(const void *img, size_t bytes,
     return perr(err, errlen, "not an xclbin (no \"xclbin2\" magic)");
   uint32_t ns = top->m_header.m_numSections;
   if (top->m_header.m_length > bytes || ns == 0 ||
-      ns > (bytes - sizeof(struct axlf)) /
-                   sizeof(struct axlf_section_header) + 1)
-    return perr(err, errlen, "truncated xclbin (header length or "
-                             "section count beyond the file)");
+      ns > (bytes - sizeof(struct axlf)) / sizeof(struct axlf_section_header) +
+               1)
+    return perr(err, errlen,
+                "truncated xclbin (header length or "
+                "section count beyond the file)");
   const struct ip_layout *ip = NULL;
   const char *xml = NULL;
   size_t xml_n = 0;
   for (uint32_t i = 0; i < ns; i++) {
     const struct axlf_section_header *h = &top->m_sections[i];
-    if (h->m_sectionOffset > bytes || h->m_sectionSize >
-                                          bytes - h->m_sectionOffset)
+    if (h->m_sectionOffset > bytes ||
+        h->m_sectionSize > bytes - h->m_sectionOffset)
       return perr(err, errlen, "xclbin section lies beyond the file");
-    if (h->m_sectionKind == IP_LAYOUT &&
-        h->m_sectionSize >= sizeof(int32_t)) {
+    if (h->m_sectionKind == IP_LAYOUT && h->m_sectionSize >= sizeof(int32_t)) {
       ip = (const struct ip_layout *)(b + h->m_sectionOffset);
       if (ip->m_count < 0 ||
           h->m_sectionSize < 8 + (uint64_t)ip->m_count * sizeof(struct ip_data))
@@ -355,8 +370,7 @@ rp_status rp__xrt_xclbin_parse(const void *img, size_t bytes,
     return perr(err, errlen, "xclbin has no EMBEDDED_METADATA section");
   if (!ip)
     return perr(err, errlen, "xclbin has no IP_LAYOUT section");
-  rp__xrt_kinfo *k = (rp__xrt_kinfo *)calloc(RP__XRT_MAX_KERNELS,
-                                             sizeof *k);
+  rp__xrt_kinfo *k = (rp__xrt_kinfo *)calloc(RP__XRT_MAX_KERNELS, sizeof *k);
   if (!k)
     return RP_ENOMEM;
   rp_status s = parse_xml(xml, xml_n, k, nk, err, errlen);

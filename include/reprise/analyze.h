@@ -29,19 +29,19 @@ typedef struct rp_analysis rp_analysis;
 /** Options of an analysis. Initialise with rp_analysis_opts_init(), also
  * before a function that fills it in (it reads the size). */
 typedef struct rp_analysis_opts {
-  size_t size;              /**< sizeof the struct as the caller was
+  size_t size;           /**< sizeof the struct as the caller was
                                  compiled with, set by
                                  rp_analysis_opts_init(): members past it
                                  keep their defaults; 0 is refused with
                                  RP_EINVAL (docs/design.md, "Versioned
                                  structs") */
-  unsigned copy_engines;    /**< 2 (h2d and d2h lanes) or 1 (copy lane) */
-  double h2d_gbps;          /**< modelled bandwidths, GB/s (1e9 B/s) */
+  unsigned copy_engines; /**< 2 (h2d and d2h lanes) or 1 (copy lane) */
+  double h2d_gbps;       /**< modelled bandwidths, GB/s (1e9 B/s) */
   double d2h_gbps;
   double p2p_gbps;
-  double kernel_us;         /**< cost of a kernel with none given */
-  double host_us;           /**< cost of a host task with none given */
-  const double *measured_us;/**< per node (one entry for each), from a
+  double kernel_us;              /**< cost of a kernel with none given */
+  double host_us;                /**< cost of a host task with none given */
+  const double *measured_us;     /**< per node (one entry for each), from a
                                  profiled replay; NULL, or negative
                                  entries: not measured (the graph's own
                                  measured costs are used then) */
@@ -50,14 +50,14 @@ typedef struct rp_analysis_opts {
                                  taken in turn in program order (an FPGA's
                                  compute units); NULL, 0 or 1: one lane
                                  "compute:d" */
-  unsigned ncompute_units;  /**< entries in compute_units */
-  const rp_model *model;    /**< calibrated model for the prediction beside
+  unsigned ncompute_units;       /**< entries in compute_units */
+  const rp_model *model;         /**< calibrated model for the prediction beside
                                  the bounds; NULL: none (the prediction is
                                  then the schedule's) */
-  const char *mode;         /**< overlapped mode predicted ("graph",
+  const char *mode;              /**< overlapped mode predicted ("graph",
                                  "streams", "parallel"); NULL: the model's
                                  first mode that is not "serial" */
-  const char *serial_mode;  /**< baseline mode; NULL: "serial" */
+  const char *serial_mode;       /**< baseline mode; NULL: "serial" */
   /** > 1: the graph runs over MPI ranks as the starpu backend's mode
    * "mpi" places it (the host on rank 0, device d on rank d % nranks, the
    * rows of a distributed buffer's part p on rank p % nranks): a copy
@@ -70,61 +70,61 @@ typedef struct rp_analysis_opts {
    * backend does when the coherence model allows it) costs 0. 0 or 1: one
    * process, no net lanes. */
   unsigned nranks;
-  double net_latency_us;    /**< one-way latency of a message, us */
-  double net_gbps;          /**< bandwidth between two ranks, GB/s */
+  double net_latency_us; /**< one-way latency of a message, us */
+  double net_gbps;       /**< bandwidth between two ranks, GB/s */
 } rp_analysis_opts;
 
 /** Where a cost came from. */
 typedef enum {
   RP_COST_GIVEN = 0,
   RP_COST_MEASURED = 1,
-  RP_COST_MODELLED = 2,   /**< copies: bytes / bandwidth */
-  RP_COST_DEFAULT = 3     /**< kernels and host tasks: the default */
+  RP_COST_MODELLED = 2, /**< copies: bytes / bandwidth */
+  RP_COST_DEFAULT = 3   /**< kernels and host tasks: the default */
 } rp_cost_source;
 
 /** Schedule of one operation. */
 typedef struct rp_op_sched {
-  uint32_t lane;          /**< index into the lanes */
+  uint32_t lane; /**< index into the lanes */
   double cost_us, start_us, end_us, slack_us;
-  int critical;           /**< on the critical path */
+  int critical; /**< on the critical path */
   rp_cost_source source;
 } rp_op_sched;
 
 /** Headline figures. */
 typedef struct rp_summary {
   double serial_us, critical_path_us, max_lane_us, makespan_us;
-  double bound;                 /**< the upper bound: serial / max(critical
+  double bound;           /**< the upper bound: serial / max(critical
                                      path, max lane); with a model of a team
                                      of threads (host_units > 0): serial /
                                      max(longest path, a split kernel
                                      costing its work over its group's
                                      threads; the work over the threads) */
-  const char *limited_by;       /**< "critical_path", a lane name, or
+  const char *limited_by; /**< "critical_path", a lane name, or
                                      "threads" (the work over a team) */
   double amdahl_compute_us, amdahl_copy_us, amdahl_speedup;
-  double predicted_speedup;     /**< the headline prediction: the machine
+  double predicted_speedup; /**< the headline prediction: the machine
                                      model's (model_speedup) when the
                                      analysis has one; without one the list
                                      schedule's (schedule_speedup), which
                                      knows of no overhead and which the
                                      reports call a bound only */
-  int modelled;                 /**< a model was given */
-  double model_serial_us;       /**< predicted serial replay, overheads in */
-  double model_overlap_us;      /**< predicted overlapped replay */
-  double model_speedup;         /**< model_serial_us / model_overlap_us */
-  double schedule_speedup;      /**< serial / makespan of the list schedule
+  int modelled;             /**< a model was given */
+  double model_serial_us;   /**< predicted serial replay, overheads in */
+  double model_overlap_us;  /**< predicted overlapped replay */
+  double model_speedup;     /**< model_serial_us / model_overlap_us */
+  double schedule_speedup;  /**< serial / makespan of the list schedule
                                      (a diagnostic) */
-  int calibrated;               /**< the model was calibrated (measured) */
-  int withheld;                 /**< the machine is busy: the team of T
+  int calibrated;           /**< the model was calibrated (measured) */
+  int withheld;             /**< the machine is busy: the team of T
                                      threads could count on less than 85 %
                                      of its cores (usable_cpus / (runnable
                                      + T) < 0.85); predicted_speedup is the
                                      quiet machine's, which this replay
                                      will not see, and the reports print
                                      "withheld" with the load instead */
-  double runnable;              /**< other runnable tasks measured (when
+  double runnable;          /**< other runnable tasks measured (when
                                      the model measured the load) */
-  unsigned usable_cpus;         /**< CPUs the process may use, then */
+  unsigned usable_cpus;     /**< CPUs the process may use, then */
 } rp_summary;
 
 /** @brief Default options: 2 copy engines, 25 GB/s each way and peer,
@@ -160,18 +160,18 @@ RP_API rp_status rp_analysis_op_model(const rp_analysis *a, rp_node n,
 
 /** Achieved speedup from timed replays, against the prediction. */
 typedef struct rp_achieved {
-  double speedup;       /**< median of serial[i] / overlapped[i] */
-  double min, max;      /**< smallest and largest of the ratios */
-  unsigned runs;        /**< timed pairs */
+  double speedup;          /**< median of serial[i] / overlapped[i] */
+  double min, max;         /**< smallest and largest of the ratios */
+  unsigned runs;           /**< timed pairs */
   double pred_lo, pred_hi; /**< the predicted range: the headline
                                 prediction within RP_PREDICT_TOLERANCE */
-  int below_one;        /**< speedup < 1: overlapping made it slower */
-  int outside;          /**< speedup outside [pred_lo, pred_hi] */
-  double serial_ratio;  /**< the serial replay measured over the predicted
+  int below_one;           /**< speedup < 1: overlapping made it slower */
+  int outside;             /**< speedup outside [pred_lo, pred_hi] */
+  double serial_ratio;     /**< the serial replay measured over the predicted
                              one (the profiled costs plus the model's
                              overheads; rp_achieved_check_serial()), 0:
                              not checked */
-  int serial_off;       /**< serial_ratio is off by more than
+  int serial_off;          /**< serial_ratio is off by more than
                              RP_SERIAL_TOLERANCE: the profile does not
                              describe the replays timed */
 } rp_achieved;
@@ -192,8 +192,8 @@ typedef struct rp_achieved {
  * time that is not finite and > 0). */
 RP_API rp_status rp_achieved_compute(const rp_analysis *a,
                                      const double *serial_us,
-                                     const double *overlap_us,
-                                     unsigned runs, rp_achieved *out);
+                                     const double *overlap_us, unsigned runs,
+                                     rp_achieved *out);
 
 /** @brief Hold the serial replay timed, @p serial_us per replay (the
  * median of the timed serial replays over their iterations), against
@@ -210,24 +210,23 @@ RP_API rp_status rp_achieved_check_serial(rp_achieved *ach,
  * lines when it is below 1 or outside the predicted range.
  * @return RP_OK, RP_EINVAL, RP_EIO. */
 RP_API rp_status rp_analysis_write_achieved(const rp_analysis *a,
-                                            const rp_achieved *ach,
-                                            FILE *fp);
+                                            const rp_achieved *ach, FILE *fp);
 
 /** One operation whose achieved time departs from the prediction. */
 typedef struct rp_departure {
   rp_node node;
-  double pred_start_us, pred_end_us;  /**< predicted (the model's when the
+  double pred_start_us, pred_end_us; /**< predicted (the model's when the
                                            analysis has one, else the list
                                            schedule's) */
-  double start_us, end_us;            /**< achieved */
-  double own_us;      /**< what the op itself adds: (achieved - predicted)
+  double start_us, end_us;           /**< achieved */
+  double own_us;     /**< what the op itself adds: (achieved - predicted)
                            duration plus (achieved - predicted) wait between
                            its last predecessor's end and its start */
-  double late_us;     /**< achieved end - predicted end */
-  const char *cause;  /**< "ran longer", "ran shorter", "shared link",
+  double late_us;    /**< achieved end - predicted end */
+  const char *cause; /**< "ran longer", "ran shorter", "shared link",
                            "shared compute", "waited on a lane", "launch",
                            "waited on a copy", "waited on an op" */
-  rp_node blame;      /**< the lane's op or the predecessor waited on, or
+  rp_node blame;     /**< the lane's op or the predecessor waited on, or
                            RP_NONE */
 } rp_departure;
 
@@ -243,9 +242,8 @@ typedef struct rp_departure {
  *   written. @return RP_OK, RP_EINVAL. */
 RP_API rp_status rp_analysis_departures(const rp_analysis *a,
                                         const double *start_us,
-                                        const double *end_us,
-                                        rp_departure *out, uint32_t max,
-                                        uint32_t *count);
+                                        const double *end_us, rp_departure *out,
+                                        uint32_t max, uint32_t *count);
 
 /** @brief Chrome/Perfetto trace with two tracks groups: "predicted" (the
  * model's prediction when the analysis has one, else the list schedule)
@@ -328,10 +326,10 @@ RP_API rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
 
 /** One abscissa of the picture. A figure <= 0 (or NaN) is not drawn. */
 typedef struct rp_speedup_point {
-  double x;             /**< threads, streams or devices (> 0) */
-  double predicted;     /**< the headline prediction */
-  double bound;         /**< the upper bound */
-  double achieved;      /**< achieved (median) */
+  double x;                          /**< threads, streams or devices (> 0) */
+  double predicted;                  /**< the headline prediction */
+  double bound;                      /**< the upper bound */
+  double achieved;                   /**< achieved (median) */
   double achieved_min, achieved_max; /**< its spread */
 } rp_speedup_point;
 
@@ -343,9 +341,9 @@ typedef struct rp_speedup_point {
  * @param title, xlabel text (NULL: "speedup", "threads").
  * @return RP_OK, RP_EINVAL (no points, an x that is not > 0), RP_ENOMEM,
  *   RP_EIO. */
-RP_API rp_status rp_speedup_write_svg(const rp_speedup_point *pts,
-                                      unsigned n, const char *title,
-                                      const char *xlabel, FILE *fp);
+RP_API rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
+                                      const char *title, const char *xlabel,
+                                      FILE *fp);
 
 /** @} */
 
@@ -361,16 +359,16 @@ RP_API rp_status rp_speedup_write_svg(const rp_speedup_point *pts,
 
 /** Advice for one graph. */
 typedef struct rp_split_advice {
-  unsigned k;            /**< chunks chosen; 1: nothing to split, or no
+  unsigned k;           /**< chunks chosen; 1: nothing to split, or no
                               gain */
-  uint32_t nkernels;     /**< kernels the split cuts */
-  uint32_t ncopies;      /**< copies cut with them */
-  rp_node first_kernel;  /**< the first kernel cut (RP_NONE: none) */
-  double unsplit_us;     /**< predicted replay as recorded: the model's
+  uint32_t nkernels;    /**< kernels the split cuts */
+  uint32_t ncopies;     /**< copies cut with them */
+  rp_node first_kernel; /**< the first kernel cut (RP_NONE: none) */
+  double unsplit_us;    /**< predicted replay as recorded: the model's
                               overlapped time with a model, else the
                               schedule's makespan */
-  double split_us;       /**< the same, split in k */
-  double speedup;        /**< unsplit_us / split_us */
+  double split_us;      /**< the same, split in k */
+  double speedup;       /**< unsplit_us / split_us */
 } rp_split_advice;
 
 /** @brief Advise how many chunks to split ended graph @p g's splittable
@@ -379,9 +377,8 @@ typedef struct rp_split_advice {
  * @return RP_OK (out->k 1 when nothing is splittable), RP_ESTATE (not
  *   ended), RP_ENOTSUP (a kernel without its descriptor: loaded from a
  *   file), RP_EINVAL, RP_ENOMEM. */
-RP_API rp_status rp_split_advise(const rp_graph *g,
-                                 const rp_analysis_opts *o, unsigned max_k,
-                                 rp_split_advice *out);
+RP_API rp_status rp_split_advise(const rp_graph *g, const rp_analysis_opts *o,
+                                 unsigned max_k, rp_split_advice *out);
 
 /** @brief One line per advice: `split "NAME" in K: predicted S.SSx
  * (A ms -> B ms)`, naming the first kernel cut and how many others and

@@ -51,13 +51,13 @@ enum {
 /** One image: the memory of one buffer in one class of spaces. */
 typedef struct rp_plan_image {
   rp_buf buf;
-  int space;          /**< the space it serves (RP_SPACE_HOST or a device;
+  int space;       /**< the space it serves (RP_SPACE_HOST or a device;
                            the smallest of its class) */
-  uint64_t spaces;    /**< the spaces it serves: bit 63 the host, bit d
+  uint64_t spaces; /**< the spaces it serves: bit 63 the host, bit d
                            device d */
-  unsigned flags;     /**< RP_IMAGE_* */
-  uint64_t bytes;     /**< the buffer's size */
-  uint64_t lo, hi;    /**< the bytes [lo, hi) that accesses of this image
+  unsigned flags;  /**< RP_IMAGE_* */
+  uint64_t bytes;  /**< the buffer's size */
+  uint64_t lo, hi; /**< the bytes [lo, hi) that accesses of this image
                            touch: a backend may allocate only those (and
                            hand out base pointers moved back by lo); the
                            whole buffer for user images; lo == hi when no
@@ -66,31 +66,31 @@ typedef struct rp_plan_image {
 
 /** One resolved parameter of a node. */
 typedef struct rp_plan_access {
-  uint32_t image;     /**< index into rp_plan.image; RP_NONE for a kernel's
+  uint32_t image;    /**< index into rp_plan.image; RP_NONE for a kernel's
                            scalar parameter (its value is in the exec's
                            argument block, rp_exec_args()) */
-  rp_mode mode;       /**< RP_IN, RP_OUT, RP_INOUT (RP_SCALAR for scalars) */
-  int space;          /**< the space the recorder gave it */
-  uint64_t offset;    /**< first byte of the region */
-  uint64_t bytes;     /**< span of the region: last byte + 1 - offset */
-  uint32_t iv0, niv;  /**< the region as contiguous byte runs: niv pairs
+  rp_mode mode;      /**< RP_IN, RP_OUT, RP_INOUT (RP_SCALAR for scalars) */
+  int space;         /**< the space the recorder gave it */
+  uint64_t offset;   /**< first byte of the region */
+  uint64_t bytes;    /**< span of the region: last byte + 1 - offset */
+  uint32_t iv0, niv; /**< the region as contiguous byte runs: niv pairs
                            (offset, length) at rp_plan.iv[2 * iv0] */
 } rp_plan_access;
 
 /** Node flags. */
 enum {
-  RP_PLAN_ON_HOST = 1u << 0  /**< a kernel of a device the backend does not
+  RP_PLAN_ON_HOST = 1u << 0 /**< a kernel of a device the backend does not
                                   run itself: run its CPU body on the host */
 };
 
 /** One node: a recorded operation that does work. */
 typedef struct rp_plan_node {
   rp_op_type type;
-  rp_node op;           /**< the recorded operation (rp_node_info_get()) */
-  int device;           /**< kernels and copies: device; src of peer copies */
-  int dst_device;       /**< peer copies; else equal to device */
-  unsigned flags;       /**< RP_PLAN_* */
-  uint32_t acc0, nacc;  /**< accesses at rp_plan.acc[acc0 ..]: kernels one
+  rp_node op;            /**< the recorded operation (rp_node_info_get()) */
+  int device;            /**< kernels and copies: device; src of peer copies */
+  int dst_device;        /**< peer copies; else equal to device */
+  unsigned flags;        /**< RP_PLAN_* */
+  uint32_t acc0, nacc;   /**< accesses at rp_plan.acc[acc0 ..]: kernels one
                              per parameter in order, host tasks one per
                              access in order, copies [0] source [1] dest */
   uint32_t succ0, nsucc; /**< successors at rp_plan.succ[succ0 ..] */
@@ -99,9 +99,9 @@ typedef struct rp_plan_node {
 
 /** One device as the plan sees it. */
 typedef struct rp_plan_device {
-  rp_device_kind kind;  /**< resolved (never RP_DEVICE_DEFAULT) */
-  int native;           /**< 1: run by the backend's own engine */
-  int host_memory;      /**< 1: its space is host memory */
+  rp_device_kind kind; /**< resolved (never RP_DEVICE_DEFAULT) */
+  int native;          /**< 1: run by the backend's own engine */
+  int host_memory;     /**< 1: its space is host memory */
 } rp_plan_device;
 
 /** The execution plan. Every array is owned by the exec and valid while
@@ -114,9 +114,9 @@ typedef struct rp_plan {
   const rp_plan_node *node;
   const rp_plan_access *acc;
   const rp_plan_image *image;
-  const uint32_t *succ, *pred;  /**< nedge entries each */
-  const uint64_t *iv;           /**< byte runs, pairs (offset, length) */
-  const rp_plan_device *dev;    /**< ndev entries */
+  const uint32_t *succ, *pred; /**< nedge entries each */
+  const uint64_t *iv;          /**< byte runs, pairs (offset, length) */
+  const rp_plan_device *dev;   /**< ndev entries */
   /** Per recorded operation: its node, or RP_NONE when it is elided. */
   const uint32_t *node_of;
   /** Per buffer b: the nodes that write memory the user's array of b is
@@ -124,7 +124,7 @@ typedef struct rp_plan {
    * hw_off[b + 1]); after they are done in a replay the array holds its
    * final value of that replay. Empty for internal buffers. */
   const uint32_t *hw_off, *host_writers;
-  uint32_t nelided;             /**< copies that are no node */
+  uint32_t nelided; /**< copies that are no node */
 } rp_plan;
 
 /** @} */
@@ -156,15 +156,15 @@ enum {
 };
 
 struct rp_backend {
-  unsigned abi;                     /**< RP_BACKEND_ABI */
+  unsigned abi; /**< RP_BACKEND_ABI */
   const char *name;
-  int priority;                     /**< higher wins for "auto" */
+  int priority; /**< higher wins for "auto" */
   /** The device kind this backend runs with its own engine, in memory of
    * its own (RP_DEVICE_CUDA, RP_DEVICE_FPGA); RP_DEVICE_CPU for backends
    * that run everything on host cores in host memory. Devices of other
    * kinds run on the host (RP_PLAN_ON_HOST) over host memory. */
   rp_device_kind owns;
-  unsigned flags;                   /**< RP_BACKEND_* */
+  unsigned flags; /**< RP_BACKEND_* */
   rp_status (*probe)(void);
   rp_status (*instantiate)(rp_exec *x, const rp_plan *p, void **state);
   /** Start @p iterations replays. Returns at once unless the backend sets
@@ -202,9 +202,8 @@ struct rp_backend {
    * launched replays; @p max_replays > 0. RP_ENOTSUP, before running
    * anything (with rp_exec_set_error() saying why): the core checks on the
    * host instead. NULL: always the host. */
-  rp_status (*run_until)(void *state, const rp_until *u,
-                         unsigned max_replays, unsigned check_every,
-                         unsigned *done);
+  rp_status (*run_until)(void *state, const rp_until *u, unsigned max_replays,
+                         unsigned check_every, unsigned *done);
   /** Optional: the launch geometry chosen for kernel plan node @p n
    * (rp_exec_kernel_block()). NULL: RP_ENOTSUP. */
   rp_status (*kernel_block)(void *state, uint32_t n, rp_kernel_block *out);
@@ -322,8 +321,8 @@ RP_API rp_status rp_plan_run_on_host(rp_exec *x, uint32_t node,
  * keeps the spaces of one rank in one memory when this holds).
  * @param ok receives 1 (they may share) or 0.
  * @return RP_OK, RP_EINVAL (bad argument), RP_ENOMEM. */
-RP_API rp_status rp_plan_may_share(const rp_plan *p, rp_buf b,
-                                   uint64_t spaces, int *ok);
+RP_API rp_status rp_plan_may_share(const rp_plan *p, rp_buf b, uint64_t spaces,
+                                   int *ok);
 /** @} */
 
 #ifdef __cplusplus

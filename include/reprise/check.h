@@ -38,15 +38,15 @@ typedef struct rp_check rp_check;
 
 /** One finding. */
 typedef struct rp_check_item {
-  rp_node from, to;     /**< the two operations, from before to */
-  rp_edge_kind kind;    /**< races: RP_EDGE_RAW/WAR/WAW; superfluous:
+  rp_node from, to;       /**< the two operations, from before to */
+  rp_edge_kind kind;      /**< races: RP_EDGE_RAW/WAR/WAW; superfluous:
                              RP_EDGE_AFTER */
-  rp_buf buf;           /**< races: the buffer; else RP_NONE */
-  int space;            /**< races: RP_SPACE_HOST or the device */
+  rp_buf buf;             /**< races: the buffer; else RP_NONE */
+  int space;              /**< races: RP_SPACE_HOST or the device */
   uint64_t offset, bytes; /**< races: the first intersecting byte range */
-  int implied;          /**< superfluous: other `after` edges order the
+  int implied;            /**< superfluous: other `after` edges order the
                              two operations anyway (no gain) */
-  double gain_us;       /**< superfluous: predicted time saved by dropping
+  double gain_us;         /**< superfluous: predicted time saved by dropping
                              the edge (schedule makespan, or the model's
                              overlapped time when a model is given) */
 } rp_check_item;

@@ -38,28 +38,30 @@ extern "C" {
 /** The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH, for
  * compile-time tests (#if RP_VERSION >= 100: 0.1.0 or later). The library
  * a program runs with says its own with rp_version(). */
-#define RP_VERSION                                                          \
+#define RP_VERSION                                                             \
   (RP_VERSION_MAJOR * 10000 + RP_VERSION_MINOR * 100 + RP_VERSION_PATCH)
 
 /** One table generates the enum, the names and the messages. */
-#define RP_STATUS_MAP(X)                                                    \
-  X(OK, 0, "success")                                                       \
-  X(EINVAL, -1, "invalid argument")                                         \
-  X(ENOMEM, -2, "out of memory")                                            \
-  X(ECYCLE, -3, "recorded graph contains a cycle")                          \
-  X(ENODEV, -4, "backend found no usable device")                           \
-  X(ENOTSUP, -5, "backend not built into this library")                     \
-  X(ERANGE, -6, "region out of the buffer's bounds")                        \
-  X(ESTATE, -7, "call not allowed in the object's current phase")           \
-  X(EPARSE, -8, "malformed graph file")                                     \
-  X(EIO, -9, "input/output error")                                          \
-  X(EBACKEND, -10, "backend failure during replay")                         \
-  X(ENOKERNEL, -11, "kernel has no implementation for this backend")        \
-  X(ENOTFOUND, -12, "no such name")                                        \
-  X(ECOHERENCE, -13, "results would depend on memory the program never "  \
-    "synchronised")                                                        \
-  X(ETASK, -14, "an operation reported failure")                            \
-  X(EACCESS, -15, "an operation accessed memory outside its declared "     \
+#define RP_STATUS_MAP(X)                                                       \
+  X(OK, 0, "success")                                                          \
+  X(EINVAL, -1, "invalid argument")                                            \
+  X(ENOMEM, -2, "out of memory")                                               \
+  X(ECYCLE, -3, "recorded graph contains a cycle")                             \
+  X(ENODEV, -4, "backend found no usable device")                              \
+  X(ENOTSUP, -5, "backend not built into this library")                        \
+  X(ERANGE, -6, "region out of the buffer's bounds")                           \
+  X(ESTATE, -7, "call not allowed in the object's current phase")              \
+  X(EPARSE, -8, "malformed graph file")                                        \
+  X(EIO, -9, "input/output error")                                             \
+  X(EBACKEND, -10, "backend failure during replay")                            \
+  X(ENOKERNEL, -11, "kernel has no implementation for this backend")           \
+  X(ENOTFOUND, -12, "no such name")                                            \
+  X(ECOHERENCE, -13,                                                           \
+    "results would depend on memory the program never "                        \
+    "synchronised")                                                            \
+  X(ETASK, -14, "an operation reported failure")                               \
+  X(EACCESS, -15,                                                              \
+    "an operation accessed memory outside its declared "                       \
     "regions")
 
 /** Status of every fallible call: 0 on success, negative on error. */
@@ -109,8 +111,7 @@ typedef struct rp_outfile rp_outfile;
  * rp_outfile_cleanup_on_signal() was called.
  * @return RP_OK, RP_EINVAL (NULL argument), RP_EIO (the folder cannot
  * be written: rp_last_error() says why), RP_ENOMEM. */
-RP_API rp_status rp_outfile_open(rp_outfile **out, const char *path,
-                                 FILE **fp);
+RP_API rp_status rp_outfile_open(rp_outfile **out, const char *path, FILE **fp);
 
 /** @brief Finish: flush, fsync, close and rename the temporary file over
  * the target (whose permissions it takes, else 0666 less the umask). On

@@ -52,14 +52,14 @@
 /* This thread's point of argument block A, clipped to its index space
  * (one test of the three extents, not three branches: read from device
  * memory, their loads then go out together). */
-#define RP__KERNEL_POINT(kname, A)                                          \
-  uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;             \
-  uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;             \
-  uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;             \
-  if ((x < (A).n[0]) & (y < (A).n[1]) & (z < (A).n[2]))                     \
-    kname##_rp_body(&(A), (A).origin[0] + x, (A).origin[1] + y,             \
+#define RP__KERNEL_POINT(kname, A)                                             \
+  uint64_t x = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;                \
+  uint64_t y = (uint64_t)blockIdx.y * blockDim.y + threadIdx.y;                \
+  uint64_t z = (uint64_t)blockIdx.z * blockDim.z + threadIdx.z;                \
+  if ((x < (A).n[0]) & (y < (A).n[1]) & (z < (A).n[2]))                        \
+    kname##_rp_body(&(A), (A).origin[0] + x, (A).origin[1] + y,                \
                     (A).origin[2] + z);
-#define RP_KERNEL_CUDA(kname)                                               \
+#define RP_KERNEL_CUDA(kname)                                                  \
   __global__ void kname##_rp_cuda(rp_kargs a) { RP__KERNEL_POINT(kname, a) }
 #define RP_KERNEL_CUDA_FN(kname) ((const void *)kname##_rp_cuda)
 /* The same kernel taking its argument block from device memory (the cuda
@@ -68,11 +68,11 @@
  * which the compiler may keep in registers and hoist out of loops), with
  * no shared memory and no barrier, so that the kernel occupies an SM as
  * the by-value entry does. */
-#define RP_KERNEL_CUDA_ARGS(kname)                                          \
-  __global__ void kname##_rp_cudai(const rp_kargs *__restrict__ rp__g) {   \
-    RP__KERNEL_POINT(kname, *rp__g)                                         \
-  }                                                                         \
-  static const rp_cuda_args kname##_rp_cuda_pair __attribute__((unused)) = { \
+#define RP_KERNEL_CUDA_ARGS(kname)                                             \
+  __global__ void kname##_rp_cudai(const rp_kargs *__restrict__ rp__g) {       \
+    RP__KERNEL_POINT(kname, *rp__g)                                            \
+  }                                                                            \
+  static const rp_cuda_args kname##_rp_cuda_pair __attribute__((unused)) = {   \
       (const void *)kname##_rp_cuda, (const void *)kname##_rp_cudai};
 #define RP_KERNEL_CUDA_ARGS_OF(kname) (&kname##_rp_cuda_pair)
 #else
@@ -87,7 +87,7 @@
 #define RP_PTR(T, i) ((T *)rp__a->a[i].p)
 /** Start of the region recorded for buffer parameter @p i, as T*: the
  * first byte the region covers (RP_PTR gives the buffer's base). */
-#define RP_REGION_PTR(T, i)                                                 \
+#define RP_REGION_PTR(T, i)                                                    \
   ((T *)(void *)((char *)rp__a->a[i].p + rp__a->r[i].offset))
 /** Bytes the region of parameter @p i spans (first to last byte). */
 #define RP_REGION_SIZE(i) (rp__a->r[i].bytes)
@@ -111,39 +111,46 @@
 #define RP_NZ (rp__a->whole[2] ? rp__a->whole[2] : rp__a->n[2])
 
 /** Define kernel @p kname with the body given as the remaining argument. */
-#define RP_KERNEL(kname, ...)                                               \
-  static RP_HD inline void kname##_rp_body(const rp_kargs *rp__a,           \
-                                           uint64_t rp__x, uint64_t rp__y,  \
-                                           uint64_t rp__z) {                \
-    (void)rp__a; (void)rp__x; (void)rp__y; (void)rp__z;                     \
-    __VA_ARGS__                                                             \
-  }                                                                         \
-  static void kname##_rp_cpu(const rp_kargs *a, const uint64_t lo[3],       \
-                             const uint64_t hi[3]) {                        \
-    for (uint64_t z = lo[2]; z < hi[2]; z++)                                \
-      for (uint64_t y = lo[1]; y < hi[1]; y++)                              \
-        for (uint64_t x = lo[0]; x < hi[0]; x++)                            \
-          kname##_rp_body(a, a->origin[0] + x, a->origin[1] + y,            \
-                          a->origin[2] + z);                                \
-  }                                                                         \
-  RP_KERNEL_CUDA(kname)                                                     \
+#define RP_KERNEL(kname, ...)                                                  \
+  static RP_HD inline void kname##_rp_body(                                    \
+      const rp_kargs *rp__a, uint64_t rp__x, uint64_t rp__y, uint64_t rp__z) { \
+    (void)rp__a;                                                               \
+    (void)rp__x;                                                               \
+    (void)rp__y;                                                               \
+    (void)rp__z;                                                               \
+    __VA_ARGS__                                                                \
+  }                                                                            \
+  static void kname##_rp_cpu(const rp_kargs *a, const uint64_t lo[3],          \
+                             const uint64_t hi[3]) {                           \
+    for (uint64_t z = lo[2]; z < hi[2]; z++)                                   \
+      for (uint64_t y = lo[1]; y < hi[1]; y++)                                 \
+        for (uint64_t x = lo[0]; x < hi[0]; x++)                               \
+          kname##_rp_body(a, a->origin[0] + x, a->origin[1] + y,               \
+                          a->origin[2] + z);                                   \
+  }                                                                            \
+  RP_KERNEL_CUDA(kname)                                                        \
   RP_KERNEL_CUDA_ARGS(kname)
 
 /** A descriptor for kernel @p kname with parameter array @p params
  * (a true array, not a pointer). */
-#define RP_KERNEL_DESC(kname, params)                                       \
-  {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
-   kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0,  \
-   0, 0, 0, RP_KERNEL_CUDA_ARGS_OF(kname)}
+#define RP_KERNEL_DESC(kname, params)                                          \
+  {                                                                            \
+#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),        \
+        kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL,                        \
+        {0, 0, 0 }, NULL, NULL, 0, 0, 0, 0, RP_KERNEL_CUDA_ARGS_OF(kname)      \
+  }
 
 /** A descriptor as RP_KERNEL_DESC() for a kernel whose index space may be
  * split along @p axis (RP_SPLIT_X, _Y, _Z) into chunks, the buffer
  * parameters of bit mask @p follow having regions that follow the cut
  * (see rp_kernel.split_axis and docs/split.md). */
-#define RP_KERNEL_DESC_SPLIT(kname, params, axis, follow)                   \
-  {#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),      \
-   kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0}, NULL, NULL, 0,  \
-   (axis), (follow), 0, RP_KERNEL_CUDA_ARGS_OF(kname)}
+#define RP_KERNEL_DESC_SPLIT(kname, params, axis, follow)                      \
+  {                                                                            \
+#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),        \
+        kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL,                        \
+        {0, 0, 0 }, NULL, NULL, 0, (axis), (follow), 0,                        \
+         RP_KERNEL_CUDA_ARGS_OF(kname)                                         \
+  }
 
 /** @} */
 #endif

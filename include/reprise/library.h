@@ -91,14 +91,14 @@ typedef const rp_kernel_table *(*rp_kernel_library_fn)(void);
  * NULL-terminated arrays @p kernel_list (of const rp_kernel *) and
  * @p host_task_list (of const rp_host_task *, or NULL); write it once in
  * the library's sources. */
-#define RP_KERNEL_LIBRARY(kernel_list, host_task_list)                      \
-  RP__KLIB_LINKAGE RP__KLIB_VISIBLE const rp_kernel_table *                 \
-  reprise_kernel_library(void);                                             \
-  RP__KLIB_LINKAGE RP__KLIB_VISIBLE const rp_kernel_table *                 \
-  reprise_kernel_library(void) {                                            \
-    static const rp_kernel_table t = {RP_KERNEL_TABLE_ABI, (kernel_list),   \
-                                      (host_task_list)};                    \
-    return &t;                                                              \
+#define RP_KERNEL_LIBRARY(kernel_list, host_task_list)                         \
+  RP__KLIB_LINKAGE RP__KLIB_VISIBLE const rp_kernel_table *                    \
+  reprise_kernel_library(void);                                                \
+  RP__KLIB_LINKAGE RP__KLIB_VISIBLE const rp_kernel_table *                    \
+  reprise_kernel_library(void) {                                               \
+    static const rp_kernel_table t = {RP_KERNEL_TABLE_ABI, (kernel_list),      \
+                                      (host_task_list)};                       \
+    return &t;                                                                 \
   }
 
 /** A set of loaded kernel libraries. */

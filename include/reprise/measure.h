@@ -70,24 +70,25 @@ typedef void (*rp_model_progress_fn)(void *user, const char *line);
  * or RP_MODEL_OPTS_INIT, then set what you need: the defaults calibrate
  * on first use and cache in the user's cache directory. */
 typedef struct rp_model_opts {
-  size_t size;           /**< sizeof the struct as the caller was compiled
+  size_t size;    /**< sizeof the struct as the caller was compiled
                               with, set by rp_model_opts_init() or
                               RP_MODEL_OPTS_INIT; 0 is refused with
                               RP_EINVAL (docs/design.md, "Versioned
                               structs") */
-  unsigned flags;        /**< RP_MODEL_* */
-  unsigned runs;         /**< timed replays per figure (0: 5) */
+  unsigned flags; /**< RP_MODEL_* */
+  unsigned runs;  /**< timed replays per figure (0: 5) */
   rp_model_progress_fn progress; /**< told before a calibration; NULL */
-  void *user;            /**< passed to progress */
-  const char *cache_dir; /**< folder of the cached models; NULL:
+  void *user;                    /**< passed to progress */
+  const char *cache_dir;         /**< folder of the cached models; NULL:
                               $XDG_CACHE_HOME/reprise, else
                               $HOME/.cache/reprise */
-  const char *version;   /**< the library version the key holds; NULL:
+  const char *version;           /**< the library version the key holds; NULL:
                               rp_version() (a test can change it) */
 } rp_model_opts;
 
 /** An rp_model_opts with its size set and every option at its default. */
-#define RP_MODEL_OPTS_INIT {sizeof(rp_model_opts), 0, 0, NULL, NULL, NULL, NULL}
+#define RP_MODEL_OPTS_INIT                                                     \
+  { sizeof(rp_model_opts), 0, 0, NULL, NULL, NULL, NULL }
 
 /** @brief Set every option of @p o to its default and its size to this
  * header's (as RP_MODEL_OPTS_INIT). NULL is a no-op. */
@@ -151,8 +152,7 @@ RP_API unsigned long rp_model_calibrations(void);
  * (m->runnable, m->usable_cpus: about 30 ms; docs/model.md).
  * @return RP_OK, RP_EINVAL. */
 RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
-                                            unsigned *units,
-                                            const rp_exec *x);
+                                            unsigned *units, const rp_exec *x);
 
 /** @brief Analysis options for what exec @p x runs (as
  * rp_analysis_opts_from_exec()), with the machine model of its backend on
@@ -169,9 +169,8 @@ RP_API rp_status rp_analysis_opts_from_exec(rp_analysis_opts *o, rp_model *m,
  * first; @p m and @p units must outlive the options' use.
  * @return RP_OK, RP_EINVAL, or the failure of a calibration (the options
  *   are then filled with an uncalibrated model all the same). */
-RP_API rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o,
-                                             rp_model *m, unsigned *units,
-                                             const rp_exec *x,
+RP_API rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
+                                             unsigned *units, const rp_exec *x,
                                              const rp_model_opts *mo);
 
 /** @brief Analysis options for backend @p be (NULL: auto) run with exec
@@ -188,7 +187,6 @@ RP_API rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
                                       const rp_backend *be,
                                       const rp_exec_opts *xo);
 
-
 /** @brief Analyse the graph exec @p x really replays (rp_exec_graph():
  * its copies reshaped, its kernels split; the graph given to
  * rp_exec_create() when no pass changed it), with options @p o (may be
@@ -203,7 +201,6 @@ RP_API rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
  * @return RP_OK, RP_EINVAL, RP_ENOMEM, or rp_analyze()'s failure. */
 RP_API rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
                                  rp_analysis **out);
-
 
 /** @} */
 

@@ -36,10 +36,10 @@ extern "C" {
 
 /** Overhead of one replay mode. */
 typedef struct rp_model_mode {
-  char name[16];        /**< "graph", "streams", "serial", "parallel" */
-  double op_us;         /**< overhead per operation */
-  double run_us;        /**< overhead per replay (launch and wait) */
-  int host_issue;       /**< 1: the host issues operations one after the
+  char name[16];  /**< "graph", "streams", "serial", "parallel" */
+  double op_us;   /**< overhead per operation */
+  double run_us;  /**< overhead per replay (launch and wait) */
+  int host_issue; /**< 1: the host issues operations one after the
                              other, each taking op_us of host time before
                              it can start (streams, serial); 0: op_us is a
                              delay of each node on its device (graph,
@@ -48,23 +48,23 @@ typedef struct rp_model_mode {
 
 /** One copy direction: time = latency_us + bytes / (gbps * 1e3). */
 typedef struct rp_model_link {
-  double gbps;          /**< GB/s (1e9 B/s); 0: copies of this kind cost 0
+  double gbps; /**< GB/s (1e9 B/s); 0: copies of this kind cost 0
                              (host and device share memory) */
   double latency_us;
 } rp_model_link;
 
 /** A calibrated machine model. Initialise with rp_model_init(). */
 typedef struct rp_model {
-  char backend[32];     /**< "openmp", "cuda", ... */
-  char machine[64];     /**< host name of the calibration */
-  int calibrated;       /**< 1 if measured (loaded or calibrated) */
+  char backend[32]; /**< "openmp", "cuda", ... */
+  char machine[64]; /**< host name of the calibration */
+  int calibrated;   /**< 1 if measured (loaded or calibrated) */
   rp_model_mode mode[RP_MODEL_MAX_MODES];
   unsigned nmode;
   rp_model_link h2d, d2h, p2p;
-  double duplex_h2d_gbps;  /**< h2d bandwidth while a d2h runs on the same
+  double duplex_h2d_gbps; /**< h2d bandwidth while a d2h runs on the same
                                 link (0: as alone) */
-  double duplex_d2h_gbps;  /**< d2h bandwidth while an h2d runs */
-  double host_task_us;     /**< overhead of a host task */
+  double duplex_d2h_gbps; /**< d2h bandwidth while an h2d runs */
+  double host_task_us;    /**< overhead of a host task */
   /** Compute units of each logical device: a kernel that its backend
    * splits over them occupies all of them (CPU threads of the device's
    * group), one that it does not split occupies one; 0 or 1: the device
@@ -75,9 +75,9 @@ typedef struct rp_model {
   int phys[RP_MAX_DEVICES];
   unsigned physical_devices; /**< devices the backend found (cuda: GPUs),
                                 as calibrated; 0: unknown */
-  uint64_t split_min;      /**< kernels of at least this many points are
+  uint64_t split_min;        /**< kernels of at least this many points are
                                 split over the units (openmp: 8192) */
-  double split_efficiency; /**< share of a core each thread of a team of
+  double split_efficiency;   /**< share of a core each thread of a team of
                                 several gets, as calibrated (a
                                 compute-bound kernel split over the team
                                 against one thread, divided by the team
@@ -95,36 +95,36 @@ typedef struct rp_model {
   unsigned threads_per_mp;
 
   /* What the calibration was made for: the cache key (docs/model.md). */
-  char cpu[64];            /**< CPU model name ("" unknown) */
-  char gpu[64];            /**< cuda: GPU 0's name; "" elsewhere */
-  char version[32];        /**< library version and model revision of the
+  char cpu[64];        /**< CPU model name ("" unknown) */
+  char gpu[64];        /**< cuda: GPU 0's name; "" elsewhere */
+  char version[32];    /**< library version and model revision of the
                                 calibration ("0.1.0/m2") */
-  unsigned threads;        /**< team size calibrated (openmp); 0: the
+  unsigned threads;    /**< team size calibrated (openmp); 0: the
                                 backend has no team */
-  char device_map[64];     /**< device map calibrated with ("0,0,1");
+  char device_map[64]; /**< device map calibrated with ("0,0,1");
                                 "": none (the backend's default) */
-  double load;             /**< the machine's load average (1 minute) when
+  double load;         /**< the machine's load average (1 minute) when
                                 calibrated; a model calibrated on a busy
                                 machine (load above its cores) is
                                 calibrated again once the load is below
                                 half of it. 0: unknown */
-  unsigned cpus;           /**< online cores when calibrated */
+  unsigned cpus;       /**< online cores when calibrated */
 
   /* A team of CPU threads (openmp): host tasks, kernels and copies share
    * one pool of threads. */
-  unsigned host_units;     /**< threads that run host tasks: with > 0,
+  unsigned host_units; /**< threads that run host tasks: with > 0,
                                 host tasks and the copies that move bytes
                                 are tasks of the pool like kernels (host
                                 tasks on any group's threads); 0: host
                                 tasks hold one "host" lane (cuda) */
-  double task_us;          /**< thread time per task beyond its work (the
+  double task_us;      /**< thread time per task beyond its work (the
                                 engine's claim, hand-off and bookkeeping),
                                 measured with independent empty tasks at
                                 the calibrated thread count */
-  double split_us;         /**< time a kernel split over the team takes
+  double split_us;     /**< time a kernel split over the team takes
                                 beyond its share of work (publishing its
                                 chunks, waiting for the last) */
-  double edge_us;          /**< wait of an operation whose input comes
+  double edge_us;      /**< wait of an operation whose input comes
                                 from another thread (a hand-off between
                                 cores; on a busy machine, a preempted
                                 thread): paid by operations with several
@@ -143,21 +143,21 @@ typedef struct rp_model {
   /* What the backend is and what the machine does now: filled from the
    * exec or the backend (rp_analysis_opts_from_exec(),
    * rp_analysis_opts_for(), rp_analysis_opts_calibrated()), not saved. */
-  int in_order;            /**< the backend replays one operation at a
+  int in_order;         /**< the backend replays one operation at a
                                 time in program order (reference): the
                                 overlapped replay is the serial one, 1.00x */
-  int shared_memory;       /**< a CPU backend: host and device images share
+  int shared_memory;    /**< a CPU backend: host and device images share
                                 memory, so a copy the plan elides costs
                                 nothing and holds no lane, and a copy
                                 without a measured cost is taken for
                                 elided */
-  int load_measured;       /**< runnable and usable_cpus were measured */
-  double runnable;         /**< tasks runnable on the machine besides the
+  int load_measured;    /**< runnable and usable_cpus were measured */
+  double runnable;      /**< tasks runnable on the machine besides the
                                 caller's own threads (/proc/stat
                                 procs_running, median of 7 samples 5 ms
                                 apart; confined to some of the machine's
                                 CPUs, their share) */
-  unsigned usable_cpus;    /**< CPUs the process may run on (its affinity
+  unsigned usable_cpus; /**< CPUs the process may run on (its affinity
                                 mask) */
 } rp_model;
 

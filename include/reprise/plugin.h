@@ -42,14 +42,16 @@ typedef const rp_backend *(*rp_plugin_entry_fn)(void);
 /** Defines the entry point of a plugin whose backend table is @p table;
  * write it once in the plugin's sources. */
 #if defined(__GNUC__)
-#define RP_PLUGIN_DEFINE(table)                                             \
-  __attribute__((visibility("default"))) const rp_backend *                 \
-  reprise_backend_entry(void);                                              \
-  __attribute__((visibility("default"))) const rp_backend *                 \
-  reprise_backend_entry(void) { return &(table); }
+#define RP_PLUGIN_DEFINE(table)                                                \
+  __attribute__((visibility("default"))) const rp_backend *                    \
+  reprise_backend_entry(void);                                                 \
+  __attribute__((visibility("default"))) const rp_backend *                    \
+  reprise_backend_entry(void) {                                                \
+    return &(table);                                                           \
+  }
 #else
-#define RP_PLUGIN_DEFINE(table)                                             \
-  const rp_backend *reprise_backend_entry(void);                            \
+#define RP_PLUGIN_DEFINE(table)                                                \
+  const rp_backend *reprise_backend_entry(void);                               \
   const rp_backend *reprise_backend_entry(void) { return &(table); }
 #endif
 

@@ -34,10 +34,10 @@ typedef uint32_t rp_node;
 
 /** How an operation uses a buffer region or parameter. */
 typedef enum {
-  RP_IN = 1,      /**< read */
-  RP_OUT = 2,     /**< written entirely, never read */
-  RP_INOUT = 3,   /**< read and written */
-  RP_SCALAR = 4   /**< kernel parameter passed by value (8 bytes at most) */
+  RP_IN = 1,    /**< read */
+  RP_OUT = 2,   /**< written entirely, never read */
+  RP_INOUT = 3, /**< read and written */
+  RP_SCALAR = 4 /**< kernel parameter passed by value (8 bytes at most) */
 } rp_mode;
 
 /** Operation types, as named in graph files. */
@@ -63,10 +63,10 @@ typedef enum {
 
 /** Kinds of edges. */
 typedef enum {
-  RP_EDGE_RAW = 0,   /**< read after write */
-  RP_EDGE_WAR = 1,   /**< write after read */
-  RP_EDGE_WAW = 2,   /**< write after write */
-  RP_EDGE_AFTER = 3  /**< explicit dependency given by the program */
+  RP_EDGE_RAW = 0,  /**< read after write */
+  RP_EDGE_WAR = 1,  /**< write after read */
+  RP_EDGE_WAW = 2,  /**< write after write */
+  RP_EDGE_AFTER = 3 /**< explicit dependency given by the program */
 } rp_edge_kind;
 
 /** Region shapes. The unit of each is in its name: a byte range counts
@@ -87,9 +87,9 @@ typedef enum {
 typedef struct rp_region {
   rp_buf buf;
   rp_region_kind kind;
-  unsigned ndims;        /**< box rank; equals the buffer's */
+  unsigned ndims;         /**< box rank; equals the buffer's */
   uint64_t offset, bytes; /**< RP_REGION_BYTES: in bytes */
-  uint64_t lo[3], hi[3]; /**< RP_REGION_BOX, RP_REGION_ELEMS: in
+  uint64_t lo[3], hi[3];  /**< RP_REGION_BOX, RP_REGION_ELEMS: in
                               elements */
 } rp_region;
 
@@ -108,13 +108,13 @@ typedef union rp_slot {
  * was recorded with it (read it with RP_REGION_PTR and RP_BOX_* of
  * reprise/kernel.h). */
 typedef struct rp_pregion {
-  uint64_t offset;   /**< first byte of the region */
-  uint64_t bytes;    /**< span of the region: last byte + 1 - offset */
-  uint64_t ld;       /**< elements per row of the buffer (its last dim;
+  uint64_t offset; /**< first byte of the region */
+  uint64_t bytes;  /**< span of the region: last byte + 1 - offset */
+  uint64_t ld;     /**< elements per row of the buffer (its last dim;
                           for a buffer without dims: bytes / elem) */
-  uint32_t lo[3];    /**< box: first element per dim, dim 0 slowest; byte
+  uint32_t lo[3];  /**< box: first element per dim, dim 0 slowest; byte
                           range: lo[0] its first element */
-  uint32_t n[3];     /**< box: extents per dim (1 beyond its rank); byte
+  uint32_t n[3];   /**< box: extents per dim (1 beyond its rank); byte
                           range: n[0] its elements */
 } rp_pregion;
 
@@ -123,15 +123,15 @@ typedef struct rp_pregion {
  * the kernel's memory space; a scalar's its value) and where each buffer
  * parameter's region lies. Passed by value to CUDA kernels. */
 typedef struct rp_kargs {
-  uint64_t n[3];         /**< extent of this launch (of the whole index
+  uint64_t n[3]; /**< extent of this launch (of the whole index
                               space unless the kernel runs in chunks) */
   rp_slot a[RP_MAX_PARAMS];
   rp_pregion r[RP_MAX_PARAMS];
-  uint64_t origin[3];    /**< first point of this launch in the whole index
+  uint64_t origin[3]; /**< first point of this launch in the whole index
                               space: 0s unless the kernel was split into
                               chunks (docs/split.md); the RP_KERNEL bodies
                               add it to the points they run */
-  uint64_t whole[3];     /**< extent of the whole index space (RP_NX ...);
+  uint64_t whole[3];  /**< extent of the whole index space (RP_NX ...);
                               0s: equal to n */
 } rp_kargs;
 
@@ -161,8 +161,8 @@ typedef enum {
  * const rp_kargs * in device memory, running the same body as @p cuda, the
  * by-value entry it belongs to. RP_KERNEL() makes one under nvcc. */
 typedef struct rp_cuda_args {
-  const void *cuda;       /**< the by-value entry (rp_kernel.cuda) */
-  const void *cuda_args;  /**< the same kernel, arguments by pointer */
+  const void *cuda;      /**< the by-value entry (rp_kernel.cuda) */
+  const void *cuda_args; /**< the same kernel, arguments by pointer */
 } rp_cuda_args;
 
 /** A kernel descriptor: one slot per backend; NULL means "cannot run there".
@@ -171,13 +171,13 @@ typedef struct rp_kernel {
   const char *name;
   unsigned nparams;
   const rp_param *params;
-  rp_cpu_fn cpu;                 /**< CPU body (OpenMP, reference) */
-  const void *cuda;              /**< __global__ fn taking (rp_kargs) */
-  rp_cuda_host_fn cuda_host;     /**< or a host wrapper enqueuing work */
-  unsigned block[3];             /**< CUDA block shape; 0s: chosen */
-  const char *xrt;               /**< kernel name inside an xclbin */
-  const unsigned *xrt_argmap;    /**< XRT arg i is param xrt_argmap[i] */
-  unsigned xrt_nargs;            /**< entries in xrt_argmap */
+  rp_cpu_fn cpu;              /**< CPU body (OpenMP, reference) */
+  const void *cuda;           /**< __global__ fn taking (rp_kargs) */
+  rp_cuda_host_fn cuda_host;  /**< or a host wrapper enqueuing work */
+  unsigned block[3];          /**< CUDA block shape; 0s: chosen */
+  const char *xrt;            /**< kernel name inside an xclbin */
+  const unsigned *xrt_argmap; /**< XRT arg i is param xrt_argmap[i] */
+  unsigned xrt_nargs;         /**< entries in xrt_argmap */
   /** RP_SPLIT_NONE (0): the kernel is never split. RP_SPLIT_X/_Y/_Z: its
    * index space may be cut along that axis into chunks that run as
    * separate launches (rp_exec_opts.split, docs/split.md): each index
@@ -222,9 +222,9 @@ typedef void (*rp_host_fn)(void *user, void *const *ptrs);
 
 /** Options shared by every recording call; NULL means none. */
 typedef struct rp_op_opts {
-  const char *name;       /**< copied; NULL: a name is derived */
-  double cost_us;         /**< > 0: given cost; otherwise not given */
-  const rp_node *after;   /**< explicit dependencies on earlier nodes */
+  const char *name;     /**< copied; NULL: a name is derived */
+  double cost_us;       /**< > 0: given cost; otherwise not given */
+  const rp_node *after; /**< explicit dependencies on earlier nodes */
   unsigned nafter;
 } rp_op_opts;
 
@@ -258,24 +258,24 @@ enum {
 
 /** Description of a buffer for rp_buffer_add(). */
 typedef struct rp_buffer_desc {
-  const char *name;   /**< copied; required */
-  void *host;         /**< user memory (host image), NULL: internal */
-  uint64_t bytes;     /**< size; with dims, must be elem * prod(dims) */
-  uint64_t elem;      /**< element size; 0: none (bytes, and
+  const char *name; /**< copied; required */
+  void *host;       /**< user memory (host image), NULL: internal */
+  uint64_t bytes;   /**< size; with dims, must be elem * prod(dims) */
+  uint64_t elem;    /**< element size; 0: none (bytes, and
                            rp_range_elems() is refused) without dims, 1
                            with dims */
-  unsigned ndims;     /**< 0 to 3 */
+  unsigned ndims;   /**< 0 to 3 */
   uint64_t dims[3];
 } rp_buffer_desc;
 
 /** Read-only view of an operation. */
 typedef struct rp_node_info {
   rp_op_type type;
-  int device;            /**< kernel / copy device; src for peer copies */
-  int dst_device;        /**< peer copies; else equal to device */
+  int device;     /**< kernel / copy device; src for peer copies */
+  int dst_device; /**< peer copies; else equal to device */
   const char *name;
-  double cost_us;        /**< given cost, or a negative value if none */
-  int inserted;          /**< 1 if added by automatic coherence */
+  double cost_us; /**< given cost, or a negative value if none */
+  int inserted;   /**< 1 if added by automatic coherence */
   unsigned naccess;
   const rp_kernel *kernel; /**< kernels only, may be NULL if loaded */
   rp_dims space;
@@ -285,14 +285,14 @@ typedef struct rp_node_info {
 typedef struct rp_edge {
   rp_node from, to;
   rp_edge_kind kind;
-  rp_buf buf;            /**< buffer of the hazard; RP_NONE for after */
+  rp_buf buf; /**< buffer of the hazard; RP_NONE for after */
 } rp_edge;
 
 /** One access of an operation as stored (with its memory space). */
 typedef struct rp_access_info {
   rp_region region;
   rp_mode mode;
-  int space;             /**< RP_SPACE_HOST or a device index */
+  int space; /**< RP_SPACE_HOST or a device index */
 } rp_access_info;
 
 /** @} */
@@ -322,8 +322,7 @@ static inline rp_region rp_whole(rp_buf b) {
  * bytes, whatever the buffer's element size. */
 static inline rp_region rp_range_bytes(rp_buf b, uint64_t offset,
                                        uint64_t nbytes) {
-  rp_region r = {b, RP_REGION_BYTES, 0, offset, nbytes, {0, 0, 0},
-                 {0, 0, 0}};
+  rp_region r = {b, RP_REGION_BYTES, 0, offset, nbytes, {0, 0, 0}, {0, 0, 0}};
   return r;
 }
 /** @brief Elements [@p first, @p first + @p count) of buffer @p b, seen
@@ -334,15 +333,15 @@ static inline rp_region rp_range_bytes(rp_buf b, uint64_t offset,
  * refused with RP_EINVAL. */
 static inline rp_region rp_range_elems(rp_buf b, uint64_t first,
                                        uint64_t count) {
-  rp_region r = {b, RP_REGION_ELEMS, 1, 0, 0, {first, 0, 0},
-                 {first + count, 0, 0}};
+  rp_region r = {
+      b, RP_REGION_ELEMS, 1, 0, 0, {first, 0, 0}, {first + count, 0, 0}};
   return r;
 }
 /** @brief An @p nd-d box of buffer @p b in elements: lo[d] to hi[d]
  * (exclusive) in dimension d, 0 the slowest; @p nd equals the buffer's
  * number of dims. */
-static inline rp_region rp_box_elems(rp_buf b, unsigned nd,
-                                     const uint64_t *lo, const uint64_t *hi) {
+static inline rp_region rp_box_elems(rp_buf b, unsigned nd, const uint64_t *lo,
+                                     const uint64_t *hi) {
   rp_region r = {b, RP_REGION_BOX, nd, 0, 0, {0, 0, 0}, {0, 0, 0}};
   for (unsigned i = 0; i < nd && i < 3; i++) {
     r.lo[i] = lo[i];
@@ -370,8 +369,8 @@ static inline rp_region rp_box(rp_buf b, unsigned nd, const uint64_t *lo,
 }
 /** @brief Deprecated: rp_box2_elems() (rows and columns, in elements). */
 RP_DEPRECATED("rp_box2 counts elements: call it rp_box2_elems")
-static inline rp_region rp_box2(rp_buf b, uint64_t r0, uint64_t r1,
-                                uint64_t c0, uint64_t c1) {
+static inline rp_region rp_box2(rp_buf b, uint64_t r0, uint64_t r1, uint64_t c0,
+                                uint64_t c1) {
   return rp_box2_elems(b, r0, r1, c0, c1);
 }
 /** @brief A kernel argument for a buffer parameter. */
@@ -557,11 +556,10 @@ RP_API rp_status rp_graph_set_measured(rp_graph *g, rp_node n,
 /** @brief Attach to every node its figures from rp_exec_profile_n(): the
  * arrays have one entry per node (@p min_us and @p max_us may be NULL:
  * the median is used); @p machine NULL: this host's name. */
-RP_API rp_status rp_graph_set_measured_all(rp_graph *g,
-                                           const double *median_us,
+RP_API rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
                                            const double *min_us,
-                                           const double *max_us,
-                                           unsigned runs, const char *backend,
+                                           const double *max_us, unsigned runs,
+                                           const char *backend,
                                            const char *machine);
 
 /** @brief The measured cost of node @p n.
@@ -598,8 +596,8 @@ RP_API rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d,
  * rp_range_bytes() or rp_whole(); rp_range_elems() on it is refused with
  * RP_EINVAL (it would silently count bytes). For an array of elements use
  * rp_buffer_register_elems(). */
-RP_API rp_status rp_buffer_register(rp_graph *g, const char *name,
-                                    void *host, uint64_t bytes, rp_buf *out);
+RP_API rp_status rp_buffer_register(rp_graph *g, const char *name, void *host,
+                                    uint64_t bytes, rp_buf *out);
 
 /** @brief Register @p count elements of @p elem bytes of user memory
  * @p host as a 1-d array (e.g. `rp_buffer_register_elems(g, "x", x, n,
@@ -611,9 +609,8 @@ RP_API rp_status rp_buffer_register_elems(rp_graph *g, const char *name,
 
 /** @brief Register a 2-d row-major array of rows x cols elements. */
 RP_API rp_status rp_buffer_register_2d(rp_graph *g, const char *name,
-                                       void *host, uint64_t rows,
-                                       uint64_t cols, uint64_t elem,
-                                       rp_buf *out);
+                                       void *host, uint64_t rows, uint64_t cols,
+                                       uint64_t elem, rp_buf *out);
 
 /** @brief Describe buffer @p b (name, host, bytes, elem, dims). */
 RP_API rp_status rp_buffer_info(const rp_graph *g, rp_buf b,
@@ -649,9 +646,8 @@ RP_API unsigned rp_buffer_num_parts(const rp_graph *g, rp_buf b);
 /** @brief Rows [*r0, *r1) of part @p part of buffer @p b; a buffer that
  * is not distributed has one part, all its rows.
  * @return RP_OK, RP_EINVAL (no such buffer or part, a NULL output). */
-RP_API rp_status rp_buffer_part_rows(const rp_graph *g, rp_buf b,
-                                     unsigned part, uint64_t *r0,
-                                     uint64_t *r1);
+RP_API rp_status rp_buffer_part_rows(const rp_graph *g, rp_buf b, unsigned part,
+                                     uint64_t *r0, uint64_t *r1);
 
 /** @} */
 
@@ -672,18 +668,16 @@ RP_API rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
                                   const rp_op_opts *o, rp_node *out);
 
 /** @brief Record a copy of region @p r from the host to @p device. */
-RP_API rp_status rp_record_copy_to_device(rp_graph *g, rp_region r,
-                                          int device, const rp_op_opts *o,
-                                          rp_node *out);
+RP_API rp_status rp_record_copy_to_device(rp_graph *g, rp_region r, int device,
+                                          const rp_op_opts *o, rp_node *out);
 
 /** @brief Record a copy of region @p r from @p device to the host. */
 RP_API rp_status rp_record_copy_to_host(rp_graph *g, rp_region r, int device,
                                         const rp_op_opts *o, rp_node *out);
 
 /** @brief Record a peer copy of region @p r from device @p src to @p dst. */
-RP_API rp_status rp_record_copy_peer(rp_graph *g, rp_region r, int src,
-                                     int dst, const rp_op_opts *o,
-                                     rp_node *out);
+RP_API rp_status rp_record_copy_peer(rp_graph *g, rp_region r, int src, int dst,
+                                     const rp_op_opts *o, rp_node *out);
 
 /** @brief Record a host task @p fn over the host images of @p acc. */
 RP_API rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
@@ -693,8 +687,7 @@ RP_API rp_status rp_record_host(rp_graph *g, rp_host_fn fn, void *user,
 /** @brief Copy back to the host whatever part of @p r is stale there
  * (last written on a device). Records nothing when the host image is
  * valid. @param count receives the number of copies recorded, may be NULL. */
-RP_API rp_status rp_record_sync_host(rp_graph *g, rp_region r,
-                                     unsigned *count);
+RP_API rp_status rp_record_sync_host(rp_graph *g, rp_region r, unsigned *count);
 
 /** @brief Record a kernel that runs once (a one-point index space): a
  * task, as task runtimes call it. Same as rp_record_kernel() with
@@ -752,14 +745,14 @@ enum {
 
 /** Options of rp_graph_read_json_opts(); start from RP_READ_OPTS_INIT. */
 typedef struct rp_read_opts {
-  size_t size;        /**< sizeof(rp_read_opts) as the caller was
+  size_t size;    /**< sizeof(rp_read_opts) as the caller was
                            compiled (RP_READ_OPTS_INIT, rp_read_opts_init()),
                            so that it can grow; 0 is refused */
-  unsigned flags;     /**< RP_READ_* */
+  unsigned flags; /**< RP_READ_* */
   /** Called once per unknown key with a message naming it and where it is
    * ("ops[2].acess: unknown key"); NULL: unknown keys are ignored. */
   void (*warn)(void *user, const char *msg);
-  void *user;         /**< passed to warn and progress */
+  void *user; /**< passed to warn and progress */
   /** Called as the file is read, about once per chunk (up to 1 MiB), with
    * the bytes read so far, from the calling thread: a caller that shows
    * progress draws it (the library never prints). NULL: none. Options of
@@ -767,7 +760,8 @@ typedef struct rp_read_opts {
   void (*progress)(void *user, uint64_t bytes_read);
 } rp_read_opts;
 
-#define RP_READ_OPTS_INIT {sizeof(rp_read_opts), 0, NULL, NULL, NULL}
+#define RP_READ_OPTS_INIT                                                      \
+  { sizeof(rp_read_opts), 0, NULL, NULL, NULL }
 
 /** @brief Set @p o to RP_READ_OPTS_INIT: this header's size, no flags, no
  * callbacks. A size of 0 is refused (docs/design.md, "Versioned

@@ -26,14 +26,14 @@ typedef struct rp_exec rp_exec;
  * `rp_exec_opts o = RP_EXEC_OPTS_INIT;` (a zero-filled struct, size 0, is
  * refused with RP_EINVAL), then set what you need. */
 typedef struct rp_exec_opts {
-  size_t size;           /**< sizeof the struct as the caller was compiled
+  size_t size;      /**< sizeof the struct as the caller was compiled
                               with, set by rp_exec_opts_init() or
                               RP_EXEC_OPTS_INIT, so that the struct can
                               grow: members past it keep their defaults.
                               0 (zero-filled without init) is refused
                               with RP_EINVAL (docs/design.md, "Versioned
                               structs") */
-  const char *mode;      /**< backend mode: cuda "graph" (default),
+  const char *mode; /**< backend mode: cuda "graph" (default),
                               "streams", "serial"; openmp "parallel"
                               (default) and "dynamic" (the same): the
                               stealing engine (docs/openmp.md), "owner"
@@ -41,17 +41,17 @@ typedef struct rp_exec_opts {
                               ones run each task on an owner thread
                               chosen from those times: for tiny tasks on
                               an idle machine), "serial"; NULL: default */
-  int nthreads;          /**< openmp: threads; 0: all cores given */
-  const int *cores;      /**< openmp: the cores to use; NULL: all */
+  int nthreads;     /**< openmp: threads; 0: all cores given */
+  const int *cores; /**< openmp: the cores to use; NULL: all */
   unsigned ncores;
   const char *xclbin;    /**< xrt: path to the xclbin */
   const int *device_map; /**< logical device -> physical device; NULL:
                               identity (cuda) / core subsets (openmp) */
   unsigned ndevice_map;
-  int xrt_emulate;       /**< xrt: 1 runs on XRT's noop shim, CPU bodies
+  int xrt_emulate;         /**< xrt: 1 runs on XRT's noop shim, CPU bodies
                               computing (as RP_XRT_EMULATE=1); 0: the
                               environment decides */
-  unsigned xrt_emu_cus;  /**< xrt emulation: compute units per kernel of
+  unsigned xrt_emu_cus;    /**< xrt emulation: compute units per kernel of
                               the generated xclbin (as RP_XRT_EMU_CUS);
                               0: the environment or 1 */
   const char *cuda_update; /**< cuda: how rebind and set_scalar reach the
@@ -66,14 +66,14 @@ typedef struct rp_exec_opts {
                               setters and one cudaGraphExecUpdate. Copies
                               (rebind) take CUDA's setter per node unless
                               "graph" (docs/cuda.md) */
-  int device_fold;       /**< cuda, without device_map: 1 folds logical
+  int device_fold;         /**< cuda, without device_map: 1 folds logical
                               GPU devices past the machine's GPUs onto
                               the GPUs present (logical d on GPU d mod
                               count), and rp_exec_notice() says so after
                               rp_exec_create(); 0: rp_exec_create() fails
                               with RP_ENODEV when the graph names more
                               GPUs than the machine has */
-  unsigned split;        /**< automatic chunked pipelining (docs/split.md):
+  unsigned split;          /**< automatic chunked pipelining (docs/split.md):
                               0: off; k >= 2: every kernel declared
                               splittable (rp_kernel.split_axis) runs as k
                               chunks, and the host<->device copies of
@@ -84,7 +84,7 @@ typedef struct rp_exec_opts {
                               (rp_split_advise() with the backend's
                               calibrated model when saved). Results are
                               those of the graph as recorded. */
-  size_t reshape_copies; /**< copies reshaped for devices that pay a cost
+  size_t reshape_copies;   /**< copies reshaped for devices that pay a cost
                               per transfer (docs/plan.md, "Reshaped
                               copies"): 0: the backend's default (cuda:
                               RP_EXEC_RESHAPE_AUTO; the others: as
@@ -128,7 +128,7 @@ typedef struct rp_exec_opts {
    * calling thread: a caller showing progress (the library never prints)
    * counts them. NULL: none. */
   void (*progress)(void *user, unsigned replays);
-  void *progress_user;   /**< passed to progress */
+  void *progress_user; /**< passed to progress */
 } rp_exec_opts;
 
 /** rp_exec_opts.split: choose the number of chunks from the lane model. */
@@ -140,9 +140,11 @@ typedef struct rp_exec_opts {
 #define RP_EXEC_RESHAPE_NONE ((size_t)-2)
 
 /** An rp_exec_opts with its size set and every option at its default. */
-#define RP_EXEC_OPTS_INIT                                                   \
-  {sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0, \
-   0, 0, NULL, NULL}
+#define RP_EXEC_OPTS_INIT                                                      \
+  {                                                                            \
+    sizeof(rp_exec_opts), NULL, 0, NULL, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0,   \
+        0, 0, NULL, NULL                                                       \
+  }
 
 /** The backend-specific members of rp_exec_opts, as bits of
  * rp_backend_options(): each backend reads those it declares, and
@@ -234,22 +236,28 @@ RP_API double rp_exec_last_us(const rp_exec *x);
 
 /** Type of the value rp_exec_run_until() tests. */
 typedef enum {
-  RP_UNTIL_F64 = 0, RP_UNTIL_F32 = 1, RP_UNTIL_I64 = 2, RP_UNTIL_I32 = 3
+  RP_UNTIL_F64 = 0,
+  RP_UNTIL_F32 = 1,
+  RP_UNTIL_I64 = 2,
+  RP_UNTIL_I32 = 3
 } rp_until_type;
 
 /** How the value compares with the threshold for the loop to stop. */
 typedef enum {
-  RP_UNTIL_LT = 0, RP_UNTIL_LE = 1, RP_UNTIL_GT = 2, RP_UNTIL_GE = 3
+  RP_UNTIL_LT = 0,
+  RP_UNTIL_LE = 1,
+  RP_UNTIL_GT = 2,
+  RP_UNTIL_GE = 3
 } rp_until_cmp;
 
 /** The predicate of rp_exec_run_until(): one value in a buffer that the
  * graph writes every replay (a residual a kernel reduces, say). */
 typedef struct rp_until {
-  rp_buf buf;            /**< a buffer with a host array that the graph
+  rp_buf buf;      /**< a buffer with a host array that the graph
                               brings home each replay */
-  uint64_t offset;       /**< byte offset of the value in it */
+  uint64_t offset; /**< byte offset of the value in it */
   rp_until_type type;
-  rp_until_cmp cmp;      /**< stop once value cmp threshold holds */
+  rp_until_cmp cmp; /**< stop once value cmp threshold holds */
   double threshold;
 } rp_until;
 
@@ -266,8 +274,8 @@ typedef struct rp_until {
  *   RP_EINVAL (bad predicate: no such buffer, internal, value past its
  *   end), or the replays' failure. */
 RP_API rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
-                                   unsigned max_replays,
-                                   unsigned check_every, unsigned *done);
+                                   unsigned max_replays, unsigned check_every,
+                                   unsigned *done);
 
 /** @brief Point buffer @p b's host array at @p host for the next runs,
  * without instantiating again (waits for launched runs first).
@@ -330,15 +338,14 @@ enum {
  * RP_PROFILE_IN_PLACE in @p flags x runs and its data advances.
  * @return RP_OK, RP_EINVAL (runs > 1000, unknown flags), RP_ENOMEM,
  *   RP_ENOTSUP (the backend cannot profile), or the failure of a run. */
-RP_API rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs,
-                                    unsigned flags, double *median_us,
-                                    double *min_us, double *max_us);
+RP_API rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
+                                    double *median_us, double *min_us,
+                                    double *max_us);
 
 /** @brief rp_exec_profile_ex() without flags: the user's data stays as it
  * was. */
-RP_API rp_status rp_exec_profile_n(rp_exec *x, unsigned runs,
-                                   double *median_us, double *min_us,
-                                   double *max_us);
+RP_API rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
+                                   double *min_us, double *max_us);
 
 /** @brief One overlapped run recording when each operation started and
  * ended (µs since the run's start, one entry per node), for
@@ -346,8 +353,7 @@ RP_API rp_status rp_exec_profile_n(rp_exec *x, unsigned runs,
  * backend runs one operation at a time: its timeline is its profile laid
  * end to end. Other backends need the backend table's timeline hook.
  * @return RP_OK, RP_ENOTSUP (the backend cannot), or the run's failure. */
-RP_API rp_status rp_exec_timeline(rp_exec *x, double *start_us,
-                                  double *end_us);
+RP_API rp_status rp_exec_timeline(rp_exec *x, double *start_us, double *end_us);
 
 /** @brief How exec @p x was split (rp_exec_opts.split): the number of
  * chunks (1 when nothing was split), and in @p nkernels / @p ncopies (may

@@ -23,8 +23,8 @@ static int bad_times(const rp_analysis *a, const double *s, const double *e) {
  * its inputs being ready and its start, and how late its inputs were. */
 typedef struct parts {
   double dur, gap, in, key;
-  uint32_t last;  /* predecessor that ended last (achieved), or RP_NONE */
-  int which;      /* 0 dur, 1 gap, 2 in */
+  uint32_t last; /* predecessor that ended last (achieved), or RP_NONE */
+  int which;     /* 0 dur, 1 gap, 2 in */
 } parts;
 
 static parts parts_of(const rp_analysis *a, const double *s, const double *e,
@@ -58,8 +58,7 @@ static int is_copy(rp_op_type t) {
 /* First op other than n whose achieved interval meets (t0, t1) and that
  * satisfies want(). */
 static uint32_t overlapping(const rp_analysis *a, const double *s,
-                            const double *e, uint32_t n, double t0,
-                            double t1,
+                            const double *e, uint32_t n, double t0, double t1,
                             int (*want)(const rp_analysis *, uint32_t,
                                         uint32_t)) {
   for (uint32_t m = 0; m < a->nop; m++)
@@ -91,8 +90,8 @@ static void cause_of(const rp_analysis *a, const double *s, const double *e,
   d->blame = RP_NONE;
   if (p->which == 0) {
     d->cause = p->dur < 0 ? "ran shorter" : "ran longer";
-    if (p->dur > 0 && (op->type == RP_OP_COPY_H2D ||
-                       op->type == RP_OP_COPY_D2H)) {
+    if (p->dur > 0 &&
+        (op->type == RP_OP_COPY_H2D || op->type == RP_OP_COPY_D2H)) {
       d->blame = overlapping(a, s, e, n, s[n], e[n], other_direction);
       if (d->blame != RP_NONE)
         d->cause = "shared link";
@@ -105,8 +104,8 @@ static void cause_of(const rp_analysis *a, const double *s, const double *e,
     /* Only the wait beyond the predicted one: was the lane held then? */
     double ready = p->last == RP_NONE ? 0 : e[p->last];
     double pgap = s[n] - ready - p->gap;
-    d->blame = overlapping(a, s, e, n, ready + (pgap > 0 ? pgap : 0), s[n],
-                           same_lane);
+    d->blame =
+        overlapping(a, s, e, n, ready + (pgap > 0 ? pgap : 0), s[n], same_lane);
     d->cause = d->blame != RP_NONE ? "waited on a lane" : "launch";
   } else {
     d->blame = p->last;
@@ -187,12 +186,13 @@ rp_status rp_analysis_write_departures(const rp_analysis *a,
     ms_a = end_us[n] > ms_a ? end_us[n] : ms_a;
     ms_p = pend(a, n) > ms_p ? pend(a, n) : ms_p;
   }
-  fprintf(fp, "achieved %.3f us against predicted %.3f us (%s)\n", ms_a,
-          ms_p, a->mstart ? "model" : "list schedule");
+  fprintf(fp, "achieved %.3f us against predicted %.3f us (%s)\n", ms_a, ms_p,
+          a->mstart ? "model" : "list schedule");
   fprintf(fp, "largest departures (achieved - predicted):\n");
   for (uint32_t i = 0; i < k; i++) {
-    fprintf(fp, "  #%u %-20s  start %+.3f us, duration %+.3f us, end %+.3f "
-                "us: %s",
+    fprintf(fp,
+            "  #%u %-20s  start %+.3f us, duration %+.3f us, end %+.3f "
+            "us: %s",
             d[i].node, rp__op_name(a, d[i].node),
             d[i].start_us - d[i].pred_start_us,
             (d[i].end_us - d[i].start_us) -
@@ -208,14 +208,18 @@ rp_status rp_analysis_write_departures(const rp_analysis *a,
 
 static void track(const rp_analysis *a, FILE *fp, int pid, const char *name,
                   const double *s, const double *e) {
-  fprintf(fp, ",\n  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, "
-              "\"tid\": 0, \"args\": {\"name\": \"%s\"}}", pid, name);
-  fprintf(fp, ",\n  {\"name\": \"process_sort_index\", \"ph\": \"M\", "
-              "\"pid\": %d, \"tid\": 0, \"args\": {\"sort_index\": %d}}",
+  fprintf(fp,
+          ",\n  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, "
+          "\"tid\": 0, \"args\": {\"name\": \"%s\"}}",
+          pid, name);
+  fprintf(fp,
+          ",\n  {\"name\": \"process_sort_index\", \"ph\": \"M\", "
+          "\"pid\": %d, \"tid\": 0, \"args\": {\"sort_index\": %d}}",
           pid, pid);
   for (uint32_t l = 0; l < a->nlane; l++)
-    fprintf(fp, ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, "
-                "\"tid\": %u, \"args\": {\"name\": \"%s\"}}",
+    fprintf(fp,
+            ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, "
+            "\"tid\": %u, \"args\": {\"name\": \"%s\"}}",
             pid, l + 1, a->lanes[l].name);
   for (uint32_t n = 0; n < a->nop; n++) {
     fputs(",\n  {\"name\": ", fp);
@@ -240,8 +244,9 @@ static void track(const rp_analysis *a, FILE *fp, int pid, const char *name,
       uint32_t n = end ? ed.to : ed.from;
       fputs(",\n  {\"name\": ", fp);
       rp__put_json_str(fp, label);
-      fprintf(fp, ", \"cat\": \"edge\", \"ph\": \"%s\", %s\"id\": %u, "
-                  "\"ts\": ",
+      fprintf(fp,
+              ", \"cat\": \"edge\", \"ph\": \"%s\", %s\"id\": %u, "
+              "\"ts\": ",
               end ? "f" : "s", end ? "\"bp\": \"e\", " : "",
               2 * i + (unsigned)pid);
       rp__put_num(fp, s ? s[n] : pstart(a, n));
@@ -250,15 +255,15 @@ static void track(const rp_analysis *a, FILE *fp, int pid, const char *name,
   }
 }
 
-rp_status rp_analysis_write_trace2(const rp_analysis *a,
-                                   const double *start_us,
+rp_status rp_analysis_write_trace2(const rp_analysis *a, const double *start_us,
                                    const double *end_us, FILE *fp) {
   RP_ENTER();
   if (!a || !fp || !start_us || !end_us || bad_times(a, start_us, end_us))
     return RP_BAD_ARG();
   fputs("{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n"
         "  {\"name\": \"reprise\", \"ph\": \"M\", \"pid\": 0, \"tid\": 0, "
-        "\"args\": {}}", fp);
+        "\"args\": {}}",
+        fp);
   track(a, fp, 1, a->mstart ? "predicted (model)" : "predicted (schedule)",
         NULL, NULL);
   track(a, fp, 2, "achieved", start_us, end_us);
@@ -316,7 +321,8 @@ rp_status rp_achieved_check_serial(rp_achieved *ach, const rp_analysis *a,
   double want = a->sum.modelled ? a->sum.model_serial_us : a->sum.serial_us;
   if (!isfinite(serial_us) || !(serial_us > 0) || !(want > 0)) {
     rp__set_last_errorf("rp_achieved_check_serial: serial time %g us "
-                        "against a predicted %g us", serial_us, want);
+                        "against a predicted %g us",
+                        serial_us, want);
     return RP_EINVAL;
   }
   ach->serial_ratio = serial_us / want;
@@ -330,18 +336,22 @@ rp_status rp_analysis_write_achieved(const rp_analysis *a,
   if (!a || !ach || !fp || !ach->runs)
     return RP_NULL_ARG();
   rp__write_predicted(a, fp);
-  fprintf(fp, "achieved speedup  %9.3fx  (median of %u timed pairs, "
-              "serial / overlapped; %.3fx - %.3fx)\n",
+  fprintf(fp,
+          "achieved speedup  %9.3fx  (median of %u timed pairs, "
+          "serial / overlapped; %.3fx - %.3fx)\n",
           ach->speedup, ach->runs, ach->min, ach->max);
-  fprintf(fp, "upper bound       %9.3fx  (serial / max(critical path, max "
-              "lane): no replay beats it but by noise)\n", a->sum.bound);
+  fprintf(fp,
+          "upper bound       %9.3fx  (serial / max(critical path, max "
+          "lane): no replay beats it but by noise)\n",
+          a->sum.bound);
   if (ach->below_one)
     fprintf(fp, "warning: the achieved speedup is below 1: the overlapped "
                 "replay ran slower than the serial one\n");
   if (ach->outside)
-    fprintf(fp, "warning: the achieved speedup %.3fx is outside the "
-                "predicted range %.3fx - %.3fx (+-%.0f%%): the machine was "
-                "busy, or the model misses something (docs/model.md)\n",
+    fprintf(fp,
+            "warning: the achieved speedup %.3fx is outside the "
+            "predicted range %.3fx - %.3fx (+-%.0f%%): the machine was "
+            "busy, or the model misses something (docs/model.md)\n",
             ach->speedup, ach->pred_lo, ach->pred_hi,
             100 * RP_PREDICT_TOLERANCE);
   if (ach->serial_off)

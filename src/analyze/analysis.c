@@ -158,28 +158,25 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
     return refuse(RP_EINVAL, "no graph");
   if (!g->ended)
     return refuse(RP_ESTATE, "the graph is still recording (call "
-                  "rp_graph_end first)");
+                             "rp_graph_end first)");
   rp_analysis_opts mine;
-  rp_status vs =
-      rp__analysis_opts_in(&mine, o, "rp_analyze: rp_analysis_opts");
+  rp_status vs = rp__analysis_opts_in(&mine, o, "rp_analyze: rp_analysis_opts");
   if (vs != RP_OK)
     return vs;
   o = &mine;
   if (o->copy_engines != 1 && o->copy_engines != 2)
     return refuse(RP_EINVAL, "copy_engines must be 1 or 2");
-  if (bad_rate(o->h2d_gbps) || bad_rate(o->d2h_gbps) ||
-      bad_rate(o->p2p_gbps))
+  if (bad_rate(o->h2d_gbps) || bad_rate(o->d2h_gbps) || bad_rate(o->p2p_gbps))
     return refuse(RP_EINVAL, "bandwidths must be finite and > 0");
   if (bad_time(o->kernel_us) || bad_time(o->host_us))
     return refuse(RP_EINVAL, "default costs must be finite and >= 0");
-  if (o->nranks > 1 && (bad_rate(o->net_gbps) ||
-                        bad_time(o->net_latency_us)))
+  if (o->nranks > 1 && (bad_rate(o->net_gbps) || bad_time(o->net_latency_us)))
     return refuse(RP_EINVAL, "nranks > 1 needs a finite net_gbps > 0 and "
-                  "net_latency_us >= 0");
+                             "net_latency_us >= 0");
   if (o->ncompute_units > RP_MAX_DEVICES ||
       (o->ncompute_units && !o->compute_units))
     return refuse(RP_EINVAL, "compute_units: NULL list or more entries "
-                  "than RP_MAX_DEVICES");
+                             "than RP_MAX_DEVICES");
   for (unsigned d = 0; d < o->ncompute_units; d++)
     if (o->compute_units[d] > 4096)
       return refuse(RP_EINVAL, "compute_units: more than 4096 on a device");
@@ -226,10 +223,10 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   return RP_OK;
 fail:
   rp_analysis_destroy(a);
-  return refuse(s, s == RP_ENOMEM ? "out of memory"
+  return refuse(s, s == RP_ENOMEM   ? "out of memory"
                    : s == RP_EINVAL ? "a cost or a sum of costs is not "
                                       "finite (more than a double holds)"
-                   : rp_strerror(s));
+                                    : rp_strerror(s));
 }
 
 void rp_analysis_summary(const rp_analysis *a, rp_summary *out) {
@@ -275,8 +272,8 @@ uint32_t rp_analysis_num_lanes(const rp_analysis *a) {
   return a ? a->nlane : 0;
 }
 
-rp_status rp_analysis_lane(const rp_analysis *a, uint32_t i,
-                           const char **name, double *busy_us) {
+rp_status rp_analysis_lane(const rp_analysis *a, uint32_t i, const char **name,
+                           double *busy_us) {
   RP_ENTER();
   if (!a || i >= a->nlane)
     return RP_BAD_ARG();

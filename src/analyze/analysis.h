@@ -20,9 +20,9 @@ typedef enum {
 } rp__lane_kind;
 
 typedef struct rp__lane {
-  char name[24];     /* "compute:61.4095" at most */
+  char name[24]; /* "compute:61.4095" at most */
   rp__lane_kind kind;
-  int device;        /* -1 for the host lane */
+  int device; /* -1 for the host lane */
   double busy_us;
 } rp__lane;
 
@@ -44,39 +44,39 @@ int rp__net_place(rp__net *n, uint32_t op, int *lo, int *hi);
 struct rp_analysis {
   const rp_graph *g;
   rp_analysis_opts opts;
-  int has_measured;        /* opts.measured_us was given (not kept) */
+  int has_measured; /* opts.measured_us was given (not kept) */
   uint32_t nop;
 
   /* Lanes and costs (lanes.c). */
-  uint32_t *lane;          /* per op */
-  double *cost;            /* per op */
-  uint8_t *source;         /* per op: rp_cost_source */
+  uint32_t *lane;  /* per op */
+  double *cost;    /* per op */
+  uint8_t *source; /* per op: rp_cost_source */
   rp__lane *lanes;
   uint32_t nlane;
-  uint32_t nsource[4];     /* operations per cost source */
+  uint32_t nsource[4]; /* operations per cost source */
 
   /* Critical path (critical.c). */
-  double *bottom;          /* longest path from the op's start to the end */
-  uint8_t *critical;       /* per op */
-  uint32_t *crit;          /* the critical path's ops, in order */
+  double *bottom;    /* longest path from the op's start to the end */
+  uint8_t *critical; /* per op */
+  uint32_t *crit;    /* the critical path's ops, in order */
   uint32_t ncrit;
 
   /* Schedule (schedule.c). */
-  double *start, *slack;   /* per op; end = start + cost */
-  uint32_t *order;         /* ops in the order the schedule started them */
+  double *start, *slack; /* per op; end = start + cost */
+  uint32_t *order;       /* ops in the order the schedule started them */
 
   /* Calibrated prediction (predict.c), with a model only. */
-  double *mstart, *mend;   /* per op, in the predicted overlapped replay */
+  double *mstart, *mend; /* per op, in the predicted overlapped replay */
   char mbackend[32], mmachine[64], mmode[16], msmode[16];
   int mcalibrated;
-  unsigned mthreads;       /* the model's team (host_units), 0: none */
-  double mload;            /* load average when calibrated, 0: unknown */
-  uint8_t *elided;         /* per op: a copy the backend elides (a CPU
+  unsigned mthreads; /* the model's team (host_units), 0: none */
+  double mload;      /* load average when calibrated, 0: unknown */
+  uint8_t *elided;   /* per op: a copy the backend elides (a CPU
                               backend's model, no cost of its own): no
                               cost, no lane */
   uint32_t nelided;
-  double meff;             /* the model's split_efficiency */
-  unsigned mcpus;          /* online cores then */
+  double meff;               /* the model's split_efficiency */
+  unsigned mcpus;            /* online cores then */
   int mphys[RP_MAX_DEVICES]; /* the model's physical devices, else -1 */
 
   rp_summary sum;

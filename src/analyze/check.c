@@ -21,7 +21,7 @@ struct rp_check {
   const rp_graph *g;
   rp_check_item *race, *extra;
   uint32_t nrace, nextra;
-  uint32_t norders;  /* distinct `after` edges checked; 0: nothing to */
+  uint32_t norders; /* distinct `after` edges checked; 0: nothing to */
   double written_us, minimal_us;
 };
 
@@ -165,8 +165,7 @@ out:
 /* Ancestors through the `after` edges, bit sets of `words` words per op;
  * `skip` (an index into e, or UINT32_MAX) left out, and `dead` edges too. */
 static void reach(const aedge *e, uint32_t ne, const uint8_t *dead,
-                  uint32_t skip, uint32_t nop, uint32_t words,
-                  uint64_t *anc) {
+                  uint32_t skip, uint32_t nop, uint32_t words, uint64_t *anc) {
   memset(anc, 0, sizeof *anc * words * nop);
   /* e is sorted by `to`, and from < to: one pass in program order. */
   for (uint32_t i = 0; i < ne; i++) {
@@ -488,12 +487,14 @@ rp_status rp_check_write_text(const rp_check *c, FILE *fp) {
     return RP_NULL_ARG();
   const rp_graph *g = c->g;
   if (!c->norders) {
-    fprintf(fp, "no hand-written orders to check: no operation has an "
-                "`after` list, so every\norder of the %u operations is one "
-                "of the %u that reprise derives from their\naccesses (RAW, "
-                "WAR, WAW), and a replay has no race. The check is for\n"
-                "programs transcribed with their own orders (streams and "
-                "events as `after`\nlists).\n", g->nop, g->nedge);
+    fprintf(fp,
+            "no hand-written orders to check: no operation has an "
+            "`after` list, so every\norder of the %u operations is one "
+            "of the %u that reprise derives from their\naccesses (RAW, "
+            "WAR, WAW), and a replay has no race. The check is for\n"
+            "programs transcribed with their own orders (streams and "
+            "events as `after`\nlists).\n",
+            g->nop, g->nedge);
     return ferror(fp) ? RP_EIO : RP_OK;
   }
   fprintf(fp, "hand-written orders checked: %u\n", c->norders);
@@ -504,8 +505,7 @@ rp_status rp_check_write_text(const rp_check *c, FILE *fp) {
     space_name(r->space, sp, sizeof sp);
     fprintf(fp, "  %s: #%u %s -> #%u %s on %s in %s, bytes [%llu, %llu)\n",
             rp_edge_kind_name(r->kind), r->from, op_name(g, r->from), r->to,
-            op_name(g, r->to),
-            r->buf < g->nbuf ? g->buf[r->buf].name : "?", sp,
+            op_name(g, r->to), r->buf < g->nbuf ? g->buf[r->buf].name : "?", sp,
             (unsigned long long)r->offset,
             (unsigned long long)r->offset + (unsigned long long)r->bytes);
   }
@@ -519,8 +519,10 @@ rp_status rp_check_write_text(const rp_check *c, FILE *fp) {
     else
       fprintf(fp, "dropping it gains %.3f us\n", x->gain_us);
   }
-  fprintf(fp, "predicted time as written %.3f us, with every superfluous "
-              "order dropped %.3f us\n", c->written_us, c->minimal_us);
+  fprintf(fp,
+          "predicted time as written %.3f us, with every superfluous "
+          "order dropped %.3f us\n",
+          c->written_us, c->minimal_us);
   return ferror(fp) ? RP_EIO : RP_OK;
 }
 
@@ -529,15 +531,18 @@ rp_status rp_check_write_json(const rp_check *c, FILE *fp) {
   if (!c || !fp)
     return RP_NULL_ARG();
   const rp_graph *g = c->g;
-  fprintf(fp, "{\"format\": \"reprise-check\", \"version\": 1,\n "
-              "\"orders\": %u, \"races\": [", c->norders);
+  fprintf(fp,
+          "{\"format\": \"reprise-check\", \"version\": 1,\n "
+          "\"orders\": %u, \"races\": [",
+          c->norders);
   for (uint32_t i = 0; i < c->nrace; i++) {
     const rp_check_item *r = &c->race[i];
     char sp[24];
     space_name(r->space, sp, sizeof sp);
-    fprintf(fp, "%s\n  {\"from\": %u, \"to\": %u, \"kind\": \"%s\", "
-                "\"buffer\": %u, \"space\": \"%s\", \"offset\": %llu, "
-                "\"bytes\": %llu, \"from_name\": ",
+    fprintf(fp,
+            "%s\n  {\"from\": %u, \"to\": %u, \"kind\": \"%s\", "
+            "\"buffer\": %u, \"space\": \"%s\", \"offset\": %llu, "
+            "\"bytes\": %llu, \"from_name\": ",
             i ? "," : "", r->from, r->to, rp_edge_kind_name(r->kind), r->buf,
             sp, (unsigned long long)r->offset, (unsigned long long)r->bytes);
     rp__put_json_str(fp, op_name(g, r->from));
@@ -548,8 +553,9 @@ rp_status rp_check_write_json(const rp_check *c, FILE *fp) {
   fputs("],\n \"superfluous\": [", fp);
   for (uint32_t i = 0; i < c->nextra; i++) {
     const rp_check_item *x = &c->extra[i];
-    fprintf(fp, "%s\n  {\"from\": %u, \"to\": %u, \"implied\": %s, "
-                "\"gain_us\": ",
+    fprintf(fp,
+            "%s\n  {\"from\": %u, \"to\": %u, \"implied\": %s, "
+            "\"gain_us\": ",
             i ? "," : "", x->from, x->to, x->implied ? "true" : "false");
     rp__put_num(fp, x->gain_us);
     fputc('}', fp);

@@ -16,8 +16,10 @@ static void put_dot_str(rp__out *w, const char *s) {
       continue;
     rp__out_mem(w, (const char *)run, (size_t)(p - run));
     run = p + 1;
-    rp__out_str(w, *p == '"' ? "\\\"" : *p == '\\' ? "\\\\"
-                   : *p == '\n' ? "\\n" : " ");
+    rp__out_str(w, *p == '"'    ? "\\\""
+                   : *p == '\\' ? "\\\\"
+                   : *p == '\n' ? "\\n"
+                                : " ");
   }
   rp__out_mem(w, (const char *)run, (size_t)(p - run));
 }
@@ -85,10 +87,12 @@ static rp_status write_grouped(const rp_analysis *a, FILE *fp) {
                          a->sum.makespan_us};
     for (int i = 0; i < 3; i++)
       snprintf(t[i], sizeof t[i], v[i] >= 1000 ? "%.0f" : "%.4g", v[i]);
-    snprintf(title, sizeof title, "serial %s us, critical path %s us, "
-             "makespan %s us", t[0], t[1], t[2]);
-    rp__dot_extra x = {title, a->lane, names, kinds, a->nlane, a->start,
-                       end, a->critical, a->crit, a->ncrit};
+    snprintf(title, sizeof title,
+             "serial %s us, critical path %s us, "
+             "makespan %s us",
+             t[0], t[1], t[2]);
+    rp__dot_extra x = {title,    a->lane, names,       kinds,   a->nlane,
+                       a->start, end,     a->critical, a->crit, a->ncrit};
     s = rp__dot_grouped(a->g, &x, fp);
   }
   free(names);
@@ -102,14 +106,17 @@ static rp_status write_grouped(const rp_analysis *a, FILE *fp) {
 static void legend(const rp_analysis *a, FILE *fp) {
   fputs("  legend [shape=plaintext, fontsize=9, label=<<TABLE BORDER=\"0\" "
         "CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"3\">"
-        "<TR><TD COLSPAN=\"2\"><B>legend</B></TD></TR>\n", fp);
+        "<TR><TD COLSPAN=\"2\"><B>legend</B></TD></TR>\n",
+        fp);
   static const char *const what[RP__LANE_KINDS] = {
-      "kernels", "copies host to device", "copies device to host",
-      "copies both ways", "peer copies", "host tasks"};
+      "kernels",          "copies host to device", "copies device to host",
+      "copies both ways", "peer copies",           "host tasks"};
   for (uint32_t l = 0; l < a->nlane; l++)
-    fprintf(fp, "    <TR><TD BGCOLOR=\"%s\">    </TD><TD ALIGN=\"LEFT\">"
-            "%s: %s</TD></TR>\n", rp__lane_colour(a->lanes[l].kind),
-            a->lanes[l].name, what[a->lanes[l].kind % RP__LANE_KINDS]);
+    fprintf(fp,
+            "    <TR><TD BGCOLOR=\"%s\">    </TD><TD ALIGN=\"LEFT\">"
+            "%s: %s</TD></TR>\n",
+            rp__lane_colour(a->lanes[l].kind), a->lanes[l].name,
+            what[a->lanes[l].kind % RP__LANE_KINDS]);
   fputs("    <TR><TD>&#8594;</TD><TD ALIGN=\"LEFT\">waits for: RAW, WAR or "
         "WAW on a buffer, or AFTER</TD></TR>\n    <TR><TD><B>bold</B></TD>"
         "<TD ALIGN=\"LEFT\">the critical path</TD></TR>\n  </TABLE>>];\n",
@@ -133,10 +140,11 @@ rp_status rp_analysis_write_dot(const rp_analysis *a, FILE *fp) {
   label_num(w, a->sum.critical_path_us);
   rp__out_str(w, " us, makespan ");
   label_num(w, a->sum.makespan_us);
-  rp__out_str(w, " us\", labelloc=t];\n"
-        "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\""
-        ", fontsize=10];\n"
-        "  edge [fontname=\"Helvetica\", fontsize=9];\n");
+  rp__out_str(
+      w, " us\", labelloc=t];\n"
+         "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\""
+         ", fontsize=10];\n"
+         "  edge [fontname=\"Helvetica\", fontsize=9];\n");
   /* One cluster per lane; nodes listed lane by lane in start order. */
   for (uint32_t l = 0; l < a->nlane && !w->bad; l++) {
     const rp__lane *ln = &a->lanes[l];

@@ -80,8 +80,8 @@ rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
   for (uint32_t i = 0; !group && i < a->ncrit && drawn < max_nodes; i++) {
     uint32_t u = a->crit[i], k;
     for (int dir = 0; dir < 2; dir++) {
-      const rp_node *nb = dir ? rp_graph_succs(g, u, &k)
-                              : rp_graph_preds(g, u, &k);
+      const rp_node *nb =
+          dir ? rp_graph_succs(g, u, &k) : rp_graph_preds(g, u, &k);
       for (uint32_t x = 0; x < k && drawn < max_nodes; x++)
         if (id[nb[x]] == RP_NONE) {
           id[nb[x]] = nb[x];
@@ -91,7 +91,8 @@ rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
     }
   }
   fputs("digraph reprise {\n  graph [fontname=\"Helvetica\", "
-        "labelloc=t];\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\""
+        "labelloc=t];\n  node [shape=box, style=\"rounded,filled\", "
+        "fontname=\"Helvetica\""
         ", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n",
         fp);
   /* Edges between drawn nodes (a collapsed run's inner edges vanish);
@@ -131,9 +132,10 @@ rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
     nedges++;
   }
   /* The note, last: only now is the number of edges drawn known. */
-  fprintf(fp, "  graph [label=\"%u of %u operations drawn: the critical "
-              "path (%u operations%s)%s; %u of %u edges. Left out: every "
-              "other operation. reprise dot --full draws everything.\"];\n}\n",
+  fprintf(fp,
+          "  graph [label=\"%u of %u operations drawn: the critical "
+          "path (%u operations%s)%s; %u of %u edges. Left out: every "
+          "other operation. reprise dot --full draws everything.\"];\n}\n",
           drawn, n, a->ncrit,
           group ? ", runs of consecutive operations drawn as one node" : "",
           group ? "" : " and the operations next to it", nedges, m);

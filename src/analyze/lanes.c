@@ -142,8 +142,8 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     units += units_of(a, d) > 1 ? units_of(a, d) : 0;
   }
   uint32_t net0 = RP__LANE_KINDS * RP_MAX_DEVICES + units;
-  uint32_t nslot = net0 + (a->opts.nranks > 1 ? RP_MAX_DEVICES *
-                                                    RP_MAX_DEVICES : 0);
+  uint32_t nslot =
+      net0 + (a->opts.nranks > 1 ? RP_MAX_DEVICES * RP_MAX_DEVICES : 0);
   uint32_t *map = malloc(sizeof *map * nslot);
   a->lanes = calloc(nslot, sizeof *a->lanes);
   rp__net *nt = NULL; /* the placement over ranks (net.c) */
@@ -168,8 +168,8 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     }
     uint32_t *slot = &map[kind * RP_MAX_DEVICES + (dev < 0 ? 0 : dev)];
     unsigned k = kind == RP__LANE_COMPUTE ? units_of(a, dev) : 1, u = 0;
-    int rlo = 0, rhi = 0, place = nt ? rp__net_place(nt, n, &rlo, &rhi)
-                                     : RP__NET_LOCAL;
+    int rlo = 0, rhi = 0,
+        place = nt ? rp__net_place(nt, n, &rlo, &rhi) : RP__NET_LOCAL;
     int net = place == RP__NET_PAIR;
     if (net) { /* a transfer between ranks: a copy lane of its own */
       kind = RP__LANE_P2P;

@@ -103,8 +103,8 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   rp__put_json_str(fp, m->backend);
   fprintf(fp, ", \"machine\": ");
   rp__put_json_str(fp, m->machine);
-  fprintf(fp, ", \"calibrated\": %s,\n  \"modes\": [", m->calibrated ? "true"
-                                                                   : "false");
+  fprintf(fp, ", \"calibrated\": %s,\n  \"modes\": [",
+          m->calibrated ? "true" : "false");
   for (unsigned i = 0; i < m->nmode && i < RP_MODEL_MAX_MODES; i++) {
     const rp_model_mode *md = &m->mode[i];
     fprintf(fp, "%s\n    {\"name\": ", i ? "," : "");
@@ -127,9 +127,10 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   rp__put_num(fp, m->duplex_d2h_gbps);
   fprintf(fp, "}\n  },\n  \"host_task_us\": ");
   rp__put_num(fp, m->host_task_us);
-  fprintf(fp, ",\n  \"physical_devices\": %u, \"multiprocessors\": %u, "
-          "\"threads_per_mp\": %u,", m->physical_devices, m->multiprocessors,
-          m->threads_per_mp);
+  fprintf(fp,
+          ",\n  \"physical_devices\": %u, \"multiprocessors\": %u, "
+          "\"threads_per_mp\": %u,",
+          m->physical_devices, m->multiprocessors, m->threads_per_mp);
   fprintf(fp, "\n  \"split_min\": %llu, \"split_efficiency\": ",
           (unsigned long long)m->split_min);
   rp__put_num(fp, m->split_efficiency);
@@ -144,8 +145,8 @@ rp_status rp_model_write_json(const rp_model *m, FILE *fp) {
   fprintf(fp, ", \"load\": ");
   rp__put_num(fp, m->load);
   fprintf(fp, ", \"cpus\": %u", m->cpus);
-  fprintf(fp, "},\n  \"pool\": {\"host_units\": %u, \"task_us\": ",
-          m->host_units);
+  fprintf(fp,
+          "},\n  \"pool\": {\"host_units\": %u, \"task_us\": ", m->host_units);
   rp__put_num(fp, m->task_us);
   fprintf(fp, ", \"split_us\": ");
   rp__put_num(fp, m->split_us);
@@ -274,8 +275,7 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
     return s;
   const cJSON *modes = cJSON_GetObjectItemCaseSensitive(root, "modes");
   if (modes) {
-    if (!cJSON_IsArray(modes) ||
-        cJSON_GetArraySize(modes) > RP_MODEL_MAX_MODES)
+    if (!cJSON_IsArray(modes) || cJSON_GetArraySize(modes) > RP_MODEL_MAX_MODES)
       return fail(r, "model: \"%s\" must be an array of at most 4 modes",
                   "modes");
     m->nmode = 0;
@@ -331,8 +331,7 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
     if ((s = str(r, key, "cpu", m->cpu, sizeof m->cpu)) ||
         (s = str(r, key, "gpu", m->gpu, sizeof m->gpu)) ||
         (s = str(r, key, "version", m->version, sizeof m->version)) ||
-        (s = str(r, key, "device_map", m->device_map,
-                 sizeof m->device_map)) ||
+        (s = str(r, key, "device_map", m->device_map, sizeof m->device_map)) ||
         (s = whole(r, key, "threads", 4096, &m->threads)) ||
         (s = num(r, key, "load", &m->load)) ||
         (s = whole(r, key, "cpus", 65536, &m->cpus)))
@@ -378,8 +377,7 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
         p = pj->valuedouble;
       }
       if (u > 4096 || u != floor(u))
-        return fail(r, "model: \"%s\" must be an integer up to 4096",
-                    "units");
+        return fail(r, "model: \"%s\" must be an integer up to 4096", "units");
       m->units[d] = (unsigned)u;
       m->phys[d] = (int)p;
     }
@@ -463,8 +461,7 @@ int rp__model_valid(const rp_model *m) {
       !ok_num(m->host_task_us) || !ok_num(m->split_efficiency) ||
       m->split_efficiency > 1 || m->multiprocessors > 65536 ||
       m->threads_per_mp > 65536 || !ok_num(m->task_us) ||
-      !ok_num(m->split_us) || !ok_num(m->edge_us) ||
-      !ok_num(m->mem1_gbps) ||
+      !ok_num(m->split_us) || !ok_num(m->edge_us) || !ok_num(m->mem1_gbps) ||
       !ok_num(m->mem_gbps) || !ok_num(m->cache1_gbps) ||
       !ok_num(m->cache_gbps) || m->host_units > 4096 || !ok_num(m->load))
     return 0;

@@ -13,7 +13,7 @@
 struct rp__net {
   const rp_graph *g;
   unsigned nr, ndev;
-  uint8_t *memo;   /* per buffer and rank: 0 not tested, 1 one memory,
+  uint8_t *memo; /* per buffer and rank: 0 not tested, 1 one memory,
                       2 not (NULL: never one memory) */
   rp__coh *coh;
 };
@@ -45,10 +45,10 @@ void rp__net_free(rp__net *n) {
 /* The ranks holding the rows of bytes [off, off + len) of buffer b's host
  * array: *first the first of them other than `not` (or `not`), returns
  * whether any is other than `not`. */
-static int foreign_rows(const rp_graph *g, rp_buf b, uint64_t off,
-                        uint64_t len, unsigned nr, int not, int *first) {
+static int foreign_rows(const rp_graph *g, rp_buf b, uint64_t off, uint64_t len,
+                        unsigned nr, int not, int *first) {
   unsigned np = rp_buffer_num_parts(g, b);
-  *first = not;
+  *first = not ;
   if (!np)
     return not != 0 ? (*first = 0, 1) : 0;
   uint64_t last, rows;
@@ -60,7 +60,7 @@ static int foreign_rows(const rp_graph *g, rp_buf b, uint64_t off,
   for (unsigned p = 0; p < np; p++) {
     uint64_t q0, q1;
     rp_buffer_part_rows(g, b, p, &q0, &q1);
-    if (q0 < q1 && q0 < r1 && r0 < q1 && (int)(p % nr) != not) {
+    if (q0 < q1 && q0 < r1 && r0 < q1 && (int)(p % nr) != not ) {
       *first = (int)(p % nr);
       return 1;
     }
@@ -129,6 +129,5 @@ int rp__net_place(rp__net *n, uint32_t op, int *lo, int *hi) {
     *hi = a < c ? c : a;
     return RP__NET_PAIR;
   }
-  return one_memory(n, s.region.buf, a) ? RP__NET_SAME_MEMORY
-                                        : RP__NET_LOCAL;
+  return one_memory(n, s.region.buf, a) ? RP__NET_SAME_MEMORY : RP__NET_LOCAL;
 }

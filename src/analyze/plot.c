@@ -8,7 +8,7 @@
 
 #define PW 640.0 /* picture */
 #define PH 400.0
-#define ML 64.0  /* margins */
+#define ML 64.0 /* margins */
 #define MR 150.0
 #define MT 40.0
 #define MB 52.0
@@ -85,13 +85,15 @@ rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
   }
   f.ymax *= 1.1;
   f.logx = f.x1 / f.x0 >= 4;
-  fprintf(fp, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-              "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-              "font-family=\"sans-serif\" font-size=\"12\">\n",
+  fprintf(fp,
+          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+          "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+          "font-family=\"sans-serif\" font-size=\"12\">\n",
           legend_right(), PH, legend_right(), PH);
   fputs("<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" "
-        "fill=\"white\"/>\n", fp);
+        "fill=\"white\"/>\n",
+        fp);
   fprintf(fp, "<text x=\"%.1f\" y=\"24\" font-size=\"15\">", ML);
   rp__put_xml_str(fp, title && *title ? title : "speedup");
   fputs("</text>\n", fp);
@@ -101,7 +103,8 @@ rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
     nb += has(p[i].bound);
   if (nb) {
     fputs("<polygon class=\"bound\" fill=\"#d9e4f2\" stroke=\"#7f9cc2\" "
-          "stroke-dasharray=\"4 3\" points=\"", fp);
+          "stroke-dasharray=\"4 3\" points=\"",
+          fp);
     for (unsigned i = 0; i < n; i++)
       if (has(p[i].bound))
         fprintf(fp, "%.1f,%.1f ", px(&f, p[i].x), py(&f, p[i].bound));
@@ -114,25 +117,36 @@ rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
   /* Axes, ticks, grid. */
   double step = tick_step(f.ymax);
   for (double y = 0; y <= f.ymax + 1e-9; y += step) {
-    fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                "stroke=\"#e6e6e6\"/>\n", ML, py(&f, y), PW - MR, py(&f, y));
-    fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g"
-                "</text>\n", ML - 6, py(&f, y) + 4, y);
+    fprintf(fp,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+            "stroke=\"#e6e6e6\"/>\n",
+            ML, py(&f, y), PW - MR, py(&f, y));
+    fprintf(fp,
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g"
+            "</text>\n",
+            ML - 6, py(&f, y) + 4, y);
   }
-  fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-              "stroke=\"black\"/>\n", ML, PH - MB, PW - MR, PH - MB);
-  fprintf(fp, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-              "stroke=\"black\"/>\n", ML, MT, ML, PH - MB);
+  fprintf(fp,
+          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+          "stroke=\"black\"/>\n",
+          ML, PH - MB, PW - MR, PH - MB);
+  fprintf(fp,
+          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+          "stroke=\"black\"/>\n",
+          ML, MT, ML, PH - MB);
   for (unsigned i = 0; i < n; i++)
     if (!i || p[i].x != p[i - 1].x)
-      fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g"
-                  "</text>\n", px(&f, p[i].x), PH - MB + 16, p[i].x);
+      fprintf(fp,
+              "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g"
+              "</text>\n",
+              px(&f, p[i].x), PH - MB + 16, p[i].x);
   fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
           ML + (PW - ML - MR) / 2, PH - 12);
   rp__put_xml_str(fp, xlabel && *xlabel ? xlabel : "threads");
   fputs("</text>\n", fp);
-  fprintf(fp, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" "
-              "transform=\"rotate(-90 16 %.1f)\">speedup (x)</text>\n",
+  fprintf(fp,
+          "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" "
+          "transform=\"rotate(-90 16 %.1f)\">speedup (x)</text>\n",
           MT + (PH - MT - MB) / 2, MT + (PH - MT - MB) / 2);
   /* The predicted curve. */
   unsigned np = 0;
@@ -140,7 +154,8 @@ rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
     np += has(p[i].predicted);
   if (np > 1) {
     fputs("<polyline class=\"predicted\" fill=\"none\" stroke=\"#1f6fb4\" "
-          "stroke-width=\"2\" points=\"", fp);
+          "stroke-width=\"2\" points=\"",
+          fp);
     for (unsigned i = 0; i < n; i++)
       if (has(p[i].predicted))
         fprintf(fp, "%.1f,%.1f ", px(&f, p[i].x), py(&f, p[i].predicted));
@@ -148,18 +163,19 @@ rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
   }
   for (unsigned i = 0; i < n; i++)
     if (has(p[i].predicted))
-      fprintf(fp, "<circle class=\"predicted\" cx=\"%.1f\" cy=\"%.1f\" "
-                  "r=\"4\" fill=\"#1f6fb4\"><title>predicted %g: %.3fx"
-                  "</title></circle>\n",
-              px(&f, p[i].x), py(&f, p[i].predicted), p[i].x,
-              p[i].predicted);
+      fprintf(fp,
+              "<circle class=\"predicted\" cx=\"%.1f\" cy=\"%.1f\" "
+              "r=\"4\" fill=\"#1f6fb4\"><title>predicted %g: %.3fx"
+              "</title></circle>\n",
+              px(&f, p[i].x), py(&f, p[i].predicted), p[i].x, p[i].predicted);
   /* The achieved points, their spread as error bars, joined. */
   unsigned na = 0;
   for (unsigned i = 0; i < n; i++)
     na += has(p[i].achieved);
   if (na > 1) {
     fputs("<polyline class=\"achieved\" fill=\"none\" stroke=\"#d95f02\" "
-          "stroke-width=\"1.5\" stroke-dasharray=\"5 3\" points=\"", fp);
+          "stroke-width=\"1.5\" stroke-dasharray=\"5 3\" points=\"",
+          fp);
     for (unsigned i = 0; i < n; i++)
       if (has(p[i].achieved))
         fprintf(fp, "%.1f,%.1f ", px(&f, p[i].x), py(&f, p[i].achieved));
@@ -171,28 +187,33 @@ rp_status rp_speedup_write_svg(const rp_speedup_point *pts, unsigned n,
     double x = px(&f, p[i].x);
     double lo = has(p[i].achieved_min) ? p[i].achieved_min : p[i].achieved;
     double hi = has(p[i].achieved_max) ? p[i].achieved_max : p[i].achieved;
-    fprintf(fp, "<g class=\"errorbar\" stroke=\"#d95f02\"><line x1=\"%.1f\" "
-                "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/><line x1=\"%.1f\" "
-                "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/><line x1=\"%.1f\" "
-                "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/></g>\n",
-            x, py(&f, lo), x, py(&f, hi), x - 4, py(&f, lo), x + 4,
-            py(&f, lo), x - 4, py(&f, hi), x + 4, py(&f, hi));
-    fprintf(fp, "<rect class=\"achieved\" x=\"%.1f\" y=\"%.1f\" "
-                "width=\"8\" height=\"8\" fill=\"#d95f02\"><title>achieved "
-                "%g: %.3fx (%.3fx - %.3fx)</title></rect>\n",
+    fprintf(fp,
+            "<g class=\"errorbar\" stroke=\"#d95f02\"><line x1=\"%.1f\" "
+            "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/><line x1=\"%.1f\" "
+            "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/><line x1=\"%.1f\" "
+            "y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/></g>\n",
+            x, py(&f, lo), x, py(&f, hi), x - 4, py(&f, lo), x + 4, py(&f, lo),
+            x - 4, py(&f, hi), x + 4, py(&f, hi));
+    fprintf(fp,
+            "<rect class=\"achieved\" x=\"%.1f\" y=\"%.1f\" "
+            "width=\"8\" height=\"8\" fill=\"#d95f02\"><title>achieved "
+            "%g: %.3fx (%.3fx - %.3fx)</title></rect>\n",
             x - 4, py(&f, p[i].achieved) - 4, p[i].x, p[i].achieved, lo, hi);
   }
   /* Legend. */
   double lx = LEGEND_X, ly = MT + 10, tx = LEGEND_TEXT_X;
-  fprintf(fp, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#1f6fb4\"/>"
-              "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+  fprintf(fp,
+          "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#1f6fb4\"/>"
+          "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
           lx + 6, ly, tx, ly + 4, legend_label[0]);
-  fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" "
-              "fill=\"#d95f02\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+  fprintf(fp,
+          "<rect x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" "
+          "fill=\"#d95f02\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
           lx + 2, ly + 16, tx, ly + 24, legend_label[1]);
-  fprintf(fp, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"10\" "
-              "fill=\"#d9e4f2\" stroke=\"#7f9cc2\"/><text x=\"%.1f\" "
-              "y=\"%.1f\">%s</text>\n",
+  fprintf(fp,
+          "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"10\" "
+          "fill=\"#d9e4f2\" stroke=\"#7f9cc2\"/><text x=\"%.1f\" "
+          "y=\"%.1f\">%s</text>\n",
           lx, ly + 35, tx, ly + 44, legend_label[2]);
   fputs("</svg>\n", fp);
   free(p);

@@ -60,8 +60,8 @@ typedef struct sim {
   const rp_model *m;
   const rp_model_mode *md;
   double *delay, *work, *elig;
-  uint32_t *left;          /* predecessors not ended */
-  uint8_t *phase;          /* 0 waiting, 1 delay, 2 work, 3 done */
+  uint32_t *left; /* predecessors not ended */
+  uint8_t *phase; /* 0 waiting, 1 delay, 2 work, 3 done */
   uint32_t *active, nactive;
   /* Queues of ready ops: one per exclusive lane (0 .. nlane-1), one per
    * physical device for kernels (nlane + device); each a heap by
@@ -69,21 +69,21 @@ typedef struct sim {
   uint32_t nqueue;
   uint32_t **queue, *nq, *busy, *slots;
   uint32_t *future, nfuture; /* ready ops not yet issued (elig > t) */
-  double *rate;            /* per op while in work */
-  struct kitem *kt;        /* kernels in work, per event */
-  double eff;              /* share of a core per unit: the calibrated
+  double *rate;              /* per op while in work */
+  struct kitem *kt;          /* kernels in work, per event */
+  double eff;                /* share of a core per unit: the calibrated
                               efficiency when the team has several
                               threads, else 1 */
-  double eff_all;          /* pool: the calibrated efficiency (all of the
+  double eff_all;            /* pool: the calibrated efficiency (all of the
                               team busy); eff follows how many are */
-  unsigned team;           /* pool: its threads */
-  int pool;                /* a team of CPU threads (host_units > 0) */
-  uint32_t anyq;           /* pool: the queue of host tasks (any group) */
-  int *res;                /* pool: the resource an op runs on */
-  int pres[RP_MAX_DEVICES]; /* pool: the resources of the team */
+  unsigned team;             /* pool: its threads */
+  int pool;                  /* a team of CPU threads (host_units > 0) */
+  uint32_t anyq;             /* pool: the queue of host tasks (any group) */
+  int *res;                  /* pool: the resource an op runs on */
+  int pres[RP_MAX_DEVICES];  /* pool: the resources of the team */
   unsigned npres;
-  double *beta;            /* pool: bytes per us of work at one thread */
-  double mem_split;        /* pool: beta at or above it is cache-bound */
+  double *beta;     /* pool: bytes per us of work at one thread */
+  double mem_split; /* pool: beta at or above it is cache-bound */
 } sim;
 
 static int exclusive(const rp_analysis *a, uint32_t n) {
@@ -126,7 +126,7 @@ static double blocks_of(const rp_graph *g, rp_node i, int blocks) {
   }
   double k = 1;
   for (int i = 0; i < 3; i++)
-  /* NOLINTNEXTLINE(bugprone-integer-division): a whole number of blocks (ceiling division), on purpose */
+    /* NOLINTNEXTLINE(bugprone-integer-division): a whole number of blocks (ceiling division), on purpose */
     k *= (double)((n[i] + b[i] - 1) / b[i] * (blocks ? 1 : b[i]));
   return k;
 }
@@ -224,8 +224,7 @@ static int prior(const sim *s, uint32_t x, uint32_t y) {
   const rp_analysis *a = s->a;
   if (s->pool)
     return x < y;
-  return a->bottom[x] > a->bottom[y] ||
-         (a->bottom[x] == a->bottom[y] && x < y);
+  return a->bottom[x] > a->bottom[y] || (a->bottom[x] == a->bottom[y] && x < y);
 }
 
 /* A pool operation: on a team of threads, everything but transfers
@@ -254,8 +253,7 @@ static uint32_t queue_of(const sim *s, uint32_t n) {
   const rp__lane *l = &a->lanes[a->lane[n]];
   if (l->device < 0 || l->kind == RP__LANE_HOST)
     return a->lane[n];
-  return a->nlane + RP_MAX_DEVICES +
-         (uint32_t)l->kind * RP_MAX_DEVICES +
+  return a->nlane + RP_MAX_DEVICES + (uint32_t)l->kind * RP_MAX_DEVICES +
          (uint32_t)resource_of(s->m, l->device);
 }
 
@@ -360,8 +358,7 @@ static void dispatch(sim *s, double t, double eps) {
     for (unsigned i = 0; i < s->npres; i++) {
       uint32_t q = s->a->nlane + (uint32_t)s->pres[i], aq = s->anyq;
       while (s->busy[q] < s->slots[q] && (s->nq[q] || s->nq[aq])) {
-        int any = s->nq[aq] && (!s->nq[q] || s->queue[aq][0] <
-                                                 s->queue[q][0]);
+        int any = s->nq[aq] && (!s->nq[q] || s->queue[aq][0] < s->queue[q][0]);
         uint32_t n = q_pop(s, any ? aq : q);
         if (any)
           s->res[n] = s->pres[i];
@@ -480,9 +477,11 @@ static void rates(sim *s) {
       d2h_on[resource_of(m, op->device)] = 1;
   }
   double fh = m->duplex_h2d_gbps > 0 && m->h2d.gbps > 0
-                  ? fmin(1, m->duplex_h2d_gbps / m->h2d.gbps) : 1;
+                  ? fmin(1, m->duplex_h2d_gbps / m->h2d.gbps)
+                  : 1;
   double fd = m->duplex_d2h_gbps > 0 && m->d2h.gbps > 0
-                  ? fmin(1, m->duplex_d2h_gbps / m->d2h.gbps) : 1;
+                  ? fmin(1, m->duplex_d2h_gbps / m->d2h.gbps)
+                  : 1;
   /* Kernels per physical device, by width (water-filling): sorted by
    * (device, width), each group shares its device's capacity. */
   uint32_t k = 0;
@@ -492,8 +491,8 @@ static void rates(sim *s) {
     if (s->phase[n] != 2)
       continue;
     if (in_pool(s, n)) {
-      kt[k].res = s->res[n] >= 0 ? s->res[n]
-                                  : resource_of(m, a->g->op[n].device);
+      kt[k].res =
+          s->res[n] >= 0 ? s->res[n] : resource_of(m, a->g->op[n].device);
       kt[k].w = a->g->op[n].type == RP_OP_KERNEL ? width(s, n) : s->eff;
       kt[k++].n = n;
     } else if (a->g->op[n].type == RP_OP_KERNEL) {

@@ -95,8 +95,8 @@ static void text_costs(const rp_analysis *a, FILE *fp) {
     fprintf(fp, "  default: %u kernels without a cost at %g us each\n", dk,
             a->opts.kernel_us);
   if (dh)
-    fprintf(fp, "  default: %u host tasks without a cost at %g us each\n",
-            dh, a->opts.host_us);
+    fprintf(fp, "  default: %u host tasks without a cost at %g us each\n", dh,
+            a->opts.host_us);
 }
 
 rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
@@ -156,15 +156,17 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
           "amdahl overlap  %14.3fx (T + C) / max(T, C): kernels T = %.3f "
           "us, copies C = %.3f us\n",
           s->amdahl_speedup, s->amdahl_compute_us, s->amdahl_copy_us);
-  fprintf(fp, "makespan        %14.3f us (list schedule, longest remaining "
-              "path first)\n",
+  fprintf(fp,
+          "makespan        %14.3f us (list schedule, longest remaining "
+          "path first)\n",
           ms);
-  fprintf(fp, "list schedule   %14.3fx serial / makespan",
-          s->schedule_speedup);
+  fprintf(fp, "list schedule   %14.3fx serial / makespan", s->schedule_speedup);
   double lim = fmax(s->critical_path_us, s->max_lane_us);
   if (ms > lim && lim > 0)
-    fprintf(fp, " (the makespan is %.1f%% longer than max(critical path, "
-                "max lane))\n", 100 * (ms - lim) / lim);
+    fprintf(fp,
+            " (the makespan is %.1f%% longer than max(critical path, "
+            "max lane))\n",
+            100 * (ms - lim) / lim);
   else
     fprintf(fp, " (the makespan reaches max(critical path, max lane): the "
                 "bound)\n");
@@ -173,21 +175,28 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
     if (a->mthreads)
       snprintf(team, sizeof team, ", %u thread%s", a->mthreads,
                a->mthreads == 1 ? "" : "s");
-    fprintf(fp, "\nmodel           %s on %s (%s%s), overlapped mode %s, "
-                "serial mode %s\n",
+    fprintf(fp,
+            "\nmodel           %s on %s (%s%s), overlapped mode %s, "
+            "serial mode %s\n",
             a->mbackend[0] ? a->mbackend : "?",
             a->mmachine[0] ? a->mmachine : "?",
-            a->mcalibrated ? "calibrated" : "uncalibrated: no overhead "
-                                            "measured", team,
-            a->mmode, a->msmode);
+            a->mcalibrated ? "calibrated"
+                           : "uncalibrated: no overhead "
+                             "measured",
+            team, a->mmode, a->msmode);
     if (a->mcalibrated && a->mcpus && a->mload > a->mcpus)
-      fprintf(fp, "                (calibrated at a load average of %.1f on "
-                  "%u cores: a busy machine's figures)\n", a->mload,
-              a->mcpus);
-    fprintf(fp, "model serial    %14.3f us (launch and synchronisation "
-                "overheads in)\n", s->model_serial_us);
-    fprintf(fp, "model overlap   %14.3f us (shared links, compute units "
-                "and memory)\n", s->model_overlap_us);
+      fprintf(fp,
+              "                (calibrated at a load average of %.1f on "
+              "%u cores: a busy machine's figures)\n",
+              a->mload, a->mcpus);
+    fprintf(fp,
+            "model serial    %14.3f us (launch and synchronisation "
+            "overheads in)\n",
+            s->model_serial_us);
+    fprintf(fp,
+            "model overlap   %14.3f us (shared links, compute units "
+            "and memory)\n",
+            s->model_overlap_us);
   }
   rp__write_predicted(a, fp);
   fprintf(fp, "(every term above: docs/terms.md)\n");
@@ -197,10 +206,11 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
 void rp__write_predicted(const rp_analysis *a, FILE *fp) {
   const rp_summary *s = &a->sum;
   if (!s->modelled) {
-    fprintf(fp, "predicted speedup  none: without a machine model this "
-                "analysis gives an upper\n                   bound only "
-                "(%.3fx; analyse with a model: rp_analysis_opts_calibrated()"
-                ",\n                   `reprise analyze --backend B`)\n",
+    fprintf(fp,
+            "predicted speedup  none: without a machine model this "
+            "analysis gives an upper\n                   bound only "
+            "(%.3fx; analyse with a model: rp_analysis_opts_calibrated()"
+            ",\n                   `reprise analyze --backend B`)\n",
             s->bound);
     return;
   }
@@ -224,10 +234,10 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
       fprintf(fp, "on a quiet machine %.3fx)\n", s->predicted_speedup);
     return;
   }
-  fprintf(fp, "predicted speedup %9.3fx  (%s model of %s: serial %.3f ms, "
-              "overlapped %.3f ms per replay)\n",
-          s->predicted_speedup,
-          s->calibrated ? "calibrated" : "uncalibrated",
+  fprintf(fp,
+          "predicted speedup %9.3fx  (%s model of %s: serial %.3f ms, "
+          "overlapped %.3f ms per replay)\n",
+          s->predicted_speedup, s->calibrated ? "calibrated" : "uncalibrated",
           a->mbackend[0] ? a->mbackend : "?", s->model_serial_us / 1e3,
           s->model_overlap_us / 1e3);
 }
@@ -238,8 +248,9 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
     return RP_NULL_ARG();
   const rp_graph *g = a->g;
   const rp_summary *s = &a->sum;
-  fprintf(fp, "{\n  \"format\": \"reprise-analysis\", \"version\": 1,\n"
-              "  \"options\": {\"copy_engines\": %u, \"h2d_gbps\": ",
+  fprintf(fp,
+          "{\n  \"format\": \"reprise-analysis\", \"version\": 1,\n"
+          "  \"options\": {\"copy_engines\": %u, \"h2d_gbps\": ",
           a->opts.copy_engines);
   rp__put_num(fp, a->opts.h2d_gbps);
   fputs(", \"d2h_gbps\": ", fp);

@@ -62,10 +62,10 @@ static item heap_pop(heap *h) {
 typedef struct state {
   rp_analysis *a;
   uint32_t *indeg;
-  heap *ready;      /* per lane, keyed by -bottom level */
+  heap *ready; /* per lane, keyed by -bottom level */
   uint8_t *busy, *dirty, *pending;
-  uint32_t *dirtyl, ndirty;  /* lanes whose state changed at time t */
-  uint32_t *pendl, npend;    /* free lanes with a costly op to start */
+  uint32_t *dirtyl, ndirty; /* lanes whose state changed at time t */
+  uint32_t *pendl, npend;   /* free lanes with a costly op to start */
 } state;
 
 static void mark(state *s, uint32_t l) {

@@ -39,9 +39,8 @@ static rp_status try_k(const rp_graph *g, const rp_analysis *base,
   for (uint32_t j = 0; j < nn; j++) {
     rp_node n = sp.orig[j];
     uint32_t pieces = sp.first[n + 1] - sp.first[n];
-    cost[j] = base->source[n] == RP_COST_MODELLED
-                  ? -1.0
-                  : base->cost[n] / pieces;
+    cost[j] =
+        base->source[n] == RP_COST_MODELLED ? -1.0 : base->cost[n] / pieces;
   }
   rp_analysis_opts so = *o;
   so.measured_us = cost;
@@ -96,8 +95,8 @@ rp_status rp_split_advise(const rp_graph *g, const rp_analysis_opts *o,
   }
   t[1] = out->unsplit_us;
   double best = t[1];
-  for (unsigned k = 2; k <= max_k && s == RP_OK && out->first_kernel !=
-       RP_NONE; k++) {
+  for (unsigned k = 2; k <= max_k && s == RP_OK && out->first_kernel != RP_NONE;
+       k++) {
     s = try_k(g, base, o, k, &t[k], NULL);
     if (s == RP_OK && t[k] < best)
       best = t[k];
@@ -131,7 +130,7 @@ rp_status rp_split_write_text(const rp_graph *g, const rp_split_advice *a,
     return RP_NULL_ARG();
   if (a->first_kernel == RP_NONE) {
     fprintf(fp, "split: no kernel declared splittable with regions that "
-            "follow its axis\n");
+                "follow its axis\n");
     return ferror(fp) ? RP_EIO : RP_OK;
   }
   rp_node_info ni;

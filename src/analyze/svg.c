@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include "analyze/analysis.h"
 
-#define LEFT 110.0   /* room for the lane names */
-#define PLOT 1000.0  /* width of the time axis */
+#define LEFT 110.0  /* room for the lane names */
+#define PLOT 1000.0 /* width of the time axis */
 #define ROW 26.0
 #define TOP 30.0
 /* Over this many operations, bars closer than a pixel are merged. */
@@ -46,8 +46,8 @@ typedef struct span {
   int crit;
 } span;
 
-static void span_flush(FILE *fp, const rp_analysis *a, uint32_t l,
-                       uint32_t row, span *s, uint32_t *bars) {
+static void span_flush(FILE *fp, const rp_analysis *a, uint32_t l, uint32_t row,
+                       span *s, uint32_t *bars) {
   if (!s->count)
     return;
   double w = s->x1 - s->x0;
@@ -92,10 +92,11 @@ static rp_status merged_bars(const rp_analysis *a, FILE *fp, double scale,
   }
   for (uint32_t l = 0; l < a->nlane; l++)
     span_flush(fp, a, l, row[l], &sp[l], &bars);
-  fprintf(fp, "<text x=\"4\" y=\"%.1f\">%u operations drawn as %u bars: "
-              "operations less than a pixel apart on a lane are merged "
-              "(one bar per operation up to %d operations; the trace has "
-              "them all)</text>\n",
+  fprintf(fp,
+          "<text x=\"4\" y=\"%.1f\">%u operations drawn as %u bars: "
+          "operations less than a pixel apart on a lane are merged "
+          "(one bar per operation up to %d operations; the trace has "
+          "them all)</text>\n",
           TOP + ROW * nrow + 44, a->nop, bars, SVG_LIMIT);
   free(sp);
   return RP_OK;
@@ -125,8 +126,7 @@ rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp) {
           "font-size=\"11\">\n"
           "<text x=\"4\" y=\"16\">makespan %.3f us, serial %.3f us, "
           "critical path %.3f us (bold)</text>\n",
-          LEFT + PLOT + 20, h, ms, a->sum.serial_us,
-          a->sum.critical_path_us);
+          LEFT + PLOT + 20, h, ms, a->sum.serial_us, a->sum.critical_path_us);
   for (uint32_t l = 0; l < a->nlane; l++) {
     if (row[l] == UINT32_MAX)
       continue;

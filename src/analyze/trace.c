@@ -23,8 +23,8 @@ rp_status rp_analysis_write_trace_part(const rp_analysis *a, FILE *fp,
   if (!w)
     return RP_ENOMEM;
   rp__out_str(w, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n"
-           "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, "
-           "\"tid\": 0, \"args\": {\"name\": \"reprise schedule");
+                 "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, "
+                 "\"tid\": 0, \"args\": {\"name\": \"reprise schedule");
   if (first || count < a->nop) {
     rp__out_str(w, " (operations ");
     rp__out_u64(w, first);
@@ -36,13 +36,14 @@ rp_status rp_analysis_write_trace_part(const rp_analysis *a, FILE *fp,
   }
   rp__out_str(w, "\"}}");
   for (uint32_t l = 0; l < a->nlane; l++) {
-    rp__out_str(w, ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, "
-             "\"tid\": ");
+    rp__out_str(w,
+                ",\n  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, "
+                "\"tid\": ");
     rp__out_u64(w, l + 1);
     rp__out_str(w, ", \"args\": {\"name\": ");
     rp__out_jstr(w, a->lanes[l].name);
     rp__out_str(w, "}},\n  {\"name\": \"thread_sort_index\", \"ph\": \"M\", "
-             "\"pid\": 1, \"tid\": ");
+                   "\"pid\": 1, \"tid\": ");
     rp__out_u64(w, l + 1);
     rp__out_str(w, ", \"args\": {\"sort_index\": ");
     rp__out_u64(w, l);
@@ -63,7 +64,7 @@ rp_status rp_analysis_write_trace_part(const rp_analysis *a, FILE *fp,
     rp__out_str(w, ", \"args\": {\"id\": ");
     rp__out_u64(w, n);
     rp__out_str(w, a->critical[n] ? ", \"critical\": true, \"slack_us\": "
-                            : ", \"critical\": false, \"slack_us\": ");
+                                  : ", \"critical\": false, \"slack_us\": ");
     rp__out_num(w, a->slack[n]);
     rp__out_str(w, ", \"cost\": \"");
     rp__out_str(w, rp__source_name((rp_cost_source)a->source[n]));

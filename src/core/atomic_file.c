@@ -17,9 +17,9 @@
 
 struct rp_outfile {
   FILE *fp;
-  char *path;  /* the target */
-  int slot;    /* in the signal table, or -1 */
-  char tmp[];  /* the temporary file */
+  char *path; /* the target */
+  int slot;   /* in the signal table, or -1 */
+  char tmp[]; /* the temporary file */
 };
 
 /* The temporary files open now, for the signal handler: a path is
@@ -113,8 +113,9 @@ rp_status rp_outfile_open(rp_outfile **out, const char *path, FILE **fp) {
   sigaddset(&block, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &block, &old);
   for (int tries = 0; fd < 0 && tries < 64; tries++) {
-    unsigned r = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 2654435761u ^
-                 (unsigned)getpid() ^ (unsigned)time(NULL);
+    unsigned r =
+        __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 2654435761u ^
+        (unsigned)getpid() ^ (unsigned)time(NULL);
     snprintf(f->tmp, n + 32, "%.*s.%s.%06x~", (int)dir, path, path + dir,
              r & 0xffffffu);
     /* 0666 less the umask, as fopen(path, "w") would create it. */
@@ -180,7 +181,8 @@ rp_status rp_outfile_commit(rp_outfile *f) {
     e = errno;
   if (e) {
     rp__set_last_errorf("%s: write failed: %s (the previous file, if any, "
-                        "is left as it was)", f->path, strerror(e));
+                        "is left as it was)",
+                        f->path, strerror(e));
     drop(f);
     return RP_EIO;
   }

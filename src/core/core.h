@@ -53,8 +53,7 @@ int rp__growz(void **p, size_t *cap, size_t n, size_t sz);
 /* Breakpoints (core/segs.c): sorts the n interval ends in bp (each at
  * most max; tmp: room for n more) and keeps each once; returns how many
  * are left. Segment q is [bp[q], bp[q + 1]). */
-uint64_t rp__segs_sort(uint64_t *bp, uint64_t *tmp, uint64_t n,
-                       uint64_t max);
+uint64_t rp__segs_sort(uint64_t *bp, uint64_t *tmp, uint64_t n, uint64_t max);
 /* The first of the n sorted breakpoints >= v: the segment starting at v
  * when v is a breakpoint. */
 uint64_t rp__segs_find(const uint64_t *bp, uint64_t n, uint64_t v);

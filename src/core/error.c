@@ -52,6 +52,7 @@ rp_status rp__null_arg(const char *fn) {
 
 rp_status rp__bad_arg(const char *fn) {
   rp__set_last_errorf("%s: invalid argument (NULL, or an index out of "
-                      "range)", fn);
+                      "range)",
+                      fn);
   return RP_EINVAL;
 }

@@ -64,7 +64,7 @@ static inline void rp__out_u64(rp__out *w, uint64_t v) {
 static inline void rp__out_int(rp__out *w, int v) {
   if (v < 0) {
     rp__out_mem(w, "-", 1);
-    rp__out_u64(w, (uint64_t)-(int64_t)v);
+    rp__out_u64(w, (uint64_t) - (int64_t)v);
   } else {
     rp__out_u64(w, (uint64_t)v);
   }
@@ -79,12 +79,12 @@ static inline void rp__out_int(rp__out *w, int v) {
 static inline size_t rp__json_escape(unsigned char c, char e[8]) {
   const char *named = c == '"'    ? "\\\""
                       : c == '\\' ? "\\\\"
-                      : c == '\n'  ? "\\n"
-                      : c == '\t'  ? "\\t"
-                      : c == '\r'  ? "\\r"
-                      : c == '\b'  ? "\\b"
-                      : c == '\f'  ? "\\f"
-                                   : NULL;
+                      : c == '\n' ? "\\n"
+                      : c == '\t' ? "\\t"
+                      : c == '\r' ? "\\r"
+                      : c == '\b' ? "\\b"
+                      : c == '\f' ? "\\f"
+                                  : NULL;
   if (named) {
     strcpy(e, named);
     return strlen(named);
@@ -133,8 +133,7 @@ static inline void rp__out_num(rp__out *w, double v) {
     rp__out_str(w, "null");
     return;
   }
-  if (v >= 0 && v < 4294967296.0 && !signbit(v) &&
-      v == (double)(uint32_t)v) {
+  if (v >= 0 && v < 4294967296.0 && !signbit(v) && v == (double)(uint32_t)v) {
     rp__out_u64(w, (uint32_t)v);
     return;
   }

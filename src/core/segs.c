@@ -42,8 +42,7 @@ static void sort_u64(uint64_t *v, uint64_t *tmp, uint64_t n, uint64_t max) {
     memcpy(v, src, n * sizeof *v);
 }
 
-uint64_t rp__segs_sort(uint64_t *bp, uint64_t *tmp, uint64_t n,
-                       uint64_t max) {
+uint64_t rp__segs_sort(uint64_t *bp, uint64_t *tmp, uint64_t n, uint64_t max) {
   sort_u64(bp, tmp, n, max);
   uint64_t u = 0;
   for (uint64_t i = 0; i < n; i++)

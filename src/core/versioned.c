@@ -22,13 +22,14 @@ rp_status rp__versioned_load(void *dst, size_t have, const void *src,
   memcpy(&n, src, sizeof n);
   if (n == 0) {
     rp__set_last_errorf("%s: size is 0: initialise it with its _init "
-                        "function or _INIT macro (it sets the size)", what);
+                        "function or _INIT macro (it sets the size)",
+                        what);
     return RP_EINVAL;
   }
   if (n < min || n > have) {
     rp__set_last_errorf("%s: size %zu is not a size of this struct that "
-                        "this library knows (%zu to %zu bytes)", what, n,
-                        min, have);
+                        "this library knows (%zu to %zu bytes)",
+                        what, n, min, have);
     return RP_EINVAL;
   }
   memcpy(dst, src, n);

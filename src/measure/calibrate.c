@@ -37,13 +37,21 @@ static void nop2_kernel(const rp_kargs *a, const uint64_t lo[3],
   (void)hi;
 }
 static const rp_param nop2_params[] = {{"in", RP_IN}, {"x", RP_INOUT}};
-static const rp_kernel nop2 = {"rp_calibrate_nop2", 2, nop2_params,
-                               nop2_kernel, NULL, NULL, {0, 0, 0},
-                               NULL, NULL, 0};
+static const rp_kernel nop2 = {"rp_calibrate_nop2",
+                               2,
+                               nop2_params,
+                               nop2_kernel,
+                               NULL,
+                               NULL,
+                               {0, 0, 0},
+                               NULL,
+                               NULL,
+                               0};
 
 static const rp_param nop_params[] = {{"x", RP_INOUT}};
-static const rp_kernel nop = {"rp_calibrate_nop", 1, nop_params, nop_kernel,
-                              NULL, NULL, {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel nop = {
+    "rp_calibrate_nop", 1,    nop_params, nop_kernel, NULL, NULL,
+    {0, 0, 0},          NULL, NULL,       0};
 
 /* The team's kernels work by rows: a point of the index space is a row
  * of `cols` elements, so that a block of fewer than 8192 rows is never
@@ -63,12 +71,21 @@ static void triad_kernel(const rp_kargs *a, const uint64_t lo[3],
         y[k] = 0.5f * y[k] + x[k] * x[k];
       }
 }
-static const rp_param triad_params[] = {
-    {"x", RP_IN},         {"y", RP_INOUT},       {"off", RP_SCALAR},
-    {"cols", RP_SCALAR}, {"passes", RP_SCALAR}};
-static const rp_kernel triad = {"rp_calibrate_triad", 5, triad_params,
-                                triad_kernel, NULL, NULL, {0, 0, 0},
-                                NULL, NULL, 0};
+static const rp_param triad_params[] = {{"x", RP_IN},
+                                        {"y", RP_INOUT},
+                                        {"off", RP_SCALAR},
+                                        {"cols", RP_SCALAR},
+                                        {"passes", RP_SCALAR}};
+static const rp_kernel triad = {"rp_calibrate_triad",
+                                5,
+                                triad_params,
+                                triad_kernel,
+                                NULL,
+                                NULL,
+                                {0, 0, 0},
+                                NULL,
+                                NULL,
+                                0};
 
 /* A compute-bound kernel: SPIN_ITERS steps of a logistic map per element
  * in registers, the result stored (so that nothing is optimised away). */
@@ -88,9 +105,16 @@ static void spin_kernel(const rp_kargs *a, const uint64_t lo[3],
 }
 static const rp_param spin_params[] = {
     {"y", RP_OUT}, {"off", RP_SCALAR}, {"cols", RP_SCALAR}};
-static const rp_kernel spin = {"rp_calibrate_spin", 3, spin_params,
-                               spin_kernel, NULL, NULL, {0, 0, 0},
-                               NULL, NULL, 0};
+static const rp_kernel spin = {"rp_calibrate_spin",
+                               3,
+                               spin_params,
+                               spin_kernel,
+                               NULL,
+                               NULL,
+                               {0, 0, 0},
+                               NULL,
+                               NULL,
+                               0};
 
 /* Calibrations run by this process. */
 static _Atomic unsigned long ncalibrations;
@@ -240,10 +264,10 @@ static rp_status copy_time(cp_kind k, uint64_t bytes, char *a, char *b,
  * fixed overhead (per replay and per operation). Copies that do not grow with their size (elided: host and
  * device share memory) get gbps 0, meaning free. */
 static rp_status measure_link(cp_kind k, uint64_t small, uint64_t large,
-                              char *a, char *b,
-                              const rp_backend *be, const rp_exec_opts *xo,
-                              const char *mode, double fixed, unsigned runs,
-                              rp_model_link *l, double *large_xfer_us) {
+                              char *a, char *b, const rp_backend *be,
+                              const rp_exec_opts *xo, const char *mode,
+                              double fixed, unsigned runs, rp_model_link *l,
+                              double *large_xfer_us) {
   double t1, t2;
   rp_status s;
   if ((s = copy_time(k, small, a, b, be, xo, mode, runs, &t1)) ||
@@ -351,8 +375,8 @@ static rp_status bandwidth(const rp_backend *be, const rp_exec_opts *xo,
   const uint64_t cols = floats / nblk >= 1024 ? 1024 : 64;
   const uint64_t rows = floats / (cols * nblk);
   floats = nblk * rows * cols;
-  float *x = malloc(sizeof(float) * floats), *y = malloc(sizeof(float) *
-                                                         floats);
+  float *x = malloc(sizeof(float) * floats),
+        *y = malloc(sizeof(float) * floats);
   rp_graph *g = NULL;
   rp_status s = RP_ENOMEM;
   if (x && y) {
@@ -387,9 +411,9 @@ static rp_status core_share(rp_model *m, const rp_backend *be,
   float *y = calloc(cols * rows * nblk, sizeof *y);
   rp_graph *g = NULL;
   double r = 1, ts;
-  rp_status s = y ? blocks_graph(&g, &spin, NULL, y, (unsigned)nblk, cols,
-                                 rows, 1)
-                  : RP_ENOMEM;
+  rp_status s =
+      y ? blocks_graph(&g, &spin, NULL, y, (unsigned)nblk, cols, rows, 1)
+        : RP_ENOMEM;
   if (s == RP_OK)
     s = team_ratio(g, be, xo, runs, 3, own, &r, &ts);
   rp_graph_destroy(g);
@@ -406,9 +430,8 @@ static rp_status core_share(rp_model *m, const rp_backend *be,
  * the streaming bandwidths in and out of cache, and what a task and a
  * split kernel cost the team. */
 enum { INDEP_TASKS = 256, SPLIT_CHAIN = 16, EDGE_LEVELS = 32 };
-static rp_status team(rp_model *m, const rp_backend *be,
-                      const rp_exec_opts *xo, unsigned runs,
-                      unsigned threads) {
+static rp_status team(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
+                      unsigned runs, unsigned threads) {
   rp_status s = RP_OK;
   rp_graph *g = NULL;
   static float tiny[INDEP_TASKS * 16]; /* 16 KiB: 64 B per task */
@@ -440,15 +463,14 @@ static rp_status team(rp_model *m, const rp_backend *be,
       goto out;
     for (unsigned i = 0; i < SPLIT_CHAIN && s == RP_OK; i++) {
       rp_arg arg = rp_arg_buf(rp_whole(b));
-      s = rp_record_kernel(g, &nop, 0, rp_dims3(8192, 1, 1), &arg, NULL,
-                           NULL);
+      s = rp_record_kernel(g, &nop, 0, rp_dims3(8192, 1, 1), &arg, NULL, NULL);
     }
     double t;
     if (s || (s = rp_graph_end(g)) ||
         (s = time_graph(g, be, xo, "parallel", runs, 10, &t)))
       goto out;
-    double per = (t - m->mode[0].run_us) / SPLIT_CHAIN - m->mode[0].op_us -
-                 m->task_us;
+    double per =
+        (t - m->mode[0].run_us) / SPLIT_CHAIN - m->mode[0].op_us - m->task_us;
     m->split_us = per > 0 ? per : 0;
     rp_graph_destroy(g);
     g = NULL;
@@ -476,8 +498,7 @@ static rp_status team(rp_model *m, const rp_backend *be,
                          rp_arg_buf(rp_bytes(b, own, 8))};
           if (!zig) /* the chain alone: its own slot, always */
             a[1] = rp_arg_buf(rp_bytes(b, c * 128u, 8));
-          s = rp_record_kernel(g, &nop2, 0, rp_dims3(1, 1, 1), a, NULL,
-                               NULL);
+          s = rp_record_kernel(g, &nop2, 0, rp_dims3(1, 1, 1), a, NULL, NULL);
         }
       if (s || (s = rp_graph_end(g)) ||
           (s = time_graph(g, be, xo, "parallel", runs, 10, &t[zig])))
@@ -498,8 +519,8 @@ static rp_status team(rp_model *m, const rp_backend *be,
   /* Streaming: 16 KiB per block and array within cache (the blocks of a
    * thread fit its own caches) swept 64 times, 2 x 32 MiB in all beyond
    * it once. */
-  if ((s = bandwidth(be, xo, runs, threads, 4096 * 4 * (uint64_t)threads,
-                     64, own, &m->cache1_gbps, &m->cache_gbps)) ||
+  if ((s = bandwidth(be, xo, runs, threads, 4096 * 4 * (uint64_t)threads, 64,
+                     own, &m->cache1_gbps, &m->cache_gbps)) ||
       (s = bandwidth(be, xo, runs, threads, 8u << 20, 1, own, &m->mem1_gbps,
                      &m->mem_gbps)))
     goto out;
@@ -666,12 +687,13 @@ rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
   }
   double fixed = m->mode[0].run_us + m->mode[0].op_us;
   double xh, xd, xb = 0, tb;
-  s = measure_link(CP_H2D, small, large, a, b, be, xo, arg0, fixed, runs, &m->h2d, &xh);
+  s = measure_link(CP_H2D, small, large, a, b, be, xo, arg0, fixed, runs,
+                   &m->h2d, &xh);
   if (s == RP_OK)
-    s = measure_link(CP_D2H, small, large, a, b, be, xo, arg0, fixed, runs, &m->d2h, &xd);
+    s = measure_link(CP_D2H, small, large, a, b, be, xo, arg0, fixed, runs,
+                     &m->d2h, &xd);
   if (s == RP_OK && m->h2d.gbps > 0 && m->d2h.gbps > 0 &&
-      (s = copy_time(CP_BOTH, large, a, b, be, xo, arg0, runs, &tb)) ==
-          RP_OK) {
+      (s = copy_time(CP_BOTH, large, a, b, be, xo, arg0, runs, &tb)) == RP_OK) {
     double lat = m->h2d.latency_us > m->d2h.latency_us ? m->h2d.latency_us
                                                        : m->d2h.latency_us;
     xb = tb - m->mode[0].run_us - 2 * m->mode[0].op_us - lat;
@@ -690,12 +712,13 @@ rp_status rp_model_calibrate(rp_model *m, const rp_backend *be,
       po = *xo;
     else
       rp_exec_opts_init(&po);
-    rp_status ps = measure_link(CP_PEER, small, large, a, b, be, &po, arg0, fixed, runs, &m->p2p,
-                                &xp);
+    rp_status ps = measure_link(CP_PEER, small, large, a, b, be, &po, arg0,
+                                fixed, runs, &m->p2p, &xp);
     if (ps != RP_OK && !po.device_map) {
       po.device_map = two; /* both logical devices on the first one */
       po.ndevice_map = 2;
-      ps = measure_link(CP_PEER, small, large, a, b, be, &po, arg0, fixed, runs, &m->p2p, &xp);
+      ps = measure_link(CP_PEER, small, large, a, b, be, &po, arg0, fixed, runs,
+                        &m->p2p, &xp);
     }
     if (ps != RP_OK)
       m->p2p = m->h2d;

@@ -23,8 +23,8 @@ static unsigned split_auto(const rp_graph *g, const rp_backend *be,
   return adv.k;
 }
 
-rp_status rp_exec_create(rp_exec **out, const rp_graph *g,
-                         const rp_backend *be, const rp_exec_opts *o) {
+rp_status rp_exec_create(rp_exec **out, const rp_graph *g, const rp_backend *be,
+                         const rp_exec_opts *o) {
   RP_ENTER();
   if (!out || !g)
     return RP_NULL_ARG();

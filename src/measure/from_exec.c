@@ -161,8 +161,7 @@ static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
   int map[RP_MAX_DEVICES];
   int ngroups = 1;
   for (unsigned d = 0; d < nd; d++) {
-    map[d] = xo->device_map && d < xo->ndevice_map ? xo->device_map[d]
-                                                   : (int)d;
+    map[d] = xo->device_map && d < xo->ndevice_map ? xo->device_map[d] : (int)d;
     if (map[d] < 0 || map[d] >= RP_MAX_DEVICES)
       return RP_EINVAL;
     ngroups = map[d] + 1 > ngroups ? map[d] + 1 : ngroups;
@@ -205,8 +204,8 @@ static rp_status fill(rp_analysis_opts *o, rp_model *m, unsigned *units,
      * devices, else everything on device 0 (its map_devices()). The
      * number of devices comes from the calibration; the public API has no
      * accessor for the exec's real map. */
-    int all0 = !xo->device_map && m->physical_devices &&
-               nd > m->physical_devices;
+    int all0 =
+        !xo->device_map && m->physical_devices && nd > m->physical_devices;
     for (unsigned d = 0; d < nd; d++) {
       m->units[d] = 1;
       m->phys[d] = all0 ? 0 : map[d];
@@ -270,8 +269,7 @@ rp_status rp_analysis_opts_calibrated(rp_analysis_opts *o, rp_model *m,
   if (!o || !m || !x)
     return RP_NULL_ARG();
   rp_analysis_opts mine;
-  rp_status vs =
-      rp__analysis_opts_in(&mine, o, "rp_analysis_opts_calibrated");
+  rp_status vs = rp__analysis_opts_in(&mine, o, "rp_analysis_opts_calibrated");
   if (vs != RP_OK)
     return vs;
   rp_analysis_opts_init(&mine);

@@ -28,5 +28,4 @@ void rp__measure_load(rp_model *m);
  * (calibrate.c). */
 void rp__gpu_name(char *out, size_t n);
 
-
 #endif

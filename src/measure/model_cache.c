@@ -87,8 +87,7 @@ static rp_status model_opts_in(rp_model_opts *dst, const rp_model_opts *src,
 }
 
 rp_status rp_model_cache_path(const rp_backend *be, const rp_exec_opts *xo,
-                              const rp_model_opts *o, char *path,
-                              size_t size) {
+                              const rp_model_opts *o, char *path, size_t size) {
   RP_ENTER();
   rp_status s;
   if (!path || !size)
@@ -168,8 +167,9 @@ rp_status rp_model_get_opts(rp_model *m, const rp_backend *be,
   if (s != RP_OK)
     return s;
   o = &ol;
-  if (!m || (o->flags & ~(unsigned)(RP_MODEL_CALIBRATE | RP_MODEL_REFRESH |
-                                    RP_MODEL_NO_AUTO | RP_MODEL_NO_PROBE)) ||
+  if (!m ||
+      (o->flags & ~(unsigned)(RP_MODEL_CALIBRATE | RP_MODEL_REFRESH |
+                              RP_MODEL_NO_AUTO | RP_MODEL_NO_PROBE)) ||
       o->runs > 63)
     return RP_BAD_ARG();
   rp_exec_opts xl;

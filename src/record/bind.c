@@ -46,15 +46,18 @@ static rp_status kernel_args(const rp_graph *g, rp_node n, const rp_kernel *k,
   for (unsigned p = 0; p < k->nparams; p++)
     nbuf += k->params[p].mode != RP_SCALAR;
   if (nbuf != g->op[n].nacc)
-    return op_fail(g, n, RP_EINVAL, "kernel \"%s\" takes %u buffer "
-                   "parameters, the operation has %u accesses", k->name, nbuf,
-                   g->op[n].nacc);
+    return op_fail(g, n, RP_EINVAL,
+                   "kernel \"%s\" takes %u buffer "
+                   "parameters, the operation has %u accesses",
+                   k->name, nbuf, g->op[n].nacc);
   if (k->nparams - nbuf != nv)
-    return op_fail(g, n, RP_EINVAL, "kernel \"%s\" takes %u scalar "
-                   "parameters, the graph holds %u values for it%s", k->name,
-                   k->nparams - nbuf, nv,
-                   nv ? "" : " (a file written before reprise saved "
-                             "\"scalars\")");
+    return op_fail(g, n, RP_EINVAL,
+                   "kernel \"%s\" takes %u scalar "
+                   "parameters, the graph holds %u values for it%s",
+                   k->name, k->nparams - nbuf, nv,
+                   nv ? ""
+                      : " (a file written before reprise saved "
+                        "\"scalars\")");
   for (unsigned p = 0, a = 0; p < k->nparams; p++) {
     memset(&args[p], 0, sizeof args[p]);
     if (k->params[p].mode == RP_SCALAR) {
@@ -64,14 +67,17 @@ static rp_status kernel_args(const rp_graph *g, rp_node n, const rp_kernel *k,
     }
     rp__access x = rp__acc_get(g, n, a);
     if (x.mode != k->params[p].mode)
-      return op_fail(g, n, RP_EINVAL, "parameter %u '%s' of kernel \"%s\" is "
-                     "%s, the operation's access %u is %s", p,
-                     k->params[p].name ? k->params[p].name : "?", k->name,
+      return op_fail(g, n, RP_EINVAL,
+                     "parameter %u '%s' of kernel \"%s\" is "
+                     "%s, the operation's access %u is %s",
+                     p, k->params[p].name ? k->params[p].name : "?", k->name,
                      k->params[p].mode == RP_IN    ? "in"
                      : k->params[p].mode == RP_OUT ? "out"
                                                    : "inout",
-                     a, x.mode == RP_IN ? "in" : x.mode == RP_OUT ? "out"
-                                                                : "inout");
+                     a,
+                     x.mode == RP_IN    ? "in"
+                     : x.mode == RP_OUT ? "out"
+                                        : "inout");
     args[p].region = x.region;
     a++;
   }
@@ -99,8 +105,7 @@ static rp_status bind_op(rp_graph *c, const rp_graph *g, rp_node n,
     s = rp_record_copy_to_host(c, a0.region, op->device, &o, NULL);
     break;
   case RP_OP_COPY_D2D:
-    s = rp_record_copy_peer(c, a0.region, op->device, op->dst_device, &o,
-                            NULL);
+    s = rp_record_copy_peer(c, a0.region, op->device, op->dst_device, &o, NULL);
     break;
   case RP_OP_KERNEL: {
     const char *kn = rp_node_kernel_name(g, n);
@@ -113,8 +118,7 @@ static rp_status bind_op(rp_graph *c, const rp_graph *g, rp_node n,
                      kn ? kn : "", in);
     if ((s = kernel_args(g, n, k, args)) != RP_OK)
       return s;
-    s = rp_record_kernel(c, k, op->device, rp__op_space(g, n), args, &o,
-                         NULL);
+    s = rp_record_kernel(c, k, op->device, rp__op_space(g, n), args, &o, NULL);
     break;
   }
   default: {
@@ -127,14 +131,14 @@ static rp_status bind_op(rp_graph *c, const rp_graph *g, rp_node n,
     if (!fn) {
       char in[240];
       libs(set, in, sizeof in);
-      return op_fail(g, n, RP_ENOTFOUND, "no host task named \"%s\"%s (a "
+      return op_fail(g, n, RP_ENOTFOUND,
+                     "no host task named \"%s\"%s (a "
                      "host task replays from a file when a kernel library "
                      "exports it by the operation's name)",
                      op->name ? op->name : "", in);
     }
     rp_access acc[RP_MAX_PARAMS], *ap = acc;
-    if (op->nacc > RP_MAX_PARAMS &&
-        !(ap = malloc(sizeof *ap * op->nacc)))
+    if (op->nacc > RP_MAX_PARAMS && !(ap = malloc(sizeof *ap * op->nacc)))
       return RP_ENOMEM;
     for (uint32_t i = 0; i < op->nacc; i++) {
       rp__access x = rp__acc_get(g, n, i);

@@ -31,15 +31,15 @@
 typedef struct bacc {
   rp_node op;
   uint8_t mode;
-  uint8_t role;   /* 0 kernel/host access, 1 copy source, 2 copy dest */
+  uint8_t role; /* 0 kernel/host access, 1 copy source, 2 copy dest */
   int space;
-  uint32_t k;     /* which access of its op */
+  uint32_t k; /* which access of its op */
 } bacc;
 
 struct rp__coh {
   const rp_graph *g;
   uint32_t nbuf;
-  uint32_t *off;  /* per buffer: its accesses at a[off[b] .. off[b + 1]) */
+  uint32_t *off; /* per buffer: its accesses at a[off[b] .. off[b + 1]) */
   bacc *a;
 };
 
@@ -53,8 +53,8 @@ void rp__coh_free(rp__coh *c) {
 
 /* The byte runs of access i of op n: one for a byte range, one per run of
  * rows for a box (written to iv when not NULL). */
-static uint64_t acc_runs(const rp_graph *g, rp_node n, uint32_t i,
-                         uint64_t *iv, uint64_t max) {
+static uint64_t acc_runs(const rp_graph *g, rp_node n, uint32_t i, uint64_t *iv,
+                         uint64_t max) {
   const rp__sacc *a = g->sacc + g->op[n].acc0 + i;
   if (a->kind != RP_REGION_BOX) {
     if (!a->len)
@@ -118,21 +118,23 @@ typedef struct vsim {
   rp_buf b;
   const bacc *a;
   uint32_t na;
-  uint64_t *iv;      /* the accesses' byte runs, (offset, length) pairs */
-  struct ivx { uint64_t iv0, niv; } *ix; /* access k's: iv[2 iv0 ..) */
-  uint64_t *bp;      /* breakpoints */
+  uint64_t *iv; /* the accesses' byte runs, (offset, length) pairs */
+  struct ivx {
+    uint64_t iv0, niv;
+  } * ix;       /* access k's: iv[2 iv0 ..) */
+  uint64_t *bp; /* breakpoints */
   uint64_t nseg;
-  int sp[RP_MAX_DEVICES + 1]; /* local slot -> space */
+  int sp[RP_MAX_DEVICES + 1];      /* local slot -> space */
   int slot_of[RP_MAX_DEVICES + 1]; /* space + 1 -> local slot, -1 */
   unsigned nsl;
-  uint32_t *ver;     /* nseg * nsl */
-  uint32_t *cver;    /* nseg: the shared image's version */
-  uint32_t *latest;  /* nseg: last version written anywhere */
-  rp_node *lastw;    /* nseg: op that wrote it */
+  uint32_t *ver;                      /* nseg * nsl */
+  uint32_t *cver;                     /* nseg: the shared image's version */
+  uint32_t *latest;                   /* nseg: last version written anywhere */
+  rp_node *lastw;                     /* nseg: op that wrote it */
   uint64_t nzero[RP_MAX_DEVICES + 1]; /* per slot: segments at V_ZERO */
-  uint32_t next;     /* next fresh version */
-  uint64_t cls;      /* sharing class as local slot bits; 0: none */
-  bool user;         /* buffer has a user array */
+  uint32_t next;                      /* next fresh version */
+  uint64_t cls; /* sharing class as local slot bits; 0: none */
+  bool user;    /* buffer has a user array */
 } vsim;
 
 static uint64_t seg_of(const vsim *s, uint64_t v) {
@@ -247,9 +249,9 @@ typedef struct vfind {
 } vfind;
 
 #define NIV(s, e) ((s)->ix[(e) - (s)->a].niv)
-#define SEGS(s, e, v, q0, q1)                                                \
-  const uint64_t *v##p = (s)->iv + 2 * ((s)->ix[(e) - (s)->a].iv0 + (v));   \
-  /* NOLINTNEXTLINE(bugprone-macro-parentheses): q0, q1 are declared */  \
+#define SEGS(s, e, v, q0, q1)                                                  \
+  const uint64_t *v##p = (s)->iv + 2 * ((s)->ix[(e) - (s)->a].iv0 + (v));      \
+  /* NOLINTNEXTLINE(bugprone-macro-parentheses): q0, q1 are declared */        \
   uint64_t q0 = seg_of((s), v##p[0]), q1 = seg_of((s), v##p[0] + v##p[1])
 
 static void note_zero_read(vsim *s, vfind *f, const bacc *e, uint64_t q) {
@@ -375,8 +377,7 @@ static void pattern(const vsim *s, uint8_t *out) {
   }
 }
 
-rp_status rp__coh_share(const rp__coh *c, rp_buf b, uint64_t spaces,
-                        bool *ok) {
+rp_status rp__coh_share(const rp__coh *c, rp_buf b, uint64_t spaces, bool *ok) {
   vsim s;
   *ok = false;
   rp_status st = vsim_init(&s, c, b, spaces, UINT32_MAX);
@@ -471,8 +472,7 @@ rp_status rp__coh_check(const rp__coh *c,
                d.name, (unsigned long long)f.stale_lo,
                (unsigned long long)f.stale_hi,
                f.nstale > 1 ? " (and other pieces)" : "", f.stale_op,
-               ni.name ? ni.name : "?",
-               space_name(ni.device, sp, sizeof sp));
+               ni.name ? ni.name : "?", space_name(ni.device, sp, sizeof sp));
       if ((st = warn(ctx, msg)) != RP_OK)
         return st;
     }

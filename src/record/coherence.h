@@ -18,8 +18,7 @@ void rp__coh_free(rp__coh *c);
  * device d) can be one memory without any read or the user's array at the
  * end of a replay seeing another value than the reference, over every
  * replay. */
-rp_status rp__coh_share(const rp__coh *c, rp_buf b, uint64_t spaces,
-                        bool *ok);
+rp_status rp__coh_share(const rp__coh *c, rp_buf b, uint64_t spaces, bool *ok);
 
 /* One replay as the reference runs it: calls warn for each device read of
  * memory nothing wrote or copied in, and each user array that misses the

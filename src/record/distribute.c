@@ -17,31 +17,37 @@ rp_status rp_buffer_distribute(rp_graph *g, rp_buf b, unsigned nparts,
   if (!g)
     return RP_NULL_ARG();
   if (g->ended)
-    return rp__fail(g, RP_ESTATE, "graph ended: no buffer can be "
+    return rp__fail(g, RP_ESTATE,
+                    "graph ended: no buffer can be "
                     "distributed");
   if (b >= g->nbuf)
     return rp__fail(g, RP_EINVAL, "rp_buffer_distribute: no buffer %u", b);
   rp__buffer *x = &g->buf[b];
   if (!x->host)
-    return rp__fail(g, RP_EINVAL, "buffer \"%s\": an internal buffer has no "
-                    "host array to distribute", x->name);
+    return rp__fail(g, RP_EINVAL,
+                    "buffer \"%s\": an internal buffer has no "
+                    "host array to distribute",
+                    x->name);
   if (nparts < 1 || nparts > MAX_PARTS)
-    return rp__fail(g, RP_EINVAL, "buffer \"%s\": %u parts (1 to %u)",
-                    x->name, nparts, MAX_PARTS);
+    return rp__fail(g, RP_EINVAL, "buffer \"%s\": %u parts (1 to %u)", x->name,
+                    nparts, MAX_PARTS);
   uint64_t rows = buffer_rows(x);
   if (bounds) {
     if (bounds[0] != 0 || bounds[nparts] != rows)
-      return rp__fail(g, RP_EINVAL, "buffer \"%s\": part bounds must go from "
-                      "row 0 to row %llu", x->name, (unsigned long long)rows);
+      return rp__fail(g, RP_EINVAL,
+                      "buffer \"%s\": part bounds must go from "
+                      "row 0 to row %llu",
+                      x->name, (unsigned long long)rows);
     for (unsigned p = 0; p < nparts; p++)
       if (bounds[p] > bounds[p + 1])
-        return rp__fail(g, RP_EINVAL, "buffer \"%s\": part %u ends before it "
-                        "starts", x->name, p);
+        return rp__fail(g, RP_EINVAL,
+                        "buffer \"%s\": part %u ends before it "
+                        "starts",
+                        x->name, p);
   }
   uint64_t *nb = malloc(((size_t)nparts + 1) * sizeof *nb);
   if (!nb)
-    return rp__fail(g, RP_ENOMEM, "out of memory distributing \"%s\"",
-                    x->name);
+    return rp__fail(g, RP_ENOMEM, "out of memory distributing \"%s\"", x->name);
   for (unsigned p = 0; p <= nparts; p++)
     nb[p] = bounds ? bounds[p] : rows * p / nparts;
   free(x->bounds);

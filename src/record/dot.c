@@ -7,12 +7,9 @@
 static const char *lane_colour(const rp__op *o) {
   static const char *const compute[] = {"#9ecae1", "#6baed6", "#4292c6",
                                         "#2171b5"};
-  static const char *const h2d[] = {"#a1d99b", "#74c476", "#41ab5d",
-                                    "#238b45"};
-  static const char *const d2h[] = {"#fdae6b", "#fd8d3c", "#f16913",
-                                    "#d94801"};
-  static const char *const p2p[] = {"#bcbddc", "#9e9ac8", "#807dba",
-                                    "#6a51a3"};
+  static const char *const h2d[] = {"#a1d99b", "#74c476", "#41ab5d", "#238b45"};
+  static const char *const d2h[] = {"#fdae6b", "#fd8d3c", "#f16913", "#d94801"};
+  static const char *const p2p[] = {"#bcbddc", "#9e9ac8", "#807dba", "#6a51a3"};
   unsigned d = (unsigned)o->device % 4;
   switch (o->type) {
   case RP_OP_KERNEL:
@@ -50,9 +47,10 @@ rp_status rp_graph_write_dot(const rp_graph *g, FILE *fp) {
   rp__out *w = rp__out_new(fp);
   if (!w)
     return RP_ENOMEM;
-  rp__out_str(w, "digraph reprise {\n  rankdir=TB;\n"
-        "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\""
-        ", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n");
+  rp__out_str(
+      w, "digraph reprise {\n  rankdir=TB;\n"
+         "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\""
+         ", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n");
   for (uint32_t i = 0; i < g->nop && !w->bad; i++) {
     const rp__op *o = &g->op[i];
     rp__out_str(w, "  n");

@@ -26,8 +26,8 @@ const char *rp__dot_colour(int kind, unsigned k) {
 }
 
 static const char *const kind_what[K_KINDS] = {
-    "kernels", "copies host to device", "copies device to host",
-    "copies both ways", "peer copies", "host tasks"};
+    "kernels",          "copies host to device", "copies device to host",
+    "copies both ways", "peer copies",           "host tasks"};
 
 /* The lane kind of an operation of the graph alone. */
 static int op_kind(const rp__op *o) {
@@ -97,7 +97,7 @@ static void put_us(FILE *fp, double v) {
 /* The drawing's lanes: the analysis' or, for the graph alone, one per
  * (kind, device) as the analysis would name them. */
 typedef struct lanes {
-  uint32_t *of;      /* per op */
+  uint32_t *of; /* per op */
   char (*name)[24];
   int *kind;
   const char **colour;
@@ -158,7 +158,7 @@ static rp_status lanes_build(const rp_graph *g, const rp__dot_extra *x,
     unsigned d = k == K_HOST ? RP_MAX_DEVICES : (unsigned)o->device;
     if (idx[k][d] == RP_NONE) {
       static const char *const pre[K_KINDS] = {"compute", "h2d", "d2h",
-                                               "copy", "p2p", "host"};
+                                               "copy",    "p2p", "host"};
       uint32_t i = idx[k][d] = l->n++;
       if (k == K_HOST)
         snprintf(l->name[i], sizeof l->name[i], "host");
@@ -177,7 +177,8 @@ static void legend(FILE *fp, const lanes *l, const uint8_t *used, int grouped,
                    int timed) {
   fputs("  legend [shape=plaintext, fontsize=9, label=<<TABLE BORDER=\"0\" "
         "CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"3\">"
-        "<TR><TD COLSPAN=\"2\"><B>legend</B></TD></TR>\n", fp);
+        "<TR><TD COLSPAN=\"2\"><B>legend</B></TD></TR>\n",
+        fp);
   /* A row per kind of lane: a swatch per lane, their names. */
   for (int k = 0; k < K_KINDS; k++) {
     uint32_t n = 0;
@@ -186,7 +187,8 @@ static void legend(FILE *fp, const lanes *l, const uint8_t *used, int grouped,
     if (!n)
       continue;
     fputs("    <TR><TD><TABLE BORDER=\"0\" CELLSPACING=\"1\" "
-          "CELLPADDING=\"0\"><TR>", fp);
+          "CELLPADDING=\"0\"><TR>",
+          fp);
     for (uint32_t i = 0, j = 0; i < l->n && j < 8; i++)
       if (l->kind[i] == k && (!used || used[i]) && ++j)
         fprintf(fp, "<TD BGCOLOR=\"%s\" WIDTH=\"9\" HEIGHT=\"9\"></TD>",
@@ -206,16 +208,20 @@ static void legend(FILE *fp, const lanes *l, const uint8_t *used, int grouped,
     fprintf(fp, ": %s</TD></TR>\n", kind_what[k]);
   }
   fputs("    <TR><TD>&#8594;</TD><TD ALIGN=\"LEFT\">waits for: RAW, WAR or "
-        "WAW on a buffer; dashed: after</TD></TR>\n", fp);
+        "WAW on a buffer; dashed: after</TD></TR>\n",
+        fp);
   fputs("    <TR><TD STYLE=\"dashed\">  </TD><TD ALIGN=\"LEFT\">dashed "
-        "border: copy inserted by coherence</TD></TR>\n", fp);
+        "border: copy inserted by coherence</TD></TR>\n",
+        fp);
   if (timed)
     fputs("    <TR><TD><B>bold</B></TD><TD ALIGN=\"LEFT\">the critical "
-          "path</TD></TR>\n", fp);
+          "path</TD></TR>\n",
+          fp);
   if (grouped)
     fputs("    <TR><TD>&#215;N</TD><TD ALIGN=\"LEFT\">N operations of one "
           "name and lane in a step; edges merged: the hazards are in the "
-          "tooltips (SVG)</TD></TR>\n", fp);
+          "tooltips (SVG)</TD></TR>\n",
+          fp);
   fputs("  </TABLE>>];\n", fp);
 }
 
@@ -324,11 +330,11 @@ static uint32_t find_steps(const rp_graph *g, uint32_t *step) {
 
 typedef struct grp {
   uint32_t first, last, count, step, lane, inner;
-  uint32_t pre, suf; /* the names' common prefix and suffix, in bytes of
+  uint32_t pre, suf;         /* the names' common prefix and suffix, in bytes of
                         the first's (names differing only in numbers) */
   uint32_t lanes[4], nlanes; /* its lanes, the first four */
-  uint32_t per;      /* ops in one step (a run of alike steps: count / steps) */
-  uint32_t steps;    /* steps it stands for */
+  uint32_t per;   /* ops in one step (a run of alike steps: count / steps) */
+  uint32_t steps; /* steps it stands for */
   double t0, t1;
   uint8_t crit, inserted, collapsed;
 } grp;
@@ -377,7 +383,7 @@ static void grp_add(grp *a, const rp_graph *g, uint32_t n, uint32_t lane,
 }
 
 typedef struct pedge {
-  uint32_t f, t;     /* groups */
+  uint32_t f, t;            /* groups */
   uint8_t kind, crit, next; /* next: into the next step of a run */
   uint32_t buf;
 } pedge;
@@ -400,8 +406,8 @@ static int like(const rp_graph *g, const grp *gr, const uint32_t *s0,
     return 0;
   for (uint32_t i = 0; i < s0[s + 1] - s0[s]; i++) {
     const grp *a = &gr[s0[s] + i], *b = &gr[s0[r] + i];
-    if (a->count != b->count || a->lane != b->lane ||
-        a->nlanes != b->nlanes || !same_key(g, a->first, b->first))
+    if (a->count != b->count || a->lane != b->lane || a->nlanes != b->nlanes ||
+        !same_key(g, a->first, b->first))
       return 0;
   }
   return 1;
@@ -486,10 +492,10 @@ typedef struct dg {
   uint32_t *nextc; /* per op: the next op on the critical path */
   pedge *pe;       /* edges between groups */
   uint32_t npe;
-  uint8_t *used;   /* per lane: drawn */
-  uint32_t *s0;    /* per step: its first group */
-  uint32_t *r0;    /* per run of alike steps: its first step */
-  uint32_t *rep;   /* per group: the group it folds into */
+  uint8_t *used; /* per lane: drawn */
+  uint32_t *s0;  /* per step: its first group */
+  uint32_t *r0;  /* per run of alike steps: its first step */
+  uint32_t *rep; /* per group: the group it folds into */
   uint32_t nstep, ng, nrun, mid0, mid1;
 } dg;
 
@@ -629,11 +635,13 @@ static void dg_edges(dg *d) {
       gr[f].inner++;
       continue;
     }
-    d->pe[npe++] =
-        (pedge){f, t, (uint8_t)e.kind, d->nextc[e.from] == e.to,
-                d->step[e.from] != d->step[e.to] && f != ng &&
-                    gr[f].step == gr[t].step,
-                e.buf};
+    d->pe[npe++] = (pedge){f,
+                           t,
+                           (uint8_t)e.kind,
+                           d->nextc[e.from] == e.to,
+                           d->step[e.from] != d->step[e.to] && f != ng &&
+                               gr[f].step == gr[t].step,
+                           e.buf};
   }
   qsort(d->pe, npe, sizeof *d->pe, pedge_cmp);
   d->npe = npe;
@@ -643,7 +651,8 @@ static void dg_edges(dg *d) {
 static void dg_write_head(const dg *d) {
   FILE *fp = d->fp;
   fputs("digraph reprise {\n  graph [fontname=\"Helvetica\", labelloc=t, "
-        "newrank=true, ranksep=0.25, nodesep=0.2", fp);
+        "newrank=true, ranksep=0.25, nodesep=0.2",
+        fp);
   if (d->x && d->x->title) {
     fputs(", label=\"", fp);
     put_str(fp, d->x->title, SIZE_MAX);
@@ -651,7 +660,8 @@ static void dg_write_head(const dg *d) {
   }
   fputs("];\n  node [shape=box, style=\"rounded,filled\", "
         "fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\""
-        ", fontsize=8, color=\"#555555\", arrowsize=0.6];\n", fp);
+        ", fontsize=8, color=\"#555555\", arrowsize=0.6];\n",
+        fp);
   legend(fp, &d->l, d->used, 1, d->x && d->x->start);
 }
 
@@ -661,8 +671,10 @@ static void dg_write_group(const dg *d, uint32_t k) {
   const grp *a = &d->gr[k];
   const lanes *l = &d->l;
   if (a->nlanes > 1) { /* several lanes: a band of colour per lane */
-    fprintf(fp, "    g%u [label=<<TABLE BORDER=\"0\" CELLBORDER=\"0\" "
-            "CELLSPACING=\"0\" CELLPADDING=\"2\"><TR>", k);
+    fprintf(fp,
+            "    g%u [label=<<TABLE BORDER=\"0\" CELLBORDER=\"0\" "
+            "CELLSPACING=\"0\" CELLPADDING=\"2\"><TR>",
+            k);
     for (uint32_t i = 0; i < a->nlanes && i < 4; i++)
       fprintf(fp, "<TD BGCOLOR=\"%s\" WIDTH=\"5\"></TD>",
               l->colour[a->lanes[i]]);
@@ -679,8 +691,8 @@ static void dg_write_group(const dg *d, uint32_t k) {
     fprintf(fp, "\", fillcolor=\"%s\"", l->colour[a->lane]);
   }
   if (a->inserted || a->crit)
-    fprintf(fp, ", style=\"rounded,filled%s%s\"",
-            a->inserted ? ",dashed" : "", a->crit ? ",bold" : "");
+    fprintf(fp, ", style=\"rounded,filled%s%s\"", a->inserted ? ",dashed" : "",
+            a->crit ? ",bold" : "");
   if (a->crit)
     fputs(", penwidth=3", fp);
   fputs("];\n", fp);
@@ -698,8 +710,7 @@ static void dg_write_runs(const dg *d) {
       group_text(fp, d->g, c, &d->l, d->x, T_LABEL, r0[d->mid0] + 1,
                  r0[d->mid1]);
       fprintf(fp, "\", tooltip=\"");
-      group_text(fp, d->g, c, &d->l, d->x, T_TIP, r0[d->mid0] + 1,
-                 r0[d->mid1]);
+      group_text(fp, d->g, c, &d->l, d->x, T_TIP, r0[d->mid0] + 1, r0[d->mid1]);
       fprintf(fp, "\", fillcolor=\"#ffffff\", style=\"rounded,dashed\"%s];\n",
               c->crit ? ", penwidth=3" : "");
       r = d->mid1 - 1;
@@ -710,13 +721,17 @@ static void dg_write_runs(const dg *d) {
     for (uint32_t k = s0[sa]; k < s0[sb]; k++)
       a1 = gr[k].last > a1 ? gr[k].last : a1;
     if (d->nstep > 1 && sb - sa == 1)
-      fprintf(fp, "  subgraph cluster_s%u {\n    label=\"step %u (#%u .. "
+      fprintf(fp,
+              "  subgraph cluster_s%u {\n    label=\"step %u (#%u .. "
               "#%u)\"; style=\"rounded\"; color=\"#bbbbbb\"; "
-              "fontsize=10;\n", r, sa + 1, a0, a1);
+              "fontsize=10;\n",
+              r, sa + 1, a0, a1);
     else if (d->nstep > 1)
-      fprintf(fp, "  subgraph cluster_s%u {\n    label=\"steps %u to %u, "
+      fprintf(fp,
+              "  subgraph cluster_s%u {\n    label=\"steps %u to %u, "
               "alike (#%u .. #%u)\"; style=\"rounded\"; "
-              "color=\"#bbbbbb\"; fontsize=10;\n", r, sa + 1, sb, a0, a1);
+              "color=\"#bbbbbb\"; fontsize=10;\n",
+              r, sa + 1, sb, a0, a1);
     for (uint32_t k = s0[sa]; k < s0[sa + 1]; k++)
       dg_write_group(d, k);
     if (d->nstep > 1)
@@ -792,8 +807,7 @@ static void dg_free(dg *d) {
   free(d->rep);
 }
 
-rp_status rp__dot_grouped(const rp_graph *g, const rp__dot_extra *x,
-                          FILE *fp) {
+rp_status rp__dot_grouped(const rp_graph *g, const rp__dot_extra *x, FILE *fp) {
   if (!g || !fp)
     return RP_EINVAL;
   dg d;
@@ -811,8 +825,7 @@ rp_status rp__dot_grouped(const rp_graph *g, const rp__dot_extra *x,
   d.nextc = malloc(sizeof *d.nextc * (nop ? nop : 1));
   d.pe = malloc(sizeof *d.pe * (m ? m : 1));
   d.used = calloc(d.l.n ? d.l.n : 1, 1);
-  if (st != RP_OK || !d.step || !d.gof || !d.gr || !d.nextc || !d.pe ||
-      !d.used)
+  if (st != RP_OK || !d.step || !d.gof || !d.gr || !d.nextc || !d.pe || !d.used)
     st = RP_ENOMEM;
   if (st == RP_OK && (st = dg_group(&d)) == RP_OK &&
       (st = dg_fold(&d)) == RP_OK) {

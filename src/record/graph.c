@@ -81,7 +81,8 @@ rp_status rp_graph_end(rp_graph *g) {
   if (g->ended)
     return rp__fail(g, RP_ESTATE, "graph already ended");
   if (g->broken)
-    return rp__fail(g, RP_ENOMEM, "graph unusable after an earlier failure "
+    return rp__fail(g, RP_ENOMEM,
+                    "graph unusable after an earlier failure "
                     "to allocate memory");
   rp_status cs = rp__hazards_settle(g);
   if (cs == RP_OK)
@@ -320,21 +321,22 @@ rp_status rp_buffer_add(rp_graph *g, const rp_buffer_desc *d, rp_buf *out) {
   if (d->bytes % elem)
     return rp__fail(g, RP_EINVAL,
                     "buffer \"%s\": %llu bytes is not a whole number of "
-                    "%llu-byte elements", nm, (unsigned long long)d->bytes,
-                    (unsigned long long)elem);
+                    "%llu-byte elements",
+                    nm, (unsigned long long)d->bytes, (unsigned long long)elem);
   if (d->ndims) {
     uint64_t prod = elem;
     for (unsigned i = 0; i < d->ndims; i++) {
       if (d->dims[i] == 0 || prod > UINT64_MAX / d->dims[i])
-        return rp__fail(g, RP_EINVAL, "buffer \"%s\": bad or overflowing "
-                        "dims", nm);
+        return rp__fail(g, RP_EINVAL,
+                        "buffer \"%s\": bad or overflowing "
+                        "dims",
+                        nm);
       prod *= d->dims[i];
     }
     if (prod != d->bytes)
       return rp__fail(g, RP_EINVAL,
                       "buffer \"%s\": dims give %llu bytes, not %llu", nm,
-                      (unsigned long long)prod,
-                      (unsigned long long)d->bytes);
+                      (unsigned long long)prod, (unsigned long long)d->bytes);
   }
   rp_buf dup;
   if (rp_graph_find_buffer(g, nm, &dup) == RP_OK)
@@ -376,17 +378,18 @@ rp_status rp_buffer_register(rp_graph *g, const char *name, void *host,
 }
 
 rp_status rp_buffer_register_elems(rp_graph *g, const char *name, void *host,
-                                   uint64_t count, uint64_t elem,
-                                   rp_buf *out) {
+                                   uint64_t count, uint64_t elem, rp_buf *out) {
   RP_ENTER();
   if (!host)
     return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": NULL host pointer",
                         name ? name : "?")
              : RP_NULL_ARG();
   if (!count || !elem || count > UINT64_MAX / elem)
-    return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": bad shape (%llu "
-                        "elements of %llu bytes)", name ? name : "?",
-                        (unsigned long long)count, (unsigned long long)elem)
+    return g ? rp__fail(g, RP_EINVAL,
+                        "buffer \"%s\": bad shape (%llu "
+                        "elements of %llu bytes)",
+                        name ? name : "?", (unsigned long long)count,
+                        (unsigned long long)elem)
              : RP_BAD_ARG();
   rp_buffer_desc d = {name, host, count * elem, elem, 0, {0, 0, 0}};
   return rp_buffer_add(g, &d, out);
@@ -405,8 +408,7 @@ rp_status rp_buffer_register_2d(rp_graph *g, const char *name, void *host,
     return g ? rp__fail(g, RP_EINVAL, "buffer \"%s\": bad shape",
                         name ? name : "?")
              : RP_EINVAL;
-  rp_buffer_desc d = {name, host, rows * cols * elem, elem, 2,
-                      {rows, cols, 0}};
+  rp_buffer_desc d = {name, host, rows * cols * elem, elem, 2, {rows, cols, 0}};
   return rp_buffer_add(g, &d, out);
 }
 

@@ -53,20 +53,20 @@ typedef struct rp__buffer {
 /* An operation as given to the recorder (rp__record_op). */
 typedef struct rp__proto {
   rp_op_type type;
-  int device;           /* kernel/copy device; src for d2d */
-  int dst_device;       /* d2d; else == device */
+  int device;     /* kernel/copy device; src for d2d */
+  int dst_device; /* d2d; else == device */
   char *name;
-  double cost_us;       /* < 0: not given */
-  uint32_t nacc;        /* set by the recorder */
+  double cost_us;          /* < 0: not given */
+  uint32_t nacc;           /* set by the recorder */
   const rp_kernel *kernel; /* kernels; NULL when loaded from a file */
-  char *kernel_name;    /* kernels loaded from a file keep the name here */
-  const rp_slot *scalars; /* kernels loaded from a file: the values of their
+  char *kernel_name;       /* kernels loaded from a file keep the name here */
+  const rp_slot *scalars;  /* kernels loaded from a file: the values of their
                              scalar parameters, in order (nscalars) */
   uint32_t nscalars;
-  rp_dims space;        /* kernels: index space (0s replaced by 1) */
-  rp_host_fn fn;        /* host tasks */
+  rp_dims space; /* kernels: index space (0s replaced by 1) */
+  rp_host_fn fn; /* host tasks */
   void *user;
-  bool inserted;        /* added by automatic coherence */
+  bool inserted; /* added by automatic coherence */
 } rp__proto;
 
 /* A stored operation: 64 bytes. A kernel's index space is in g->dims
@@ -74,22 +74,22 @@ typedef struct rp__proto {
  * task's function in g->hostfn. */
 typedef struct rp__op {
   char *name;
-  double cost_us;       /* < 0: not given */
+  double cost_us;          /* < 0: not given */
   const rp_kernel *kernel; /* kernels; NULL when loaded from a file */
-  char *kernel_name;    /* kernels loaded from a file keep the name here */
-  uint32_t acc0, nacc;  /* into g->sacc */
+  char *kernel_name;       /* kernels loaded from a file keep the name here */
+  uint32_t acc0, nacc;     /* into g->sacc */
   uint32_t after0, nafter; /* into g->after */
-  uint32_t arg0;        /* kernels: scalar values at g->slot[arg0]
+  uint32_t arg0;           /* kernels: scalar values at g->slot[arg0]
                            (loaded from a file, without a descriptor:
                            their count at g->slot[arg0].u64, the values
                            after it); host tasks: g->hostfn[arg0] */
-  uint32_t dims0;       /* kernels: index space at g->dims[dims0], RP_NONE
+  uint32_t dims0;          /* kernels: index space at g->dims[dims0], RP_NONE
                            for 1 x 1 x 1 */
-  int16_t device;       /* kernel/copy device; src for d2d */
-  int16_t dst_device;   /* d2d; else == device */
-  uint8_t type;         /* rp_op_type */
-  bool inserted;        /* added by automatic coherence */
-  bool name_shared;     /* name is the kernel descriptor's: not freed */
+  int16_t device;          /* kernel/copy device; src for d2d */
+  int16_t dst_device;      /* d2d; else == device */
+  uint8_t type;            /* rp_op_type */
+  bool inserted;           /* added by automatic coherence */
+  bool name_shared;        /* name is the kernel descriptor's: not freed */
 } rp__op;
 
 _Static_assert(sizeof(rp__op) <= 64, "an operation in at most 64 bytes");
@@ -106,25 +106,25 @@ typedef struct rp__track rp__track;
 struct rp_graph {
   unsigned flags;
   bool ended;
-  bool broken;            /* an allocation failed mid-update */
+  bool broken; /* an allocation failed mid-update */
   void *data;
   char err[512];
 
   rp__buffer *buf;
   uint32_t nbuf, capbuf;
-  uint32_t *names;        /* buffer ids by name, hashed (record/names.c) */
+  uint32_t *names; /* buffer ids by name, hashed (record/names.c) */
   uint32_t nnames, capnames;
   rp__op *op;
   uint32_t nop, capop;
-  rp__sacc *sacc;         /* accesses, op n's from op[n].acc0 */
+  rp__sacc *sacc; /* accesses, op n's from op[n].acc0 */
   uint32_t nsacc, capsacc;
-  rp__box *box;           /* the boxes of box accesses */
+  rp__box *box; /* the boxes of box accesses */
   uint32_t nbox, capbox;
-  rp_dims *dims;          /* kernels' index spaces other than 1 x 1 x 1 */
+  rp_dims *dims; /* kernels' index spaces other than 1 x 1 x 1 */
   uint32_t ndims, capdims;
-  rp__hostfn *hostfn;     /* host tasks' functions */
+  rp__hostfn *hostfn; /* host tasks' functions */
   uint32_t nhostfn, caphostfn;
-  rp_slot *slot;          /* kernels: the values of the scalar parameters,
+  rp_slot *slot; /* kernels: the values of the scalar parameters,
                              in order, from op[n].arg0 (buffer parameters
                              are the op's accesses, in order) */
   uint32_t nslot, capslot;
@@ -137,37 +137,36 @@ struct rp_graph {
    * successors by (from, to) with each edge's kind and buffer packed
    * beside (edge i of rp_graph_edge() is succ[i]), predecessors by target
    * with sources increasing: 12 bytes per edge. */
-  rp_edge *edge;          /* while recording only */
+  rp_edge *edge; /* while recording only */
   uint32_t nedge, capedge;
-  uint32_t *pred_off;     /* nop + 1 while recording */
+  uint32_t *pred_off; /* nop + 1 while recording */
   uint32_t cappred;
   uint32_t *succ_off, *pred_off_end; /* CSR, nop + 1 each, after end */
   rp_node *succ, *pred;
-  uint32_t *ekind;        /* per edge, by (from, to): kind << 30 | buf + 1 */
+  uint32_t *ekind; /* per edge, by (from, to): kind << 30 | buf + 1 */
 
-  int max_device;         /* -1 if none */
+  int max_device;                   /* -1 if none */
   uint8_t dev_kind[RP_MAX_DEVICES]; /* rp_device_kind per device */
-  char **warn;            /* coherence warnings found by rp_graph_end */
+  char **warn; /* coherence warnings found by rp_graph_end */
   unsigned nwarn;
-  rp__track *track;       /* hazard + coherence state while recording */
+  rp__track *track;              /* hazard + coherence state while recording */
   struct rp__measured *measured; /* measured costs, per op (record/
                                     measured.c); NULL if none */
-  void *bound_sites;      /* rp_graph_bind(): the host tasks' user data
+  void *bound_sites;             /* rp_graph_bind(): the host tasks' user data
                              (record/bind.c); NULL if none */
 };
 
 /* Recording core (record/op.c): validates, inserts coherence copies,
  * derives hazards, appends. `acc` has nacc entries in their spaces. */
 rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
-                        const rp__access *acc, uint32_t nacc, const rp_arg *args,
-                        const rp_op_opts *o, rp_node *out);
+                        const rp__access *acc, uint32_t nacc,
+                        const rp_arg *args, const rp_op_opts *o, rp_node *out);
 /* Appends op *p with its checked accesses, scalar values, q's index space
  * or host function and explicit dependencies, without deriving anything
  * (record/op.c): RP_OK or RP_ENOMEM (graph unchanged). */
 rp_status rp__store_op(rp_graph *g, rp__op *p, const rp__proto *q,
-                       const rp__access *chk, uint32_t nacc,
-                       const rp_arg *args, const rp_node *after,
-                       uint32_t nafter, rp_node *out);
+                       const rp__access *chk, uint32_t nacc, const rp_arg *args,
+                       const rp_node *after, uint32_t nafter, rp_node *out);
 /* An op's name (record/op.c): the given one (copied), else its kernel
  * descriptor's (shared: *owned false), else derived from its type and
  * first access (p->nacc accesses in acc). */
@@ -201,8 +200,8 @@ int rp__names_add(rp_graph *g, rp_buf b);
 void rp__measured_free(rp_graph *g);
 struct rp__out;
 void rp__measured_write(struct rp__out *w, const rp_graph *g, rp_node n);
-rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json,
-                            char *why, size_t size);
+rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json, char *why,
+                            size_t size);
 /* Free the recording-time tracking state. */
 void rp__track_free(rp_graph *g);
 /* Calls fn for each contiguous byte run of a checked region (never WHOLE),
@@ -229,8 +228,7 @@ static inline rp_dims rp__op_space(const rp_graph *g, rp_node n) {
 }
 
 /* Access i of op n, whole. */
-static inline rp__access rp__acc_get(const rp_graph *g, rp_node n,
-                                     uint32_t i) {
+static inline rp__access rp__acc_get(const rp_graph *g, rp_node n, uint32_t i) {
   const rp__sacc *a = g->sacc + g->op[n].acc0 + i;
   rp__access x;
   memset(&x, 0, sizeof x);

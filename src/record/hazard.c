@@ -62,20 +62,20 @@ typedef struct bmap {
 /* The hazard state of one (buffer, space). */
 typedef struct hstate {
   bmap m;
-  uint32_t *wr;   /* whole-buffer readers, increasing */
+  uint32_t *wr; /* whole-buffer readers, increasing */
   uint32_t nwr, capwr, wcomp;
-  uint32_t *wl;   /* ops that wrote here since the latest whole read */
+  uint32_t *wl; /* ops that wrote here since the latest whole read */
   uint32_t nwl, capwl;
-  uint32_t *gl;   /* that read's writer candidates */
+  uint32_t *gl; /* that read's writer candidates */
   uint32_t ngl, capgl;
   uint32_t lastw; /* the latest op that wrote here, RP_NONE */
   int wl_ok;      /* a whole read happened, and wl holds every write since */
 } hstate;
 
 typedef struct tbuf {
-  hstate *sp;     /* index: space + 1 */
+  hstate *sp; /* index: space + 1 */
   uint32_t nsp;
-  bmap v;         /* validity */
+  bmap v; /* validity */
 } tbuf;
 
 struct rp__track {
@@ -320,8 +320,8 @@ static hstate *hstate_get(rp_graph *g, tbuf *tb, rp_buf b, int space) {
 typedef int (*rect_fn)(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
                        uint64_t c1);
 
-static int region_rects(const rp__buffer *b, const rp_region *r,
-                        rect_fn fn, void *ctx) {
+static int region_rects(const rp__buffer *b, const rp_region *r, rect_fn fn,
+                        void *ctx) {
   uint64_t rows, rowb;
   geometry(b, &rows, &rowb);
   int e;
@@ -345,8 +345,7 @@ static int region_rects(const rp__buffer *b, const rp_region *r,
     if (r->lo[i] >= r->hi[i])
       return 0;
   if (r->ndims == 2)
-    return fn(ctx, r->lo[0], r->hi[0], r->lo[1] * b->elem,
-              r->hi[1] * b->elem);
+    return fn(ctx, r->lo[0], r->hi[0], r->lo[1] * b->elem, r->hi[1] * b->elem);
   /* 3-d: rows are (i, k) pairs, i * dims[1] + k. */
   uint64_t d1 = b->dims[1], c0 = r->lo[2] * b->elem, c1 = r->hi[2] * b->elem;
   if (r->lo[1] == 0 && r->hi[1] == d1)
@@ -379,8 +378,7 @@ struct visit {
 
 /* Drops the readers rd[0 .. n-1) that are known ancestors of the latest
  * one, rd[n-1]; returns the new count. */
-static uint32_t prune_readers(const rp__reduce *red, uint32_t *rd,
-                              uint32_t n) {
+static uint32_t prune_readers(const rp__reduce *red, uint32_t *rd, uint32_t n) {
   if (n < 2)
     return n;
   uint32_t last = rd[n - 1], w = 0;
@@ -415,8 +413,7 @@ static void read_band(struct visit *v, band *B, uint64_t a, uint64_t e) {
       rp__reduce_add(v->t->red, s->writer, RP_EDGE_RAW, 0, v->buf);
     if (s->nrd && s->rd[s->nrd - 1] == v->j)
       continue;
-    if (add_reader(v->t->red, &s->rd, &s->nrd, &s->caprd, &s->ncomp,
-                   v->j)) {
+    if (add_reader(v->t->red, &s->rd, &s->nrd, &s->caprd, &s->ncomp, v->j)) {
       v->t->oom = 1;
       return;
     }
@@ -622,8 +619,8 @@ static bmap *vmap_get(rp_graph *g, rp_buf b) {
   if (!m->n) {
     uint64_t rows, rowb;
     geometry(&g->buf[b], &rows, &rowb);
-    seg init = {0, 0, g->buf[b].host ? RP__HOST_BIT : 0, RP_NONE, 0, 0, 0,
-                NULL};
+    seg init = {0, 0,   g->buf[b].host ? RP__HOST_BIT : 0, RP_NONE, 0, 0,
+                0, NULL};
     if (bmap_init(m, rows, rowb, init))
       return NULL;
   }
@@ -694,8 +691,7 @@ static int valid_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
   return 0;
 }
 
-int rp__valid_over(rp_graph *g, rp_buf b, uint64_t lo, uint64_t hi,
-                   int space) {
+int rp__valid_over(rp_graph *g, rp_buf b, uint64_t lo, uint64_t hi, int space) {
   bmap *m = vmap_get(g, b);
   if (!m)
     return 0;
@@ -709,8 +705,7 @@ struct vupd {
   uint64_t dst, src; /* src 0: a write (mask := dst) */
 };
 
-static int vupd_band(band *V, const struct vupd *u, uint64_t a,
-                     uint64_t e) {
+static int vupd_band(band *V, const struct vupd *u, uint64_t a, uint64_t e) {
   uint32_t i, k;
   if (seg_range(V, a, e, &i, &k))
     return -1;

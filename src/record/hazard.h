@@ -34,8 +34,7 @@ rp_status rp__stale_each(rp_graph *g, const rp__access *a, rp__stale_fn fn,
                          void *ctx);
 
 /* 1 if space holds a valid copy of every byte of [lo, hi) of buffer b. */
-int rp__valid_over(rp_graph *g, rp_buf b, uint64_t lo, uint64_t hi,
-                   int space);
+int rp__valid_over(rp_graph *g, rp_buf b, uint64_t lo, uint64_t hi, int space);
 
 /* Applies an appended op's writes to the validity state. */
 rp_status rp__coherence_update(rp_graph *g, const rp__op *op,

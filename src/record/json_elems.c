@@ -397,8 +397,8 @@ rp_status rp__json_load_kernel_fields(rd *r, const cJSON *j, const char *path,
                         path, rp__json_type_of(sc));
   for (const cJSON *c = sc ? sc->child : NULL; c; c = c->next) {
     if (p->nscalars == RP_MAX_PARAMS)
-      return rp__json_bad(r, RP_EPARSE, "%s.scalars: more than %d values",
-                          path, RP_MAX_PARAMS);
+      return rp__json_bad(r, RP_EPARSE, "%s.scalars: more than %d values", path,
+                          RP_MAX_PARAMS);
     if (!cJSON_IsString(c) ||
         rp__json_scalar(c->valuestring, strlen(c->valuestring),
                         &r->scalars[p->nscalars]))

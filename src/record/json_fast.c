@@ -238,8 +238,8 @@ enum {
   F_SCALARS
 };
 static const char *const f_op_keys[] = {
-    "id",         "name",   "type",  "device",  "src_device",
-    "dst_device", "kernel", "space", "cost_us", "inserted",
+    "id",         "name",   "type",    "device",  "src_device",
+    "dst_device", "kernel", "space",   "cost_us", "inserted",
     "access",     "after",  "scalars", NULL};
 
 /* An operation as it is read: the proto, and what the checks need. */
@@ -271,8 +271,7 @@ static int f_list(rd *r, const char **c, f_op *o, uint32_t i, f_item_fn item) {
   return f_lit(c, ']');
 }
 
-static int f_op_access(rd *r, const char **c, f_op *o, uint32_t k,
-                       uint32_t i) {
+static int f_op_access(rd *r, const char **c, f_op *o, uint32_t k, uint32_t i) {
   (void)i;
   if (rp__grow((void **)&r->acc, &r->cap_acc, k + 1, sizeof *r->acc))
     return 0;
@@ -283,8 +282,7 @@ static int f_op_access(rd *r, const char **c, f_op *o, uint32_t k,
   return 1;
 }
 
-static int f_op_scalar(rd *r, const char **c, f_op *o, uint32_t k,
-                       uint32_t i) {
+static int f_op_scalar(rd *r, const char **c, f_op *o, uint32_t k, uint32_t i) {
   const char *a;
   size_t n;
   (void)i;
@@ -296,8 +294,7 @@ static int f_op_scalar(rd *r, const char **c, f_op *o, uint32_t k,
 }
 
 /* An explicit dependency: an earlier operation. */
-static int f_op_after(rd *r, const char **c, f_op *o, uint32_t k,
-                      uint32_t i) {
+static int f_op_after(rd *r, const char **c, f_op *o, uint32_t k, uint32_t i) {
   uint64_t v;
   if (rp__grow((void **)&r->after, &r->cap_after, k + 1, sizeof *r->after) ||
       !f_uint(c, &v) || v >= i)
@@ -442,8 +439,8 @@ static rp_status f_op_record(rd *r, f_op *o, uint32_t i) {
     for (uint32_t k = 0; k < o->nacc && !s; k++)
       s = rp__region_check(r->g, &r->acc[k].region, "access");
     if (!s)
-      s = rp__load_op(r->g, p, r->acc, o->nacc, r->after, o->nafter,
-                      o->name, &node);
+      s = rp__load_op(r->g, p, r->acc, o->nacc, r->after, o->nafter, o->name,
+                      &node);
   } else {
     s = rp__record_op(r->g, p, r->acc, o->nacc, NULL, &opts, &node);
   }
@@ -456,8 +453,7 @@ static rp_status f_op_record(rd *r, f_op *o, uint32_t i) {
     return rp__json_bad(r, s == RP_ENOMEM ? s : RP_EPARSE, "ops[%u]: %s", i,
                         rp_graph_error(r->g));
   if (node != i)
-    return rp__json_bad(r, RP_EPARSE, "ops[%u]: recorded as node %u", i,
-                        node);
+    return rp__json_bad(r, RP_EPARSE, "ops[%u]: recorded as node %u", i, node);
   return RP_OK;
 }
 

@@ -228,8 +228,8 @@ static rp_status load_check(rd *r, const cJSON *j) {
   size_t k = 0;
   for (; k < 16 && v[k]; k++) {
     int c = (unsigned char)v[k], d = c >= '0' && c <= '9'   ? c - '0'
-                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                             : -1;
+                                     : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                                            : -1;
     if (d < 0)
       break;
     h = h << 4 | (uint64_t)d;
@@ -455,10 +455,9 @@ rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
                   : !fp ? "rp_graph_read_json_opts: no file given"
                         : NULL;
   if (!m && o &&
-      rp__versioned_load(&mine, sizeof mine, o,
-                         offsetof(rp_read_opts, progress),
-                         "rp_read_opts (start from RP_READ_OPTS_INIT)") !=
-          RP_OK)
+      rp__versioned_load(
+          &mine, sizeof mine, o, offsetof(rp_read_opts, progress),
+          "rp_read_opts (start from RP_READ_OPTS_INIT)") != RP_OK)
     m = rp_last_error();
   else if (!m && (mine.flags & ~3u))
     m = "rp_read_opts: unknown flags";

@@ -54,7 +54,7 @@ typedef struct rd {
   rp_slot scalars[RP_MAX_PARAMS]; /* scratch: a kernel's scalar values */
   const rp_read_opts *opts; /* unknown keys: warn or refuse (NULL: ignore) */
   void (*progress)(void *user, uint64_t bytes_read); /* opts' or NULL */
-  uint64_t bytes_read;      /* so far, for progress */
+  uint64_t bytes_read;                               /* so far, for progress */
   /* Saved edges: trusted when "edges_check" came before "ops" and matches
    * (then the ops are loaded without deriving hazards). */
   int trust, has_check, fe_bad, seen_buffers, seen_ops;

@@ -35,8 +35,8 @@ rp_status rp_kernels_load(rp_kernels **set, const char *path) {
   void *h = dlopen(open_as, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *e = dlerror();
-    rp__set_last_errorf("kernel library %.300s cannot be loaded: %.400s",
-                        path, e ? e : "unknown error");
+    rp__set_last_errorf("kernel library %.300s cannot be loaded: %.400s", path,
+                        e ? e : "unknown error");
     return RP_EIO;
   }
   rp_kernel_library_fn entry;
@@ -52,8 +52,8 @@ rp_status rp_kernels_load(rp_kernels **set, const char *path) {
     else
       rp__set_last_errorf("kernel library %.300s was built for kernel "
                           "table version %u, this library reads %u: "
-                          "rebuild it", path, t->abi,
-                          (unsigned)RP_KERNEL_TABLE_ABI);
+                          "rebuild it",
+                          path, t->abi, (unsigned)RP_KERNEL_TABLE_ABI);
     dlclose(h);
     return RP_ENOTSUP;
   }

@@ -9,8 +9,8 @@
 
 rp_status rp__load_op(rp_graph *g, const rp__proto *proto,
                       const rp__access *acc, uint32_t nacc,
-                      const rp_node *after, uint32_t nafter,
-                      const char *name, rp_node *out) {
+                      const rp_node *after, uint32_t nafter, const char *name,
+                      rp_node *out) {
   if (g->ended || g->broken || g->nedge || g->nop >= RP_NONE - 1)
     return rp__fail(g, RP_ESTATE, "cannot load an operation now");
   rp__op p;
@@ -48,8 +48,7 @@ rp_status rp__load_edges(rp_graph *g, const rp_edge *e, uint32_t m) {
   if (g->ended || g->nedge)
     return rp__fail(g, RP_ESTATE, "cannot load edges now");
   if (rp__grow((void **)&g->edge, &g->capedge, m ? m : 1, sizeof *g->edge) ||
-      rp__grow((void **)&g->pred_off, &g->cappred, n + 2,
-               sizeof *g->pred_off))
+      rp__grow((void **)&g->pred_off, &g->cappred, n + 2, sizeof *g->pred_off))
     return rp__fail(g, RP_ENOMEM, "out of memory loading edges");
   /* Counting sort by target: e is in (from, to) order, so the sources of
    * each target stay increasing, as the recorder appends them. */

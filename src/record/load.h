@@ -9,8 +9,9 @@
  * stored as given; name NULL: the name rp__record_op() would derive. The
  * graph must have no edges yet. */
 rp_status rp__load_op(rp_graph *g, const rp__proto *proto,
-                      const rp__access *acc, uint32_t nacc, const rp_node *after, uint32_t nafter,
-                      const char *name, rp_node *out);
+                      const rp__access *acc, uint32_t nacc,
+                      const rp_node *after, uint32_t nafter, const char *name,
+                      rp_node *out);
 
 /* Installs the m edges e, sorted by (from, to) with from < to < nop and
  * valid kinds and buffers (the caller checks), into a graph of loaded

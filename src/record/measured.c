@@ -28,8 +28,8 @@ void rp__measured_free(rp_graph *g) {
 }
 
 static int good(const rp_measured *m) {
-  return isfinite(m->median_us) && isfinite(m->min_us) &&
-         isfinite(m->max_us) && m->min_us >= 0 && m->min_us <= m->median_us &&
+  return isfinite(m->median_us) && isfinite(m->min_us) && isfinite(m->max_us) &&
+         m->min_us >= 0 && m->min_us <= m->median_us &&
          m->median_us <= m->max_us;
 }
 
@@ -73,9 +73,8 @@ rp_status rp_graph_get_measured(const rp_graph *g, rp_node n,
 }
 
 rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
-                                    const double *min_us,
-                                    const double *max_us, unsigned runs,
-                                    const char *backend,
+                                    const double *min_us, const double *max_us,
+                                    unsigned runs, const char *backend,
                                     const char *machine) {
   RP_ENTER();
   if (!g || !median_us)
@@ -121,8 +120,8 @@ static rp_status why(char *w, size_t size, const char *msg) {
   return RP_EPARSE;
 }
 
-rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json,
-                            char *w, size_t size) {
+rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json, char *w,
+                            size_t size) {
   const cJSON *j = json;
   if (!j)
     return RP_OK;
@@ -138,9 +137,9 @@ rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json,
       *v[i] = m.median_us;
       continue;
     }
-    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) ||
-        x->valuedouble < 0)
-      return why(w, size, i == 0 ? "median_us: expected a number >= 0"
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0)
+      return why(w, size,
+                 i == 0   ? "median_us: expected a number >= 0"
                  : i == 1 ? "min_us: expected a number >= 0"
                           : "max_us: expected a number >= 0");
     *v[i] = x->valuedouble;

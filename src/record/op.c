@@ -24,7 +24,7 @@ static rp_status check_accesses(rp_graph *g, const rp__proto *p,
                                 const rp__access *acc, uint32_t nacc,
                                 rp__access *out) {
   for (uint32_t i = 0; i < nacc; i++) {
-    refused_access = i;  /* until it passes */
+    refused_access = i; /* until it passes */
     out[i] = acc[i];
     /* The message names the access: formatted only when a check fails
      * (rp__region_check changes nothing then, so it says it again). */
@@ -43,9 +43,10 @@ static rp_status check_accesses(rp_graph *g, const rp__proto *p,
                       out[i].space);
     if (out[i].space == RP_SPACE_HOST && !g->buf[out[i].region.buf].host &&
         !(g->flags & RP_GRAPH_NO_COHERENCE))
-      return rp__fail(g, RP_EINVAL, "access[%u]: buffer \"%s\" is internal "
-                      "(it has no host image)", i,
-                      buf_name(g, out[i].region.buf));
+      return rp__fail(g, RP_EINVAL,
+                      "access[%u]: buffer \"%s\" is internal "
+                      "(it has no host image)",
+                      i, buf_name(g, out[i].region.buf));
   }
   (void)p;
   refused_access = RP_NONE;
@@ -58,8 +59,8 @@ static rp_status check_devices(rp_graph *g, const rp__proto *p) {
   if (p->type == RP_OP_HOST)
     return RP_OK;
   if (p->device < 0 || p->device >= RP_MAX_DEVICES)
-    return rp__fail(g, RP_EINVAL, "device %d out of range (0..%d)",
-                    p->device, RP_MAX_DEVICES - 1);
+    return rp__fail(g, RP_EINVAL, "device %d out of range (0..%d)", p->device,
+                    RP_MAX_DEVICES - 1);
   if (p->dst_device < 0 || p->dst_device >= RP_MAX_DEVICES)
     return rp__fail(g, RP_EINVAL, "device %d out of range (0..%d)",
                     p->dst_device, RP_MAX_DEVICES - 1);
@@ -73,8 +74,7 @@ static rp_status check_devices(rp_graph *g, const rp__proto *p) {
  * not copied: the descriptor outlives the graph), else a derived one.
  * *owned says whether the graph must free it. */
 char *rp__derive_name(const rp_graph *g, const rp__proto *p,
-                      const rp__access *acc, const char *given,
-                      bool *owned) {
+                      const rp__access *acc, const char *given, bool *owned) {
   char tmp[256];
   *owned = true;
   if (given)
@@ -86,8 +86,7 @@ char *rp__derive_name(const rp_graph *g, const rp__proto *p,
   const char *b = p->nacc ? buf_name(g, acc[0].region.buf) : "";
   switch (p->type) {
   case RP_OP_KERNEL:
-    snprintf(tmp, sizeof tmp, "%s",
-             p->kernel_name ? p->kernel_name : "kernel");
+    snprintf(tmp, sizeof tmp, "%s", p->kernel_name ? p->kernel_name : "kernel");
     break;
   case RP_OP_COPY_H2D:
     snprintf(tmp, sizeof tmp, "moveto %s", b);
@@ -209,9 +208,8 @@ static rp_status make_valid(rp_graph *g, const rp__access *a,
  * graph as it was. Shared by rp__record_op() and the file loader
  * (record/load.c). */
 rp_status rp__store_op(rp_graph *g, rp__op *pp, const rp__proto *q,
-                       const rp__access *chk, uint32_t nacc,
-                       const rp_arg *args, const rp_node *after,
-                       uint32_t nafter, rp_node *out) {
+                       const rp__access *chk, uint32_t nacc, const rp_arg *args,
+                       const rp_node *after, uint32_t nafter, rp_node *out) {
   rp__op p = *pp;
   int host = p.type == RP_OP_HOST;
   int dims = p.type == RP_OP_KERNEL &&
@@ -234,8 +232,8 @@ rp_status rp__store_op(rp_graph *g, rp__op *pp, const rp__proto *q,
                sizeof *g->slot) ||
       rp__grow((void **)&g->dims, &g->capdims, g->ndims + (uint32_t)dims,
                sizeof *g->dims) ||
-      rp__grow((void **)&g->hostfn, &g->caphostfn,
-               g->nhostfn + (uint32_t)host, sizeof *g->hostfn) ||
+      rp__grow((void **)&g->hostfn, &g->caphostfn, g->nhostfn + (uint32_t)host,
+               sizeof *g->hostfn) ||
       rp__grow((void **)&g->after, &g->capafter, g->nafter + nafter,
                sizeof *g->after) ||
       rp__grow((void **)&g->pred_off, &g->cappred, g->nop + 2,
@@ -257,8 +255,12 @@ rp_status rp__store_op(rp_graph *g, rp__op *pp, const rp__proto *q,
   for (uint32_t i = 0; i < nacc; i++) {
     const rp_region *r = &chk[i].region;
     rp__sacc *a = &g->sacc[g->nsacc + i];
-    *a = (rp__sacc){r->buf, (uint8_t)r->kind, (uint8_t)chk[i].mode,
-                    (int16_t)chk[i].space, r->offset, r->bytes};
+    *a = (rp__sacc){r->buf,
+                    (uint8_t)r->kind,
+                    (uint8_t)chk[i].mode,
+                    (int16_t)chk[i].space,
+                    r->offset,
+                    r->bytes};
     if (r->kind == RP_REGION_BOX) {
       rp__box *b = &g->box[g->nbox];
       memset(b, 0, sizeof *b);
@@ -296,16 +298,16 @@ rp_status rp__store_op(rp_graph *g, rp__op *pp, const rp__proto *q,
 }
 
 rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
-                        const rp__access *acc,
-                        uint32_t nacc, const rp_arg *args,
-                        const rp_op_opts *o, rp_node *out) {
+                        const rp__access *acc, uint32_t nacc,
+                        const rp_arg *args, const rp_op_opts *o, rp_node *out) {
   refused_access = RP_NONE;
   if (!g || !proto || (nacc && !acc))
     return g ? rp__fail(g, RP_EINVAL, "NULL argument") : RP_EINVAL;
   if (g->ended)
     return rp__fail(g, RP_ESTATE, "graph ended: nothing more can be recorded");
   if (g->broken)
-    return rp__fail(g, RP_ESTATE, "graph unusable after an earlier failure "
+    return rp__fail(g, RP_ESTATE,
+                    "graph unusable after an earlier failure "
                     "to allocate memory");
   if (g->nop >= RP_NONE - 1)
     return rp__fail(g, RP_ENOMEM, "too many operations");
@@ -318,8 +320,10 @@ rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
     return rp__fail(g, RP_EINVAL, "cost must be finite");
   for (unsigned i = 0; o && i < o->nafter; i++)
     if (o->after[i] >= g->nop)
-      return rp__fail(g, RP_EINVAL, "after[%u]: node %u is not an earlier "
-                      "node (%u recorded)", i, o->after[i], g->nop);
+      return rp__fail(g, RP_EINVAL,
+                      "after[%u]: node %u is not an earlier "
+                      "node (%u recorded)",
+                      i, o->after[i], g->nop);
   /* Scratch for the checked accesses: on the stack for every kernel (at
    * most RP_MAX_PARAMS) and copy, so recording allocates nothing here. */
   rp__access small[RP_MAX_PARAMS], *chk = small;
@@ -416,29 +420,37 @@ rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
     const char *pn = k->params[i].name ? k->params[i].name : "?";
     /* rp_arg_buf() names a buffer; the scalar constructors RP_NONE. */
     if (m == RP_SCALAR && args[i].region.buf != RP_NONE)
-      return rp__fail(g, RP_EINVAL, "parameter %u '%s' of kernel '%s' "
-                      "expects a scalar, got a region of buffer %s%s%s "
-                      "(rp_arg_buf(); a scalar is rp_arg_i64(), "
-                      "rp_arg_f64(), ...)", i, pn, kn,
-                      args[i].region.buf < g->nbuf ? "\"" : "",
-                      args[i].region.buf < g->nbuf
-                          ? g->buf[args[i].region.buf].name : "?",
-                      args[i].region.buf < g->nbuf ? "\"" : "");
+      return rp__fail(
+          g, RP_EINVAL,
+          "parameter %u '%s' of kernel '%s' "
+          "expects a scalar, got a region of buffer %s%s%s "
+          "(rp_arg_buf(); a scalar is rp_arg_i64(), "
+          "rp_arg_f64(), ...)",
+          i, pn, kn, args[i].region.buf < g->nbuf ? "\"" : "",
+          args[i].region.buf < g->nbuf ? g->buf[args[i].region.buf].name : "?",
+          args[i].region.buf < g->nbuf ? "\"" : "");
     if (m == RP_SCALAR)
       continue;
     if (m != RP_IN && m != RP_OUT && m != RP_INOUT)
-      return rp__fail(g, RP_EINVAL, "parameter %u '%s' of kernel '%s': bad "
-                      "mode %d", i, pn, kn, (int)m);
+      return rp__fail(g, RP_EINVAL,
+                      "parameter %u '%s' of kernel '%s': bad "
+                      "mode %d",
+                      i, pn, kn, (int)m);
     /* rp_arg_i64() and the other scalar constructors name no buffer. */
     if (args[i].region.buf == RP_NONE)
-      return rp__fail(g, RP_EINVAL, "parameter %u '%s' of kernel '%s' "
-                      "expects a buffer region (%s), got a scalar", i, pn,
-                      kn, m == RP_IN ? "in" : m == RP_OUT ? "out" : "inout");
+      return rp__fail(g, RP_EINVAL,
+                      "parameter %u '%s' of kernel '%s' "
+                      "expects a buffer region (%s), got a scalar",
+                      i, pn, kn,
+                      m == RP_IN    ? "in"
+                      : m == RP_OUT ? "out"
+                                    : "inout");
     if (args[i].region.buf >= g->nbuf)
-      return rp__fail(g, RP_EINVAL, "parameter %u '%s' of kernel '%s' "
+      return rp__fail(g, RP_EINVAL,
+                      "parameter %u '%s' of kernel '%s' "
                       "expects a buffer region, got one of buffer %u (the "
-                      "graph has %u buffers)", i, pn, kn,
-                      args[i].region.buf, g->nbuf);
+                      "graph has %u buffers)",
+                      i, pn, kn, args[i].region.buf, g->nbuf);
     acc[nacc++] = (rp__access){args[i].region, m, device};
   }
   rp__proto p = {0};
@@ -543,8 +555,10 @@ rp_status rp_record_sync_host(rp_graph *g, rp_region r, unsigned *count) {
   if (s != RP_OK)
     return s;
   if (!g->buf[r.buf].host)
-    return rp__fail(g, RP_EINVAL, "sync: buffer \"%s\" is internal (it has "
-                    "no host image)", g->buf[r.buf].name);
+    return rp__fail(g, RP_EINVAL,
+                    "sync: buffer \"%s\" is internal (it has "
+                    "no host image)",
+                    g->buf[r.buf].name);
   char served[300];
   snprintf(served, sizeof served, "sync %s", g->buf[r.buf].name);
   return make_valid(g, &a, served, count);

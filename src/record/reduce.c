@@ -63,10 +63,10 @@
 enum {
   INLINE_OUT = 3,
   MIN_WINDOW = 64,
-  ARENA0 = 1024,          /* first arena, in list entries */
-  ARENA_MAX = 1u << 22,   /* 16 MiB of lists at most */
-  HORIZON = 1u << 16,     /* the arena grows while it covers fewer nodes */
-  FRONTIER_MAX = 32       /* a frontier replacing undecided targets holds
+  ARENA0 = 1024,        /* first arena, in list entries */
+  ARENA_MAX = 1u << 22, /* 16 MiB of lists at most */
+  HORIZON = 1u << 16,   /* the arena grows while it covers fewer nodes */
+  FRONTIER_MAX = 32     /* a frontier replacing undecided targets holds
                              at most this many */
 };
 
@@ -97,35 +97,36 @@ struct rp__reduce {
   uint32_t nlow;        /* the oldest node whose list is still whole */
   uint32_t cap;         /* nodes in nd and lev */
   struct node *nd;
-  uint32_t *lev;        /* per node: longest path from a source, in edges */
-  struct oedge {        /* a stored edge past its source's inline ones */
-    uint32_t to, next;  /* next: the source's next older out-edge */
-  } *oe;
+  uint32_t *lev;       /* per node: longest path from a source, in edges */
+  struct oedge {       /* a stored edge past its source's inline ones */
+    uint32_t to, next; /* next: the source's next older out-edge */
+  } * oe;
   uint32_t noe, capoe;
-  struct pend {         /* a stored edge not decided yet (rp__reduce_settle) */
+  struct pend { /* a stored edge not decided yet (rp__reduce_settle) */
     uint32_t from, to;
-  } *pd;
+  } * pd;
   uint32_t npd, cappd;
-  uint32_t cur, now;    /* now: the node begun last */
-  uint32_t nend;        /* nodes ended */
-  uint32_t wlo;         /* bitsets are complete from here on (grow_ring) */
-  uint32_t nfar;        /* open candidates W to 2 W back since wcount */
-  uint32_t wcount;      /* the node from which nfar counts */
-  uint32_t maxlev;      /* the highest level of a candidate of now */
+  uint32_t cur, now; /* now: the node begun last */
+  uint32_t nend;     /* nodes ended */
+  uint32_t wlo;      /* bitsets are complete from here on (grow_ring) */
+  uint32_t nfar;     /* open candidates W to 2 W back since wcount */
+  uint32_t wcount;   /* the node from which nfar counts */
+  uint32_t maxlev;   /* the highest level of a candidate of now */
   rp__cand *c;
   uint32_t nc, capc;
-  uint32_t *und;        /* candidates a far one is undecided about */
+  uint32_t *und; /* candidates a far one is undecided about */
   uint32_t nund, capund;
-  uint32_t *tmp;        /* merging a list */
+  uint32_t *tmp; /* merging a list */
   uint32_t captmp;
   /* Search stack: node, next out-edge in oe, then inline ones left. */
-  struct fwd { uint32_t u, e, i; } *st;
+  struct fwd {
+    uint32_t u, e, i;
+  } * st;
   uint32_t capst;
   int oom;
 };
 
-rp__reduce *rp__reduce_new(uint32_t window, uint32_t list,
-                           uint32_t search) {
+rp__reduce *rp__reduce_new(uint32_t window, uint32_t list, uint32_t search) {
   if (window < MIN_WINDOW || (window & (window - 1)) || !list ||
       list > ARENA0 / 2)
     return NULL;
@@ -257,7 +258,7 @@ void rp__reduce_add(rp__reduce *r, uint32_t from, int kind, int keep,
   struct node *f = &r->nd[from];
   if (f->cst == r->cur) {
     rp__cand *c = &r->c[f->cix];
-    int better = keep != c->keep ? keep > c->keep
+    int better = keep != c->keep   ? keep > c->keep
                  : kind != c->kind ? kind < c->kind
                                    : buf < c->buf;
     if (better)
@@ -320,8 +321,7 @@ static void or_lin(uint64_t *d, const uint64_t *s, uint32_t lo, uint32_t n) {
 /* Adds m's window ancestors to the bitset of j (m in j's window):
  * m's bitset covers m-W+1 .. m-1, of which j-W+1 .. m-1 are in j's window:
  * W - 1 - (j - m) ring positions starting at that of j + 1. */
-static void or_ancestors(rp__reduce *r, uint64_t *dst, uint32_t m,
-                         uint32_t j) {
+static void or_ancestors(rp__reduce *r, uint64_t *dst, uint32_t m, uint32_t j) {
   uint32_t W = r->W, len = W - 1 - (j - m), start = (j + 1) & (W - 1);
   const uint64_t *src = anc_of(r, m);
   uint32_t n1 = W - start < len ? W - start : len;
@@ -337,8 +337,7 @@ static const uint32_t *list_of(const rp__reduce *r, const struct node *u) {
 }
 
 /* Entry i of node u's list. */
-static uint32_t list_at(const rp__reduce *r, const struct node *u,
-                        uint32_t i) {
+static uint32_t list_at(const rp__reduce *r, const struct node *u, uint32_t i) {
   return list_of(r, u)[i];
 }
 
@@ -414,8 +413,8 @@ static int arena_room(rp__reduce *r, uint32_t len) {
 /* Merges predecessor p's list (p, then its list, cut at lo; p >= lo)
  * into a[0 .. n) (decreasing, distinct), writing at most cap entries to
  * out; returns their number. */
-static uint32_t list_merge(const rp__reduce *r, const uint32_t *a,
-                           uint32_t n, uint32_t p, uint32_t lo, uint32_t *out,
+static uint32_t list_merge(const rp__reduce *r, const uint32_t *a, uint32_t n,
+                           uint32_t p, uint32_t lo, uint32_t *out,
                            uint32_t cap) {
   const uint32_t *b = NULL;
   uint32_t nb = 0, i = 0, k = 0, o = 0;
@@ -575,8 +574,6 @@ static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
   return 0;
 }
 
-
-
 /* Replaces each undecided target t of c (und[]) by its frontier below
  * lo(t): the stored predecessors below lo(t) of t and of the nodes t's
  * list holds. Any path from c to t enters [lo(t), t] through one of them
@@ -660,8 +657,8 @@ static int conflicts(const rp_graph *g, uint32_t c, uint32_t t) {
 
 /* Does candidate c, outside j's window, reach another candidate? 1 yes,
  * 0 no, 2 not decided yet (pending), -1 out of memory. */
-static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
-                       uint32_t c, const uint64_t *aj) {
+static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j, uint32_t c,
+                       const uint64_t *aj) {
   uint32_t lc = r->lev[c];
   /* An ancestor has a lower level than its descendants. */
   if (lc >= r->maxlev)
@@ -675,8 +672,7 @@ static int far_reached(const rp_graph *g, rp__reduce *r, uint32_t j,
     if (k > 0)
       return 1;
     if (k < 0) {
-      if (rp__grow((void **)&r->und, &r->capund, r->nund + 1,
-                   sizeof *r->und))
+      if (rp__grow((void **)&r->und, &r->capund, r->nund + 1, sizeof *r->und))
         return -1;
       r->und[r->nund++] = t;
     }
@@ -707,8 +703,7 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   if (r->oom)
     return -1;
   uint32_t n = r->nc, maxlev = 0, e0 = g->nedge;
-  if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n,
-               sizeof *g->edge) ||
+  if (rp__grow((void **)&g->edge, &g->capedge, g->nedge + n, sizeof *g->edge) ||
       rp__grow((void **)&r->oe, &r->capoe, r->noe + n, sizeof *r->oe) ||
       rp__grow((void **)&r->pd, &r->cappd, r->npd + n, sizeof *r->pd))
     return -1;
@@ -739,8 +734,7 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
     uint32_t f = c->from;
     if (in_window(r, j, f))
       continue;
-    int reached =
-        r->nd[f].imp == r->cur ? 1 : far_reached(g, r, j, f, aj);
+    int reached = r->nd[f].imp == r->cur ? 1 : far_reached(g, r, j, f, aj);
     if (reached < 0)
       return -1;
     if (c->keep || reached != 1)
@@ -840,11 +834,11 @@ static void pend_sort(struct pend *a, struct pend *tmp, uint32_t n, int by) {
 
 /* 64 pending edges at most, pd[q0 .. q0 + n), live from lo to hi. */
 struct word {
-  uint32_t lo, hi;  /* first source, last target */
-  uint32_t q0;      /* its first edge */
-  uint32_t next;    /* its next edge to start */
+  uint32_t lo, hi; /* first source, last target */
+  uint32_t q0;     /* its first edge */
+  uint32_t next;   /* its next edge to start */
   uint32_t n;
-  uint64_t *R;      /* R[v - lo]: its sources reaching v (or v) */
+  uint64_t *R; /* R[v - lo]: its sources reaching v (or v) */
 };
 
 static int word_cmp(const void *a, const void *b) {
@@ -887,8 +881,7 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
     goto out;
   nw = 0;
   for (uint32_t q = 0; q < np; q++) {
-    if (!q || wd[nw - 1].n == 64 ||
-        len_class(&pd[q]) != len_class(&pd[q - 1]))
+    if (!q || wd[nw - 1].n == 64 || len_class(&pd[q]) != len_class(&pd[q - 1]))
       wd[nw++] = (struct word){pd[q].from, pd[q].to, q, q, 0, NULL};
     struct word *w = &wd[nw - 1];
     w->n++;

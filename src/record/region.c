@@ -3,29 +3,38 @@
 
 rp_status rp__region_check(rp_graph *g, rp_region *r, const char *what) {
   if (r->buf >= g->nbuf)
-    return r->buf == RP_NONE
-               ? rp__fail(g, RP_EINVAL, "%s: names no buffer (RP_NONE: a "
-                          "scalar argument's region?)", what)
-               : rp__fail(g, RP_EINVAL, "%s: unknown buffer %u (the graph "
-                          "has %u buffers)", what, r->buf, g->nbuf);
+    return r->buf == RP_NONE ? rp__fail(g, RP_EINVAL,
+                                        "%s: names no buffer (RP_NONE: a "
+                                        "scalar argument's region?)",
+                                        what)
+                             : rp__fail(g, RP_EINVAL,
+                                        "%s: unknown buffer %u (the graph "
+                                        "has %u buffers)",
+                                        what, r->buf, g->nbuf);
   const rp__buffer *b = &g->buf[r->buf];
   switch (r->kind) {
   case RP_REGION_ELEMS: { /* stored as its byte range */
     if (b->no_elem)
-      return rp__fail(g, RP_EINVAL, "%s: rp_range_elems() on buffer \"%s\", "
+      return rp__fail(g, RP_EINVAL,
+                      "%s: rp_range_elems() on buffer \"%s\", "
                       "which rp_buffer_register() registered in bytes, with "
                       "no element size: say rp_range_bytes(), or register it "
                       "with rp_buffer_register_elems(g, \"%s\", host, count, "
-                      "sizeof *host, &b)", what, b->name, b->name);
+                      "sizeof *host, &b)",
+                      what, b->name, b->name);
     uint64_t el = b->elem ? b->elem : 1, n = b->bytes / el;
     if (r->lo[0] > r->hi[0])
-      return rp__fail(g, RP_EINVAL, "%s: element range [%llu, %llu) ends "
-                      "before it starts", what, (unsigned long long)r->lo[0],
+      return rp__fail(g, RP_EINVAL,
+                      "%s: element range [%llu, %llu) ends "
+                      "before it starts",
+                      what, (unsigned long long)r->lo[0],
                       (unsigned long long)r->hi[0]);
     if (r->hi[0] > n)
-      return rp__fail(g, RP_ERANGE, "%s: element range ends past buffer "
-                      "\"%s\" (%llu elements of %llu bytes)", what, b->name,
-                      (unsigned long long)n, (unsigned long long)el);
+      return rp__fail(g, RP_ERANGE,
+                      "%s: element range ends past buffer "
+                      "\"%s\" (%llu elements of %llu bytes)",
+                      what, b->name, (unsigned long long)n,
+                      (unsigned long long)el);
     r->kind = RP_REGION_BYTES;
     r->offset = r->lo[0] * el;
     r->bytes = (r->hi[0] - r->lo[0]) * el;
@@ -49,11 +58,15 @@ rp_status rp__region_check(rp_graph *g, rp_region *r, const char *what) {
     return RP_OK;
   case RP_REGION_BOX:
     if (!b->ndims)
-      return rp__fail(g, RP_EINVAL, "%s: box on buffer \"%s\", which has no "
-                      "dims", what, b->name);
+      return rp__fail(g, RP_EINVAL,
+                      "%s: box on buffer \"%s\", which has no "
+                      "dims",
+                      what, b->name);
     if (r->ndims != b->ndims)
-      return rp__fail(g, RP_EINVAL, "%s: box of rank %u on buffer \"%s\" of "
-                      "rank %u", what, r->ndims, b->name, b->ndims);
+      return rp__fail(g, RP_EINVAL,
+                      "%s: box of rank %u on buffer \"%s\" of "
+                      "rank %u",
+                      what, r->ndims, b->name, b->ndims);
     for (unsigned i = 0; i < r->ndims; i++) {
       if (r->lo[i] > r->hi[i])
         return rp__fail(g, RP_EINVAL, "%s: box lo > hi in dim %u", what, i);
@@ -132,7 +145,8 @@ uint64_t rp_region_intervals(const rp_graph *g, const rp_region *r,
   rp_region c = *r;
   if (c.kind == RP_REGION_ELEMS) {
     uint64_t el = g->buf[r->buf].elem ? g->buf[r->buf].elem : 1;
-    if (g->buf[r->buf].no_elem || c.lo[0] > c.hi[0] || c.hi[0] > g->buf[r->buf].bytes / el)
+    if (g->buf[r->buf].no_elem || c.lo[0] > c.hi[0] ||
+        c.hi[0] > g->buf[r->buf].bytes / el)
       return 0;
     c = rp_range_bytes(r->buf, c.lo[0] * el, (c.hi[0] - c.lo[0]) * el);
   }

@@ -42,25 +42,25 @@ typedef struct seg {
 /* One shadow: the mapping of one image for one operation. */
 typedef struct shadow {
   uint32_t image;
-  uint64_t bytes;    /* the buffer's */
-  uint64_t lo, hi;   /* declared bytes span [lo, hi); lo == hi: none */
-  struct seg *seg;   /* the declared bytes: disjoint, in order */
+  uint64_t bytes;  /* the buffer's */
+  uint64_t lo, hi; /* declared bytes span [lo, hi); lo == hi: none */
+  struct seg *seg; /* the declared bytes: disjoint, in order */
   uint32_t nseg;
-  uint8_t *out;      /* the first run's bytes over [lo, hi) */
-  char *area;        /* the mapping */
+  uint8_t *out; /* the first run's bytes over [lo, hi) */
+  char *area;   /* the mapping */
   size_t area_size;
-  char *base;        /* where byte 0 of the buffer lies in it */
-  char *real;        /* the image */
+  char *base; /* where byte 0 of the buffer lies in it */
+  char *real; /* the image */
 } shadow;
 
 /* One buffer parameter of the operation. */
 typedef struct cparam {
-  uint32_t k;        /* plan access index: the parameter (or access) */
-  int out;           /* writes (out, inout) */
-  uint32_t sh;       /* its shadow */
+  uint32_t k;  /* plan access index: the parameter (or access) */
+  int out;     /* writes (out, inout) */
+  uint32_t sh; /* its shadow */
   const uint64_t *iv;
   uint32_t niv;
-  uint64_t lo, hi;   /* its declared span */
+  uint64_t lo, hi; /* its declared span */
 } cparam;
 
 typedef struct chk chk;
@@ -80,7 +80,7 @@ struct chk {
    * accessible bytes und[blo, bhi) (shadow << 56 | offset, sorted) and
    * CANARY_A for the others. */
   int canaries;
-  char *msg;         /* inspect_range()'s report */
+  char *msg; /* inspect_range()'s report */
   size_t msgn;
   rp_status st;
   int (*gap_fn)(chk *, shadow *, char *, char *); /* each_gap()'s */
@@ -177,8 +177,8 @@ static void pages_of(const chk *c, const shadow *s, uint64_t o, uint64_t len,
 
 /* Calls fn on each range of pages holding declared bytes of s, merged,
  * as [a, b) addresses. */
-static int each_range(chk *c, uint32_t si, int (*fn)(chk *, shadow *, char *,
-                                                      char *)) {
+static int each_range(chk *c, uint32_t si,
+                      int (*fn)(chk *, shadow *, char *, char *)) {
   shadow *s = &c->sh[si];
   char *ra = NULL, *rb = NULL;
   for (uint32_t i = 0; i < s->nseg; i++) {
@@ -219,8 +219,8 @@ static int gaps_of(chk *c, shadow *s, char *a, char *b) {
 
 /* Calls fn on each run of undeclared bytes on the accessible pages of
  * shadow si. */
-static int each_gap(chk *c, uint32_t si, int (*fn)(chk *, shadow *, char *,
-                                                    char *)) {
+static int each_gap(chk *c, uint32_t si,
+                    int (*fn)(chk *, shadow *, char *, char *)) {
   c->gap_fn = fn;
   return each_range(c, si, gaps_of);
 }
@@ -405,8 +405,7 @@ static void region_text(const chk *c, uint32_t k, char *b, size_t n) {
     if (w > 0 && (size_t)w < n)
       snprintf(b + w, n - (size_t)w, " (elements)");
   } else {
-    snprintf(b, n, "bytes [%llu, %llu)",
-             (unsigned long long)acc.region.offset,
+    snprintf(b, n, "bytes [%llu, %llu)", (unsigned long long)acc.region.offset,
              (unsigned long long)acc.region.offset +
                  (unsigned long long)acc.region.bytes);
   }
@@ -417,7 +416,8 @@ static void element_text(const rp_graph *g, rp_buf buf, int64_t off, char *b,
                          size_t n) {
   rp_buffer_desc d;
   b[0] = 0;
-  if (off < 0 || rp_buffer_info(g, buf, &d) != RP_OK || (uint64_t)off >= d.bytes)
+  if (off < 0 || rp_buffer_info(g, buf, &d) != RP_OK ||
+      (uint64_t)off >= d.bytes)
     return;
   uint64_t el = d.elem ? d.elem : 1, e = (uint64_t)off / el;
   if (d.ndims < 2) {
@@ -434,9 +434,8 @@ static void element_text(const rp_graph *g, rp_buf buf, int64_t off, char *b,
     snprintf(b, n, " (element [%llu, %llu])", (unsigned long long)idx[0],
              (unsigned long long)idx[1]);
   else
-    snprintf(b, n, " (element [%llu, %llu, %llu])",
-             (unsigned long long)idx[0], (unsigned long long)idx[1],
-             (unsigned long long)idx[2]);
+    snprintf(b, n, " (element [%llu, %llu, %llu])", (unsigned long long)idx[0],
+             (unsigned long long)idx[1], (unsigned long long)idx[2]);
 }
 
 /* The parameter of shadow si whose span is nearest to byte off. */
@@ -447,8 +446,9 @@ static uint32_t nearest(const chk *c, uint32_t si, int64_t off) {
     if (c->par[q].sh != si)
       continue;
     int64_t lo = (int64_t)c->par[q].lo, hi = (int64_t)c->par[q].hi;
-    uint64_t d = off < lo ? (uint64_t)(lo - off)
-                 : off >= hi ? (uint64_t)(off - hi + 1) : 0;
+    uint64_t d = off < lo    ? (uint64_t)(lo - off)
+                 : off >= hi ? (uint64_t)(off - hi + 1)
+                             : 0;
     if (d < bd) {
       bd = d;
       best = q;
@@ -473,12 +473,13 @@ static rp_status report(chk *c, uint32_t si, int64_t off, const char *verb,
     region_text(c, c->par[q].k, rg, sizeof rg);
   }
   element_text(g, buf, off, el, sizeof el);
-  snprintf(msg, n, "checking mode: op %u \"%s\" (%s%s): %s %s byte %lld%s "
-           "of buffer \"%s\" (%llu bytes), %s its region %s%s", c->nd->op,
-           ni.name, c->nd->type == RP_OP_KERNEL ? "kernel " : "host task",
-           c->nd->type == RP_OP_KERNEL && ni.kernel ? ni.kernel->name : "",
-           pn, verb, (long long)off, el, d.name,
-           (unsigned long long)d.bytes, why, rg, note);
+  snprintf(
+      msg, n,
+      "checking mode: op %u \"%s\" (%s%s): %s %s byte %lld%s "
+      "of buffer \"%s\" (%llu bytes), %s its region %s%s",
+      c->nd->op, ni.name, c->nd->type == RP_OP_KERNEL ? "kernel " : "host task",
+      c->nd->type == RP_OP_KERNEL && ni.kernel ? ni.kernel->name : "", pn, verb,
+      (long long)off, el, d.name, (unsigned long long)d.bytes, why, rg, note);
   return RP_EACCESS;
 }
 
@@ -514,8 +515,8 @@ static int inspect_gap(chk *c, shadow *s, char *a, char *b) {
   char *q = not_canary(c, si, a, b);
   if (q == b)
     return 0;
-  c->st = report(c, si, (int64_t)(q - s->base), "writes", "outside", "",
-                 c->msg, c->msgn);
+  c->st = report(c, si, (int64_t)(q - s->base), "writes", "outside", "", c->msg,
+                 c->msgn);
   return -1;
 }
 
@@ -544,12 +545,15 @@ static rp_status inspect(chk *c, int faulted, char *msg, size_t n) {
       if (f < s->area || f >= s->area + s->area_size)
         continue;
       return report(c, si, (int64_t)(f - s->base),
-                    fault_write > 0 ? "writes" : fault_write == 0 ? "reads"
-                                                                  : "touches",
+                    fault_write > 0    ? "writes"
+                    : fault_write == 0 ? "reads"
+                                       : "touches",
                     "outside", "", msg, n);
     }
-    snprintf(msg, n, "checking mode: op %u: the body faulted at %p, in no "
-             "buffer it names", c->nd->op, fault_addr);
+    snprintf(msg, n,
+             "checking mode: op %u: the body faulted at %p, in no "
+             "buffer it names",
+             c->nd->op, fault_addr);
     return RP_EACCESS;
   }
   c->msg = msg;
@@ -592,7 +596,6 @@ static rp_status run_in(chk *c, int lay, char *msg, size_t n) {
       return RP_ENOMEM;
   return inspect(c, run_body(c), msg, n);
 }
-
 
 /* each_gap(): appends the bytes of [a, b) to c->und (c->blo: its
  * capacity, while listing). */
@@ -661,7 +664,8 @@ static rp_status find_read(chk *c, char *msg, size_t n) {
                     " (found by its effect on the results)", msg, n);
     }
   }
-  snprintf(msg, n, "checking mode: op %u: its results depend on bytes "
+  snprintf(msg, n,
+           "checking mode: op %u: its results depend on bytes "
            "outside its declared regions (not located: several together)",
            c->nd->op);
   return RP_EACCESS;
@@ -792,9 +796,9 @@ rp_status rp__run_checked(rp_exec *x, uint32_t node, rp_image_addr_fn addr,
   rp_host_fn fn = NULL;
   void *user;
   rp_node_info_get(p->graph, nd->op, &ni);
-  if (nd->type == RP_OP_KERNEL ? !ni.kernel || !ni.kernel->cpu
-                               : rp_node_host_fn(p->graph, nd->op, &fn,
-                                                 &user) != RP_OK || !fn)
+  if (nd->type == RP_OP_KERNEL
+          ? !ni.kernel || !ni.kernel->cpu
+          : rp_node_host_fn(p->graph, nd->op, &fn, &user) != RP_OK || !fn)
     return RP_ENOKERNEL;
   if (nd->nacc > RP_MAX_PARAMS || (nd->type == RP_OP_HOST && !scratch) ||
       !cache || cache->n != p->nimage)

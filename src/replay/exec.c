@@ -205,14 +205,13 @@ static rp_status options_supported(const rp_exec_opts *o,
                         be->name, o->nthreads);
     return RP_EINVAL;
   }
-  unsigned set = (o->nthreads > 1 ? RP_EXEC_OPT_NTHREADS : 0) |
-                 (o->cores || o->ncores ? RP_EXEC_OPT_CORES : 0) |
-                 (o->device_map || o->ndevice_map ? RP_EXEC_OPT_DEVICE_MAP
-                                                  : 0) |
-                 (o->xclbin ? RP_EXEC_OPT_XCLBIN : 0) |
-                 (o->xrt_emulate || o->xrt_emu_cus ? RP_EXEC_OPT_XRT_EMULATE
-                                                   : 0) |
-                 (o->cuda_update ? RP_EXEC_OPT_CUDA_UPDATE : 0);
+  unsigned set =
+      (o->nthreads > 1 ? RP_EXEC_OPT_NTHREADS : 0) |
+      (o->cores || o->ncores ? RP_EXEC_OPT_CORES : 0) |
+      (o->device_map || o->ndevice_map ? RP_EXEC_OPT_DEVICE_MAP : 0) |
+      (o->xclbin ? RP_EXEC_OPT_XCLBIN : 0) |
+      (o->xrt_emulate || o->xrt_emu_cus ? RP_EXEC_OPT_XRT_EMULATE : 0) |
+      (o->cuda_update ? RP_EXEC_OPT_CUDA_UPDATE : 0);
   unsigned bad = set & ~be->options;
   if (!bad)
     return RP_OK;
@@ -223,8 +222,8 @@ static rp_status options_supported(const rp_exec_opts *o,
     if ((bad & exec_opt[i].bit) && !first)
       first = exec_opt[i].name;
     if ((be->options & exec_opt[i].bit) && n < sizeof takes)
-      n += (size_t)snprintf(takes + n, sizeof takes - n, "%s%s",
-                            n ? ", " : "", exec_opt[i].name);
+      n += (size_t)snprintf(takes + n, sizeof takes - n, "%s%s", n ? ", " : "",
+                            exec_opt[i].name);
   }
   rp__set_last_errorf("%s: option \"%s\" is not supported (%s takes %s)",
                       be->name, first, be->name, n ? takes : "none of them");
@@ -243,8 +242,10 @@ static rp_status checking_mode(rp_exec *x, const rp_backend **be) {
   if ((*be)->owns != RP_DEVICE_CPU || (m && !strcmp(m, "mpi"))) {
     if (!asked)
       return RP_OK; /* RP_CHECK=1 leaves device backends alone */
-    rp_exec_set_error(x, "checking mode runs on the CPU backends (openmp, "
-                      "starpu, reference), not on \"%s\"%s", (*be)->name,
+    rp_exec_set_error(x,
+                      "checking mode runs on the CPU backends (openmp, "
+                      "starpu, reference), not on \"%s\"%s",
+                      (*be)->name,
                       (*be)->owns == RP_DEVICE_CUDA
                           ? ": run the program under compute-sanitizer"
                           : "");
@@ -287,9 +288,8 @@ static rp_status create_backend(const rp_graph *g, const rp_exec_opts *o,
     return s;
   /* Checking mode asked and no backend named: the best CPU backend, the
    * only kind that can check (checking_mode()). */
-  if (!*be &&
-      (s = rp__backend_find_for(g, opts->check > 0 ? "cpu" : NULL, be)) !=
-          RP_OK)
+  if (!*be && (s = rp__backend_find_for(g, opts->check > 0 ? "cpu" : NULL,
+                                        be)) != RP_OK)
     return s;
   if ((*be)->abi != RP_BACKEND_ABI) {
     rp__set_last_error("backend built for another interface version");
@@ -407,8 +407,7 @@ static rp_status create_instance(rp_exec *x, const rp_backend *be) {
   rp_backend eff = *be;
   if (be->exec_flags)
     eff.flags |= be->exec_flags(&x->opts);
-  rp_status s =
-      rp__plan_build(x->g, &eff, &x->plan, x->err, sizeof x->err);
+  rp_status s = rp__plan_build(x->g, &eff, &x->plan, x->err, sizeof x->err);
   if (s != RP_OK) {
     rp__set_last_error(x->err);
     return s;
@@ -416,8 +415,8 @@ static rp_status create_instance(rp_exec *x, const rp_backend *be) {
   s = be->instantiate(x, rp__plan_view(x->plan), &x->state);
   if (s != RP_OK) {
     if (!x->err[0])
-      rp_exec_set_error(x, "backend \"%s\": instantiate failed: %s",
-                        be->name, rp_strerror(s));
+      rp_exec_set_error(x, "backend \"%s\": instantiate failed: %s", be->name,
+                        rp_strerror(s));
     rp__set_last_error(x->err);
   }
   return s;
@@ -444,10 +443,10 @@ rp_status rp__exec_create(rp_exec **out, const rp_graph *g,
     return s;
   }
   if (x->asked)
-    rp_exec_set_error(x, "checking mode (%s): one operation at a time, "
+    rp_exec_set_error(x,
+                      "checking mode (%s): one operation at a time, "
                       "kernels and host tasks on shadow memory",
-                      x->opts.check > 0 ? "rp_exec_opts.check"
-                                        : "RP_CHECK=1");
+                      x->opts.check > 0 ? "rp_exec_opts.check" : "RP_CHECK=1");
   *out = x;
   return RP_OK;
 }
@@ -574,8 +573,11 @@ rp_status rp_exec_wait_buffer(rp_exec *x, rp_buf b) {
     return RP_NULL_ARG();
   rp__exec_begin(x);
   if (b >= rp_graph_num_buffers(x->g) || !x->host[b]) {
-    rp_exec_set_error(x, "wait_buffer: %s %u", b < rp_graph_num_buffers(x->g)
-                      ? "internal buffer (no host array)" : "no buffer", b);
+    rp_exec_set_error(x, "wait_buffer: %s %u",
+                      b < rp_graph_num_buffers(x->g)
+                          ? "internal buffer (no host array)"
+                          : "no buffer",
+                      b);
     return RP_EINVAL;
   }
   if (!x->launched)
@@ -644,9 +646,10 @@ rp_status rp_exec_rebind(rp_exec *x, rp_buf b, void *host, uint64_t bytes) {
     return RP_EINVAL;
   }
   if (bytes < x->g->buf[b].bytes) {
-    rp_exec_set_error(x, "rebind: %llu bytes given for buffer \"%s\" of "
-                      "%llu bytes", (unsigned long long)bytes,
-                      x->g->buf[b].name,
+    rp_exec_set_error(x,
+                      "rebind: %llu bytes given for buffer \"%s\" of "
+                      "%llu bytes",
+                      (unsigned long long)bytes, x->g->buf[b].name,
                       (unsigned long long)x->g->buf[b].bytes);
     return RP_EINVAL;
   }
@@ -682,8 +685,7 @@ rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
     return RP_EINVAL;
   }
   rp_status s = RP_OK;
-  for (rp_node m = x->rw.first[n]; m < x->rw.first[n + 1] && s == RP_OK;
-       m++)
+  for (rp_node m = x->rw.first[n]; m < x->rw.first[n + 1] && s == RP_OK; m++)
     s = set_scalar1(x, m, param, value);
   return s;
 }

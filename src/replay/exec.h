@@ -11,8 +11,7 @@
  * graph g on backend be. The replay does not choose (that needs the
  * machine model and the analysis, which sit beside it): the layer above,
  * src/measure, passes its chooser to rp__exec_create(). */
-typedef unsigned (*rp__split_choose_fn)(const rp_graph *g,
-                                        const rp_backend *be,
+typedef unsigned (*rp__split_choose_fn)(const rp_graph *g, const rp_backend *be,
                                         const rp_exec_opts *xo);
 
 struct rp_exec {
@@ -26,17 +25,17 @@ struct rp_exec {
                               the checked reference); else NULL */
   void *state;
   rp_exec_opts opts;
-  void **host;        /* per buffer */
-  rp_kargs *kargs;    /* per kernel node */
-  uint32_t *kidx;     /* node -> index in kargs, RP_NONE for others */
-  int *cores;         /* copy of opts.cores */
-  int *device_map;    /* copy of opts.device_map */
+  void **host;     /* per buffer */
+  rp_kargs *kargs; /* per kernel node */
+  uint32_t *kidx;  /* node -> index in kargs, RP_NONE for others */
+  int *cores;      /* copy of opts.cores */
+  int *device_map; /* copy of opts.device_map */
   rp__plan *plan;
   double last_us;
   double t0;
   int launched;
   unsigned launched_iters;
-  uint64_t batch;     /* launches so far */
+  uint64_t batch; /* launches so far */
   /* Backends with RP_BACKEND_BLOCKING_LAUNCH: their launch runs on this
    * thread so that rp_exec_launch() returns at once. */
   pthread_t th;
@@ -45,12 +44,12 @@ struct rp_exec {
   int th_on, th_busy, th_quit;
   unsigned th_iters;
   rp_status th_status;
-  void **guard;       /* per plan image: a backend's image of
+  void **guard;    /* per plan image: a backend's image of
                          rp_image_alloc() whose guards are checked after
                          every replay and at destroy (NULL: none) */
-  uint32_t nguard;    /* entries of guard */
-  char err[512];      /* the last call's failure ("" after a success) */
-  char note[512];     /* what the last call noted after succeeding */
+  uint32_t nguard; /* entries of guard */
+  char err[512];   /* the last call's failure ("" after a success) */
+  char note[512];  /* what the last call noted after succeeding */
 };
 
 /* rp_exec_create() with the chooser of RP_EXEC_SPLIT_AUTO's chunks
@@ -84,8 +83,7 @@ rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us);
 /* Runs the graph -> graph passes that x->opts asks for on g
  * (replay/passes.c): on success x->g is the graph to replay (g itself when
  * nothing was rewritten) and x->rw its map back; else x->err says why. */
-rp_status rp__exec_passes(rp_exec *x, const rp_graph *g,
-                          const rp_backend *be);
+rp_status rp__exec_passes(rp_exec *x, const rp_graph *g, const rp_backend *be);
 /* rp_exec_profile(): per op of the user's graph (user 1), or of the graph
  * replayed (user 0: its chunks when split). */
 rp_status rp__exec_profile(rp_exec *x, double *op_us, int user);

@@ -162,10 +162,12 @@ rp_status rp__exec_guards(rp_exec *x, int full) {
       snprintf(sp, sizeof sp, "host");
     else
       snprintf(sp, sizeof sp, "device %d", im->space);
-    rp_exec_set_error(x, "buffer \"%s\": a write %s its %s image (byte "
+    rp_exec_set_error(x,
+                      "buffer \"%s\": a write %s its %s image (byte "
                       "%lld of %llu) damaged the guard zone; the operations "
                       "writing it: %s (RP_CHECK=1 names the access outside "
-                      "its region)", d.name ? d.name : "?",
+                      "its region)",
+                      d.name ? d.name : "?",
                       at < 0 ? "before the start of" : "past the end of", sp,
                       (long long)at, (unsigned long long)d.bytes, w);
     rearm(x->guard[i]);

@@ -38,8 +38,7 @@ rp_status rp__exec_passes(rp_exec *x, const rp_graph *g, const rp_backend *be) {
     return RP_OK;
   rp__pass_opts po = {0, 0, 0};
   po.split = x->opts.split ? split_choose(x, g, be) : 1;
-  po.reshape_bytes = rs == RP_EXEC_RESHAPE_AUTO ? RESHAPE_BYTES
-                                                : (uint64_t)rs;
+  po.reshape_bytes = rs == RP_EXEC_RESHAPE_AUTO ? RESHAPE_BYTES : (uint64_t)rs;
   po.reshape_run = rs == RP_EXEC_RESHAPE_AUTO ? RESHAPE_RUN : 0;
   rp_status s = rp__transform(g, &po, &x->rw, x->err, sizeof x->err);
   if (s == RP_ENOTSUP) /* a graph loaded from a file: replayed as it is */

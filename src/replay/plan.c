@@ -48,9 +48,9 @@ typedef struct bld {
   char *err;
   size_t errlen;
   uint32_t nop, nbuf;
-  unsigned nsl;         /* space slots: host + devices */
-  uint32_t *img_of;     /* nbuf * nsl: image of (buffer, slot), RP_NONE */
-  uint64_t *touched;    /* per buffer: spaces accessed */
+  unsigned nsl;      /* space slots: host + devices */
+  uint32_t *img_of;  /* nbuf * nsl: image of (buffer, slot), RP_NONE */
+  uint64_t *touched; /* per buffer: spaces accessed */
   size_t capacc, capiv, capimg;
 } bld;
 
@@ -88,8 +88,7 @@ static bool host_memory(const bld *b, int sp) {
 static rp_status add_image(bld *b, rp_buf buf, uint64_t spaces,
                            bool user_array) {
   rp__plan *p = b->p;
-  if (grow((void **)&p->image, &b->capimg, p->pub.nimage + 1,
-           sizeof *p->image))
+  if (grow((void **)&p->image, &b->capimg, p->pub.nimage + 1, sizeof *p->image))
     return RP_ENOMEM;
   rp_buffer_desc d;
   rp_buffer_info(b->g, buf, &d);
@@ -237,9 +236,11 @@ static rp_status nodes(bld *b) {
         !p->dev[ni.device].native) {
       v->flags |= RP_PLAN_ON_HOST;
       if (!ni.kernel || !ni.kernel->cpu)
-        return fail(b, RP_ENOKERNEL, "kernel \"%s\" (op %u) runs on the host "
+        return fail(b, RP_ENOKERNEL,
+                    "kernel \"%s\" (op %u) runs on the host "
                     "(its device's kind is not the backend's own) but has "
-                    "no CPU body", ni.name, n);
+                    "no CPU body",
+                    ni.name, n);
     }
     rp_status s = RP_OK;
     if (ni.type == RP_OP_KERNEL && ni.kernel) {
@@ -433,8 +434,7 @@ rp_status rp__plan_build(const rp_graph *g, const rp_backend *be,
   free(b.touched);
   if (s != RP_OK) {
     if (!err[0])
-      snprintf(err, errlen, "building the execution plan: %s",
-               rp_strerror(s));
+      snprintf(err, errlen, "building the execution plan: %s", rp_strerror(s));
     rp__plan_free(b.p);
     return s;
   }

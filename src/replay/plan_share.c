@@ -68,7 +68,8 @@ static rp_status image_edges(const sacc *a, uint32_t na, rp__pedge **e,
         int sp = a[k].space;
         for (uint32_t v = 0; v < a[k].niv; v++) {
           uint64_t q0 = rp__segs_find(bp, u, a[k].iv[2 * v]);
-          uint64_t q1 = rp__segs_find(bp, u, a[k].iv[2 * v] + a[k].iv[2 * v + 1]);
+          uint64_t q1 =
+              rp__segs_find(bp, u, a[k].iv[2 * v] + a[k].iv[2 * v + 1]);
           for (uint64_t q = q0; q < q1; q++) {
             int64_t w = lastw[q];
             if (w >= 0 && (uint32_t)w != me && lwsp[q] != sp &&
@@ -78,8 +79,7 @@ static rp_status image_edges(const sacc *a, uint32_t na, rp__pedge **e,
               int64_t h = rhead[q];
               if (h >= 0 && pool[h].node == me)
                 continue;
-              if (rp__growz((void **)&pool, &cappool, npool + 1,
-                            sizeof *pool))
+              if (rp__growz((void **)&pool, &cappool, npool + 1, sizeof *pool))
                 goto out;
               pool[npool] = (rdr){me, sp, h};
               rhead[q] = (int64_t)npool++;
@@ -125,9 +125,9 @@ rp_status rp__plan_share_edges(const rp_plan *p, rp__pedge **e, size_t *ne,
       const rp_plan_access *ac = &p->acc[nd->acc0 + k];
       if (ac->image == RP_NONE)
         continue;
-      all[off[ac->image + 1]++] = (sacc){v, ac->space, (uint8_t)ac->mode,
-                                         p->iv + 2 * (uint64_t)ac->iv0,
-                                         ac->niv};
+      all[off[ac->image + 1]++] =
+          (sacc){v, ac->space, (uint8_t)ac->mode, p->iv + 2 * (uint64_t)ac->iv0,
+                 ac->niv};
     }
   }
   s = RP_OK;

@@ -37,8 +37,8 @@ const char *rp_plugin_path(void) {
   char here[2048];
   beside_library(here, sizeof here);
   const char *env = getenv("REPRISE_PLUGIN_PATH");
-  snprintf(path_buf, sizeof path_buf, "%s%s%s%s%s",
-           env && env[0] ? env : "", env && env[0] ? ":" : "", here,
+  snprintf(path_buf, sizeof path_buf, "%s%s%s%s%s", env && env[0] ? env : "",
+           env && env[0] ? ":" : "", here,
            RP_PLUGIN_DIR[0] && strcmp(here, RP_PLUGIN_DIR) ? ":" : "",
            strcmp(here, RP_PLUGIN_DIR) ? RP_PLUGIN_DIR : "");
   return path_buf;
@@ -60,14 +60,17 @@ static rp_status load_locked(const char *path, const rp_backend **out) {
   memcpy(&entry, &sym, sizeof entry);
   const rp_backend *be = sym ? entry() : NULL;
   if (!be || !be->name) {
-    snprintf(msg, sizeof msg, "plugin %.300s is no reprise backend (no %s "
-             "returning a named table)", path, RP_PLUGIN_ENTRY_NAME);
+    snprintf(msg, sizeof msg,
+             "plugin %.300s is no reprise backend (no %s "
+             "returning a named table)",
+             path, RP_PLUGIN_ENTRY_NAME);
     rp__set_last_error(msg);
     dlclose(h);
     return RP_ENOTSUP;
   }
   if (be->abi != RP_BACKEND_ABI) {
-    snprintf(msg, sizeof msg, "plugin %.300s (backend \"%.64s\") was built "
+    snprintf(msg, sizeof msg,
+             "plugin %.300s (backend \"%.64s\") was built "
              "for backend interface %u, this library has %u: rebuild it",
              path, be->name, be->abi, (unsigned)RP_BACKEND_ABI);
     rp__set_last_error(msg);
@@ -79,7 +82,7 @@ static rp_status load_locked(const char *path, const rp_backend **out) {
     dlclose(h);
     return s;
   }
-  *out = be;       /* the handle stays open: tables must outlive every use */
+  *out = be; /* the handle stays open: tables must outlive every use */
   return RP_OK;
 }
 
@@ -108,7 +111,7 @@ rp_status rp__plugin_load_name(const char *name, const rp_backend **out) {
   snprintf(dirs, sizeof dirs, "%s", rp_plugin_path());
   pthread_mutex_lock(&load_mu);
   rp_status s = RP_ENOTFOUND;
-  const rp_backend *be = rp__registry_get(name);  /* raced by another? */
+  const rp_backend *be = rp__registry_get(name); /* raced by another? */
   if (be)
     s = RP_OK;
   for (char *d = dirs, *next; !be && d; d = next) {
@@ -124,13 +127,15 @@ rp_status rp__plugin_load_name(const char *name, const rp_backend **out) {
     s = load_locked(file, &be);
     if (s == RP_OK && strcmp(be->name, name)) {
       char msg[512];
-      snprintf(msg, sizeof msg, "plugin %.300s holds backend \"%.64s\", not "
-               "\"%.64s\"", file, be->name, name);
+      snprintf(msg, sizeof msg,
+               "plugin %.300s holds backend \"%.64s\", not "
+               "\"%.64s\"",
+               file, be->name, name);
       rp__set_last_error(msg);
       be = NULL;
       s = RP_ENOTSUP;
     }
-    break;                /* the first file found decides */
+    break; /* the first file found decides */
   }
   pthread_mutex_unlock(&load_mu);
   *out = be;

@@ -14,7 +14,7 @@ static int cmp_double(const void *x, const void *y) {
  * device images advance. */
 typedef struct twin {
   rp_exec *y;
-  void **copy;   /* per buffer: the scratch array, or NULL */
+  void **copy; /* per buffer: the scratch array, or NULL */
   uint32_t nbuf;
 } twin;
 
@@ -43,16 +43,14 @@ static rp_status twin_make(rp_exec *x, twin *t) {
     if (!(t->copy[b] = malloc(bytes ? bytes : 1)))
       return RP_ENOMEM;
     memcpy(t->copy[b], x->host[b], bytes);
-    if ((s = rp_exec_rebind(t->y, b, t->copy[b], bytes ? bytes : 1)) !=
-        RP_OK)
+    if ((s = rp_exec_rebind(t->y, b, t->copy[b], bytes ? bytes : 1)) != RP_OK)
       return s;
   }
   /* Scalars x was given (rp_exec_set_scalar()) since it was created. */
   const rp_plan *p = rp__plan_view(t->y->plan);
   for (uint32_t n = 0; n < g->nop; n++) {
     const rp__op *op = &g->op[n];
-    if (op->type != RP_OP_KERNEL || !op->kernel ||
-        x->kidx[n] == RP_NONE)
+    if (op->type != RP_OP_KERNEL || !op->kernel || x->kidx[n] == RP_NONE)
       continue;
     for (unsigned k = 0; k < op->kernel->nparams; k++) {
       rp_slot *want = &x->kargs[x->kidx[n]].a[k];
@@ -154,16 +152,16 @@ rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
     restore(x, snap);
     if (s == RP_OK)
       rp_exec_set_notice(x, "profile: ran in place (the backend could not "
-                         "instantiate a second copy): the host arrays are "
-                         "put back, device images advanced");
+                            "instantiate a second copy): the host arrays are "
+                            "put back, device images advanced");
   }
   for (uint32_t n = 0; s == RP_OK && n < nop; n++) {
     for (unsigned r = 0; r < runs; r++)
       col[r] = t[(size_t)r * k + n];
     qsort(col, runs, sizeof *col, cmp_double);
     if (median_us)
-      median_us[n] = runs % 2 ? col[runs / 2]
-                              : (col[runs / 2 - 1] + col[runs / 2]) / 2;
+      median_us[n] =
+          runs % 2 ? col[runs / 2] : (col[runs / 2 - 1] + col[runs / 2]) / 2;
     if (min_us)
       min_us[n] = col[0];
     if (max_us)

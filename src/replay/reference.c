@@ -11,8 +11,8 @@
 typedef struct ref {
   rp_exec *x;
   const rp_plan *p;
-  void **img;        /* per plan image; user images are looked up live */
-  void **ptrs;       /* scratch for host tasks */
+  void **img;  /* per plan image; user images are looked up live */
+  void **ptrs; /* scratch for host tasks */
   /* Progress, for wait_buffer: batch being run, replays of it done, nodes
    * of the current replay done. */
   pthread_mutex_t mu;
@@ -21,7 +21,7 @@ typedef struct ref {
   unsigned reps_done;
   uint32_t nodes_done;
   int running;
-  int check;         /* checking mode: kernels and host tasks on shadows */
+  int check;              /* checking mode: kernels and host tasks on shadows */
   rp__check_cache *cache; /* checking mode: the shadows' mappings */
 } ref;
 
@@ -64,7 +64,8 @@ static rp_status instantiate(rp_exec *x, const rp_plan *p, void **state,
   /* Its other options are none (rp_backend.options): the core refused
    * them. */
   if (!check && o->mode && strcmp(o->mode, "serial")) {
-    rp_exec_set_error(x, "reference: mode \"%s\" is not supported (it "
+    rp_exec_set_error(x,
+                      "reference: mode \"%s\" is not supported (it "
                       "runs one operation at a time on the calling "
                       "thread's behalf, every device in host memory)",
                       o->mode);
@@ -103,8 +104,10 @@ static rp_status instantiate(rp_exec *x, const rp_plan *p, void **state,
     void *user;
     if (nd->type == RP_OP_HOST &&
         (rp_node_host_fn(p->graph, nd->op, &fn, &user) != RP_OK || !fn)) {
-      rp_exec_set_error(x, "host task \"%s\" has no function (graph loaded "
-                        "from a file)", ni.name);
+      rp_exec_set_error(x,
+                        "host task \"%s\" has no function (graph loaded "
+                        "from a file)",
+                        ni.name);
       ref_destroy(r);
       return RP_ENOKERNEL;
     }
@@ -129,8 +132,8 @@ static rp_status run_node(ref *r, uint32_t v) {
     return RP_OK;
   }
   char msg[480];
-  rp_status s = rp__run_checked(r->x, v, image_addr, r, r->ptrs, r->cache,
-                                msg, sizeof msg);
+  rp_status s = rp__run_checked(r->x, v, image_addr, r, r->ptrs, r->cache, msg,
+                                sizeof msg);
   if (s != RP_OK)
     rp_exec_set_error(r->x, "%s", msg);
   return s;
@@ -224,21 +227,16 @@ static rp_status ref_profile(void *state, double *node_us) {
 }
 
 /* The reference and its checking mode differ in their instantiate. */
-#define REF_TABLE(inst)                                                     \
-  {.abi = RP_BACKEND_ABI,                                                   \
-   .name = "reference",                                                     \
-   .priority = 0,                                                           \
-   .owns = RP_DEVICE_CPU,                                                   \
-   .flags = RP_BACKEND_BLOCKING_LAUNCH | RP_BACKEND_SEPARATE_IMAGES,        \
-   .probe = NULL,                                                           \
-   .instantiate = (inst),                                                   \
-   .launch = ref_launch,                                                    \
-   .wait = ref_wait,                                                        \
-   .wait_buffer = ref_wait_buffer,                                          \
-   .rebind = ref_rebind,                                                    \
-   .set_scalar = ref_set_scalar,                                            \
-   .profile = ref_profile,                                                  \
-   .destroy = ref_destroy}
+#define REF_TABLE(inst)                                                        \
+  {                                                                            \
+    .abi = RP_BACKEND_ABI, .name = "reference", .priority = 0,                 \
+    .owns = RP_DEVICE_CPU,                                                     \
+    .flags = RP_BACKEND_BLOCKING_LAUNCH | RP_BACKEND_SEPARATE_IMAGES,          \
+    .probe = NULL, .instantiate = (inst), .launch = ref_launch,                \
+    .wait = ref_wait, .wait_buffer = ref_wait_buffer, .rebind = ref_rebind,    \
+    .set_scalar = ref_set_scalar, .profile = ref_profile,                      \
+    .destroy = ref_destroy                                                     \
+  }
 
 const rp_backend rp_backend_reference = REF_TABLE(ref_instantiate);
 const rp_backend rp__backend_checked = REF_TABLE(checked_instantiate);

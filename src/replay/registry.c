@@ -70,8 +70,10 @@ rp_status rp__registry_add(const rp_backend *be) {
   while (list[n])
     n++;
   if (old && old != be) {
-    snprintf(msg, sizeof msg, "a backend named \"%.64s\" is already "
-             "registered", be->name);
+    snprintf(msg, sizeof msg,
+             "a backend named \"%.64s\" is already "
+             "registered",
+             be->name);
     s = RP_ESTATE;
   } else if (!old && n == MAX_BACKENDS) {
     snprintf(msg, sizeof msg, "too many backends (%d)", MAX_BACKENDS);
@@ -113,8 +115,8 @@ rp_status rp_backend_probe(const rp_backend *be) {
   rp_status s = be->probe ? be->probe() : RP_OK;
   if (s != RP_OK && !rp_last_error()[0]) {
     char msg[160];
-    snprintf(msg, sizeof msg, "backend \"%.64s\" cannot run here: %s",
-             be->name, rp_strerror(s));
+    snprintf(msg, sizeof msg, "backend \"%.64s\" cannot run here: %s", be->name,
+             rp_strerror(s));
     rp__set_last_error(msg);
   }
   return s;
@@ -126,8 +128,8 @@ static int plugin_name_ok(const char *name) {
   if (n == 0 || n > 32)
     return 0;
   for (const char *c = name; *c; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
-          *c == '_' || *c == '-'))
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+          *c == '-'))
       return 0;
   return 1;
 }
@@ -141,20 +143,22 @@ static rp_status find_named(const char *name, const rp_backend **out) {
   char msg[512];
   for (const char *const *p = unlinked; *p; p++)
     if (!strcmp(*p, name)) {
-      snprintf(msg, sizeof msg, "backend \"%s\" is not linked into this "
+      snprintf(msg, sizeof msg,
+               "backend \"%s\" is not linked into this "
                "program: link libreprise-%s.a (CMake: reprise::static_%s) "
-               "or use the shared library, which loads its plugin", name,
-               name, name);
+               "or use the shared library, which loads its plugin",
+               name, name, name);
       rp__set_last_error(msg);
       return RP_ENOTSUP;
     }
-  rp_status s = plugin_name_ok(name) ? rp__plugin_load_name(name, out)
-                                     : RP_ENOTFOUND;
+  rp_status s =
+      plugin_name_ok(name) ? rp__plugin_load_name(name, out) : RP_ENOTFOUND;
   if (s != RP_ENOTFOUND)
-    return s;             /* loaded, or found and failed: message set */
+    return s; /* loaded, or found and failed: message set */
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
     if (!strcmp(known[i], name)) {
-      snprintf(msg, sizeof msg, "backend \"%s\" is not available: not "
+      snprintf(msg, sizeof msg,
+               "backend \"%s\" is not available: not "
                "built into this library and no plugin libreprise-%s.so in "
                "%.300s (REPRISE_PLUGIN_PATH adds folders)",
                name, name, rp_plugin_path());
@@ -177,8 +181,8 @@ static int runs_graph(const rp_backend *be, const rp_graph *g) {
         !ni.kernel)
       continue;
     const rp_kernel *k = ni.kernel;
-    rp_device_kind kind = ni.device < 0 ? RP_DEVICE_CPU
-                          : rp_graph_device_kind(g, ni.device);
+    rp_device_kind kind =
+        ni.device < 0 ? RP_DEVICE_CPU : rp_graph_device_kind(g, ni.device);
     if (kind == RP_DEVICE_DEFAULT)
       kind = be->owns;
     int body = kind != be->owns || kind == RP_DEVICE_CPU ? k->cpu != NULL
@@ -199,8 +203,8 @@ static const rp_backend *best_of(int cpu, const rp_graph *g) {
     if (cpu && (*b)->owns != RP_DEVICE_CPU)
       continue;
     int over_best = !best || (*b)->priority > best->priority;
-    int over_runs = (!runs || (*b)->priority > runs->priority) &&
-                    g && runs_graph(*b, g);
+    int over_runs =
+        (!runs || (*b)->priority > runs->priority) && g && runs_graph(*b, g);
     if ((!over_best && !over_runs) || rp_backend_probe(*b) != RP_OK)
       continue;
     if (over_best)

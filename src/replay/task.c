@@ -40,8 +40,9 @@ rp_status rp_exec_fail_task(rp_exec *x, uint32_t node, unsigned replay,
   rp_node_info ni = {0};
   if (op == RP_NONE || rp_node_info_get(x->g, op, &ni) != RP_OK)
     ni.name = "?";
-  rp_exec_set_error(x, "op %u \"%s\" failed in replay %u of the launch "
-                    "(code %d): %s", op, ni.name, replay + 1, code,
-                    msg ? msg : "");
+  rp_exec_set_error(x,
+                    "op %u \"%s\" failed in replay %u of the launch "
+                    "(code %d): %s",
+                    op, ni.name, replay + 1, code, msg ? msg : "");
   return RP_ETASK;
 }

@@ -6,16 +6,28 @@
 static int holds(const rp_until *u, const void *p) {
   double v;
   switch (u->type) {
-  case RP_UNTIL_F32: v = *(const float *)p; break;
-  case RP_UNTIL_I64: v = (double)*(const int64_t *)p; break;
-  case RP_UNTIL_I32: v = *(const int32_t *)p; break;
-  default: v = *(const double *)p; break;
+  case RP_UNTIL_F32:
+    v = *(const float *)p;
+    break;
+  case RP_UNTIL_I64:
+    v = (double)*(const int64_t *)p;
+    break;
+  case RP_UNTIL_I32:
+    v = *(const int32_t *)p;
+    break;
+  default:
+    v = *(const double *)p;
+    break;
   }
   switch (u->cmp) {
-  case RP_UNTIL_LE: return v <= u->threshold;
-  case RP_UNTIL_GT: return v > u->threshold;
-  case RP_UNTIL_GE: return v >= u->threshold;
-  default: return v < u->threshold;
+  case RP_UNTIL_LE:
+    return v <= u->threshold;
+  case RP_UNTIL_GT:
+    return v > u->threshold;
+  case RP_UNTIL_GE:
+    return v >= u->threshold;
+  default:
+    return v < u->threshold;
   }
 }
 
@@ -23,9 +35,8 @@ static uint64_t type_size(rp_until_type t) {
   return t == RP_UNTIL_F32 || t == RP_UNTIL_I32 ? 4 : 8;
 }
 
-rp_status rp_exec_run_until(rp_exec *x, const rp_until *u,
-                            unsigned max_replays, unsigned check_every,
-                            unsigned *done) {
+rp_status rp_exec_run_until(rp_exec *x, const rp_until *u, unsigned max_replays,
+                            unsigned check_every, unsigned *done) {
   RP_ENTER();
   if (done)
     *done = 0;

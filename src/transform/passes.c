@@ -11,8 +11,8 @@ rp_status rp__pass_split(const rp_graph *in, const rp__pass_opts *o,
 
 rp_status rp__pass_reshape(const rp_graph *in, const rp__pass_opts *o,
                            rp__rewrite *out, char *err, size_t errlen) {
-  return rp__split_build_run(in, 1, o->reshape_bytes, o->reshape_run, out,
-                             err, errlen);
+  return rp__split_build_run(in, 1, o->reshape_bytes, o->reshape_run, out, err,
+                             errlen);
 }
 
 static int want_split(const rp__pass_opts *o) { return o->split > 1; }

@@ -16,8 +16,8 @@
 #include "transform/reshape.h"
 
 enum {
-  MAX_IV = 256,       /* intervals of one access looked at */
-  MAX_WALK = 4096     /* ancestors looked at for one copy back: beyond,
+  MAX_IV = 256,   /* intervals of one access looked at */
+  MAX_WALK = 4096 /* ancestors looked at for one copy back: beyond,
                          its writers count as dependent (kept whole), so
                          planning stays linear in the graph */
 };
@@ -45,18 +45,18 @@ typedef struct group {
 typedef struct planner {
   const rp_graph *g;
   uint64_t bytes;
-  uint64_t run;              /* larger copies: merge runs up to this total
+  uint64_t run;             /* larger copies: merge runs up to this total
                                 that feed no pipeline (0: never) */
-  uint8_t *drop, *replaced;  /* per op: merged away; own region replaced */
+  uint8_t *drop, *replaced; /* per op: merged away; own region replaced */
   extra *x;
   uint32_t nx, capx;
   group *gr;
   uint32_t ngr, capgr;
-  uint64_t *iv;              /* MAX_IV pairs */
+  uint64_t *iv; /* MAX_IV pairs */
   span *sp;
   uint32_t nsp, capsp;
-  rp_node *owner;            /* per op: the writer whose ancestor it is */
-  rp_node *walk;             /* ops marked in owner, to unmark */
+  rp_node *owner; /* per op: the writer whose ancestor it is */
+  rp_node *walk;  /* ops marked in owner, to unmark */
   uint32_t nwalk, capwalk;
 } planner;
 
@@ -134,8 +134,8 @@ static int feeds_pipeline(const rp_graph *g, rp_node c) {
  * total is at most p->run bytes and no copy but the run's last in program
  * order feeds a pipeline (feeds_pipeline): then the pieces only add their
  * fixed cost per copy to the transfer. */
-static int run_merges(const planner *p, const span *m, uint32_t i,
-                      uint32_t j, uint64_t lo, uint64_t hi) {
+static int run_merges(const planner *p, const span *m, uint32_t i, uint32_t j,
+                      uint64_t lo, uint64_t hi) {
   uint32_t cnt = j - i;
   if (cnt < 2)
     return 0;
@@ -234,8 +234,7 @@ static int visit(planner *p, rp_node v, rp_node who, int *shared) {
     *shared = 1; /* too far to tell: as if they met */
     return 0;
   }
-  if (rp__grow((void **)&p->walk, &p->capwalk, p->nwalk + 1,
-               sizeof *p->walk))
+  if (rp__grow((void **)&p->walk, &p->capwalk, p->nwalk + 1, sizeof *p->walk))
     return -1;
   p->owner[v] = who;
   p->walk[p->nwalk++] = v;
@@ -379,8 +378,8 @@ static rp_status build(planner *p, rp__reshape *out) {
       out->reg[at++] = ai.region;
     }
     for (; xi < p->nx && p->x[xi].op == n; xi++)
-      out->reg[at++] = rp_bytes(p->x[xi].buf, p->x[xi].lo,
-                                p->x[xi].hi - p->x[xi].lo);
+      out->reg[at++] =
+          rp_bytes(p->x[xi].buf, p->x[xi].lo, p->x[xi].hi - p->x[xi].lo);
   }
   out->off[nop] = at;
   return RP_OK;

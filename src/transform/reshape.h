@@ -7,12 +7,12 @@
 #include "reprise/record.h"
 
 typedef struct rp__reshape {
-  uint32_t *off;     /* per op (nop + 1): its regions reg[off[n] .. off[n+1]);
+  uint32_t *off; /* per op (nop + 1): its regions reg[off[n] .. off[n+1]);
                         a copy kept as recorded has its own region, a copy
                         merged into an earlier one none */
   rp_region *reg;
-  uint32_t merged;   /* host->device copies merged into an earlier one */
-  uint32_t split;    /* device->host copies split per writer */
+  uint32_t merged; /* host->device copies merged into an earlier one */
+  uint32_t split;  /* device->host copies split per writer */
 } rp__reshape;
 
 /* Plans the copies of ended graph g for threshold `bytes` (> 0):

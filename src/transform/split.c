@@ -27,8 +27,8 @@ typedef struct cut {
  * its units, the bytes of one unit and, when the region is one contiguous
  * byte range, that range. Returns 0 when it has no slowest dimension. */
 static int geometry(const rp_graph *g, const rp_region *r, uint64_t *first,
-                    uint64_t *units, uint64_t *unit, int *contig,
-                    uint64_t *off, uint64_t *len) {
+                    uint64_t *units, uint64_t *unit, int *contig, uint64_t *off,
+                    uint64_t *len) {
   rp_buffer_desc d;
   if (rp_buffer_info(g, r->buf, &d) != RP_OK)
     return 0;
@@ -64,8 +64,8 @@ static int geometry(const rp_graph *g, const rp_region *r, uint64_t *first,
 
 /* Slice [a, b) of the S points of the axis, over a region whose slowest
  * dimension spans m * S units starting at unit `first`. */
-static rp_region slice(rp_region r, uint64_t first, uint64_t unit,
-                       uint64_t m, uint64_t a, uint64_t b) {
+static rp_region slice(rp_region r, uint64_t first, uint64_t unit, uint64_t m,
+                       uint64_t a, uint64_t b) {
   if (r.kind == RP_REGION_BOX) {
     r.lo[0] = first + a * m;
     r.hi[0] = first + b * m;
@@ -76,8 +76,8 @@ static rp_region slice(rp_region r, uint64_t first, uint64_t unit,
   return r;
 }
 
-int rp__split_eligible(const rp_graph *g, rp_node n, unsigned *axis,
-                       char *why, size_t whylen) {
+int rp__split_eligible(const rp_graph *g, rp_node n, unsigned *axis, char *why,
+                       size_t whylen) {
   char tmp[8];
   if (!why) {
     why = tmp;
@@ -115,19 +115,22 @@ int rp__split_eligible(const rp_graph *g, rp_node n, unsigned *axis,
       return 0;
     if (!f) {
       if (ai.mode != RP_IN) {
-        snprintf(why, whylen, "parameter \"%s\" is written but does not "
-                 "follow the cut", k->params[p].name);
+        snprintf(why, whylen,
+                 "parameter \"%s\" is written but does not "
+                 "follow the cut",
+                 k->params[p].name);
         return 0;
       }
       continue;
     }
     uint64_t first, units, unit, off, len;
     int contig;
-    if (!geometry(g, &ai.region, &first, &units, &unit, &contig, &off,
-                  &len) || units % S) {
-      snprintf(why, whylen, "the region of \"%s\" does not span a whole "
-               "multiple of the axis' %llu points", k->params[p].name,
-               (unsigned long long)S);
+    if (!geometry(g, &ai.region, &first, &units, &unit, &contig, &off, &len) ||
+        units % S) {
+      snprintf(why, whylen,
+               "the region of \"%s\" does not span a whole "
+               "multiple of the axis' %llu points",
+               k->params[p].name, (unsigned long long)S);
       return 0;
     }
     follow++;
@@ -146,8 +149,7 @@ static const cut *find_cut(const rp_graph *g, const cut *c, uint32_t nc,
                            const rp_region *r, int dev) {
   uint64_t first, units, unit, off, len;
   int contig;
-  if (!geometry(g, r, &first, &units, &unit, &contig, &off, &len) ||
-      !contig)
+  if (!geometry(g, r, &first, &units, &unit, &contig, &off, &len) || !contig)
     return NULL;
   for (uint32_t i = 0; i < nc; i++)
     if (c[i].contiguous && c[i].buf == r->buf && c[i].dev == dev &&
@@ -160,12 +162,12 @@ typedef struct rec {
   const rp_graph *g;
   rp_graph *ng;
   rp__rewrite *s;
-  uint32_t *aoff;     /* explicit afters by target: CSR */
+  uint32_t *aoff; /* explicit afters by target: CSR */
   rp_node *afrom;
-  rp_node *after;     /* scratch for one op's mapped afters */
+  rp_node *after; /* scratch for one op's mapped afters */
   char *name;
   size_t namelen;
-  uint32_t at;        /* next op of ng */
+  uint32_t at; /* next op of ng */
 } rec;
 
 /* The options of piece i of `pieces` of op n. */
@@ -216,8 +218,8 @@ static rp_status record_kernel(rec *c, rp_node n, const rp_node_info *ni,
     int contig;
     m[p] = 0;
     if (kk > 1 && ((k->split_follow >> p) & 1u) &&
-        geometry(c->g, &ai.region, &first[p], &units, &unit[p], &contig,
-                 &off, &len))
+        geometry(c->g, &ai.region, &first[p], &units, &unit[p], &contig, &off,
+                 &len))
       m[p] = units / S;
   }
   for (unsigned i = 0; i < kk; i++) {
@@ -273,8 +275,7 @@ static rp_status record_copy(rec *c, rp_node n, const rp_node_info *ni,
     rp_region r = ai.region;
     if (ct) {
       uint64_t a = ct->S * i / kk, b = ct->S * (i + 1) / kk;
-      r = rp_bytes(ai.region.buf, ct->off + a * ct->unit,
-                   (b - a) * ct->unit);
+      r = rp_bytes(ai.region.buf, ct->off + a * ct->unit, (b - a) * ct->unit);
     }
     rp_status s = record_copy_piece(c, n, ni, r, i, kk);
     if (s != RP_OK)
@@ -367,8 +368,8 @@ static rp_status plan_cuts(const rp_graph *g, uint32_t nop, unsigned k,
         continue;
       cut ct = {ai.region.buf, ni.device, 0, 0, 0, 0, S, kk};
       uint64_t first, units, unit;
-      geometry(g, &ai.region, &first, &units, &unit, &ct.contiguous,
-               &ct.off, &ct.len);
+      geometry(g, &ai.region, &first, &units, &unit, &ct.contiguous, &ct.off,
+               &ct.len);
       ct.unit = unit * (units / S);
       if (rp__grow((void **)&c, &cap, nc + 1, sizeof *c)) {
         free(c);
@@ -396,9 +397,8 @@ static rp_status plan_cuts(const rp_graph *g, uint32_t nop, unsigned k,
   return RP_OK;
 }
 
-static rp_status rebuild(rec *c, const unsigned *pieces,
-                         const uint32_t *cutof, const cut *cuts,
-                         const rp__reshape *sh) {
+static rp_status rebuild(rec *c, const unsigned *pieces, const uint32_t *cutof,
+                         const cut *cuts, const rp__reshape *sh) {
   const rp_graph *g = c->g;
   rp__rewrite *s = c->s;
   unsigned nd = rp_graph_num_devices(g);
@@ -438,8 +438,8 @@ static rp_status rebuild(rec *c, const unsigned *pieces,
       st = record_host(c, n, &ni);
       break;
     default:
-      st = record_copy(c, n, &ni,
-                       cutof[n] != RP_NONE ? &cuts[cutof[n]] : NULL, sh);
+      st = record_copy(c, n, &ni, cutof[n] != RP_NONE ? &cuts[cutof[n]] : NULL,
+                       sh);
       break;
     }
   }
@@ -452,9 +452,9 @@ rp_status rp__split_build(const rp_graph *g, unsigned k, uint64_t reshape,
   return rp__split_build_run(g, k, reshape, 0, out, err, errlen);
 }
 
-rp_status rp__split_build_run(const rp_graph *g, unsigned k,
-                              uint64_t reshape, uint64_t run,
-                              rp__rewrite *out, char *err, size_t errlen) {
+rp_status rp__split_build_run(const rp_graph *g, unsigned k, uint64_t reshape,
+                              uint64_t run, rp__rewrite *out, char *err,
+                              size_t errlen) {
   memset(out, 0, sizeof *out);
   if (err && errlen)
     err[0] = 0;
@@ -466,7 +466,8 @@ rp_status rp__split_build_run(const rp_graph *g, unsigned k,
     rp_node_info_get(g, n, &ni);
     if (ni.type == RP_OP_KERNEL && !ni.kernel) {
       if (err)
-        snprintf(err, errlen, "%s: op %u \"%s\" has no kernel "
+        snprintf(err, errlen,
+                 "%s: op %u \"%s\" has no kernel "
                  "descriptor (graph loaded from a file)",
                  k > 1 ? "split" : "reshaping copies", n, ni.name);
       return RP_ENOTSUP;
@@ -518,8 +519,8 @@ rp_status rp__split_build_run(const rp_graph *g, unsigned k,
   st = afters(g, nop, &c);
   uint32_t naft = st == RP_OK ? c.aoff[nop] : 0;
   c.after = malloc(((size_t)naft * maxafter + 1) * sizeof *c.after);
-  if (st != RP_OK || !out->first || !out->orig || !out->axis ||
-      !out->origin || !c.after) {
+  if (st != RP_OK || !out->first || !out->orig || !out->axis || !out->origin ||
+      !c.after) {
     st = RP_ENOMEM;
     goto done;
   }
@@ -538,8 +539,10 @@ rp_status rp__split_build_run(const rp_graph *g, unsigned k,
   if (st == RP_OK)
     st = rp_graph_end(out->g);
   if (st != RP_OK && err)
-    snprintf(err, errlen, "%s: %s", ncuts ? "split: recording the chunked "
-             "graph" : "recording the graph with its copies reshaped",
+    snprintf(err, errlen, "%s: %s",
+             ncuts ? "split: recording the chunked "
+                     "graph"
+                   : "recording the graph with its copies reshaped",
              out->g ? rp_graph_error(out->g) : rp_strerror(st));
 done:
   rp__reshape_free(&sh);

@@ -37,10 +37,8 @@ static void add_body(void **args, dim3 grid, dim3 block) {
 static void host_count(void *user) { ++*(int *)user; }
 
 static void setup(void) {
-  static const size_t ss[3] = {sizeof(float *), sizeof(float),
-                               sizeof(int)};
-  static const size_t as[3] = {sizeof(float *), sizeof(float *),
-                               sizeof(int)};
+  static const size_t ss[3] = {sizeof(float *), sizeof(float), sizeof(int)};
+  static const size_t as[3] = {sizeof(float *), sizeof(float *), sizeof(int)};
   fk_kernel_raw(&scale_fn, "scale", scale_body, 3, ss);
   fk_kernel_raw(&add_fn, "add", add_body, 3, as);
   fk_devices(1);
@@ -62,8 +60,8 @@ static cudaGraphNode_t kernel(cudaGraph_t g, const cudaGraphNode_t *d,
                               size_t nd, const void *fn, void *a0, void *a1,
                               void *a2) {
   void *args[3] = {a0, a1, a2};
-  struct cudaKernelNodeParams kp = {(void *)fn, {1, 1, 1}, {N, 1, 1}, 0,
-                                    args, NULL};
+  struct cudaKernelNodeParams kp = {(void *)fn, {1, 1, 1}, {N, 1, 1},
+                                    0,          args,      NULL};
   cudaGraphNode_t x;
   cr_assert_eq(cudaGraphAddKernelNode(&x, g, d, nd, &kp), cudaSuccess);
   return x;
@@ -86,15 +84,13 @@ static void prog_make(prog *p) {
   cr_assert_eq(cudaGraphCreate(&p->child, 0), cudaSuccess);
   cudaGraphNode_t in, ms, sx, ev, add, ch, em, out, host;
   cr_assert_eq(cudaGraphAddMemcpyNode1D(&in, g, NULL, 0, p->dx, p->hx,
-                                        sizeof p->hx,
-                                        cudaMemcpyHostToDevice),
+                                        sizeof p->hx, cudaMemcpyHostToDevice),
                cudaSuccess);
   struct cudaMemsetParams m = {p->dy, 0, 0, 4, N, 1};
   cr_assert_eq(cudaGraphAddMemsetNode(&ms, g, NULL, 0, &m), cudaSuccess);
   kernel(g, NULL, 0, &scale_fn, &p->dz, &five, &n);
   sx = kernel(g, &in, 1, &scale_fn, &p->dx, &two, &n);
-  cr_assert_eq(cudaGraphAddEventRecordNode(&ev, g, &sx, 1, NULL),
-               cudaSuccess);
+  cr_assert_eq(cudaGraphAddEventRecordNode(&ev, g, &sx, 1, NULL), cudaSuccess);
   cudaGraphNode_t d2[2] = {ev, ms};
   add = kernel(g, d2, 2, &add_fn, &p->dy, &p->dx, &n);
   kernel(p->child, NULL, 0, &scale_fn, &p->dy, &three, &n);
@@ -102,8 +98,7 @@ static void prog_make(prog *p) {
                cudaSuccess);
   cr_assert_eq(cudaGraphAddEmptyNode(&em, g, &ch, 1), cudaSuccess);
   cr_assert_eq(cudaGraphAddMemcpyNode1D(&out, g, &em, 1, p->hy, p->dy,
-                                        sizeof p->hy,
-                                        cudaMemcpyDeviceToHost),
+                                        sizeof p->hy, cudaMemcpyDeviceToHost),
                cudaSuccess);
   struct cudaHostNodeParams hp = {host_count, &p->hosts};
   cr_assert_eq(cudaGraphAddHostNode(&host, g, &out, 1, &hp), cudaSuccess);
@@ -145,8 +140,7 @@ static void preds_are(const rp_graph *g, rp_node n, const rp_node *want,
 
 static void check_result(const prog *p, int hosts) {
   for (int i = 0; i < N; i++)
-    cr_assert_eq(p->hy[i], 6.0f * ((float)i + 1), "y[%d] = %g", i,
-                 p->hy[i]);
+    cr_assert_eq(p->hy[i], 6.0f * ((float)i + 1), "y[%d] = %g", i, p->hy[i]);
   cr_assert_eq(p->hosts, hosts);
 }
 
@@ -191,10 +185,10 @@ Test(cuda_import, structure_node_for_node) {
   preds_are(g, ms, NULL, 0);
   preds_are(g, sz, NULL, 0);
   preds_are(g, sx, &in, 1);
-  rp_node w_add[2] = {sx, ms};  /* through the event node */
+  rp_node w_add[2] = {sx, ms}; /* through the event node */
   preds_are(g, add, w_add, 2);
-  preds_are(g, sy, &add, 1);    /* the child's root after the node's pred */
-  preds_are(g, out, &sy, 1);    /* through the child and the empty node */
+  preds_are(g, sy, &add, 1); /* the child's root after the node's pred */
+  preds_are(g, out, &sy, 1); /* through the child and the empty node */
   preds_are(g, host, &out, 1);
   cr_expect_eq(rp_graph_num_edges(g), 6);
   /* The CUDA graph's launch, the reference result */
@@ -231,8 +225,7 @@ Test(cuda_import, structure_node_for_node) {
     strcat(lanes, " ");
   }
   cr_expect_eq(rp_analysis_num_lanes(an), 4, "lanes: %s", lanes);
-  cr_expect(strstr(lanes, "h2d") && strstr(lanes, "d2h"), "lanes: %s",
-            lanes);
+  cr_expect(strstr(lanes, "h2d") && strstr(lanes, "d2h"), "lanes: %s", lanes);
   rp_analysis_destroy(an);
   /* saved and read back (`reprise analyze FILE`): the same operations
    * and edges, analysed without the import */
@@ -270,8 +263,7 @@ Test(cuda_import, refuses_what_it_cannot_import) {
                cudaSuccess);
   rp_cuda_import *im = NULL;
   char err[256];
-  cr_expect_eq(rp_cuda_graph_import(g, 0, &im, err, sizeof err),
-               RP_ENOTSUP);
+  cr_expect_eq(rp_cuda_graph_import(g, 0, &im, err, sizeof err), RP_ENOTSUP);
   cr_expect(im == NULL);
   cr_expect(strstr(err, "conditional node"), "%s", err);
   cudaGraphDestroy(g);
@@ -279,8 +271,7 @@ Test(cuda_import, refuses_what_it_cannot_import) {
   cr_assert_eq(cudaGraphCreate(&g, 0), cudaSuccess);
   struct cudaMemsetParams m = {d, 0, 0x3f800000u, 4, N, 1};
   cr_assert_eq(cudaGraphAddMemsetNode(&a, g, NULL, 0, &m), cudaSuccess);
-  cr_expect_eq(rp_cuda_graph_import(g, 0, &im, err, sizeof err),
-               RP_ENOTSUP);
+  cr_expect_eq(rp_cuda_graph_import(g, 0, &im, err, sizeof err), RP_ENOTSUP);
   cr_expect(strstr(err, "not one byte repeated"), "%s", err);
   cudaGraphDestroy(g);
   cudaFree(d);
@@ -366,7 +357,8 @@ Test(cuda_import, random_graphs_keep_their_order) {
         if (a != b)
           cr_assert_eq(rr[a][b], reach[of[a]][of[b]],
                        "round %d: ops %u, %u (nodes %d, %d) ordered %d, "
-                       "CUDA %d", round, a, b, of[a], of[b], rr[a][b],
+                       "CUDA %d",
+                       round, a, b, of[a], of[b], rr[a][b],
                        reach[of[a]][of[b]]);
     rp_cuda_import_free(im);
     cudaGraphDestroy(g);

@@ -17,10 +17,8 @@ RP_KERNEL(tc_bump_k, {
   uint64_t o = RP_VAL(uint64_t, 1);
   a[o + RP_X] = (uint8_t)(a[o + RP_X] * 5 + 7);
 })
-static const rp_param tc_bump_params[] = {{"a", RP_INOUT},
-                                          {"off", RP_SCALAR}};
-extern "C" const rp_kernel tc_bump = RP_KERNEL_DESC(tc_bump_k,
-                                                    tc_bump_params);
+static const rp_param tc_bump_params[] = {{"a", RP_INOUT}, {"off", RP_SCALAR}};
+extern "C" const rp_kernel tc_bump = RP_KERNEL_DESC(tc_bump_k, tc_bump_params);
 
 static rp_kernel make_bad(void) {
   rp_kernel k = RP_KERNEL_DESC(tc_bump_k, tc_bump_params);
@@ -37,8 +35,8 @@ RP_KERNEL(tc_grid2_k, {
 })
 static const rp_param tc_grid2_params[] = {{"a", RP_INOUT},
                                            {"cols", RP_SCALAR}};
-extern "C" const rp_kernel tc_grid2 = RP_KERNEL_DESC(tc_grid2_k,
-                                                     tc_grid2_params);
+extern "C" const rp_kernel tc_grid2 =
+    RP_KERNEL_DESC(tc_grid2_k, tc_grid2_params);
 
 static int bump_host(const rp_kargs *a, void *stream) {
   tc_bump_k_rp_cuda<<<(unsigned)((a->n[0] + 127) / 128), 128, 0,

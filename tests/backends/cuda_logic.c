@@ -87,8 +87,7 @@ static void bumps_make(bumps *t) {
 /* One round: the kernels with bit k of `which` set move to another block
  * (set_scalar), then one replay; the buffer must hold what the kernels
  * did. */
-static void bumps_round(bumps *t, rp_exec *x, unsigned round,
-                        uint32_t which) {
+static void bumps_round(bumps *t, rp_exec *x, unsigned round, uint32_t which) {
   for (unsigned k = 0; k < K; k++) {
     if (which >> k & 1) {
       t->blk[k] = (k * 5 + round * 3) % K;
@@ -101,8 +100,7 @@ static void bumps_round(bumps *t, rp_exec *x, unsigned round,
     }
   }
   run_ok(x);
-  cr_assert(!memcmp(t->h, t->want, N), "round %u: the buffer differs",
-            round);
+  cr_assert(!memcmp(t->h, t->want, N), "round %u: the buffer differs", round);
 }
 
 static unsigned popcount(uint32_t v) {
@@ -131,9 +129,9 @@ Test(cuda_logic, auto_moves_a_node_to_the_table_once) {
   const struct {
     uint32_t which;
     unsigned setters, entries;
-  } r[] = {{even, K / 2, K - 1},   /* the even nodes move */
-           {all, K / 2, K},        /* the odd ones move */
-           {all, 0, K},            /* all in the table: no setter */
+  } r[] = {{even, K / 2, K - 1},       /* the even nodes move */
+           {all, K / 2, K},            /* the odd ones move */
+           {all, 0, K},                /* all in the table: no setter */
            {1u << 3 | 1u << 7, 0, 5}}; /* the span of entries 3 .. 7 */
   for (unsigned i = 0; i < sizeof r / sizeof r[0]; i++) {
     fk_reset();
@@ -167,8 +165,7 @@ Test(cuda_logic, explicit_update_paths) {
     fk_reset();
     rp_exec *x = mk(t.g, &o);
     cr_expect_eq(fk_exec_kernels(&ind_bump), u == 2 ? K : 0, "%s", upd[u]);
-    cr_expect_eq(fk.memcpy_sync, u == 2, "%s: the table filled once",
-                 upd[u]);
+    cr_expect_eq(fk.memcpy_sync, u == 2, "%s: the table filled once", upd[u]);
     for (unsigned i = 0; i < 3; i++) {
       fk_reset();
       bumps_round(&t, x, i + 1, which[i]);
@@ -288,10 +285,10 @@ Test(cuda_logic, folded_devices_copy_a_read_only_buffer_once) {
     TU_OK(g, rp_buffer_register(g, "Y", yh, 2 * H, &Y));
     for (int d = 0; d < 2; d++) {
       rp_arg a[4] = {rp_arg_buf(rp_whole(X)),
-                     rp_arg_buf(rp_bytes(Y, (uint64_t)d * H, H)),
-                     rp_arg_i64(0), rp_arg_i64((int64_t)d * H)};
-      TU_OK(g, rp_record_kernel(g, &k_mix, d, rp_dims3(H, 1, 1), a, NULL,
-                                NULL));
+                     rp_arg_buf(rp_bytes(Y, (uint64_t)d * H, H)), rp_arg_i64(0),
+                     rp_arg_i64((int64_t)d * H)};
+      TU_OK(g,
+            rp_record_kernel(g, &k_mix, d, rp_dims3(H, 1, 1), a, NULL, NULL));
     }
     TU_OK(g, rp_record_sync_host(g, rp_whole(Y), NULL));
     TU_OK(g, rp_graph_end(g));
@@ -333,8 +330,7 @@ Test(cuda_logic, rebind_resets_the_copies_of_the_buffer) {
   for (unsigned c = 0; c < C; c++) {
     rp_arg a[2] = {rp_arg_buf(rp_bytes(b, (uint64_t)c * S, S)),
                    rp_arg_i64((int64_t)c * S)};
-    TU_OK(g, rp_record_kernel(g, &k_bump, 0, rp_dims3(S, 1, 1), a, NULL,
-                              NULL));
+    TU_OK(g, rp_record_kernel(g, &k_bump, 0, rp_dims3(S, 1, 1), a, NULL, NULL));
   }
   TU_OK(g, rp_record_sync_host(g, rp_whole(b), NULL));
   TU_OK(g, rp_graph_end(g));
@@ -367,10 +363,12 @@ Test(cuda_logic, times_note) {
   unsetenv("RP_CUDA_TIMES");
   unsigned nn = 0;
   double v[7];
-  cr_expect_eq(sscanf(rp_exec_error(x), "cuda: times: nodes %u total %lf "
+  cr_expect_eq(sscanf(rp_exec_error(x),
+                      "cuda: times: nodes %u total %lf "
                       "setup %lf add %lf inst %lf mem %lf attr %lf other "
-                      "%lf", &nn, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                      &v[6]), 8, "note: %s", rp_exec_error(x));
+                      "%lf",
+                      &nn, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]),
+               8, "note: %s", rp_exec_error(x));
   cr_expect_eq(nn, K + 2, "the kernels, the copy in and back: %u", nn);
   done(x, t.g);
 }
@@ -423,8 +421,8 @@ Test(cuda_logic, auto_takes_a_backend_that_runs_every_kernel) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register(g, "A", h, B, &b));
   rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(0)};
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(B, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 0, rp_dims3(B, 1, 1), args, NULL, NULL));
   TU_OK(g, rp_graph_end(g));
   rp_exec *x = NULL;
   cr_expect_eq(rp_exec_create(&x, g, &rp_backend_cuda, NULL), RP_ENOKERNEL);

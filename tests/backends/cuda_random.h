@@ -55,20 +55,20 @@ static void cuda_random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
                         rp_arg_i64(0)};
       args[2].value.u64 = oa;
       args[3].value.u64 = ob;
-      TU_OK(r->g, rp_record_kernel(r->g, mix, dev, rp_dims3(len, 1, 1),
-                                   args, &o, NULL));
+      TU_OK(r->g, rp_record_kernel(r->g, mix, dev, rp_dims3(len, 1, 1), args,
+                                   &o, NULL));
     } else if (kind < 6) {
       rp_arg args[2] = {rp_arg_buf(rp_bytes(b, ob, len)), rp_arg_i64(0)};
       args[1].value.u64 = ob;
       const rp_kernel *k = kind == 5 && bump_host ? bump_host : bump;
-      TU_OK(r->g, rp_record_kernel(r->g, k, dev, rp_dims3(len, 1, 1), args,
-                                   &o, NULL));
+      TU_OK(r->g, rp_record_kernel(r->g, k, dev, rp_dims3(len, 1, 1), args, &o,
+                                   NULL));
     } else if (kind == 6) {
-      TU_OK(r->g, rp_record_copy_to_device(r->g, rp_bytes(a, oa, len), dev,
-                                           &o, NULL));
+      TU_OK(r->g, rp_record_copy_to_device(r->g, rp_bytes(a, oa, len), dev, &o,
+                                           NULL));
     } else if (kind == 7) {
-      TU_OK(r->g, rp_record_copy_to_host(r->g, rp_bytes(a, oa, len), dev, &o,
-                                         NULL));
+      TU_OK(r->g,
+            rp_record_copy_to_host(r->g, rp_bytes(a, oa, len), dev, &o, NULL));
     } else if (kind == 8 && ndev > 1) {
       TU_OK(r->g, rp_record_copy_peer(r->g, rp_bytes(a, oa, len), dev,
                                       (dev + 1) % (int)ndev, &o, NULL));

@@ -16,7 +16,7 @@ typedef struct fk_entry {
   const void *fn;
   rp_cpu_fn cpu;
   int by_pointer;
-  fk_raw_fn raw;               /* fk_kernel_raw: its parameters */
+  fk_raw_fn raw; /* fk_kernel_raw: its parameters */
   unsigned nparam;
   size_t off[FK_MAX_PARAMS], size[FK_MAX_PARAMS];
   const char *name;
@@ -124,14 +124,30 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
                                    int device) {
   (void)device;
   switch (attr) {
-  case cudaDevAttrMaxThreadsPerMultiProcessor: *value = 2048; break;
-  case cudaDevAttrMaxBlockDimX: *value = 1024; break;
-  case cudaDevAttrMaxBlockDimY: *value = 1024; break;
-  case cudaDevAttrMaxBlockDimZ: *value = 64; break;
-  case cudaDevAttrMaxGridDimX: *value = 2147483647; break;
-  case cudaDevAttrMaxGridDimY: *value = 65535; break;
-  case cudaDevAttrMaxGridDimZ: *value = 65535; break;
-  default: *value = 0; break;
+  case cudaDevAttrMaxThreadsPerMultiProcessor:
+    *value = 2048;
+    break;
+  case cudaDevAttrMaxBlockDimX:
+    *value = 1024;
+    break;
+  case cudaDevAttrMaxBlockDimY:
+    *value = 1024;
+    break;
+  case cudaDevAttrMaxBlockDimZ:
+    *value = 64;
+    break;
+  case cudaDevAttrMaxGridDimX:
+    *value = 2147483647;
+    break;
+  case cudaDevAttrMaxGridDimY:
+    *value = 65535;
+    break;
+  case cudaDevAttrMaxGridDimZ:
+    *value = 65535;
+    break;
+  default:
+    *value = 0;
+    break;
   }
   return cudaSuccess;
 }
@@ -276,7 +292,7 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes,
                                      const void *ptr) {
   const fk_range *r = find_range(ptr);
   memset(attributes, 0, sizeof *attributes);
-  attributes->type = !r              ? cudaMemoryTypeUnregistered
+  attributes->type = !r             ? cudaMemoryTypeUnregistered
                      : r->kind == 0 ? cudaMemoryTypeDevice
                                     : cudaMemoryTypeHost;
   attributes->device = cur;
@@ -310,11 +326,13 @@ static void copy3d(const struct cudaMemcpy3DParms *p) {
   for (size_t z = 0; z < p->extent.depth; z++)
     for (size_t y = 0; y < p->extent.height; y++) {
       const char *s = (const char *)p->srcPtr.ptr +
-                      ((p->srcPos.z + z) * p->srcPtr.ysize + p->srcPos.y +
-                       y) * p->srcPtr.pitch + p->srcPos.x;
+                      ((p->srcPos.z + z) * p->srcPtr.ysize + p->srcPos.y + y) *
+                          p->srcPtr.pitch +
+                      p->srcPos.x;
       char *d = (char *)p->dstPtr.ptr +
                 ((p->dstPos.z + z) * p->dstPtr.ysize + p->dstPos.y + y) *
-                    p->dstPtr.pitch + p->dstPos.x;
+                    p->dstPtr.pitch +
+                p->dstPos.x;
       memmove(d, s, p->extent.width);
     }
 }
@@ -462,28 +480,37 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn,
 
 /* ---- graphs ---- */
 
-enum { FK_KERNEL, FK_COPY1, FK_COPY3, FK_HOST, FK_EMPTY, FK_EVENT,
-       FK_MEMSET, FK_CHILD, FK_OTHER };
+enum {
+  FK_KERNEL,
+  FK_COPY1,
+  FK_COPY3,
+  FK_HOST,
+  FK_EMPTY,
+  FK_EVENT,
+  FK_MEMSET,
+  FK_CHILD,
+  FK_OTHER
+};
 
 struct CUgraphNode_st {
   int type;
-  unsigned idx;                /* its place in its graph */
+  unsigned idx; /* its place in its graph */
   struct CUgraph_st *g;
-  const void *fn;              /* kernels */
+  const void *fn; /* kernels */
   dim3 grid, block;
   unsigned char par[sizeof(rp_kargs)];
-  void *dst;                   /* 1-d copies */
+  void *dst; /* 1-d copies */
   const void *src;
   size_t bytes;
   struct cudaMemcpy3DParms p3; /* 3-d copies */
   cudaHostFn_t hfn;            /* host nodes */
   void *user;
-  struct cudaMemsetParams ms;  /* memset nodes */
-  struct CUgraph_st *child;    /* child graph nodes (the caller's graph,
+  struct cudaMemsetParams ms;   /* memset nodes */
+  struct CUgraph_st *child;     /* child graph nodes (the caller's graph,
                                   not a clone: it must outlive this) */
   enum cudaGraphNodeType other; /* fk_add_node: its type */
-  void *kp[FK_MAX_PARAMS];     /* kernel GetParams: into par */
-  unsigned *dep, ndep;         /* indices of its predecessors */
+  void *kp[FK_MAX_PARAMS];      /* kernel GetParams: into par */
+  unsigned *dep, ndep;          /* indices of its predecessors */
 };
 
 struct CUgraph_st {
@@ -493,7 +520,7 @@ struct CUgraph_st {
 
 struct CUgraphExec_st {
   struct CUgraph_st *from;
-  struct CUgraphNode_st *n;    /* value copies, template order */
+  struct CUgraphNode_st *n; /* value copies, template order */
   unsigned nn;
 };
 
@@ -591,8 +618,8 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode,
                                    const struct cudaKernelNodeParams *p) {
   if (!entry(p->func))
     return fail(cudaErrorInvalidDeviceFunction);
-  struct CUgraphNode_st *x = add(graph, FK_KERNEL, pDependencies,
-                                 numDependencies);
+  struct CUgraphNode_st *x =
+      add(graph, FK_KERNEL, pDependencies, numDependencies);
   if (x)
     set_kernel(x, p);
   return added(x, &fk.add_kernel, pGraphNode);
@@ -607,8 +634,8 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode,
   (void)kind;
   if (!count)
     return fail(cudaErrorInvalidValue);
-  struct CUgraphNode_st *x = add(graph, FK_COPY1, pDependencies,
-                                 numDependencies);
+  struct CUgraphNode_st *x =
+      add(graph, FK_COPY1, pDependencies, numDependencies);
   if (x) {
     x->dst = dst;
     x->src = src;
@@ -622,8 +649,8 @@ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode,
                                    const cudaGraphNode_t *pDependencies,
                                    size_t numDependencies,
                                    const struct cudaMemcpy3DParms *p) {
-  struct CUgraphNode_st *x = add(graph, FK_COPY3, pDependencies,
-                                 numDependencies);
+  struct CUgraphNode_st *x =
+      add(graph, FK_COPY3, pDependencies, numDependencies);
   if (x) {
     x->p3 = *p;
     x->bytes = p->extent.width * p->extent.height * p->extent.depth;
@@ -639,13 +666,12 @@ cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode,
                &fk.add_empty, pGraphNode);
 }
 
-cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode,
-                                 cudaGraph_t graph,
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
                                  const cudaGraphNode_t *pDependencies,
                                  size_t numDependencies,
                                  const struct cudaHostNodeParams *p) {
-  struct CUgraphNode_st *x = add(graph, FK_HOST, pDependencies,
-                                 numDependencies);
+  struct CUgraphNode_st *x =
+      add(graph, FK_HOST, pDependencies, numDependencies);
   if (x) {
     x->hfn = p->fn;
     x->user = p->userData;
@@ -676,8 +702,8 @@ cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode,
                                        cudaGraph_t childGraph) {
   if (!child_ok)
     return fail(cudaErrorNotSupported);
-  struct CUgraphNode_st *x = add(graph, FK_CHILD, pDependencies,
-                                 numDependencies);
+  struct CUgraphNode_st *x =
+      add(graph, FK_CHILD, pDependencies, numDependencies);
   if (x)
     x->child = childGraph;
   return added(x, &fk.add_empty, pGraphNode);
@@ -688,8 +714,8 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode,
                                    const cudaGraphNode_t *pDependencies,
                                    size_t numDependencies,
                                    const struct cudaMemsetParams *p) {
-  struct CUgraphNode_st *x = add(graph, FK_MEMSET, pDependencies,
-                                 numDependencies);
+  struct CUgraphNode_st *x =
+      add(graph, FK_MEMSET, pDependencies, numDependencies);
   if (x)
     x->ms = *p;
   return added(x, &fk.add_copy, pGraphNode);
@@ -701,8 +727,8 @@ cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode,
                                       size_t numDependencies,
                                       cudaEvent_t event) {
   (void)event;
-  struct CUgraphNode_st *x = add(graph, FK_EVENT, pDependencies,
-                                 numDependencies);
+  struct CUgraphNode_st *x =
+      add(graph, FK_EVENT, pDependencies, numDependencies);
   if (x)
     x->other = cudaGraphNodeTypeWaitEvent;
   return added(x, &fk.add_event, pGraphNode);
@@ -744,9 +770,9 @@ cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node,
                                  enum cudaGraphNodeType *pType) {
   static const enum cudaGraphNodeType of[] = {
       cudaGraphNodeTypeKernel, cudaGraphNodeTypeMemcpy,
-      cudaGraphNodeTypeMemcpy, cudaGraphNodeTypeHost, cudaGraphNodeTypeEmpty,
-      cudaGraphNodeTypeEventRecord, cudaGraphNodeTypeMemset,
-      cudaGraphNodeTypeGraph};
+      cudaGraphNodeTypeMemcpy, cudaGraphNodeTypeHost,
+      cudaGraphNodeTypeEmpty,  cudaGraphNodeTypeEventRecord,
+      cudaGraphNodeTypeMemset, cudaGraphNodeTypeGraph};
   *pType = node->type == FK_OTHER || (node->type == FK_EVENT && node->other)
                ? node->other
                : of[node->type];
@@ -778,10 +804,9 @@ cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node,
   if (node->type != FK_COPY1)
     return fail(cudaErrorInvalidValue);
   memset(p, 0, sizeof *p); /* a 1-d copy as CUDA reports it */
-  p->srcPtr = (struct cudaPitchedPtr){(void *)node->src, node->bytes,
-                                      node->bytes, 1};
-  p->dstPtr = (struct cudaPitchedPtr){node->dst, node->bytes, node->bytes,
-                                      1};
+  p->srcPtr =
+      (struct cudaPitchedPtr){(void *)node->src, node->bytes, node->bytes, 1};
+  p->dstPtr = (struct cudaPitchedPtr){node->dst, node->bytes, node->bytes, 1};
   p->extent = (struct cudaExtent){node->bytes, 1, 1};
   p->kind = cudaMemcpyDefault;
   return cudaSuccess;
@@ -829,7 +854,7 @@ cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex,
   if (paramIndex >= np)
     return fail(cudaErrorInvalidValue);
   *paramOffset = en->raw ? en->off[paramIndex] : 0;
-  *paramSize = en->raw ? en->size[paramIndex]
+  *paramSize = en->raw          ? en->size[paramIndex]
                : en->by_pointer ? sizeof(void *)
                                 : sizeof(rp_kargs);
   return cudaSuccess;
@@ -869,8 +894,7 @@ cudaError_t cudaGraphConditionalHandleCreate(
   return fail(cudaErrorNotSupported);
 }
 
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec,
-                                 cudaGraph_t graph,
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
                                  unsigned long long flags) {
   (void)flags;
   struct CUgraphExec_st *x = calloc(1, sizeof *x);
@@ -906,8 +930,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
 }
 
 /* Exec x's copy of template node n; NULL when n is not of its graph. */
-static struct CUgraphNode_st *exec_node(cudaGraphExec_t x,
-                                        cudaGraphNode_t n) {
+static struct CUgraphNode_st *exec_node(cudaGraphExec_t x, cudaGraphNode_t n) {
   return n && n->g == x->from && n->idx < x->nn ? &x->n[n->idx] : NULL;
 }
 
@@ -921,8 +944,9 @@ cudaError_t cudaGraphExecKernelNodeSetParams(
   return cudaSuccess;
 }
 
-cudaError_t cudaGraphKernelNodeSetParams(
-    cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams) {
+cudaError_t
+cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
+                             const struct cudaKernelNodeParams *pNodeParams) {
   if (node->type != FK_KERNEL || !set_kernel(node, pNodeParams))
     return fail(cudaErrorInvalidValue);
   fk.tmpl_kernel_set++;
@@ -930,9 +954,8 @@ cudaError_t cudaGraphKernelNodeSetParams(
 }
 
 cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec,
-                                               cudaGraphNode_t node,
-                                               void *dst, const void *src,
-                                               size_t count,
+                                               cudaGraphNode_t node, void *dst,
+                                               const void *src, size_t count,
                                                enum cudaMemcpyKind kind) {
   (void)kind;
   struct CUgraphNode_st *x = exec_node(hGraphExec, node);
@@ -959,15 +982,17 @@ cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst,
 }
 
 /* As CUDA does: a 3-d memcpy node's operands are not updated in place. */
-cudaError_t cudaGraphExecMemcpyNodeSetParams(
-    cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
-    const struct cudaMemcpy3DParms *pNodeParams) {
+cudaError_t
+cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec,
+                                 cudaGraphNode_t node,
+                                 const struct cudaMemcpy3DParms *pNodeParams) {
   (void)hGraphExec, (void)node, (void)pNodeParams;
   return fail(cudaErrorInvalidValue);
 }
 
-cudaError_t cudaGraphMemcpyNodeSetParams(
-    cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams) {
+cudaError_t
+cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node,
+                             const struct cudaMemcpy3DParms *pNodeParams) {
   if (node->type != FK_COPY3)
     return fail(cudaErrorInvalidValue);
   node->p3 = *pNodeParams;
@@ -982,8 +1007,7 @@ cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec,
   return fail(cudaErrorNotSupported);
 }
 
-cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec,
-                                cudaGraph_t hGraph,
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
                                 cudaGraphExecUpdateResultInfo *resultInfo) {
   memset(resultInfo, 0, sizeof *resultInfo);
   if (hGraph != hGraphExec->from || hGraph->nn != hGraphExec->nn)
@@ -1006,13 +1030,26 @@ static void run_graph(const struct CUgraph_st *g,
 
 static void run_node(const struct CUgraphNode_st *x) {
   switch (x->type) {
-  case FK_MEMSET: memset2d(&x->ms); break;
-  case FK_CHILD: run_graph(x->child, NULL, x->child->nn); break;
-  case FK_KERNEL: run_kernel(x->fn, x->grid, x->block, x->par); break;
-  case FK_COPY1: memmove(x->dst, x->src, x->bytes); break;
-  case FK_COPY3: copy3d(&x->p3); break;
-  case FK_HOST: x->hfn(x->user); break;
-  default: break;
+  case FK_MEMSET:
+    memset2d(&x->ms);
+    break;
+  case FK_CHILD:
+    run_graph(x->child, NULL, x->child->nn);
+    break;
+  case FK_KERNEL:
+    run_kernel(x->fn, x->grid, x->block, x->par);
+    break;
+  case FK_COPY1:
+    memmove(x->dst, x->src, x->bytes);
+    break;
+  case FK_COPY3:
+    copy3d(&x->p3);
+    break;
+  case FK_HOST:
+    x->hfn(x->user);
+    break;
+  default:
+    break;
   }
 }
 

@@ -16,18 +16,18 @@
 /* Calls made since fk_reset() (or since the start). */
 typedef struct fk_counts {
   unsigned add_kernel, add_copy, add_empty, add_host, add_event;
-  unsigned exec_kernel_set;  /* cudaGraphExecKernelNodeSetParams */
-  unsigned tmpl_kernel_set;  /* cudaGraphKernelNodeSetParams */
-  unsigned exec_copy_set;    /* cudaGraphExecMemcpyNodeSetParams(1D) */
-  unsigned tmpl_copy_set;    /* cudaGraphMemcpyNodeSetParams(1D) */
+  unsigned exec_kernel_set; /* cudaGraphExecKernelNodeSetParams */
+  unsigned tmpl_kernel_set; /* cudaGraphKernelNodeSetParams */
+  unsigned exec_copy_set;   /* cudaGraphExecMemcpyNodeSetParams(1D) */
+  unsigned tmpl_copy_set;   /* cudaGraphMemcpyNodeSetParams(1D) */
   unsigned exec_update, instantiate, graph_launch;
-  unsigned memcpy_async;     /* cudaMemcpyAsync */
+  unsigned memcpy_async; /* cudaMemcpyAsync */
   size_t memcpy_async_bytes;
-  unsigned memcpy_sync;      /* cudaMemcpy */
-  unsigned dev_malloc;       /* cudaMalloc */
+  unsigned memcpy_sync; /* cudaMemcpy */
+  unsigned dev_malloc;  /* cudaMalloc */
   size_t dev_malloc_bytes;
-  unsigned launch_kernel;    /* cudaLaunchKernel (streams modes) */
-  unsigned bad_shape;        /* kernels whose grid x block misses points */
+  unsigned launch_kernel; /* cudaLaunchKernel (streams modes) */
+  unsigned bad_shape;     /* kernels whose grid x block misses points */
 } fk_counts;
 
 extern fk_counts fk;

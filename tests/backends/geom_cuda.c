@@ -6,15 +6,15 @@
 #include "rp_cuda_geom.h"
 #include "reprise/record.h"
 
-static void shape(unsigned t, uint64_t x, uint64_t y, uint64_t z,
-                  unsigned ex, unsigned ey, unsigned ez) {
+static void shape(unsigned t, uint64_t x, uint64_t y, uint64_t z, unsigned ex,
+                  unsigned ey, unsigned ez) {
   uint64_t n[3] = {x, y, z};
   unsigned b[3] = {0, 0, 0};
   rp__cu_shape(t, n, b);
   cr_expect(b[0] == ex && b[1] == ey && b[2] == ez,
             "threads %u over %llux%llux%llu: %ux%ux%u, expected %ux%ux%u", t,
-            (unsigned long long)x, (unsigned long long)y,
-            (unsigned long long)z, b[0], b[1], b[2], ex, ey, ez);
+            (unsigned long long)x, (unsigned long long)y, (unsigned long long)z,
+            b[0], b[1], b[2], ex, ey, ez);
 }
 
 Test(geom_cuda, shape_by_rank) {
@@ -50,8 +50,9 @@ Test(geom_cuda, pick_highest_occupancy) {
   cr_expect_float_eq(occ, 0.75, 1e-12);
   /* blocks capped by count: 64-thread blocks reach only 32 * 64 / 2048 */
   int b3[RP_CU_NCAND] = {16, 16, 8, 4, 2};
-  cr_expect_eq(rp__cu_pick_threads(b3, RP_CU_NCAND, 2048,
-                                   RP_HINT_COMPUTE_BOUND, &occ), 128);
+  cr_expect_eq(
+      rp__cu_pick_threads(b3, RP_CU_NCAND, 2048, RP_HINT_COMPUTE_BOUND, &occ),
+      128);
   cr_expect_float_eq(occ, 1.0, 1e-12);
 }
 
@@ -59,13 +60,15 @@ Test(geom_cuda, ties_follow_hint) {
   int full[RP_CU_NCAND] = {32, 16, 8, 4, 2};
   double occ = 0;
   cr_expect_eq(rp__cu_pick_threads(full, RP_CU_NCAND, 2048, 0, &occ), 256);
-  cr_expect_eq(rp__cu_pick_threads(full, RP_CU_NCAND, 2048,
-                                   RP_HINT_MEMORY_BOUND, &occ), 512);
-  cr_expect_eq(rp__cu_pick_threads(full, RP_CU_NCAND, 2048,
-                                   RP_HINT_COMPUTE_BOUND, &occ), 128);
+  cr_expect_eq(
+      rp__cu_pick_threads(full, RP_CU_NCAND, 2048, RP_HINT_MEMORY_BOUND, &occ),
+      512);
+  cr_expect_eq(
+      rp__cu_pick_threads(full, RP_CU_NCAND, 2048, RP_HINT_COMPUTE_BOUND, &occ),
+      128);
   /* only the candidates the kernel may use (maxThreadsPerBlock 128) */
-  cr_expect_eq(rp__cu_pick_threads(full, 2, 2048, RP_HINT_MEMORY_BOUND,
-                                   &occ), 128);
+  cr_expect_eq(rp__cu_pick_threads(full, 2, 2048, RP_HINT_MEMORY_BOUND, &occ),
+               128);
   cr_expect_eq(rp__cu_pick_threads(full, 0, 2048, 0, &occ), 0);
   cr_expect_float_eq(occ, 0.0, 1e-12);
   /* nothing fits (blocks 0): occupancy 0, still a size */

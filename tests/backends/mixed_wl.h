@@ -53,13 +53,13 @@ static void mw_make(mw_prog *P, const rp_kernel *mix, const rp_kernel *bump,
       rp_arg args[4] = {rp_arg_buf(rp_bytes(a, oa, len)),
                         rp_arg_buf(rp_bytes(b, ob, len)),
                         rp_arg_i64((int64_t)oa), rp_arg_i64((int64_t)ob)};
-      TU_OK(g, rp_record_kernel(g, mix, dev, rp_dims3(len, 1, 1), args,
-                                NULL, NULL));
+      TU_OK(g, rp_record_kernel(g, mix, dev, rp_dims3(len, 1, 1), args, NULL,
+                                NULL));
     } else if (what < 6) {
       rp_arg args[2] = {rp_arg_buf(rp_bytes(b, ob, len)),
                         rp_arg_i64((int64_t)ob)};
-      TU_OK(g, rp_record_kernel(g, bump, dev, rp_dims3(len, 1, 1), args,
-                                NULL, NULL));
+      TU_OK(g, rp_record_kernel(g, bump, dev, rp_dims3(len, 1, 1), args, NULL,
+                                NULL));
     } else {
       tu_host_arg *h = &P->h[i];
       h->off = ob;
@@ -120,8 +120,9 @@ static void mw_check(const rp_backend *be, const rp_exec_opts *o,
           for (rp_buf b = 0; b < MW_NB; b++)
             cr_assert_eq(memcmp(got[r][b], want[r][b], MW_BS), 0,
                          "%s: seed %llu sync %d rebind %d: buffer %u "
-                         "differs after replay %u", rp_backend_name(be),
-                         (unsigned long long)seed, sync, rebind, b, r + 1);
+                         "differs after replay %u",
+                         rp_backend_name(be), (unsigned long long)seed, sync,
+                         rebind, b, r + 1);
       }
       rp_graph_destroy(P.g);
     }
@@ -160,12 +161,10 @@ static void mw_wait_buffer(const rp_backend *be, const rp_exec_opts *o,
   TU_OK(g, rp_buffer_register(g, "B", B, MW_BS, &b));
   TU_OK(g, rp_buffer_register(g, "C", C, 16, &c));
   rp_arg ka[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
-  TU_OK(g, rp_record_kernel(g, bump, 0, rp_dims3(MW_BS, 1, 1), ka, NULL,
-                            NULL));
+  TU_OK(g, rp_record_kernel(g, bump, 0, rp_dims3(MW_BS, 1, 1), ka, NULL, NULL));
   rp_arg km[4] = {rp_arg_buf(rp_whole(b)), rp_arg_buf(rp_whole(a)),
                   rp_arg_i64(0), rp_arg_i64(0)};
-  TU_OK(g, rp_record_kernel(g, mix, 1, rp_dims3(MW_BS, 1, 1), km, NULL,
-                            NULL));
+  TU_OK(g, rp_record_kernel(g, mix, 1, rp_dims3(MW_BS, 1, 1), km, NULL, NULL));
   TU_OK(g, rp_record_sync_host(g, rp_whole(a), NULL));
   /* The gate reads A (so it runs after A is home: xrt runs host tasks in
    * its one polling thread, where a blocked task stalls the others). */

@@ -77,8 +77,8 @@ static void wl_compare(wl *w, const rp_backend *be, unsigned replays,
     ref[i] = malloc(w->bytes[i]);
     memcpy(ref[i], w->b[i], w->bytes[i]);
     cr_assert_eq(memcmp(ref[i], w->e[i], w->bytes[i]), 0,
-                 "%s: reference differs from the plain loop in buffer %u",
-                 what, i);
+                 "%s: reference differs from the plain loop in buffer %u", what,
+                 i);
   }
   wl_init(w, w->b);
   rp_exec *x = NULL;

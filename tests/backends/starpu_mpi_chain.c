@@ -38,7 +38,7 @@ static void ch_copy_cpu(const rp_kargs *a, const uint64_t lo[3],
                         const uint64_t hi[3]) {
   const double *src = a->a[0].p;
   double *dst = a->a[1].p;
-  uint64_t r0 = (uint64_t)*(const int64_t *)(const void *)&a->a[2];
+  uint64_t r0 = (uint64_t) * (const int64_t *)(const void *)&a->a[2];
   for (uint64_t y = lo[1]; y < hi[1]; y++)
     for (uint64_t x = lo[0]; x < hi[0]; x++)
       dst[(r0 + y) * COLS + x] = src[(r0 + y) * COLS + x];
@@ -50,15 +50,15 @@ static void ch_sten_cpu(const rp_kargs *a, const uint64_t lo[3],
                         const uint64_t hi[3]) {
   const double *b = a->a[0].p;
   double *o = a->a[1].p;
-  uint64_t r0 = (uint64_t)*(const int64_t *)(const void *)&a->a[2];
-  uint64_t n = (uint64_t)*(const int64_t *)(const void *)&a->a[3];
+  uint64_t r0 = (uint64_t) * (const int64_t *)(const void *)&a->a[2];
+  uint64_t n = (uint64_t) * (const int64_t *)(const void *)&a->a[3];
   for (uint64_t y = lo[1]; y < hi[1]; y++) {
     uint64_t i = r0 + y;
     for (uint64_t x = lo[0]; x < hi[0]; x++)
-      o[i * COLS + x] = i == 0 || i + 1 == n
-                            ? b[i * COLS + x]
-                            : 0.5 * (b[(i - 1) * COLS + x] +
-                                     b[(i + 1) * COLS + x]);
+      o[i * COLS + x] =
+          i == 0 || i + 1 == n
+              ? b[i * COLS + x]
+              : 0.5 * (b[(i - 1) * COLS + x] + b[(i + 1) * COLS + x]);
   }
   struct timespec t = {0, T_MS * 1000000L};
   nanosleep(&t, NULL);
@@ -68,12 +68,12 @@ static const rp_param copy_params[] = {
     {"src", RP_IN}, {"dst", RP_OUT}, {"r0", RP_SCALAR}};
 static const rp_param sten_params[] = {
     {"b", RP_IN}, {"a", RP_OUT}, {"r0", RP_SCALAR}, {"n", RP_SCALAR}};
-static const rp_kernel copy_k = {"ch_copy", 3, copy_params, ch_copy_cpu,
-                                 NULL, NULL, {0, 0, 0}, NULL, NULL, 0,
-                                 0, 0, 0, NULL};
-static const rp_kernel sten_k = {"ch_sten", 4, sten_params, ch_sten_cpu,
-                                 NULL, NULL, {0, 0, 0}, NULL, NULL, 0,
-                                 0, 0, 0, NULL};
+static const rp_kernel copy_k = {
+    "ch_copy", 3,    copy_params, ch_copy_cpu, NULL, NULL, {0, 0, 0},
+    NULL,      NULL, 0,           0,           0,    0,    NULL};
+static const rp_kernel sten_k = {
+    "ch_sten", 4,    sten_params, ch_sten_cpu, NULL, NULL, {0, 0, 0},
+    NULL,      NULL, 0,           0,           0,    0,    NULL};
 
 static rp_status record(rp_graph *g, uint64_t n, int ranks, double *a,
                         double *b, int dist) {
@@ -175,7 +175,8 @@ int main(int argc, char **argv) {
   if (rank == 0 && size <= 64) {
     double t = T_MS, last = all[3 * (size - 1) + 1], first = all[1];
     printf("starpu_mpi_chain: %d ranks, %d steps, stencil %d ms asleep\n"
-           "  rank  wall_ms  recv_wt_ms  results\n", size, STEPS, T_MS);
+           "  rank  wall_ms  recv_wt_ms  results\n",
+           size, STEPS, T_MS);
     for (int r = 0; r < size; r++) {
       const double *v = all + 3 * r;
       printf("  %4d %8.1f %11.1f  %s\n", r, v[0], v[1],
@@ -183,14 +184,16 @@ int main(int argc, char **argv) {
       if (v[2] || v[0] < 0) {
         fail = 1;
         printf("  rank %d: results differ from the reference replay, or "
-               "no replay traced\n", r);
+               "no replay traced\n",
+               r);
       }
     }
     double wl = all[3 * (size - 1)], w0 = all[0];
     if (wl - w0 >= 1.5 * t) {
       fail = 1;
       printf("  the last rank's replay took %.1f ms more than the first's "
-             "(>= 1.5 x %d ms): a chain through the ranks\n", wl - w0, T_MS);
+             "(>= 1.5 x %d ms): a chain through the ranks\n",
+             wl - w0, T_MS);
     }
     if (last - first >= 1.5 * t) {
       fail = 1;

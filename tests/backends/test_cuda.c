@@ -96,16 +96,15 @@ Test(backend_cuda, empty_graph, .timeout = 30) {
 }
 
 /* h2d, bump, d2h of one byte buffer. */
-static rp_graph *bump_graph(uint8_t *h, uint64_t n, uint64_t off,
-                            rp_node *kn) {
+static rp_graph *bump_graph(uint8_t *h, uint64_t n, uint64_t off, rp_node *kn) {
   rp_graph *g;
   rp_buf b;
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register(g, "A", h, n, &b));
   rp_arg args[2] = {rp_arg_buf(rp_bytes(b, off, n - off)), rp_arg_i64(0)};
   args[1].value.u64 = off;
-  TU_OK(g, rp_record_kernel(g, &tc_bump, 0, rp_dims3(n - off, 1, 1), args,
-                            NULL, kn));
+  TU_OK(g, rp_record_kernel(g, &tc_bump, 0, rp_dims3(n - off, 1, 1), args, NULL,
+                            kn));
   TU_OK(g, rp_record_sync_host(g, rp_whole(b), NULL));
   TU_OK(g, rp_graph_end(g));
   return g;
@@ -149,8 +148,8 @@ Test(backend_cuda, rebind_and_set_scalar, .timeout = 60) {
     run_ok(x, 1);
     cr_assert_eq(memcmp(h1, w, N), 0, "%s: old image touched", modes[m]);
     for (unsigned i = 0; i < N; i++)
-      cr_assert_eq(h2[i], (uint8_t)((uint8_t)(i * 3 + 1) * 5 + 7),
-                   "%s: h2[%u]", modes[m], i);
+      cr_assert_eq(h2[i], (uint8_t)((uint8_t)(i * 3 + 1) * 5 + 7), "%s: h2[%u]",
+                   modes[m], i);
     rp_exec_destroy(x);
     rp_graph_destroy(g);
 
@@ -174,8 +173,8 @@ Test(backend_cuda, rebind_and_set_scalar, .timeout = 60) {
       TU_OK(NULL, rp_exec_set_scalar(x, kn, 1, off));
       run_ok(x, 1);
       for (unsigned i = 0; i < N; i++)
-        cr_assert_eq(h1[i], i < N / 2 ? (uint8_t)i
-                                      : (uint8_t)((uint8_t)i * 5 + 7),
+        cr_assert_eq(h1[i],
+                     i < N / 2 ? (uint8_t)i : (uint8_t)((uint8_t)i * 5 + 7),
                      "%s, %s: set_scalar h1[%u]", modes[m], ks[k]->name, i);
       rp_exec_destroy(x);
       rp_graph_destroy(g2);
@@ -211,8 +210,8 @@ Test(backend_cuda, rebind_to_unpinnable_memory, .timeout = 60) {
     TU_OK(g, rp_buffer_register(g, "C", out, N, &c));
     rp_arg args[4] = {rp_arg_buf(rp_whole(a)), rp_arg_buf(rp_whole(c)),
                       rp_arg_i64(0), rp_arg_i64(0)};
-    TU_OK(g, rp_record_kernel(g, &tc_mix, 0, rp_dims3(N, 1, 1), args, NULL,
-                              NULL));
+    TU_OK(g,
+          rp_record_kernel(g, &tc_mix, 0, rp_dims3(N, 1, 1), args, NULL, NULL));
     TU_OK(g, rp_record_sync_host(g, rp_whole(c), NULL));
     TU_OK(g, rp_graph_end(g));
     rp_exec_opts o = RP_EXEC_OPTS_INIT;
@@ -226,8 +225,8 @@ Test(backend_cuda, rebind_to_unpinnable_memory, .timeout = 60) {
     TU_OK(g, rp_exec_rebind(x, a, ro, N));
     memset(out, 0, N);
     run_ok(x, 1);
-    cr_log_info("%s: %s", ups[u], rp_exec_error(x)[0] ? rp_exec_error(x)
-                                                      : "updated in place");
+    cr_log_info("%s: %s", ups[u],
+                rp_exec_error(x)[0] ? rp_exec_error(x) : "updated in place");
     for (unsigned i = 0; i < N; i++)
       cr_assert_eq(out[i], (uint8_t)((uint8_t)(i * 7 + 3) + 1),
                    "%s: out[%u] = %u", ups[u], i, out[i]);
@@ -260,10 +259,10 @@ Test(backend_cuda, rebind_behind_a_box_copy, .timeout = 60) {
     TU_OK(g, rp_buffer_register_2d(g, "M", h, R, C, sizeof(float), &b));
     TU_OK(g, rp_record_copy_to_device(g, rp_whole(b), 0, NULL, NULL));
     rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(C)};
-    TU_OK(g, rp_record_kernel(g, &tc_grid2, 0, rp_dims3(C, R, 1), args,
-                              NULL, NULL));
-    TU_OK(g, rp_record_copy_to_host(g, rp_box2(b, 4, 29, 6, 40), 0, NULL,
-                                    NULL));
+    TU_OK(g, rp_record_kernel(g, &tc_grid2, 0, rp_dims3(C, R, 1), args, NULL,
+                              NULL));
+    TU_OK(g,
+          rp_record_copy_to_host(g, rp_box2(b, 4, 29, 6, 40), 0, NULL, NULL));
     TU_OK(g, rp_graph_end(g));
     rp_exec_opts o = RP_EXEC_OPTS_INIT;
     o.cuda_update = ups[u];
@@ -299,17 +298,16 @@ static rp_graph *bad_graph(uint8_t *a, uint8_t *b, uint8_t *c) {
   TU_OK(g, rp_buffer_register(g, "C", c, 64, &bc));
   rp_arg args[2] = {rp_arg_buf(rp_whole(ba)), rp_arg_i64(0)};
   rp_op_opts o = {"good_a", 0, NULL, 0};
-  TU_OK(g, rp_record_kernel(g, &tc_bump, 0, rp_dims3(64, 1, 1), args, &o,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tc_bump, 0, rp_dims3(64, 1, 1), args, &o, NULL));
   TU_OK(g, rp_record_sync_host(g, rp_whole(ba), NULL));
   args[0] = rp_arg_buf(rp_whole(bb));
   o.name = "the_bad_launch";
-  TU_OK(g, rp_record_kernel(g, &tc_bad, 0, rp_dims3(64, 1, 1), args, &o,
-                            NULL));
+  TU_OK(g, rp_record_kernel(g, &tc_bad, 0, rp_dims3(64, 1, 1), args, &o, NULL));
   args[0] = rp_arg_buf(rp_whole(bc));
   o.name = "good_c";
-  TU_OK(g, rp_record_kernel(g, &tc_bump, 0, rp_dims3(64, 1, 1), args, &o,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tc_bump, 0, rp_dims3(64, 1, 1), args, &o, NULL));
   for (rp_buf i = 0; i < 3; i++)
     TU_OK(g, rp_record_sync_host(g, rp_whole(i), NULL));
   TU_OK(g, rp_graph_end(g));
@@ -373,14 +371,14 @@ Test(backend_cuda, boxes_and_peer_copies, .timeout = 60) {
     TU_OK(g, rp_buffer_register_2d(g, "M", h, R, C, sizeof(float), &b));
     TU_OK(g, rp_record_copy_to_device(g, rp_whole(b), 0, NULL, NULL));
     rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(C)};
-    TU_OK(g, rp_record_kernel(g, &tc_grid2, 0, rp_dims3(C, R, 1), args,
-                              NULL, NULL));
-    TU_OK(g, rp_record_copy_peer(g, rp_box2(b, 3, 30, 5, 41), 0, 1, NULL,
-                                 NULL));
-    TU_OK(g, rp_record_kernel(g, &tc_grid2, 1, rp_dims3(C, R, 1), args,
-                              NULL, NULL));
-    TU_OK(g, rp_record_copy_to_host(g, rp_box2(b, 4, 29, 6, 40), 1, NULL,
-                                    NULL));
+    TU_OK(g, rp_record_kernel(g, &tc_grid2, 0, rp_dims3(C, R, 1), args, NULL,
+                              NULL));
+    TU_OK(g,
+          rp_record_copy_peer(g, rp_box2(b, 3, 30, 5, 41), 0, 1, NULL, NULL));
+    TU_OK(g, rp_record_kernel(g, &tc_grid2, 1, rp_dims3(C, R, 1), args, NULL,
+                              NULL));
+    TU_OK(g,
+          rp_record_copy_to_host(g, rp_box2(b, 4, 29, 6, 40), 1, NULL, NULL));
     TU_OK(g, rp_graph_end(g));
     for (unsigned i = 0; i < R * C; i++)
       h[i] = (float)(i % 97);
@@ -390,8 +388,7 @@ Test(backend_cuda, boxes_and_peer_copies, .timeout = 60) {
       h[i] = (float)(i % 97);
     rp_exec *x = mk(g, be, modes[m], map, 2);
     run_ok(x, 2);
-    cr_assert_eq(memcmp(h, w, sizeof(float) * R * C), 0, "mode %s",
-                 modes[m]);
+    cr_assert_eq(memcmp(h, w, sizeof(float) * R * C), 0, "mode %s", modes[m]);
     double op_us[5] = {-1, -1, -1, -1, -1};
     TU_OK(NULL, rp_exec_profile(x, op_us));
     for (unsigned i = 0; i < 5; i++)
@@ -528,8 +525,7 @@ static rp_kernel_block grid2_block(const rp_backend *be, const rp_kernel *k,
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register_2d(g, "M", h, rows, cols, sizeof(float), &b));
   rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(cols)};
-  TU_OK(g, rp_record_kernel(g, k, 0, rp_dims3(cols, rows, 1), args, NULL,
-                            &kn));
+  TU_OK(g, rp_record_kernel(g, k, 0, rp_dims3(cols, rows, 1), args, NULL, &kn));
   TU_OK(g, rp_record_sync_host(g, rp_whole(b), &cn));
   TU_OK(g, rp_graph_end(g));
   for (unsigned i = 0; i < rows * cols; i++)
@@ -544,8 +540,7 @@ static rp_kernel_block grid2_block(const rp_backend *be, const rp_kernel *k,
                "results differ from the reference");
   rp_kernel_block kb;
   memset(&kb, 0, sizeof kb);
-  cr_assert_eq(rp_exec_kernel_block(x, kn, &kb), RP_OK, "%s",
-               rp_exec_error(x));
+  cr_assert_eq(rp_exec_kernel_block(x, kn, &kb), RP_OK, "%s", rp_exec_error(x));
   rp_kernel_block other;
   if (cn != kn)
     cr_assert_eq(rp_exec_kernel_block(x, cn, &other), RP_EINVAL);
@@ -570,9 +565,9 @@ static unsigned expected_threads(unsigned hint, double *occ) {
   int smt = 0, dev = 0, blocks[RP_CU_NCAND] = {0};
   cr_assert_eq(cudaGetDevice(&dev), cudaSuccess);
   cr_assert_eq(cudaFuncGetAttributes(&fa, tc_grid2.cuda), cudaSuccess);
-  cr_assert_eq(cudaDeviceGetAttribute(
-                   &smt, cudaDevAttrMaxThreadsPerMultiProcessor, dev),
-               cudaSuccess);
+  cr_assert_eq(
+      cudaDeviceGetAttribute(&smt, cudaDevAttrMaxThreadsPerMultiProcessor, dev),
+      cudaSuccess);
   unsigned nc = 0;
   while (nc < RP_CU_NCAND &&
          rp__cu_cand[nc] <= (unsigned)fa.maxThreadsPerBlock) {
@@ -611,8 +606,7 @@ Test(backend_cuda, launch_geometry_by_occupancy, .timeout = 60) {
   }
   /* a small space: the block shrinks to what it needs */
   rp_kernel_block kb = grid2_block(be, &tc_grid2, 3, 20);
-  cr_assert(kb.block[0] == 32 && kb.block[1] <= 4 &&
-                kb.block[2] == 1,
+  cr_assert(kb.block[0] == 32 && kb.block[1] <= 4 && kb.block[2] == 1,
             "%ux%ux%u", kb.block[0], kb.block[1], kb.block[2]);
 }
 
@@ -645,8 +639,8 @@ Test(backend_cuda, launch_geometry_of_a_host_wrapper, .timeout = 30) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register(g, "A", h, N, &b));
   rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(0)};
-  TU_OK(g, rp_record_kernel(g, &tc_bump_host, 0, rp_dims3(N, 1, 1), args,
-                            NULL, &kn));
+  TU_OK(g, rp_record_kernel(g, &tc_bump_host, 0, rp_dims3(N, 1, 1), args, NULL,
+                            &kn));
   TU_OK(g, rp_graph_end(g));
   rp_exec *x = mk(g, be, NULL, NULL, 0);
   rp_kernel_block kb;
@@ -681,16 +675,15 @@ Test(backend_cuda, set_scalar_through_the_argument_table, .timeout = 60) {
     TU_OK(g, rp_buffer_register(g, "A", h, N, &b));
     for (unsigned k = 0; k < K; k++) {
       rp_arg args[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(k * B)};
-      TU_OK(g, rp_record_kernel(g, &tc_bump, 0, rp_dims3(B, 1, 1), args,
-                                NULL, &kn[k]));
+      TU_OK(g, rp_record_kernel(g, &tc_bump, 0, rp_dims3(B, 1, 1), args, NULL,
+                                &kn[k]));
     }
     TU_OK(g, rp_record_sync_host(g, rp_whole(b), NULL));
     TU_OK(g, rp_graph_end(g));
     rp_exec_opts o = RP_EXEC_OPTS_INIT;
     o.cuda_update = upd[u];
     rp_exec *x;
-    cr_assert_eq(rp_exec_create(&x, g, be, &o), RP_OK, "%s",
-                 rp_last_error());
+    cr_assert_eq(rp_exec_create(&x, g, be, &o), RP_OK, "%s", rp_last_error());
     for (unsigned round = 0; round < 4; round++) {
       unsigned reps = round == 1 || round == 2 ? 2 : 1;
       for (unsigned k = 0; k < K; k++) {

@@ -61,17 +61,15 @@ Test(cuda_mixed, timeline_respects_the_plan, .timeout = 60) {
   for (rp_buf b = 0; b < MW_NB; b++)
     mw_fill(P.rec[b], 7 + b);
   rp_exec *x;
-  cr_assert_eq(rp_exec_create(&x, P.g, be, NULL), RP_OK, "%s",
-               rp_last_error());
+  cr_assert_eq(rp_exec_create(&x, P.g, be, NULL), RP_OK, "%s", rp_last_error());
   const rp_plan *p = rp_exec_plan(x);
   double *t0 = calloc(p->nnode + 1, sizeof *t0);
   double *t1 = calloc(p->nnode + 1, sizeof *t1);
   cr_assert(be->timeline);
-  cr_assert_eq(be->timeline(x->state, t0, t1), RP_OK, "%s",
-               rp_exec_error(x));
+  cr_assert_eq(be->timeline(x->state, t0, t1), RP_OK, "%s", rp_exec_error(x));
   for (uint32_t v = 0; v < p->nnode; v++) {
-    cr_assert(t0[v] >= 0 && t1[v] >= t0[v] && t1[v] > 0,
-              "node %u: %g..%g", v, t0[v], t1[v]);
+    cr_assert(t0[v] >= 0 && t1[v] >= t0[v] && t1[v] > 0, "node %u: %g..%g", v,
+              t0[v], t1[v]);
     for (uint32_t i = 0; i < p->node[v].npred; i++)
       cr_assert(t0[v] >= t1[p->pred[p->node[v].pred0 + i]] - 1.0,
                 "node %u starts before its predecessor ends", v);

@@ -22,7 +22,6 @@ static const rp_backend *need_gpu(void) {
 #include "backends/multidev_wl.h"
 #include "reprise/backend.h"
 
-
 /* Every mode, with the logical devices all on GPU 0 by an explicit map
  * and by folding (device_fold: logical d on GPU d mod count). */
 static void wl_all_opts(wl *w, unsigned replays, const char *name) {

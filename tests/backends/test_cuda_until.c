@@ -54,7 +54,8 @@ static void check(rp_exec *x, rp_buf rb, const ex_converge *p, double tol,
   unsigned want = ex_converge_check(p, tol, max, cu, cv, &cres);
   if (every > 1 && want < max) /* the host checks every `every` replays */
     want = (want + every - 1) / every * every < max
-               ? (want + every - 1) / every * every : max;
+               ? (want + every - 1) / every * every
+               : max;
   if (every > 1) {
     ex_converge_init(p, cu, &cres);
     ex_converge_check(p, -1.0, want, cu, cv, &cres);

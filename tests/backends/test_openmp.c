@@ -59,29 +59,26 @@ static void same_as_reference(const rp_graph *g, reset_fn reset, void *ctx,
 
 RP_KERNEL(t_affine, {
   uint64_t cols = RP_VAL(uint64_t, 3);
-  uint64_t i = (RP_VAL(uint64_t, 4) + RP_Y) * cols + RP_VAL(uint64_t, 5) +
-               RP_X;
+  uint64_t i = (RP_VAL(uint64_t, 4) + RP_Y) * cols + RP_VAL(uint64_t, 5) + RP_X;
   uint64_t *p = RP_PTR(uint64_t, 0);
   p[i] = p[i] * RP_VAL(uint64_t, 1) + RP_VAL(uint64_t, 2);
 })
-static const rp_param t_affine_p[] = {
-    {"x", RP_INOUT},     {"a", RP_SCALAR},  {"b", RP_SCALAR},
-    {"cols", RP_SCALAR}, {"r0", RP_SCALAR}, {"c0", RP_SCALAR}};
+static const rp_param t_affine_p[] = {{"x", RP_INOUT},   {"a", RP_SCALAR},
+                                      {"b", RP_SCALAR},  {"cols", RP_SCALAR},
+                                      {"r0", RP_SCALAR}, {"c0", RP_SCALAR}};
 static const rp_kernel t_affine_k = RP_KERNEL_DESC(t_affine, t_affine_p);
 
 RP_KERNEL(t_mix, {
   uint64_t cols = RP_VAL(uint64_t, 2);
-  uint64_t s = (RP_VAL(uint64_t, 3) + RP_Y) * cols + RP_VAL(uint64_t, 4) +
-               RP_X;
-  uint64_t d = (RP_VAL(uint64_t, 5) + RP_Y) * cols + RP_VAL(uint64_t, 6) +
-               RP_X;
+  uint64_t s = (RP_VAL(uint64_t, 3) + RP_Y) * cols + RP_VAL(uint64_t, 4) + RP_X;
+  uint64_t d = (RP_VAL(uint64_t, 5) + RP_Y) * cols + RP_VAL(uint64_t, 6) + RP_X;
   uint64_t *dst = RP_PTR(uint64_t, 1);
   dst[d] = dst[d] * 3 + RP_PTR(const uint64_t, 0)[s];
 })
-static const rp_param t_mix_p[] = {
-    {"src", RP_IN},    {"dst", RP_INOUT}, {"cols", RP_SCALAR},
-    {"sr", RP_SCALAR}, {"sc", RP_SCALAR}, {"dr", RP_SCALAR},
-    {"dc", RP_SCALAR}};
+static const rp_param t_mix_p[] = {{"src", RP_IN},      {"dst", RP_INOUT},
+                                   {"cols", RP_SCALAR}, {"sr", RP_SCALAR},
+                                   {"sc", RP_SCALAR},   {"dr", RP_SCALAR},
+                                   {"dc", RP_SCALAR}};
 static const rp_kernel t_mix_k = RP_KERNEL_DESC(t_mix, t_mix_p);
 
 typedef struct hbox {
@@ -133,8 +130,8 @@ static void rg_build(rgraph *r, uint64_t seed, unsigned nops, unsigned ndev,
   for (unsigned b = 0; b < r->nbuf; b++) {
     char nm[8] = {'R', (char)('0' + b), 0};
     r->buf[b] = malloc(rows * cols * 8);
-    TU_OK(r->g, rp_buffer_register_2d(r->g, nm, r->buf[b], rows, cols, 8,
-                                      NULL));
+    TU_OK(r->g,
+          rp_buffer_register_2d(r->g, nm, r->buf[b], rows, cols, 8, NULL));
   }
   uint64_t s = seed * 2654435761u + 1;
   for (unsigned i = 0; i < nops; i++) {
@@ -146,30 +143,34 @@ static void rg_build(rgraph *r, uint64_t seed, unsigned nops, unsigned ndev,
     rbox(&s, cols, &c0, &c1);
     uint64_t a = tu_rand(&s) | 1, bb = tu_rand(&s);
     if (kind < 4) {
-      rp_arg g[6] = {rp_arg_buf(rp_box2(b, r0, r1, c0, c1)), rp_arg_i64(0),
-                     rp_arg_i64(0), rp_arg_i64(0), rp_arg_i64(0),
+      rp_arg g[6] = {rp_arg_buf(rp_box2(b, r0, r1, c0, c1)),
+                     rp_arg_i64(0),
+                     rp_arg_i64(0),
+                     rp_arg_i64(0),
+                     rp_arg_i64(0),
                      rp_arg_i64(0)};
       g[1].value.u64 = a;
       g[2].value.u64 = bb;
       g[3].value.u64 = cols;
       g[4].value.u64 = r0;
       g[5].value.u64 = c0;
-      TU_OK(r->g, rp_record_kernel(r->g, &t_affine_k, dev,
-                                   rp_dims3(c1 - c0, r1 - r0, 1), g, NULL,
-                                   NULL));
+      TU_OK(r->g,
+            rp_record_kernel(r->g, &t_affine_k, dev,
+                             rp_dims3(c1 - c0, r1 - r0, 1), g, NULL, NULL));
     } else if (kind < 7) {
       rp_buf d = (rp_buf)((b + 1 + tu_rand(&s) % (r->nbuf - 1)) % r->nbuf);
       uint64_t dr = tu_rand(&s) % (rows - (r1 - r0) + 1);
       uint64_t dc = tu_rand(&s) % (cols - (c1 - c0) + 1);
       rp_arg g[7] = {rp_arg_buf(rp_box2(b, r0, r1, c0, c1)),
-                     rp_arg_buf(rp_box2(d, dr, dr + r1 - r0, dc,
-                                        dc + c1 - c0)),
-                     rp_arg_i64((int64_t)cols), rp_arg_i64((int64_t)r0),
-                     rp_arg_i64((int64_t)c0), rp_arg_i64((int64_t)dr),
+                     rp_arg_buf(rp_box2(d, dr, dr + r1 - r0, dc, dc + c1 - c0)),
+                     rp_arg_i64((int64_t)cols),
+                     rp_arg_i64((int64_t)r0),
+                     rp_arg_i64((int64_t)c0),
+                     rp_arg_i64((int64_t)dr),
                      rp_arg_i64((int64_t)dc)};
-      TU_OK(r->g, rp_record_kernel(r->g, &t_mix_k, dev,
-                                   rp_dims3(c1 - c0, r1 - r0, 1), g, NULL,
-                                   NULL));
+      TU_OK(r->g,
+            rp_record_kernel(r->g, &t_mix_k, dev, rp_dims3(c1 - c0, r1 - r0, 1),
+                             g, NULL, NULL));
     } else {
       hbox *h = &r->hb[i];
       h->r0 = r0, h->r1 = r1, h->c0 = c0, h->c1 = c1, h->cols = cols;
@@ -214,8 +215,9 @@ static void tr_reset(void *v) {
 Test(openmp, random_graphs_with_explicit_copies, .timeout = 120) {
   for (uint64_t seed = 1; seed <= 30; seed++) {
     tu_random r;
-    cr_assert_eq(tu_random_graph(&r, 99, 3, 256, 60, 1 + seed % 3, 0,
-                                 (int)(seed % 2)), 0);
+    cr_assert_eq(
+        tu_random_graph(&r, 99, 3, 256, 60, 1 + seed % 3, 0, (int)(seed % 2)),
+        0);
     TU_OK(r.g, rp_graph_end(r.g));
     same_as_reference(r.g, tr_reset, &r, 2, 2, NULL, NULL, 0);
     same_as_reference(r.g, tr_reset, &r, 2, 1, NULL, NULL, 0);
@@ -268,11 +270,10 @@ Test(openmp, bad_options_and_missing_bodies, .timeout = 20) {
   rp_buf b;
   TU_OK(g, rp_buffer_register(g, "m", mem, sizeof mem, &b));
   static const rp_param p[] = {{"x", RP_INOUT}};
-  static const rp_kernel nocpu = {"nocpu", 1, p, NULL, NULL, NULL,
-                                  {0, 0, 0}, NULL, NULL, 0};
+  static const rp_kernel nocpu = {"nocpu", 1,         p,    NULL, NULL,
+                                  NULL,    {0, 0, 0}, NULL, NULL, 0};
   rp_arg a = rp_arg_buf(rp_whole(b));
-  TU_OK(g, rp_record_kernel(g, &nocpu, 0, rp_dims3(8, 1, 1), &a, NULL,
-                            NULL));
+  TU_OK(g, rp_record_kernel(g, &nocpu, 0, rp_dims3(8, 1, 1), &a, NULL, NULL));
   TU_OK(g, rp_graph_end(g));
   rp_exec *x = NULL;
   cr_assert_eq(rp_exec_create(&x, g, omp_be(), NULL), RP_ENOKERNEL);
@@ -313,10 +314,9 @@ Test(openmp, logical_devices_on_disjoint_cores, .timeout = 30) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register(g, "out", out, sizeof out, &b));
   for (int k = 0; k < 64; k++) {
-    rp_arg a[2] = {rp_arg_buf(rp_bytes(b, 8 * (uint64_t)k, 8)),
-                   rp_arg_i64(k)};
-    TU_OK(g, rp_record_kernel(g, &t_where_k, k % 2, rp_dims3(1, 1, 1), a,
-                              NULL, NULL));
+    rp_arg a[2] = {rp_arg_buf(rp_bytes(b, 8 * (uint64_t)k, 8)), rp_arg_i64(k)};
+    TU_OK(g, rp_record_kernel(g, &t_where_k, k % 2, rp_dims3(1, 1, 1), a, NULL,
+                              NULL));
   }
   TU_OK(g, rp_record_sync_host(g, rp_whole(b), NULL));
   TU_OK(g, rp_graph_end(g));
@@ -335,8 +335,10 @@ Test(openmp, logical_devices_on_disjoint_cores, .timeout = 30) {
     clean += !moved;
     off += moved;
   }
-  cr_assert(clean > 0, "no replay kept every kernel on its device's core "
-            "(%d of 3200 moved)", off);
+  cr_assert(clean > 0,
+            "no replay kept every kernel on its device's core "
+            "(%d of 3200 moved)",
+            off);
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }
@@ -605,10 +607,13 @@ Test(openmp, split_kernels_run_every_chunk_once, .timeout = 60) {
     for (int k = 0; k < BANDS; k++) {
       uint64_t r0 = (uint64_t)k * (R / BANDS);
       rp_arg a[6] = {rp_arg_buf(rp_box2(b, r0, r0 + R / BANDS, 0, C)),
-                     rp_arg_i64(3 + 2 * (r * BANDS + k)), rp_arg_i64(k + 1),
-                     rp_arg_i64(C), rp_arg_i64((int64_t)r0), rp_arg_i64(0)};
-      TU_OK(g, rp_record_kernel(g, &t_affine_k, 0,
-                                rp_dims3(C, R / BANDS, 1), a, NULL, NULL));
+                     rp_arg_i64(3 + 2 * (r * BANDS + k)),
+                     rp_arg_i64(k + 1),
+                     rp_arg_i64(C),
+                     rp_arg_i64((int64_t)r0),
+                     rp_arg_i64(0)};
+      TU_OK(g, rp_record_kernel(g, &t_affine_k, 0, rp_dims3(C, R / BANDS, 1), a,
+                                NULL, NULL));
     }
   TU_OK(g, rp_record_sync_host(g, rp_whole(b), NULL));
   TU_OK(g, rp_graph_end(g));
@@ -625,8 +630,7 @@ Test(openmp, split_kernels_run_every_chunk_once, .timeout = 60) {
     for (uint64_t i = 0; i < R * C; i++)
       x[i] = i;
     cr_assert_eq(rp_exec_run(xe, REPS), RP_OK);
-    cr_assert(memcmp(x, e, R * C * 8) == 0, "%d threads: wrong result",
-              nth);
+    cr_assert(memcmp(x, e, R * C * 8) == 0, "%d threads: wrong result", nth);
     rp_exec_destroy(xe);
   }
   rp_graph_destroy(g);

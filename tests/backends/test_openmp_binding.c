@@ -55,8 +55,7 @@ static void burn(void *u, void *const *ptr) {
   cpu_set_t m;
   p->cpu0[a->i] = sched_getcpu();
   p->ncpu[a->i] =
-      pthread_getaffinity_np(pthread_self(), sizeof m, &m) ? -1
-                                                          : CPU_COUNT(&m);
+      pthread_getaffinity_np(pthread_self(), sizeof m, &m) ? -1 : CPU_COUNT(&m);
   atomic_fetch_add(&p->started, 1);
   double t0 = now_s();
   volatile uint64_t acc = 0;
@@ -106,8 +105,7 @@ static int scenario(const char *how) {
          getenv("OMP_PLACES") ? getenv("OMP_PLACES") : "(unset)");
   rp_graph *g;
   rp_buf xb;
-  if (rp_graph_create(&g, 0) ||
-      rp_buffer_register(g, "X", X, sizeof X, &xb))
+  if (rp_graph_create(&g, 0) || rp_buffer_register(g, "X", X, sizeof X, &xb))
     return 4;
   for (int i = 0; i < 2; i++) {
     rp_access a = {rp_bytes(xb, 64 * (uint64_t)i, 64), RP_INOUT};
@@ -146,9 +144,9 @@ static int scenario(const char *how) {
         printf("error %s\n", rp_exec_error(x));
         return 6;
       }
-      printf("run %s %d cpus %d %d %d %d ncpu %d %d alone %d %d\n",
-             modes[m], launch, p.cpu0[0], p.cpu0[1], p.cpu1[0], p.cpu1[1],
-             p.ncpu[0], p.ncpu[1], p.alone[0], p.alone[1]);
+      printf("run %s %d cpus %d %d %d %d ncpu %d %d alone %d %d\n", modes[m],
+             launch, p.cpu0[0], p.cpu0[1], p.cpu1[0], p.cpu1[1], p.ncpu[0],
+             p.ncpu[1], p.alone[0], p.alone[1]);
       printf("notice_run %s\n", rp_exec_notice(x)[0] ? "yes" : "no");
       pthread_getaffinity_np(pthread_self(), sizeof now, &now);
       mask_changed |= !CPU_EQUAL(&before, &now);
@@ -159,8 +157,7 @@ static int scenario(const char *how) {
   }
   printf("caller_mask %s %d\n", mask_changed ? "changed" : "same",
          CPU_COUNT(&before));
-  printf("X %llu %llu\n", (unsigned long long)X[0],
-         (unsigned long long)X[8]);
+  printf("X %llu %llu\n", (unsigned long long)X[0], (unsigned long long)X[8]);
   rp_graph_destroy(g);
   return 0;
 }
@@ -230,20 +227,28 @@ static void check_runs(const seen *s, int distinct, int ncpu) {
       l++;
     char mode[16];
     int launch, c0, c1, e0, e1, n0, n1, a0, a1;
-    cr_assert_eq(sscanf(l, "run %15s %d cpus %d %d %d %d ncpu %d %d alone "
-                        "%d %d", mode, &launch, &c0, &c1, &e0, &e1, &n0, &n1,
-                        &a0, &a1), 10, "%s", l);
-    cr_assert(!a0 && !a1, "%s launch %d: the two tasks did not run at "
-              "once:\n%s", mode, launch, s->out);
+    cr_assert_eq(sscanf(l,
+                        "run %15s %d cpus %d %d %d %d ncpu %d %d alone "
+                        "%d %d",
+                        mode, &launch, &c0, &c1, &e0, &e1, &n0, &n1, &a0, &a1),
+                 10, "%s", l);
+    cr_assert(!a0 && !a1,
+              "%s launch %d: the two tasks did not run at "
+              "once:\n%s",
+              mode, launch, s->out);
     if (distinct) {
       cr_assert_neq(c0, c1, "%s launch %d: both tasks on CPU %d:\n%s", mode,
                     launch, c0, s->out);
-      cr_assert(c0 == e0 && c1 == e1, "%s launch %d: a pinned task moved:"
-                "\n%s", mode, launch, s->out);
+      cr_assert(c0 == e0 && c1 == e1,
+                "%s launch %d: a pinned task moved:"
+                "\n%s",
+                mode, launch, s->out);
     }
     if (ncpu) {
-      cr_assert(n0 == ncpu && n1 == ncpu, "%s launch %d: masks of %d and "
-                "%d CPUs, not %d:\n%s", mode, launch, n0, n1, ncpu, s->out);
+      cr_assert(n0 == ncpu && n1 == ncpu,
+                "%s launch %d: masks of %d and "
+                "%d CPUs, not %d:\n%s",
+                mode, launch, n0, n1, ncpu, s->out);
     }
   }
   cr_assert(strstr(s->out, "X 6 6"), "%s", s->out);
@@ -254,10 +259,10 @@ static int process_cpus(void) {
   return sched_getaffinity(0, sizeof m, &m) ? 0 : CPU_COUNT(&m);
 }
 
-#define NEED_TWO_CPUS()                                                    \
-  do {                                                                     \
-    if (process_cpus() < 2)                                                \
-      cr_skip_test("needs 2 CPUs, the process has %d", process_cpus());    \
+#define NEED_TWO_CPUS()                                                        \
+  do {                                                                         \
+    if (process_cpus() < 2)                                                    \
+      cr_skip_test("needs 2 CPUs, the process has %d", process_cpus());        \
   } while (0)
 
 /* Runs case how under env (not on CPU 0 only) and checks its runs (see
@@ -267,8 +272,7 @@ static const seen *expect(const char *how, const char *const *env,
                           const char *mask, int distinct, int ncpu) {
   static seen s;
   run_case(&s, how, env, 0);
-  cr_assert(strstr(s.out, mask), "case %s: no \"%s\":\n%s", how, mask,
-            s.out);
+  cr_assert(strstr(s.out, mask), "case %s: no \"%s\":\n%s", how, mask, s.out);
   check_runs(&s, distinct, ncpu);
   return &s;
 }
@@ -290,8 +294,7 @@ Test(openmp_binding, proc_bind_true_after_a_bound_region, .timeout = 60) {
 Test(openmp_binding, every_policy_after_a_bound_region, .timeout = 60) {
   NEED_TWO_CPUS();
   static char one_place[64];
-  snprintf(one_place, sizeof one_place, "OMP_PLACES={0:%d}",
-           process_cpus());
+  snprintf(one_place, sizeof one_place, "OMP_PLACES={0:%d}", process_cpus());
   const char *envs[][3] = {
       {"OMP_PROC_BIND=close", "OMP_PLACES=cores", NULL},
       {"OMP_PROC_BIND=spread", NULL, NULL},
@@ -316,14 +319,14 @@ Test(openmp_binding, unbound_team_is_not_pinned, .timeout = 60) {
   expect("region", env, "caller_mask same", 0, process_cpus());
   const char *none[] = {NULL};
   const seen *u = expect("pin0", none, "caller_mask same 1", 0, 0);
-  for (const char *l = strstr(u->out, "run "); l;
-       l = strstr(l + 1, "\nrun ")) {
+  for (const char *l = strstr(u->out, "run "); l; l = strstr(l + 1, "\nrun ")) {
     int n0, n1;
     cr_assert_eq(sscanf(strstr(l, "ncpu"), "ncpu %d %d", &n0, &n1), 2);
     /* one task ran on the caller (1 CPU), the other on the team's thread
      * (the process's CPUs) */
     cr_assert((n0 == 1 && n1 == process_cpus()) ||
-              (n1 == 1 && n0 == process_cpus()), "%s", u->out);
+                  (n1 == 1 && n0 == process_cpus()),
+              "%s", u->out);
   }
   cr_assert(strstr(u->out, "notice_create no"), "%s", u->out);
 }
@@ -352,8 +355,8 @@ Test(openmp_binding, one_cpu_for_two_threads_works_and_says_so, .timeout = 60) {
     cr_assert(strstr(s.out, "caller_mask same 1"), "%s", s.out);
     cr_assert_eq(count_lines(&s, "notice_create yes"), 2, "%s", s.out);
     cr_assert_eq(count_lines(&s, "notice_run no"), 6, "%s", s.out);
-    cr_assert(strstr(s.out, "notice_text openmp: 2 threads on 1 CPU ("),
-              "%s", s.out);
+    cr_assert(strstr(s.out, "notice_text openmp: 2 threads on 1 CPU ("), "%s",
+              s.out);
   }
 }
 

@@ -120,12 +120,11 @@ Test(openmp_engine, held_up_worker_leaves_its_ready_work, .timeout = 60) {
         /* the others ran P's pushed work while S held its thread */
         cr_assert(!atomic_load(&h.timed_out),
                   "%d threads: only %d of %d ready tasks ran while one "
-                  "worker was held up", nth, atomic_load(&h.ran),
-                  HN * h.s_calls);
+                  "worker was held up",
+                  nth, atomic_load(&h.ran), HN * h.s_calls);
         for (int i = 0; i < HN; i++) {
           cr_assert(!pthread_equal(h.t_thread[i], h.s_thread),
-                    "%d threads: T%d waited for the held-up worker", nth,
-                    i);
+                    "%d threads: T%d waited for the held-up worker", nth, i);
           cr_assert(h.t_end[i] <= h.s_end);
         }
         cr_assert_eq(X[8 * (HN + 1)], reps == 1 ? 1 : 1 + 2);
@@ -168,12 +167,11 @@ static void h_sum(void *u, void *const *ptr) {
 
 static span *g_span;
 
-static void record_line(rp_graph *g, rp_buf b, unsigned line,
-                        unsigned salt) {
+static void record_line(rp_graph *g, rp_buf b, unsigned line, unsigned salt) {
   rp_access a = {rp_bytes(b, 64 * (uint64_t)line, 64), RP_INOUT};
   TU_OK(g, rp_record_host(g, h_line,
-                          (void *)(uintptr_t)((uint64_t)line << 16 | salt),
-                          &a, 1, NULL, NULL));
+                          (void *)(uintptr_t)((uint64_t)line << 16 | salt), &a,
+                          1, NULL, NULL));
 }
 
 static void build_single(rp_graph *g, rp_buf b, unsigned n) {
@@ -228,14 +226,12 @@ static void build_wave(rp_graph *g, rp_buf b, unsigned n) {
       unsigned na = 0;
       a[na++] = (rp_access){rp_bytes(b, 64 * (uint64_t)l, 64), RP_INOUT};
       if (i)
-        a[na++] = (rp_access){rp_bytes(b, 64 * (uint64_t)(l - w), 64),
-                              RP_IN};
+        a[na++] = (rp_access){rp_bytes(b, 64 * (uint64_t)(l - w), 64), RP_IN};
       if (j)
-        a[na++] = (rp_access){rp_bytes(b, 64 * (uint64_t)(l - 1), 64),
-                              RP_IN};
+        a[na++] = (rp_access){rp_bytes(b, 64 * (uint64_t)(l - 1), 64), RP_IN};
       TU_OK(g, rp_record_host(g, h_line,
-                              (void *)(uintptr_t)((uint64_t)l << 16 | 3), a,
-                              na, NULL, NULL));
+                              (void *)(uintptr_t)((uint64_t)l << 16 | 3), a, na,
+                              NULL, NULL));
     }
 }
 
@@ -257,8 +253,8 @@ static rp_graph *lines_graph(build_fn build, uint64_t *m, unsigned n,
 
 /* The shape built over n lines, replayed as launches of reps[] replays by
  * the reference and by openmp at 2, 3 and 4 threads: same bytes. */
-static void same_as_reference(build_fn build, unsigned n,
-                              const unsigned *reps, unsigned nreps) {
+static void same_as_reference(build_fn build, unsigned n, const unsigned *reps,
+                              unsigned nreps) {
   uint64_t *m = aligned_alloc(64, 64 * (size_t)n);
   uint64_t *ref = malloc(64 * (size_t)n);
   rp_buf b;
@@ -327,8 +323,7 @@ Test(openmp_engine, random_graphs_repeated_runs, .timeout = 120) {
   static const unsigned reps[] = {1, 2, 1, 4, 3};
   for (uint64_t seed = 1; seed <= 12; seed++) {
     tu_random r;
-    cr_assert_eq(tu_random_graph(&r, seed, 3, 512, 60, 1 + seed % 3, 0, 0),
-                 0);
+    cr_assert_eq(tu_random_graph(&r, seed, 3, 512, 60, 1 + seed % 3, 0, 0), 0);
     TU_OK(r.g, rp_graph_end(r.g));
     size_t n1, n2;
     tu_random_reset(&r, seed);
@@ -338,8 +333,7 @@ Test(openmp_engine, random_graphs_repeated_runs, .timeout = 120) {
       tu_random_reset(&r, seed);
       rp_exec *x = mk(r.g, nth);
       for (unsigned i = 0; i < 5; i++)
-        cr_assert_eq(rp_exec_run(x, reps[i]), RP_OK, "%s",
-                     rp_exec_error(x));
+        cr_assert_eq(rp_exec_run(x, reps[i]), RP_OK, "%s", rp_exec_error(x));
       unsigned char *got = tu_snapshot(r.g, &n2);
       cr_assert(n1 == n2 && memcmp(ref, got, n1) == 0,
                 "seed %llu, %d threads: differs from the reference",
@@ -442,7 +436,8 @@ Test(openmp_engine, failure_stops_the_launch, .timeout = 60) {
     cr_assert_eq(rp_exec_run(x, 10), RP_ETASK);
     const char *e = rp_exec_error(x);
     cr_assert(strstr(e, "\"step\"") && strstr(e, "replay 3") &&
-                  strstr(e, "code 9"), "%d threads: %s", nth, e);
+                  strstr(e, "code 9"),
+              "%d threads: %s", nth, e);
     /* replays 1 and 2 whole, none after the third */
     cr_assert_eq(X[0], 2);
     cr_assert_eq(atomic_load(&f.calls), 3, "%d threads", nth);

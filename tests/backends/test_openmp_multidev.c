@@ -18,7 +18,6 @@ static const rp_backend *openmp(void) {
   return be;
 }
 
-
 /* The option sets every workload runs under: default groups; two threads
  * pinned on cores 1 and 0 with devices swapped between the groups; serial;
  * one thread (every device in one group). */
@@ -295,9 +294,11 @@ static void check_halo(int explicit_halo, unsigned flags) {
           want[i].dst == (unsigned)ni.dst_device &&
           want[i].buf == in.region.buf && want[i].row == r0)
         m = &want[i];
-    cr_assert_not_null(m, "unexpected peer copy %u (%s): buffer %u row %llu"
-                       " %d->%d before step %u", n, ni.name, in.region.buf,
-                       (unsigned long long)r0, ni.device, ni.dst_device, s);
+    cr_assert_not_null(m,
+                       "unexpected peer copy %u (%s): buffer %u row %llu"
+                       " %d->%d before step %u",
+                       n, ni.name, in.region.buf, (unsigned long long)r0,
+                       ni.device, ni.dst_device, s);
     m->seen = 1;
     /* Fed by exactly the writer of the row; feeds its kernel. */
     unsigned nin = 0;
@@ -308,15 +309,17 @@ static void check_halo(int explicit_halo, unsigned flags) {
     }
     cr_assert_eq(nin, 1u, "peer copy %u: %s", n,
                  tu_edges_str(g, eb, sizeof eb));
-    cr_assert(tu_has_edge(g, kern[s - 1][ni.device], n, RP_EDGE_RAW,
-                          in.region.buf), "%s", tu_edges_str(g, eb, sizeof eb));
-    cr_assert(tu_has_edge(g, n, kern[s][ni.dst_device], RP_EDGE_RAW,
-                          in.region.buf), "%s", tu_edges_str(g, eb, sizeof eb));
+    cr_assert(
+        tu_has_edge(g, kern[s - 1][ni.device], n, RP_EDGE_RAW, in.region.buf),
+        "%s", tu_edges_str(g, eb, sizeof eb));
+    cr_assert(
+        tu_has_edge(g, n, kern[s][ni.dst_device], RP_EDGE_RAW, in.region.buf),
+        "%s", tu_edges_str(g, eb, sizeof eb));
     /* The destination's own rows, written by its previous kernel, touch
      * the halo row without overlapping it: no edge of any kind. */
     for (int k = 0; k < 4; k++)
-      cr_assert(!tu_has_edge(g, kern[s - 1][ni.dst_device], n,
-                             (rp_edge_kind)k, in.region.buf),
+      cr_assert(!tu_has_edge(g, kern[s - 1][ni.dst_device], n, (rp_edge_kind)k,
+                             in.region.buf),
                 "halo row conflicts with the rows beside it: %s",
                 tu_edges_str(g, eb, sizeof eb));
   }
@@ -338,8 +341,8 @@ static void check_halo(int explicit_halo, unsigned flags) {
   for (unsigned s = 1; s < S; s++)
     for (unsigned d = 0; d < ND; d++)
       cr_assert(tu_has_edge(g, kern[s - 1][d], kern[s][d], RP_EDGE_RAW,
-                            (rp_buf)(s % 2)), "step %u device %u: %s", s, d,
-                tu_edges_str(g, eb, sizeof eb));
+                            (rp_buf)(s % 2)),
+                "step %u device %u: %s", s, d, tu_edges_str(g, eb, sizeof eb));
   rp_graph_destroy(g);
 }
 
@@ -405,8 +408,8 @@ RP_KERNEL(rendezvous_k, {
 })
 static const rp_param rendezvous_params[] = {
     {"flag", RP_INOUT}, {"seen", RP_INOUT}, {"me", RP_SCALAR}};
-static const rp_kernel rendezvous = RP_KERNEL_DESC(rendezvous_k,
-                                                   rendezvous_params);
+static const rp_kernel rendezvous =
+    RP_KERNEL_DESC(rendezvous_k, rendezvous_params);
 
 Test(openmp_multidev, devices_run_at_the_same_time, .timeout = 60) {
   int flag[2][2] = {{0, 0}, {0, 0}}, seen[2][2] = {{0, 0}, {0, 0}};
@@ -450,7 +453,8 @@ Test(openmp_multidev, devices_run_at_the_same_time, .timeout = 60) {
   TU_OK(NULL, rp_exec_run(x, 1));
   cr_assert(seen[0][0] && seen[1][1],
             "the two devices' kernels did not run at the same time "
-            "(device 0 saw %d, device 1 saw %d)", seen[0][0], seen[1][1]);
+            "(device 0 saw %d, device 1 saw %d)",
+            seen[0][0], seen[1][1]);
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }

@@ -173,7 +173,7 @@ Test(openmp_plan, rebind_between_replays, .timeout = 60) {
  * a gate the test opens only after wait_buffer returned ---- */
 typedef struct gate {
   atomic_int open, waited_out, entered, calls;
-  int every;  /* block on every every-th call (the last replay of a launch) */
+  int every; /* block on every every-th call (the last replay of a launch) */
 } gate;
 
 static void h_set(void *user, void *const *p) {
@@ -224,8 +224,8 @@ static void waitbuf_case(int kind, int nth, const char *mode, unsigned reps) {
   TU_OK(g, rp_buffer_register(g, "X", xv, sizeof xv, &bx));
   TU_OK(g, rp_buffer_register(g, "Y", yv, sizeof yv, &by));
   rp_access ax = {rp_whole(bx), RP_INOUT};
-  TU_OK(g, rp_record_host(g, h_set, (void *)(intptr_t)kind, &ax, 1, NULL,
-                          NULL));
+  TU_OK(g,
+        rp_record_host(g, h_set, (void *)(intptr_t)kind, &ax, 1, NULL, NULL));
   if (kind >= 1) {
     rp_arg arg = rp_arg_buf(rp_whole(bx));
     TU_OK(g, rp_record_kernel(g, &k_twice, 0, rp_dims3(NE, 1, 1), &arg, NULL,
@@ -233,8 +233,8 @@ static void waitbuf_case(int kind, int nth, const char *mode, unsigned reps) {
     TU_OK(g, rp_record_sync_host(g, rp_whole(bx), NULL));
   }
   rp_access ay[2] = {{rp_whole(by), RP_INOUT}, {rp_whole(bx), RP_IN}};
-  TU_OK(g, rp_record_host(g, h_blocked, &gt, ay, kind == 2 ? 2 : 1, NULL,
-                          NULL));
+  TU_OK(g,
+        rp_record_host(g, h_blocked, &gt, ay, kind == 2 ? 2 : 1, NULL, NULL));
   TU_OK(g, rp_graph_end(g));
   /* The reference, gate open. */
   rp_exec *x = mk(g, "reference", 0, NULL);
@@ -260,8 +260,8 @@ static void waitbuf_case(int kind, int nth, const char *mode, unsigned reps) {
               mode ? mode : "", reps);
     cr_assert(!atomic_load(&gt.waited_out),
               "the blocked task timed out: wait_buffer did not return "
-              "(kind %d, %d threads %s, %u replays)", kind, nth,
-              mode ? mode : "", reps);
+              "(kind %d, %d threads %s, %u replays)",
+              kind, nth, mode ? mode : "", reps);
     if (launch == 0) {
       cr_assert_eq(memcmp(seen, xr, sizeof seen), 0,
                    "X seen by the host differs (kind %d, %d threads)", kind,
@@ -325,9 +325,8 @@ static unsigned char *rsnap(const tu_random *r) {
 }
 
 /* launches launches of reps replays each, on backend be. */
-static unsigned char *rrun(tu_random *r, uint64_t seed, const char *be,
-                           int nth, const char *mode, unsigned launches,
-                           unsigned reps) {
+static unsigned char *rrun(tu_random *r, uint64_t seed, const char *be, int nth,
+                           const char *mode, unsigned launches, unsigned reps) {
   tu_random_reset(r, seed);
   rp_exec *x = mk(r->g, be, nth, mode);
   for (unsigned l = 0; l < launches; l++)
@@ -336,25 +335,24 @@ static unsigned char *rrun(tu_random *r, uint64_t seed, const char *be,
   return rsnap(r);
 }
 
-Test(openmp_plan, owner_engine_random_graphs_several_launches,
-     .timeout = 180) {
+Test(openmp_plan, owner_engine_random_graphs_several_launches, .timeout = 180) {
   for (uint64_t seed = 1; seed <= 60; seed++) {
     tu_random r;
     unsigned ndev = 1 + (unsigned)(seed % 3);
     cr_assert_eq(tu_random_graph(&r, seed, 4, 96, 20 + (unsigned)(seed % 50),
-                                 ndev, 0, 0), 0);
+                                 ndev, 0, 0),
+                 0);
     cr_assert_eq(rp_graph_end(r.g), RP_OK, "%s", rp_graph_error(r.g));
     unsigned reps = 1 + (unsigned)(seed % 3);
     unsigned char *ref = rrun(&r, seed, "reference", 0, NULL, 4, reps);
     const int nths[5] = {2, 3, 4, 2, 3};
     const char *modes[5] = {NULL, NULL, NULL, "dynamic", "owner"};
     for (int m = 0; m < 5; m++) {
-      unsigned char *got = rrun(&r, seed, "openmp", nths[m], modes[m], 4,
-                                reps);
+      unsigned char *got = rrun(&r, seed, "openmp", nths[m], modes[m], 4, reps);
       cr_assert_eq(memcmp(ref, got, r.nbuf * r.bsize), 0,
                    "seed %llu, %d threads %s, 4 x %u replays differ",
-                   (unsigned long long)seed, nths[m],
-                   modes[m] ? modes[m] : "", reps);
+                   (unsigned long long)seed, nths[m], modes[m] ? modes[m] : "",
+                   reps);
       free(got);
     }
     free(ref);
@@ -378,7 +376,8 @@ Test(openmp_plan, timeline_respects_every_edge, .timeout = 60) {
       const rp_backend *be = rp_exec_backend(x);
       const rp_plan *p = rp_exec_plan(x);
       cr_assert(be->timeline);
-      double *s = malloc(p->nnode * sizeof *s), *e = malloc(p->nnode * sizeof *e);
+      double *s = malloc(p->nnode * sizeof *s),
+             *e = malloc(p->nnode * sizeof *e);
       for (uint32_t v = 0; v < p->nnode; v++)
         s[v] = e[v] = -1;
       cr_assert_eq(be->timeline(x->state, s, e), RP_OK);

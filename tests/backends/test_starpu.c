@@ -45,8 +45,7 @@ static void same_as_reference(const rp_graph *g, reset_fn reset, void *ctx,
   unsigned char *got = tu_snapshot(g, &n2);
   cr_assert_eq(n1, n2);
   cr_assert(memcmp(ref, got, n1) == 0,
-            "starpu (%s, %u replays) differs from the reference", mode,
-            iters);
+            "starpu (%s, %u replays) differs from the reference", mode, iters);
   rp_exec_destroy(x);
   free(ref);
   free(got);
@@ -58,7 +57,8 @@ Test(starpu, random_graphs_both_modes_1_to_3_replays, .timeout = 240) {
   for (uint64_t seed = 1; seed <= 30; seed++) {
     tu_random r;
     cr_assert_eq(tu_random_graph(&r, 99 + seed, 3, 256, 40, 1 + seed % 3, 0,
-                                 (int)(seed % 2)), 0);
+                                 (int)(seed % 2)),
+                 0);
     TU_OK(r.g, rp_graph_end(r.g));
     for (unsigned m = 0; m < 2; m++)
       for (unsigned it = 1; it <= 3; it++) {
@@ -76,8 +76,8 @@ Test(starpu, bad_mode_is_refused, .timeout = 30) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register(g, "A", a, 16, &A));
   rp_arg args[2] = {rp_arg_buf(rp_whole(A)), rp_arg_i64(0)};
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(16, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 0, rp_dims3(16, 1, 1), args, NULL, NULL));
   TU_OK(g, rp_record_sync_host(g, rp_whole(A), NULL));
   TU_OK(g, rp_graph_end(g));
   const rp_backend *be;
@@ -121,8 +121,8 @@ Test(starpu, wait_buffer_returns_before_the_replay_ends, .timeout = 60) {
   TU_OK(g, rp_buffer_register(g, "A", a, 64, &A));
   TU_OK(g, rp_buffer_register(g, "B", b, 64, &B));
   rp_arg args[2] = {rp_arg_buf(rp_whole(A)), rp_arg_i64(0)};
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(64, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 0, rp_dims3(64, 1, 1), args, NULL, NULL));
   TU_OK(g, rp_record_sync_host(g, rp_whole(A), NULL));
   rp_access acc = {rp_whole(B), RP_INOUT};
   TU_OK(g, rp_record_host(g, gate_task, &gt, &acc, 1, NULL, NULL));
@@ -194,8 +194,8 @@ Test(starpu, jacobi_rebind_and_many_replays, .timeout = 120) {
     ex_jacobi2d_init(&c.p, ea, eb, es);
     ex_jacobi2d_check(&c.p, 200, ea, eb, es);
     cr_assert(memcmp(ea, a2, nn * 8) == 0 && memcmp(eb, b2, nn * 8) == 0 &&
-              memcmp(es, s2, 16) == 0, "%s: 200 replays after rebind",
-              modes[m]);
+                  memcmp(es, s2, 16) == 0,
+              "%s: 200 replays after rebind", modes[m]);
     ex_jacobi2d_init(&c.p, ea, eb, es);
     cr_assert(memcmp(ea, c.a, nn * 8) == 0, "graph's A was written");
     rp_exec_destroy(x);
@@ -246,15 +246,16 @@ Test(starpu, workers_idle_between_launches, .timeout = 60) {
     struct timespec d = {0, 300000000};
     nanosleep(&d, NULL);
     double used = process_cpu_ms() - t0;
-    cr_assert_lt(used, 30, "%s: %.1f ms of CPU in 300 ms with no launch in "
-                 "flight: the workers are polling", modes[m], used);
+    cr_assert_lt(used, 30,
+                 "%s: %.1f ms of CPU in 300 ms with no launch in "
+                 "flight: the workers are polling",
+                 modes[m], used);
     /* and they run again at the next launch */
     cr_assert_eq(rp_exec_run(x, 2), RP_OK);
     double *ea = malloc(64 * 64 * 8), *eb = malloc(64 * 64 * 8), es[2];
     ex_jacobi2d_init(&c.p, ea, eb, es);
     ex_jacobi2d_check(&c.p, 5, ea, eb, es);
-    cr_assert(memcmp(ea, c.a, 64 * 64 * 8) == 0, "%s: 3 + 2 replays",
-              modes[m]);
+    cr_assert(memcmp(ea, c.a, 64 * 64 * 8) == 0, "%s: 3 + 2 replays", modes[m]);
     free(ea);
     free(eb);
     rp_exec_destroy(x);
@@ -342,8 +343,7 @@ Test(starpu, heat2d_over_devices_and_recurrence_set_scalar, .timeout = 120) {
     p.r = 3.9;
     ex_recurrence_init(&p, e);
     ex_recurrence_check(&p, 2, e);
-    cr_assert(memcmp(e, u, bytes) == 0, "%s: set_scalar not applied",
-              modes[m]);
+    cr_assert(memcmp(e, u, bytes) == 0, "%s: set_scalar not applied", modes[m]);
     rp_exec_destroy(x);
   }
   free(u);
@@ -413,12 +413,13 @@ Test(starpu, mpi_lowering_is_pruned_and_flat_in_ranks, .timeout = 120) {
       if (r == nr - 1)
         last[k] = st;
       if (nr > 1)
-        cr_assert_lt(st.tasks, p->nnode, "rank %u of %u lowers the whole "
-                     "graph", r, nr);
+        cr_assert_lt(st.tasks, p->nnode,
+                     "rank %u of %u lowers the whole "
+                     "graph",
+                     r, nr);
       /* an image: its rank's rows and at most a halo row each side */
       if (r > 0)
-        cr_assert_leq(st.image_bytes,
-                      (uint64_t)st.images * (ROWS + 2) * n * 8,
+        cr_assert_leq(st.image_bytes, (uint64_t)st.images * (ROWS + 2) * n * 8,
                       "rank %u of %u: %llu image bytes for %u images", r, nr,
                       (unsigned long long)st.image_bytes, st.images);
       if (st.lower_us > most_us)
@@ -426,9 +427,9 @@ Test(starpu, mpi_lowering_is_pruned_and_flat_in_ranks, .timeout = 120) {
     }
     cr_log_info("%u ranks: %u nodes; rank 0 / 1 / last: %u / %u / %u "
                 "nodes lowered, %u / %u / %u handles; slowest rank found "
-                "its part in %.1f us", nr, p->nnode, first[k].visited,
-                mid[k].visited, last[k].visited, first[k].handles,
-                mid[k].handles, last[k].handles, most_us);
+                "its part in %.1f us",
+                nr, p->nnode, first[k].visited, mid[k].visited, last[k].visited,
+                first[k].handles, mid[k].handles, last[k].handles, most_us);
     cr_assert_eq(tasks, p->nnode + cross, "%u ranks", nr);
     cr_assert_eq(visited, p->nnode + cross, "%u ranks", nr);
     cr_assert_eq(sends, cross);
@@ -442,17 +443,17 @@ Test(starpu, mpi_lowering_is_pruned_and_flat_in_ranks, .timeout = 120) {
   for (unsigned k = 3; k < NK; k++) {
     const rp__starpu_stats *a = &mid[k], *b = &mid[2];
     cr_assert(a->tasks == b->tasks && a->sends == b->sends &&
-              a->recvs == b->recvs && a->visited == b->visited &&
-              a->accesses == b->accesses && a->images == b->images &&
-              a->handles == b->handles,
+                  a->recvs == b->recvs && a->visited == b->visited &&
+                  a->accesses == b->accesses && a->images == b->images &&
+                  a->handles == b->handles,
               "rank 1 of %u lowers %u nodes (%u tasks, %u accesses, %u "
-              "handles), of 3: %u (%u, %u, %u)", ranks[k], a->visited,
-              a->tasks, a->accesses, a->handles, b->visited, b->tasks,
-              b->accesses, b->handles);
+              "handles), of 3: %u (%u, %u, %u)",
+              ranks[k], a->visited, a->tasks, a->accesses, a->handles,
+              b->visited, b->tasks, b->accesses, b->handles);
     a = &last[k];
     b = &last[2];
     cr_assert(a->tasks == b->tasks && a->visited == b->visited &&
-              a->accesses == b->accesses && a->handles == b->handles,
+                  a->accesses == b->accesses && a->handles == b->handles,
               "last rank of %u: %u nodes, of 3: %u", ranks[k], a->visited,
               b->visited);
   }
@@ -493,8 +494,7 @@ static uint32_t cross_copies(const rp_plan *p, unsigned nr, uint64_t n,
     for (unsigned q = 0; q < nr; q++) {
       uint64_t q0 = bounds ? bounds[q] : n * q / nr;
       uint64_t q1 = bounds ? bounds[q + 1] : n * (q + 1) / nr;
-      *host_msgs +=
-          (int)q != dev % (int)nr && q0 < q1 && q0 < r1 && r0 < q1;
+      *host_msgs += (int)q != dev % (int)nr && q0 < q1 && q0 < r1 && r0 < q1;
     }
   }
   return c;
@@ -538,9 +538,10 @@ Test(starpu, mpi_distributed_rows_stay_on_their_rank, .timeout = 120) {
       if (r == nr - 1)
         last[k] = st;
     }
-    cr_assert_eq(sends, cross + host_msgs, "%u ranks: %u sends, %u halo "
-                 "copies, %u host rows of other ranks", nr, sends, cross,
-                 host_msgs);
+    cr_assert_eq(sends, cross + host_msgs,
+                 "%u ranks: %u sends, %u halo "
+                 "copies, %u host rows of other ranks",
+                 nr, sends, cross, host_msgs);
     cr_assert_eq(recvs, sends);
     rp_exec_destroy(x);
     rp_graph_destroy(g);
@@ -549,13 +550,13 @@ Test(starpu, mpi_distributed_rows_stay_on_their_rank, .timeout = 120) {
   }
   for (unsigned k = 2; k < NK; k++) {
     cr_assert(last[k].visited == last[2].visited &&
-              last[k].tasks == last[2].tasks &&
-              last[k].sends == last[2].sends,
-              "last rank of %u: %u nodes, of 3: %u", ranks[k],
-              last[k].visited, last[2].visited);
+                  last[k].tasks == last[2].tasks &&
+                  last[k].sends == last[2].sends,
+              "last rank of %u: %u nodes, of 3: %u", ranks[k], last[k].visited,
+              last[2].visited);
     cr_assert(first[k].visited == first[2].visited &&
-              first[k].tasks == first[2].tasks &&
-              first[k].accesses == first[2].accesses,
+                  first[k].tasks == first[2].tasks &&
+                  first[k].accesses == first[2].accesses,
               "rank 0 of %u: %u nodes, of 3: %u", ranks[k], first[k].visited,
               first[2].visited);
   }
@@ -575,8 +576,8 @@ Test(starpu, mpi_distributed_host_tasks_and_pieces, .timeout = 60) {
   TU_OK(g, rp_buffer_register(g, "H", h, 8, &H));
   /* device 1 bumps rows [4, 8); a host task reads them; sync */
   rp_arg args[2] = {rp_arg_buf(rp_box2(A, 4, 8, 0, 16)), rp_arg_i64(64)};
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 1, rp_dims3(64, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 1, rp_dims3(64, 1, 1), args, NULL, NULL));
   static tu_host_arg ha = {64, 64};
   rp_access acc = {rp_box2(A, 4, 8, 0, 16), RP_INOUT};
   TU_OK(g, rp_record_host(g, tu_host_bump, &ha, &acc, 1, NULL, NULL));
@@ -603,8 +604,8 @@ Test(starpu, mpi_distributed_host_tasks_and_pieces, .timeout = 60) {
    * ranks, fine over one */
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register_2d(g, "A", a, 8, 16, 1, &A));
-  TU_OK(g, rp_record_kernel(g, &tu_bump, 1, rp_dims3(64, 1, 1), args, NULL,
-                            NULL));
+  TU_OK(g,
+        rp_record_kernel(g, &tu_bump, 1, rp_dims3(64, 1, 1), args, NULL, NULL));
   static tu_host_arg hall = {0, 128};
   acc.region = rp_whole(A);
   TU_OK(g, rp_record_host(g, tu_host_bump, &hall, &acc, 1, NULL, NULL));
@@ -652,8 +653,8 @@ Test(starpu, mpi_distributed_host_tasks_and_pieces, .timeout = 60) {
   /* the halos, and one transfer per other rank whose rows a host copy
    * moves: device 1's all cross (to rank 2) */
   uint32_t host_msgs, halos = cross_copies(p, 4, 24, b, &host_msgs);
-  cr_assert_eq(sends, halos + host_msgs, "%u sends, %u halos, %u", sends,
-               halos, host_msgs);
+  cr_assert_eq(sends, halos + host_msgs, "%u sends, %u halos, %u", sends, halos,
+               host_msgs);
   cr_assert_gt(pieces, sends); /* and local pieces */
   rp_exec_destroy(x);
   rp_graph_destroy(g);

@@ -51,13 +51,19 @@ Test(starpu_chain, heat_messages_wait_for_neighbours_only) {
     heat_depth(nr, STEPS, 1, 0, d);
     heat_depth(nr, STEPS, 1, 1, w);
     for (unsigned r = 0; r < nr; r++) {
-      cr_assert_leq(d[r], STEPS + 1, "%u ranks, rank %u: %u messages in a "
-                    "row", nr, r, d[r]);
-      cr_assert_leq(d[r], d[0] + 1, "%u ranks, rank %u: %u messages in a "
-                    "row, rank 0: %u", nr, r, d[r], d[0]);
+      cr_assert_leq(d[r], STEPS + 1,
+                    "%u ranks, rank %u: %u messages in a "
+                    "row",
+                    nr, r, d[r]);
+      cr_assert_leq(d[r], d[0] + 1,
+                    "%u ranks, rank %u: %u messages in a "
+                    "row, rank 0: %u",
+                    nr, r, d[r], d[0]);
       /* whole-image handles: one more per rank (measured: 7 + r) */
-      cr_assert_geq(w[r], w[0] + r, "whole-image order, %u ranks, rank "
-                    "%u: %u, rank 0: %u", nr, r, w[r], w[0]);
+      cr_assert_geq(w[r], w[0] + r,
+                    "whole-image order, %u ranks, rank "
+                    "%u: %u, rank 0: %u",
+                    nr, r, w[r], w[0]);
     }
   }
 }
@@ -76,6 +82,5 @@ Test(starpu_chain, replicated_heat_has_no_chain) {
   for (unsigned r = 0; r < 8; r++)
     m8 = d8[r] > m8 ? d8[r] : m8;
   cr_assert_eq(m8, m3, "longest chain: %u on 8 ranks, %u on 3", m8, m3);
-  cr_assert_gt(w8[7], m8, "whole-image order: %u, byte spans: %u", w8[7],
-               m8);
+  cr_assert_gt(w8[7], m8, "whole-image order: %u, byte spans: %u", w8[7], m8);
 }

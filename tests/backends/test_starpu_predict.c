@@ -65,10 +65,12 @@ Test(starpu_predict, two_ranks_by_hand) {
   rp_arg a0 = rp_arg_buf(rp_box2_elems(A, 0, 1, 0, 1));
   rp_arg a01[2] = {rp_arg_buf(rp_box2_elems(A, 0, 1, 0, 1)),
                    rp_arg_buf(rp_box2_elems(A, 1, 2, 0, 1))};
-  cr_assert_eq(rp_record_kernel(g, &pr_touch_k, 0, rp_dims3(1, 1, 1), &a0,
-                                NULL, NULL), RP_OK);
-  cr_assert_eq(rp_record_kernel(g, &pr_add_k, 1, rp_dims3(1, 1, 1), a01,
-                                NULL, NULL), RP_OK);
+  cr_assert_eq(
+      rp_record_kernel(g, &pr_touch_k, 0, rp_dims3(1, 1, 1), &a0, NULL, NULL),
+      RP_OK);
+  cr_assert_eq(
+      rp_record_kernel(g, &pr_add_k, 1, rp_dims3(1, 1, 1), a01, NULL, NULL),
+      RP_OK);
   cr_assert_eq(rp_buffer_distribute(g, A, 2, NULL), RP_OK);
   cr_assert_eq(rp_graph_end(g), RP_OK);
   rp_exec *x = plan_of(g);
@@ -81,8 +83,12 @@ Test(starpu_predict, two_ranks_by_hand) {
     rp_node_info_get(g, v, &ni);
     us[v] = ni.type == RP_OP_KERNEL ? (nk++ ? 50 : 100) : 8;
   }
-  rp__starpu_net net = {.latency_us = 5, .gbps = 0.008, .task_us = 2,
-                        .msg_us = 3, .launch_us = 10, .workers = 1};
+  rp__starpu_net net = {.latency_us = 5,
+                        .gbps = 0.008,
+                        .task_us = 2,
+                        .msg_us = 3,
+                        .launch_us = 10,
+                        .workers = 1};
   const rp_plan *p = rp_exec_plan(x);
   two_ranks_are(p, &net, us, 135, 206);
   /* a slower network: rank 1 later by exactly as much */
@@ -129,10 +135,14 @@ static void heat_pred(unsigned nr, unsigned steps, int whole, double *t) {
     rp_node_info_get(g, k, &ni);
     us[k] = ni.type == RP_OP_KERNEL ? 1000 : 1;
   }
-  rp__starpu_net net = {.latency_us = 20, .gbps = 1, .task_us = 10,
-                        .msg_us = 30, .launch_us = 50, .workers = 1};
-  cr_assert_eq(rp__starpu_predict(rp_exec_plan(x), (int)nr, whole, &net, us,
-                                  t), RP_OK);
+  rp__starpu_net net = {.latency_us = 20,
+                        .gbps = 1,
+                        .task_us = 10,
+                        .msg_us = 30,
+                        .launch_us = 50,
+                        .workers = 1};
+  cr_assert_eq(rp__starpu_predict(rp_exec_plan(x), (int)nr, whole, &net, us, t),
+               RP_OK);
   free(us);
   rp_exec_destroy(x);
   rp_graph_destroy(g);
@@ -157,16 +167,18 @@ Test(starpu_predict, stencil_per_rank_does_not_grow_with_rank) {
     heat_pred(nr, STEPS, 1, w);
     /* at least the steps' stencils, at most a stencil more than rank 1 */
     for (unsigned r = 0; r < nr; r++) {
-      cr_assert_geq(t[r], STEPS * 1000.0, "%u ranks, rank %u: %g", nr, r,
-                    t[r]);
-      cr_assert_leq(t[r], t[1] + 1000, "%u ranks, rank %u: %g, rank 1: %g",
-                    nr, r, t[r], t[1]);
+      cr_assert_geq(t[r], STEPS * 1000.0, "%u ranks, rank %u: %g", nr, r, t[r]);
+      cr_assert_leq(t[r], t[1] + 1000, "%u ranks, rank %u: %g, rank 1: %g", nr,
+                    r, t[r], t[1]);
     }
     for (unsigned r = 1; r < nr; r++)
-      cr_assert_leq(fabs(t[r] - t[1]), 200, "%u ranks, rank %u: %g, rank "
-                    "1: %g", nr, r, t[r], t[1]);
-    cr_assert_geq(w[nr - 1], w[1] + (nr - 2) * 1000.0, "whole-image "
-                  "order, %u ranks: last rank %g, rank 1 %g", nr,
-                  w[nr - 1], w[1]);
+      cr_assert_leq(fabs(t[r] - t[1]), 200,
+                    "%u ranks, rank %u: %g, rank "
+                    "1: %g",
+                    nr, r, t[r], t[1]);
+    cr_assert_geq(w[nr - 1], w[1] + (nr - 2) * 1000.0,
+                  "whole-image "
+                  "order, %u ranks: last rank %g, rank 1 %g",
+                  nr, w[nr - 1], w[1]);
   }
 }

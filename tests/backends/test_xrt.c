@@ -19,8 +19,7 @@ static char dir[64], ini[96], xclbin[96];
  * n is a "uint", off a 64-bit scalar. */
 RP_KERNEL(vadd_k, {
   uint64_t i = RP_VAL(uint64_t, 2) + RP_X;
-  RP_PTR(float, 3)[i] = RP_PTR(const float, 0)[i] +
-                        RP_PTR(const float, 1)[i];
+  RP_PTR(float, 3)[i] = RP_PTR(const float, 0)[i] + RP_PTR(const float, 1)[i];
 })
 static const rp_param vadd_params[] = {{"A", RP_IN},
                                        {"B", RP_IN},
@@ -28,8 +27,9 @@ static const rp_param vadd_params[] = {{"A", RP_IN},
                                        {"C", RP_OUT},
                                        {"n", RP_SCALAR}};
 static const unsigned vadd_map[] = {0, 1, 3, 4, 2};
-static const rp_kernel vadd = {"vadd", 5, vadd_params, vadd_k_rp_cpu, NULL,
-                               NULL, {0, 0, 0}, "vadd", vadd_map, 5};
+static const rp_kernel vadd = {"vadd",   5,    vadd_params, vadd_k_rp_cpu,
+                               NULL,     NULL, {0, 0, 0},   "vadd",
+                               vadd_map, 5};
 
 /* The test xclbin: vadd and matmul with 2 and 3 compute units, and the
  * two kernels of tu_random_graph (named after their descriptors). */
@@ -72,8 +72,8 @@ static void teardown(void) {
 
 TestSuite(xrt, .init = setup, .fini = teardown, .timeout = 60);
 
-static rp_exec *make_exec(const rp_graph *g, const char *path,
-                          const char *mode, rp_status want) {
+static rp_exec *make_exec(const rp_graph *g, const char *path, const char *mode,
+                          rp_status want) {
   const rp_backend *be;
   rp_exec *x = NULL;
   rp_exec_opts o;
@@ -111,10 +111,9 @@ static rp_graph *vadd_graph(float *a, float *b, float *c) {
     rp_arg args[5] = {rp_arg_buf(rp_bytes(A, i * 512, 512)),
                       rp_arg_buf(rp_bytes(B, i * 512, 512)),
                       rp_arg_i64(i * 128),
-                      rp_arg_buf(rp_bytes(C, i * 512, 512)),
-                      rp_arg_i32(128)};
-    TU_OK(g, rp_record_kernel(g, &vadd, 0, rp_dims3(128, 1, 1), args, NULL,
-                              NULL));
+                      rp_arg_buf(rp_bytes(C, i * 512, 512)), rp_arg_i32(128)};
+    TU_OK(g,
+          rp_record_kernel(g, &vadd, 0, rp_dims3(128, 1, 1), args, NULL, NULL));
   }
   TU_OK(g, rp_record_sync_host(g, rp_whole(C), NULL));
   TU_OK(g, rp_graph_end(g));
@@ -167,10 +166,10 @@ Test(xrt, serial_mode_set_scalar_and_rebind) {
    * its zeroed device image. */
   rp_slot v;
   v.u64 = 896;
-  cr_assert_eq(rp_exec_set_scalar(x, k, 2, v), RP_OK, "%s",
-               rp_exec_error(x));
+  cr_assert_eq(rp_exec_set_scalar(x, k, 2, v), RP_OK, "%s", rp_exec_error(x));
   cr_assert_eq(rp_exec_set_scalar(r, k, 2, v), RP_OK);
-  cr_assert_eq(rp_exec_rebind(x, 2, c2, sizeof c2), RP_OK, "%s", rp_exec_error(x));
+  cr_assert_eq(rp_exec_rebind(x, 2, c2, sizeof c2), RP_OK, "%s",
+               rp_exec_error(x));
   cr_assert_eq(rp_exec_rebind(r, 2, ref, sizeof ref), RP_OK);
   memset(c2, 0xff, sizeof c2);
   memset(ref, 0xee, sizeof ref);
@@ -350,14 +349,12 @@ Test(xrt, no_card_is_enodev) {
   float buf[16];
   rp_graph *g = one_kernel_graph(&vadd, buf);
   cr_assert_null(make_exec(g, xclbin, NULL, RP_ENODEV));
-  cr_assert(strstr(rp_last_error(), "no FPGA device"), "%s",
-            rp_last_error());
+  cr_assert(strstr(rp_last_error(), "no FPGA device"), "%s", rp_last_error());
   /* The hardware shim is loaded now: asking for the emulation in the same
    * process is refused cleanly too. */
   setenv("RP_XRT_EMULATE", "1", 1);
   cr_assert_null(make_exec(g, xclbin, NULL, RP_ENODEV));
-  cr_assert(strstr(rp_last_error(), "already loaded"), "%s",
-            rp_last_error());
+  cr_assert(strstr(rp_last_error(), "already loaded"), "%s", rp_last_error());
   rp_graph_destroy(g);
 }
 
@@ -396,17 +393,15 @@ Test(xrt, timeline_respects_the_plan) {
   for (rp_buf b = 0; b < MW_NB; b++)
     mw_fill(P.rec[b], 5 + b);
   rp_exec *x;
-  cr_assert_eq(rp_exec_create(&x, P.g, be, NULL), RP_OK, "%s",
-               rp_last_error());
+  cr_assert_eq(rp_exec_create(&x, P.g, be, NULL), RP_OK, "%s", rp_last_error());
   const rp_plan *p = rp_exec_plan(x);
   double *t0 = calloc(p->nnode + 1, sizeof *t0);
   double *t1 = calloc(p->nnode + 1, sizeof *t1);
   cr_assert_not_null(be->timeline);
-  cr_assert_eq(be->timeline(x->state, t0, t1), RP_OK, "%s",
-               rp_exec_error(x));
+  cr_assert_eq(be->timeline(x->state, t0, t1), RP_OK, "%s", rp_exec_error(x));
   for (uint32_t v = 0; v < p->nnode; v++) {
-    cr_assert(t0[v] >= 0 && t1[v] >= t0[v] && t1[v] > 0,
-              "node %u: %g..%g", v, t0[v], t1[v]);
+    cr_assert(t0[v] >= 0 && t1[v] >= t0[v] && t1[v] > 0, "node %u: %g..%g", v,
+              t0[v], t1[v]);
     for (uint32_t i = 0; i < p->node[v].npred; i++)
       cr_assert(t0[v] >= t1[p->pred[p->node[v].pred0 + i]],
                 "node %u starts before its predecessor ends", v);

@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
     return 4;
   }
   be = rp_exec_backend(ex);
-  rp_status s = rp_exec_run(ex, 3);   /* 3 replays: y = 1 + 12 x */
+  rp_status s = rp_exec_run(ex, 3); /* 3 replays: y = 1 + 12 x */
   rp_exec_destroy(ex);
   rp_graph_destroy(g);
   if (s != RP_OK)

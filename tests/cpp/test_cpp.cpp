@@ -23,8 +23,9 @@ void record_axpy(reprise::graph &g, std::vector<double> &x,
   for (unsigned b = 0; b < blocks; b++) {
     uint64_t lo = b * per;
     rp_node k = g.kernel(
-        "axpy", {per}, {reprise::in(X.range(lo, per)),
-                        reprise::inout(Y.range(lo, per)), reprise::scalar(a)},
+        "axpy", {per},
+        {reprise::in(X.range(lo, per)), reprise::inout(Y.range(lo, per)),
+         reprise::scalar(a)},
         [lo](const reprise::launch &l) {
           const double *xs = l.ptr<const double>(0);
           double *ys = l.ptr<double>(1);
@@ -44,7 +45,7 @@ void record_axpy(reprise::graph &g, std::vector<double> &x,
   g.end();
 }
 
-}  // namespace
+} // namespace
 
 Test(cpp, lambda_kernels_match_the_loop_on_every_cpu_backend) {
   for (const char *be : cpu_backends) {

@@ -48,7 +48,7 @@ static char *to_json(const rp_graph *g, size_t *n) {
   if (!fp)
     abort();
   if (rp_graph_write_json(g, fp) != RP_OK)
-    abort();             /* writing an accepted graph cannot fail */
+    abort(); /* writing an accepted graph cannot fail */
   fclose(fp);
   return buf;
 }
@@ -68,7 +68,7 @@ static void check(const rp_graph *g, const rp_analysis_opts *o, FILE *out) {
   rp_check_item it;
   uint32_t nr = rp_check_num_races(c), ns = rp_check_num_superfluous(c);
   if (ns > rp_check_num_orders(c))
-    abort();             /* a superfluous edge is one of the orders */
+    abort(); /* a superfluous edge is one of the orders */
   for (uint32_t i = 0; i < nr; i++)
     if (rp_check_race(c, i, &it) != RP_OK || it.from >= it.to ||
         it.to >= rp_graph_num_nodes(g))
@@ -81,7 +81,7 @@ static void check(const rp_graph *g, const rp_analysis_opts *o, FILE *out) {
   double w, m;
   rp_check_times(c, &w, &m);
   if (!(m <= w + 1e-6 * (w > 1 ? w : 1)))
-    abort();             /* dropping superfluous orders never slows */
+    abort(); /* dropping superfluous orders never slows */
   rp_check_destroy(c);
 }
 
@@ -95,14 +95,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
   rp_graph *g = NULL;
   char err[512];
   rp_read_opts ro = RP_READ_OPTS_INIT;
-  ro.flags = size & 1 ? RP_READ_STRICT : 0;    /* both paths */
+  ro.flags = size & 1 ? RP_READ_STRICT : 0; /* both paths */
   rp_status s = rp_graph_read_json_opts(&g, fp, &ro, err, sizeof err);
   fclose(fp);
   same_again(data, size, &ro, s, err, 1 + size % 7, 1);
   same_again(data, size, &ro, s, err, 1u << 20, 0);
   if (s != RP_OK) {
     if (g || !err[0])
-      abort();           /* a failure returns no graph and says why */
+      abort(); /* a failure returns no graph and says why */
     return 0;
   }
   FILE *out = sink();

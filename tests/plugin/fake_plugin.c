@@ -15,8 +15,8 @@ static rp_status probe(void) { return novendor_init() ? RP_ENODEV : RP_OK; }
 static rp_status probe(void) { return RP_OK; }
 #endif
 
-const rp_backend fake_backend = {.abi = FAKE_ABI, .name = FAKE_NAME,
-                                 .priority = -100, .probe = probe};
+const rp_backend fake_backend = {
+    .abi = FAKE_ABI, .name = FAKE_NAME, .priority = -100, .probe = probe};
 #ifndef FAKE_NO_ENTRY
 RP_PLUGIN_DEFINE(fake_backend)
 #endif

@@ -19,8 +19,7 @@ Test(plugin, found_by_name_on_the_path) {
   cr_assert_eq(be->abi, RP_BACKEND_ABI);
   Dl_info info;
   cr_assert(dladdr(be, &info));
-  cr_assert(strstr(info.dli_fname, "libreprise-fake.so"), "%s",
-            info.dli_fname);
+  cr_assert(strstr(info.dli_fname, "libreprise-fake.so"), "%s", info.dli_fname);
   cr_assert_eq(rp_backend_find("fake", &again), RP_OK);
   cr_assert_eq(again, be);
   cr_assert_eq(rp_plugin_load(PLUG("fake"), &again), RP_OK);
@@ -52,8 +51,7 @@ Test(plugin, missing_vendor_library_named) {
   const rp_backend *be;
   cr_assert_eq(rp_backend_find("vendor", &be), RP_EIO);
   cr_assert_null(be);
-  cr_assert(strstr(rp_last_error(), "libnovendor.so"), "%s",
-            rp_last_error());
+  cr_assert(strstr(rp_last_error(), "libnovendor.so"), "%s", rp_last_error());
   cr_assert(strstr(rp_last_error(), "libreprise-vendor.so"), "%s",
             rp_last_error());
 }
@@ -126,13 +124,13 @@ Test(plugin, xrt_from_its_plugin) {
   cr_assert_eq(rp_buffer_register(g, "x", x, sizeof x, &bx), RP_OK);
   cr_assert_eq(rp_buffer_register(g, "y", y, sizeof y, &by), RP_OK);
   rp_arg a[2] = {rp_arg_buf(rp_whole(bx)), rp_arg_buf(rp_whole(by))};
-  cr_assert_eq(rp_record_kernel(g, &twice_k, 0, rp_dims3(N, 1, 1), a, NULL,
-                                NULL), RP_OK);
+  cr_assert_eq(
+      rp_record_kernel(g, &twice_k, 0, rp_dims3(N, 1, 1), a, NULL, NULL),
+      RP_OK);
   cr_assert_eq(rp_record_sync_host(g, rp_whole(by), NULL), RP_OK);
   cr_assert_eq(rp_graph_end(g), RP_OK);
   rp_exec *ex;
-  cr_assert_eq(rp_exec_create(&ex, g, be, NULL), RP_OK, "%s",
-               rp_last_error());
+  cr_assert_eq(rp_exec_create(&ex, g, be, NULL), RP_OK, "%s", rp_last_error());
   cr_assert_eq(rp_exec_run(ex, 2), RP_OK, "%s", rp_exec_error(ex));
   for (int i = 0; i < N; i++)
     cr_assert_eq(y[i], 2.0 * x[i], "y[%d] = %g", i, y[i]);

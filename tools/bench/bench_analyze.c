@@ -9,8 +9,8 @@
 #include "reprise.h"
 #include "bench_check.h"
 
-#define NBUF 256            /* buffers, each with its own pipeline */
-#define CHUNKS 16           /* chunks per buffer, visited in turn */
+#define NBUF 256  /* buffers, each with its own pipeline */
+#define CHUNKS 16 /* chunks per buffer, visited in turn */
 #define BUF_BYTES (1u << 20)
 
 static void cpu_nop(const rp_kargs *a, const uint64_t lo[3],
@@ -19,10 +19,10 @@ static void cpu_nop(const rp_kargs *a, const uint64_t lo[3],
 }
 static const rp_param p_step[] = {{"x", RP_INOUT}};
 static const rp_param p_mix[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-static const rp_kernel k_step = {"step", 1, p_step, cpu_nop, NULL, NULL,
-                                 {0, 0, 0}, NULL, NULL, 0};
-static const rp_kernel k_mix = {"mix", 2, p_mix, cpu_nop, NULL, NULL,
-                                {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel k_step = {"step", 1,         p_step, cpu_nop, NULL,
+                                 NULL,   {0, 0, 0}, NULL,   NULL,    0};
+static const rp_kernel k_mix = {"mix", 2,         p_mix, cpu_nop, NULL,
+                                NULL,  {0, 0, 0}, NULL,  NULL,    0};
 
 static double now(void) {
   struct timespec ts;
@@ -52,11 +52,11 @@ static rp_graph *build(uint32_t ops) {
       rp_region r2 = rp_bytes(b[(i + 2) % NBUF], (step % CHUNKS) * cb, cb);
       RK(rp_record_copy_to_device(g, r, dev, NULL, NULL));
       rp_arg a1 = rp_arg_buf(r);
-      RK(rp_record_kernel(g, &k_step, dev, rp_dims3(cb / 4, 1, 1), &a1,
-                             NULL, NULL));
+      RK(rp_record_kernel(g, &k_step, dev, rp_dims3(cb / 4, 1, 1), &a1, NULL,
+                          NULL));
       rp_arg a2[2] = {rp_arg_buf(r), rp_arg_buf(r2)};
-      RK(rp_record_kernel(g, &k_mix, dev, rp_dims3(cb / 4, 1, 1), a2,
-                             NULL, NULL));
+      RK(rp_record_kernel(g, &k_mix, dev, rp_dims3(cb / 4, 1, 1), a2, NULL,
+                          NULL));
       RK(rp_record_copy_to_host(g, r, dev, NULL, NULL));
     }
   RK(rp_graph_end(g));

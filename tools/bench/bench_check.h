@@ -10,14 +10,14 @@
 #include <time.h>
 #include "reprise.h"
 
-#define RK(x)                                                              \
-  do {                                                                     \
-    rp_status s_ = (x);                                                    \
-    if (s_ != RP_OK) {                                                     \
-      fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #x,        \
-              rp_status_name(s_), rp_last_error());                        \
-      exit(2);                                                             \
-    }                                                                      \
+#define RK(x)                                                                  \
+  do {                                                                         \
+    rp_status s_ = (x);                                                        \
+    if (s_ != RP_OK) {                                                         \
+      fprintf(stderr, "%s:%d %s: %s: %s\n", __FILE__, __LINE__, #x,            \
+              rp_status_name(s_), rp_last_error());                            \
+      exit(2);                                                                 \
+    }                                                                          \
   } while (0)
 
 static inline double now_us(void) {

@@ -50,7 +50,7 @@ typedef struct ctask {
 } ctask;
 
 static int T = 16, NB = 64;
-static double *M;      /* the matrix being factored: tiles, column-major */
+static double *M; /* the matrix being factored: tiles, column-major */
 static ctask *task;
 static int ntask;
 
@@ -83,8 +83,8 @@ static void k_potrf(double *a) {
 /* b = b l^-T (l lower) */
 static void k_trsm(const double *l, double *b) {
 #ifdef RP_HAVE_CBLAS
-  cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans,
-              CblasNonUnit, NB, NB, 1.0, l, NB, b, NB);
+  cblas_dtrsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
+              NB, NB, 1.0, l, NB, b, NB);
 #else
   for (int j = 0; j < NB; j++)
     for (int i = 0; i < NB; i++) {
@@ -99,8 +99,8 @@ static void k_trsm(const double *l, double *b) {
 /* c -= a a^T (lower part) */
 static void k_syrk(const double *a, double *c) {
 #ifdef RP_HAVE_CBLAS
-  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, NB, NB, -1.0, a, NB,
-              1.0, c, NB);
+  cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, NB, NB, -1.0, a, NB, 1.0,
+              c, NB);
 #else
   for (int j = 0; j < NB; j++)
     for (int k = 0; k < NB; k++) {
@@ -114,8 +114,8 @@ static void k_syrk(const double *a, double *c) {
 /* c -= a b^T */
 static void k_gemm(const double *a, const double *b, double *c) {
 #ifdef RP_HAVE_CBLAS
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, NB, NB, NB, -1.0, a,
-              NB, b, NB, 1.0, c, NB);
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasTrans, NB, NB, NB, -1.0, a, NB,
+              b, NB, 1.0, c, NB);
 #else
   for (int j = 0; j < NB; j++)
     for (int k = 0; k < NB; k++) {
@@ -188,8 +188,9 @@ static void omp_run(void *ctx) {
       run_on(M, t);
       break;
     default:
-#pragma omp task depend(in : aik[0], ajk[0]) depend(inout : aij[0]) \
-    firstprivate(t)
+#pragma omp task depend(in                                                     \
+                        : aik[0], ajk[0]) depend(inout                         \
+                                                 : aij[0]) firstprivate(t)
       run_on(M, t);
     }
   }
@@ -211,7 +212,7 @@ static rp_graph *record(void) {
   if (rp_graph_create(&g, 0) ||
       rp_buffer_register(g, "A", M, tb * (uint64_t)T * (uint64_t)T, &A))
     return NULL;
-#define TR(i, j) rp_bytes(A, tb * ((uint64_t)(i) * (uint64_t)T + (j)), tb)
+#define TR(i, j) rp_bytes(A, tb *((uint64_t)(i) * (uint64_t)T + (j)), tb)
   for (int v = 0; v < ntask; v++) {
     const ctask *t = &task[v];
     rp_access a[3];
@@ -287,8 +288,7 @@ static double *M0, *Mref;
 static int same_as_ref(void) {
   for (int i = 0; i < T; i++)
     for (int j = 0; j <= i; j++)
-      if (memcmp(tile(M, i, j), tile(Mref, i, j),
-                 8 * (size_t)NB * (size_t)NB))
+      if (memcmp(tile(M, i, j), tile(Mref, i, j), 8 * (size_t)NB * (size_t)NB))
         return 0;
   return 1;
 }
@@ -349,9 +349,11 @@ static int read_rows(const char *out, row *r, int max) {
     int tt, nb, bz;
     if (*l == '\n')
       l++;
-    if (sscanf(l, "RESULT %63s thr=%d T=%d nb=%d busy=%d ms=%lf min=%lf "
-               "max=%lf speedup=%lf check=%15s", r[n].name, &r[n].thr, &tt,
-               &nb, &bz, &r[n].med, &r[n].lo, &r[n].hi, &r[n].sp, ck) == 10) {
+    if (sscanf(l,
+               "RESULT %63s thr=%d T=%d nb=%d busy=%d ms=%lf min=%lf "
+               "max=%lf speedup=%lf check=%15s",
+               r[n].name, &r[n].thr, &tt, &nb, &bz, &r[n].med, &r[n].lo,
+               &r[n].hi, &r[n].sp, ck) == 10) {
       r[n].ok = !strcmp(ck, "ok");
       n++;
     }
@@ -364,8 +366,8 @@ static int parent(char **argv, const int *threads, int nthr, int nbusy,
   const char *names[12];
   int nn = 0;
   static char modes[256];
-  snprintf(modes, sizeof modes, "%s", getenv("BENCH_MODES") ?
-           getenv("BENCH_MODES") : "");
+  snprintf(modes, sizeof modes, "%s",
+           getenv("BENCH_MODES") ? getenv("BENCH_MODES") : "");
   names[nn++] = "seq";
   names[nn++] = "reprise";
   static char mnames[8][64];
@@ -410,8 +412,9 @@ static int parent(char **argv, const int *threads, int nthr, int nbusy,
   for (int ti = 0; ti < nthr; ti++) {
     double best = 0;
     for (int i = 0; i < nr; i++)
-      if (r[i].thr == threads[ti] && (!strcmp(r[i].name, "omp-depend") ||
-                                      !strcmp(r[i].name, "tbb-flow")) &&
+      if (r[i].thr == threads[ti] &&
+          (!strcmp(r[i].name, "omp-depend") ||
+           !strcmp(r[i].name, "tbb-flow")) &&
           (!best || r[i].med < best))
         best = r[i].med;
     for (int i = 0; i < nr; i++) {
@@ -428,8 +431,8 @@ static int parent(char **argv, const int *threads, int nthr, int nbusy,
   }
   for (int i = 0; i < nr; i++)
     printf("RESULT %-14s thr=%d T=%d nb=%d busy=%d ms=%.3f min=%.3f "
-           "max=%.3f speedup=%.2f check=%s\n", r[i].name, r[i].thr, T, NB,
-           nbusy, r[i].med, r[i].lo, r[i].hi,
+           "max=%.3f speedup=%.2f check=%s\n",
+           r[i].name, r[i].thr, T, NB, nbusy, r[i].med, r[i].lo, r[i].hi,
            seq_ms ? seq_ms / r[i].med : r[i].sp, r[i].ok ? "ok" : "FAIL");
   return 0;
 }
@@ -493,8 +496,8 @@ int main(int argc, char **argv) {
   (void)peer_body;
 #endif
   char modes_buf[256];
-  snprintf(modes_buf, sizeof modes_buf, "%s", getenv("BENCH_MODES") ?
-           getenv("BENCH_MODES") : "");
+  snprintf(modes_buf, sizeof modes_buf, "%s",
+           getenv("BENCH_MODES") ? getenv("BENCH_MODES") : "");
   double seq_ms = tseq1;
   for (int ti = 0; ti < nthr; ti++) {
     const int thr = threads[ti];
@@ -515,8 +518,7 @@ int main(int argc, char **argv) {
     for (int mi = 0; mi < nmodes && nx < 8; mi++) {
       const char *mode = modes[mi];
       char name[64];
-      snprintf(name, sizeof name, "%s%s%s", "reprise", *mode ? "-" : "",
-               mode);
+      snprintf(name, sizeof name, "%s%s%s", "reprise", *mode ? "-" : "", mode);
       if (!wanted(name))
         continue;
       rp_exec_opts o;
@@ -572,9 +574,9 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < nm; i++) {
       printf("RESULT %-14s thr=%d T=%d nb=%d busy=%d ms=%.3f min=%.3f "
-             "max=%.3f speedup=%.2f check=%s\n", m[i].name, thr, T, NB,
-             nbusy, m[i].med, m[i].lo, m[i].hi, seq_ms / m[i].med,
-             m[i].ok ? "ok" : "FAIL");
+             "max=%.3f speedup=%.2f check=%s\n",
+             m[i].name, thr, T, NB, nbusy, m[i].med, m[i].lo, m[i].hi,
+             seq_ms / m[i].med, m[i].ok ? "ok" : "FAIL");
       fflush(stdout);
     }
     for (int i = 0; i < nx; i++)

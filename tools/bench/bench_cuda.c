@@ -76,9 +76,10 @@ static int create_times(const rp_graph *g, const rp_backend *be,
     rp_exec *x = mkexec(g, be, NULL, &wall);
     unsigned nn = 0;
     v[0][r] = wall;
-    ok = sscanf(rp_exec_error(x), "cuda: times: nodes %u total %lf setup %lf "
-                "add %lf inst %lf mem %lf attr %lf other %lf", &nn, &v[1][r],
-                &v[2][r], &v[3][r], &v[4][r], &v[5][r], &v[6][r],
+    ok = sscanf(rp_exec_error(x),
+                "cuda: times: nodes %u total %lf setup %lf "
+                "add %lf inst %lf mem %lf attr %lf other %lf",
+                &nn, &v[1][r], &v[2][r], &v[3][r], &v[4][r], &v[5][r], &v[6][r],
                 &v[7][r]) == 8;
     rp_exec_destroy(x);
   }
@@ -97,8 +98,7 @@ static int create_times(const rp_graph *g, const rp_backend *be,
  * Medians of 3 of the adds and of cudaGraphInstantiate, microseconds; the
  * last executable graph in *out. */
 static void hand_chain(int n, rp_kargs *ka, rp_kargs *tab, int batch,
-                       double *add_us, double *inst_us,
-                       cudaGraphExec_t *out) {
+                       double *add_us, double *inst_us, cudaGraphExec_t *out) {
   double va[3], vi[3];
   dim3 gr = {1, 1, 1}, bl = {256, 1, 1};
   const void *fn = tab ? bc_tiny.cuda_args->cuda_args : bc_tiny.cuda;
@@ -114,8 +114,8 @@ static void hand_chain(int n, rp_kargs *ka, rp_kargs *tab, int batch,
       void *kp[1] = {tab ? (void *)&ent : (void *)ka};
       struct cudaKernelNodeParams kn = {(void *)fn, gr, bl, 0, kp, NULL};
       int dep = prev && !batch;
-      CK(cudaGraphAddKernelNode(&all[i], eg, dep ? &prev : NULL,
-                                (size_t)dep, &kn));
+      CK(cudaGraphAddKernelNode(&all[i], eg, dep ? &prev : NULL, (size_t)dep,
+                                &kn));
       prev = all[i];
     }
     if (batch && n > 1)
@@ -160,8 +160,7 @@ static void chain(const rp_backend *be, cudaStream_t s) {
   RK(rp_buffer_add(g, &d, &p));
   rp_arg args[2] = {rp_arg_buf(rp_whole(p)), rp_arg_f32(1.0f)};
   for (int i = 0; i < N; i++)
-    RK(rp_record_kernel(g, &bc_tiny, 0, rp_dims3(1, 1, 1), args, NULL,
-                        NULL));
+    RK(rp_record_kernel(g, &bc_tiny, 0, rp_dims3(1, 1, 1), args, NULL, NULL));
   RK(rp_graph_end(g));
   double inst_warm;
   rp_exec *x0 = mkexec(g, be, NULL, &inst_warm); /* loads the module */
@@ -222,8 +221,8 @@ static void chain(const rp_backend *be, cudaStream_t s) {
   double cuda_explicit = hv_add + hv_inst;
   double hand = time_graph(ce, s), hand_ptr = time_graph(hpx, s);
   printf("(a) chain of %d tiny kernels: reprise %.3f us/kernel, captured "
-         "graph %.3f us/kernel: ratio %.3f (goal <= 1.05: %s)\n", N,
-         ours / N, hand / N, ours / hand, verdict(ours / hand <= 1.05));
+         "graph %.3f us/kernel: ratio %.3f (goal <= 1.05: %s)\n",
+         N, ours / N, hand / N, ours / hand, verdict(ours / hand <= 1.05));
   printf("(c) instantiate: reprise %.2f us/node (first, with module load "
          "%.2f), cudaGraphInstantiate %.2f us/node (capture %.2f more): "
          "ratio %.3f (goal <= 1.2: %s); vs capture+instantiate %.3f\n",
@@ -232,15 +231,17 @@ static void chain(const rp_backend *be, cudaStream_t s) {
          our_inst / (cuda_inst + tc1 - tc0));
   printf("(c) vs the same chain built with cudaGraphAddKernelNode and "
          "instantiated by hand: %.2f us/node: ratio %.3f (goal <= 1.2: "
-         "%s)\n", cuda_explicit / N, our_inst / cuda_explicit,
+         "%s)\n",
+         cuda_explicit / N, our_inst / cuda_explicit,
          verdict(our_inst / cuda_explicit <= 1.2));
   printf("(c) 8-byte parameters (the by-pointer entry): reprise with "
          "cuda_update \"table\" %.2f us/node, by hand %.2f (adds %.2f, "
          "instantiate %.2f); blocks by value by hand %.2f (adds %.2f, "
          "instantiate %.2f), with the edges added in one call %.2f (adds "
-         "%.2f, instantiate %.2f)\n", our_tab / N, (hp_add + hp_inst) / N,
-         hp_add / N, hp_inst / N, cuda_explicit / N, hv_add / N,
-         hv_inst / N, (hb_add + hb_inst) / N, hb_add / N, hb_inst / N);
+         "%.2f, instantiate %.2f)\n",
+         our_tab / N, (hp_add + hp_inst) / N, hp_add / N, hp_inst / N,
+         cuda_explicit / N, hv_add / N, hv_inst / N, (hb_add + hb_inst) / N,
+         hb_add / N, hb_inst / N);
   /* Per node, where reprise's time goes: the core (passes, plan,
    * argument blocks: rp_exec_create minus the backend), the backend's
    * setup and its node loop (CUDA's adds with its own work per node: the
@@ -252,14 +253,16 @@ static void chain(const rp_backend *be, cudaStream_t s) {
            "[setup %.3f, node loop %.3f (by hand the adds alone %.3f), "
            "cudaGraphInstantiate %.3f (by hand %.3f), memory %.3f, "
            "attribute queries %.3f, other %.3f]; a clock read costs "
-           "%.3f us here\n", ct[0] / N, (ct[0] - ct[1]) / N, ct[2] / N,
-           ct[3] / N, hv_add / N, ct[4] / N, hv_inst / N, ct[5] / N,
-           ct[6] / N, ct[7] / N, clock_cost());
+           "%.3f us here\n",
+           ct[0] / N, (ct[0] - ct[1]) / N, ct[2] / N, ct[3] / N, hv_add / N,
+           ct[4] / N, hv_inst / N, ct[5] / N, ct[6] / N, ct[7] / N,
+           clock_cost());
   else
     printf("(c) per node: no breakdown (the backend gave no times note)\n");
   printf("(a) the by-pointer entry by hand (the chain's nodes reading their "
          "blocks from a table): %.3f us/kernel, %.3f of the captured "
-         "graph\n", hand_ptr / N, hand_ptr / hand);
+         "graph\n",
+         hand_ptr / N, hand_ptr / hand);
 
   /* (d), kernels: a new scalar in every node, REPS + 1 rounds. "auto"
    * (the default): the first round moves every node to the argument
@@ -307,8 +310,8 @@ static void chain(const rp_backend *be, cudaStream_t s) {
     double vs[REPS], vu[REPS];
     for (int r = 0; r < REPS; r++) {
       ka.a[1].f32 = (float)(r + 3);
-      struct cudaKernelNodeParams kn = {(void *)bc_tiny.cuda, gr, bl, 0, kp,
-                                        NULL};
+      struct cudaKernelNodeParams kn = {
+          (void *)bc_tiny.cuda, gr, bl, 0, kp, NULL};
       double a0 = now_us();
       for (size_t i = 0; i < nn; i++)
         CK(cudaGraphKernelNodeSetParams(nodes[i], &kn));
@@ -323,8 +326,8 @@ static void chain(const rp_backend *be, cudaStream_t s) {
            "cudaGraphExecUpdate %.3f: ratio %.3f (goal <= 1: %s); first "
            "update %.3f us/node, mean of %d updates %.3f (ratio %.3f); with "
            "the device's part %.3f (ratio %.3f); template set %.3f, vs "
-           "template setters + ExecUpdate %.3f\n", N, modes[m], cost / N,
-           (t2 - t1) / N, cost / (t2 - t1),
+           "template setters + ExecUpdate %.3f\n",
+           N, modes[m], cost / N, (t2 - t1) / N, cost / (t2 - t1),
            verdict(cost / (t2 - t1) <= 1.0), first / N, REPS + 1,
            all / (REPS + 1) / N, all / (REPS + 1) / (t2 - t1), costw / N,
            costw / (t2 - t1), t1 / N, cost / t2);
@@ -332,8 +335,8 @@ static void chain(const rp_backend *be, cudaStream_t s) {
       double moved = time_runs(y);
       printf("(a) the same chain after set_scalar moved every node to the "
              "argument table: reprise %.3f us/kernel, %.3f of the captured "
-             "graph, %.3f of the by-pointer entry by hand\n", moved / N,
-             moved / hand, moved / hand_ptr);
+             "graph, %.3f of the by-pointer entry by hand\n",
+             moved / N, moved / hand, moved / hand_ptr);
     }
     rp_exec_destroy(y);
   }
@@ -365,8 +368,8 @@ static void rebind_copies(const rp_backend *be, cudaStream_t s) {
   RK(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
   RK(rp_buffer_register(g, "H", h1, N * SL, &b));
   for (int i = 0; i < N; i++)
-    RK(rp_record_copy_to_device(g, rp_bytes(b, (uint64_t)i * SL, SL), 0,
-                                NULL, NULL));
+    RK(rp_record_copy_to_device(g, rp_bytes(b, (uint64_t)i * SL, SL), 0, NULL,
+                                NULL));
   RK(rp_graph_end(g));
   char *dd;
   CK(cudaMalloc((void **)&dd, N * SL));
@@ -434,9 +437,9 @@ static void rebind_copies(const rp_backend *be, cudaStream_t s) {
              "template set %.3f, vs template setters + ExecUpdate %.3f\n",
              N, shape ? "as recorded" : "reshaped, the default", modes[m],
              copies, copies == 1 ? "" : "s", cost / N,
-             cost / (copies ? copies : 1), (t2 - t1) / N,
-             ue ? " (failed)" : "", cost / (t2 - t1),
-             verdict(cost / (t2 - t1) <= 1.0), t1 / N, cost / t2);
+             cost / (copies ? copies : 1), (t2 - t1) / N, ue ? " (failed)" : "",
+             cost / (t2 - t1), verdict(cost / (t2 - t1) <= 1.0), t1 / N,
+             cost / t2);
       rp_exec_destroy(x);
     }
   free(nodes);
@@ -616,15 +619,17 @@ static void pipeline(const rp_backend *be, cudaStream_t s0, int iters) {
          sum / (hv[5] > hv[1] ? hv[5] : hv[1]));
   printf("(b) %d chunks of %zu MiB, iters %d: reprise graph %.2f ms, "
          "streams %.2f ms, serial %.2f ms; hand 4 streams %.2f ms, hand 1 "
-         "stream %.2f ms\n", K, bytes >> 20, iters, tg / 1e3, ts / 1e3,
-         t1 / 1e3, hand4 / 1e3, hv[3] / 1e3);
+         "stream %.2f ms\n",
+         K, bytes >> 20, iters, tg / 1e3, ts / 1e3, t1 / 1e3, hand4 / 1e3,
+         hv[3] / 1e3);
   /* Both copy directions at once run slower than each alone here, so
    * the bound that knows it divides by that time, not the lane sums. */
   double dux = t1 / (hv[5] > hv[1] ? hv[5] : hv[1]);
   printf("(b) streams mode vs hand 4 streams: %.3f; duplex-aware bound "
          "%.2f, reached %.1f%% by graph (goal >= 90%%: %s), %.1f%% by "
-         "streams\n", ts / hand4, dux, 100 * (t1 / tg) / dux,
-         verdict(t1 / tg >= 0.9 * dux), 100 * (t1 / ts) / dux);
+         "streams\n",
+         ts / hand4, dux, 100 * (t1 / tg) / dux, verdict(t1 / tg >= 0.9 * dux),
+         100 * (t1 / ts) / dux);
   printf("(b) graph vs hand 4 streams: %.3f (goal <= 1: %s); achieved "
          "speedup %.2f (serial/graph), analysis bound %.2f, %.1f%% of "
          "it; lane bound %.2f, %.1f%% of it\n",
@@ -632,8 +637,8 @@ static void pipeline(const rp_backend *be, cudaStream_t s0, int iters) {
          100 * achieved / sm.bound, sum / mx, 100 * achieved / (sum / mx));
   printf("(b) predicted speedup %.2f (%s; list schedule %.2f) vs achieved "
          "%.2f: ratio %.3f (goal within 5%%: %s); makespan %.2f ms, "
-         "limited by %s\n", pred,
-         sm.modelled ? "calibrated model" : "no calibration cached",
+         "limited by %s\n",
+         pred, sm.modelled ? "calibrated model" : "no calibration cached",
          sm.predicted_speedup, achieved, pred_err,
          verdict(pred_err > 0.95 && pred_err < 1.05), sm.makespan_us / 1e3,
          sm.limited_by);
@@ -707,8 +712,8 @@ static void autosplit(const rp_backend *be, cudaStream_t s0, int iters) {
   RK(rp_split_advise(g, &ao, 0, &advm));
   printf("(e) advice (%s model): ", cal ? "calibrated" : "default");
   rp_split_write_text(g, &adv, stdout);
-  printf("(e) advice (measured costs, %.2f / %.2f / %.2f ms): ",
-         op_us[0] / 1e3, op_us[1] / 1e3, op_us[2] / 1e3);
+  printf("(e) advice (measured costs, %.2f / %.2f / %.2f ms): ", op_us[0] / 1e3,
+         op_us[1] / 1e3, op_us[2] / 1e3);
   rp_split_write_text(g, &advm, stdout);
 
   /* Hand-chunked: K chunks round robin over 4 streams (the anchor). */
@@ -726,11 +731,12 @@ static void autosplit(const rp_backend *be, cudaStream_t s0, int iters) {
   double tu = median(vu, REPS), ta = median(va, REPS), th = median(vh, REPS);
   printf("(e) naive %d x %zu MiB, iters %d: unsplit %.2f ms, auto-split "
          "(k %u, %u kernel, %u copies) %.2f ms, hand %d chunks 4 streams "
-         "%.2f ms; results identical: %s\n", K, bytes >> 20, iters,
-         tu / 1e3, k, nk, nc, ta / 1e3, K, th / 1e3, same ? "yes" : "NO");
+         "%.2f ms; results identical: %s\n",
+         K, bytes >> 20, iters, tu / 1e3, k, nk, nc, ta / 1e3, K, th / 1e3,
+         same ? "yes" : "NO");
   printf("(e) auto-split vs unsplit %.2fx (goal >= 1.8: %s); vs hand %.3f "
-         "(goal <= 1.05: %s)\n", tu / ta, verdict(tu / ta >= 1.8), ta / th,
-         verdict(ta / th <= 1.05));
+         "(goal <= 1.05: %s)\n",
+         tu / ta, verdict(tu / ta >= 1.8), ta / th, verdict(ta / th <= 1.05));
   /* Fixed k beside the automatic one. */
   static const unsigned ks[] = {2, 4, 8, 16, 32};
   printf("(e) fixed k:");
@@ -768,8 +774,8 @@ typedef struct lk {
 } lk;
 
 static void loop_hand(const rp_graph *g, rp_exec *x, const ex_converge *p,
-                      double tol, unsigned max, cudaStream_t s,
-                      double *us_per, unsigned *done, double *grid) {
+                      double tol, unsigned max, cudaStream_t s, double *us_per,
+                      unsigned *done, double *grid) {
   uint64_t n = p->n, nb = p->blocks;
   size_t bytes = n * n * 8;
   double *dU, *dV, *dR, *dS;
@@ -801,8 +807,8 @@ static void loop_hand(const rp_graph *g, rp_exec *x, const ex_converge *p,
       rp_buffer_desc d;
       RK(rp_node_access(eg, v, acc++, &ai));
       RK(rp_buffer_info(eg, ai.region.buf, &d));
-      k->a.a[q].p = !strcmp(d.name, "U")   ? (void *)dU
-                    : !strcmp(d.name, "V") ? (void *)dV
+      k->a.a[q].p = !strcmp(d.name, "U")        ? (void *)dU
+                    : !strcmp(d.name, "V")      ? (void *)dV
                     : !strcmp(d.name, "rowres") ? (void *)dR
                                                 : (void *)dS;
     }
@@ -846,8 +852,8 @@ static void loop_hand(const rp_graph *g, rp_exec *x, const ex_converge *p,
     void *args[1] = {&ks[i].a};
     dim3 bl = {ks[i].kb.block[0], ks[i].kb.block[1], ks[i].kb.block[2]};
     dim3 gr = {ks[i].kb.grid[0], ks[i].kb.grid[1], ks[i].kb.grid[2]};
-    struct cudaKernelNodeParams kp = {(void *)ks[i].k->cuda, gr, bl, 0, args,
-                                      NULL};
+    struct cudaKernelNodeParams kp = {
+        (void *)ks[i].k->cuda, gr, bl, 0, args, NULL};
     if (i == nk - 1) { /* max: after every rowres */
       cudaGraphNode_t *rd = kn + 2 * nb;
       CK(cudaGraphAddKernelNode(&kn[i], body, rd, nb, &kp));
@@ -858,8 +864,8 @@ static void loop_hand(const rp_graph *g, rp_exec *x, const ex_converge *p,
   bc_while_state hs = {dS, tol, max, 0}, *ds;
   CK(cudaMalloc((void **)&ds, sizeof *ds));
   void *targs[2] = {&h, &ds};
-  struct cudaKernelNodeParams tp = {(void *)bc_while_kernel(), {1, 1, 1},
-                                    {1, 1, 1}, 0, targs, NULL};
+  struct cudaKernelNodeParams tp = {
+      (void *)bc_while_kernel(), {1, 1, 1}, {1, 1, 1}, 0, targs, NULL};
   cudaGraphNode_t tn;
   CK(cudaGraphAddKernelNode(&tn, body, &kn[nk - 1], 1, &tp));
   cudaGraphNode_t home;
@@ -928,10 +934,10 @@ static void device_loop(const rp_backend *be, cudaStream_t s) {
     printf("(f) device loop, converge %llu^2, %u blocks (%u kernels per "
            "pass): reprise run_until %.2f us/pass (%u passes%s%s), hand-built "
            "WHILE graph %.2f us/pass (%u passes): ratio %.3f (goal <= 1.1: "
-           "%s); grid and passes identical: %s\n", (unsigned long long)p.n,
-           p.blocks, 3 * p.blocks + 1, ours, done, note[0] ? "; " : "",
-           note, hand, hdone, ours / hand, verdict(ours / hand <= 1.1),
-           same ? "yes" : "NO");
+           "%s); grid and passes identical: %s\n",
+           (unsigned long long)p.n, p.blocks, 3 * p.blocks + 1, ours, done,
+           note[0] ? "; " : "", note, hand, hdone, ours / hand,
+           verdict(ours / hand <= 1.1), same ? "yes" : "NO");
   }
   rp_exec_destroy(x);
   rp_graph_destroy(g);
@@ -948,8 +954,8 @@ int main(int argc, char **argv) {
   }
   struct cudaDeviceProp p;
   CK(cudaGetDeviceProperties(&p, 0));
-  printf("device: %s, %d SMs, %d copy engines\n", p.name,
-         p.multiProcessorCount, p.asyncEngineCount);
+  printf("device: %s, %d SMs, %d copy engines\n", p.name, p.multiProcessorCount,
+         p.asyncEngineCount);
   cudaStream_t s;
   CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   /* "split [iters]": only the automatic split case (e). */

@@ -9,14 +9,14 @@
 #include "reprise.h"
 #include "bench_check.h"
 
-#define CK(x)                                                              \
-  do {                                                                     \
-    cudaError_t e_ = (x);                                                  \
-    if (e_ != cudaSuccess) {                                               \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,            \
-              cudaGetErrorString(e_));                                     \
-      exit(2);                                                             \
-    }                                                                      \
+#define CK(x)                                                                  \
+  do {                                                                         \
+    cudaError_t e_ = (x);                                                      \
+    if (e_ != cudaSuccess) {                                                   \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,                \
+              cudaGetErrorString(e_));                                         \
+      exit(2);                                                                 \
+    }                                                                          \
   } while (0)
 
 /* The argument block of the tiny kernel (bc_tiny: p[0] += v) on one

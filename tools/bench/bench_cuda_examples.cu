@@ -33,7 +33,6 @@
 #include "reprise/backend.h"
 #include "hand_cuda.cuh"
 
-
 /* The kernel descriptor named kname in a recorded graph (NULL: the first
  * kernel). */
 static const rp_kernel *kernel_named(const rp_graph *g, const char *kname) {
@@ -73,9 +72,21 @@ static item copy(int kind, int phase, void *dst, const void *src,
   return x;
 }
 
-static rp_slot P(void *p) { rp_slot s; s.p = p; return s; }
-static rp_slot I(int64_t v) { rp_slot s; s.i64 = v; return s; }
-static rp_slot F(double v) { rp_slot s; s.f64 = v; return s; }
+static rp_slot P(void *p) {
+  rp_slot s;
+  s.p = p;
+  return s;
+}
+static rp_slot I(int64_t v) {
+  rp_slot s;
+  s.i64 = v;
+  return s;
+}
+static rp_slot F(double v) {
+  rp_slot s;
+  s.f64 = v;
+  return s;
+}
 
 /* [a0, a1) and [b0, b1) share a row. */
 static bool overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1) {
@@ -154,8 +165,9 @@ static void jacobi(work &w) {
           dep.push_back(sn[j]);
       if (!st)
         dep.push_back(cin);
-      cp[i] = add(w, kern(kc, ph, n, crow(i + 1) - crow(i),
-                          {P(da), P(db), I((int64_t)n), I((int64_t)crow(i))}),
+      cp[i] = add(w,
+                  kern(kc, ph, n, crow(i + 1) - crow(i),
+                       {P(da), P(db), I((int64_t)n), I((int64_t)crow(i))}),
                   dep);
     }
     ph++;
@@ -164,8 +176,9 @@ static void jacobi(work &w) {
       for (uint64_t i = 0; i < nb; i++)
         if (overlap(crow(i), crow(i + 1), srow(j) - 1, srow(j + 1) + 1))
           dep.push_back(cp[i]);
-      sn[j] = add(w, kern(ks, ph, n - 2, srow(j + 1) - srow(j),
-                          {P(db), P(da), I((int64_t)n), I((int64_t)srow(j))}),
+      sn[j] = add(w,
+                  kern(ks, ph, n - 2, srow(j + 1) - srow(j),
+                       {P(db), P(da), I((int64_t)n), I((int64_t)srow(j))}),
                   dep);
     }
     ph++;
@@ -200,9 +213,9 @@ static void matpow(work &w) {
     double *src = st % 2 ? dy : dx, *dst = st % 2 ? dx : dy;
     for (uint64_t i = 0; i < nb; i++) {
       uint64_t r0 = n * i / nb, r1 = n * (i + 1) / nb;
-      blk[i] = add(w, kern(k, ph, n, r1 - r0,
-                           {P(src), P(dm), P(dst), I((int64_t)n),
-                            I((int64_t)r0)}),
+      blk[i] = add(w,
+                   kern(k, ph, n, r1 - r0,
+                        {P(src), P(dm), P(dst), I((int64_t)n), I((int64_t)r0)}),
                    st ? std::vector<int>{blk[i]} : std::vector<int>{cx, cm});
     }
     lastw[st % 2 ? 0 : 1] = blk;
@@ -232,9 +245,10 @@ static void recurrence(work &w) {
   for (unsigned r = 0; r < p.rounds; r++) {
     for (uint64_t i = 0; i < nb; i++) {
       uint64_t r0 = p.rows * i / nb, r1 = p.rows * (i + 1) / nb;
-      blk[i] = add(w, kern(k, ph, p.cols, r1 - r0,
-                           {P(du), I((int64_t)p.inner), F(p.r), F(p.c),
-                            I((int64_t)p.cols), I((int64_t)r0)}),
+      blk[i] = add(w,
+                   kern(k, ph, p.cols, r1 - r0,
+                        {P(du), I((int64_t)p.inner), F(p.r), F(p.c),
+                         I((int64_t)p.cols), I((int64_t)r0)}),
                    {blk[i]});
     }
     ph++;
@@ -273,9 +287,10 @@ static void blackscholes(work &w) {
              add(w, copy(OP_H2D, 0, dt + o(i), t + o(i), l), {})};
   }
   for (uint64_t i = 0; i < nb; i++)
-    kn[i] = add(w, kern(kb, 1, o(i + 1) - o(i), 1,
-                        {P(ds), P(dk), P(dt), P(dc), P(dq), F(p.r), F(p.v),
-                         I((int64_t)o(i))}),
+    kn[i] = add(w,
+                kern(kb, 1, o(i + 1) - o(i), 1,
+                     {P(ds), P(dk), P(dt), P(dc), P(dq), F(p.r), F(p.v),
+                      I((int64_t)o(i))}),
                 in[i]);
   for (uint64_t i = 0; i < nb; i++) {
     size_t l = (o(i + 1) - o(i)) * 8;
@@ -307,8 +322,9 @@ static void matmul_rows(work &w) {
   std::vector<int> kn(nd);
   for (uint64_t d = 0; d < nd; d++) {
     uint64_t r0 = n * d / nd, r1 = n * (d + 1) / nd;
-    kn[d] = add(w, kern(&ex_matmul_rows_k, 1, n, r1 - r0,
-                        {P(da), P(db), P(dc), I((int64_t)n), I((int64_t)r0)}),
+    kn[d] = add(w,
+                kern(&ex_matmul_rows_k, 1, n, r1 - r0,
+                     {P(da), P(db), P(dc), I((int64_t)n), I((int64_t)r0)}),
                 in);
   }
   for (uint64_t d = 0; d < nd; d++) {
@@ -361,8 +377,7 @@ static void gemm(work &w) {
   for (uint64_t k = 0; k < nt; k++)
     for (uint64_t i = 0; i < nt; i++)
       for (uint64_t j = 0; j < nt; j++) {
-        item x = kern(&ex_gemm_tile_k, (int)k + 1, t, t,
-                      {P(da), P(db), P(dc)});
+        item x = kern(&ex_gemm_tile_k, (int)k + 1, t, t, {P(da), P(db), P(dc)});
         x.a.r[0] = tile_region(n, t, i * t, k * t);
         x.a.r[1] = tile_region(n, t, k * t, j * t);
         x.a.r[2] = tile_region(n, t, i * t, j * t);
@@ -425,8 +440,7 @@ static void same_blocks(work &w, rp_exec *x) {
     rp_node_info ni;
     rp_kernel_block kb;
     if (rp_node_info_get(w.g, n, &ni) == RP_OK && ni.kernel &&
-        !chosen.count(ni.kernel) &&
-        rp_exec_kernel_block(x, n, &kb) == RP_OK)
+        !chosen.count(ni.kernel) && rp_exec_kernel_block(x, n, &kb) == RP_OK)
       chosen[ni.kernel] = dim3(kb.block[0], kb.block[1], kb.block[2]);
   }
   for (item &it : w.h.it)
@@ -513,8 +527,8 @@ int main(int argc, char **argv) {
   rp_model model;
   if (rp_model_get(&model, be, NULL, RP_MODEL_CALIBRATE) != RP_OK)
     rp_model_init(&model);
-  void (*mk[])(work &) = {jacobi, matpow, recurrence, blackscholes,
-                          matmul_rows, gemm};
+  void (*mk[])(work &) = {jacobi,       matpow,      recurrence,
+                          blackscholes, matmul_rows, gemm};
   /* Versions after the hand-written ones: reprise by default (copies
    * reshaped on cuda), reprise with the copies as recorded (--no-reshape),
    * the recorded graph built by hand, reprise with its kernels reading
@@ -534,8 +548,8 @@ int main(int argc, char **argv) {
   printf(" %9s", "reprise");
   if (!rp_only)
     printf(" %7s %7s %7s %5s %9s %7s %9s %7s %9s %7s", "rp/dag", "rp/best",
-           "blk/rp", "pred", "no-resh", "nr/dag", "recorded", "nr/rec",
-           "table", "tab/rp");
+           "blk/rp", "pred", "no-resh", "nr/dag", "recorded", "nr/rec", "table",
+           "tab/rp");
   printf("\n");
   for (auto f : mk) {
     work w;
@@ -585,8 +599,7 @@ int main(int argc, char **argv) {
         }
         for (size_t i = 0; i < w.out.size(); i++)
           if (memcmp(w.out[i].first, want[i].data(), w.out[i].second)) {
-            printf("%s: %s results differ from reprise's\n", w.name,
-                   vname[v]);
+            printf("%s: %s results differ from reprise's\n", w.name, vname[v]);
             return 1;
           }
       }
@@ -614,9 +627,9 @@ int main(int argc, char **argv) {
       met += rd <= 1.02;
       printf("\n  %s: vs dag %.3f (goal <= 1.02: %s); every kernel "
              "reading the table %.3f of by value; copies reshaped: "
-             "%u merged, %u split;", w.name, rd,
-             rd <= 1.02 ? "met" : "MISSED", t[V_TAB] / t[V_RP], merged,
-             split);
+             "%u merged, %u split;",
+             w.name, rd, rd <= 1.02 ? "met" : "MISSED", t[V_TAB] / t[V_RP],
+             merged, split);
     }
     hand_free(rec);
     print_blocks(w, x);
@@ -629,6 +642,7 @@ int main(int argc, char **argv) {
   printf("results: every version of every run byte-identical to reprise's\n");
   if (nex)
     printf("summary: %d of %d examples within 1.02x of the hand-built dag "
-           "by default (%s)\n", met, nex, met == nex ? "met" : "MISSED");
+           "by default (%s)\n",
+           met, nex, met == nex ? "met" : "MISSED");
   return 0;
 }

@@ -48,15 +48,14 @@ static void inst_paths(cudaGraph_t cg) {
     struct cudaKernelNodeParams kp;
     CK(cudaGraphKernelNodeGetParams(nodes[i], &kp));
     cudaGraphNode_t x;
-    CK(cudaGraphAddKernelNode(&x, ad, prev ? &prev : NULL, prev ? 1 : 0,
-                              &kp));
+    CK(cudaGraphAddKernelNode(&x, ad, prev ? &prev : NULL, prev ? 1 : 0, &kp));
     prev = x;
   }
   double c = inst_us(cg), k = inst_us(cl), a = inst_us(ad);
   printf("(g) instantiate per node, by hand: captured %.3f us, its clone "
          "%.3f (%.2fx), rebuilt with cudaGraphAddKernelNode from its own "
-         "parameters %.3f (%.2fx)\n", c / (double)n, k / (double)n, k / c,
-         a / (double)n, a / c);
+         "parameters %.3f (%.2fx)\n",
+         c / (double)n, k / (double)n, k / c, a / (double)n, a / c);
   free(nodes);
   CK(cudaGraphDestroy(cl));
   CK(cudaGraphDestroy(ad));
@@ -76,8 +75,7 @@ static double once(rp_exec *x, cudaGraphExec_t ge, cudaStream_t s) {
 
 int main(void) {
   const rp_backend *be;
-  if (rp_backend_find("cuda", &be) != RP_OK ||
-      rp_backend_probe(be) != RP_OK) {
+  if (rp_backend_find("cuda", &be) != RP_OK || rp_backend_probe(be) != RP_OK) {
     printf("bench_cuda_import: no CUDA device, nothing measured\n");
     return 0;
   }
@@ -150,12 +148,13 @@ int main(void) {
   double inst = median(tx, 3), cinst = median(ci, 3);
   printf("(g) import of a captured chain of %d kernels: %.3f us/node "
          "(%.1f ms with 3 profiled runs); the import's exec %.3f us/node "
-         "against cudaGraphInstantiate %.3f: %.2fx\n", N, median(ti, 3) / N,
-         tprof / 1e3, inst / N, cinst / N, inst / cinst);
+         "against cudaGraphInstantiate %.3f: %.2fx\n",
+         N, median(ti, 3) / N, tprof / 1e3, inst / N, cinst / N, inst / cinst);
   printf("(g) replay of the import %.3f us/kernel, the captured graph "
          "%.3f: ratio %.3f (goal <= 1.05: %s); one launch adds %g and %g "
-         "(%s)\n", rep / N, cap / N, rep / cap, verdict(rep / cap <= 1.05),
-         (double)h, (double)(c - b),
+         "(%s)\n",
+         rep / N, cap / N, rep / cap, verdict(rep / cap <= 1.05), (double)h,
+         (double)(c - b),
          h == (float)N && c - b == (float)N ? "identical" : "DIFFERENT");
   inst_paths(cg);
   rp_exec_destroy(x);

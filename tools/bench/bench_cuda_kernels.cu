@@ -8,15 +8,13 @@ RP_KERNEL(bc_tiny_k, {
     p[0] += RP_VAL(float, 1);
 })
 static const rp_param bc_tiny_params[] = {{"p", RP_INOUT}, {"v", RP_SCALAR}};
-extern "C" const rp_kernel bc_tiny = RP_KERNEL_DESC(bc_tiny_k,
-                                                    bc_tiny_params);
+extern "C" const rp_kernel bc_tiny = RP_KERNEL_DESC(bc_tiny_k, bc_tiny_params);
 
 #include "burn_kernel.inc"
-extern "C" const rp_kernel bc_burn = RP_KERNEL_DESC(bc_burn_k,
-                                                    bc_burn_params);
+extern "C" const rp_kernel bc_burn = RP_KERNEL_DESC(bc_burn_k, bc_burn_params);
 /* The same kernel declared splittable along x, p following the cut. */
-extern "C" const rp_kernel bc_burn_split = RP_KERNEL_DESC_SPLIT(
-    bc_burn_k, bc_burn_params, RP_SPLIT_X, 0x1u);
+extern "C" const rp_kernel bc_burn_split =
+    RP_KERNEL_DESC_SPLIT(bc_burn_k, bc_burn_params, RP_SPLIT_X, 0x1u);
 
 /* The hand-built WHILE graph's test (bench_cuda, "device loop"): after
  * each pass count it and keep looping while the residual in device memory

@@ -18,7 +18,7 @@ extern const rp_kernel bc_burn_split;
 
 /* The hand-built WHILE loop's state in device memory (bench_cuda). */
 typedef struct bc_while_state {
-  const double *res;   /* the residual, in device memory */
+  const double *res; /* the residual, in device memory */
   double tol;
   unsigned max, count;
 } bc_while_state;

@@ -69,7 +69,8 @@ static void bench_solver(uint32_t ops, int analyze) {
   }
   double r = median(rec, reps);
   printf("  solver %8u ops: %8u edges (%.2f per op), record+end %.3f s "
-         "(%.2f M ops/s)", ops, edges, (double)edges / ops, r, ops / r / 1e6);
+         "(%.2f M ops/s)",
+         ops, edges, (double)edges / ops, r, ops / r / 1e6);
   if (analyze)
     printf(", read %.3f s + analyze %.3f s = %.3f s", median(rd, reps),
            median(an, reps), median(rd, reps) + median(an, reps));
@@ -88,8 +89,8 @@ static double cholesky(unsigned t, unsigned e, int boxes, uint32_t *nodes,
   rp_buf A = 0, *tile = malloc((size_t)t * t * sizeof *tile);
   double t0 = now();
   if (boxes) {
-    RK(rp_buffer_register_2d(g, "A", host, (uint64_t)t * e,
-                                (uint64_t)t * e, 8, &A));
+    RK(rp_buffer_register_2d(g, "A", host, (uint64_t)t * e, (uint64_t)t * e, 8,
+                             &A));
   } else {
     for (unsigned i = 0; i < t * t; i++) {
       char name[32];
@@ -97,9 +98,9 @@ static double cholesky(unsigned t, unsigned e, int boxes, uint32_t *nodes,
       RK(rp_buffer_register_2d(g, name, host, e, e, 8, &tile[i]));
     }
   }
-#define T(i, j)                                                            \
-  (boxes ? rp_box2(A, (i) * e, (i) * e + e, (j) * e, (j) * e + e)          \
-         : rp_whole(tile[(i) * t + (j)]))
+#define T(i, j)                                                                \
+  (boxes ? rp_box2(A, (i)*e, (i)*e + e, (j)*e, (j)*e + e)                      \
+         : rp_whole(tile[(i)*t + (j)]))
   for (unsigned k = 0; k < t; k++) {
     rp_access a1[1] = {{T(k, k), RP_INOUT}};
     RK(rp_record_host(g, nop_host, NULL, a1, 1, NULL, NULL));
@@ -111,8 +112,8 @@ static double cholesky(unsigned t, unsigned e, int boxes, uint32_t *nodes,
       rp_access a3[2] = {{T(i, k), RP_IN}, {T(i, i), RP_INOUT}};
       RK(rp_record_host(g, nop_host, NULL, a3, 2, NULL, NULL));
       for (unsigned j = k + 1; j < i; j++) {
-        rp_access a4[3] = {{T(i, k), RP_IN}, {T(j, k), RP_IN},
-                           {T(i, j), RP_INOUT}};
+        rp_access a4[3] = {
+            {T(i, k), RP_IN}, {T(j, k), RP_IN}, {T(i, j), RP_INOUT}};
         RK(rp_record_host(g, nop_host, NULL, a4, 3, NULL, NULL));
       }
     }
@@ -137,7 +138,8 @@ static void bench_cholesky(unsigned t, unsigned e) {
   double b = median(tb, REPS), p = median(tt, REPS);
   printf("  cholesky %ux%u tiles of %ux%u: %u tasks; one buffer per tile "
          "%.4f s (%u edges); 2-d boxes %.4f s (%u edges); boxes/tiles "
-         "%.2fx (goal <= 2)\n", t, t, e, e, nt, p, et, b, eb, b / p);
+         "%.2fx (goal <= 2)\n",
+         t, t, e, e, nt, p, et, b, eb, b / p);
 }
 
 /* ---- accesses per op ----------------------------------------------------- */
@@ -182,7 +184,8 @@ static void bench_accesses(void) {
   }
   double x = median(a1, REPS), y = median(a32, REPS);
   printf("  per access: 1 access/op %.1f ns, 32 accesses/op %.1f ns: "
-         "%.2fx (goal <= 1.5)\n", x * 1e9, y * 1e9, y / x);
+         "%.2fx (goal <= 1.5)\n",
+         x * 1e9, y * 1e9, y / x);
 }
 
 /* ---- buffer registration ------------------------------------------------ */
@@ -211,7 +214,8 @@ static void bench_registration(void) {
   }
   double x = median(a, REPS), y = median(b, REPS);
   printf("  per registration: 1 000 buffers %.0f ns, 100 000 buffers %.0f ns"
-         ": %.2fx (O(1): about 1)\n", x * 1e9, y * 1e9, y / x);
+         ": %.2fx (O(1): about 1)\n",
+         x * 1e9, y * 1e9, y / x);
 }
 
 int main(int argc, char **argv) {
@@ -222,7 +226,8 @@ int main(int argc, char **argv) {
     return strcmp(argv[1], "--help") ? 2 : 0;
   }
   printf("solver shape (64 x 1 MiB, whole read + 4 KiB update), median of "
-         "%d:\n", REPS);
+         "%d:\n",
+         REPS);
   bench_solver(20000, 1);
   bench_solver(200000, 1);
   if (big)

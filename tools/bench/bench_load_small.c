@@ -38,8 +38,8 @@ static rp_graph *small_graph(void) {
       rp_buf src = s % 2 ? B : A, dst = s % 2 ? A : B;
       rp_arg args[2] = {rp_arg_buf(rp_box2(src, r0 - 1, r1 + 1, 0, 64)),
                         rp_arg_buf(rp_box2(dst, r0, r1, 1, 63))};
-      RK(rp_record_kernel(g, &stencil, 0, rp_dims3(62, r1 - r0, 1), args,
-                          NULL, NULL));
+      RK(rp_record_kernel(g, &stencil, 0, rp_dims3(62, r1 - r0, 1), args, NULL,
+                          NULL));
     }
   RK(rp_record_sync_host(g, rp_whole(A), NULL));
   RK(rp_graph_end(g));
@@ -87,11 +87,10 @@ int main(int argc, char **argv) {
   }
   close(fd);
   printf("graph: %u ops, %u edges, %zu bytes of JSON; %d loads per round,"
-         " median of %d rounds\n", rp_graph_num_nodes(g),
-         rp_graph_num_edges(g), len, n, ROUNDS);
+         " median of %d rounds\n",
+         rp_graph_num_nodes(g), rp_graph_num_edges(g), len, n, ROUNDS);
   printf("from a file:   %8.2f us per load\n", per_load_us(path, NULL, 0, n));
-  printf("from memory:   %8.2f us per load\n",
-         per_load_us(NULL, text, len, n));
+  printf("from memory:   %8.2f us per load\n", per_load_us(NULL, text, len, n));
   unlink(path);
   free(text);
   rp_graph_destroy(g);

@@ -58,16 +58,18 @@ static int write_file(const char *path, uint32_t ops) {
   for (uint32_t i = 0; i < ops; i++) {
     uint64_t x = xs(&s);
     unsigned kind = (unsigned)(x % 3);
-    fprintf(fp, "  {\"id\": %u, \"type\": \"kernel\", \"device\": 0, "
-                "\"cost_us\": %u, \"access\": [",
+    fprintf(fp,
+            "  {\"id\": %u, \"type\": \"kernel\", \"device\": 0, "
+            "\"cost_us\": %u, \"access\": [",
             i, 5 + (unsigned)(x >> 8) % 50);
     if (kind == 0) {
       unsigned a = (unsigned)(x >> 16) % NVEC;
       unsigned b = (a + 1 + (unsigned)(x >> 24) % (NVEC - 1)) % NVEC;
       unsigned pc = (unsigned)(x >> 32) % (VEC / 4096);
-      fprintf(fp, "{\"buffer\": %u, \"space\": \"device:0\", \"mode\": "
-                  "\"in\"}, {\"buffer\": %u, \"space\": \"device:0\", "
-                  "\"mode\": \"inout\", \"offset\": %u, \"bytes\": 4096}",
+      fprintf(fp,
+              "{\"buffer\": %u, \"space\": \"device:0\", \"mode\": "
+              "\"in\"}, {\"buffer\": %u, \"space\": \"device:0\", "
+              "\"mode\": \"inout\", \"offset\": %u, \"bytes\": 4096}",
               a, b, pc * 4096);
     } else if (kind == 1) {
       unsigned a = (unsigned)(x >> 16) % NMAT;
@@ -78,10 +80,11 @@ static int write_file(const char *path, uint32_t ops) {
       unsigned hr0 = r0 ? r0 - 1 : 0, hc0 = c0 ? c0 - 1 : 0;
       unsigned hr1 = r0 + TILE < DIM ? r0 + TILE + 1 : DIM;
       unsigned hc1 = c0 + TILE < DIM ? c0 + TILE + 1 : DIM;
-      fprintf(fp, "{\"buffer\": %u, \"space\": \"device:0\", \"mode\": "
-                  "\"in\", \"box\": {\"lo\": [%u, %u], \"hi\": [%u, %u]}}, "
-                  "{\"buffer\": %u, \"space\": \"device:0\", \"mode\": "
-                  "\"out\", \"box\": {\"lo\": [%u, %u], \"hi\": [%u, %u]}}",
+      fprintf(fp,
+              "{\"buffer\": %u, \"space\": \"device:0\", \"mode\": "
+              "\"in\", \"box\": {\"lo\": [%u, %u], \"hi\": [%u, %u]}}, "
+              "{\"buffer\": %u, \"space\": \"device:0\", \"mode\": "
+              "\"out\", \"box\": {\"lo\": [%u, %u], \"hi\": [%u, %u]}}",
               NVEC + a, hr0, hc0, hr1, hc1, NVEC + b, r0, c0, r0 + TILE,
               c0 + TILE);
     } else {
@@ -89,10 +92,11 @@ static int write_file(const char *path, uint32_t ops) {
       unsigned b = (a + 1 + (unsigned)(x >> 24) % (NVEC - 1)) % NVEC;
       unsigned pa = (unsigned)(x >> 32) % (VEC / 4096);
       unsigned pb = (unsigned)(x >> 44) % (VEC / 4096);
-      fprintf(fp, "{\"buffer\": %u, \"space\": \"device:0\", \"mode\": "
-                  "\"out\", \"offset\": %u, \"bytes\": 4096}, {\"buffer\": "
-                  "%u, \"space\": \"device:0\", \"mode\": \"out\", "
-                  "\"offset\": %u, \"bytes\": 4096}",
+      fprintf(fp,
+              "{\"buffer\": %u, \"space\": \"device:0\", \"mode\": "
+              "\"out\", \"offset\": %u, \"bytes\": 4096}, {\"buffer\": "
+              "%u, \"space\": \"device:0\", \"mode\": \"out\", "
+              "\"offset\": %u, \"bytes\": 4096}",
               a, pa * 4096, b, pb * 4096);
     }
     fprintf(fp, "]}%s\n", i + 1 < ops ? "," : "");
@@ -150,8 +154,8 @@ static double run_child(const char *path, child *c) {
   close(fd[0]);
   int st;
   struct rusage ru;
-  if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) ||
-      WEXITSTATUS(st) || got != (ssize_t)sizeof *c)
+  if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) ||
+      got != (ssize_t)sizeof *c)
     return -1;
   return (double)ru.ru_maxrss / 1024.0;
 }

@@ -113,10 +113,12 @@ static void heat_steps(uint64_t n, unsigned steps, double *lu, double *lv,
       const double *u = src + (i - lo) * n;
       double *o = dst + (i - lo) * n;
       for (uint64_t j = 0; j < n; j++)
-        o[j] = i > 0 && i + 1 < n && j > 0 && j + 1 < n
-                   ? u[j] + 0.125 * (((u[j - n] + u[j + n]) +
-                                      (u[j - 1] + u[j + 1])) - 4.0 * u[j])
-                   : u[j];
+        o[j] =
+            i > 0 && i + 1 < n && j > 0 && j + 1 < n
+                ? u[j] +
+                      0.125 * (((u[j - n] + u[j + n]) + (u[j - 1] + u[j + 1])) -
+                               4.0 * u[j])
+                : u[j];
     }
   }
 }
@@ -201,8 +203,7 @@ static const rp_param probe_touch_params[] = {{"a", RP_INOUT}};
 static const rp_kernel probe_touch_k =
     RP_KERNEL_DESC(probe_touch, probe_touch_params);
 
-static double probe_run(int size, unsigned k, int pingpong,
-                        uint32_t *tasks) {
+static double probe_run(int size, unsigned k, int pingpong, uint32_t *tasks) {
   double *buf = calloc((size_t)size + 1, sizeof *buf), t[7];
   rp_graph *g = NULL;
   rp_exec *x = NULL;
@@ -213,8 +214,8 @@ static double probe_run(int size, unsigned k, int pingpong,
     for (int d = 0; ok && d < (pingpong ? 2 : size); d++) {
       uint64_t row = pingpong ? 0 : (uint64_t)d;
       rp_arg a = rp_arg_buf(rp_box2_elems(B, row, row + 1, 0, 1));
-      ok = !rp_record_kernel(g, &probe_touch_k, d, rp_dims3(1, 1, 1), &a,
-                             NULL, NULL);
+      ok = !rp_record_kernel(g, &probe_touch_k, d, rp_dims3(1, 1, 1), &a, NULL,
+                             NULL);
     }
   ok = ok && (pingpong || !rp_buffer_distribute(g, B, (unsigned)size, NULL)) &&
        !rp_graph_end(g) && (x = exm_exec(g, "bench_mpi_jacobi"));
@@ -273,8 +274,7 @@ static double probe_memory(int rank, int size) {
   if (all_ok) {
     qsort(one, R, sizeof *one, cmp_d);
     qsort(all, R, sizeof *all, cmp_d);
-    v = one[R / 2] > 0 && all[R / 2] > one[R / 2] ? all[R / 2] / one[R / 2]
-                                                  : 1;
+    v = one[R / 2] > 0 && all[R / 2] > one[R / 2] ? all[R / 2] / one[R / 2] : 1;
   }
   MPI_Bcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   free(a);
@@ -310,7 +310,8 @@ static void calibrate(int rank, int size, rp__starpu_net *n) {
   mem_scale = probe_memory(rank, size);
   if (rank == 0)
     printf("probe (median of 7, slowest rank): %u task(s) %.1f us, %u tasks "
-           "%.1f us, %d rounds of 2 messages %.1f us\n", t1, a, tk, b, K, c);
+           "%.1f us, %d rounds of 2 messages %.1f us\n",
+           t1, a, tk, b, K, c);
   if (rank == 0)
     printf("net model: %.1f us + bytes / %.2f GB/s; probe: %.1f us per "
            "task, %.1f us per request, %.1f us per launch, %u worker(s); "
@@ -327,8 +328,8 @@ static void calibrate(int rank, int size, rp__starpu_net *n) {
 typedef struct thr {
   int tid;
   char comm[24];
-  double cpu_ms[2];  /* [0] during the MPI code's runs, [1] reprise's */
-  long csw[2];       /* context switches (voluntary + not) */
+  double cpu_ms[2]; /* [0] during the MPI code's runs, [1] reprise's */
+  long csw[2];      /* context switches (voluntary + not) */
 } thr;
 static thr th[NTH];
 static unsigned nth;
@@ -371,8 +372,10 @@ static void take(snap *s) {
     buf[len] = 0;
     char *rp = strrchr(buf, ')');
     unsigned long ut = 0, st = 0;
-    if (!rp || sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-                      "%lu %lu", &ut, &st) != 2)
+    if (!rp || sscanf(rp + 2,
+                      "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                      "%lu %lu",
+                      &ut, &st) != 2)
       continue;
     int tid = atoi(e->d_name);
     unsigned i = s->n++;
@@ -417,8 +420,7 @@ static void account(int which, const snap *a, const snap *b) {
 }
 
 /* Rank 0 prints every rank's threads that used CPU: ms per timed run. */
-static void print_threads(int rank, int size, unsigned runs,
-                          double body_ms) {
+static void print_threads(int rank, int size, unsigned runs, double body_ms) {
   double mine[NTH * 5];
   char names[NTH * 24];
   memset(mine, 0, sizeof mine);
@@ -432,8 +434,7 @@ static void print_threads(int rank, int size, unsigned runs,
     memcpy(names + 24 * t, th[t].comm, 24);
   }
   double *allb = rank == 0 ? malloc(sizeof *allb * (size_t)size) : NULL;
-  MPI_Gather(&body_ms, 1, MPI_DOUBLE, allb, 1, MPI_DOUBLE, 0,
-             MPI_COMM_WORLD);
+  MPI_Gather(&body_ms, 1, MPI_DOUBLE, allb, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   double *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
   char *an = rank == 0 ? malloc(sizeof names * (size_t)size) : NULL;
   MPI_Gather(mine, NTH * 5, MPI_DOUBLE, all, NTH * 5, MPI_DOUBLE, 0,
@@ -442,8 +443,8 @@ static void print_threads(int rank, int size, unsigned runs,
              MPI_COMM_WORLD);
   if (rank == 0) {
     printf("  CPU per timed run, by thread (ms; context switches)\n"
-           "  rank %-16s %10s %8s %10s %8s\n", "thread", "mpi_ms", "csw",
-           "reprise_ms", "csw");
+           "  rank %-16s %10s %8s %10s %8s\n",
+           "thread", "mpi_ms", "csw", "reprise_ms", "csw");
     for (int r = 0; r < size; r++) {
       double tot[2] = {0, 0};
       for (unsigned t = 0; t < NTH; t++) {
@@ -452,11 +453,10 @@ static void print_threads(int rank, int size, unsigned runs,
         tot[1] += v[2];
         if (v[1] + v[2] >= 1)
           printf("  %4d %-16s %10.1f %8.0f %10.1f %8.0f\n", r,
-                 an + (size_t)r * NTH * 24 + 24 * t, v[1], v[3], v[2],
-                 v[4]);
+                 an + (size_t)r * NTH * 24 + 24 * t, v[1], v[3], v[2], v[4]);
       }
-      printf("  %4d %-16s %10.1f %8s %10.1f\n", r, "(all threads)", tot[0],
-             "", tot[1]);
+      printf("  %4d %-16s %10.1f %8s %10.1f\n", r, "(all threads)", tot[0], "",
+             tot[1]);
       printf("  %4d %-16s %10s %8s %10.1f\n", r, "(task bodies)", "", "",
              allb[r]);
     }
@@ -468,9 +468,9 @@ static void print_threads(int rank, int size, unsigned runs,
 
 static double own_us; /* this rank's time of the last timed run */
 
-static double timed(int which, int dist, rp_exec *x, uint64_t n,
-                    unsigned steps, double *a, double *b, double *la,
-                    double *lb, int rank, int size, int *cnt, int *dsp) {
+static double timed(int which, int dist, rp_exec *x, uint64_t n, unsigned steps,
+                    double *a, double *b, double *la, double *lb, int rank,
+                    int size, int *cnt, int *dsp) {
   snap s0, s1;
   MPI_Barrier(MPI_COMM_WORLD);
   take(&s0);
@@ -494,8 +494,8 @@ static double timed(int which, int dist, rp_exec *x, uint64_t n,
 
 /* Rows [r0, r1) of rank `rank` in the local window lw (rows from
  * r0 - 1) equal those rows of the full grid g. */
-static int same_rows(uint64_t n, const double *g, const double *lw,
-                     int rank, int size) {
+static int same_rows(uint64_t n, const double *g, const double *lw, int rank,
+                     int size) {
   uint64_t r0, r1;
   rows(n, rank, size, &r0, &r1);
   uint64_t lo = r0 ? r0 - 1 : 0;
@@ -519,9 +519,8 @@ static double max_all(double v) {
 
 /* One grid size in one form: prints its row and its breakdown; 1 when
  * the grids differ, 2 on a failure. */
-static int one(int heat, uint64_t n, int dist, unsigned steps,
-               unsigned runs, const rp__starpu_net *net, int rank,
-               int size) {
+static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
+               const rp__starpu_net *net, int rank, int size) {
   uint64_t nn = n * n, r0, r1;
   rows(n, rank, size, &r0, &r1);
   /* reprise's grids whole on every rank (as registered); the hand-written
@@ -590,8 +589,8 @@ static int one(int heat, uint64_t n, int dist, unsigned steps,
   }
   /* the first run of each (reprise's: its first scatter in the replicated
    * form), then alternating timed runs */
-  double first = timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt,
-                       dsp);
+  double first =
+      timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
   timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
   memset(th, 0, sizeof th);
   nth = 0;
@@ -599,8 +598,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps,
   rp__starpu_stats_get(x, &b0);
   exm_trace(x);
   for (unsigned r = 0; r < runs; r++) {
-    tm[r] = timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt,
-                  dsp);
+    tm[r] = timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
     tr[r] = timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
     mr[r] = own_us;
   }
@@ -644,15 +642,17 @@ static int one(int heat, uint64_t n, int dist, unsigned steps,
     bad = 2;
   if (rank == 0)
     printf("%-6s %6llu %-11s %9u %10.2f %10.2f %7.3f %9s %10.2f %7.3f "
-           "%9.1f %9.1f %7.3f %7.3f\n", heat ? "heat" : "jacobi",
-           (unsigned long long)n, dist ? "distributed" : "replicated",
-           rp_graph_num_nodes(g), tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
+           "%9.1f %9.1f %7.3f %7.3f\n",
+           heat ? "heat" : "jacobi", (unsigned long long)n,
+           dist ? "distributed" : "replicated", rp_graph_num_nodes(g),
+           tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
            tr[runs / 2] / tm[runs / 2], all_same ? "identical" : "DIFFER",
            pred * 1e-3, pred / tr[runs / 2], setup * 1e-3, first * 1e-3,
            pan / tr[runs / 2], pm / tr[runs / 2]);
   if (rank == 0 && ach && pred > 0) {
     printf("  predicted per rank (ms per run, each rank's own median):\n"
-           "  %4s %9s %9s %8s\n", "rank", "pred_ms", "ach_ms", "pred/ach");
+           "  %4s %9s %9s %8s\n",
+           "rank", "pred_ms", "ach_ms", "pred/ach");
     for (int r = 0; r < size; r++)
       printf("  %4d %9.2f %9.2f %8.3f\n", r, prk[r] * 1e-3, ach[r] * 1e-3,
              ach[r] > 0 ? prk[r] / ach[r] : 0);
@@ -689,8 +689,8 @@ static void print_layout(int rank, int size) {
   rp__starpu_layout l;
   memset(&l, 0, sizeof l);
   rp__starpu_layout_get(&l);
-  int mine[7] = {l.local_ranks, l.local_rank, l.cores, l.bound, l.workers,
-                 l.first_cpu, l.mpi_cpu};
+  int mine[7] = {l.local_ranks, l.local_rank, l.cores,  l.bound,
+                 l.workers,     l.first_cpu,  l.mpi_cpu};
   int *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
   MPI_Gather(mine, 7, MPI_INT, all, 7, MPI_INT, 0, MPI_COMM_WORLD);
   if (rank != 0 || !all)
@@ -701,13 +701,14 @@ static void print_layout(int rank, int size) {
     const int *v = all + 7 * r;
     if (v[3])
       printf("  rank %d: %d of %d on its node (%d cores): %d worker(s) on "
-             "cores %d-%d, MPI thread on core %d\n", r, v[1], v[0], v[2],
-             v[4], v[5], v[5] + (v[4] < v[6] - v[5] ? v[4] : v[6] - v[5]) - 1,
-             v[6]);
+             "cores %d-%d, MPI thread on core %d\n",
+             r, v[1], v[0], v[2], v[4], v[5],
+             v[5] + (v[4] < v[6] - v[5] ? v[4] : v[6] - v[5]) - 1, v[6]);
     else
       printf("  rank %d: %d of %d on its node (%d cores): %d worker(s), "
              "not bound (fewer than 2 cores per rank, or placed by the user "
-             "or launcher)\n", r, v[1], v[0], v[2], v[4]);
+             "or launcher)\n",
+             r, v[1], v[0], v[2], v[4]);
   }
   free(all);
 }
@@ -729,8 +730,7 @@ int main(int argc, char **argv) {
       for (char *t = strtok(argv[++i], ","); t && nsteps < 8;
            t = strtok(NULL, ","))
         steps[nsteps++] = (unsigned)atoi(t);
-    }
-    else if (!strcmp(argv[i], "--net-latency-us") && i + 1 < argc)
+    } else if (!strcmp(argv[i], "--net-latency-us") && i + 1 < argc)
       lat = atof(argv[++i]);
     else if (!strcmp(argv[i], "--net-gbps") && i + 1 < argc)
       gbps = atof(argv[++i]);
@@ -756,7 +756,8 @@ int main(int argc, char **argv) {
         sizes[nsz++] = strtoull(t, NULL, 10);
     } else {
       if (rank == 0)
-        fprintf(stderr, "usage: bench_mpi_jacobi [--n N,N,...] "
+        fprintf(stderr,
+                "usage: bench_mpi_jacobi [--n N,N,...] "
                 "[--steps S,S,...] [--runs R] "
                 "[--form replicated|distributed|both] [--app jacobi|heat] "
                 "[--net-latency-us L] [--net-gbps B] [--net-task-us T] "
@@ -771,10 +772,10 @@ int main(int argc, char **argv) {
     printf("bench_mpi_jacobi: %d ranks, %u steps per run (or as listed per "
            "grid), median of %u "
            "runs; net %.1f us + bytes / %.2f GB/s\n%-6s %6s %-11s %9s %10s "
-           "%10s %7s %9s %10s %7s %9s %9s %7s %7s\n", size, steps[0], runs,
-           lat, gbps, "app", "n", "form", "graph_ops", "mpi_ms", "reprise_ms",
-           "ratio", "results", "pred_ms", "pred/ach", "setup_ms", "first_ms",
-           "an/ach", "pm/ach");
+           "%10s %7s %9s %10s %7s %9s %9s %7s %7s\n",
+           size, steps[0], runs, lat, gbps, "app", "n", "form", "graph_ops",
+           "mpi_ms", "reprise_ms", "ratio", "results", "pred_ms", "pred/ach",
+           "setup_ms", "first_ms", "an/ach", "pm/ach");
   hand_steps = heat ? heat_steps : mpi_steps;
   rp__starpu_net net = {lat, gbps, 0, 0, 0, 1, 1};
   { /* start StarPU(-MPI) before anything is timed: a tiny exec */

@@ -39,8 +39,8 @@ int main(int argc, char **argv) {
   char *buf = calloc(1, (size_t)sizes[ns - 1]);
   double t_us[16], x[16];
   if (rank == 0)
-    printf("ranks 0 <-> 1, median of %d runs\n%10s %12s %12s\n", runs,
-           "bytes", "one_way_us", "MB/s");
+    printf("ranks 0 <-> 1, median of %d runs\n%10s %12s %12s\n", runs, "bytes",
+           "one_way_us", "MB/s");
   for (int k = 0; k < ns; k++) {
     int reps = sizes[k] >= 524288 ? 20 : 200;
     double med[64];

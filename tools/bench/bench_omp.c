@@ -50,8 +50,8 @@
 
 enum { CHAIN, INDEP, WAVE, TREE, JTINY, JREAL, WAVEH, TREEH, NSHAPE };
 static const char *shape_name[NSHAPE] = {
-    "chain",       "indep",           "wavefront", "tree", "jacobi_tiny",
-    "jacobi_real", "wavefront_heavy", "tree_heavy"};
+    "chain",       "indep",       "wavefront",       "tree",
+    "jacobi_tiny", "jacobi_real", "wavefront_heavy", "tree_heavy"};
 /* shapes of tasks touching one line */
 #define LINES(k) ((k) <= TREE || (k) >= WAVEH)
 #define HEAVY(k) ((k) == JREAL || (k) >= WAVEH)
@@ -104,9 +104,8 @@ __attribute__((noinline)) static void copy_blk(double *d, const double *s,
                                                long len) {
   memcpy(d, s, sizeof(double) * (size_t)len);
 }
-__attribute__((noinline)) static void sten_line(double *d, const double *p,
-                                                const double *c,
-                                                const double *n) {
+__attribute__((noinline)) static void
+sten_line(double *d, const double *p, const double *c, const double *n) {
   if (!p)
     p = c;
   if (!n)
@@ -116,13 +115,12 @@ __attribute__((noinline)) static void sten_line(double *d, const double *p,
 }
 /* 5-point stencil on R rows of an n-column grid; prev/next: neighbouring
  * blocks or NULL at the grid edge (boundary rows and columns fixed). */
-__attribute__((noinline)) static void sten_block(double *d, const double *p,
-                                                 const double *c,
-                                                 const double *nx) {
+__attribute__((noinline)) static void
+sten_block(double *d, const double *p, const double *c, const double *nx) {
   const int n = JN, R = JR;
   for (int r = 0; r < R; r++) {
-    const double *up = r > 0 ? c + (long)(r - 1) * n
-                             : (p ? p + (long)(R - 1) * n : NULL);
+    const double *up =
+        r > 0 ? c + (long)(r - 1) * n : (p ? p + (long)(R - 1) * n : NULL);
     const double *dn = r < R - 1 ? c + (long)(r + 1) * n : nx;
     if (!up || !dn)
       continue;
@@ -168,8 +166,10 @@ static void shape_init(shape *s, int kind) {
   if (LINES(kind)) {
     const int wave = kind == WAVE || kind == WAVEH;
     const int tree = kind == TREE || kind == TREEH;
-    s->nline = kind == CHAIN ? 1 : kind == INDEP ? s->N
-               : wave ? WSIDE * WSIDE : TREE_N;
+    s->nline = kind == CHAIN   ? 1
+               : kind == INDEP ? s->N
+               : wave          ? WSIDE * WSIDE
+                               : TREE_N;
     if (wave)
       s->N = WSIDE * WSIDE;
     if (tree)
@@ -280,8 +280,7 @@ static void omp_pass(shape *s, int passes) {
 #pragma omp task depend(inout : b[0]) depend(in : y[0]) firstprivate(b)
           touch_line(b);
         } else {
-#pragma omp task depend(inout : b[0]) depend(in : x[0], y[0]) \
-    firstprivate(b)
+#pragma omp task depend(inout : b[0]) depend(in : x[0], y[0]) firstprivate(b)
           touch_line(b);
         }
       }
@@ -298,8 +297,9 @@ static void omp_pass(shape *s, int passes) {
           double *bm = i > 0 ? jB(s, i - 1) : b0;
           double *bp = i + 1 < s->K ? jB(s, i + 1) : b0;
           (void)a, (void)bm, (void)bp;
-#pragma omp task depend(in : bm[0], b0[0], bp[0]) depend(out : a[0]) \
-    firstprivate(i)
+#pragma omp task depend(in                                                     \
+                        : bm[0], b0[0], bp[0]) depend(out                      \
+                                                      : a[0]) firstprivate(i)
           do_sten(s, i);
         }
         if (g_tw) {
@@ -342,10 +342,10 @@ RP_KERNEL(k_touch0, { touch_line(RP_PTR(uint64_t, 0) + RP_VAL(int64_t, 1)); })
 RP_KERNEL(k_touch1, { touch_line(RP_PTR(uint64_t, 0) + RP_VAL(int64_t, 2)); })
 RP_KERNEL(k_touch2, { touch_line(RP_PTR(uint64_t, 0) + RP_VAL(int64_t, 3)); })
 static const rp_param kt0_p[] = {{"x", RP_INOUT}, {"o", RP_SCALAR}};
-static const rp_param kt1_p[] = {{"x", RP_INOUT}, {"a", RP_IN},
-                                 {"o", RP_SCALAR}};
-static const rp_param kt2_p[] = {{"x", RP_INOUT}, {"a", RP_IN},
-                                 {"b", RP_IN}, {"o", RP_SCALAR}};
+static const rp_param kt1_p[] = {
+    {"x", RP_INOUT}, {"a", RP_IN}, {"o", RP_SCALAR}};
+static const rp_param kt2_p[] = {
+    {"x", RP_INOUT}, {"a", RP_IN}, {"b", RP_IN}, {"o", RP_SCALAR}};
 static const rp_kernel kt_k[3] = {RP_KERNEL_DESC(k_touch0, kt0_p),
                                   RP_KERNEL_DESC(k_touch1, kt1_p),
                                   RP_KERNEL_DESC(k_touch2, kt2_p)};
@@ -375,11 +375,9 @@ static rp_graph *record(shape *s, int iters, int kernels) {
         }
       k[na] = rp_arg_i64(8 * (int64_t)d[0]);
       if (kernels)
-        rp_record_kernel(g, &kt_k[na - 1], 0, rp_dims3(1, 1, 1), k, NULL,
-                         NULL);
+        rp_record_kernel(g, &kt_k[na - 1], 0, rp_dims3(1, 1, 1), k, NULL, NULL);
       else
-        rp_record_host(g, h_touch, (void *)(uintptr_t)d[0], a, na, NULL,
-                       NULL);
+        rp_record_host(g, h_touch, (void *)(uintptr_t)d[0], a, na, NULL, NULL);
     }
     if (kernels)
       rp_record_sync_host(g, rp_whole(X), NULL);
@@ -433,7 +431,10 @@ static void rp_pass(shape *s, int passes) {
 #ifdef RP_HAVE_STARPU
 /* ---- method 4: StarPU, implicit data dependencies ---- */
 #define SV(i) ((void *)STARPU_VECTOR_GET_PTR(d[i]))
-static void sp_touch(void *d[], void *a) { (void)a; touch_line(SV(0)); }
+static void sp_touch(void *d[], void *a) {
+  (void)a;
+  touch_line(SV(0));
+}
 static void sp_copy(void *d[], void *a) {
   int i;
   starpu_codelet_unpack_args(a, &i);
@@ -451,18 +452,20 @@ static struct starpu_codelet cl_touch = {
 static struct starpu_codelet cl_copy = {
     .cpu_funcs = {sp_copy}, .nbuffers = 2, .modes = {STARPU_R, STARPU_W}};
 static struct starpu_codelet cl_sten = {
-    .cpu_funcs = {sp_sten}, .nbuffers = 4,
+    .cpu_funcs = {sp_sten},
+    .nbuffers = 4,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W}};
 static struct starpu_codelet cl_sten_edge = {
-    .cpu_funcs = {sp_sten}, .nbuffers = 3,
+    .cpu_funcs = {sp_sten},
+    .nbuffers = 3,
     .modes = {STARPU_R, STARPU_R, STARPU_W}};
 static starpu_data_handle_t *g_h;
 static void sp_pass(shape *s, int passes) {
   for (int p = 0; p < passes; p++) {
     if (s->kind <= INDEP)
       for (int i = 0; i < s->N; i++)
-        starpu_task_insert(&cl_touch, STARPU_RW,
-                           g_h[s->kind == CHAIN ? 0 : i], 0);
+        starpu_task_insert(&cl_touch, STARPU_RW, g_h[s->kind == CHAIN ? 0 : i],
+                           0);
     else
       for (int it = 0; it < s->iters; it++) {
         for (int i = 0; i < s->K; i++)
@@ -555,8 +558,8 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
   if (!wanted(m))
     return;
   int inner = LINES(s->kind) && !HEAVY(s->kind) ? 10 : 1;
-  int reps = HEAVY(s->kind) ? env_int("BENCH_REPS_REAL", 5)
-                            : env_int("BENCH_REPS", 7);
+  int reps =
+      HEAVY(s->kind) ? env_int("BENCH_REPS_REAL", 5) : env_int("BENCH_REPS", 7);
   int warm = HEAVY(s->kind) ? 1 : 2;
   bench_cpu_reset();
   shape_reset(s);
@@ -568,7 +571,7 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
   reps = reps > 64 ? 64 : reps < 1 ? 1 : reps;
   busy bz;
   bench_busy_start(&bz, env_int("BENCH_BUSY", 0),
-             (unsigned)env_int("BENCH_BUSY_S", 600));
+                   (unsigned)env_int("BENCH_BUSY_S", 600));
   const double q0 = bench_verbose_on() ? runq_wait_ns() : -1, t00 = now_ns();
   for (int r = 0; r < reps; r++) {
     double t0 = now_ns();
@@ -580,8 +583,8 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
   /* verbose: how long its threads waited for a CPU another thread held */
   if (q0 >= 0 && q1 >= 0)
     printf("CPUS %s thr=%d %s: run-queue wait %.3f ms over %.3f ms of timed "
-           "reps\n", m, thr, shape_name[s->kind], (q1 - q0) / 1e6,
-           tall / 1e6);
+           "reps\n",
+           m, thr, shape_name[s->kind], (q1 - q0) / 1e6, tall / 1e6);
   for (int i = 1; i < reps; i++) /* insertion sort, then the median */
     for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
       double x = t[j];
@@ -597,9 +600,10 @@ static void measure(const char *m, int thr, shape *s, uint64_t ref,
   r->ms_rep = med / 1e6;
   r->ok = ok;
   printf("RESULT %-16s thr=%d %-15s ns/task=%10.1f  ms/rep=%9.3f  "
-         "min=%.1f max=%.1f reps=%d check=%s\n", m, thr, shape_name[s->kind],
-         r->ns_task, r->ms_rep, t[0] / (double)(tasks * inner),
-         t[reps - 1] / (double)(tasks * inner), reps, ok ? "ok" : "FAIL");
+         "min=%.1f max=%.1f reps=%d check=%s\n",
+         m, thr, shape_name[s->kind], r->ns_task, r->ms_rep,
+         t[0] / (double)(tasks * inner), t[reps - 1] / (double)(tasks * inner),
+         reps, ok ? "ok" : "FAIL");
   bench_cpu_print(m, thr, shape_name[s->kind]);
   fflush(stdout);
 }
@@ -636,8 +640,8 @@ static void run_reprise(shape *s, int thr, uint64_t ref, int iters,
 
 /* The peers over the host-task recording of iters iterations, passes
  * times per pass of the shape. */
-static void run_peers(shape *s, int thr, uint64_t ref, int iters,
-                      int passes, const char *sfx) {
+static void run_peers(shape *s, int thr, uint64_t ref, int iters, int passes,
+                      const char *sfx) {
   char nt[40], nl[40];
   snprintf(nt, sizeof nt, "tbb-flow%s", sfx);
   snprintf(nl, sizeof nl, "lean%s", sfx);
@@ -686,8 +690,8 @@ static void run_shape(int kind) {
     if (jac)
       run_reprise(&s, thr, ref, 1, (unsigned)s.iters, 0, NULL, "reprise/1it");
     char modes[256];
-    snprintf(modes, sizeof modes, "%s", getenv("BENCH_MODES") ?
-             getenv("BENCH_MODES") : "");
+    snprintf(modes, sizeof modes, "%s",
+             getenv("BENCH_MODES") ? getenv("BENCH_MODES") : "");
     for (char *m = strtok(modes, ","); m; m = strtok(NULL, ",")) {
       char name[64];
       snprintf(name, sizeof name, "reprise-%s", m);
@@ -723,12 +727,13 @@ static void run_shape(int kind) {
         g_h = calloc((size_t)nh, sizeof *g_h);
         g_shape = &s;
         for (int i = 0; i < nh; i++) {
-          void *p = kind == CHAIN ? (void *)s.buf
+          void *p = kind == CHAIN   ? (void *)s.buf
                     : kind == INDEP ? (void *)(s.buf + 8L * i)
-                    : i < s.K ? (void *)jA(&s, i) : (void *)jB(&s, i - s.K);
+                    : i < s.K       ? (void *)jA(&s, i)
+                                    : (void *)jB(&s, i - s.K);
           long len = kind <= INDEP ? 8 : s.blk;
-          starpu_vector_data_register(&g_h[i], STARPU_MAIN_RAM,
-                                      (uintptr_t)p, (uint32_t)len, 8);
+          starpu_vector_data_register(&g_h[i], STARPU_MAIN_RAM, (uintptr_t)p,
+                                      (uint32_t)len, 8);
         }
         measure("starpu", thr, &s, ref, sp_pass, tpp);
         for (int i = 0; i < nh; i++)
@@ -800,7 +805,8 @@ static void launch_cost(void) {
         t[j - 1] = v;
       }
     printf("RESULT launch+wait     thr=%d us/run=%.2f (1-task graph, "
-           "median of 5 x 2000)\n", thr, t[2]);
+           "median of 5 x 2000)\n",
+           thr, t[2]);
     rp_exec_destroy(x);
     rp_graph_destroy(g);
   }
@@ -833,9 +839,11 @@ static void read_results(const char *out) {
     char sh[32], ck[16];
     double lo, hi;
     int reps;
-    if (sscanf(l, "RESULT %39s thr=%d %31s ns/task=%lf ms/rep=%lf min=%lf "
-               "max=%lf reps=%d check=%15s", r.method, &r.threads, sh,
-               &r.ns_task, &r.ms_rep, &lo, &hi, &reps, ck) != 9)
+    if (sscanf(l,
+               "RESULT %39s thr=%d %31s ns/task=%lf ms/rep=%lf min=%lf "
+               "max=%lf reps=%d check=%15s",
+               r.method, &r.threads, sh, &r.ns_task, &r.ms_rep, &lo, &hi, &reps,
+               ck) != 9)
       continue;
     r.shape = -1;
     for (int k = 0; k < NSHAPE; k++)
@@ -852,16 +860,17 @@ static void parent(char **argv, const int *want) {
   int jac = want[JTINY] || want[JREAL], other = 0;
   for (int k = 0; k < NSHAPE; k++)
     other |= want[k] && k != JTINY && k != JREAL;
-  const char *base[] = {"seq", "reprise", "reprise-kernels", "reprise/1it",
-                        "tbb-flow", "tbb-flow/1it", "lean", "lean/1it",
-                        "omp-task", "omp-task/tw", "starpu"};
+  const char *base[] = {"seq",         "reprise",  "reprise-kernels",
+                        "reprise/1it", "tbb-flow", "tbb-flow/1it",
+                        "lean",        "lean/1it", "omp-task",
+                        "omp-task/tw", "starpu"};
   char names[32][64];
   int nn = 0;
   for (unsigned i = 0; i < sizeof base / sizeof *base; i++)
     snprintf(names[nn++], 64, "%s", base[i]);
   char modes[256];
-  snprintf(modes, sizeof modes, "%s", getenv("BENCH_MODES") ?
-           getenv("BENCH_MODES") : "");
+  snprintf(modes, sizeof modes, "%s",
+           getenv("BENCH_MODES") ? getenv("BENCH_MODES") : "");
   for (char *m = strtok(modes, ","); m && nn < 30; m = strtok(NULL, ",")) {
     snprintf(names[nn++], 64, "reprise-%s", m);
     snprintf(names[nn++], 64, "reprise-%s/1it", m);
@@ -869,8 +878,8 @@ static void parent(char **argv, const int *want) {
   for (int i = 0; i < nn; i++) {
     const char *m = names[i];
     int one_it = strstr(m, "/1it") != NULL;
-    if (!wanted(m) || (one_it && !jac) || (!strcmp(m, "omp-task") && !other)
-        || (!strcmp(m, "omp-task/tw") && !jac))
+    if (!wanted(m) || (one_it && !jac) || (!strcmp(m, "omp-task") && !other) ||
+        (!strcmp(m, "omp-task/tw") && !jac))
       continue;
 #ifndef RP_HAVE_TBB
     if (!strncmp(m, "tbb-flow", 8))
@@ -884,8 +893,8 @@ static void parent(char **argv, const int *want) {
     if (!strcmp(m, "starpu"))
       continue;
 #endif
-    char *out = bench_spawn(argv, m, !strncmp(m, "tbb-flow", 8) ||
-                                         !strcmp(m, "starpu"));
+    char *out = bench_spawn(argv, m,
+                            !strncmp(m, "tbb-flow", 8) || !strcmp(m, "starpu"));
     if (!out)
       continue;
     bench_echo(out, "RESULT ");
@@ -936,8 +945,11 @@ int main(int argc, char **argv) {
       const char *u = getenv("BENCH_TASK_US");
       burn = calibrate(u && *u ? atof(u) : 19.0);
       printf("heavy tasks: %ld multiply-adds per element (BENCH_TASK_US)"
-             "%s\n", burn, g_slow > 1 ? "; the main thread's take "
-             "BENCH_SLOW times as long" : "");
+             "%s\n",
+             burn,
+             g_slow > 1 ? "; the main thread's take "
+                          "BENCH_SLOW times as long"
+                        : "");
     }
     if (!one)
       continue;
@@ -956,9 +968,10 @@ int main(int argc, char **argv) {
     shapes[k] = any ? want[k] : k < WAVEH;
   parent(argv, shapes);
   /* Summary: ns/task (ms per pass for the real Jacobi and heavy shapes). */
-  const char *ms[] = {"seq", "reprise", "reprise/1it", "reprise-kernels",
-                      "tbb-flow", "tbb-flow/1it", "lean", "lean/1it",
-                      "omp-task", "omp-task/tw", "starpu"};
+  const char *ms[] = {
+      "seq",      "reprise",      "reprise/1it", "reprise-kernels",
+      "tbb-flow", "tbb-flow/1it", "lean",        "lean/1it",
+      "omp-task", "omp-task/tw",  "starpu"};
   printf("\n| method | threads |");
   for (int k = 0; k < NSHAPE; k++)
     if (any ? want[k] : k < WAVEH)
@@ -979,8 +992,8 @@ int main(int argc, char **argv) {
       for (const char *p = bm; p && *p && !name;
            p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL, i++)
         if (i == idx / 2) {
-          snprintf(mode, sizeof mode, "reprise-%.*s%s",
-                   (int)strcspn(p, ","), p, idx % 2 ? "/1it" : "");
+          snprintf(mode, sizeof mode, "reprise-%.*s%s", (int)strcspn(p, ","), p,
+                   idx % 2 ? "/1it" : "");
           name = mode;
         }
       if (!name)

@@ -129,8 +129,8 @@ typedef struct row {
 
 /* One workload at one thread count (0: the backend's default). */
 static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
-                   const pw_workload *w, void *st, unsigned threads,
-                   int check, row *r) {
+                   const pw_workload *w, void *st, unsigned threads, int check,
+                   row *r) {
   rp_exec_opts xo = RP_EXEC_OPTS_INIT, xs_o = RP_EXEC_OPTS_INIT;
   xo.nthreads = (int)threads;
   xs_o.mode = "serial";
@@ -205,8 +205,8 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.json", c->save, w->name);
     FILE *fp = fopen(path, "w");
-    if (fp && rp_graph_set_measured_all(g, med, mn, mx, 5,
-                                        rp_backend_name(be), NULL) == RP_OK)
+    if (fp && rp_graph_set_measured_all(g, med, mn, mx, 5, rp_backend_name(be),
+                                        NULL) == RP_OK)
       rp_graph_write_json(g, fp);
     if (fp)
       fclose(fp);
@@ -215,8 +215,8 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
     if (fp) {
       if (threads == c->threads[0])
         fprintf(fp, "# threads achieved min max (%s)\n", w->name);
-      fprintf(fp, "%u %.4f %.4f %.4f\n", threads ? threads : 1, r->ach,
-              r->lo, r->hi);
+      fprintf(fp, "%u %.4f %.4f %.4f\n", threads ? threads : 1, r->ach, r->lo,
+              r->hi);
       fclose(fp);
     }
   }
@@ -310,8 +310,9 @@ static int parse(int argc, char **argv, cfg *c) {
         usage();
         return 2;
       }
-      *(a[2] == 'p' ? &c->pairs : a[2] == 'i' ? &c->iters : &c->scale) =
-          (unsigned)n;
+      *(a[2] == 'p'   ? &c->pairs
+        : a[2] == 'i' ? &c->iters
+                      : &c->scale) = (unsigned)n;
     } else {
       usage();
       return 2;
@@ -438,8 +439,8 @@ int main(int argc, char **argv) {
     printf("\n");
   }
   printf("%s, %ld cores; load average before %s, after %s; %lu "
-         "calibrations run (0: every model was cached)\n", host,
-         sysconf(_SC_NPROCESSORS_ONLN), l0, l1,
+         "calibrations run (0: every model was cached)\n",
+         host, sysconf(_SC_NPROCESSORS_ONLN), l0, l1,
          rp_model_calibrations() - cal0);
   return rc;
 }

@@ -33,8 +33,8 @@ static void nop(const rp_kargs *a, const uint64_t lo[3], const uint64_t hi[3]) {
 }
 
 static const rp_param params[] = {{"src", RP_IN}, {"dst", RP_INOUT}};
-static const rp_kernel k = {"k", 2, params, nop, NULL, NULL, {0, 0, 0},
-                            NULL, NULL, 0};
+static const rp_kernel k = {"k",  2,         params, nop,  NULL,
+                            NULL, {0, 0, 0}, NULL,   NULL, 0};
 
 enum { NBUF = 1000, BYTES = 1 << 16, CHUNKS = 16 };
 
@@ -50,22 +50,20 @@ enum { NBUF = 1000, BYTES = 1 << 16, CHUNKS = 16 };
  * are neighbours in a sweep over the buffers, the way a blocked solver
  * touches its tiles. Solver: see SOL_*. */
 static void footprint(const rp_graph *g, double *per_op, double *per_edge) {
-  size_t ops = (size_t)g->nop * sizeof *g->op +
-               (size_t)g->nsacc * sizeof *g->sacc +
-               (size_t)g->nbox * sizeof *g->box +
-               (size_t)g->nslot * sizeof *g->slot +
-               (size_t)g->ndims * sizeof *g->dims +
-               (size_t)g->nhostfn * sizeof *g->hostfn +
-               (size_t)g->nafter * sizeof *g->after +
-               2 * ((size_t)g->nop + 1) * sizeof(uint32_t);
+  size_t ops =
+      (size_t)g->nop * sizeof *g->op + (size_t)g->nsacc * sizeof *g->sacc +
+      (size_t)g->nbox * sizeof *g->box + (size_t)g->nslot * sizeof *g->slot +
+      (size_t)g->ndims * sizeof *g->dims +
+      (size_t)g->nhostfn * sizeof *g->hostfn +
+      (size_t)g->nafter * sizeof *g->after +
+      2 * ((size_t)g->nop + 1) * sizeof(uint32_t);
   for (uint32_t i = 0; i < g->nop; i++) {
     if (g->op[i].name && !g->op[i].name_shared)
       ops += malloc_usable_size(g->op[i].name);
-    ops += g->op[i].kernel_name ? malloc_usable_size(g->op[i].kernel_name)
-                                : 0;
+    ops += g->op[i].kernel_name ? malloc_usable_size(g->op[i].kernel_name) : 0;
   }
-  size_t edges = (size_t)g->nedge *
-                 (sizeof *g->succ + sizeof *g->pred + sizeof *g->ekind);
+  size_t edges =
+      (size_t)g->nedge * (sizeof *g->succ + sizeof *g->pred + sizeof *g->ekind);
   *per_op = g->nop ? (double)ops / g->nop : 0;
   *per_edge = g->nedge ? (double)edges / g->nedge : 0;
 }
@@ -78,8 +76,8 @@ enum {
   SHAPE_ROWMIX,
   NSHAPE
 };
-static const char *const shape_name[] = {"uniform", "sweep", "solver",
-                                         "gather", "rowmix"};
+static const char *const shape_name[] = {"uniform", "sweep", "solver", "gather",
+                                         "rowmix"};
 
 /* Solver shape: 64 buffers of 1 MiB; each op reads one whole buffer and
  * updates a 4 KiB piece of another. Gather shape: the same over 4
@@ -93,12 +91,12 @@ enum { SOL_NBUF = 64, SOL_BYTES = 1 << 20, SOL_PIECE = 4096, GAT_NBUF = 4 };
  * it. */
 enum { ROW_NBUF = 16, ROW_ROWS = 256, ROW_COLS = 1024 };
 static const rp_param row_params[] = {{"src", RP_IN}, {"dst", RP_OUT}};
-static const rp_kernel row_k = {"row", 2, row_params, nop, NULL, NULL,
-                                {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel row_k = {"row", 2,         row_params, nop,  NULL,
+                                NULL,  {0, 0, 0}, NULL,       NULL, 0};
 typedef struct result {
-  double t;            /* CPU seconds: record + derive + reduce + end */
+  double t; /* CPU seconds: record + derive + reduce + end */
   uint32_t nodes, edges;
-  double bop, bedge;   /* stored bytes per op and per edge */
+  double bop, bedge; /* stored bytes per op and per edge */
 } result;
 
 static int run(uint64_t n, int coherence, int shape, result *res) {
@@ -121,8 +119,8 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
     /* The graph never touches the memory: one byte serves as "host". */
     rp_buffer_desc d = {name, mem, bytes, 1, 0, {0, 0, 0}};
     if (rows)
-      d = (rp_buffer_desc){name, mem, (uint64_t)ROW_ROWS * ROW_COLS * 4, 4,
-                           2, {ROW_ROWS, ROW_COLS, 0}};
+      d = (rp_buffer_desc){name, mem, (uint64_t)ROW_ROWS * ROW_COLS * 4,
+                           4,    2,   {ROW_ROWS, ROW_COLS, 0}};
     if (rp_buffer_add(g, &d, NULL) != RP_OK)
       return -1;
   }
@@ -135,16 +133,15 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
       rp_buf a = (rp_buf)(s % ROW_NBUF);
       rp_buf b = (rp_buf)((a + 1 + (s >> 8) % (ROW_NBUF - 1)) % ROW_NBUF);
       uint64_t ra = (s >> 20) % ROW_ROWS, rb = (s >> 30) % ROW_ROWS;
-      rp_region src = (s >> 40) % 2 ? rp_whole(a)
-                                    : rp_box2(a, ra, ra + 1, 0, ROW_COLS);
+      rp_region src =
+          (s >> 40) % 2 ? rp_whole(a) : rp_box2(a, ra, ra + 1, 0, ROW_COLS);
       rp_arg args[2] = {rp_arg_buf(src),
                         rp_arg_buf(rp_box2(b, rb, rb + 1, 0, ROW_COLS))};
-      st = rp_record_kernel(g, &row_k, 0, rp_dims3(1, 1, 1), args, NULL,
-                            NULL);
+      st = rp_record_kernel(g, &row_k, 0, rp_dims3(1, 1, 1), args, NULL, NULL);
     } else if (whole) {
       rp_buf a = (rp_buf)(s % (uint64_t)nbuf);
-      rp_buf b = (rp_buf)((a + 1 + (s >> 8) % (uint64_t)(nbuf - 1)) %
-                          (uint64_t)nbuf);
+      rp_buf b =
+          (rp_buf)((a + 1 + (s >> 8) % (uint64_t)(nbuf - 1)) % (uint64_t)nbuf);
       uint64_t pc = (s >> 20) % (SOL_BYTES / SOL_PIECE);
       rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
                         rp_arg_buf(rp_bytes(b, pc * SOL_PIECE, SOL_PIECE))};
@@ -158,8 +155,7 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
       uint64_t ca = (s >> 40) % CHUNKS, cb = (s >> 50) % CHUNKS;
       const uint64_t cs = BYTES / CHUNKS;
       if ((s >> 60) % 8 == 0 && !coherence) {
-        st = rp_record_copy_to_host(g, rp_bytes(a, ca * cs, cs), 0, NULL,
-                                    NULL);
+        st = rp_record_copy_to_host(g, rp_bytes(a, ca * cs, cs), 0, NULL, NULL);
       } else {
         rp_arg args[2] = {rp_arg_buf(rp_bytes(a, ca * cs, cs)),
                           rp_arg_buf(rp_bytes(b, cb * cs, cs))};
@@ -207,10 +203,9 @@ static int measure(uint64_t n, int coh, int shape, int runs, result *r) {
   printf("  %9llu ops: %9u nodes, %9u edges (%.2f/op): median %.3f s of %d"
          " (min %.3f, max %.3f), %.2f M ops/s = %.2f x the goal of %.0f M "
          "ops/s; stored %.0f B/op + %.0f B/edge (budget 150 + 12)\n",
-         (unsigned long long)n, r->nodes, r->edges,
-         (double)r->edges / r->nodes, r->t, runs, t[0], t[runs - 1],
-         r->nodes / r->t / 1e6, r->nodes / r->t / goal, goal / 1e6, r->bop,
-         r->bedge);
+         (unsigned long long)n, r->nodes, r->edges, (double)r->edges / r->nodes,
+         r->t, runs, t[0], t[runs - 1], r->nodes / r->t / 1e6,
+         r->nodes / r->t / goal, goal / 1e6, r->bop, r->bedge);
   fflush(stdout);
   return 0;
 }
@@ -245,7 +240,8 @@ int main(int argc, char **argv) {
     else {
       printf("usage: bench_record [--ops N] [--no-10x | --10m] [--runs R] "
              "[--runs10 R]\n"
-             "       [--shape uniform|sweep|solver|gather|rowmix] [--coherence on|off]\n"
+             "       [--shape uniform|sweep|solver|gather|rowmix] [--coherence "
+             "on|off]\n"
              "Records N ops (default 100 000; median of R = 5 runs), then "
              "10 N (R10 = 5 runs),\nand with --10m 100 N (one run), with "
              "hazard derivation and exact reduction,\nand prints process "
@@ -284,7 +280,8 @@ int main(int argc, char **argv) {
     }
   }
   printf("\nsummary (M ops/s, median; goal 3 on one host core, 1 on the "
-         "VM)\n%-8s %-9s", "shape", "coherence");
+         "VM)\n%-8s %-9s",
+         "shape", "coherence");
   for (int z = 0; z < sizes; z++) {
     char h[32];
     unsigned long long m = n;

@@ -18,8 +18,8 @@ enum { REPS = 7 };
 
 /* bench_cuda's burn kernel, declared splittable along x. */
 #include "burn_kernel.inc"
-static const rp_kernel bs_burn = RP_KERNEL_DESC_SPLIT(
-    bc_burn_k, bc_burn_params, RP_SPLIT_X, 0x1u);
+static const rp_kernel bs_burn =
+    RP_KERNEL_DESC_SPLIT(bc_burn_k, bc_burn_params, RP_SPLIT_X, 0x1u);
 
 static double run_once(rp_exec *x) {
   double t0 = now_us();
@@ -36,8 +36,7 @@ static rp_graph *record(float *h, size_t n, int K, int iters) {
   for (int c = 0; c < K; c++) {
     size_t lo = n * c / K, hi = n * (c + 1) / K;
     rp_region r = rp_bytes(b, lo * sizeof *h, (hi - lo) * sizeof *h);
-    rp_arg a[3] = {rp_arg_buf(r), rp_arg_i64((int64_t)lo),
-                   rp_arg_i32(iters)};
+    rp_arg a[3] = {rp_arg_buf(r), rp_arg_i64((int64_t)lo), rp_arg_i32(iters)};
     RK(rp_record_copy_to_device(g, r, 0, NULL, NULL));
     RK(rp_record_kernel(g, &bs_burn, 0, rp_dims3(hi - lo, 1, 1), a, NULL,
                         NULL));
@@ -55,8 +54,7 @@ int main(int argc, char **argv) {
   unsigned fixk = argc > 5 ? (unsigned)atoi(argv[5]) : 0;
   const rp_backend *be;
   if (rp_backend_find(bn, &be) != RP_OK || rp_backend_probe(be) != RP_OK) {
-    printf("bench_split: backend %s not usable here, nothing measured\n",
-           bn);
+    printf("bench_split: backend %s not usable here, nothing measured\n", bn);
     return 0;
   }
   size_t n = (mib << 20) / sizeof(float);
@@ -100,13 +98,13 @@ int main(int argc, char **argv) {
     va[r] = run_once(xa);
     vh[r] = run_once(xh);
   }
-  double tu = median(vu, REPS), ta = median(va, REPS),
-         th = median(vh, REPS);
+  double tu = median(vu, REPS), ta = median(va, REPS), th = median(vh, REPS);
   printf("%s: naive %zu MiB, iters %d: unsplit %.2f ms, %s split (k %u, "
          "%u kernel, %u copies) %.2f ms, hand %d chunks %.2f ms (medians "
          "of %d); split/unsplit %.2fx, split/hand %.3f; results identical: "
-         "%s\n", bn, mib, iters, tu / 1e3, fixk ? "fixed" : "auto", k, nk, nc, ta / 1e3, K, th / 1e3,
-         REPS, tu / ta, ta / th, same ? "yes" : "NO");
+         "%s\n",
+         bn, mib, iters, tu / 1e3, fixk ? "fixed" : "auto", k, nk, nc, ta / 1e3,
+         K, th / 1e3, REPS, tu / ta, ta / th, same ? "yes" : "NO");
   rp_exec_destroy(xu);
   rp_exec_destroy(xa);
   rp_exec_destroy(xh);

@@ -29,8 +29,7 @@ int main(int argc, char **argv) {
                                  {"jacobi 64, 16 blocks", 64, 8, 16, 50}};
   static const char *const modes[] = {NULL, "implicit", "explicit"};
   printf("bench_starpu: median of %u launches\n%-24s %10s %12s %12s %12s\n",
-         runs, "shape", "tasks", "reference_us", "implicit_us",
-         "explicit_us");
+         runs, "shape", "tasks", "reference_us", "implicit_us", "explicit_us");
   int bad = 0;
   for (unsigned k = 0; k < sizeof shapes / sizeof *shapes; k++) {
     const shape *sh = &shapes[k];
@@ -78,8 +77,8 @@ int main(int argc, char **argv) {
       }
       rp_exec_destroy(x);
     }
-    printf("%-24s %10u %12.1f %12.1f %12.1f\n", sh->name,
-           rp_graph_num_nodes(g), med[0], med[1], med[2]);
+    printf("%-24s %10u %12.1f %12.1f %12.1f\n", sh->name, rp_graph_num_nodes(g),
+           med[0], med[1], med[2]);
     rp_graph_destroy(g);
     free(a);
     free(b);

@@ -24,8 +24,7 @@ enum { RUNS = 5 };
 
 /* Median CPU time of one replay of g on backend name, checking or not. */
 static double replay_us(const rp_graph *g, const char *name, int check,
-                        const ex_jacobi2d *p, double *a, double *b,
-                        double *s) {
+                        const ex_jacobi2d *p, double *a, double *b, double *s) {
   const rp_backend *be;
   RK(rp_backend_find(name, &be));
   rp_exec_opts o = RP_EXEC_OPTS_INIT;
@@ -77,12 +76,12 @@ int main(int argc, char **argv) {
   double ref = replay_us(g, "reference", 0, &p, a, b, s);
   double omp = replay_us(g, "openmp", 0, &p, a, b, s);
   printf("replay: reference %.0f us, openmp %.0f us, checking mode %.0f us"
-         "\n  checking / reference %.2fx, checking / openmp %.2fx\n", ref,
-         omp, chk, chk / ref, chk / omp);
+         "\n  checking / reference %.2fx, checking / openmp %.2fx\n",
+         ref, omp, chk, chk / ref, chk / omp);
   size_t by;
   double d1 = draw_us(g, &by);
-  printf("dot of %u ops (grouped): %.0f us, %zu bytes\n",
-         rp_graph_num_nodes(g), d1, by);
+  printf("dot of %u ops (grouped): %.0f us, %zu bytes\n", rp_graph_num_nodes(g),
+         d1, by);
   rp_graph *big;
   ex_jacobi2d q = {64, 120, 10, 8, 0, 0};
   static double qa[64 * 64], qb[64 * 64], qs[64];
@@ -110,7 +109,8 @@ int main(int argc, char **argv) {
   }
   double m1 = median(one, RUNS), m2 = median(many, RUNS);
   printf("40 replays: one launch %.0f us, 40 launches %.0f us (wall): "
-         "%.3fx\n", m1, m2, m2 / m1);
+         "%.3fx\n",
+         m1, m2, m2 / m1);
   rp_exec_destroy(x);
   rp_graph_destroy(big);
   rp_graph_destroy(g);

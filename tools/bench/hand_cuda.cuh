@@ -26,9 +26,15 @@
 #include "reprise/record.h"
 #include "bench_cuda_check.h"
 
-
-enum { HAND_BLOCKING, HAND_STREAM, HAND_STREAMS, HAND_EVENTS, HAND_GRAPH,
-       HAND_DAG, HAND_VERSIONS };
+enum {
+  HAND_BLOCKING,
+  HAND_STREAM,
+  HAND_STREAMS,
+  HAND_EVENTS,
+  HAND_GRAPH,
+  HAND_DAG,
+  HAND_VERSIONS
+};
 static const char *const hand_name[HAND_VERSIONS] = {
     "blocking", "stream", "streams", "events", "graph", "dag"};
 
@@ -36,12 +42,12 @@ enum { OP_KERNEL, OP_H2D, OP_D2H };
 
 /* One operation of a hand-written program. */
 struct item {
-  int kind;              /* OP_* */
-  int phase;             /* operations of one phase are independent */
-  std::vector<int> dep;  /* earlier operations it must follow */
-  const rp_kernel *k;    /* OP_KERNEL: its cuda body or its library call */
+  int kind;             /* OP_* */
+  int phase;            /* operations of one phase are independent */
+  std::vector<int> dep; /* earlier operations it must follow */
+  const rp_kernel *k;   /* OP_KERNEL: its cuda body or its library call */
   rp_kargs a;
-  dim3 blk;              /* threads per block (the shape reprise chose) */
+  dim3 blk; /* threads per block (the shape reprise chose) */
   void *dst;
   const void *src;
   size_t bytes;
@@ -51,9 +57,9 @@ struct hand {
   std::vector<item> it;
   cudaStream_t s[4];
   cudaEvent_t ev[4];
-  std::vector<int> lane;           /* events: each operation's stream */
-  std::vector<char> signal;        /* events: another stream waits on it */
-  std::vector<cudaEvent_t> done;   /* events: one per signalling op */
+  std::vector<int> lane;         /* events: each operation's stream */
+  std::vector<char> signal;      /* events: another stream waits on it */
+  std::vector<cudaEvent_t> done; /* events: one per signalling op */
   cudaGraphExec_t graph = nullptr, dag = nullptr;
 };
 
@@ -74,9 +80,9 @@ static void issue(const item &x, cudaStream_t s) {
       exit(2);
     }
   } else {
-    CK(cudaMemcpyAsync(x.dst, x.src, x.bytes,
-                       x.kind == OP_H2D ? cudaMemcpyHostToDevice
-                                        : cudaMemcpyDeviceToHost, s));
+    CK(cudaMemcpyAsync(
+        x.dst, x.src, x.bytes,
+        x.kind == OP_H2D ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
   }
 }
 
@@ -184,14 +190,12 @@ static void build_dag(hand &h) {
       CK(cudaStreamBeginCapture(h.s[1], cudaStreamCaptureModeThreadLocal));
       issue(x, h.s[1]);
       CK(cudaStreamEndCapture(h.s[1], &child));
-      CK(cudaGraphAddChildGraphNode(&node[j], g, dn.data(), dn.size(),
-                                    child));
+      CK(cudaGraphAddChildGraphNode(&node[j], g, dn.data(), dn.size(), child));
       CK(cudaGraphDestroy(child));
     } else {
-      CK(cudaGraphAddMemcpyNode1D(&node[j], g, dn.data(), dn.size(), x.dst,
-                                  x.src, x.bytes,
-                                  x.kind == OP_H2D ? cudaMemcpyHostToDevice
-                                                   : cudaMemcpyDeviceToHost));
+      CK(cudaGraphAddMemcpyNode1D(
+          &node[j], g, dn.data(), dn.size(), x.dst, x.src, x.bytes,
+          x.kind == OP_H2D ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost));
     }
   }
   CK(cudaGraphInstantiate(&h.dag, g, 0));
@@ -240,12 +244,24 @@ static double time_version(hand &h, int v, unsigned R) {
   double t0 = now_us();
   for (unsigned r = 0; r < R; r++) {
     switch (v) {
-    case HAND_BLOCKING: run_stream(h, 1); break;
-    case HAND_STREAM: run_stream(h, 0); break;
-    case HAND_STREAMS: run_streams(h); break;
-    case HAND_EVENTS: run_events(h); break;
-    case HAND_GRAPH: CK(cudaGraphLaunch(h.graph, h.s[0])); break;
-    default: CK(cudaGraphLaunch(h.dag, h.s[0])); break;
+    case HAND_BLOCKING:
+      run_stream(h, 1);
+      break;
+    case HAND_STREAM:
+      run_stream(h, 0);
+      break;
+    case HAND_STREAMS:
+      run_streams(h);
+      break;
+    case HAND_EVENTS:
+      run_events(h);
+      break;
+    case HAND_GRAPH:
+      CK(cudaGraphLaunch(h.graph, h.s[0]));
+      break;
+    default:
+      CK(cudaGraphLaunch(h.dag, h.s[0]));
+      break;
     }
     if (v != HAND_BLOCKING)
       CK(cudaStreamSynchronize(h.s[0]));

@@ -28,8 +28,7 @@ peer_lean *peer_lean_create(const pdag *d) {
   l->g.succ = malloc(((size_t)d->s0[n] + 1) * sizeof *l->g.succ);
   l->g.indeg0 = calloc((size_t)n + 1, sizeof *l->g.indeg0);
   l->g.roots = malloc(((size_t)n + 1) * sizeof *l->g.roots);
-  if (!l->g.ops || !l->g.soff || !l->g.succ || !l->g.indeg0 ||
-      !l->g.roots) {
+  if (!l->g.ops || !l->g.soff || !l->g.succ || !l->g.indeg0 || !l->g.roots) {
     peer_lean_destroy(l);
     return NULL;
   }

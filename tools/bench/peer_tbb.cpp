@@ -21,8 +21,8 @@ struct peer_tbb {
 extern "C" peer_tbb *peer_tbb_create(const pdag *d, int threads) {
   /* TBB sizes its worker pool once, from the first arena or the machine:
    * allow any arena size asked for later (oversubscribed runs too). */
-  static tbb::global_control most(
-      tbb::global_control::max_allowed_parallelism, 256);
+  static tbb::global_control most(tbb::global_control::max_allowed_parallelism,
+                                  256);
   peer_tbb *t = new peer_tbb(threads);
   t->arena.execute([&] {
     t->g.reset(new flow::graph);
@@ -36,9 +36,7 @@ extern "C" peer_tbb *peer_tbb_create(const pdag *d, int threads) {
     void *ctx = d->ctx;
     for (uint32_t v = 0; v < d->n; v++)
       t->node.emplace_back(new flow::continue_node<flow::continue_msg>(
-          *t->g, [run, ctx, v](const flow::continue_msg &) {
-            run(ctx, v);
-          }));
+          *t->g, [run, ctx, v](const flow::continue_msg &) { run(ctx, v); }));
     for (uint32_t v = 0; v < d->n; v++) {
       if (!has_pred[v])
         flow::make_edge(*t->start, *t->node[v]);

@@ -27,8 +27,7 @@ static uint32_t rnd(uint64_t *s) {
 /* Tile rows, shared by the kernels (a row per index point) and the host
  * tasks (every row in turn). Tiles are b x b, row-major. */
 
-static RP_HD void row_copy(const double *s, double *t, uint64_t b,
-                           uint64_t r) {
+static RP_HD void row_copy(const double *s, double *t, uint64_t b, uint64_t r) {
   for (uint64_t j = 0; j < b; j++)
     t[r * b + j] = s[r * b + j];
 }
@@ -63,8 +62,7 @@ static RP_HD void row_trsm_lt(const double *l, double *x, uint64_t b,
 }
 
 /* Row r of C -= A A^T, lower part. */
-static RP_HD void row_syrk(const double *a, double *c, uint64_t b,
-                           uint64_t r) {
+static RP_HD void row_syrk(const double *a, double *c, uint64_t b, uint64_t r) {
   for (uint64_t cc = 0; cc <= r; cc++) {
     double v = 0;
     for (uint64_t k = 0; k < b; k++)
@@ -133,9 +131,8 @@ RP_KERNEL(pw_reset, {
   row_copy(RP_PTR(const double, 0), RP_PTR(double, 1),
            (uint64_t)RP_VAL(int64_t, 2), RP_X);
 })
-RP_KERNEL(pw_potrf, {
-  tile_potrf(RP_PTR(double, 0), (uint64_t)RP_VAL(int64_t, 1));
-})
+RP_KERNEL(pw_potrf,
+          { tile_potrf(RP_PTR(double, 0), (uint64_t)RP_VAL(int64_t, 1)); })
 RP_KERNEL(pw_trsm_lt, {
   row_trsm_lt(RP_PTR(const double, 0), RP_PTR(double, 1),
               (uint64_t)RP_VAL(int64_t, 2), RP_X);
@@ -148,9 +145,8 @@ RP_KERNEL(pw_gemm_nt, {
   row_gemm_nt(RP_PTR(const double, 0), RP_PTR(const double, 1),
               RP_PTR(double, 2), (uint64_t)RP_VAL(int64_t, 3), RP_X);
 })
-RP_KERNEL(pw_getrf, {
-  tile_getrf(RP_PTR(double, 0), (uint64_t)RP_VAL(int64_t, 1));
-})
+RP_KERNEL(pw_getrf,
+          { tile_getrf(RP_PTR(double, 0), (uint64_t)RP_VAL(int64_t, 1)); })
 RP_KERNEL(pw_trsm_l, {
   col_trsm_l(RP_PTR(const double, 0), RP_PTR(double, 1),
              (uint64_t)RP_VAL(int64_t, 2), RP_X);
@@ -183,7 +179,7 @@ static const rp_kernel k_gemm_nn = RP_KERNEL_DESC(pw_gemm_nn, p_gemm);
  * with a pristine copy ("S3.1") the replay starts from. */
 typedef struct tiled {
   unsigned nt, b;
-  int lower;            /* Cholesky: the lower tiles only */
+  int lower; /* Cholesky: the lower tiles only */
   double **a, **s;
   rp_buf *ba, *bs;
 } tiled;
@@ -249,8 +245,7 @@ static rp_status tiled_make(rp_graph *g, unsigned nt, unsigned b, int lower,
         }
       char name[32];
       snprintf(name, sizeof name, "A%u.%u", i, j);
-      s = rp_buffer_register(g, name, t->a[k], bb * sizeof(double),
-                             &t->ba[k]);
+      s = rp_buffer_register(g, name, t->a[k], bb * sizeof(double), &t->ba[k]);
       snprintf(name, sizeof name, "S%u.%u", i, j);
       if (s == RP_OK)
         s = rp_buffer_register(g, name, t->s[k], bb * sizeof(double),
@@ -317,8 +312,8 @@ static rp_status cholesky_rec(rp_graph *g, int dev, unsigned scale,
     for (unsigned i = k + 1; i < nt && s == RP_OK; i++) {
       s = k2(g, &k_syrk, dev, b, tile(t, i, k), tile(t, i, i), b);
       for (unsigned j = k + 1; j < i && s == RP_OK; j++)
-        s = k3(g, &k_gemm_nt, dev, tile(t, i, k), tile(t, j, k),
-               tile(t, i, j), b);
+        s = k3(g, &k_gemm_nt, dev, tile(t, i, k), tile(t, j, k), tile(t, i, j),
+               b);
     }
   }
   return s == RP_OK ? tiled_sync(g, t) : s;
@@ -346,8 +341,8 @@ static void h_syrk(void *u, void *const *p) {
 static void h_gemm(void *u, void *const *p) {
   uint64_t b = *(const unsigned *)u;
   for (uint64_t r = 0; r < b; r++)
-    row_gemm_nt((const double *)p[0], (const double *)p[1], (double *)p[2],
-                b, r);
+    row_gemm_nt((const double *)p[0], (const double *)p[1], (double *)p[2], b,
+                r);
 }
 
 static rp_status host(rp_graph *g, rp_host_fn fn, tiled *t, rp_region x,
@@ -369,8 +364,8 @@ static rp_status cholesky_host_rec(rp_graph *g, int dev, unsigned scale,
       s = host(g, h_reset, t, rp_whole(t->bs[k]), RP_IN, rp_whole(t->ba[k]),
                RP_OUT, rp_whole(t->ba[k]), 2);
   for (unsigned k = 0; k < nt && s == RP_OK; k++) {
-    s = host(g, h_potrf, t, tile(t, k, k), RP_INOUT, tile(t, k, k),
-             RP_INOUT, tile(t, k, k), 1);
+    s = host(g, h_potrf, t, tile(t, k, k), RP_INOUT, tile(t, k, k), RP_INOUT,
+             tile(t, k, k), 1);
     for (unsigned i = k + 1; i < nt && s == RP_OK; i++)
       s = host(g, h_trsm, t, tile(t, k, k), RP_IN, tile(t, i, k), RP_INOUT,
                tile(t, i, k), 2);
@@ -385,8 +380,7 @@ static rp_status cholesky_host_rec(rp_graph *g, int dev, unsigned scale,
   return s;
 }
 
-static rp_status lu_rec(rp_graph *g, int dev, unsigned scale,
-                        void **state) {
+static rp_status lu_rec(rp_graph *g, int dev, unsigned scale, void **state) {
   tiled *t = NULL;
   rp_status s = tiled_make(g, 5 * scale, 96, 0, &t);
   *state = t;
@@ -402,8 +396,8 @@ static rp_status lu_rec(rp_graph *g, int dev, unsigned scale,
       s = k2(g, &k_trsm_u, dev, b, tile(t, k, k), tile(t, i, k), b);
     for (unsigned i = k + 1; i < nt && s == RP_OK; i++)
       for (unsigned j = k + 1; j < nt && s == RP_OK; j++)
-        s = k3(g, &k_gemm_nn, dev, tile(t, i, k), tile(t, k, j),
-               tile(t, i, j), b);
+        s = k3(g, &k_gemm_nn, dev, tile(t, i, k), tile(t, k, j), tile(t, i, j),
+               b);
   }
   return s == RP_OK ? tiled_sync(g, t) : s;
 }
@@ -439,8 +433,8 @@ static void slots_reset(void *p) {
     s->seed[i] = 0.3 + 0.05 * i;
 }
 
-static rp_status slots_make(rp_graph *g, uint64_t n, slots **out,
-                            rp_buf *bv, rp_buf *bseed) {
+static rp_status slots_make(rp_graph *g, uint64_t n, slots **out, rp_buf *bv,
+                            rp_buf *bseed) {
   slots *s = (slots *)calloc(1, sizeof *s);
   *out = s;
   if (!s || !(s->v = dalloc(n * 8)) || !(s->seed = dalloc(8)))
@@ -461,8 +455,8 @@ RP_KERNEL(pw_dag, {
   const double *b = RP_REGION_PTR(const double, 2);
   const double *c = RP_REGION_PTR(const double, 3);
   double v = (a[0] + b[0] + c[0]) / 3.0;
-  RP_REGION_PTR(double, 0)[0] = spin(v > 0.05 && v < 0.95 ? v : 0.5,
-                                     RP_VAL(int64_t, 4));
+  RP_REGION_PTR(double, 0)
+  [0] = spin(v > 0.05 && v < 0.95 ? v : 0.5, RP_VAL(int64_t, 4));
 })
 PW_PARAMS(p_dag) = {{"out", RP_OUT},
                     {"a", RP_IN},
@@ -557,8 +551,7 @@ rp_status pw_blocks_make(rp_graph *g, unsigned n, uint64_t len,
     snprintf(name, sizeof name, "X%u", i);
     if (!(b->x[i] = dalloc(len)))
       return RP_ENOMEM;
-    s = rp_buffer_register(g, name, b->x[i], len * sizeof(double),
-                           &b->bx[i]);
+    s = rp_buffer_register(g, name, b->x[i], len * sizeof(double), &b->bx[i]);
   }
   if (s == RP_OK)
     pw_blocks_reset(b);
@@ -581,14 +574,13 @@ static rp_status wavefront_rec(rp_graph *g, int dev, unsigned scale,
   *state = b;
   for (unsigned i = 0; i < G && s == RP_OK; i++)
     for (unsigned j = 0; j < G && s == RP_OK; j++) {
-      unsigned left = j ? i * G + j - 1 : G * G, top = i ? (i - 1) * G + j
-                                                         : G * G;
+      unsigned left = j ? i * G + j - 1 : G * G,
+               top = i ? (i - 1) * G + j : G * G;
       rp_arg a[5] = {rp_arg_buf(rp_whole(b->bx[left])),
                      rp_arg_buf(rp_whole(b->bx[top])),
-                     rp_arg_buf(rp_whole(b->bx[i * G + j])),
-                     rp_arg_i64(bs), rp_arg_i64(12 * (int64_t)scale)};
-      s = rp_record_kernel(g, &k_wave, dev, rp_dims3(bs, 1, 1), a, NULL,
-                           NULL);
+                     rp_arg_buf(rp_whole(b->bx[i * G + j])), rp_arg_i64(bs),
+                     rp_arg_i64(12 * (int64_t)scale)};
+      s = rp_record_kernel(g, &k_wave, dev, rp_dims3(bs, 1, 1), a, NULL, NULL);
     }
   return s == RP_OK ? pw_blocks_sync(g, b) : s;
 }
@@ -615,7 +607,8 @@ RP_KERNEL(pw_turn, {
   uint64_t e = RP_X, m = (uint64_t)RP_VAL(int64_t, 1);
   double c, s, re = x[2 * e], im = x[2 * e + 1];
   twiddle(6.283185307179586 * (double)e * (double)RP_VAL(int64_t, 2) /
-              (double)m, &c, &s);
+              (double)m,
+          &c, &s);
   x[2 * e] = re * c - im * s;
   x[2 * e + 1] = re * s + im * c;
 })
@@ -624,7 +617,8 @@ RP_KERNEL(pw_bfly, {
   uint64_t e = RP_X, m = (uint64_t)RP_VAL(int64_t, 2);
   double c, s;
   twiddle(-6.283185307179586 * (double)(e + m * (uint64_t)RP_VAL(int64_t, 3)) /
-              (double)(m << (RP_VAL(int64_t, 4) + 1)), &c, &s);
+              (double)(m << (RP_VAL(int64_t, 4) + 1)),
+          &c, &s);
   double br = b[2 * e] * c - b[2 * e + 1] * s;
   double bi = b[2 * e] * s + b[2 * e + 1] * c;
   double ar = a[2 * e], ai = a[2 * e + 1], h = 0.7071067811865476;
@@ -642,8 +636,7 @@ PW_PARAMS(p_bfly) = {{"a", RP_INOUT},
 static const rp_kernel k_turn = RP_KERNEL_DESC(pw_turn, p_turn);
 static const rp_kernel k_bfly = RP_KERNEL_DESC(pw_bfly, p_bfly);
 
-static rp_status fft_rec(rp_graph *g, int dev, unsigned scale,
-                         void **state) {
+static rp_status fft_rec(rp_graph *g, int dev, unsigned scale, void **state) {
   const unsigned P = 32;
   const uint64_t m = 2048 * (uint64_t)scale;
   pw_blocks *b = NULL;
@@ -662,8 +655,7 @@ static rp_status fft_rec(rp_graph *g, int dev, unsigned scale,
       rp_arg a[5] = {rp_arg_buf(rp_whole(b->bx[i])),
                      rp_arg_buf(rp_whole(b->bx[j])), rp_arg_i64((int64_t)m),
                      rp_arg_i64(i), rp_arg_i64(st)};
-      s = rp_record_kernel(g, &k_bfly, dev, rp_dims3(m, 1, 1), a, NULL,
-                           NULL);
+      s = rp_record_kernel(g, &k_bfly, dev, rp_dims3(m, 1, 1), a, NULL, NULL);
     }
   return s == RP_OK ? pw_blocks_sync(g, b) : s;
 }
@@ -676,15 +668,14 @@ RP_KERNEL(pw_heat, {
   const double *u = RP_PTR(const double, 0);
   double *v = RP_PTR(double, 1);
   uint64_t n = (uint64_t)RP_VAL(int64_t, 2), i = RP_VAL(int64_t, 3) + RP_X;
-  v[i] = i == 0 || i == n - 1 ? u[i]
-                              : (u[i - 1] + u[i] + u[i + 1]) * (1.0 / 3.0);
+  v[i] =
+      i == 0 || i == n - 1 ? u[i] : (u[i - 1] + u[i] + u[i + 1]) * (1.0 / 3.0);
 })
 PW_PARAMS(p_heat) = {
     {"u", RP_IN}, {"v", RP_OUT}, {"n", RP_SCALAR}, {"lo", RP_SCALAR}};
 static const rp_kernel k_heat = RP_KERNEL_DESC(pw_heat, p_heat);
 
-static rp_status halo_rec(rp_graph *g, int dev, unsigned scale,
-                          void **state) {
+static rp_status halo_rec(rp_graph *g, int dev, unsigned scale, void **state) {
   const uint64_t n = ((uint64_t)1 << 21) * scale, nb = 8, steps = 4;
   pw_blocks *b = NULL;
   rp_status s = pw_blocks_make(g, 2, n, &b);
@@ -697,8 +688,8 @@ static rp_status halo_rec(rp_graph *g, int dev, unsigned scale,
       rp_arg a[4] = {rp_arg_buf(rp_bytes(u, rlo * 8, (rhi - rlo) * 8)),
                      rp_arg_buf(rp_bytes(v, lo * 8, (hi - lo) * 8)),
                      rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)lo)};
-      s = rp_record_kernel(g, &k_heat, dev, rp_dims3(hi - lo, 1, 1), a,
-                           NULL, NULL);
+      s = rp_record_kernel(g, &k_heat, dev, rp_dims3(hi - lo, 1, 1), a, NULL,
+                           NULL);
     }
   }
   return s == RP_OK ? pw_blocks_sync(g, b) : s;
@@ -717,8 +708,8 @@ RP_KERNEL(pw_leaf, {
   RP_REGION_PTR(double, 1)[0] = acc;
 })
 RP_KERNEL(pw_add, {
-  RP_REGION_PTR(double, 2)[0] = RP_REGION_PTR(const double, 0)[0] +
-                                RP_REGION_PTR(const double, 1)[0];
+  RP_REGION_PTR(double, 2)
+  [0] = RP_REGION_PTR(const double, 0)[0] + RP_REGION_PTR(const double, 1)[0];
 })
 PW_PARAMS(p_leaf) = {{"x", RP_IN}, {"out", RP_OUT}, {"n", RP_SCALAR}};
 PW_PARAMS(p_add) = {{"a", RP_IN}, {"b", RP_IN}, {"out", RP_OUT}};
@@ -739,8 +730,7 @@ static rp_status reduce_rec(rp_graph *g, int dev, unsigned scale,
     s = rp_record_task(g, &k_leaf, dev, a, NULL, NULL);
   }
   /* Level by level: slots [base, base + w) into [base + w, ...). */
-  for (uint64_t w = leaves, base = 0; w > 1 && s == RP_OK;
-       base += w, w /= 2)
+  for (uint64_t w = leaves, base = 0; w > 1 && s == RP_OK; base += w, w /= 2)
     for (uint64_t k = 0; k < w / 2 && s == RP_OK; k++) {
       rp_arg a[3] = {rp_arg_buf(rp_bytes(p, (base + 2 * k) * 64, 8)),
                      rp_arg_buf(rp_bytes(p, (base + 2 * k + 1) * 64, 8)),
@@ -775,17 +765,14 @@ static rp_status pipeline_rec(rp_graph *g, int dev, unsigned scale,
   rp_buf x = b ? b->bx[0] : 0, y = b ? b->bx[1] : 0;
   for (uint64_t c = 0; c < chunks && s == RP_OK; c++) {
     uint64_t off = c * len * 8, bytes = len * 8;
-    s = rp_record_copy_to_device(g, rp_bytes(x, off, bytes), dev, NULL,
-                                 NULL);
+    s = rp_record_copy_to_device(g, rp_bytes(x, off, bytes), dev, NULL, NULL);
     rp_arg a[3] = {rp_arg_buf(rp_bytes(x, off, bytes)),
                    rp_arg_buf(rp_bytes(y, off, bytes)),
                    rp_arg_i64((int64_t)(c * len))};
     if (s == RP_OK)
-      s = rp_record_kernel(g, &k_poly, dev, rp_dims3(len, 1, 1), a, NULL,
-                           NULL);
+      s = rp_record_kernel(g, &k_poly, dev, rp_dims3(len, 1, 1), a, NULL, NULL);
     if (s == RP_OK)
-      s = rp_record_copy_to_host(g, rp_bytes(y, off, bytes), dev, NULL,
-                                 NULL);
+      s = rp_record_copy_to_host(g, rp_bytes(y, off, bytes), dev, NULL, NULL);
   }
   return s;
 }
@@ -793,10 +780,10 @@ static rp_status pipeline_rec(rp_graph *g, int dev, unsigned scale,
 const pw_workload pw_workloads[] = {
     {"cholesky", "tiled Cholesky, 6x6 tiles of 96^2, kernels", cholesky_rec,
      tiled_reset, tiled_release},
-    {"cholesky_host", "the same as host tasks", cholesky_host_rec,
-     tiled_reset, tiled_release},
-    {"lu", "tiled LU without pivoting, 5x5 tiles of 96^2", lu_rec,
-     tiled_reset, tiled_release},
+    {"cholesky_host", "the same as host tasks", cholesky_host_rec, tiled_reset,
+     tiled_release},
+    {"lu", "tiled LU without pivoting, 5x5 tiles of 96^2", lu_rec, tiled_reset,
+     tiled_release},
     {"randdag", "random DAG of 256 tasks of 10-300 us", randdag_rec,
      slots_reset, slots_release},
     {"wavefront", "12x12 blocks, each after its left and top", wavefront_rec,

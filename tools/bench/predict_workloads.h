@@ -18,8 +18,7 @@ extern "C" {
 typedef struct pw_workload {
   const char *name;
   const char *what;
-  rp_status (*record)(rp_graph *g, int device, unsigned scale,
-                      void **state);
+  rp_status (*record)(rp_graph *g, int device, unsigned scale, void **state);
   void (*reset)(void *state);
   void (*release)(void *state);
 } pw_workload;
