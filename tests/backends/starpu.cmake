@@ -58,7 +58,9 @@ if(TARGET test_starpu AND RP_HAVE_STARPU_MPI)
       # (none of reprise's: see examples/mpi.cmake)
       list(APPEND _env "ASAN_OPTIONS=detect_leaks=0")
     endif()
+    # Timed: 4 ranks on a 2-core machine beside another test missed the
+    # 1.5-stencil margin once (ctest -j2, 2026-12-04); alone it holds.
     set_tests_properties(starpu_mpi_no_chain_np4 PROPERTIES TIMEOUT 60
-      ENVIRONMENT "${_env}")
+      ENVIRONMENT "${_env}" RUN_SERIAL TRUE)
   endif()
 endif()
