@@ -204,6 +204,8 @@ rp_status rp__omp_bind_team(ostate *st) {
   } else {
     if (!rp__omp_process_set(&all))
       return RP_OK;
+    st->pset = all;
+    st->pset_ok = true;
     src = "the process's CPU set";
   }
   ncpu = CPU_COUNT(&all);
@@ -218,7 +220,7 @@ rp_status rp__omp_bind_team(ostate *st) {
 void rp__omp_pin(ostate *st, int me) {
   if (st->pinned[me] == (unsigned long)pthread_self())
     return;
-  cpu_set_t ps, mine;
+  cpu_set_t mine;
   if (st->tset) {
     if (!pthread_setaffinity_np(pthread_self(), sizeof st->tset[me],
                                 &st->tset[me]))
@@ -227,12 +229,13 @@ void rp__omp_pin(ostate *st, int me) {
   }
   /* unpinned: an OpenMP runtime's thread (mode "owner") inherited the
    * mask of the thread that created it, perhaps one CPU: it gets the
-   * process's CPU set, once */
+   * process's CPU set (read by the caller at binding: a team thread
+   * calling the OpenMP runtime raced inside libomp under TSan), once */
   st->pinned[me] = (unsigned long)pthread_self();
-  if (rp__omp_process_set(&ps) &&
+  if (st->pset_ok &&
       !pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) &&
-      !CPU_EQUAL(&mine, &ps))
-    pthread_setaffinity_np(pthread_self(), sizeof ps, &ps);
+      !CPU_EQUAL(&mine, &st->pset))
+    pthread_setaffinity_np(pthread_self(), sizeof st->pset, &st->pset);
 }
 
 /* rp__omp_pin_caller for a pinned team (kept apart: the unpinned fast

@@ -117,6 +117,9 @@ struct ostate {
   int tgroup[RP_OMP_MAXT], gsize[RP_OMP_MAXT];
   unsigned long pinned[RP_OMP_MAXT];
   unsigned long caller_in; /* a caller found within tset[0] (pthread_t) */
+  cpu_set_t pset; /* unpinned: the process's CPU set, read at binding by
+                     the caller (team threads call no omp_* function) */
+  bool pset_ok;
 
   /* progress, for wait_buffer: the batch the engine runs and the epoch
    * its last replay ends at; waiters sleep on cv when a hw task is late */
