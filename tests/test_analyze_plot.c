@@ -113,15 +113,6 @@ static unsigned count(const char *s, const char *what) {
   return n;
 }
 
-static char *svg_of(const rp_speedup_point *p, unsigned n) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *fp = open_memstream(&buf, &len);
-  cr_assert_eq(rp_speedup_write_svg(p, n, "a <title> & more", NULL, fp), RP_OK);
-  fclose(fp);
-  return buf;
-}
-
 Test(plot, svg_has_the_curves_and_points) {
   rp_speedup_point p[4] = {
       {4, 3.1, 3.9, 2.8, 2.5, 3.0},
@@ -129,7 +120,7 @@ Test(plot, svg_has_the_curves_and_points) {
       {2, 1.9, 2, 1.7, 1.6, 1.9},
       {8, 5.0, 7.5, 0, 0, 0}, /* not measured there */
   };
-  char *svg = svg_of(p, 4);
+  char *svg = tu_speedup_svg(p, 4, "a <title> & more");
   const char *why = xml_ok(svg);
   cr_assert_null(why, "%s:\n%s", why, svg);
   cr_assert_eq(count(svg, "<circle class=\"predicted\""), 4);
@@ -145,7 +136,7 @@ Test(plot, svg_has_the_curves_and_points) {
   free(svg);
   /* One point, no bound, nothing achieved: still a picture. */
   rp_speedup_point one = {2, 1.5, 0, 0, 0, 0};
-  svg = svg_of(&one, 1);
+  svg = tu_speedup_svg(&one, 1, "a <title> & more");
   cr_assert_null(xml_ok(svg), "%s", svg);
   cr_assert_eq(count(svg, "<circle class=\"predicted\""), 1);
   cr_assert_eq(count(svg, "class=\"achieved\""), 0);

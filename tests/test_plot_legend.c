@@ -7,23 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reprise.h"
-
-/* Not inlined: GCC 12 at -O2 then takes the memstream's buffer for the
- * local variable holding its address (-Wdangling-pointer). */
-__attribute__((noinline)) static char *svg_of(const rp_speedup_point *p,
-                                              unsigned n) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *fp = open_memstream(&buf, &len);
-  cr_assert_eq(rp_speedup_write_svg(p, n, "legend", NULL, fp), RP_OK);
-  fclose(fp);
-  return buf;
-}
+#include "util.h"
 
 Test(plot_legend, labels_end_inside_the_picture) {
   rp_speedup_point p[2] = {{1, 1.0, 1.0, 1.0, 0.9, 1.1},
                            {2, 1.8, 2.0, 1.7, 1.6, 1.8}};
-  char *svg = svg_of(p, 2);
+  char *svg = tu_speedup_svg(p, 2, "legend");
   double w = 0, vw = 0;
   const char *s = strstr(svg, "<svg ");
   cr_assert_not_null(s);

@@ -234,3 +234,16 @@ unsigned tu_seed_range(unsigned dflt, uint64_t *first, uint64_t *last) {
   }
   return (unsigned)(*last - *first + 1);
 }
+
+/* Not inlined: GCC 12 at -O2 then takes the memstream's buffer for the
+ * local variable holding its address (-Wdangling-pointer). */
+__attribute__((noinline)) char *tu_speedup_svg(const rp_speedup_point *p,
+                                               unsigned n, const char *title) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&buf, &len);
+  cr_assert_not_null(fp);
+  cr_assert_eq(rp_speedup_write_svg(p, n, title, NULL, fp), RP_OK);
+  fclose(fp);
+  return buf;
+}

@@ -89,4 +89,8 @@ int tu_has_edge(const rp_graph *g, rp_node from, rp_node to, rp_edge_kind kind,
 /* Formats all edges "0->1 raw A; ..." into buf (for messages). */
 const char *tu_edges_str(const rp_graph *g, char *buf, size_t n);
 
+/* The speedup picture of n points titled `title` (rp_speedup_write_svg),
+ * as a string to free. */
+char *tu_speedup_svg(const rp_speedup_point *p, unsigned n, const char *title);
+
 #endif
