@@ -65,6 +65,8 @@
   X(rp_analysis_opts_for,                                                      \
     rp_analysis_opts_for(NULL, NULL, NULL, NULL, NULL, NULL))                  \
   X(rp_analyze_exec, rp_analyze_exec(NULL, NULL, NULL))                        \
+  X(rp_exec_profile_team,                                                      \
+    rp_exec_profile_team(NULL, 0, NULL, NULL, NULL, NULL))                     \
   X(rp_model_path, rp_model_path(NULL, NULL, 0))                               \
   X(rp_model_load, rp_model_load(NULL, NULL))                                  \
   X(rp_model_save, rp_model_save(NULL, NULL))                                  \

@@ -72,6 +72,22 @@ typedef struct rp_analysis_opts {
   unsigned nranks;
   double net_latency_us; /**< one-way latency of a message, us */
   double net_gbps;       /**< bandwidth between two ranks, GB/s */
+  /** Per node (one entry for each, as measured_us): its time within
+   * overlapped replays of the team that will run it
+   * (rp_exec_profile_team()), the contention of that replay in (the
+   * other threads' memory traffic, their share of the cores, a split's
+   * own cost). A pool model (an openmp team) then takes it as the
+   * operation's work in the overlapped replay, at a thread's full rate:
+   * neither its share of a core nor the bandwidth cap is applied again,
+   * no split_us is added, and a kernel the backend splits holds its
+   * group's free threads for that time. The serial replay keeps the
+   * serial costs. NULL, or negative entries: not profiled so. */
+  const double *team_us;
+  /** The team's share of its cores during those replays (its threads'
+   * running time over running plus waiting for a core), from
+   * rp_exec_profile_team(); 0: not measured. Below 0.85 the prediction is
+   * withheld (rp_summary.withheld, team_share). */
+  double team_share;
 } rp_analysis_opts;
 
 /** Where a cost came from. */
@@ -118,13 +134,20 @@ typedef struct rp_summary {
   int withheld;             /**< the machine is busy: the team of T
                                      threads could count on less than 85 %
                                      of its cores (usable_cpus / (runnable
-                                     + T) < 0.85); predicted_speedup is the
+                                     + T) < 0.85), or it got less than
+                                     that during the profiled team
+                                     replays (team_share); predicted_speedup is the
                                      quiet machine's, which this replay
                                      will not see, and the reports print
                                      "withheld" with the load instead */
   double runnable;          /**< other runnable tasks measured (when
                                      the model measured the load) */
   unsigned usable_cpus;     /**< CPUs the process may use, then */
+  double team_share;        /**< rp_analysis_opts.team_share as given
+                                     (0: not measured); below 0.85 it
+                                     withholds the prediction too */
+  int team_costs;           /**< operations whose overlapped work came
+                                     from rp_analysis_opts.team_us */
 } rp_summary;
 
 /** @brief Default options: 2 copy engines, 25 GB/s each way and peer,

@@ -202,6 +202,27 @@ RP_API rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
 RP_API rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
                                  rp_analysis **out);
 
+/** @brief Operation costs at the replay's thread count: @p runs (0: 5)
+ * overlapped replays of @p x (rp_exec_timeline()), each operation timed
+ * from its start to its end within the team, so that the contention of
+ * that replay is in the figure (the other threads' memory traffic, their
+ * share of the cores; a split kernel's time over the threads that ran
+ * it). Per node of the graph given to rp_exec_create() (one entry each;
+ * any of the arrays may be NULL): the median, the smallest and the
+ * largest time in microseconds, fit for rp_analysis_opts.team_us. In
+ * @p share (may be NULL): the team's share of its cores during the runs,
+ * its threads' running time over running plus waiting for a core
+ * (/proc/self/task/N/schedstat; 1: never kept waiting; 0: the kernel
+ * does not say), for rp_analysis_opts.team_share. The runs replay @p x
+ * itself: its host arrays are put back afterwards (the backend's own
+ * images advance, as after rp_exec_run()).
+ * @return RP_OK, RP_EINVAL (runs > 1000), RP_ENOMEM, RP_ENOTSUP (the
+ *   backend records no timeline, or the exec replays a rewrite of its
+ *   graph that does not map back to it), or the failure of a run. */
+RP_API rp_status rp_exec_profile_team(rp_exec *x, unsigned runs,
+                                      double *median_us, double *min_us,
+                                      double *max_us, double *share);
+
 /** @} */
 
 #ifdef __cplusplus

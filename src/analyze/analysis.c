@@ -1,5 +1,6 @@
 /* Analysis object: options, the passes in order, the headline figures. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,10 @@ rp_status rp__analysis_opts_in(rp_analysis_opts *dst,
   rp_analysis_opts_init(dst);
   if (!src)
     return RP_OK;
-  /* The first layout with a size is this one: nothing smaller is known. */
-  return rp__versioned_load(dst, sizeof *dst, src, sizeof *dst, what);
+  /* The first layout with a size ended at net_gbps (team_us came with
+   * issue 33): a caller compiled with it keeps the defaults past it. */
+  return rp__versioned_load(dst, sizeof *dst, src,
+                            offsetof(rp_analysis_opts, team_us), what);
 }
 
 static int bad_rate(double x) { return !isfinite(x) || !(x > 0); }
@@ -49,6 +52,7 @@ void rp_analysis_destroy(rp_analysis *a) {
   free(a->order);
   free(a->mstart);
   free(a->mend);
+  free(a->tcost);
   free(a);
 }
 
@@ -182,6 +186,11 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
       return refuse(RP_EINVAL, "compute_units: more than 4096 on a device");
   if (o->model && !rp__model_valid(o->model))
     return refuse(RP_EINVAL, "model: not a valid machine model");
+  if (!isfinite(o->team_share) || o->team_share < 0 || o->team_share > 1)
+    return refuse(RP_EINVAL, "team_share must be in [0, 1]");
+  for (uint32_t n = 0; o->team_us && n < g->nop; n++)
+    if (isnan(o->team_us[n]) || isinf(o->team_us[n]))
+      return refuse(RP_EINVAL, "team_us: an entry is not finite");
 
   rp_analysis *a = calloc(1, sizeof *a);
   if (!a)
@@ -191,6 +200,7 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   for (int d = 0; d < RP_MAX_DEVICES; d++)
     a->mphys[d] = o->model ? o->model->phys[d] : -1;
   a->opts.measured_us = NULL; /* not kept: the caller owns it */
+  a->opts.team_us = NULL;     /* copied below where a model uses it */
   a->has_measured = o->measured_us != NULL;
   uint32_t nop = a->nop = g->nop;
   size_t m = nop ? nop : 1;
@@ -207,6 +217,11 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   if (!a->lane || !a->cost || !a->source || !a->elided || !a->bottom ||
       !a->critical || !a->start || !a->slack || !a->order)
     goto fail;
+  if (o->team_us && o->model) {
+    if (!(a->tcost = malloc(sizeof *a->tcost * m)))
+      goto fail;
+    memcpy(a->tcost, o->team_us, sizeof *a->tcost * nop);
+  }
   if ((s = rp__analysis_lanes(a, o->measured_us)) != RP_OK ||
       (s = rp__analysis_critical(a)) != RP_OK ||
       (s = rp__analysis_schedule(a)) != RP_OK)

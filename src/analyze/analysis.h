@@ -67,6 +67,7 @@ struct rp_analysis {
 
   /* Calibrated prediction (predict.c), with a model only. */
   double *mstart, *mend; /* per op, in the predicted overlapped replay */
+  double *tcost;         /* per op: opts.team_us (negative: none), or NULL */
   char mbackend[32], mmachine[64], mmode[16], msmode[16];
   int mcalibrated;
   unsigned mthreads; /* the model's team (host_units), 0: none */

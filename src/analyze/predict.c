@@ -83,6 +83,9 @@ typedef struct sim {
   int pres[RP_MAX_DEVICES];  /* pool: the resources of the team */
   unsigned npres;
   double *beta;     /* pool: bytes per us of work at one thread */
+  uint8_t *fixed;   /* pool: the op's work is its profiled time within
+                       the team (rp_analysis_opts.team_us): rate 1 */
+  uint32_t *hold;   /* threads of its group an op holds while it runs */
   double mem_split; /* pool: beta at or above it is cache-bound */
 } sim;
 
@@ -210,8 +213,8 @@ static double op_delay(const sim *s, uint32_t n, const rp_model_mode *md) {
   double d = md && !md->host_issue ? md->op_us : 0;
   if (s->a->g->op[n].type == RP_OP_HOST)
     d += s->m->host_task_us;
-  if (s->pool && split_kernel(s, n))
-    d += s->m->split_us;
+  if (s->pool && split_kernel(s, n) && !s->fixed[n])
+    d += s->m->split_us; /* a team profile times the split in */
   if (s->pool && s->team > 1 && s->m->edge_us > 0 && crosses(s, n))
     d += s->m->edge_us;
   return d;
@@ -299,7 +302,13 @@ static void begin(sim *s, uint32_t n, double t) {
   s->a->mstart[n] = t;
   s->phase[n] = 1;
   s->active[s->nactive++] = n;
-  s->busy[slot_of(s, n)]++;
+  uint32_t q = slot_of(s, n);
+  /* A split kernel timed within the team ran over the threads free when
+   * it started: it holds them for its time. */
+  s->hold[n] = 1;
+  if (s->fixed[n] && split_kernel(s, n) && s->slots[q] > s->busy[q] + 1)
+    s->hold[n] = s->slots[q] - s->busy[q];
+  s->busy[q] += s->hold[n];
 }
 
 /* The future ops form a binary min-heap by (elig, id). */
@@ -490,7 +499,9 @@ static void rates(sim *s) {
     uint32_t n = s->active[i];
     if (s->phase[n] != 2)
       continue;
-    if (in_pool(s, n)) {
+    if (in_pool(s, n) && s->fixed[n]) {
+      s->rate[n] = 1; /* its time within the team: contention in */
+    } else if (in_pool(s, n)) {
       kt[k].res =
           s->res[n] >= 0 ? s->res[n] : resource_of(m, a->g->op[n].device);
       kt[k].w = a->g->op[n].type == RP_OP_KERNEL ? width(s, n) : s->eff;
@@ -549,7 +560,7 @@ static void finish(sim *s, uint32_t i, double t) {
   s->active[i] = s->active[--s->nactive];
   s->phase[n] = 3;
   a->mend[n] = t;
-  s->busy[slot_of(s, n)]--;
+  s->busy[slot_of(s, n)] -= s->hold[n];
   const rp_node *succ = rp_graph_succs(a->g, n, &ns);
   for (uint32_t j = 0; j < ns; j++)
     if (--s->left[succ[j]] == 0)
@@ -563,15 +574,19 @@ static rp_status simulate(sim *s, double *makespan) {
     uint32_t np;
     rp_graph_preds(a->g, n, &np);
     s->left[n] = np;
+    s->fixed[n] = s->pool && a->tcost && a->tcost[n] >= 0 && in_pool(s, n) &&
+                  !elided(s, n);
     s->delay[n] = op_delay(s, n, s->md);
-    s->work[n] = work_of(s, n);
+    s->work[n] = s->fixed[n] ? a->tcost[n] : work_of(s, n);
+    a->sum.team_costs += s->fixed[n];
     if (!isfinite(s->work[n]))
       return RP_EINVAL;
     if (s->pool && in_pool(s, n)) {
       /* Bytes per us of work at one thread, before the pool's own cost
        * per task (which touches no data) is added. */
       double b = rp__op_bytes(a->g, n);
-      s->beta[n] = s->work[n] > 0 && isfinite(b) ? b / s->work[n] : 0;
+      s->beta[n] =
+          s->work[n] > 0 && isfinite(b) && !s->fixed[n] ? b / s->work[n] : 0;
       if (!elided(s, n))
         s->work[n] += s->m->task_us;
       s->res[n] = -1;
@@ -673,6 +688,8 @@ static int sim_alloc(sim *s, rp_analysis *a, const rp_model *m) {
   s->pool = m->host_units > 0 && m->multiprocessors == 0;
   s->res = malloc(sizeof *s->res * k);
   s->beta = calloc(k, sizeof *s->beta);
+  s->fixed = calloc(k, 1);
+  s->hold = calloc(k, sizeof *s->hold);
   s->nqueue = nl + RP_MAX_DEVICES + RP__LANE_KINDS * RP_MAX_DEVICES + 1;
   s->anyq = s->pool ? s->nqueue - 1 : UINT32_MAX;
   /* Within cache, a thread streams faster than beyond it: an operation
@@ -686,7 +703,8 @@ static int sim_alloc(sim *s, rp_analysis *a, const rp_model *m) {
   s->queue = calloc(s->nqueue, sizeof *s->queue);
   if (!a->mstart || !a->mend || !s->delay || !s->work || !s->elig || !s->rate ||
       !s->left || !s->phase || !s->active || !s->future || !s->kt || !s->nq ||
-      !s->busy || !s->slots || !s->queue || !s->res || !s->beta)
+      !s->busy || !s->slots || !s->queue || !s->res || !s->beta || !s->fixed ||
+      !s->hold)
     return -1;
   for (uint32_t n = 0; n < nop; n++)
     s->res[n] = -1;
@@ -704,6 +722,8 @@ static void sim_free(sim *s) {
   free(s->kt);
   free(s->res);
   free(s->beta);
+  free(s->fixed);
+  free(s->hold);
   free(s->future);
   free(s->active);
   free(s->phase);
@@ -838,6 +858,12 @@ static void record_prediction(rp_analysis *a, const rp_model *m,
     sum->usable_cpus = m->usable_cpus;
     sum->withheld = m->usable_cpus / (m->runnable + team) < RP__BUSY_SHARE;
   }
+  /* The team's share of its cores measured during its profiled replays:
+   * the same rule, from what the team really got. */
+  sum->team_share = a->opts.team_share;
+  if (!m->in_order && m->host_units > 1 && a->opts.team_share > 0 &&
+      a->opts.team_share < RP__BUSY_SHARE)
+    sum->withheld = 1;
   a->meff = m->split_efficiency;
   a->mcpus = m->cpus;
 }

@@ -197,6 +197,11 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
             "model overlap   %14.3f us (shared links, compute units "
             "and memory)\n",
             s->model_overlap_us);
+    if (s->team_costs)
+      fprintf(fp,
+              "team costs      %d operations timed within the team's "
+              "overlapped replays\n",
+              s->team_costs);
   }
   rp__write_predicted(a, fp);
   fprintf(fp, "(every term above: docs/terms.md)\n");
@@ -214,11 +219,24 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
             s->bound);
     return;
   }
+  unsigned team = a->mthreads ? a->mthreads : 1;
+  if (team > s->usable_cpus && s->usable_cpus)
+    team = s->usable_cpus;
+  double share =
+      s->usable_cpus ? s->usable_cpus / (s->runnable + team) : 1; /* 1: quiet */
+  if (s->withheld && !(share < 0.85) && s->team_share > 0) {
+    /* Quiet before, yet the team waited for its cores while profiled. */
+    fprintf(fp,
+            "predicted speedup  withheld: machine busy: the team of %u got "
+            "%.0f%% of its cores\n                   during its profiled "
+            "replays (other tasks took the rest, a share that\n"
+            "                   changes by the second; on a quiet machine "
+            "%.3fx)\n",
+            a->mthreads ? a->mthreads : 1, 100 * s->team_share,
+            s->predicted_speedup);
+    return;
+  }
   if (s->withheld) {
-    unsigned team = a->mthreads ? a->mthreads : 1;
-    if (team > s->usable_cpus)
-      team = s->usable_cpus;
-    double share = s->usable_cpus / (s->runnable + team);
     fprintf(fp,
             "predicted speedup  withheld: machine busy: %.1f runnable "
             "besides this program on %u CPUs\n                   (a team "
@@ -358,6 +376,13 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
       fputs(", \"runnable\": ", fp);
       rp__put_num(fp, s->runnable);
       fprintf(fp, ", \"usable_cpus\": %u", s->usable_cpus);
+    }
+    if (s->team_costs) {
+      fprintf(fp, ", \"team_costs\": %d", s->team_costs);
+      if (s->team_share > 0) {
+        fputs(", \"team_share\": ", fp);
+        rp__put_num(fp, s->team_share);
+      }
     }
     fprintf(fp, ", \"elided\": %u", a->nelided);
     fputs(",\n    \"ops\": [", fp);

@@ -322,9 +322,10 @@ rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
   rp_status vs = rp__analysis_opts_in(&ao, o, "rp_analyze_exec");
   if (vs != RP_OK)
     return vs;
-  if (!ao.measured_us)
+  if (!ao.measured_us && (!ao.team_us || g == x->ug))
     return rp_analyze(g, &ao, out);
   double *us = calloc((size_t)n + 1, sizeof *us);
+  double *tus = NULL;
   double *sum = NULL;
   rp_node top = 0;
   for (rp_node m = 0; m < n; m++) {
@@ -332,11 +333,31 @@ rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
     top = u != RP_NONE && u + 1 > top ? u + 1 : top;
   }
   sum = calloc((size_t)top + 1, sizeof *sum);
-  if (!us || !sum) {
+  unsigned *pieces = calloc((size_t)top + 1, sizeof *pieces);
+  if (ao.team_us && g != x->ug)
+    tus = calloc((size_t)n + 1, sizeof *tus);
+  if (!us || !sum || !pieces || (ao.team_us && g != x->ug && !tus)) {
     free(us);
     free(sum);
+    free(pieces);
+    free(tus);
     return RP_ENOMEM;
   }
+  for (rp_node m = 0; m < n; m++) {
+    rp_node u = rp_exec_op_origin(x, m);
+    if (u != RP_NONE)
+      pieces[u]++;
+  }
+  /* A team profile times a recorded operation from its first piece's
+   * start to its last one's end: it holds for an operation replayed
+   * whole; the pieces of a cut one are modelled (-1). */
+  for (rp_node m = 0; tus && m < n; m++) {
+    rp_node u = rp_exec_op_origin(x, m);
+    tus[m] = u != RP_NONE && pieces[u] == 1 ? ao.team_us[u] : -1;
+  }
+  free(pieces);
+  if (tus)
+    ao.team_us = tus;
   for (rp_node m = 0; m < n; m++) {
     rp_node u = rp_exec_op_origin(x, m);
     if (u != RP_NONE)
@@ -350,11 +371,14 @@ rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
     if (u == RP_NONE || (pl && pl->node_of && pl->node_of[m] == RP_NONE))
       continue;
     double w = weight(g, m);
-    us[m] = sum[u] > 0 ? ao.measured_us[u] * w / sum[u] : ao.measured_us[u];
+    if (ao.measured_us)
+      us[m] = sum[u] > 0 ? ao.measured_us[u] * w / sum[u] : ao.measured_us[u];
   }
-  ao.measured_us = us;
+  if (ao.measured_us)
+    ao.measured_us = us;
   rp_status s = rp_analyze(g, &ao, out);
   free(us);
+  free(tus);
   free(sum);
   return s;
 }
