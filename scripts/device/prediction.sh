@@ -5,20 +5,23 @@
 # with an EMPTY model cache (every model calibrated on first use) and then
 # WARM; on tools/bench/bench_predict's tuned workloads
 # (predict_workloads.c) and its check workloads (predict_check_workloads.c,
-# written only to check the model). Then, time permitting: 8 identical
-# runs of jacobi2d at 16 threads (their predictions' spread), the check
-# workloads at 8 and 16 threads with 4 of the 16 cores kept busy (the
-# prediction must be within 15 % or withheld), the H200, and a reprise
-# plot of predicted against achieved over the thread counts.
-# Everything goes to "$OUT/prediction.log"; a summary table (median and
-# largest |error| per setting) is printed last. Under 8 minutes: optional
-# settings are skipped when fewer of BUDGET_S (default 440) seconds are
-# left than the last one took. Smoke test at
-# tiny sizes: THREADS=2 ARGS="--only halo,c_grid" B=build NO_BUILD=1.
+# written only to check the model). The costs are profiled at each
+# thread count (issue 33: 7 alternating rounds of a serial and a team
+# replay timed per operation); each row prints the range of the rounds'
+# own predictions. Then, time permitting: the check workloads at 4, 8 and
+# 16 threads with 4 of the 16 cores kept busy (the prediction must be
+# within 15 % or withheld), 8 identical runs of halo and c_grid at $ST
+# threads in 8 processes (their predictions' spread, target 2 %), the
+# H200, and a reprise plot of predicted against achieved over the thread
+# counts. Everything goes to "$OUT/prediction.log"; a summary table
+# (median and largest |error| per setting) is printed last. About 5
+# minutes: optional settings are skipped when fewer of BUDGET_S (default
+# 300) seconds are left than the last one took. Smoke test at tiny sizes:
+# THREADS=2 ST=2 ARGS="--only halo,c_grid" B=build NO_BUILD=1.
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/prediction-out}
-BUDGET_S=${BUDGET_S:-440}
+BUDGET_S=${BUDGET_S:-300}
 THREADS=${THREADS:-4,8,16}
 ARGS=${ARGS:-}
 ST=${ST:-16}     # the stability runs' threads
@@ -93,39 +96,49 @@ setting close-warm $P --no-check
 rm -rf "$CU" "$CC"
 bind unbound
 
-if [ "$(left)" -gt 60 ] && [ -x $B/examples/jacobi2d ]; then
-  # 8 identical runs (the first calibrates, quiet; the others load it):
-  # their predictions within 2 %?
-  XDG_CACHE_HOME=$(mktemp -d); export XDG_CACHE_HOME
-  log "== stability: jacobi2d --backend openmp --threads $ST, 8 runs"
-  preds=""
-  for i in 1 2 3 4 5 6 7 8; do
-    p=$($B/examples/jacobi2d --backend openmp --threads $ST --iters 3 2>&1 |
-        awk '/^predicted speedup/ {print; exit}')
-    log "   $p"
-    preds="$preds $(printf '%s\n' "$p" | awk '/model of/ {sub("x", "", $3); print $3}')"
-  done
-  echo $preds | tr ' ' '\n' | awk -v st="$ST" 'NF { v[++n] = $1 } END {
-    if (!n) { print "| stability | " st " | no figure (withheld) |"; exit }
-    lo = hi = v[1]; for (i = 2; i <= n; i++) { if (v[i] < lo) lo = v[i]; if (v[i] > hi) hi = v[i] }
-    printf "| stability | " st " | jacobi2d, %d runs predicted: %.3fx-%.3fx, spread %.1f%% |\n", n, lo, hi, 100 * (hi - lo) / lo }' >> "$SUM"
-  rm -rf "$XDG_CACHE_HOME"
-else
-  log "== stability skipped: $(left) s left"
-fi
-
 export XDG_CACHE_HOME=$(mktemp -d)
 
 if [ "$(left)" -gt 90 ]; then
   # 4 of the 16 cores busy: prediction within 15 % or withheld.
   pids=""
-  LAST=$(( LAST * 3 / 10 )) # 6 workloads at 2 thread counts, not 15 at 3
+  LAST=$(( LAST * 4 / 10 )) # 6 workloads, not 15
   for i in 1 2 3 4; do ( while :; do :; done ) & pids="$pids $!"; done
-  setting "busy4" --threads 8,16 --pairs 5 --iters 2 --set check --no-check
+  setting "busy4" --threads "$THREADS" --pairs 5 --iters 2 --set check --no-check
   for p in $pids; do kill "$p"; done
 else
   log "== busy4 skipped: $(left) s left"
 fi
+
+# 8 identical runs, each its own process, the model cached by the first:
+# their predictions within 2 % of each other?
+for wl in halo c_grid; do
+  if [ "$(left)" -lt 40 ]; then
+    log "== stability $wl skipped: $(left) s left"
+    echo "| stability | $ST | $wl skipped (time) |" >> "$SUM"
+    continue
+  fi
+  log "== stability: bench_predict --only $wl --threads $ST, 8 runs"
+  preds=""
+  for i in 1 2 3 4 5 6 7 8; do
+    row=$("$BP" --only "$wl" --threads "$ST" --pairs 3 --iters 2 --no-check 2>> "$LOG" |
+          grep "^| $wl |")
+    log "   $row"
+    # "| halo | openmp | 16 | 5.12x (5.01-5.30) | ..." or withheld
+    # the figure, then w when it was withheld (its quiet-machine figure)
+    preds="$preds $(printf '%s\n' "$row" | awk -F'|' 'NF > 7 {
+      v = $5; sub(/x.*/, "", v); gsub(/ /, "", v)
+      print v ($7 ~ /withheld/ ? "w" : "") }')"
+  done
+  echo $preds | tr ' ' '\n' | awk -v st="$ST" -v wl="$wl" '
+    function spread(a, k,   i, lo, hi) {
+      if (!k) return "-"
+      lo = hi = a[1]
+      for (i = 2; i <= k; i++) { if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i] }
+      return sprintf("%.3fx-%.3fx, spread %.1f%%", lo, hi, 100 * (hi - lo) / lo) }
+    NF { w = sub(/w$/, ""); all[++n] = $1 + 0; if (!w) q[++m] = $1 + 0 }
+    END { printf "| stability | %s | %s, %d runs: %d predicted %s; all %d figures (withheld too) %s |\n",
+          st, wl, n, m, spread(q, m), n, spread(all, n) }' >> "$SUM"
+done
 
 if [ "$(left)" -gt 60 ] && nvidia-smi -L > /dev/null 2>&1; then
   setting "cuda" --backend cuda --pairs 5 --iters 2

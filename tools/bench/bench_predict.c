@@ -1,15 +1,17 @@
 /* The prediction suite (issue 24): workloads the machine model was never
  * tuned on (tools/bench/predict_workloads.c), each replayed on a backend
  * at several thread counts; per row the headline prediction of the
- * analysis (the model calibrated on first use, costs of 5 profiled serial
- * replays), the achieved speedup (median of alternating timed pairs,
+ * analysis (the model calibrated on first use; costs, per operation the
+ * median of 7 alternating rounds of a profiled serial replay and, on a
+ * team, an overlapped replay timed per operation: issue 33) with the
+ * range of the rounds' own predictions, the achieved speedup (median of alternating timed pairs,
  * serial / overlapped, with its min-max) and the error
  * (predicted - achieved) / achieved; "withheld" (with the load measured
  * and the error the withheld figure would have) when the machine was busy;
  * the serial replay timed over the one predicted from the profile ("off"
  * beyond 20 %); the team share: its threads' running time over running
- * plus waiting for a core during the overlapped replays (1: never
- * preempted). Prints a Markdown table and, per thread count, the median
+ * plus waiting for a core during the profiled and during the timed
+ * overlapped replays (1: never preempted). Prints a Markdown table and, per thread count, the median
  * and the largest |error|.
  *
  * usage: bench_predict [--backend B] [--threads 1,2,...] [--pairs N]
@@ -28,6 +30,7 @@
 
 #define MAXT 16
 #define MAXPAIRS 31
+#define ROUNDS 7 /* profiled rounds: a serial and a team replay each */
 
 typedef struct cfg {
   const char *backend, *only, *save, *set;
@@ -120,8 +123,24 @@ static int cmp_dbl(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Per operation v of n: the median, smallest and largest of the ROUNDS
+ * rounds t[k * n + v] (mn, mx may be NULL); col: ROUNDS scratch. */
+static void stats(const double *t, uint32_t n, double *col, double *med,
+                  double *mn, double *mx) {
+  for (uint32_t v = 0; v < n; v++) {
+    for (unsigned k = 0; k < ROUNDS; k++)
+      col[k] = t[(size_t)k * n + v];
+    qsort(col, ROUNDS, sizeof *col, cmp_dbl);
+    med[v] = col[ROUNDS / 2];
+    if (mn)
+      mn[v] = col[0];
+    if (mx)
+      mx[v] = col[ROUNDS - 1];
+  }
+}
+
 typedef struct row {
-  double pred, ach, lo, hi, err, bound, serial_ratio, share;
+  double pred, plo, phi, ach, lo, hi, err, bound, serial_ratio, share, pshare;
   int withheld, serial_off;
   double runnable;
   unsigned cpus;
@@ -135,6 +154,8 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
   xo.nthreads = (int)threads;
   xs_o.mode = "serial";
   rp_exec *x = NULL, *xs = NULL;
+  /* A team of threads: its operations timed within it as well. */
+  const int team = !strcmp(rp_backend_name(be), "openmp");
   RK(rp_exec_create(&x, g, be, &xo));
   RK(rp_exec_create(&xs, g, be, &xs_o));
   if (check && differs(g, w, st, x)) {
@@ -149,11 +170,34 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
   double *med = (double *)calloc(nn + 1, sizeof *med);
   double *mn = (double *)calloc(nn + 1, sizeof *mn);
   double *mx = (double *)calloc(nn + 1, sizeof *mx);
-  if (!med || !mn || !mx) {
+  double *tmed = (double *)calloc(nn + 1, sizeof *tmed);
+  double *sr = (double *)calloc((size_t)nn * ROUNDS + 1, sizeof *sr);
+  double *tr = (double *)calloc((size_t)nn * ROUNDS + 1, sizeof *tr);
+  double *col = (double *)calloc(ROUNDS, sizeof *col);
+  if (!med || !mn || !mx || !tmed || !sr || !tr || !col) {
     fprintf(stderr, "out of memory\n");
     exit(2);
   }
-  RK(rp_exec_profile_n(xs, 5, med, mn, mx));
+  /* Costs at both thread counts, in alternating rounds (a change of the
+   * load moves one round, not one of the profiles): a profiled serial
+   * replay (one operation at a time) and an overlapped replay of the
+   * team timed per operation (rp_exec_profile_team()); per operation the
+   * median of the rounds, and the team's share of its cores over them. */
+  double shs = 0;
+  unsigned nsh = 0;
+  for (unsigned k = 0; k < ROUNDS; k++) {
+    double sh = 0;
+    RK(rp_exec_profile_n(xs, 1, sr + (size_t)k * nn, NULL, NULL));
+    if (team)
+      RK(rp_exec_profile_team(x, 1, tr + (size_t)k * nn, NULL, NULL, &sh));
+    if (sh > 0) {
+      shs += sh;
+      nsh++;
+    }
+  }
+  stats(sr, nn, col, med, mn, mx);
+  stats(tr, nn, col, tmed, NULL, NULL);
+  r->pshare = nsh ? shs / nsh : 0;
   rp_analysis_opts ao;
   rp_analysis_opts_init(&ao);
   rp_model m;
@@ -163,9 +207,27 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
   mo.progress = progress;
   RK(rp_analysis_opts_calibrated(&ao, &m, units, x, &mo));
   ao.measured_us = med;
+  /* The spread: the prediction of each round's own costs. */
+  r->plo = r->phi = 0;
+  for (unsigned k = 0; team && k < ROUNDS; k++) {
+    rp_analysis *ak = NULL;
+    ao.measured_us = sr + (size_t)k * nn;
+    ao.team_us = tr + (size_t)k * nn;
+    RK(rp_analyze_exec(x, &ao, &ak));
+    rp_summary sk;
+    rp_analysis_summary(ak, &sk);
+    if (!k || sk.predicted_speedup < r->plo)
+      r->plo = sk.predicted_speedup;
+    if (!k || sk.predicted_speedup > r->phi)
+      r->phi = sk.predicted_speedup;
+    rp_analysis_destroy(ak);
+  }
+  ao.measured_us = med;
+  ao.team_us = team ? tmed : NULL;
+  ao.team_share = team ? r->pshare : 0;
   rp_analysis *an = NULL;
   /* The graph x really replays (cuda reshapes its copies), the serial
-   * replay's costs carried onto it. */
+   * replay's costs carried onto it, the team's for the overlapped one. */
   RK(rp_analyze_exec(x, &ao, &an));
   double ts[MAXPAIRS], tp[MAXPAIRS], run = 0, wait = 0;
   for (unsigned k = 0; k < c->pairs; k++) {
@@ -205,8 +267,8 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.json", c->save, w->name);
     FILE *fp = fopen(path, "w");
-    if (fp && rp_graph_set_measured_all(g, med, mn, mx, 5, rp_backend_name(be),
-                                        NULL) == RP_OK)
+    if (fp && rp_graph_set_measured_all(g, med, mn, mx, ROUNDS,
+                                        rp_backend_name(be), NULL) == RP_OK)
       rp_graph_write_json(g, fp);
     if (fp)
       fclose(fp);
@@ -221,6 +283,10 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
     }
   }
   rp_analysis_destroy(an);
+  free(tmed);
+  free(sr);
+  free(tr);
+  free(col);
   free(med);
   free(mn);
   free(mx);
@@ -358,8 +424,9 @@ int main(int argc, char **argv) {
   unsigned nall[MAXT] = {0};
   const char *worst[MAXT] = {0};
   double wv[MAXT] = {0};
-  printf("| workload | backend | threads | predicted | achieved (min-max) "
-         "| error | bound | serial / profile | team share |\n");
+  printf("| workload | backend | threads | predicted (rounds' min-max) | "
+         "achieved (min-max) | error | bound | serial / profile | team "
+         "share profiled / timed |\n");
   printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   int tuned = strcmp(c.set, "check"), chk = strcmp(c.set, "tuned");
   for (unsigned i = 0; i < pw_nworkloads + pc_nworkloads; i++) {
@@ -387,13 +454,14 @@ int main(int argc, char **argv) {
       snprintf(et, sizeof et, "%+.1f%%", 100 * r.err);
       if (r.withheld)
         snprintf(et, sizeof et,
-                 "withheld (%.0f runnable on %u CPUs; "
+                 "withheld (%.0f runnable on %u CPUs, share %.2f; "
                  "%+.1f%%)",
-                 r.runnable, r.cpus, 100 * r.err);
-      printf("| %s | %s | %s | %.2fx | %.2fx (%.2f-%.2f) | %s | "
-             "%.2fx | %.2f%s | %.2f |\n",
-             w->name, rp_backend_name(be), th, r.pred, r.ach, r.lo, r.hi, et,
-             r.bound, r.serial_ratio, r.serial_off ? " (off)" : "", r.share);
+                 r.runnable, r.cpus, r.pshare, 100 * r.err);
+      printf("| %s | %s | %s | %.2fx (%.2f-%.2f) | %.2fx (%.2f-%.2f) | %s | "
+             "%.2fx | %.2f%s | %.2f / %.2f |\n",
+             w->name, rp_backend_name(be), th, r.pred, r.plo, r.phi, r.ach,
+             r.lo, r.hi, et, r.bound, r.serial_ratio,
+             r.serial_off ? " (off)" : "", r.pshare, r.share);
       fflush(stdout);
       noff[t] += r.serial_off;
       if (nall[t] < 64)
