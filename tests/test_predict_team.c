@@ -5,43 +5,37 @@
  * measured during those replays withholds the prediction below 0.85;
  * rp_exec_profile_team() measures both. Exact figures from given costs. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* open_memstream */
 #endif
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "reprise.h"
 #include "util.h"
 
-static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
-                    const uint64_t hi[3]) {}
-static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
-                               NULL,   {0, 0, 0}, NULL, NULL,    0};
+static unsigned char mem[2][64];
 
-static unsigned char mem[4][4096];
-
-static rp_graph *graph(void) {
-  rp_graph *g = NULL;
-  cr_assert_eq(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE), RP_OK);
-  return g;
-}
-
-static rp_buf buf(rp_graph *g, int i) {
-  char name[16];
-  rp_buf b;
-  snprintf(name, sizeof name, "B%d", i);
-  TU_OK(g, rp_buffer_register(g, name, mem[i], 64, &b));
-  return b;
-}
-
+/* An op of pts points over buffer i that costs us at one thread (a
+ * kernel that does nothing: only the given cost counts). */
 static void kern(rp_graph *g, rp_buf x, uint64_t pts, double us) {
+  static const rp_mode io[1] = {RP_INOUT};
+  static rp_param ps[1];
+  static rp_kernel k;
+  if (!k.name)
+    k = tu_nop_kernel("k", 1, io, ps);
   rp_arg arg = rp_arg_buf(rp_whole(x));
   rp_op_opts o = {NULL, us, NULL, 0};
-  TU_OK(g, rp_record_kernel(g, &k_io, 0, rp_dims3(pts, 1, 1), &arg, &o, NULL));
+  TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(pts, 1, 1), &arg, &o, NULL));
+}
+
+static rp_graph *graph_of(unsigned nbuf, rp_buf *b) {
+  rp_graph *g = NULL;
+  cr_assert_eq(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE), RP_OK);
+  for (unsigned i = 0; i < nbuf; i++)
+    TU_OK(g, rp_buffer_register(g, i ? "B1" : "B0", mem[i], 64, &b[i]));
+  return g;
 }
 
 /* A team of 2 threads whose share of a core is 0.5 with both busy and
@@ -78,9 +72,10 @@ static rp_analysis *analyse(rp_graph *g, const rp_model *m, const double *tus,
             (double)(v))
 
 static rp_graph *two_kernels(void) {
-  rp_graph *g = graph();
-  kern(g, buf(g, 0), 16, 10);
-  kern(g, buf(g, 1), 16, 10);
+  rp_buf b[2];
+  rp_graph *g = graph_of(2, b);
+  kern(g, b[0], 16, 10);
+  kern(g, b[1], 16, 10);
   TU_OK(g, rp_graph_end(g));
   return g;
 }
@@ -135,9 +130,10 @@ Test(predict_team, split_kernel_holds_the_free_threads) {
   rp_model m;
   team_model(&m);
   m.split_us = 2;
-  rp_graph *g = graph();
-  kern(g, buf(g, 0), 1000, 10); /* split: 1000 points >= 100 */
-  kern(g, buf(g, 1), 16, 10);   /* independent, one thread */
+  rp_buf b[2];
+  rp_graph *g = graph_of(2, b);
+  kern(g, b[0], 1000, 10); /* split: 1000 points >= 100 */
+  kern(g, b[1], 16, 10);   /* independent, one thread */
   TU_OK(g, rp_graph_end(g));
   const double tus[2] = {6, 10};
   rp_analysis *a = analyse(g, &m, tus, 0);
@@ -151,9 +147,9 @@ Test(predict_team, split_kernel_holds_the_free_threads) {
   rp_graph_destroy(g);
   /* In the other order the unsplit one holds one thread: the split one
    * gets the other, its team time all the same. */
-  g = graph();
-  kern(g, buf(g, 1), 16, 10);
-  kern(g, buf(g, 0), 1000, 10);
+  g = graph_of(2, b);
+  kern(g, b[1], 16, 10);
+  kern(g, b[0], 1000, 10);
   TU_OK(g, rp_graph_end(g));
   const double rev[2] = {10, 6};
   a = analyse(g, &m, rev, 0);
@@ -161,6 +157,17 @@ Test(predict_team, split_kernel_holds_the_free_threads) {
   EXACT(s.model_overlap_us, 10);
   rp_analysis_destroy(a);
   rp_graph_destroy(g);
+}
+
+/* The text report of a (free it). */
+static char *report(const rp_analysis *a) {
+  char *t = NULL;
+  size_t n = 0;
+  FILE *fp = open_memstream(&t, &n);
+  cr_assert_not_null(fp);
+  cr_assert_eq(rp_analysis_write_text(a, fp), RP_OK);
+  cr_assert_eq(fclose(fp), 0);
+  return t;
 }
 
 Test(predict_team, a_team_kept_waiting_withholds) {
@@ -174,11 +181,7 @@ Test(predict_team, a_team_kept_waiting_withholds) {
   cr_assert_eq(s.withheld, 1);
   EXACT(s.team_share, 0.5);
   EXACT(s.predicted_speedup, 20.0 / 13); /* kept, not printed */
-  char *t = NULL;
-  size_t n = 0;
-  FILE *fp = open_memstream(&t, &n);
-  cr_assert_eq(rp_analysis_write_text(a, fp), RP_OK);
-  fclose(fp);
+  char *t = report(a);
   cr_assert(strstr(t, "withheld: machine busy: the team of 2 got 50% of its "
                       "cores"),
             "%s", t);
@@ -249,18 +252,16 @@ static void slow(void *u, void *const *p) {
 
 static void add(void *u, void *const *p) {
   (void)u;
-  ((int *)p[0])[0] += 1;
+  ((unsigned char *)p[0])[0] += 1;
 }
 
 Test(predict_team, profile_team_times_within_the_team, .timeout = 30) {
   const rp_backend *be = NULL;
   cr_assert_eq(rp_backend_find("openmp", &be), RP_OK);
-  rp_graph *g = graph();
-  int v[16] = {0}, w[16] = {0};
-  rp_buf bv, bw;
-  TU_OK(g, rp_buffer_register(g, "v", v, sizeof v, &bv));
-  TU_OK(g, rp_buffer_register(g, "w", w, sizeof w, &bw));
-  rp_access av = {rp_whole(bv), RP_INOUT}, aw = {rp_whole(bw), RP_INOUT};
+  rp_buf b[2];
+  rp_graph *g = graph_of(2, b);
+  memset(mem, 0, sizeof mem);
+  rp_access av = {rp_whole(b[0]), RP_INOUT}, aw = {rp_whole(b[1]), RP_INOUT};
   TU_OK(g, rp_record_host(g, slow, NULL, &aw, 1, NULL, NULL));
   TU_OK(g, rp_record_host(g, add, NULL, &av, 1, NULL, NULL));
   TU_OK(g, rp_graph_end(g));
@@ -275,7 +276,7 @@ Test(predict_team, profile_team_times_within_the_team, .timeout = 30) {
   cr_assert(mn[0] <= med[0] && med[0] <= mx[0]);
   cr_assert(mn[1] <= med[1] && med[1] <= mx[1] && med[1] < med[0]);
   cr_assert(share >= 0 && share <= 1, "%g", share);
-  cr_assert_eq(v[0], 0, "the user's array advanced: %d", v[0]);
+  cr_assert_eq(mem[0][0], 0, "the user's array advanced: %d", mem[0][0]);
   cr_assert_eq(rp_exec_profile_team(x, 1001, med, NULL, NULL, NULL), RP_EINVAL);
   /* Fit for the analysis of the exec: both operations timed. */
   rp_analysis_opts o;

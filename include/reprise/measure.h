@@ -202,6 +202,15 @@ RP_API rp_status rp_analysis_opts_for(rp_analysis_opts *o, rp_model *m,
 RP_API rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
                                  rp_analysis **out);
 
+/** @brief This process's threads' time running and waiting for a core
+ * so far, in nanoseconds, summed over its threads
+ * (/proc/self/task/N/schedstat; either pointer may be NULL). Over an
+ * interval, run / (run + wait) of the differences is the share of the
+ * cores its threads got while they wanted one (rp_exec_profile_team()'s
+ * share; 1: never kept waiting).
+ * @return 1, or 0 when the kernel does not say (both set to 0). */
+RP_API int rp_sched_times(double *run_ns, double *wait_ns);
+
 /** @brief Operation costs at the replay's thread count: @p runs (0: 5)
  * overlapped replays of @p x (rp_exec_timeline()), each operation timed
  * from its start to its end within the team, so that the contention of

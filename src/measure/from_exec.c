@@ -60,6 +60,38 @@ static int procs_running(void) {
   return k;
 }
 
+int rp__each_thread(const char *file, int (*fn)(FILE *fp, void *u), void *u) {
+  /* Thread ids are not consecutive: read the folder. */
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return 0;
+  int k = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9')
+      continue;
+    char f[300];
+    snprintf(f, sizeof f, "/proc/self/task/%s/%s", e->d_name, file);
+    FILE *t = fopen(f, "r");
+    if (!t)
+      continue;
+    k += fn(t, u) == 1;
+    fclose(t);
+  }
+  closedir(d);
+  return k;
+}
+
+/* 1 when the thread's stat says it is runnable (state R). */
+static int running(FILE *fp, void *u) {
+  (void)u;
+  char line[1024];
+  if (!fgets(line, sizeof line, fp))
+    return 0;
+  const char *p = strrchr(line, ')');
+  return p && p[1] == ' ' && p[2] == 'R';
+}
+
 /* This process's threads that are runnable now (state R in
  * /proc/self/task/T/stat): the caller, and a team that spins after its
  * replay, are no other load. */
@@ -82,28 +114,7 @@ static int own_running(void) {
   fclose(fp);
   if (nth <= 1)
     return 1;
-  int r = 0;
-  /* Thread ids are not consecutive: read the folder. */
-  DIR *d = opendir("/proc/self/task");
-  if (!d)
-    return 1;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9')
-      continue;
-    char f[300];
-    snprintf(f, sizeof f, "/proc/self/task/%s/stat", e->d_name);
-    FILE *t = fopen(f, "r");
-    if (!t)
-      continue;
-    if (fgets(line, sizeof line, t)) {
-      const char *p = strrchr(line, ')');
-      if (p && p[1] == ' ' && p[2] == 'R')
-        r++;
-    }
-    fclose(t);
-  }
-  closedir(d);
+  int r = rp__each_thread("stat", running, NULL);
   return r > 0 ? r : 1;
 }
 

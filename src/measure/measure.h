@@ -7,6 +7,7 @@
 #ifndef RP_MEASURE_INTERNAL_H
 #define RP_MEASURE_INTERNAL_H
 
+#include <stdio.h>
 #include "analyze/analysis.h"
 #include "replay/exec.h"
 #include "reprise/backend.h"
@@ -28,13 +29,9 @@ void rp__measure_load(rp_model *m);
  * (calibrate.c). */
 void rp__gpu_name(char *out, size_t n);
 
-/* Per node v of n, the median, smallest and largest of t[r * n + v]
- * over r < runs (any output may be NULL); col: runs scratch entries
- * (profile_team.c). */
-void rp__team_stats(const double *t, unsigned runs, uint32_t n, double *col,
-                    double *median, double *min, double *max);
-/* A team's share of its cores from its threads' running and waiting
- * times: run / (run + wait), 0 when both are 0 (profile_team.c). */
-double rp__team_share(double run, double wait);
+/* Calls fn(fp, u) on /proc/self/task/T/<file> of each thread T of this
+ * process, open for reading; returns how many calls returned 1 (0 when
+ * the folder cannot be read) (from_exec.c). */
+int rp__each_thread(const char *file, int (*fn)(FILE *fp, void *u), void *u);
 
 #endif

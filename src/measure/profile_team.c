@@ -4,66 +4,30 @@
  * other threads' memory traffic, their share of the cores, a split's own
  * cost) instead of guessing it from a profile taken one operation at a
  * time; and the team's real share of its cores while it ran. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "measure/measure.h"
 
-/* Running and waiting-for-a-core nanoseconds of all of this process's
- * threads so far (/proc/self/task/T/schedstat): 0 when the kernel does
- * not say (no schedstat). */
-static int team_times(double *run, double *wait) {
-  *run = *wait = 0;
-  DIR *d = opendir("/proc/self/task");
-  if (!d)
+/* Adds a thread's schedstat (running, waiting for a core: ns) to u. */
+static int add_times(FILE *fp, void *u) {
+  double *t = u;
+  unsigned long long r, w;
+  if (fscanf(fp, "%llu %llu", &r, &w) != 2)
     return 0;
-  int k = 0;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9')
-      continue;
-    char f[300];
-    snprintf(f, sizeof f, "/proc/self/task/%s/schedstat", e->d_name);
-    FILE *fp = fopen(f, "r");
-    if (!fp)
-      continue;
-    unsigned long long r, w;
-    if (fscanf(fp, "%llu %llu", &r, &w) == 2) {
-      *run += (double)r;
-      *wait += (double)w;
-      k++;
-    }
-    fclose(fp);
-  }
-  closedir(d);
+  t[0] += (double)r;
+  t[1] += (double)w;
+  return 1;
+}
+
+int rp_sched_times(double *run_ns, double *wait_ns) {
+  double t[2] = {0, 0};
+  int k = rp__each_thread("schedstat", add_times, t);
+  if (run_ns)
+    *run_ns = t[0];
+  if (wait_ns)
+    *wait_ns = t[1];
   return k > 0;
-}
-
-static int cmp_double(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
-
-double rp__team_share(double run, double wait) {
-  return run + wait > 0 ? run / (run + wait) : 0;
-}
-
-void rp__team_stats(const double *t, unsigned runs, uint32_t n, double *col,
-                    double *median, double *min, double *max) {
-  for (uint32_t v = 0; v < n; v++) {
-    for (unsigned r = 0; r < runs; r++)
-      col[r] = t[(size_t)r * n + v];
-    qsort(col, runs, sizeof *col, cmp_double);
-    if (median)
-      /* NOLINTNEXTLINE(bugprone-integer-division): indices of the middle */
-      median[v] =
-          runs % 2 ? col[runs / 2] : (col[runs / 2 - 1] + col[runs / 2]) / 2;
-    if (min)
-      min[v] = col[0];
-    if (max)
-      max[v] = col[runs - 1];
-  }
 }
 
 /* Host arrays of x as they are, to put back after the runs (NULL out of
@@ -128,7 +92,7 @@ rp_status rp_exec_profile_team(rp_exec *x, unsigned runs, double *median_us,
     return RP_ENOMEM;
   }
   double r0 = 0, w0 = 0, r1 = 0, w1 = 0;
-  int have = team_times(&r0, &w0);
+  int have = rp_sched_times(&r0, &w0);
   rp_status s = RP_OK;
   for (unsigned r = 0; r < runs && s == RP_OK; r++) {
     s = rp_exec_timeline(x, st, en);
@@ -137,12 +101,13 @@ rp_status rp_exec_profile_team(rp_exec *x, unsigned runs, double *median_us,
       t[(size_t)r * n + v] = d > 0 ? d : 0;
     }
   }
-  have = have && team_times(&r1, &w1);
+  have = have && rp_sched_times(&r1, &w1);
   restore(x, snap, nb);
   if (s == RP_OK) {
-    rp__team_stats(t, runs, n, col, median_us, min_us, max_us);
+    rp__op_stats(t, runs, n, col, median_us, min_us, max_us);
+    double run = r1 - r0, wait = w1 - w0;
     if (share)
-      *share = have ? rp__team_share(r1 - r0, w1 - w0) : 0;
+      *share = have && run + wait > 0 ? run / (run + wait) : 0;
   }
   free(t);
   free(st);

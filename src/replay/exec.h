@@ -88,4 +88,10 @@ rp_status rp__exec_passes(rp_exec *x, const rp_graph *g, const rp_backend *be);
  * replayed (user 0: its chunks when split). */
 rp_status rp__exec_profile(rp_exec *x, double *op_us, int user);
 
+/* Per node v of n: the median, smallest and largest of t[r * n + v] over
+ * the runs r (any output may be NULL); col: runs scratch entries
+ * (profile.c; also the team profile's, src/measure). */
+void rp__op_stats(const double *t, unsigned runs, uint32_t n, double *col,
+                  double *median, double *min, double *max);
+
 #endif

@@ -8,6 +8,22 @@ static int cmp_double(const void *x, const void *y) {
   return a < b ? -1 : a > b;
 }
 
+void rp__op_stats(const double *t, unsigned runs, uint32_t n, double *col,
+                  double *median, double *min, double *max) {
+  for (uint32_t v = 0; v < n; v++) {
+    for (unsigned r = 0; r < runs; r++)
+      col[r] = t[(size_t)r * n + v];
+    qsort(col, runs, sizeof *col, cmp_double);
+    if (median)
+      median[v] =
+          runs % 2 ? col[runs / 2] : (col[runs / 2 - 1] + col[runs / 2]) / 2;
+    if (min)
+      min[v] = col[0];
+    if (max)
+      max[v] = col[runs - 1];
+  }
+}
+
 /* A twin of x: the same graph, backend and options, its buffers bound to
  * scratch copies of x's host arrays as they are now, its scalars x's. It
  * is profiled instead of x, so that neither the user's arrays nor x's
@@ -155,18 +171,8 @@ rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
                             "instantiate a second copy): the host arrays are "
                             "put back, device images advanced");
   }
-  for (uint32_t n = 0; s == RP_OK && n < nop; n++) {
-    for (unsigned r = 0; r < runs; r++)
-      col[r] = t[(size_t)r * k + n];
-    qsort(col, runs, sizeof *col, cmp_double);
-    if (median_us)
-      median_us[n] =
-          runs % 2 ? col[runs / 2] : (col[runs / 2 - 1] + col[runs / 2]) / 2;
-    if (min_us)
-      min_us[n] = col[0];
-    if (max_us)
-      max_us[n] = col[runs - 1];
-  }
+  if (s == RP_OK)
+    rp__op_stats(t, runs, nop, col, median_us, min_us, max_us);
   free(t);
   free(col);
   return s;

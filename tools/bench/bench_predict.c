@@ -21,7 +21,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dirent.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -90,32 +89,6 @@ static int differs(rp_graph *g, const pw_workload *w, void *st, rp_exec *x) {
     free(ref[b]);
   free(ref);
   return bad;
-}
-
-/* The run and wait (runnable, not running) nanoseconds of all of this
- * process's threads so far (/proc/self/task/T/schedstat); 0 where the
- * kernel does not say. */
-static void team_times(double *run, double *wait) {
-  *run = *wait = 0;
-  DIR *d = opendir("/proc/self/task");
-  if (!d)
-    return;
-  struct dirent *e;
-  while ((e = readdir(d))) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9')
-      continue;
-    char f[300];
-    snprintf(f, sizeof f, "/proc/self/task/%s/schedstat", e->d_name);
-    FILE *fp = fopen(f, "r");
-    unsigned long long r, w;
-    if (fp && fscanf(fp, "%llu %llu", &r, &w) == 2) {
-      *run += (double)r;
-      *wait += (double)w;
-    }
-    if (fp)
-      fclose(fp);
-  }
-  closedir(d);
 }
 
 static int cmp_dbl(const void *a, const void *b) {
@@ -234,10 +207,10 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
     RK(rp_exec_run(xs, c->iters));
     ts[k] = rp_exec_last_us(xs);
     double r0, w0, r1, w1;
-    team_times(&r0, &w0);
+    rp_sched_times(&r0, &w0);
     RK(rp_exec_run(x, c->iters));
     tp[k] = rp_exec_last_us(x);
-    team_times(&r1, &w1);
+    rp_sched_times(&r1, &w1);
     run += r1 - r0;
     wait += w1 - w0;
   }
