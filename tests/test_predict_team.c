@@ -296,3 +296,54 @@ Test(predict_team, profile_team_times_within_the_team, .timeout = 30) {
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }
+
+/* An exec that cut a kernel into chunks: a team time spans the recorded
+ * operation, not a chunk, so the chunks are modelled; the operation kept
+ * whole takes its team time. */
+static void nop_body(const rp_kargs *a, const uint64_t lo[3],
+                     const uint64_t hi[3]) {
+  (void)a, (void)lo, (void)hi;
+}
+
+Test(predict_team, chunks_of_a_split_exec_are_modelled) {
+  static const rp_param ps[1] = {{"a", RP_INOUT}};
+  static const rp_kernel cut = {.name = "cut",
+                                .nparams = 1,
+                                .params = ps,
+                                .cpu = nop_body,
+                                .split_axis = RP_SPLIT_X,
+                                .split_follow = 1};
+  const rp_backend *be = NULL;
+  cr_assert_eq(rp_backend_find("openmp", &be), RP_OK);
+  rp_buf b[2];
+  rp_graph *g = graph_of(2, b);
+  rp_arg arg = rp_arg_buf(rp_whole(b[0]));
+  TU_OK(g, rp_record_kernel(g, &cut, 0, rp_dims3(64, 1, 1), &arg, NULL, NULL));
+  rp_access acc = {rp_whole(b[1]), RP_INOUT};
+  TU_OK(g, rp_record_host(g, add, NULL, &acc, 1, NULL, NULL));
+  TU_OK(g, rp_graph_end(g));
+  const double tus[2] = {5, 7};
+  for (unsigned split = 1; split <= 2; split++) {
+    rp_exec_opts xo = RP_EXEC_OPTS_INIT;
+    xo.nthreads = 2;
+    xo.split = split == 2 ? 2 : 0;
+    rp_exec *x = NULL;
+    cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK, "%s", rp_last_error());
+    cr_assert_eq(rp_exec_split_chunks(x, NULL, NULL), split);
+    rp_analysis_opts o;
+    rp_analysis_opts_init(&o);
+    rp_model m;
+    rp_model_init(&m);
+    cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, NULL, x), RP_OK);
+    o.team_us = tus;
+    rp_analysis *a = NULL;
+    cr_assert_eq(rp_analyze_exec(x, &o, &a), RP_OK, "%s", rp_last_error());
+    rp_summary s;
+    rp_analysis_summary(a, &s);
+    cr_assert_eq(s.team_costs, split == 2 ? 1 : 2, "split %u: %d", split,
+                 s.team_costs);
+    rp_analysis_destroy(a);
+    rp_exec_destroy(x);
+  }
+  rp_graph_destroy(g);
+}
