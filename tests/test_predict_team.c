@@ -255,6 +255,23 @@ static void add(void *u, void *const *p) {
   ((unsigned char *)p[0])[0] += 1;
 }
 
+/* The summary of exec x analysed with team times tus (an uncalibrated
+ * model of its backend: the team's threads, no overheads). */
+static rp_summary exec_summary(const rp_exec *x, const double *tus) {
+  rp_analysis_opts o;
+  rp_analysis_opts_init(&o);
+  rp_model m;
+  rp_model_init(&m);
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, NULL, x), RP_OK);
+  o.team_us = tus;
+  rp_analysis *a = NULL;
+  cr_assert_eq(rp_analyze_exec(x, &o, &a), RP_OK, "%s", rp_last_error());
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  rp_analysis_destroy(a);
+  return s;
+}
+
 Test(predict_team, profile_team_times_within_the_team, .timeout = 30) {
   const rp_backend *be = NULL;
   cr_assert_eq(rp_backend_find("openmp", &be), RP_OK);
@@ -279,20 +296,9 @@ Test(predict_team, profile_team_times_within_the_team, .timeout = 30) {
   cr_assert_eq(mem[0][0], 0, "the user's array advanced: %d", mem[0][0]);
   cr_assert_eq(rp_exec_profile_team(x, 1001, med, NULL, NULL, NULL), RP_EINVAL);
   /* Fit for the analysis of the exec: both operations timed. */
-  rp_analysis_opts o;
-  rp_analysis_opts_init(&o);
-  rp_model m;
-  unsigned units[RP_MAX_DEVICES];
-  rp_model_init(&m);
-  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, units, x), RP_OK);
-  o.team_us = med;
-  rp_analysis *a = NULL;
-  cr_assert_eq(rp_analyze_exec(x, &o, &a), RP_OK, "%s", rp_last_error());
-  rp_summary s;
-  rp_analysis_summary(a, &s);
+  rp_summary s = exec_summary(x, med);
   cr_assert_eq(s.team_costs, 2);
   cr_assert(s.model_overlap_us >= med[0]);
-  rp_analysis_destroy(a);
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }
@@ -330,19 +336,9 @@ Test(predict_team, chunks_of_a_split_exec_are_modelled) {
     rp_exec *x = NULL;
     cr_assert_eq(rp_exec_create(&x, g, be, &xo), RP_OK, "%s", rp_last_error());
     cr_assert_eq(rp_exec_split_chunks(x, NULL, NULL), split);
-    rp_analysis_opts o;
-    rp_analysis_opts_init(&o);
-    rp_model m;
-    rp_model_init(&m);
-    cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, NULL, x), RP_OK);
-    o.team_us = tus;
-    rp_analysis *a = NULL;
-    cr_assert_eq(rp_analyze_exec(x, &o, &a), RP_OK, "%s", rp_last_error());
-    rp_summary s;
-    rp_analysis_summary(a, &s);
+    rp_summary s = exec_summary(x, tus);
     cr_assert_eq(s.team_costs, split == 2 ? 1 : 2, "split %u: %d", split,
                  s.team_costs);
-    rp_analysis_destroy(a);
     rp_exec_destroy(x);
   }
   rp_graph_destroy(g);
