@@ -86,6 +86,7 @@ bind() {
 CU=$(mktemp -d); CC=$(mktemp -d)
 P="--threads $THREADS --pairs 5 --iters 2"
 bind unbound; export XDG_CACHE_HOME=$CU
+mkdir -p "$OUT/predict-unbound" # --save writes into it
 setting unbound-empty $P --save "$OUT/predict-unbound"
 bind close; export XDG_CACHE_HOME=$CC
 setting close-empty $P --no-check
