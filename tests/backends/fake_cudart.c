@@ -32,6 +32,7 @@ void fk_kernel(const void *fn, rp_cpu_fn cpu, int by_pointer) {
     if (entries[i].fn == fn) {
       entries[i].cpu = cpu;
       entries[i].by_pointer = by_pointer;
+      entries[i].packed = 0;
       return;
     }
   if (nentries < FK_MAX_ENTRIES)
