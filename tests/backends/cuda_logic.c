@@ -25,18 +25,8 @@ static const rp_cuda_args bump_pair = {&val_bump, &ind_bump, &pk_bump, 2};
 static rp_kernel k_mix, k_bump;
 
 static void setup(void) {
-  k_mix = tu_mix;
-  k_mix.cuda = &val_mix;
-  k_mix.cuda_args = &mix_pair;
-  k_bump = tu_bump;
-  k_bump.cuda = &val_bump;
-  k_bump.cuda_args = &bump_pair;
-  fk_kernel(&val_mix, tu_mix.cpu, 0);
-  fk_kernel(&ind_mix, tu_mix.cpu, 1);
-  fk_kernel(&val_bump, tu_bump.cpu, 0);
-  fk_kernel(&ind_bump, tu_bump.cpu, 1);
-  fk_kernel_packed(&pk_mix, tu_mix.cpu, 4);
-  fk_kernel_packed(&pk_bump, tu_bump.cpu, 2);
+  fk_kernel_pair(&k_mix, &tu_mix, &mix_pair);
+  fk_kernel_pair(&k_bump, &tu_bump, &bump_pair);
   fk_devices(1);
   fk_reset();
 }
@@ -323,45 +313,6 @@ Test(cuda_logic, folded_devices_copy_a_read_only_buffer_once) {
               m ? "streams" : "graph");
     cl_done(x, g);
   }
-}
-
-/* Rebinding a buffer resets the memcpy nodes touching it, one setter
- * each, with the copies as recorded; results follow the new array. */
-Test(cuda_logic, rebind_resets_the_copies_of_the_buffer) {
-  enum { C = 16, S = 64 };
-  uint8_t *h1 = malloc(C * S), *h2 = malloc(C * S);
-  for (unsigned i = 0; i < C * S; i++) {
-    h1[i] = (uint8_t)i;
-    h2[i] = (uint8_t)(255 - i);
-  }
-  rp_graph *g;
-  rp_buf b;
-  TU_OK(NULL, rp_graph_create(&g, 0));
-  TU_OK(g, rp_buffer_register(g, "H", h1, C * S, &b));
-  for (unsigned c = 0; c < C; c++) {
-    rp_arg a[2] = {rp_arg_buf(rp_bytes(b, (uint64_t)c * S, S)),
-                   rp_arg_i64((int64_t)c * S)};
-    TU_OK(g, rp_record_kernel(g, &k_bump, 0, rp_dims3(S, 1, 1), a, NULL, NULL));
-  }
-  TU_OK(g, rp_record_sync_host(g, rp_whole(b), NULL));
-  TU_OK(g, rp_graph_end(g));
-  rp_exec_opts o = RP_EXEC_OPTS_INIT;
-  o.reshape_copies = RP_EXEC_RESHAPE_NONE;
-  rp_exec *x = cl_mk(g, &o);
-  unsigned copies = fk_exec_copies(NULL, NULL);
-  cr_expect_eq(copies, C + 1, "a copy in per block, one back: %u", copies);
-  cl_run_ok(x);
-  for (unsigned i = 0; i < C * S; i++)
-    cr_expect_eq(h1[i], (uint8_t)((uint8_t)i * 5 + 7));
-  TU_OK(NULL, rp_exec_rebind(x, b, h2, C * S));
-  fk_reset();
-  cl_run_ok(x);
-  cr_expect_eq(fk.exec_copy_set, C + 1);
-  for (unsigned i = 0; i < C * S; i++)
-    cr_expect_eq(h2[i], (uint8_t)((uint8_t)(255 - i) * 5 + 7));
-  cl_done(x, g);
-  free(h1);
-  free(h2);
 }
 
 /* RP_CUDA_TIMES=1: instantiate notes where its time went, in the form

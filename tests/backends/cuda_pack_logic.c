@@ -23,16 +23,11 @@ static const rp_cuda_args pair_lie = {&pv, &pi, &pl, 2};
 static rp_kernel k_b, k_nt, k_lie;
 
 static void setup(void) {
-  k_b = tu_bump;
-  k_b.cuda = &pv;
-  k_b.cuda_args = &pair;
+  fk_kernel_pair(&k_b, &tu_bump, &pair);
   k_nt = k_b;
   k_nt.cuda_args = &pair_nt;
   k_lie = k_b;
   k_lie.cuda_args = &pair_lie;
-  fk_kernel(&pv, tu_bump.cpu, 0);
-  fk_kernel(&pi, tu_bump.cpu, 1);
-  fk_kernel_packed(&pp, tu_bump.cpu, 2);
   fk_kernel_packed(&pl, tu_bump.cpu, 3);
   fk_devices(1);
   fk_reset();
@@ -229,7 +224,8 @@ static fk_counts rebind_copies(unsigned C, const char *upd) {
 /* A rebind behind many copies as recorded (64 memcpy nodes in a graph of
  * 129 nodes: RP_CU_WHOLE_MIN = 32 and half of the graph changed) is one
  * cudaGraphExecUpdate after the template's setters, no setter on the
- * executable graph; behind few (8 of 17) it is CUDA's setter per node;
+ * executable graph; behind few (8 of 17 nodes, 16 of 33) it is CUDA's
+ * setter per memcpy node, each reset as recorded;
  * cuda_update "node" keeps the setters for many too. */
 Test(cuda_pack, rebind_of_many_copies_is_one_update) {
   fk_counts many = rebind_copies(64, NULL);
@@ -240,6 +236,9 @@ Test(cuda_pack, rebind_of_many_copies_is_one_update) {
   fk_counts few = rebind_copies(8, NULL);
   cr_expect_eq(few.exec_update, 0);
   cr_expect_eq(few.exec_copy_set, 9);
+  few = rebind_copies(16, NULL); /* 17 changed of 33: under 32 */
+  cr_expect_eq(few.exec_update, 0);
+  cr_expect_eq(few.exec_copy_set, 17);
   fk_counts node = rebind_copies(64, "node");
   cr_expect_eq(node.exec_update, 0);
   cr_expect_eq(node.exec_copy_set, 65);
@@ -275,13 +274,9 @@ Test(cuda_pack, packed_blocks_hold_regions_origin_and_extent) {
                  .nparams = 2,
                  .params = probe_params,
                  .cpu = probe_cpu,
-                 .cuda = &prv,
                  .split_axis = RP_SPLIT_X,
-                 .split_follow = 0x1u,
-                 .cuda_args = &probe_pair};
-  fk_kernel(&prv, probe_cpu, 0);
-  fk_kernel(&pri, probe_cpu, 1);
-  fk_kernel_packed(&prp, probe_cpu, 2);
+                 .split_follow = 0x1u};
+  fk_kernel_pair(&k, &k, &probe_pair); /* its three entries */
   size_t bytes = OFF + sizeof(uint32_t) * M;
   uint8_t *h = calloc(1, bytes), *want = calloc(1, bytes);
   for (unsigned v = 0; v < 4; v++) {

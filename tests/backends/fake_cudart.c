@@ -55,6 +55,19 @@ static size_t block_bytes(const fk_entry *en) {
                       : sizeof(rp_kargs);
 }
 
+void fk_kernel_pair(rp_kernel *k, const rp_kernel *base,
+                    const rp_cuda_args *pair) {
+  rp_kernel t = *base;
+  t.cuda = pair->cuda;
+  t.cuda_args = pair;
+  fk_kernel(pair->cuda, base->cpu, 0);
+  if (pair->cuda_args)
+    fk_kernel(pair->cuda_args, base->cpu, 1);
+  if (pair->cuda_packed)
+    fk_kernel_packed(pair->cuda_packed, base->cpu, pair->packed_params);
+  *k = t;
+}
+
 void fk_kernel_raw(const void *fn, const char *name, fk_raw_fn body,
                    unsigned nparam, const size_t *sizes) {
   if (nentries == FK_MAX_ENTRIES || nparam > FK_MAX_PARAMS)

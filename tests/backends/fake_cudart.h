@@ -56,6 +56,10 @@ void fk_kernel(const void *fn, rp_cpu_fn cpu, int by_pointer);
  * parameters (rp_cuda_args.cuda_packed): n, np slots, np regions,
  * origin, whole, by value. */
 void fk_kernel_packed(const void *fn, rp_cpu_fn cpu, unsigned np);
+/* *k: base with pair's entries (its .cuda and .cuda_args), each
+ * registered to run base's CPU body: by value, by pointer, packed. */
+void fk_kernel_pair(rp_kernel *k, const rp_kernel *base,
+                    const rp_cuda_args *pair);
 /* cudaMalloc of @p bytes or more fails (0: never). */
 void fk_fail_malloc_from(size_t bytes);
 /* How many GPUs cudaGetDeviceCount reports (1 at the start). */
