@@ -453,7 +453,7 @@ static dim3 mkdim(unsigned x, unsigned y, unsigned z) {
 /* Threads per block for the kernel of @p o by occupancy (cached per
  * function and device); 0 when the occupancy API cannot say. */
 static unsigned occ_threads(cu_state *s, cu_op *o, double *occ) {
-  const void *fn = o->k->cuda;
+  const void *fn = o->fn;
   if (!fn)
     return 0;
   if (s->geo_fn == fn && s->geo_dev == o->phys) {
@@ -553,7 +553,7 @@ static rp_status check_launch(cu_state *s, uint32_t n) {
   /* Device limits and function attributes are looked up once, not per
    * node: cudaGetDeviceProperties alone costs more than a node (and only
    * the lookups are timed: RP_CUDA_TIMES reads no clock per node). */
-  double t0 = s->lim_dev != o->phys || s->lim_fn != o->k->cuda ? t_start(s) : 0;
+  double t0 = s->lim_dev != o->phys || s->lim_fn != o->fn ? t_start(s) : 0;
   if (s->lim_dev != o->phys) {
     static const enum cudaDeviceAttr at[6] = {
         cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY,
@@ -564,10 +564,10 @@ static rp_status check_launch(cu_state *s, uint32_t n) {
     s->lim_dev = o->phys;
     s->lim_fn = NULL;
   }
-  if (e == cudaSuccess && s->lim_fn != o->k->cuda) {
+  if (e == cudaSuccess && s->lim_fn != o->fn) {
     struct cudaFuncAttributes fa;
-    e = cudaFuncGetAttributes(&fa, o->k->cuda);
-    s->lim_fn = o->k->cuda;
+    e = cudaFuncGetAttributes(&fa, o->fn);
+    s->lim_fn = o->fn;
     s->lim_thr = fa.maxThreadsPerBlock;
   }
   if (t0 > 0)
@@ -639,13 +639,13 @@ static rp_status setup_copy(cu_state *s, uint32_t v) {
 }
 
 /* Whether kernel op o may read its block from the argument table: graph
- * mode on one GPU, cuda_update auto or table, and an entry by pointer that
- * belongs to the kernel's by-value entry. */
+ * mode on one GPU and an entry by pointer that belongs to the kernel's
+ * by-value entry (in every cuda_update mode: "node" and "graph" no
+ * longer keep set_scalar on CUDA's setters). */
 static bool table_capable(const cu_state *s, const cu_op *o) {
   const rp_cuda_args *ca = o->k->cuda_args;
-  return s->mode == CU_GRAPH && !s->multi &&
-         (s->update == CU_UPD_AUTO || s->update == CU_UPD_TABLE) && ca &&
-         o->k->cuda && ca->cuda == o->k->cuda && ca->cuda_args;
+  return s->mode == CU_GRAPH && !s->multi && ca && o->k->cuda &&
+         ca->cuda == o->k->cuda && ca->cuda_args;
 }
 
 /* The argument table: one entry per kernel node that can read its block
@@ -745,6 +745,7 @@ static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
         if (im != RP_NONE)
           s->kargs[v].a[k].p = s->img[im];
       }
+      rp__cu_entry(s, o);
       geometry(s, o, &s->kargs[v], eb);
       o->can_ind = table_capable(s, o);
       o->ind = o->can_ind && s->update == CU_UPD_TABLE;
@@ -805,9 +806,11 @@ rp_status rp__cu_add_node(cu_state *s, cudaGraph_t gr, uint32_t v,
   if (o->kind == CU_KERNEL && o->k->cuda) {
     /* The table's entry (its address is the one parameter), else the
      * block by value. */
+    rp_kargs tmp;
     void *ent = o->ind ? (void *)&s->dargs[s->slot[v]] : NULL;
-    void *args[1] = {o->ind ? (void *)&ent : (void *)&s->kargs[v]};
-    const void *fn = o->ind ? o->k->cuda_args->cuda_args : o->k->cuda;
+    void *args[1] = {o->ind ? (void *)&ent
+                            : rp__cu_byval(o, &s->kargs[v], &tmp)};
+    const void *fn = o->ind ? o->k->cuda_args->cuda_args : o->fn;
     struct cudaKernelNodeParams kp = {(void *)fn, o->grid, o->block,
                                       0,          args,    NULL};
     e = cudaGraphAddKernelNode(&o->node[0], gr, deps, np, &kp);
@@ -1004,6 +1007,9 @@ static rp_status check_options(cu_state *s, const rp_exec_opts *eo) {
                                                            : CU_UPD_AUTO;
   const char *tm = getenv("RP_CUDA_TIMES");
   s->times = tm && *tm && strcmp(tm, "0");
+  /* RP_CUDA_PACK=0: every by-value block whole (856 bytes), to compare */
+  const char *pk = getenv("RP_CUDA_PACK");
+  s->pack = !pk || strcmp(pk, "0");
   return RP_OK; /* the others: refused by the core (rp_backend.options) */
 }
 

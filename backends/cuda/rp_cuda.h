@@ -11,11 +11,17 @@
 typedef enum { CU_GRAPH = 0, CU_STREAMS = 1, CU_SERIAL = 2 } cu_mode;
 
 /* rp_exec_opts.cuda_update: auto (a kernel node takes its block by value
- * until its first set_scalar moves it to the argument table), node (CUDA's
- * setter per changed node), whole (template setters and one
- * cudaGraphExecUpdate), table (every kernel that can, in the table from
- * instantiate). */
+ * until its first set_scalar moves it to the argument table; nodes that
+ * changed otherwise, copies after a rebind say, reach the exec by CUDA's
+ * setter per node, or by one whole-graph update when many changed),
+ * table (every kernel that can, in the table from instantiate), node and
+ * whole ("graph"): as auto for set_scalar (their own setter paths for it
+ * are retired: they lost to the table on the H200), the changed nodes
+ * always by setter per node, or always by one whole-graph update. */
 enum { CU_UPD_AUTO = 0, CU_UPD_NODE = 1, CU_UPD_WHOLE = 2, CU_UPD_TABLE = 3 };
+/* auto: the whole-graph update from this many changed nodes (and half of
+ * the graph's) */
+enum { RP_CU_WHOLE_MIN = 32 };
 
 /* What a plan node is to this backend. */
 typedef enum {
@@ -58,6 +64,10 @@ typedef struct cu_op {
   int ldev, phys; /* logical and physical device */
   int dst_phys;   /* peer copies */
   const rp_kernel *k;
+  const void *fn; /* kernel: its by-value entry (k->cuda, or the packed
+                     one when pnp) */
+  unsigned pnp;   /* kernel: parameters of its packed block, 0: the whole
+                     rp_kargs by value (rp_cuda_pack.c) */
   dim3 grid, block;
   double occ;      /* occupancy of the block, -1: not known */
   const char *why; /* where the block shape comes from */
@@ -130,6 +140,11 @@ typedef struct cu_state {
   double t_setup, t_add, t_inst, t_mem, t_attr;
   int lim_dev, lim[6], lim_thr; /* launch limits of lim_dev, lim_fn */
   const void *lim_fn;
+  /* packed blocks (rp_cuda_pack.c): off with RP_CUDA_PACK=0; the last
+   * packed entry checked and whether CUDA takes its block */
+  bool pack;
+  const void *pk_fn;
+  bool pk_ok;
   /* the occupancy choice of geo_fn on geo_dev (rp_cuda_geom.h) */
   const void *geo_fn;
   int geo_dev;
@@ -204,6 +219,23 @@ const void *rp__cu_import_copy(const rp_graph *g, uint32_t op);
 cudaError_t rp__cu_import_add(cudaGraphNode_t *node, cudaGraph_t gr,
                               const cudaGraphNode_t *deps, size_t nd,
                               const rp_kargs *a);
+/* rp_cuda_pack.c: kernel op o's by-value entry chosen (o->fn, o->pnp):
+ * the descriptor's packed entry when it covers the kernel's parameters
+ * and CUDA reports its one parameter of the packed size, else k->cuda. */
+void rp__cu_entry(cu_state *s, cu_op *o);
+/* Block a packed to its first np parameters into out
+ * (RP_KARGS_PACKED_BYTES(np) bytes). */
+void rp__cu_pack(const rp_kargs *a, unsigned np, void *out);
+/* The parameter of op o's by-value launch with block a: a itself, or a
+ * packed into *tmp (CUDA copies the bytes when the node is added or set,
+ * or the kernel launched). */
+static inline void *rp__cu_byval(const cu_op *o, const rp_kargs *a,
+                                 rp_kargs *tmp) {
+  if (!o->pnp)
+    return (void *)a;
+  rp__cu_pack(a, o->pnp, tmp);
+  return tmp;
+}
 /* rp_cuda_until.c */
 rp_status rp__cu_run_until(void *state, const rp_until *u, unsigned max_replays,
                            unsigned check_every, unsigned *done);

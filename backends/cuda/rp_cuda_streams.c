@@ -131,8 +131,9 @@ rp_status rp__cu_issue(cu_state *s, uint32_t n, cudaStream_t st) {
   if (e != cudaSuccess)
     return rp__cu_fail(s, e, n, "selecting the device");
   if (o->kind == CU_KERNEL && o->k->cuda) {
-    void *args[1] = {&s->kargs[n]};
-    e = cudaLaunchKernel(o->k->cuda, o->grid, o->block, args, 0, st);
+    rp_kargs tmp;
+    void *args[1] = {rp__cu_byval(o, &s->kargs[n], &tmp)};
+    e = cudaLaunchKernel(o->fn, o->grid, o->block, args, 0, st);
     return e ? rp__cu_fail(s, e, n, "launch") : RP_OK;
   }
   if (o->kind == CU_KERNEL) {

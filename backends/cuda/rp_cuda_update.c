@@ -97,7 +97,7 @@ rp_status rp__cu_set_scalar(void *state, uint32_t n, unsigned param) {
     s->hargs[e].a[param] = t->a[param];
     return RP_OK;
   }
-  if (o->can_ind && s->update == CU_UPD_AUTO)
+  if (o->can_ind)
     move_to_table(s, n); /* else its node stays by value */
   s->gen++;              /* the loop graph holds the node as it was */
   mark(s, n);
@@ -128,9 +128,10 @@ static cudaError_t set_node(cu_state *s, uint32_t n, bool tmpl) {
   if (o->kind == CU_KERNEL && o->k->cuda) {
     /* By value, or the table's entry (its address the one parameter). */
     bool ind = o->ind || o->to_ind;
+    rp_kargs tmp;
     void *ent = ind ? (void *)&s->dargs[s->slot[n]] : NULL;
-    void *args[1] = {ind ? (void *)&ent : (void *)&s->kargs[n]};
-    const void *fn = ind ? o->k->cuda_args->cuda_args : o->k->cuda;
+    void *args[1] = {ind ? (void *)&ent : rp__cu_byval(o, &s->kargs[n], &tmp)};
+    const void *fn = ind ? o->k->cuda_args->cuda_args : o->fn;
     struct cudaKernelNodeParams kp = {(void *)fn, o->grid, o->block,
                                       0,          args,    NULL};
     return tmpl ? cudaGraphKernelNodeSetParams(o->node[0], &kp)
@@ -214,19 +215,28 @@ static cudaError_t reinstantiate(cu_state *s) {
   return e;
 }
 
+/* Whether the changed nodes reach the exec through one whole-graph
+ * update (template setters, then one cudaGraphExecUpdate) rather than
+ * CUDA's setter per node on the exec. "node" and "graph" say which;
+ * otherwise by count: cudaGraphExecUpdate's cost follows the whole graph,
+ * the setters' the nodes that changed, so the whole-graph path when at
+ * least RP_CU_WHOLE_MIN nodes and half of the graph's changed (a rebind
+ * behind many copies as recorded). Not with captured child graphs, whose
+ * template nodes cannot be set. */
+static bool whole_chosen(const cu_state *s) {
+  if (s->has_child || s->update == CU_UPD_NODE)
+    return false;
+  return s->update == CU_UPD_WHOLE ||
+         (s->ndirty >= RP_CU_WHOLE_MIN && 2 * (uint64_t)s->ndirty >= s->nn);
+}
+
 rp_status rp__cu_flush(cu_state *s) {
   rp_status ts = flush_table(s);
   if (ts != RP_OK)
     return ts;
   if (s->ndirty == 0 || !s->exec)
     return RP_OK;
-  /* Per node by default: its cost follows the nodes that changed, where
-   * cudaGraphExecUpdate's follows the whole graph and needs the template
-   * nodes set first; on the H200, with all 2000 nodes changed, per node
-   * cost 0.570-1.240 us against 0.809-1.605 us for template setters +
-   * ExecUpdate (docs/benchmarks.md), so no count makes the whole-graph
-   * path cheaper. RP_CUDA_UPDATE=whole picks it anyway. */
-  bool whole = !s->has_child && s->update == CU_UPD_WHOLE;
+  bool whole = whole_chosen(s);
   cudaError_t e = cudaErrorUnknown;
   if (whole)
     e = flush_whole(s);

@@ -24,7 +24,12 @@
  * argument block from device memory (rp_kernel.cuda_args: the cuda
  * backend's argument table, which a node takes once its scalars change,
  * so that later rp_exec_set_scalar() calls are one copy of a table
- * instead of one CUDA setter per node). Replace a slot of the
+ * instead of one CUDA setter per node), and saxpy_rp_cudap<NP>, taking
+ * its block by value packed to the descriptor's NP parameters
+ * (rp_cuda_args.cuda_packed, named by RP_KERNEL_DESC: a graph node then
+ * holds RP_KARGS_PACKED_BYTES(NP) bytes, not the whole rp_kargs). Under
+ * nvcc the body is a template over the block's type: use rp__a only
+ * through the RP_ accessors. Replace a slot of the
  * descriptor to give a backend-specific body (replacing .cuda makes the
  * backend pass the block by value: .cuda_args belongs to the entry it
  * names).
@@ -75,12 +80,56 @@
   static const rp_cuda_args kname##_rp_cuda_pair __attribute__((unused)) = {   \
       (const void *)kname##_rp_cuda, (const void *)kname##_rp_cudai};
 #define RP_KERNEL_CUDA_ARGS_OF(kname) (&kname##_rp_cuda_pair)
+/* The block packed to NP parameters (rp_cuda_args.cuda_packed): rp_kargs'
+ * layout with RP_MAX_PARAMS replaced by NP, so that a kernel of two
+ * parameters takes 184 bytes by value, not 856. */
+template <unsigned RP__NP>
+struct rp__kargs_packed {
+  uint64_t n[3];
+  rp_slot a[RP__NP];
+  rp_pregion r[RP__NP];
+  uint64_t origin[3];
+  uint64_t whole[3];
+};
+static_assert(sizeof(rp__kargs_packed<RP_MAX_PARAMS>) == sizeof(rp_kargs),
+              "the packed block of RP_MAX_PARAMS is rp_kargs");
+static_assert(sizeof(rp__kargs_packed<2>) == RP_KARGS_PACKED_BYTES(2),
+              "RP_KARGS_PACKED_BYTES is the packed block's size");
+/* The packed entry of NP parameters and the descriptor's rp_cuda_args
+ * naming all three entries (instantiated by RP_KERNEL_DESC for its
+ * parameter count). */
+#define RP_KERNEL_CUDA_PACKED(kname)                                           \
+  template <unsigned RP__NP>                                                   \
+  __global__ void kname##_rp_cudap(const rp__kargs_packed<RP__NP> rp__p) {     \
+    RP__KERNEL_POINT(kname, rp__p)                                             \
+  }                                                                            \
+  template <unsigned RP__NP>                                                   \
+  struct kname##_rp_cuda_packs {                                               \
+    static const rp_cuda_args pair;                                            \
+  };                                                                           \
+  template <unsigned RP__NP>                                                   \
+  const rp_cuda_args kname##_rp_cuda_packs<RP__NP>::pair = {                   \
+      (const void *)kname##_rp_cuda, (const void *)kname##_rp_cudai,           \
+      (const void *)kname##_rp_cudap<RP__NP>, RP__NP};
+#define RP_KERNEL_CUDA_ARGS_OF_NP(kname, np)                                   \
+  (&kname##_rp_cuda_packs<(np)>::pair)
+/* Under nvcc the body takes any block type with rp_kargs' members (the
+ * whole block, or a packed one). */
+#define RP__KERNEL_BODY_HEAD(kname)                                            \
+  template <class RP__A>                                                       \
+  static RP_HD inline void kname##_rp_body(const RP__A *rp__a, uint64_t rp__x, \
+                                           uint64_t rp__y, uint64_t rp__z)
 #else
 #define RP_HD
 #define RP_KERNEL_CUDA(kname)
 #define RP_KERNEL_CUDA_FN(kname) NULL
 #define RP_KERNEL_CUDA_ARGS(kname)
 #define RP_KERNEL_CUDA_ARGS_OF(kname) NULL
+#define RP_KERNEL_CUDA_PACKED(kname)
+#define RP_KERNEL_CUDA_ARGS_OF_NP(kname, np) NULL
+#define RP__KERNEL_BODY_HEAD(kname)                                            \
+  static RP_HD inline void kname##_rp_body(                                    \
+      const rp_kargs *rp__a, uint64_t rp__x, uint64_t rp__y, uint64_t rp__z)
 #endif
 
 /** Pointer to the buffer of parameter @p i, as type T*. */
@@ -112,8 +161,7 @@
 
 /** Define kernel @p kname with the body given as the remaining argument. */
 #define RP_KERNEL(kname, ...)                                                  \
-  static RP_HD inline void kname##_rp_body(                                    \
-      const rp_kargs *rp__a, uint64_t rp__x, uint64_t rp__y, uint64_t rp__z) { \
+  RP__KERNEL_BODY_HEAD(kname) {                                                \
     (void)rp__a;                                                               \
     (void)rp__x;                                                               \
     (void)rp__y;                                                               \
@@ -129,7 +177,8 @@
                           a->origin[2] + z);                                   \
   }                                                                            \
   RP_KERNEL_CUDA(kname)                                                        \
-  RP_KERNEL_CUDA_ARGS(kname)
+  RP_KERNEL_CUDA_ARGS(kname)                                                   \
+  RP_KERNEL_CUDA_PACKED(kname)
 
 /** A descriptor for kernel @p kname with parameter array @p params
  * (a true array, not a pointer). */
@@ -137,7 +186,9 @@
   {                                                                            \
 #kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),        \
         kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL,                        \
-        {0, 0, 0 }, NULL, NULL, 0, 0, 0, 0, RP_KERNEL_CUDA_ARGS_OF(kname)      \
+        {0, 0, 0 }, NULL, NULL, 0, 0, 0, 0,                                    \
+         RP_KERNEL_CUDA_ARGS_OF_NP(kname,                                      \
+                                   sizeof(params) / sizeof((params)[0]))       \
   }
 
 /** A descriptor as RP_KERNEL_DESC() for a kernel whose index space may be
@@ -149,7 +200,8 @@
 #kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),        \
         kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL,                        \
         {0, 0, 0 }, NULL, NULL, 0, (axis), (follow), 0,                        \
-         RP_KERNEL_CUDA_ARGS_OF(kname)                                         \
+         RP_KERNEL_CUDA_ARGS_OF_NP(kname,                                      \
+                                   sizeof(params) / sizeof((params)[0]))       \
   }
 
 /** @} */

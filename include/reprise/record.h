@@ -163,7 +163,24 @@ typedef enum {
 typedef struct rp_cuda_args {
   const void *cuda;      /**< the by-value entry (rp_kernel.cuda) */
   const void *cuda_args; /**< the same kernel, arguments by pointer */
+  /** Optional: the same kernel taking its block by value packed to its
+   * @p packed_params parameters: n[3], a[packed_params],
+   * r[packed_params], origin[3], whole[3], no padding
+   * (RP_KARGS_PACKED_BYTES(packed_params) bytes, 856 for RP_MAX_PARAMS),
+   * so that a graph node carries no more bytes than the kernel has
+   * parameters (CUDA's instantiate and setters pay per parameter byte).
+   * The cuda backend uses it for by-value launches when packed_params
+   * covers the kernel's parameters and CUDA reports that size for it.
+   * RP_KERNEL_DESC() fills both under nvcc. NULL: the whole rp_kargs. */
+  const void *cuda_packed;
+  unsigned packed_params; /**< parameters the packed entry holds */
 } rp_cuda_args;
+
+/** Bytes of an argument block packed to @p np parameters
+ * (rp_cuda_args.cuda_packed): n, np slots, np regions, origin, whole. */
+#define RP_KARGS_PACKED_BYTES(np)                                              \
+  (6 * sizeof(uint64_t) + 3 * sizeof(uint64_t) +                               \
+   (size_t)(np) * (sizeof(rp_slot) + sizeof(rp_pregion)))
 
 /** A kernel descriptor: one slot per backend; NULL means "cannot run there".
  * Fill it with RP_KERNEL_DESC() (reprise/kernel.h) or by hand. */

@@ -61,11 +61,13 @@ typedef struct rp_exec_opts {
                               setter), its later ones are one copy of the
                               table before the next launch; "table" every
                               kernel that can in the table from
-                              instantiate; "node" CUDA's setter per
-                              changed node; "graph" the template's
-                              setters and one cudaGraphExecUpdate. Copies
-                              (rebind) take CUDA's setter per node unless
-                              "graph" (docs/cuda.md) */
+                              instantiate. Nodes outside the table and
+                              copies (rebind): CUDA's setter per changed
+                              node, or the template's setters and one
+                              cudaGraphExecUpdate when many changed;
+                              "node" the setters always, "graph" the one
+                              update always (their own set_scalar paths
+                              are retired: docs/cuda.md) */
   int device_fold;         /**< cuda, without device_map: 1 folds logical
                               GPU devices past the machine's GPUs onto
                               the GPUs present (logical d on GPU d mod

@@ -37,6 +37,7 @@ add_test(NAME geom_cuda COMMAND geom_cuda --jobs 2)
 # calls are the ones the backend's objects here use.
 add_executable(cuda_logic ${CMAKE_CURRENT_SOURCE_DIR}/backends/cuda_logic.c
   ${CMAKE_CURRENT_SOURCE_DIR}/backends/cuda_import_logic.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/backends/cuda_pack_logic.c
   ${CMAKE_CURRENT_SOURCE_DIR}/backends/fake_cudart.c
   ${CMAKE_CURRENT_SOURCE_DIR}/util.c
   ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda.c
@@ -44,7 +45,8 @@ add_executable(cuda_logic ${CMAKE_CURRENT_SOURCE_DIR}/backends/cuda_logic.c
   ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda_update.c
   ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda_streams.c
   ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda_until.c
-  ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda_import.c)
+  ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda_import.c
+  ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda_pack.c)
 target_include_directories(cuda_logic PRIVATE ${CRITERION_INCLUDE_DIRS}
   ${CUDAToolkit_INCLUDE_DIRS} ${CMAKE_SOURCE_DIR}/backends/cuda
   ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/backends

@@ -16,7 +16,8 @@ typedef struct fk_entry {
   const void *fn;
   rp_cpu_fn cpu;
   int by_pointer;
-  fk_raw_fn raw; /* fk_kernel_raw: its parameters */
+  unsigned packed; /* fk_kernel_packed: parameters of its packed block */
+  fk_raw_fn raw;   /* fk_kernel_raw: its parameters */
   unsigned nparam;
   size_t off[FK_MAX_PARAMS], size[FK_MAX_PARAMS];
   const char *name;
@@ -31,10 +32,40 @@ void fk_kernel(const void *fn, rp_cpu_fn cpu, int by_pointer) {
     if (entries[i].fn == fn) {
       entries[i].cpu = cpu;
       entries[i].by_pointer = by_pointer;
+      entries[i].packed = 0;
       return;
     }
   if (nentries < FK_MAX_ENTRIES)
     entries[nentries++] = (fk_entry){fn, cpu, by_pointer};
+}
+
+void fk_kernel_packed(const void *fn, rp_cpu_fn cpu, unsigned np) {
+  fk_kernel(fn, cpu, 0);
+  for (unsigned i = 0; i < nentries; i++)
+    if (entries[i].fn == fn)
+      entries[i].packed = np;
+}
+
+/* Bytes of the one parameter of an rp_kargs entry. */
+static size_t block_bytes(const fk_entry *en) {
+  /* n[3], np slots, np regions, origin[3], whole[3] */
+  return en->by_pointer ? sizeof(void *)
+         : en->packed   ? 9 * sizeof(uint64_t) +
+                            en->packed * (sizeof(rp_slot) + sizeof(rp_pregion))
+                      : sizeof(rp_kargs);
+}
+
+void fk_kernel_pair(rp_kernel *k, const rp_kernel *base,
+                    const rp_cuda_args *pair) {
+  rp_kernel t = *base;
+  t.cuda = pair->cuda;
+  t.cuda_args = pair;
+  fk_kernel(pair->cuda, base->cpu, 0);
+  if (pair->cuda_args)
+    fk_kernel(pair->cuda_args, base->cpu, 1);
+  if (pair->cuda_packed)
+    fk_kernel_packed(pair->cuda_packed, base->cpu, pair->packed_params);
+  *k = t;
 }
 
 void fk_kernel_raw(const void *fn, const char *name, fk_raw_fn body,
@@ -357,10 +388,20 @@ static void run_kernel(const void *fn, dim3 grid, dim3 block,
     return;
   }
   rp_kargs a;
-  if (en->by_pointer)
+  if (en->by_pointer) {
     memcpy(&a, *(const rp_kargs *const *)param, sizeof a);
-  else
+  } else if (en->packed) { /* the layout of rp_cuda_args.cuda_packed */
+    const char *p = param;
+    size_t np = en->packed;
+    memset(&a, 0, sizeof a);
+    memcpy(a.n, p, 24);
+    memcpy(a.a, p + 24, np * sizeof(rp_slot));
+    memcpy(a.r, p + 24 + np * sizeof(rp_slot), np * sizeof(rp_pregion));
+    memcpy(a.origin, p + 24 + np * 56, 24);
+    memcpy(a.whole, p + 48 + np * 56, 24);
+  } else {
     memcpy(&a, param, sizeof a);
+  }
   if ((uint64_t)grid.x * block.x < a.n[0] ||
       (uint64_t)grid.y * block.y < a.n[1] ||
       (uint64_t)grid.z * block.z < a.n[2])
@@ -499,7 +540,8 @@ struct CUgraphNode_st {
   const void *fn; /* kernels */
   dim3 grid, block;
   unsigned char par[sizeof(rp_kargs)];
-  void *dst; /* 1-d copies */
+  size_t pbytes; /* kernels: bytes of their parameters */
+  void *dst;     /* 1-d copies */
   const void *src;
   size_t bytes;
   struct cudaMemcpy3DParms p3; /* 3-d copies */
@@ -602,12 +644,16 @@ static int set_kernel(struct CUgraphNode_st *x,
   x->grid = p->gridDim;
   x->block = p->blockDim;
   if (en->raw) {
-    for (unsigned i = 0; i < en->nparam; i++)
+    x->pbytes = 0;
+    for (unsigned i = 0; i < en->nparam; i++) {
       memcpy(x->par + en->off[i], p->kernelParams[i], en->size[i]);
+      x->pbytes = en->off[i] + en->size[i];
+    }
     return 1;
   }
-  memcpy(x->par, p->kernelParams[0],
-         en->by_pointer ? sizeof(void *) : sizeof(rp_kargs));
+  /* as CUDA: the bytes the entry declares, read when the node is set */
+  x->pbytes = block_bytes(en);
+  memcpy(x->par, p->kernelParams[0], x->pbytes);
   return 1;
 }
 
@@ -854,9 +900,7 @@ cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex,
   if (paramIndex >= np)
     return fail(cudaErrorInvalidValue);
   *paramOffset = en->raw ? en->off[paramIndex] : 0;
-  *paramSize = en->raw          ? en->size[paramIndex]
-               : en->by_pointer ? sizeof(void *)
-                                : sizeof(rp_kargs);
+  *paramSize = en->raw ? en->size[paramIndex] : block_bytes(en);
   return cudaSuccess;
 }
 
@@ -1094,6 +1138,19 @@ unsigned fk_exec_kernels(const void *fn) {
   for (unsigned i = 0; last_exec && i < last_exec->nn; i++)
     c += last_exec->n[i].type == FK_KERNEL && last_exec->n[i].fn == fn;
   return c;
+}
+
+size_t fk_exec_param_bytes(const void *fn, unsigned *nodes) {
+  size_t b = 0;
+  unsigned c = 0;
+  for (unsigned i = 0; last_exec && i < last_exec->nn; i++)
+    if (last_exec->n[i].type == FK_KERNEL && last_exec->n[i].fn == fn) {
+      b += last_exec->n[i].pbytes;
+      c++;
+    }
+  if (nodes)
+    *nodes = c;
+  return b;
 }
 
 unsigned fk_exec_copies(size_t *bytes, unsigned *empty) {

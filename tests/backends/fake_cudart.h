@@ -52,6 +52,14 @@ void fk_reset(void);
  * one parameter an rp_kargs) or by pointer (its one parameter a const
  * rp_kargs * in device memory). */
 void fk_kernel(const void *fn, rp_cpu_fn cpu, int by_pointer);
+/* The kernel entry fn runs as cpu over an argument block packed to np
+ * parameters (rp_cuda_args.cuda_packed): n, np slots, np regions,
+ * origin, whole, by value. */
+void fk_kernel_packed(const void *fn, rp_cpu_fn cpu, unsigned np);
+/* *k: base with pair's entries (its .cuda and .cuda_args), each
+ * registered to run base's CPU body: by value, by pointer, packed. */
+void fk_kernel_pair(rp_kernel *k, const rp_kernel *base,
+                    const rp_cuda_args *pair);
 /* cudaMalloc of @p bytes or more fails (0: never). */
 void fk_fail_malloc_from(size_t bytes);
 /* How many GPUs cudaGetDeviceCount reports (1 at the start). */
@@ -62,6 +70,10 @@ long fk_live(void);
 /* In the executable graph instantiated last (and still alive): the kernel
  * nodes whose entry is fn. */
 unsigned fk_exec_kernels(const void *fn);
+/* In the same: the parameter bytes the kernel nodes of entry fn hold, all
+ * together (what CUDA copied from kernelParams: the entry's declared
+ * size), and their number in *nodes (may be NULL). */
+size_t fk_exec_param_bytes(const void *fn, unsigned *nodes);
 /* In the same: memcpy nodes moving bytes, their bytes in *bytes (may be
  * NULL), and empty nodes in *empty (may be NULL). */
 unsigned fk_exec_copies(size_t *bytes, unsigned *empty);

@@ -165,9 +165,12 @@ static void chain(const rp_backend *be, cudaStream_t s) {
   double inst_warm;
   rp_exec *x0 = mkexec(g, be, NULL, &inst_warm); /* loads the module */
   rp_exec_destroy(x0);
-  /* reprise as a user gets it (nodes by value), then with every node in
-   * the argument table from instantiate (cuda_update "table"), alternated */
-  double inst[3], inst_tab[3];
+  /* reprise as a user gets it (nodes by value, their blocks packed to the
+   * kernel's 2 parameters: 184 bytes), then with every node in the
+   * argument table from instantiate (cuda_update "table"), then by value
+   * with the whole 856-byte block (RP_CUDA_PACK=0, as before issue 38),
+   * alternated */
+  double inst[3], inst_tab[3], inst_whole[3];
   for (int r = 0; r < 3; r++) {
     x0 = mkexec(g, be, NULL, &inst[r]);
     rp_exec_destroy(x0);
@@ -175,8 +178,13 @@ static void chain(const rp_backend *be, cudaStream_t s) {
     x0 = mkexec(g, be, NULL, &inst_tab[r]);
     unsetenv("RP_CUDA_UPDATE");
     rp_exec_destroy(x0);
+    setenv("RP_CUDA_PACK", "0", 1);
+    x0 = mkexec(g, be, NULL, &inst_whole[r]);
+    unsetenv("RP_CUDA_PACK");
+    rp_exec_destroy(x0);
   }
   double our_inst = median(inst, 3), our_tab = median(inst_tab, 3);
+  double our_whole = median(inst_whole, 3);
   rp_exec *x = mkexec(g, be, NULL, NULL);
   double ours = time_runs(x);
 
@@ -229,6 +237,11 @@ static void chain(const rp_backend *be, cudaStream_t s) {
          our_inst / N, inst_warm / N, cuda_inst / N, (tc1 - tc0) / N,
          our_inst / cuda_inst, verdict(our_inst / cuda_inst <= 1.2),
          our_inst / (cuda_inst + tc1 - tc0));
+  printf("(c) packed 184-byte blocks (the default) against the whole "
+         "856-byte block by value (RP_CUDA_PACK=0): %.2f against %.2f "
+         "us/node: %.3f; whole blocks / cudaGraphInstantiate %.3f\n",
+         our_inst / N, our_whole / N, our_inst / our_whole,
+         our_whole / cuda_inst);
   printf("(c) vs the same chain built with cudaGraphAddKernelNode and "
          "instantiated by hand: %.2f us/node: ratio %.3f (goal <= 1.2: "
          "%s)\n",
@@ -268,8 +281,9 @@ static void chain(const rp_backend *be, cudaStream_t s) {
    * (the default): the first round moves every node to the argument
    * table (one CUDA setter per node, once), later rounds are one copy of
    * the table before the launch; "table": the nodes in the table from
-   * instantiate; "node" and "whole": CUDA's setters per node, every
-   * round. Host cost: (N set_scalar + launch) - launch; with the device:
+   * instantiate; "node" and "whole" (retired for set_scalar, issue 38):
+   * as auto, the first round's moves through CUDA's setter per node or
+   * the template's setters and one cudaGraphExecUpdate. Host cost: (N set_scalar + launch) - launch; with the device:
    * (N set_scalar + launch + wait) - (launch + wait), which counts the
    * table's copy too. */
   const char *modes[] = {"auto", "table", "node", "whole"};
@@ -354,8 +368,9 @@ static void chain(const rp_backend *be, cudaStream_t s) {
 /* (d), copies: rebinding a buffer behind N h2d copies of 64 bytes. By
  * default (copies reshaped) the N copies of adjacent slices merge into
  * one memcpy node; as recorded (RP_EXEC_RESHAPE_NONE) they are N memcpy
- * nodes, each taking CUDA's setter ("auto", per node) or a template
- * setter before one cudaGraphExecUpdate ("whole"). */
+ * nodes, all changed: "auto" takes the template's setters and one
+ * cudaGraphExecUpdate (many nodes changed, issue 38), as "whole" does
+ * always; "node" CUDA's setter per memcpy node. */
 static void rebind_copies(const rp_backend *be, cudaStream_t s) {
   enum { N = 2000, SL = 64 };
   char *h1 = malloc(N * SL), *h2 = malloc(N * SL);
@@ -407,9 +422,9 @@ static void rebind_copies(const rp_backend *be, cudaStream_t s) {
   }
   (void)cudaGetLastError();
   double t1 = median(vs, REPS), t2 = t1 + median(vu, REPS);
-  const char *modes[] = {"auto", "whole"};
+  const char *modes[] = {"auto", "whole", "node"};
   for (int shape = 0; shape < 2; shape++)
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < 3; m++) {
       rp_exec_opts o = RP_EXEC_OPTS_INIT;
       o.cuda_update = modes[m];
       if (shape)
