@@ -336,7 +336,7 @@ public:
       rec->params[i] = {detail::param_name(i), x.mode};
       a[i++] = x.a;
     }
-    std::memset(&rec->k, 0, sizeof rec->k);
+    rp_kernel_init(&rec->k);
     rec->k.name = rec->name.c_str();
     rec->k.nparams = i;
     rec->k.params = rec->params;
@@ -377,7 +377,8 @@ public:
     }
     auto h = std::make_unique<detail::held<Fn>>(std::forward<F>(fn));
     auto nm = std::make_unique<std::string>(name);
-    rp_op_opts o{};
+    rp_op_opts o;
+    rp_op_opts_init(&o);
     o.name = nm->c_str();
     rp_node n = RP_NONE;
     check(rp_record_host(g_, &detail::host_trampoline<Fn>, h.get(), ac.data(),

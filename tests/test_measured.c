@@ -16,8 +16,8 @@
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
-                               NULL,   {0, 0, 0}, NULL, NULL,    0};
+static const rp_kernel k_io = RP_KERNEL_WITH(.name = "k_io", .nparams = 1,
+                                             .params = p_io, .cpu = nop_cpu);
 static unsigned char mem[3][256];
 
 /* k ops named names[i % nn] on buffer i % 3. */
@@ -31,7 +31,7 @@ static rp_graph *chain(unsigned k, const char *const *names, unsigned nn) {
   }
   for (unsigned i = 0; i < k; i++) {
     rp_arg arg = rp_arg_buf(rp_whole(b[i % 3]));
-    rp_op_opts o = {names[i % nn], 0, NULL, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.name = names[i % nn]);
     TU_OK(g, rp_record_kernel(g, &k_io, 0, rp_dims3(16, 1, 1), &arg, &o, NULL));
   }
   TU_OK(g, rp_graph_end(g));
@@ -201,8 +201,8 @@ static void acc_cpu(const rp_kargs *a, const uint64_t lo[3],
 }
 static const rp_param p_acc[] = {
     {"t", RP_INOUT}, {"h", RP_INOUT}, {"s", RP_SCALAR}};
-static const rp_kernel k_acc = {"acc", 3,         p_acc, acc_cpu, NULL,
-                                NULL,  {0, 0, 0}, NULL,  NULL,    0};
+static const rp_kernel k_acc = RP_KERNEL_WITH(.name = "acc", .nparams = 3,
+                                              .params = p_acc, .cpu = acc_cpu);
 
 static void profile_keeps_data(const char *backend) {
   const rp_backend *be;

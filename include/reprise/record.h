@@ -166,8 +166,17 @@ typedef struct rp_cuda_args {
 } rp_cuda_args;
 
 /** A kernel descriptor: one slot per backend; NULL means "cannot run there".
- * Fill it with RP_KERNEL_DESC() (reprise/kernel.h) or by hand. */
+ * Fill it with RP_KERNEL_DESC() (reprise/kernel.h), or by hand with
+ * designated initialisers through RP_KERNEL_WITH() (which sets its size),
+ * or rp_kernel_init() then the members: never positionally, so that a
+ * member added later breaks nobody (docs/STYLE.md, "Structs a caller
+ * fills in"). */
 typedef struct rp_kernel {
+  /** sizeof(rp_kernel) as the caller was compiled (RP_KERNEL_WITH(),
+   * RP_KERNEL_DESC(), rp_kernel_init()): rp_record_kernel() refuses 0
+   * and sizes this library does not know, and gives a descriptor of an
+   * older, smaller size the defaults (0, NULL) of the members it lacks. */
+  size_t size;
   const char *name;
   unsigned nparams;
   const rp_param *params;
@@ -206,6 +215,16 @@ typedef struct rp_kernel {
   const rp_cuda_args *cuda_args;
 } rp_kernel;
 
+/** A kernel descriptor by designated initialisers, its size set:
+ * `static const rp_kernel k = RP_KERNEL_WITH(.name = "k", .nparams = 1,
+ * .params = ps, .cpu = k_cpu);` (members not named are 0 / NULL). */
+#define RP_KERNEL_WITH(...)                                                    \
+  { .size = sizeof(rp_kernel), __VA_ARGS__ }
+
+/** @brief Set @p k to an empty descriptor of this header's size (every
+ * member 0 or NULL), to fill in member by member. NULL is a no-op. */
+RP_API void rp_kernel_init(rp_kernel *k);
+
 /** Hints of rp_kernel.hint. */
 enum {
   /** Bound by memory bandwidth: larger blocks are preferred among those
@@ -220,13 +239,32 @@ enum {
  * access i, as recorded (rebinding a buffer changes it). */
 typedef void (*rp_host_fn)(void *user, void *const *ptrs);
 
-/** Options shared by every recording call; NULL means none. */
+/** Options shared by every recording call; NULL means none. Start from
+ * RP_OP_OPTS_INIT or rp_op_opts_init(), or name the members through
+ * RP_OP_OPTS_WITH(): each sets the size. */
 typedef struct rp_op_opts {
+  size_t size;          /**< sizeof(rp_op_opts) as the caller was
+                             compiled; 0 and sizes this library does not
+                             know are refused (RP_EINVAL); an older,
+                             smaller size keeps the defaults of the
+                             members it lacks (docs/design.md, "Versioned
+                             structs") */
   const char *name;     /**< copied; NULL: a name is derived */
   double cost_us;       /**< > 0: given cost; otherwise not given */
   const rp_node *after; /**< explicit dependencies on earlier nodes */
   unsigned nafter;
 } rp_op_opts;
+
+/** An rp_op_opts with its size set and every option at its default. */
+#define RP_OP_OPTS_INIT                                                        \
+  { sizeof(rp_op_opts), NULL, 0, NULL, 0 }
+/** An rp_op_opts by designated initialisers, its size set:
+ * `rp_op_opts o = RP_OP_OPTS_WITH(.name = "step", .cost_us = 10);`. */
+#define RP_OP_OPTS_WITH(...)                                                   \
+  { .size = sizeof(rp_op_opts), __VA_ARGS__ }
+
+/** @brief Set @p o to RP_OP_OPTS_INIT. NULL is a no-op. */
+RP_API void rp_op_opts_init(rp_op_opts *o);
 
 /** An access of a host task: a region and how it is used (in/out/inout). */
 typedef struct rp_access {

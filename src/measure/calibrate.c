@@ -37,16 +37,14 @@ static void nop2_kernel(const rp_kargs *a, const uint64_t lo[3],
   (void)hi;
 }
 static const rp_param nop2_params[] = {{"in", RP_IN}, {"x", RP_INOUT}};
-static const rp_kernel nop2 = {.name = "rp_calibrate_nop2",
-                               .nparams = 2,
-                               .params = nop2_params,
-                               .cpu = nop2_kernel};
+static const rp_kernel nop2 =
+    RP_KERNEL_WITH(.name = "rp_calibrate_nop2", .nparams = 2,
+                   .params = nop2_params, .cpu = nop2_kernel);
 
 static const rp_param nop_params[] = {{"x", RP_INOUT}};
-static const rp_kernel nop = {.name = "rp_calibrate_nop",
-                              .nparams = 1,
-                              .params = nop_params,
-                              .cpu = nop_kernel};
+static const rp_kernel nop =
+    RP_KERNEL_WITH(.name = "rp_calibrate_nop", .nparams = 1,
+                   .params = nop_params, .cpu = nop_kernel);
 
 /* The team's kernels work by rows: a point of the index space is a row
  * of `cols` elements, so that a block of fewer than 8192 rows is never
@@ -71,10 +69,9 @@ static const rp_param triad_params[] = {{"x", RP_IN},
                                         {"off", RP_SCALAR},
                                         {"cols", RP_SCALAR},
                                         {"passes", RP_SCALAR}};
-static const rp_kernel triad = {.name = "rp_calibrate_triad",
-                                .nparams = 5,
-                                .params = triad_params,
-                                .cpu = triad_kernel};
+static const rp_kernel triad =
+    RP_KERNEL_WITH(.name = "rp_calibrate_triad", .nparams = 5,
+                   .params = triad_params, .cpu = triad_kernel);
 
 /* A compute-bound kernel: SPIN_ITERS steps of a logistic map per element
  * in registers, the result stored (so that nothing is optimised away). */
@@ -94,10 +91,9 @@ static void spin_kernel(const rp_kargs *a, const uint64_t lo[3],
 }
 static const rp_param spin_params[] = {
     {"y", RP_OUT}, {"off", RP_SCALAR}, {"cols", RP_SCALAR}};
-static const rp_kernel spin = {.name = "rp_calibrate_spin",
-                               .nparams = 3,
-                               .params = spin_params,
-                               .cpu = spin_kernel};
+static const rp_kernel spin =
+    RP_KERNEL_WITH(.name = "rp_calibrate_spin", .nparams = 3,
+                   .params = spin_params, .cpu = spin_kernel);
 
 /* Calibrations run by this process. */
 static _Atomic unsigned long ncalibrations;

@@ -89,8 +89,7 @@ static rp_status bind_op(rp_graph *c, const rp_graph *g, rp_node n,
                          const rp_kernels *set, rp_host_site *sites,
                          uint32_t *nsite) {
   const rp__op *op = &g->op[n];
-  rp_op_opts o;
-  memset(&o, 0, sizeof o);
+  rp_op_opts o = RP_OP_OPTS_INIT;
   o.name = op->name;
   o.cost_us = op->cost_us > 0 ? op->cost_us : 0;
   o.after = op->nafter ? g->after + op->after0 : NULL;

@@ -516,7 +516,8 @@ rp_status rp__json_load_op(rd *r, const cJSON *j, uint32_t i) {
   }
 
   /* The cost travels in the prototype: a given cost of 0 stays given. */
-  rp_op_opts o = {name, 0, r->after, nafter};
+  rp_op_opts o =
+      RP_OP_OPTS_WITH(.name = name, .after = r->after, .nafter = nafter);
   rp_node node = RP_NONE;
   if (r->trust) { /* as rp__record_op() checks and stores them */
     for (uint32_t k = 0; k < nacc; k++)

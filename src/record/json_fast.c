@@ -432,7 +432,8 @@ static rp_status f_op_record(rd *r, f_op *o, uint32_t i) {
   if (kend)
     *kend = '\0';
   p->kernel_name = (char *)o->kern;
-  rp_op_opts opts = {o->name, 0, r->after, o->nafter};
+  rp_op_opts opts =
+      RP_OP_OPTS_WITH(.name = o->name, .after = r->after, .nafter = o->nafter);
   rp_node node = RP_NONE;
   rp_status s = RP_OK;
   if (r->trust) {

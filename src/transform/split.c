@@ -173,7 +173,7 @@ typedef struct rec {
 /* The options of piece i of `pieces` of op n. */
 static rp_op_opts piece_opts(rec *c, rp_node n, const rp_node_info *ni,
                              unsigned i, unsigned pieces) {
-  rp_op_opts o = {ni->name, 0, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = ni->name);
   if (pieces > 1) {
     snprintf(c->name, c->namelen, "%s[%u]", ni->name, i);
     o.name = c->name;

@@ -19,10 +19,11 @@ static void cpu_nop(const rp_kargs *a, const uint64_t lo[3],
 }
 static const rp_param p_step[] = {{"x", RP_INOUT}};
 static const rp_param p_mix[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-static const rp_kernel k_step = {"step", 1,         p_step, cpu_nop, NULL,
-                                 NULL,   {0, 0, 0}, NULL,   NULL,    0};
-static const rp_kernel k_mix = {"mix", 2,         p_mix, cpu_nop, NULL,
-                                NULL,  {0, 0, 0}, NULL,  NULL,    0};
+static const rp_kernel k_step =
+    RP_KERNEL_WITH(.name = "step", .nparams = 1, .params = p_step,
+                   .cpu = cpu_nop);
+static const rp_kernel k_mix = RP_KERNEL_WITH(.name = "mix", .nparams = 2,
+                                              .params = p_mix, .cpu = cpu_nop);
 
 static double now(void) {
   struct timespec ts;

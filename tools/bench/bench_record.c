@@ -33,8 +33,8 @@ static void nop(const rp_kargs *a, const uint64_t lo[3], const uint64_t hi[3]) {
 }
 
 static const rp_param params[] = {{"src", RP_IN}, {"dst", RP_INOUT}};
-static const rp_kernel k = {"k",  2,         params, nop,  NULL,
-                            NULL, {0, 0, 0}, NULL,   NULL, 0};
+static const rp_kernel k =
+    RP_KERNEL_WITH(.name = "k", .nparams = 2, .params = params, .cpu = nop);
 
 enum { NBUF = 1000, BYTES = 1 << 16, CHUNKS = 16 };
 
@@ -91,8 +91,8 @@ enum { SOL_NBUF = 64, SOL_BYTES = 1 << 20, SOL_PIECE = 4096, GAT_NBUF = 4 };
  * it. */
 enum { ROW_NBUF = 16, ROW_ROWS = 256, ROW_COLS = 1024 };
 static const rp_param row_params[] = {{"src", RP_IN}, {"dst", RP_OUT}};
-static const rp_kernel row_k = {"row", 2,         row_params, nop,  NULL,
-                                NULL,  {0, 0, 0}, NULL,       NULL, 0};
+static const rp_kernel row_k = RP_KERNEL_WITH(.name = "row", .nparams = 2,
+                                              .params = row_params, .cpu = nop);
 typedef struct result {
   double t; /* CPU seconds: record + derive + reduce + end */
   uint32_t nodes, edges;
