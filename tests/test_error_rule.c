@@ -118,6 +118,8 @@
   X(rp_exec_run_until, rp_exec_run_until(NULL, NULL, 0, 0, NULL))              \
   X(rp_exec_rebind, rp_exec_rebind(NULL, 0, NULL, 0))                          \
   X(rp_exec_kernel_block, rp_exec_kernel_block(NULL, 0, NULL))                 \
+  X(rp_exec_stats, rp_exec_stats(NULL, NULL, 0, NULL))                         \
+  X(rp_exec_stat_get, rp_exec_stat_get(NULL, NULL, NULL))                      \
   X(rp_exec_set_scalar, rp_exec_set_scalar(NULL, 0, 0, (rp_slot){0}))          \
   X(rp_exec_profile, rp_exec_profile(NULL, NULL))                              \
   X(rp_exec_profile_ex, rp_exec_profile_ex(NULL, 0, 0, NULL, NULL, NULL))      \

@@ -244,6 +244,11 @@ struct rp_backend {
    * (RP_EXEC_OPT_*): rp_exec_create() refuses, in one place and before
    * instantiate, any other that is set. 0: none. */
   unsigned options;
+  /** Optional: the backend's figures about this exec, named
+   * (rp_exec_stats(): up to @p max into @p out, how many in @p count).
+   * NULL: RP_ENOTSUP. */
+  rp_status (*stats)(void *state, rp_exec_stat *out, unsigned max,
+                     unsigned *count);
 };
 
 /** @brief The graph being executed: the one given to rp_exec_create(), or

@@ -307,6 +307,32 @@ typedef struct rp_kernel_block {
 RP_API rp_status rp_exec_kernel_block(rp_exec *x, rp_node n,
                                       rp_kernel_block *out);
 
+/** One named figure a backend keeps about an exec (rp_exec_stats()). */
+typedef struct rp_exec_stat {
+  const char *name; /**< "tasks", "sends", ...; static storage */
+  double value;
+} rp_exec_stat;
+
+/** @brief The figures the exec's backend keeps about @p x, by name: up
+ * to @p max of them into @p out (may be NULL with @p max 0); @p count
+ * (may be NULL) receives how many there are. The starpu backend gives
+ * what one rank lowered at instantiate ("rank", "nranks", "nodes",
+ * "tasks", "sends", "recvs", "scanned", "visited", "accesses", "images",
+ * "handles", "aliased", "user_arrays", "image_bytes", "pieces",
+ * "lower_us", "register_us") and the CPU time its task bodies took over
+ * all launches so far ("body_cpu_us"): docs/mpi.md. Safe to call while
+ * replays run.
+ * @return RP_OK, RP_EINVAL (NULL @p x, NULL @p out with @p max > 0),
+ *   RP_ENOTSUP (the backend keeps none: reference, openmp, xrt, cuda). */
+RP_API rp_status rp_exec_stats(const rp_exec *x, rp_exec_stat *out,
+                               unsigned max, unsigned *count);
+
+/** @brief The figure named @p name of rp_exec_stats().
+ * @return RP_OK, RP_EINVAL (a NULL argument), RP_ENOTSUP (the backend
+ *   keeps none), RP_ENOTFOUND (not one of its names). */
+RP_API rp_status rp_exec_stat_get(const rp_exec *x, const char *name,
+                                  double *value);
+
 /** @brief Change scalar parameter @p param of kernel node @p n. */
 RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
                                     rp_slot value);
