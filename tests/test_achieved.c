@@ -126,7 +126,7 @@ Test(achieved, two_track_trace) {
   char *buf = NULL;
   size_t len = 0;
   FILE *fp = open_memstream(&buf, &len);
-  cr_assert_eq(rp_analysis_write_trace2(a, s, e, fp), RP_OK);
+  cr_assert_eq(rp_analysis_write_trace_achieved(a, s, e, fp), RP_OK);
   fclose(fp);
   cJSON *j = cJSON_Parse(buf);
   cr_assert_not_null(j, "%s", buf);

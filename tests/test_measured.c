@@ -13,6 +13,11 @@
 #include "reprise.h"
 #include "util.h"
 
+/* rp_exec_profile_opts()'s options: @p r runs, flags @p f. */
+#define PROF(r, f)                                                             \
+  (&(rp_profile_opts){                                                         \
+      .size = sizeof(rp_profile_opts), .runs = (r), .flags = (f)})
+
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static const rp_param p_io[] = {{"a", RP_INOUT}};
@@ -61,12 +66,13 @@ Test(measured, profile_median_of_runs) {
   rp_exec *x = NULL;
   cr_assert_eq(rp_exec_create(&x, g, be, NULL), RP_OK);
   double med[4], lo[4], hi[4];
-  cr_assert_eq(rp_exec_profile_n(x, 0, med, lo, hi), RP_OK);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(0, 0), med, lo, hi), RP_OK);
   for (int i = 0; i < 4; i++) {
     cr_assert(lo[i] >= 0 && lo[i] <= med[i] && med[i] <= hi[i]);
   }
-  cr_assert_eq(rp_exec_profile_n(x, 3, med, NULL, NULL), RP_OK);
-  cr_assert_eq(rp_exec_profile_n(x, 1001, med, NULL, NULL), RP_EINVAL);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(3, 0), med, NULL, NULL), RP_OK);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(1001, 0), med, NULL, NULL),
+               RP_EINVAL);
   cr_assert_eq(
       rp_graph_set_measured_all(g, med, NULL, NULL, 3, "reference", NULL),
       RP_OK);
@@ -239,7 +245,7 @@ static void profile_keeps_data(const char *backend) {
   memcpy(before, h, sizeof h);
   uint32_t nn = rp_graph_num_nodes(g);
   double *med = calloc(nn, sizeof *med);
-  cr_assert_eq(rp_exec_profile_n(x, 3, med, NULL, NULL), RP_OK);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(3, 0), med, NULL, NULL), RP_OK);
   cr_assert_eq(memcmp(before, h, sizeof h), 0, "h changed: %g", h[5]);
   /* The exec did not advance either: the next replay is the second. */
   cr_assert_eq(rp_exec_run(x, 1), RP_OK); /* t = 1 + 11, h = 24 */
@@ -247,13 +253,14 @@ static void profile_keeps_data(const char *backend) {
   /* A rebound array is the user's too. */
   cr_assert_eq(rp_exec_rebind(x, bh, other, sizeof other), RP_OK);
   memcpy(before, other, sizeof other);
-  cr_assert_eq(rp_exec_profile_n(x, 2, med, NULL, NULL), RP_OK);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(2, 0), med, NULL, NULL), RP_OK);
   cr_assert_eq(memcmp(before, other, sizeof other), 0);
   /* In place: the data advances by the runs. */
-  cr_assert_eq(rp_exec_profile_ex(x, 2, RP_PROFILE_IN_PLACE, med, NULL, NULL),
-               RP_OK);
+  cr_assert_eq(
+      rp_exec_profile_opts(x, PROF(2, RP_PROFILE_IN_PLACE), med, NULL, NULL),
+      RP_OK);
   cr_assert_eq(other[5], 2 * (12 + 11 + 11), "other[5] = %g", other[5]);
-  cr_assert_eq(rp_exec_profile_ex(x, 2, 8, med, NULL, NULL), RP_EINVAL);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(2, 8), med, NULL, NULL), RP_EINVAL);
   free(med);
   rp_exec_destroy(x);
   rp_graph_destroy(g);

@@ -591,7 +591,7 @@ typedef struct rp_measured {
 RP_API rp_status rp_graph_set_measured(rp_graph *g, rp_node n,
                                        const rp_measured *m);
 
-/** @brief Attach to every node its figures from rp_exec_profile_n(): the
+/** @brief Attach to every node its figures from rp_exec_profile_opts(): the
  * arrays have one entry per node (@p min_us and @p max_us may be NULL:
  * the median is used); @p machine NULL: this host's name. */
 RP_API rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
@@ -818,6 +818,17 @@ RP_API rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
  * (name, type, device), edges labelled with kind and buffer, a colour per
  * lane. */
 RP_API rp_status rp_graph_write_dot(const rp_graph *g, FILE *fp);
+
+/** @brief Graphviz of a graph that stays drawable: with at most
+ * @p max_nodes operations (or @p max_nodes 0) the same as
+ * rp_graph_write_dot(); above, the critical path of rp_analyze() with
+ * default options and the operations next to it, up to @p max_nodes
+ * (every critical operation is drawn; when the path alone is longer,
+ * consecutive critical operations of one name become one node), with a
+ * note saying what was left out.
+ * @return RP_OK, RP_EINVAL, RP_ENOMEM, RP_EIO or rp_analyze()'s error. */
+RP_API rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
+                                            uint32_t max_nodes);
 
 /** @} */
 

@@ -153,7 +153,7 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
     fprintf(stderr, "out of memory\n");
     exit(2);
   }
-  RK(rp_exec_profile_n(xs, 5, med, mn, mx));
+  RK(rp_exec_profile_opts(xs, NULL, med, mn, mx));
   rp_analysis_opts ao;
   rp_analysis_opts_init(&ao);
   rp_model m;
@@ -187,7 +187,7 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
   double tsm[MAXPAIRS];
   memcpy(tsm, ts, sizeof ts[0] * c->pairs);
   qsort(tsm, c->pairs, sizeof tsm[0], cmp_dbl);
-  RK(rp_achieved_check_serial(&ach, an, tsm[c->pairs / 2] / c->iters));
+  RK(rp_achieved_compare_serial(&ach, an, tsm[c->pairs / 2] / c->iters));
   rp_summary sm;
   rp_analysis_summary(an, &sm);
   r->withheld = sm.withheld;
