@@ -178,7 +178,7 @@ static rp_status chain(rp_graph **out, chain_kind kind, unsigned n,
       rp_arg arg = rp_arg_buf(rp_whole(b));
       s = rp_record_kernel(g, &nop, 0, rp_dims3(1, 1, 1), &arg, NULL, NULL);
     } else if (kind == CHAIN_COPY) {
-      s = rp_record_copy_to_device(g, rp_bytes(b, 0, 4), 0, NULL, NULL);
+      s = rp_record_copy_to_device(g, rp_range_bytes(b, 0, 4), 0, NULL, NULL);
     } else {
       rp_access a = {rp_whole(b), RP_INOUT};
       s = rp_record_host(g, nop_host, NULL, &a, 1, NULL, NULL);
@@ -289,8 +289,8 @@ static rp_status blocks_graph(rp_graph **out, const rp_kernel *k, float *x,
     rp_arg args[5];
     unsigned na = 0;
     if (x)
-      args[na++] = rp_arg_buf(rp_bytes(bx, off, bytes));
-    args[na++] = rp_arg_buf(rp_bytes(by, off, bytes));
+      args[na++] = rp_arg_buf(rp_range_bytes(bx, off, bytes));
+    args[na++] = rp_arg_buf(rp_range_bytes(by, off, bytes));
     args[na++] = rp_arg_i64((int64_t)(b * blk));
     args[na++] = rp_arg_i64((int64_t)cols);
     if (x)
@@ -422,7 +422,7 @@ static rp_status team(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
         (s = rp_buffer_register(g, "x", tiny, sizeof tiny, &b)))
       goto out;
     for (unsigned i = 0; i < INDEP_TASKS && s == RP_OK; i++) {
-      rp_arg arg = rp_arg_buf(rp_bytes(b, i * 64u, 64));
+      rp_arg arg = rp_arg_buf(rp_range_bytes(b, i * 64u, 64));
       s = rp_record_kernel(g, &nop, 0, rp_dims3(1, 1, 1), &arg, NULL, NULL);
     }
     double t;
@@ -473,10 +473,11 @@ static rp_status team(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
            * what the next reads. */
           uint64_t own = (c * 2u + (i & 1)) * 64u;
           uint64_t other = (((c + 1) % threads) * 2u + ((i + 1) & 1)) * 64u;
-          rp_arg a[2] = {rp_arg_buf(rp_bytes(b, zig ? other : own + 8, 8)),
-                         rp_arg_buf(rp_bytes(b, own, 8))};
+          rp_arg a[2] = {
+              rp_arg_buf(rp_range_bytes(b, zig ? other : own + 8, 8)),
+              rp_arg_buf(rp_range_bytes(b, own, 8))};
           if (!zig) /* the chain alone: its own slot, always */
-            a[1] = rp_arg_buf(rp_bytes(b, c * 128u, 8));
+            a[1] = rp_arg_buf(rp_range_bytes(b, c * 128u, 8));
           s = rp_record_kernel(g, &nop2, 0, rp_dims3(1, 1, 1), a, NULL, NULL);
         }
       if (s || (s = rp_graph_end(g)) ||
@@ -522,7 +523,8 @@ static unsigned count_devices(const rp_backend *be, const rp_exec_opts *xo) {
     if (s == RP_OK)
       s = rp_buffer_register(g, "x", host, sizeof host, &b);
     for (unsigned d = 0; s == RP_OK && d < k; d++)
-      s = rp_record_copy_to_device(g, rp_bytes(b, 0, 4), (int)d, NULL, NULL);
+      s = rp_record_copy_to_device(g, rp_range_bytes(b, 0, 4), (int)d, NULL,
+                                   NULL);
     if (s == RP_OK)
       s = rp_graph_end(g);
     rp_exec_opts o = with_mode(xo, xo ? xo->mode : NULL);

@@ -166,7 +166,7 @@ static rp_status make_valid(rp_graph *g, const rp__access *a,
     const piece *pc = &pl.p[i];
     rp__proto p = {0};
     rp__access ca[2];
-    rp_region r = rp_bytes(a->region.buf, pc->off, pc->len);
+    rp_region r = rp_range_bytes(a->region.buf, pc->off, pc->len);
     if (pc->off == 0 && pc->len == g->buf[a->region.buf].bytes)
       r = rp_whole(a->region.buf);
     ca[0] = (rp__access){r, RP_IN, pc->src};

@@ -275,7 +275,8 @@ static rp_status record_copy(rec *c, rp_node n, const rp_node_info *ni,
     rp_region r = ai.region;
     if (ct) {
       uint64_t a = ct->S * i / kk, b = ct->S * (i + 1) / kk;
-      r = rp_bytes(ai.region.buf, ct->off + a * ct->unit, (b - a) * ct->unit);
+      r = rp_range_bytes(ai.region.buf, ct->off + a * ct->unit,
+                         (b - a) * ct->unit);
     }
     rp_status s = record_copy_piece(c, n, ni, r, i, kk);
     if (s != RP_OK)
