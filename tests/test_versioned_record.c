@@ -31,6 +31,16 @@ static rp_kernel older_kernel(void) {
   return k;
 }
 
+/* A graph over a[4], and the argument naming it whole. */
+static rp_graph *four_ints(int32_t *a, rp_arg *arg) {
+  rp_graph *g;
+  rp_buf b;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "a", a, 4 * sizeof *a, &b));
+  *arg = rp_arg_buf(rp_whole(b));
+  return g;
+}
+
 Test(versioned_record, older_kernel_gets_defaults_and_replays) {
   rp_kernel k = older_kernel();
   int32_t a[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -68,14 +78,32 @@ Test(versioned_record, older_kernel_gets_defaults_and_replays) {
   rp_graph_destroy(g);
 }
 
-/* A graph over a[4], and the argument naming it whole. */
-static rp_graph *four_ints(int32_t *a, rp_arg *arg) {
-  rp_graph *g;
-  rp_buf b;
-  TU_OK(NULL, rp_graph_create(&g, 0));
-  TU_OK(g, rp_buffer_register(g, "a", a, 4 * sizeof *a, &b));
-  *arg = rp_arg_buf(rp_whole(b));
-  return g;
+/* A graph bound from one with an older-size descriptor keeps a copy of
+ * its own, so that the first may be destroyed first (rp_graph_bind()). */
+Test(versioned_record, bound_graph_outlives_the_first) {
+  rp_kernel k = older_kernel();
+  int32_t a[4] = {1, 2, 3, 4};
+  rp_arg arg;
+  rp_graph *g = four_ints(a, &arg);
+  TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(4, 1, 1), &arg, NULL, NULL));
+  TU_OK(g, rp_record_sync_host(g, arg.region, NULL));
+  TU_OK(g, rp_graph_end(g));
+  rp_graph *c = NULL;
+  void *host[1] = {a};
+  TU_OK(NULL, rp_graph_bind(g, NULL, host, &c));
+  rp_node_info gi, ci;
+  TU_OK(g, rp_node_info_get(g, 1, &gi));
+  TU_OK(c, rp_node_info_get(c, 1, &ci));
+  cr_assert_eq(gi.type, RP_OP_KERNEL);
+  cr_assert_eq(ci.type, RP_OP_KERNEL);
+  cr_assert_neq(ci.kernel, gi.kernel, "c uses g's copy");
+  cr_assert_eq(ci.kernel->cpu, vr_twice_rp_cpu);
+  rp_graph_destroy(g);
+  cr_assert_str_eq(ci.kernel->name, "twice");
+  TU_OK(NULL, rp_replay_reference(c, 1));
+  for (int i = 0; i < 4; i++)
+    cr_assert_eq(a[i], 2 * (i + 1));
+  rp_graph_destroy(c);
 }
 
 Test(versioned_record, current_kernel_is_kept_as_given) {

@@ -108,7 +108,8 @@ static rp_status bind_op(rp_graph *c, const rp_graph *g, rp_node n,
     break;
   case RP_OP_KERNEL: {
     const char *kn = rp_node_kernel_name(g, n);
-    const rp_kernel *k = op->kernel ? op->kernel : rp_kernels_find(set, kn);
+    const rp_kernel *k =
+        op->kernel ? rp__kernel_given(g, op->kernel) : rp_kernels_find(set, kn);
     rp_arg args[RP_MAX_PARAMS];
     char in[240];
     libs(set, in, sizeof in);

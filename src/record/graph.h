@@ -167,6 +167,10 @@ struct rp_graph {
 rp_status rp__kernel_in(rp_graph *g, const rp_kernel *k, const rp_kernel **out);
 /* rp_op_opts: *dst the defaults, then the caller's @p src (NULL: none). */
 rp_status rp__op_opts_in(rp_graph *g, rp_op_opts *dst, const rp_op_opts *src);
+/* The descriptor the caller gave for @p k, one of g's nodes' kernels:
+ * another graph recorded from g's nodes (rp_graph_bind()) keeps its own
+ * copy of an older-size descriptor, not g's. */
+const rp_kernel *rp__kernel_given(const rp_graph *g, const rp_kernel *k);
 void rp__kcopy_free(rp_graph *g);
 
 /* Recording core (record/op.c): validates, inserts coherence copies,

@@ -78,6 +78,13 @@ rp_status rp__op_opts_in(rp_graph *g, rp_op_opts *dst, const rp_op_opts *src) {
   return s;
 }
 
+const rp_kernel *rp__kernel_given(const rp_graph *g, const rp_kernel *k) {
+  for (uint32_t i = 0; i < g->nkcopy; i++)
+    if (g->kcopy[i].copy == k)
+      return g->kcopy[i].orig;
+  return k;
+}
+
 void rp__kcopy_free(rp_graph *g) {
   for (uint32_t i = 0; i < g->nkcopy; i++)
     free(g->kcopy[i].copy);
