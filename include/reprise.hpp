@@ -29,7 +29,12 @@
  * saved to a file replays only with a kernel library, as any other.
  *
  * The graph must outlive its execs; it owns the closures, descriptors
- * and names its kernels and host tasks use. docs/cpp.md has the guide. */
+ * and names its kernels and host tasks use. docs/cpp.md has the guide.
+ *
+ * Thread safety: as the C objects they own (reprise/record.h,
+ * reprise/replay.h): a reprise::graph is recorded from one thread at a
+ * time and read by any number once ended; a reprise::exec is driven from
+ * one thread at a time; distinct objects are independent. */
 #ifndef REPRISE_HPP
 #define REPRISE_HPP
 
