@@ -491,7 +491,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   /* Costs: the median of 5 profiled replays. The analysis is told what
    * the overlapped exec really runs (threads, device groups, mode) and
    * the machine model calibrated for the backend, if any. */
-  if ((rc = rp_exec_profile_n(xs, 5, op_us, op_min, op_max))) {
+  if ((rc = rp_exec_profile_opts(xs, NULL, op_us, op_min, op_max))) {
     fprintf(stderr, "profile: %s\n", rp_strerror(rc));
     goto out;
   }
@@ -538,7 +538,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     FILE *fp;
     if (ts && te && rp_exec_timeline(x, ts, te) == RP_OK &&
         (fp = fopen(o->trace, "w"))) {
-      rp_analysis_write_trace2(an, ts, te, fp);
+      rp_analysis_write_trace_achieved(an, ts, te, fp);
       fclose(fp);
       rp_analysis_write_departures(an, ts, te, 5, stdout);
     }
@@ -563,7 +563,7 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
            "process's threads runnable, their CPU another's; %u pairs)\n",
            wait_ser, wait_par, np);
   if (rp_achieved_compute(an, t_ser, t_par, np, &ach) == RP_OK) {
-    rp_achieved_check_serial(&ach, an, ex_median(t_ser, np) / iters);
+    rp_achieved_compare_serial(&ach, an, ex_median(t_ser, np) / iters);
     rp_analysis_write_achieved(an, &ach, stdout);
   }
   print_blocks(g, x);

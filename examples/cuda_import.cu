@@ -288,7 +288,7 @@ int main(int argc, char **argv) {
   double *t_e = (double *)calloc(nn + 1, sizeof(double));
   if (trace && t_s && t_e && rp_exec_timeline(x, t_s, t_e) == RP_OK &&
       (fp = fopen(trace, "w"))) {
-    rp_analysis_write_trace2(an, t_s, t_e, fp);
+    rp_analysis_write_trace_achieved(an, t_s, t_e, fp);
     fclose(fp);
     rp_analysis_write_departures(an, t_s, t_e, 5, stdout);
   }

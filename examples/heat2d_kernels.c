@@ -43,9 +43,7 @@ void ex_heat2d_init(const ex_heat2d *p, double *u, double *v) {
 static rp_status copy_rows(rp_graph *g, rp_buf b, uint64_t n, uint64_t r0,
                            uint64_t r1, int kind, int s, int d) {
   char name[64];
-  rp_op_opts o;
-  memset(&o, 0, sizeof o);
-  o.name = name;
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = name);
   rp_region r = rp_box2_elems(b, r0, r1, 0, n);
   const char *bn = b ? "V" : "U";
   if (kind == 0) {

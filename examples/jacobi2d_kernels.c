@@ -110,9 +110,8 @@ static rp_status record(rp_graph *g, const ex_jacobi2d *p, int cpu, double *a,
       acc[0].mode = RP_IN;
       acc[1].region = rp_range_bytes(S, 8 * k, 8);
       acc[1].mode = RP_OUT;
-      rp_op_opts o;
-      memset(&o, 0, sizeof o);
-      o.name = "jac_sum"; /* the name the kernel library exports it by */
+      /* The name the kernel library exports it by. */
+      rp_op_opts o = RP_OP_OPTS_WITH(.name = "jac_sum");
       rc = rp_record_host(g, jac_sum, (void *)(uintptr_t)((k << 48) | n), acc,
                           2, &o, NULL);
       if (rc)

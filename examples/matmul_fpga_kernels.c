@@ -23,17 +23,13 @@ static const rp_param ex_matmul_params[] = {
 
 /* Built by hand to name the XRT kernel; its arguments are the parameters
  * in order (no argument map). */
-const rp_kernel ex_matmul_tile = {
-    "ex_matmul_tile",
-    (unsigned)(sizeof(ex_matmul_params) / sizeof(ex_matmul_params[0])),
-    ex_matmul_params,
-    ex_matmul_tile_k_rp_cpu,
-    RP_KERNEL_CUDA_FN(ex_matmul_tile_k),
-    NULL,
-    {EX_MM_BS, EX_MM_BS, 1},
-    "matmul",
-    NULL,
-    0};
+const rp_kernel ex_matmul_tile =
+    RP_KERNEL_WITH(.name = "ex_matmul_tile",
+                   .nparams = (unsigned)(sizeof(ex_matmul_params) /
+                                         sizeof(ex_matmul_params[0])),
+                   .params = ex_matmul_params, .cpu = ex_matmul_tile_k_rp_cpu,
+                   .cuda = RP_KERNEL_CUDA_FN(ex_matmul_tile_k),
+                   .block = {EX_MM_BS, EX_MM_BS, 1}, .xrt = "matmul");
 
 static uint64_t tile_off(unsigned nb, unsigned i, unsigned j) {
   return ((uint64_t)i * nb + j) * EX_MM_BS * EX_MM_BS;

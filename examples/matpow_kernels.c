@@ -53,7 +53,7 @@ rp_status ex_matpow_record(rp_graph *g, const ex_matpow *p, double *m,
        * block, as the hand-built dag has), not all of them; the 8 copies
        * of X's rows coherence inserts merge back into one (reshaped
        * copies, the default on cuda). */
-      a[0] = rp_arg_buf(rp_box2(src, r0, r1, 0, n));
+      a[0] = rp_arg_buf(rp_box2_elems(src, r0, r1, 0, n));
       a[1] = rp_arg_buf(rp_whole(M));
       a[2] = rp_arg_buf(rp_box2_elems(dst, r0, r1, 0, n));
       a[3] = rp_arg_i64((int64_t)n);

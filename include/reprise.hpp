@@ -29,7 +29,12 @@
  * saved to a file replays only with a kernel library, as any other.
  *
  * The graph must outlive its execs; it owns the closures, descriptors
- * and names its kernels and host tasks use. docs/cpp.md has the guide. */
+ * and names its kernels and host tasks use. docs/cpp.md has the guide.
+ *
+ * Thread safety: as the C objects they own (reprise/record.h,
+ * reprise/replay.h): a reprise::graph is recorded from one thread at a
+ * time and read by any number once ended; a reprise::exec is driven from
+ * one thread at a time; distinct objects are independent. */
 #ifndef REPRISE_HPP
 #define REPRISE_HPP
 
@@ -336,7 +341,7 @@ public:
       rec->params[i] = {detail::param_name(i), x.mode};
       a[i++] = x.a;
     }
-    std::memset(&rec->k, 0, sizeof rec->k);
+    rp_kernel_init(&rec->k);
     rec->k.name = rec->name.c_str();
     rec->k.nparams = i;
     rec->k.params = rec->params;
@@ -377,7 +382,8 @@ public:
     }
     auto h = std::make_unique<detail::held<Fn>>(std::forward<F>(fn));
     auto nm = std::make_unique<std::string>(name);
-    rp_op_opts o{};
+    rp_op_opts o;
+    rp_op_opts_init(&o);
     o.name = nm->c_str();
     rp_node n = RP_NONE;
     check(rp_record_host(g_, &detail::host_trampoline<Fn>, h.get(), ac.data(),

@@ -13,8 +13,8 @@
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
-                               NULL,   {0, 0, 0}, NULL, NULL,    0};
+static const rp_kernel k_io = RP_KERNEL_WITH(.name = "k_io", .nparams = 1,
+                                             .params = p_io, .cpu = nop_cpu);
 static unsigned char ma[64], mb[64];
 
 /* h2d A (10) -> K(A) (20) -> d2h A (10); d2h B (10) alone. Schedule:
@@ -25,7 +25,7 @@ static rp_graph *pipeline(void) {
   cr_assert_eq(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE), RP_OK);
   TU_OK(g, rp_buffer_register(g, "A", ma, sizeof ma, &A));
   TU_OK(g, rp_buffer_register(g, "B", mb, sizeof mb, &B));
-  rp_op_opts o = {"h2d A", 10, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "h2d A", .cost_us = 10);
   TU_OK(g, rp_record_copy_to_device(g, rp_whole(A), 0, &o, NULL));
   rp_arg arg = rp_arg_buf(rp_whole(A));
   o.name = "K";
@@ -80,7 +80,7 @@ Test(achieved, launch_and_lane) {
   cr_assert_eq(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE), RP_OK);
   TU_OK(g, rp_buffer_register(g, "A", ma, sizeof ma, &A));
   TU_OK(g, rp_buffer_register(g, "B", mb, sizeof mb, &B));
-  rp_op_opts o = {"K1", 10, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "K1", .cost_us = 10);
   rp_arg arg = rp_arg_buf(rp_whole(A));
   TU_OK(g, rp_record_kernel(g, &k_io, 0, rp_dims3(4, 1, 1), &arg, &o, NULL));
   o.name = "K2";
@@ -126,7 +126,7 @@ Test(achieved, two_track_trace) {
   char *buf = NULL;
   size_t len = 0;
   FILE *fp = open_memstream(&buf, &len);
-  cr_assert_eq(rp_analysis_write_trace2(a, s, e, fp), RP_OK);
+  cr_assert_eq(rp_analysis_write_trace_achieved(a, s, e, fp), RP_OK);
   fclose(fp);
   cJSON *j = cJSON_Parse(buf);
   cr_assert_not_null(j, "%s", buf);

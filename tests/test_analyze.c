@@ -19,16 +19,17 @@ static void nop_host(void *user, void *const *ptrs) {}
 
 static const rp_param p_io[] = {{"a", RP_INOUT}};
 static const rp_param p_in_io[] = {{"a", RP_IN}, {"b", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
-                               NULL,   {0, 0, 0}, NULL, NULL,    0};
-static const rp_kernel k_in_io = {"k_in_io", 2,         p_in_io, nop_cpu, NULL,
-                                  NULL,      {0, 0, 0}, NULL,    NULL,    0};
+static const rp_kernel k_io = RP_KERNEL_WITH(.name = "k_io", .nparams = 1,
+                                             .params = p_io, .cpu = nop_cpu);
+static const rp_kernel k_in_io =
+    RP_KERNEL_WITH(.name = "k_in_io", .nparams = 2, .params = p_in_io,
+                   .cpu = nop_cpu);
 
 static unsigned char mem_a[1000000], mem_b[4096], mem_c[100 * 200 * 4];
 
 /* Options with a cost (> 0: given) and an optional name. */
 static rp_op_opts cost(double us, const char *name) {
-  rp_op_opts o = {name, us, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = name, .cost_us = us);
   return o;
 }
 
@@ -256,7 +257,8 @@ Test(analyze, after_edges_serialise_and_are_written) {
   rp_buf A, B;
   rp_graph *g = new_graph(&A, &B);
   rp_node k0 = kernel1(g, 0, A, 10);
-  rp_op_opts o = {"later", 10, &k0, 1};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "later", .cost_us = 10, .after = &k0,
+                                 .nafter = 1);
   rp_arg arg = rp_arg_buf(rp_whole(B));
   rp_node k1;
   cr_assert_eq(rp_record_kernel(g, &k_io, 1, rp_dims3(1, 1, 1), &arg, &o, &k1),
@@ -756,7 +758,7 @@ Test(analyze, compute_units_are_lanes_taken_in_turn) {
     snprintf(name, sizeof name, "A%d", i);
     cr_assert_eq(rp_buffer_register(g, name, A[i], 8, &b), RP_OK);
     rp_arg arg = rp_arg_buf(rp_whole(b));
-    rp_op_opts o = {NULL, 10, NULL, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = 10);
     cr_assert_eq(rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), &arg, &o, NULL),
                  RP_OK);
   }

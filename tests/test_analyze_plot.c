@@ -170,8 +170,8 @@ Test(plot, command_line) {
   snprintf(out, sizeof out, "%s/p.svg", dir);
   static unsigned char mem[4][64];
   static const rp_param pa[] = {{"a", RP_INOUT}};
-  static const rp_kernel k = {"k",  1,         pa,   NULL, NULL,
-                              NULL, {0, 0, 0}, NULL, NULL, 0};
+  static const rp_kernel k =
+      RP_KERNEL_WITH(.name = "k", .nparams = 1, .params = pa);
   rp_graph *gr;
   cr_assert_eq(rp_graph_create(&gr, RP_GRAPH_NO_COHERENCE), RP_OK);
   for (int i = 0; i < 4; i++) {
@@ -180,7 +180,7 @@ Test(plot, command_line) {
     snprintf(nm, sizeof nm, "B%d", i);
     TU_OK(gr, rp_buffer_register(gr, nm, mem[i], 64, &b));
     rp_arg arg = rp_arg_buf(rp_whole(b));
-    rp_op_opts o = {NULL, 10, NULL, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = 10);
     TU_OK(gr, rp_record_kernel(gr, &k, 0, rp_dims3(16, 1, 1), &arg, &o, NULL));
   }
   TU_OK(gr, rp_graph_end(gr));

@@ -16,13 +16,14 @@ static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static void nop_host(void *user, void *const *ptrs) {}
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
-                               NULL,   {0, 0, 0}, NULL, NULL,    0};
+static const rp_kernel k_io = RP_KERNEL_WITH(.name = "k_io", .nparams = 1,
+                                             .params = p_io, .cpu = nop_cpu);
 static unsigned char ma[1024], mb[512];
 
 static rp_op_opts after(const char *name, double us, const rp_node *a,
                         unsigned n) {
-  rp_op_opts o = {name, us, a, n};
+  rp_op_opts o =
+      RP_OP_OPTS_WITH(.name = name, .cost_us = us, .after = a, .nafter = n);
   return o;
 }
 
@@ -123,8 +124,8 @@ Test(check, fixed_program_has_no_race) {
  * buffer in two streams race on [50, 100) (the third waits on the second,
  * which writes a disjoint range); disjoint ranges do not. */
 static const rp_param p_w[] = {{"a", RP_OUT}};
-static const rp_kernel k_w = {"k_w", 1,         p_w,  nop_cpu, NULL,
-                              NULL,  {0, 0, 0}, NULL, NULL,    0};
+static const rp_kernel k_w =
+    RP_KERNEL_WITH(.name = "k_w", .nparams = 1, .params = p_w, .cpu = nop_cpu);
 Test(check, byte_range_of_a_race) {
   rp_graph *g;
   rp_buf A;
@@ -212,8 +213,8 @@ Test(check, gains_from_the_model) {
  * and exits 0 (it once reported all 88 conflicting pairs as races, exit
  * 3). */
 static const rp_param p_rw[] = {{"src", RP_IN}, {"dst", RP_INOUT}};
-static const rp_kernel k_rw = {"heat", 2,         p_rw, nop_cpu, NULL,
-                               NULL,   {0, 0, 0}, NULL, NULL,    0};
+static const rp_kernel k_rw = RP_KERNEL_WITH(.name = "heat", .nparams = 2,
+                                             .params = p_rw, .cpu = nop_cpu);
 static unsigned char heat[2][256];
 
 static rp_graph *library_program(unsigned steps, int with_after) {

@@ -57,15 +57,17 @@ static void scribble_cpu(const rp_kargs *a, const uint64_t lo[3],
 }
 
 static const rp_param p_sd[] = {{"src", RP_IN}, {"dst", RP_OUT}};
-static const rp_kernel k_copy1 = {
-    "copy1", 2, p_sd, copy1_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0, 0, 0, 0};
-static const rp_kernel k_shift = {
-    "shift", 2, p_sd, shift_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0, 0, 0, 0};
-static const rp_kernel k_left = {
-    "left", 2, p_sd, left_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0, 0, 0, 0};
-static const rp_kernel k_scrib = {
-    "scribble", 2, p_sd, scribble_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0,
-    0,          0, 0};
+static const rp_kernel k_copy1 =
+    RP_KERNEL_WITH(.name = "copy1", .nparams = 2, .params = p_sd,
+                   .cpu = copy1_cpu);
+static const rp_kernel k_shift =
+    RP_KERNEL_WITH(.name = "shift", .nparams = 2, .params = p_sd,
+                   .cpu = shift_cpu);
+static const rp_kernel k_left = RP_KERNEL_WITH(.name = "left", .nparams = 2,
+                                               .params = p_sd, .cpu = left_cpu);
+static const rp_kernel k_scrib =
+    RP_KERNEL_WITH(.name = "scribble", .nparams = 2, .params = p_sd,
+                   .cpu = scribble_cpu);
 
 static double A[N * N], B[N * N];
 

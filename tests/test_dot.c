@@ -70,10 +70,10 @@ static rp_graph *chain_graph(unsigned len) {
   TU_OK(g, rp_buffer_register(g, "B", B, sizeof B, &b));
   for (unsigned i = 0; i < len; i++) {
     rp_access w = {rp_bytes(b, i, 1), RP_OUT};
-    rp_op_opts o1 = {"fill", 1, NULL, 0};
+    rp_op_opts o1 = RP_OP_OPTS_WITH(.name = "fill", .cost_us = 1);
     TU_OK(g, rp_record_host(g, nop_host, NULL, &w, 1, &o1, NULL));
     rp_access c[2] = {{rp_bytes(b, i, 1), RP_IN}, {rp_whole(a), RP_INOUT}};
-    rp_op_opts o2 = {"step", 10, NULL, 0};
+    rp_op_opts o2 = RP_OP_OPTS_WITH(.name = "step", .cost_us = 10);
     TU_OK(g, rp_record_host(g, nop_host, NULL, c, 2, &o2, NULL));
   }
   TU_OK(g, rp_graph_end(g));

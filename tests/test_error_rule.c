@@ -19,7 +19,7 @@
   X(rp_analysis_op, rp_analysis_op(NULL, 0, NULL))                             \
   X(rp_analysis_op_model, rp_analysis_op_model(NULL, 0, NULL, NULL))           \
   X(rp_achieved_compute, rp_achieved_compute(NULL, NULL, NULL, 0, NULL))       \
-  X(rp_achieved_check_serial, rp_achieved_check_serial(NULL, NULL, 0))         \
+  X(rp_achieved_compare_serial, rp_achieved_compare_serial(NULL, NULL, 0))     \
   X(rp_outfile_open, rp_outfile_open(NULL, NULL, NULL))                        \
   X(rp_outfile_commit, rp_outfile_commit(NULL))                                \
   X(rp_buffer_register_elems,                                                  \
@@ -28,8 +28,8 @@
   X(rp_analysis_write_achieved, rp_analysis_write_achieved(NULL, NULL, NULL))  \
   X(rp_analysis_departures,                                                    \
     rp_analysis_departures(NULL, NULL, NULL, NULL, 0, NULL))                   \
-  X(rp_analysis_write_trace2,                                                  \
-    rp_analysis_write_trace2(NULL, NULL, NULL, NULL))                          \
+  X(rp_analysis_write_trace_achieved,                                          \
+    rp_analysis_write_trace_achieved(NULL, NULL, NULL, NULL))                  \
   X(rp_analysis_write_departures,                                              \
     rp_analysis_write_departures(NULL, NULL, NULL, 0, NULL))                   \
   X(rp_analysis_lane, rp_analysis_lane(NULL, 0, NULL, NULL))                   \
@@ -120,10 +120,11 @@
   X(rp_exec_run_until, rp_exec_run_until(NULL, NULL, 0, 0, NULL))              \
   X(rp_exec_rebind, rp_exec_rebind(NULL, 0, NULL, 0))                          \
   X(rp_exec_kernel_block, rp_exec_kernel_block(NULL, 0, NULL))                 \
+  X(rp_exec_stats, rp_exec_stats(NULL, NULL, 0, NULL))                         \
+  X(rp_exec_stat_get, rp_exec_stat_get(NULL, NULL, NULL))                      \
   X(rp_exec_set_scalar, rp_exec_set_scalar(NULL, 0, 0, (rp_slot){0}))          \
   X(rp_exec_profile, rp_exec_profile(NULL, NULL))                              \
-  X(rp_exec_profile_ex, rp_exec_profile_ex(NULL, 0, 0, NULL, NULL, NULL))      \
-  X(rp_exec_profile_n, rp_exec_profile_n(NULL, 0, NULL, NULL, NULL))           \
+  X(rp_exec_profile_opts, rp_exec_profile_opts(NULL, NULL, NULL, NULL, NULL))  \
   X(rp_exec_timeline, rp_exec_timeline(NULL, NULL, NULL))                      \
   X(rp_replay_reference, rp_replay_reference(NULL, 0))
 

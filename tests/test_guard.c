@@ -27,7 +27,7 @@ static rp_graph *stray_graph(int64_t off, uint64_t n) {
   rp_buffer_desc d = {"M", NULL, 200, 1, 0, {0, 0, 0}};
   TU_OK(g, rp_buffer_add(g, &d, &b));
   rp_arg a[2] = {rp_arg_buf(rp_whole(b)), rp_arg_i64(off)};
-  rp_op_opts o = {"stray", -1, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "stray", .cost_us = -1);
   TU_OK(g, rp_record_kernel(g, &stray, 0, rp_dims3(n, 1, 1), a, &o, NULL));
   TU_OK(g, rp_graph_end(g));
   return g;

@@ -189,7 +189,7 @@ Test(hazards, explicit_after_edges_are_kept) {
   TU_OK(g, rp_buffer_register(g, "B", B, 8, &b));
   kern(g, &k1, 0, rp_whole(a), rp_whole(a));
   rp_node dep = 0;
-  rp_op_opts o = {"second", 0, &dep, 1};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "second", .after = &dep, .nafter = 1);
   rp_arg arg = rp_arg_buf(rp_whole(b));
   TU_OK(g, rp_record_kernel(g, &k1, 0, rp_dims3(1, 1, 1), &arg, &o, NULL));
   TU_OK(g, rp_graph_end(g));

@@ -17,10 +17,11 @@ static void nop_host(void *user, void *const *ptrs) {}
 static const rp_param p_in_out[] = {
     {"src", RP_IN}, {"dst", RP_OUT}, {"w", RP_SCALAR}};
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_stencil = {
-    "stencil", 3, p_in_out, nop_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0};
-static const rp_kernel k_scale = {"scale", 1,         p_io, nop_cpu, NULL,
-                                  NULL,    {0, 0, 0}, NULL, NULL,    0};
+static const rp_kernel k_stencil =
+    RP_KERNEL_WITH(.name = "stencil", .nparams = 3, .params = p_in_out,
+                   .cpu = nop_cpu);
+static const rp_kernel k_scale = RP_KERNEL_WITH(.name = "scale", .nparams = 1,
+                                                .params = p_io, .cpu = nop_cpu);
 
 /* The whole of @p fp from its start, NUL-terminated. */
 static char *read_all(FILE *fp, size_t *len) {
@@ -186,25 +187,27 @@ static rp_graph *sample_graph(void) {
   /* Interior of B from all of A, on device 0 (coherence copies A in). */
   rp_arg args[3] = {rp_arg_buf(rp_whole(a)),
                     rp_arg_buf(rp_box2(b, 1, 7, 1, 15)), rp_arg_f32(0.25f)};
-  rp_op_opts o = {"stencil 0", 1.0 / 3.0, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "stencil 0", .cost_us = 1.0 / 3.0);
   rp_node k0, k1, h0, p0;
   TU_OK(g,
         rp_record_kernel(g, &k_stencil, 0, rp_dims3(14, 6, 0), args, &o, &k0));
   /* Rows 0-3 of B on device 1 via a peer copy, then a kernel there. */
-  o = (rp_op_opts){NULL, 0, NULL, 0};
+  o = (rp_op_opts)RP_OP_OPTS_INIT;
   TU_OK(g, rp_record_copy_peer(g, rp_box2(b, 0, 4, 0, 16), 0, 1, &o, &p0));
   rp_arg a1 = rp_arg_buf(rp_box2(b, 0, 4, 0, 16));
-  o = (rp_op_opts){"scale \"top\"", 123456789.123456789, NULL, 0};
+  o = (rp_op_opts)RP_OP_OPTS_WITH(.name = "scale \"top\"",
+                                  .cost_us = 123456789.123456789);
   TU_OK(g, rp_record_kernel(g, &k_scale, 1, rp_dims3(64, 1, 1), &a1, &o, &k1));
   /* A byte range of C on the host, ordered after k1 by hand. */
   rp_access ha[2] = {{rp_bytes(c, 10, 20), RP_INOUT}, {rp_whole(a), RP_IN}};
   rp_node after[1] = {k1};
-  o = (rp_op_opts){"host\ttask", 2.5e-7, after, 1};
+  o = (rp_op_opts)RP_OP_OPTS_WITH(.name = "host\ttask", .cost_us = 2.5e-7,
+                                  .after = after, .nafter = 1);
   TU_OK(g, rp_record_host(g, nop_host, NULL, ha, 2, &o, &h0));
   /* The internal buffer, on device 1, then an explicit copy back of C. */
   rp_arg a2 = rp_arg_buf(rp_bytes(t, 8, 48));
   rp_node aft2[2] = {p0, h0};
-  o = (rp_op_opts){NULL, 0, aft2, 2};
+  o = (rp_op_opts)RP_OP_OPTS_WITH(.after = aft2, .nafter = 2);
   TU_OK(g, rp_record_kernel(g, &k_scale, 1, rp_dims3(6, 0, 0), &a2, &o, NULL));
   TU_OK(g, rp_record_copy_to_device(g, rp_bytes(c, 0, 50), 1, NULL, NULL));
   TU_OK(g, rp_record_copy_to_host(g, rp_bytes(c, 0, 50), 1, NULL, NULL));
@@ -307,7 +310,7 @@ Test(json, long_chain_round_trip) {
   TU_OK(g, rp_buffer_add(g, &d, &a));
   for (unsigned i = 0; i < 3000; i++) {
     rp_arg arg = rp_arg_buf(rp_bytes(a, (i % 64) * 64, 64));
-    rp_op_opts o = {NULL, 1.0 + i / 7.0, NULL, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = 1.0 + i / 7.0);
     TU_OK(g, rp_record_kernel(g, &k_scale, (int)(i % 4), rp_dims3(16, 1, 1),
                               &arg, &o, NULL));
   }

@@ -40,7 +40,7 @@ static char *texts(void) {
   rp_buf A;
   cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
   cr_assert_eq(rp_buffer_register(g, "A", a, sizeof a, &A), RP_OK);
-  rp_op_opts o = {"k", 12.375, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "k", .cost_us = 12.375);
   rp_arg args[2] = {rp_arg_buf(rp_bytes(A, 0, 64)), rp_arg_i64(0)};
   cr_assert_eq(
       rp_record_kernel(g, &tu_bump, 0, rp_dims3(64, 1, 1), args, &o, NULL),

@@ -12,8 +12,8 @@
 #include "util.h"
 
 static const rp_param p_in_io[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-static const rp_kernel k_upd = {"upd", 2,         p_in_io, NULL, NULL,
-                                NULL,  {0, 0, 0}, NULL,    NULL, 0};
+static const rp_kernel k_upd =
+    RP_KERNEL_WITH(.name = "upd", .nparams = 2, .params = p_in_io);
 
 static char *save(const rp_graph *g, size_t *len) {
   char *s = NULL;

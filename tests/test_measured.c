@@ -13,11 +13,16 @@
 #include "reprise.h"
 #include "util.h"
 
+/* rp_exec_profile_opts()'s options: @p r runs, flags @p f. */
+#define PROF(r, f)                                                             \
+  (&(rp_profile_opts){                                                         \
+      .size = sizeof(rp_profile_opts), .runs = (r), .flags = (f)})
+
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
-                               NULL,   {0, 0, 0}, NULL, NULL,    0};
+static const rp_kernel k_io = RP_KERNEL_WITH(.name = "k_io", .nparams = 1,
+                                             .params = p_io, .cpu = nop_cpu);
 static unsigned char mem[3][256];
 
 /* k ops named names[i % nn] on buffer i % 3. */
@@ -31,7 +36,7 @@ static rp_graph *chain(unsigned k, const char *const *names, unsigned nn) {
   }
   for (unsigned i = 0; i < k; i++) {
     rp_arg arg = rp_arg_buf(rp_whole(b[i % 3]));
-    rp_op_opts o = {names[i % nn], 0, NULL, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.name = names[i % nn]);
     TU_OK(g, rp_record_kernel(g, &k_io, 0, rp_dims3(16, 1, 1), &arg, &o, NULL));
   }
   TU_OK(g, rp_graph_end(g));
@@ -61,12 +66,13 @@ Test(measured, profile_median_of_runs) {
   rp_exec *x = NULL;
   cr_assert_eq(rp_exec_create(&x, g, be, NULL), RP_OK);
   double med[4], lo[4], hi[4];
-  cr_assert_eq(rp_exec_profile_n(x, 0, med, lo, hi), RP_OK);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(0, 0), med, lo, hi), RP_OK);
   for (int i = 0; i < 4; i++) {
     cr_assert(lo[i] >= 0 && lo[i] <= med[i] && med[i] <= hi[i]);
   }
-  cr_assert_eq(rp_exec_profile_n(x, 3, med, NULL, NULL), RP_OK);
-  cr_assert_eq(rp_exec_profile_n(x, 1001, med, NULL, NULL), RP_EINVAL);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(3, 0), med, NULL, NULL), RP_OK);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(1001, 0), med, NULL, NULL),
+               RP_EINVAL);
   cr_assert_eq(
       rp_graph_set_measured_all(g, med, NULL, NULL, 3, "reference", NULL),
       RP_OK);
@@ -201,8 +207,8 @@ static void acc_cpu(const rp_kargs *a, const uint64_t lo[3],
 }
 static const rp_param p_acc[] = {
     {"t", RP_INOUT}, {"h", RP_INOUT}, {"s", RP_SCALAR}};
-static const rp_kernel k_acc = {"acc", 3,         p_acc, acc_cpu, NULL,
-                                NULL,  {0, 0, 0}, NULL,  NULL,    0};
+static const rp_kernel k_acc = RP_KERNEL_WITH(.name = "acc", .nparams = 3,
+                                              .params = p_acc, .cpu = acc_cpu);
 
 static void profile_keeps_data(const char *backend) {
   const rp_backend *be;
@@ -239,7 +245,7 @@ static void profile_keeps_data(const char *backend) {
   memcpy(before, h, sizeof h);
   uint32_t nn = rp_graph_num_nodes(g);
   double *med = calloc(nn, sizeof *med);
-  cr_assert_eq(rp_exec_profile_n(x, 3, med, NULL, NULL), RP_OK);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(3, 0), med, NULL, NULL), RP_OK);
   cr_assert_eq(memcmp(before, h, sizeof h), 0, "h changed: %g", h[5]);
   /* The exec did not advance either: the next replay is the second. */
   cr_assert_eq(rp_exec_run(x, 1), RP_OK); /* t = 1 + 11, h = 24 */
@@ -247,13 +253,14 @@ static void profile_keeps_data(const char *backend) {
   /* A rebound array is the user's too. */
   cr_assert_eq(rp_exec_rebind(x, bh, other, sizeof other), RP_OK);
   memcpy(before, other, sizeof other);
-  cr_assert_eq(rp_exec_profile_n(x, 2, med, NULL, NULL), RP_OK);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(2, 0), med, NULL, NULL), RP_OK);
   cr_assert_eq(memcmp(before, other, sizeof other), 0);
   /* In place: the data advances by the runs. */
-  cr_assert_eq(rp_exec_profile_ex(x, 2, RP_PROFILE_IN_PLACE, med, NULL, NULL),
-               RP_OK);
+  cr_assert_eq(
+      rp_exec_profile_opts(x, PROF(2, RP_PROFILE_IN_PLACE), med, NULL, NULL),
+      RP_OK);
   cr_assert_eq(other[5], 2 * (12 + 11 + 11), "other[5] = %g", other[5]);
-  cr_assert_eq(rp_exec_profile_ex(x, 2, 8, med, NULL, NULL), RP_EINVAL);
+  cr_assert_eq(rp_exec_profile_opts(x, PROF(2, 8), med, NULL, NULL), RP_EINVAL);
   free(med);
   rp_exec_destroy(x);
   rp_graph_destroy(g);

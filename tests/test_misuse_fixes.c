@@ -25,7 +25,8 @@ Test(misuse_fixes, check_deps_with_an_after_and_no_conflict) {
   rp_access x = {rp_whole(A), RP_INOUT}, y = {rp_whole(B), RP_INOUT},
             z = {rp_whole(C), RP_IN};
   TU_OK(g, rp_record_host(g, nop_host, NULL, &x, 1, NULL, &n0));
-  rp_op_opts o = {"second", 5, &n0, 1};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "second", .cost_us = 5, .after = &n0,
+                                 .nafter = 1);
   TU_OK(g, rp_record_host(g, nop_host, NULL, &y, 1, &o, NULL));
   TU_OK(g, rp_record_host(g, nop_host, NULL, &z, 1, NULL, NULL));
   TU_OK(g, rp_graph_end(g));

@@ -19,8 +19,8 @@
 static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
                     const uint64_t hi[3]) {}
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
-                               NULL,   {0, 0, 0}, NULL, NULL,    0};
+static const rp_kernel k_io = RP_KERNEL_WITH(.name = "k_io", .nparams = 1,
+                                             .params = p_io, .cpu = nop_cpu);
 
 static unsigned char mem[4][2000000];
 
@@ -40,7 +40,7 @@ static rp_buf buf(rp_graph *g, int i, uint64_t bytes) {
 
 static rp_node kern(rp_graph *g, int dev, rp_buf x, uint64_t pts, double us) {
   rp_arg arg = rp_arg_buf(rp_whole(x));
-  rp_op_opts o = {NULL, us, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = us);
   rp_node n;
   TU_OK(g, rp_record_kernel(g, &k_io, dev, rp_dims3(pts, 1, 1), &arg, &o, &n));
   return n;
@@ -275,7 +275,7 @@ Test(model, gpu_kernels_share_its_multiprocessors) {
   rp_buf b = buf(g, 0, 64);
   for (int k = 0; k < 8; k++) {
     rp_arg arg = rp_arg_buf(rp_bytes(b, 8 * (uint64_t)k, 8));
-    rp_op_opts o = {NULL, 10, NULL, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = 10);
     TU_OK(g,
           rp_record_kernel(g, &k_io, 0, rp_dims3(64, 64, 1), &arg, &o, NULL));
   }
@@ -321,7 +321,7 @@ Test(model, gpu_kernels_share_its_resident_threads) {
   rp_buf b = buf(g, 0, 64);
   for (int k = 0; k < 16; k++) {
     rp_arg arg = rp_arg_buf(rp_bytes(b, 4 * (uint64_t)k, 4));
-    rp_op_opts oo = {NULL, 10, NULL, 0};
+    rp_op_opts oo = RP_OP_OPTS_WITH(.cost_us = 10);
     TU_OK(g, rp_record_kernel(g, &k_io, 0, rp_dims3(25600, 1, 1), &arg, &oo,
                               NULL));
   }
@@ -419,7 +419,7 @@ static void nop_host(void *u, void *const *p) {}
 
 static rp_node host_task(rp_graph *g, rp_buf x, double us) {
   rp_access acc = {rp_whole(x), RP_INOUT};
-  rp_op_opts o = {NULL, us, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = us);
   rp_node n;
   TU_OK(g, rp_record_host(g, nop_host, NULL, &acc, 1, &o, &n));
   return n;
@@ -601,9 +601,9 @@ Test(model, pool_pays_hand_offs_between_threads) {
   rp_arg ab[2] = {rp_arg_buf(rp_whole(a)), rp_arg_buf(rp_whole(b))};
   rp_arg ac[2] = {rp_arg_buf(rp_whole(a)), rp_arg_buf(rp_whole(c))};
   static const rp_param pio[] = {{"in", RP_IN}, {"x", RP_INOUT}};
-  static const rp_kernel k2 = {"k2", 2,         pio,  nop_cpu, NULL,
-                               NULL, {0, 0, 0}, NULL, NULL,    0};
-  rp_op_opts o = {NULL, 10, NULL, 0};
+  static const rp_kernel k2 =
+      RP_KERNEL_WITH(.name = "k2", .nparams = 2, .params = pio, .cpu = nop_cpu);
+  rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = 10);
   TU_OK(g, rp_record_kernel(g, &k2, 0, rp_dims3(16, 1, 1), ab, &o, NULL));
   TU_OK(g, rp_record_kernel(g, &k2, 0, rp_dims3(16, 1, 1), ac, &o, NULL));
   rp_arg cb[2] = {rp_arg_buf(rp_whole(c)), rp_arg_buf(rp_whole(b))};
@@ -631,7 +631,7 @@ Test(model, pool_elides_free_copies) {
   m.task_us = 1;
   rp_graph *g = graph();
   rp_buf b = buf(g, 0, 64);
-  rp_op_opts o = {NULL, 0, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH();
   TU_OK(g, rp_record_copy_to_device(g, rp_whole(b), 0, &o, NULL));
   kern(g, 0, b, 16, 10);
   rp_summary s = summary_of(g, &m);

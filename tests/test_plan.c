@@ -89,7 +89,7 @@ static rp_graph *two_ops(uint8_t *A, uint8_t *B, hk *h, unsigned flags) {
   TU_OK(g, rp_buffer_register(g, "B", B, 16, &b));
   *h = (hk){2, 0, 0, 16};
   rp_access acc[2] = {{rp_whole(a), RP_IN}, {rp_whole(b), RP_INOUT}};
-  rp_op_opts o = {.name = "B=A+1"};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "B=A+1");
   TU_OK(g, rp_record_host(g, host_fn, h, acc, 2, &o, NULL));
   rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
   o.name = "A=5A+7";
@@ -134,7 +134,7 @@ Test(plan, shared_images_elide_copies_and_order_spaces) {
   TU_OK(g, rp_buffer_register(g, "C", C, 16, &c));
   rp_arg set[4] = {rp_arg_buf(rp_whole(c)), rp_arg_buf(rp_whole(a)),
                    rp_arg_i64(0), rp_arg_i64(0)};
-  rp_op_opts o = {.name = "K1"};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "K1");
   TU_OK(g, rp_record_kernel(g, &pk_set, 0, rp_dims3(16, 1, 1), set, &o, NULL));
   TU_OK(g, rp_record_sync_host(g, rp_whole(a), NULL));
   hk h = {2, 0, 0, 16};
@@ -237,7 +237,7 @@ Test(plan, coherence_warnings_and_strict) {
                RP_OK);
   TU_OK(g, rp_buffer_register(g, "A", A, 16, &a));
   rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
-  rp_op_opts o = {.name = "k"};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "k");
   TU_OK(g,
         rp_record_kernel(g, &pk_bump, 0, rp_dims3(16, 1, 1), args, &o, NULL));
   cr_assert_eq(rp_graph_end(g), RP_ECOHERENCE);
@@ -806,7 +806,7 @@ Test(plan, task_failure_stops_the_replay) {
     TU_OK(g, rp_buffer_register(g, "A", A, 4, &a));
     TU_OK(g, rp_buffer_register(g, "B", B, 4, &b));
     rp_access acc = {rp_whole(a), RP_INOUT};
-    rp_op_opts o = {.name = "factor"};
+    rp_op_opts o = RP_OP_OPTS_WITH(.name = "factor");
     TU_OK(g, rp_record_host(g, failing_fn, NULL, &acc, 1, &o, NULL));
     /* Depends on the failing task: never runs in the failing replay. */
     hk h = {0, 0, 0, 4};

@@ -20,8 +20,8 @@ static void nop_cpu(const rp_kargs *a, const uint64_t lo[3],
   (void)hi;
 }
 static const rp_param p_io[] = {{"a", RP_INOUT}};
-static const rp_kernel k_io = {"k_io", 1,         p_io, nop_cpu, NULL,
-                               NULL,   {0, 0, 0}, NULL, NULL,    0};
+static const rp_kernel k_io = RP_KERNEL_WITH(.name = "k_io", .nparams = 1,
+                                             .params = p_io, .cpu = nop_cpu);
 
 static double mem[4][4096];
 
@@ -38,7 +38,7 @@ static rp_graph *chains(int devices) {
     int d = i % devices;
     TU_OK(g, rp_record_copy_to_device(g, rp_whole(b), d, NULL, NULL));
     rp_arg arg = rp_arg_buf(rp_whole(b));
-    rp_op_opts o = {NULL, 100, NULL, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = 100);
     TU_OK(g, rp_record_kernel(g, &k_io, d, rp_dims3(16, 1, 1), &arg, &o, NULL));
     TU_OK(g, rp_record_copy_to_host(g, rp_whole(b), d, NULL, NULL));
   }
@@ -240,17 +240,17 @@ Test(predict_backend, serial_replay_off_the_profile_is_flagged) {
   rp_achieved ach;
   cr_assert_eq(rp_achieved_compute(a, ser, par, 1, &ach), RP_OK);
   /* 400 us predicted per serial replay. */
-  cr_assert_eq(rp_achieved_check_serial(&ach, a, 470), RP_OK);
+  cr_assert_eq(rp_achieved_compare_serial(&ach, a, 470), RP_OK);
   cr_assert(fabs(ach.serial_ratio - 470.0 / 400) < 1e-12);
   cr_assert_eq(ach.serial_off, 0);
-  cr_assert_eq(rp_achieved_check_serial(&ach, a, 490), RP_OK);
+  cr_assert_eq(rp_achieved_compare_serial(&ach, a, 490), RP_OK);
   cr_assert_eq(ach.serial_off, 1);
   char *t = text_of(a, &ach);
   cr_assert(strstr(t, "warning: the serial replay took 1.23x the predicted "
                       "one"),
             "%s", t);
   free(t);
-  cr_assert_eq(rp_achieved_check_serial(&ach, a, 0), RP_EINVAL);
+  cr_assert_eq(rp_achieved_compare_serial(&ach, a, 0), RP_EINVAL);
   rp_analysis_destroy(a);
   rp_graph_destroy(g);
 }
@@ -320,8 +320,8 @@ Test(predict_backend, load_is_measured_against_the_usable_cpus) {
 }
 
 static const rp_param p_out[] = {{"a", RP_OUT}};
-static const rp_kernel k_out = {"k_out", 1,         p_out, nop_cpu, NULL,
-                                NULL,    {0, 0, 0}, NULL,  NULL,    0};
+static const rp_kernel k_out = RP_KERNEL_WITH(.name = "k_out", .nparams = 1,
+                                              .params = p_out, .cpu = nop_cpu);
 
 /* A region only written is read for ownership first (write-allocate): it
  * draws twice its bytes from memory, as a read-write one does. Two 10 us
@@ -336,7 +336,7 @@ Test(predict_backend, written_region_draws_twice_its_bytes) {
     rp_buf b;
     TU_OK(g, rp_buffer_register(g, name, mem[i], 64, &b));
     rp_arg arg = rp_arg_buf(rp_whole(b));
-    rp_op_opts o = {NULL, 10, NULL, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = 10);
     TU_OK(g,
           rp_record_kernel(g, &k_out, 0, rp_dims3(16, 1, 1), &arg, &o, NULL));
   }

@@ -26,7 +26,7 @@ static void kern(rp_graph *g, rp_buf x, uint64_t pts, double us) {
   if (!k.name)
     k = tu_nop_kernel("k", 1, io, ps);
   rp_arg arg = rp_arg_buf(rp_whole(x));
-  rp_op_opts o = {NULL, us, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = us);
   TU_OK(g, rp_record_kernel(g, &k, 0, rp_dims3(pts, 1, 1), &arg, &o, NULL));
 }
 
@@ -313,7 +313,8 @@ static void nop_body(const rp_kargs *a, const uint64_t lo[3],
 
 Test(predict_team, chunks_of_a_split_exec_are_modelled) {
   static const rp_param ps[1] = {{"a", RP_INOUT}};
-  static const rp_kernel cut = {.name = "cut",
+  static const rp_kernel cut = {.size = sizeof(rp_kernel),
+                                .name = "cut",
                                 .nparams = 1,
                                 .params = ps,
                                 .cpu = nop_body,

@@ -69,7 +69,7 @@ Test(record, bad_regions_leave_the_graph_unchanged) {
       rp_record_kernel(g, NULL, 0, rp_dims3(8, 1, 1), args, NULL, NULL),
       RP_EINVAL);
   rp_node fwd = 3;
-  rp_op_opts o = {NULL, 0, &fwd, 1};
+  rp_op_opts o = RP_OP_OPTS_WITH(.after = &fwd, .nafter = 1);
   cr_assert_eq(
       rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, &o, NULL),
       RP_EINVAL);
@@ -114,7 +114,7 @@ Test(record, coherence_inserts_what_is_stale) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register(g, "A", A, 64, &a));
   rp_arg args[2] = {rp_arg_buf(rp_bytes(a, 0, 16)), rp_arg_i64(0)};
-  rp_op_opts ko = {"bump", 0, NULL, 0};
+  rp_op_opts ko = RP_OP_OPTS_WITH(.name = "bump");
   TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(16, 1, 1), args, &ko,
                             NULL)); /* 0 copy, 1 */
   TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(16, 1, 1), args, &ko,
@@ -347,7 +347,7 @@ Test(record, kernel_names_shared_given_names_copied) {
   TU_OK(g, rp_buffer_register(g, "A", A, 8, &a));
   rp_arg args[2] = {rp_arg_buf(rp_whole(a)), rp_arg_i64(0)};
   char given[] = "mine";
-  rp_op_opts o = {given, 0, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = given);
   TU_OK(g,
         rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, NULL, NULL));
   TU_OK(g, rp_record_kernel(g, &tu_bump, 0, rp_dims3(8, 1, 1), args, &o, NULL));
@@ -368,8 +368,8 @@ static void host_noop(void *user, void *const *ptrs) { (void)user, (void)ptrs; }
 
 static const rp_param mix_params[] = {
     {"x", RP_IN}, {"alpha", RP_SCALAR}, {"t", RP_INOUT}, {"n", RP_SCALAR}};
-static const rp_kernel mix = {"mix", 4,         mix_params, NULL, NULL,
-                              NULL,  {0, 0, 0}, NULL,       NULL, 0};
+static const rp_kernel mix =
+    RP_KERNEL_WITH(.name = "mix", .nparams = 4, .params = mix_params);
 
 Test(record, compact_storage_gives_back_what_was_recorded) {
   static uint8_t V[4096], M[8 * 16 * 4];

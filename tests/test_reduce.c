@@ -376,8 +376,8 @@ static rp_graph *solver_shape(uint64_t seed, uint32_t window, unsigned nbuf,
     TU_OK(g, rp_buffer_add(g, &d, NULL));
   }
   static const rp_param ps[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-  static const rp_kernel k = {"upd", 2,         ps,   NULL, NULL,
-                              NULL,  {0, 0, 0}, NULL, NULL, 0};
+  static const rp_kernel k =
+      RP_KERNEL_WITH(.name = "upd", .nparams = 2, .params = ps);
   uint64_t s = seed * 7919 + 1;
   for (unsigned i = 0; i < nops; i++) {
     rp_buf a = (rp_buf)(tu_rand(&s) % nbuf), b = (rp_buf)(tu_rand(&s) % nbuf);
@@ -387,7 +387,8 @@ static rp_graph *solver_shape(uint64_t seed, uint32_t window, unsigned nbuf,
     rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
                       rp_arg_buf(rp_bytes(b, off, piece))};
     rp_node after = (rp_node)(i ? tu_rand(&s) % i : 0);
-    rp_op_opts o = {NULL, 0, &after, i && tu_rand(&s) % 16 == 0};
+    rp_op_opts o =
+        RP_OP_OPTS_WITH(.after = &after, .nafter = i && tu_rand(&s) % 16 == 0);
     int dev = (int)(tu_rand(&s) % ndev);
     TU_OK(g, rp_record_kernel(g, &k, dev, rp_dims3(1, 1, 1), args, &o, NULL));
   }
@@ -628,8 +629,8 @@ static rp_graph *bench_shape(int shape, int coherence, unsigned nops,
                              uint32_t search) {
   static char mem[1];
   static const rp_param ps[] = {{"src", RP_IN}, {"dst", RP_INOUT}};
-  static const rp_kernel k = {"k",  2,         ps,   NULL, NULL,
-                              NULL, {0, 0, 0}, NULL, NULL, 0};
+  static const rp_kernel k =
+      RP_KERNEL_WITH(.name = "k", .nparams = 2, .params = ps);
   rp_graph *g =
       tuned_graph(coherence ? 0 : RP_GRAPH_NO_COHERENCE, window, list, search);
   int whole = shape == SH_SOLVER || shape == SH_GATHER;
@@ -715,8 +716,8 @@ Test(reduce, edges_read_while_recording) {
     TU_OK(g, rp_buffer_add(g, &d, NULL));
   }
   static const rp_param ps[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-  static const rp_kernel k = {"upd", 2,         ps,   NULL, NULL,
-                              NULL,  {0, 0, 0}, NULL, NULL, 0};
+  static const rp_kernel k =
+      RP_KERNEL_WITH(.name = "upd", .nparams = 2, .params = ps);
   uint64_t s = 99;
   char what[64];
   for (unsigned i = 0; i < 3000; i++) {
@@ -822,7 +823,8 @@ static rp_graph *mix_shape(int kind, uint64_t seed, unsigned nops,
           mix_region(kind, k ? b1 : b0, (m & RP_OUT) != 0, &s, cursor);
     }
     rp_node after = (rp_node)(i ? tu_rand(&s) % i : 0);
-    rp_op_opts o = {NULL, 0, &after, i && tu_rand(&s) % 32 == 0};
+    rp_op_opts o =
+        RP_OP_OPTS_WITH(.after = &after, .nafter = i && tu_rand(&s) % 32 == 0);
     TU_OK(g, rp_record_host(g, nop_host, NULL, acc, n, &o, NULL));
   }
   TU_OK(g, rp_graph_end(g));
@@ -855,8 +857,8 @@ Test(reduce, common_cases_exact) {
 Test(reduce, window_widens_exact) {
   static char host[1];
   static const rp_param ps[] = {{"src", RP_IN}, {"dst", RP_OUT}};
-  static const rp_kernel k = {"row", 2,         ps,   NULL, NULL,
-                              NULL,  {0, 0, 0}, NULL, NULL, 0};
+  static const rp_kernel k =
+      RP_KERNEL_WITH(.name = "row", .nparams = 2, .params = ps);
   rp_graph *g = tuned_graph(RP_GRAPH_NO_COHERENCE, 0, 0, 0);
   for (unsigned b = 0; b < 8; b++) {
     char name[16];

@@ -208,7 +208,8 @@ static void record_after(wl *w, unsigned named) {
   cr_assert(ni.inserted && ni.type == RP_OP_COPY_H2D, "%s", ni.name);
   w->h = (tu_host_arg){BYTES - 1, 1}; /* the function gets Y's base */
   rp_access acc = {rp_bytes(Y, BYTES - 1, 1), RP_INOUT};
-  rp_op_opts o = {"after X's copy", -1, &copy_x, 1};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "after X's copy", .cost_us = -1,
+                                 .after = &copy_x, .nafter = 1);
   TU_OK(w->g, rp_record_host(w->g, tu_host_bump, &w->h, &acc, 1, &o, NULL));
   TU_OK(w->g, rp_record_sync_host(w->g, rp_whole(Y), NULL));
   TU_OK(w->g, rp_graph_end(w->g));

@@ -37,9 +37,9 @@ static const rp_param p2[] = {{"a", RP_IN}, {"b", RP_OUT}};
 static const rp_param p3[] = {
     {"a", RP_IN}, {"b", RP_IN}, {"c", RP_INOUT}, {"s", RP_SCALAR}};
 static const rp_kernel kernels[3] = {
-    {"k1", 1, p1, nop_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0},
-    {"k2", 2, p2, nop_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0},
-    {"k3", 4, p3, nop_cpu, NULL, NULL, {0, 0, 0}, NULL, NULL, 0}};
+    RP_KERNEL_WITH(.name = "k1", .nparams = 1, .params = p1, .cpu = nop_cpu),
+    RP_KERNEL_WITH(.name = "k2", .nparams = 2, .params = p2, .cpu = nop_cpu),
+    RP_KERNEL_WITH(.name = "k3", .nparams = 4, .params = p3, .cpu = nop_cpu)};
 
 static unsigned char mem_v[256], mem_m[256], mem_t[128];
 
@@ -95,7 +95,7 @@ static void random_graph(gen *gn, rng *r, unsigned nops, unsigned flags) {
   gn->nafter = 0;
   for (unsigned k = 0; k < nops; k++) {
     rp_node after[2];
-    rp_op_opts o = {NULL, 0, after, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.after = after);
     uint32_t have = rp_graph_num_nodes(g);
     if (have && rnd(r, 4) == 0) {
       o.nafter = 1 + rnd(r, 2);
@@ -659,7 +659,7 @@ Test(schedule, large_random_graph_valid_schedule, .timeout = 120) {
   cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
   add_buffers(g);
   for (unsigned k = 0; k < 5000; k++) {
-    rp_op_opts o = {NULL, (double)(1 + rnd(&r, 20)), NULL, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = (double)(1 + rnd(&r, 20)));
     int dev = (int)rnd(&r, 2);
     switch (rnd(&r, 4)) {
     case 0: {

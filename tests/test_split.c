@@ -321,7 +321,7 @@ Test(split, advice_exact) {
   static uint32_t ys[4096];
   rp_graph *g;
   rp_buf X, Y;
-  rp_op_opts c = {NULL, 100, NULL, 0};
+  rp_op_opts c = RP_OP_OPTS_WITH(.cost_us = 100);
   TU_OK(NULL, rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
   TU_OK(g, rp_buffer_register(g, "X", ys, sizeof ys / 2, &X));
   TU_OK(g, rp_buffer_register(g, "Y", ys + 2048, sizeof ys / 2, &Y));
@@ -386,7 +386,7 @@ Test(split, other_operations_kept) {
   TU_OK(g, rp_record_kernel(g, &ts_ew, 0, rp_dims3(1000, 1, 1), ea, NULL, &k0));
   TU_OK(g, rp_record_sync_host(g, rp_whole(Y), NULL));
   rp_access acy = {rp_whole(Y), RP_INOUT};
-  rp_op_opts ao = {"after", 0, &k0, 1};
+  rp_op_opts ao = RP_OP_OPTS_WITH(.name = "after", .after = &k0, .nafter = 1);
   TU_OK(g, rp_record_host(g, tu_host_bump, &ha, &acy, 1, &ao, NULL));
   TU_OK(g, rp_graph_end(g));
   uint8_t x0[4000], y0[4000], rx[4000], ry[4000];

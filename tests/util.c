@@ -35,8 +35,8 @@ rp_kernel tu_nop_kernel(const char *name, unsigned n, const rp_mode *modes,
     storage[i].name = "p";
     storage[i].mode = modes[i];
   }
-  rp_kernel k = {name, n,         storage, nop_cpu, NULL,
-                 NULL, {0, 0, 0}, NULL,    NULL,    0};
+  rp_kernel k = RP_KERNEL_WITH(.name = name, .nparams = n, .params = storage,
+                               .cpu = nop_cpu);
   return k;
 }
 
@@ -54,7 +54,7 @@ rp_graph *tu_one_host_task(unsigned char *m, uint64_t size, uint64_t len,
   cr_assert_eq(rp_graph_create(&g, 0), RP_OK);
   TU_OK(g, rp_buffer_register(g, "M", m, size, &b));
   rp_access acc = {rp_bytes(b, 0, len), RP_INOUT};
-  rp_op_opts o = {name, 0, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = name);
   TU_OK(g, rp_record_host(g, fn, user, &acc, 1, &o, NULL));
   TU_OK(g, rp_graph_end(g));
   return g;
@@ -119,7 +119,8 @@ int tu_random_graph_w(tu_random *r, uint64_t seed, unsigned nbuf,
       }
     }
     rp_node after[1];
-    rp_op_opts o = {NULL, (double)(1 + tu_rand(&s) % 20), after, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = (double)(1 + tu_rand(&s) % 20),
+                                   .after = after);
     uint32_t nn = rp_graph_num_nodes(r->g);
     if (nn && tu_rand(&s) % 8 == 0) {
       after[0] = (rp_node)(tu_rand(&s) % nn);

@@ -70,7 +70,7 @@ int rp_cli_split_advice(const rp_graph *g, const char *spec,
   for (rp_node n = 0; s == RP_OK && n < nop; n++) {
     rp_node_info ni;
     rp_node_info_get(g, n, &ni);
-    rp_op_opts oo = {ni.name, ni.cost_us, NULL, 0};
+    rp_op_opts oo = RP_OP_OPTS_WITH(.name = ni.name, .cost_us = ni.cost_us);
     rp_access acc[RP_MAX_PARAMS];
     rp_arg args[RP_MAX_PARAMS];
     unsigned na = ni.naccess < RP_MAX_PARAMS ? ni.naccess : RP_MAX_PARAMS;
@@ -88,6 +88,7 @@ int rp_cli_split_advice(const rp_graph *g, const char *spec,
         p[i].name = "p";
         p[i].mode = acc[i].mode;
       }
+      rp_kernel_init(k);
       k->name = ni.name;
       k->nparams = na;
       k->params = p;

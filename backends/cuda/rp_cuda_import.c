@@ -121,10 +121,9 @@ static const rp_param imp_params[] = {{"node", RP_SCALAR}};
 
 int rp__cu_import_issue(const rp_kargs *a, void *stream);
 
-static const rp_kernel imp_kernel = {.name = "cuda_import",
-                                     .nparams = 1,
-                                     .params = imp_params,
-                                     .cuda_host = rp__cu_import_issue};
+static const rp_kernel imp_kernel =
+    RP_KERNEL_WITH(.name = "cuda_import", .nparams = 1, .params = imp_params,
+                   .cuda_host = rp__cu_import_issue);
 
 /* A memset's value as one byte repeated over its element: -1 if it is
  * not. */
@@ -346,7 +345,8 @@ static rp_status record(imp *w, cudaGraphNode_t x, enum cudaGraphNodeType t,
     return s;
   }
   im->rec[im->nrec++] = r;
-  rp_op_opts oo = {name, 0, after->v, after->n};
+  rp_op_opts oo =
+      RP_OP_OPTS_WITH(.name = name, .after = after->v, .nafter = after->n);
   if (dir == cudaMemcpyHostToDevice || dir == cudaMemcpyDeviceToHost) {
     /* a copy op over a one-byte buffer of its own (no hazard with any
      * other); its given cost the default model's, 25 GB/s, until
@@ -606,7 +606,9 @@ static rp_status profile(imp *w, unsigned runs) {
   rp_exec *x = NULL;
   rp_status s = rp_exec_create(&x, g, &rp_backend_cuda, NULL);
   if (s == RP_OK)
-    s = rp_exec_profile_n(x, runs, med, med + n, med + 2 * (size_t)n);
+    rp_profile_opts po = RP_PROFILE_OPTS_INIT;
+  po.runs = runs;
+  s = rp_exec_profile_opts(x, &po, med, med + n, med + 2 * (size_t)n);
   if (s == RP_OK)
     s = rp_graph_set_measured_all(g, med, med + n, med + 2 * (size_t)n, runs,
                                   "cuda", NULL);

@@ -40,7 +40,7 @@ typedef enum {
  * after the kernel (cudaFuncGetName) or "memcpy HtoD 4096 B", "memset
  * 4096 B", "host".
  * @param profile_runs > 0: every operation's cost measured on the GPU
- *   (rp_exec_profile_n with that many runs, each operation alone; this
+ *   (rp_exec_profile_opts with that many runs, each operation alone; this
  *   runs the graph's work on its memory) and attached as its measured cost
  *   (rp_graph_set_measured_all), which the analysis uses; 0: none.
  * @param err receives a message on failure (may be NULL).

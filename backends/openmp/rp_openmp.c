@@ -199,19 +199,17 @@ static rp_status build_tasks(ostate *st) {
     const rp_plan_node *nd = &p->node[v];
     const rp_plan_access *a = p->acc + nd->acc0;
     otask *t = &st->task[v];
-    rp_node_info ni;
-    rp_node_info_get(p->graph, nd->op, &ni);
     t->s0 = nd->succ0;
     t->ns = nd->nsucc;
     t->indeg0 = (int)nd->npred;
     atomic_init(&t->done, 0);
     if (nd->type == RP_OP_KERNEL) {
-      if (!ni.kernel || !ni.kernel->cpu) {
+      if (!nd->kernel || !nd->kernel->cpu) {
         rp_exec_set_error(st->x,
                           "openmp: kernel \"%s\" (node %u) has no "
                           "CPU body%s",
-                          ni.name, nd->op,
-                          ni.kernel ? "" : " (graph loaded from a file)");
+                          nd->name, nd->op,
+                          nd->kernel ? "" : " (graph loaded from a file)");
         return RP_ENOKERNEL;
       }
       const rp_kargs *tpl = rp_exec_args(st->x, nd->op);
@@ -219,25 +217,23 @@ static rp_status build_tasks(ostate *st) {
       if (tpl)
         *ka = *tpl;
       t->kind = OT_KERNEL;
-      t->fn.k = ni.kernel->cpu;
+      t->fn.k = nd->kernel->cpu;
       t->p = ka;
       const uint64_t *nn = ka->n;
       uint64_t pts = nn[0] * nn[1] * nn[2];
       t->sdim = nn[2] > 1 ? 2 : nn[1] > 1 ? 1 : 0;
       t->split = !st->serial && pts >= RP_OMP_SPLIT_MIN && nn[t->sdim] > 1;
     } else if (nd->type == RP_OP_HOST) {
-      rp_host_fn fn;
-      void *user;
-      if (rp_node_host_fn(p->graph, nd->op, &fn, &user) != RP_OK || !fn) {
+      if (!nd->host_fn) {
         rp_exec_set_error(st->x,
                           "openmp: host task \"%s\" (node %u) has no "
                           "function (graph loaded from a file)",
-                          ni.name, nd->op);
+                          nd->name, nd->op);
         return RP_ENOKERNEL;
       }
       t->kind = OT_HOST;
-      t->fn.h = fn;
-      t->user = user;
+      t->fn.h = nd->host_fn;
+      t->user = nd->host_user;
       t->p = &st->hptr[st->hptr0[v]];
     } else {
       ocopy *c = &st->copy[v];
@@ -249,7 +245,7 @@ static rp_status build_tasks(ostate *st) {
       t->p = c;
     }
   }
-  for (uint32_t i = 0; i < p->hw_off[rp_graph_num_buffers(p->graph)]; i++)
+  for (uint32_t i = 0; i < p->hw_off[p->nbuf]; i++)
     st->task[p->host_writers[i]].hw = 1;
   return RP_OK;
 }

@@ -131,6 +131,30 @@ rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out) {
   return st;
 }
 
+/* The figures of rp__starpu_stats by name, for rp_exec_stats(). */
+static rp_status sp_stats(void *state, rp_exec_stat *out, unsigned max,
+                          unsigned *count) {
+  const sp *s = state;
+  rp__starpu_stats st = s->st;
+  st.body_cpu_us =
+      (double)__atomic_load_n(&s->body_ns, __ATOMIC_RELAXED) * 1e-3;
+#define SP_STAT(f)                                                             \
+  { #f, (double)st.f }
+  const rp_exec_stat all[] = {
+      SP_STAT(rank),        SP_STAT(nranks),      SP_STAT(nodes),
+      SP_STAT(tasks),       SP_STAT(sends),       SP_STAT(recvs),
+      SP_STAT(scanned),     SP_STAT(visited),     SP_STAT(accesses),
+      SP_STAT(images),      SP_STAT(handles),     SP_STAT(aliased),
+      SP_STAT(user_arrays), SP_STAT(image_bytes), SP_STAT(pieces),
+      SP_STAT(lower_us),    SP_STAT(register_us), SP_STAT(body_cpu_us)};
+#undef SP_STAT
+  unsigned n = (unsigned)(sizeof all / sizeof *all);
+  for (unsigned i = 0; i < n && i < max; i++)
+    out[i] = all[i];
+  *count = n;
+  return RP_OK;
+}
+
 /* The live state of exec x, with live_mu held (unlock it after use). */
 static sp *find_live(const rp_exec *x) {
   pthread_mutex_lock(&live_mu);
@@ -890,4 +914,5 @@ const rp_backend rp_backend_starpu = {
     .profile = sp_profile,
     .destroy = rp__sp_destroy,
     .exec_flags = sp_exec_flags,
+    .stats = sp_stats,
 };

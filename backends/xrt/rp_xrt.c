@@ -189,11 +189,10 @@ static int fpga_kernel(const xstate *st, uint32_t v) {
 
 static const rp_kernel *kernel_of(const xstate *st, uint32_t v,
                                   const char **name) {
-  rp_node_info ni;
-  rp_node_info_get(st->g, st->p->node[v].op, &ni);
+  const rp_plan_node *nd = &st->p->node[v];
   if (name)
-    *name = ni.name;
-  return ni.kernel;
+    *name = nd->name;
+  return nd->kernel;
 }
 
 /* An xclbin with every FPGA kernel the plan runs (emulation without
@@ -400,8 +399,7 @@ static rp_status alloc_image(xstate *st, uint32_t i) {
   const rp_plan_image *im = &st->p->image[i];
   if (im->flags & RP_IMAGE_USER)
     return RP_OK;
-  rp_buffer_desc d;
-  rp_buffer_info(st->g, im->buf, &d);
+  const rp_buffer_desc d = st->p->buf[im->buf].desc;
   if (im->flags & RP_IMAGE_HOST_MEMORY) {
     if (!(st->himg[i] = rp_image_alloc(im->bytes)) ||
         rp_exec_guard_image(st->x, i, st->himg[i]) != RP_OK) {
@@ -501,9 +499,7 @@ static rp_status prepare_ops(xstate *st) {
       o->host_writer = (p->image[a->image].flags & RP_IMAGE_USER) != 0;
     }
     if (nd->type == RP_OP_HOST) {
-      rp_host_fn fn;
-      void *user;
-      if (rp_node_host_fn(st->g, nd->op, &fn, &user) != RP_OK || !fn) {
+      if (!nd->host_fn) {
         rp_exec_set_error(st->x,
                           "xrt: host task op %u has no function "
                           "(graph loaded from a file)",
@@ -574,7 +570,6 @@ static rp_status xrt_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     return RP_ENOMEM;
   st->x = x;
   st->p = p;
-  st->g = p->graph;
   pthread_mutex_init(&st->mu, NULL);
   pthread_cond_init(&st->cv, NULL);
   st->emulate = o->xrt_emulate ? o->xrt_emulate > 0 : emulation_on();

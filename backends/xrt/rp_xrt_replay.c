@@ -23,10 +23,8 @@ static void idle(unsigned *spins) {
 }
 
 static const char *op_name(const xstate *st, uint32_t v) {
-  rp_node_info ni;
-  if (rp_node_info_get(st->g, st->p->node[v].op, &ni) != RP_OK)
-    return "?";
-  return ni.name;
+  const char *n = st->p->node[v].name;
+  return n ? n : "?";
 }
 
 static rp_status bo_sync(xstate *st, const xbo *xb, int to_dev, uint64_t off,

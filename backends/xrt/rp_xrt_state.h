@@ -42,7 +42,6 @@ typedef struct xop {
 typedef struct xstate {
   rp_exec *x;
   const rp_plan *p;
-  const rp_graph *g;
   int emulate, serial;
   unsigned nd;
   xrtDeviceHandle dev[RP_MAX_DEVICES];

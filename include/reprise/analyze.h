@@ -192,7 +192,7 @@ typedef struct rp_achieved {
   int outside;             /**< speedup outside [pred_lo, pred_hi] */
   double serial_ratio;     /**< the serial replay measured over the predicted
                              one (the profiled costs plus the model's
-                             overheads; rp_achieved_check_serial()), 0:
+                             overheads; rp_achieved_compare_serial()), 0:
                              not checked */
   int serial_off;          /**< serial_ratio is off by more than
                              RP_SERIAL_TOLERANCE: the profile does not
@@ -223,9 +223,18 @@ RP_API rp_status rp_achieved_compute(const rp_analysis *a,
  * analysis @p a's serial replay (the model's when it has one, else the
  * sum of the costs): sets @p ach->serial_ratio and serial_off, which
  * rp_analysis_write_achieved() warns of. @return RP_OK, RP_EINVAL. */
-RP_API rp_status rp_achieved_check_serial(rp_achieved *ach,
-                                          const rp_analysis *a,
-                                          double serial_us);
+RP_API rp_status rp_achieved_compare_serial(rp_achieved *ach,
+                                            const rp_analysis *a,
+                                            double serial_us);
+/** @brief Deprecated: rp_achieved_compare_serial() ("check" names the
+ * dependency check only, rp_check_*). */
+RP_DEPRECATED("call it rp_achieved_compare_serial (rp_check_* is the "
+              "dependency check)")
+static inline rp_status rp_achieved_check_serial(rp_achieved *ach,
+                                                 const rp_analysis *a,
+                                                 double serial_us) {
+  return rp_achieved_compare_serial(ach, a, serial_us);
+}
 
 /** @brief Two lines and the warnings: "predicted speedup ..." (the
  * headline, with what it comes from, or that the analysis gives a bound
@@ -273,9 +282,18 @@ RP_API rp_status rp_analysis_departures(const rp_analysis *a,
  * and "achieved" (@p start_us / @p end_us per node), one thread per lane
  * in each, and flow arrows along the hazard edges in both.
  * @return RP_OK, RP_EINVAL, RP_EIO. */
-RP_API rp_status rp_analysis_write_trace2(const rp_analysis *a,
-                                          const double *start_us,
-                                          const double *end_us, FILE *fp);
+RP_API rp_status rp_analysis_write_trace_achieved(const rp_analysis *a,
+                                                  const double *start_us,
+                                                  const double *end_us,
+                                                  FILE *fp);
+/** @brief Deprecated: rp_analysis_write_trace_achieved(). */
+RP_DEPRECATED("call it rp_analysis_write_trace_achieved (no numbered names)")
+static inline rp_status rp_analysis_write_trace2(const rp_analysis *a,
+                                                 const double *start_us,
+                                                 const double *end_us,
+                                                 FILE *fp) {
+  return rp_analysis_write_trace_achieved(a, start_us, end_us, fp);
+}
 
 /** @brief Text list of the @p top largest departures (rp_analysis_departures)
  * with their causes, and the achieved against predicted makespan. */
@@ -325,17 +343,6 @@ RP_API rp_status rp_analysis_write_trace_part(const rp_analysis *a, FILE *fp,
                                               uint32_t first, uint32_t count);
 /** @brief SVG Gantt chart of the schedule. */
 RP_API rp_status rp_analysis_write_svg(const rp_analysis *a, FILE *fp);
-
-/** @brief Graphviz of a graph that stays drawable: with at most
- * @p max_nodes operations (or @p max_nodes 0) the same as
- * rp_graph_write_dot(); above, the critical path of rp_analyze() with
- * default options and the operations next to it, up to @p max_nodes
- * (every critical operation is drawn; when the path alone is longer,
- * consecutive critical operations of one name become one node), with a
- * note saying what was left out.
- * @return RP_OK, RP_EINVAL, RP_ENOMEM, RP_EIO or rp_analyze()'s error. */
-RP_API rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
-                                            uint32_t max_nodes);
 
 /** @} */
 

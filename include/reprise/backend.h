@@ -37,6 +37,13 @@ extern "C" {
  * is only chosen when it is invisible at every read and at the end of every
  * replay (the user's host array must hold what the reference leaves there),
  * nothing has to be done between replays.
+ *
+ * Thread safety: a plan is read-only while its exec lives; any thread of
+ * the backend may read it. The core calls one exec's table entries from
+ * one thread at a time, except wait_buffer, which may run while launch
+ * runs on another thread; the helpers below may be called from any of
+ * the backend's threads (rp_exec_set_error() and rp_exec_fail_task()
+ * once per batch, as they say).
  * @{ */
 
 /** Image flags. */
@@ -95,7 +102,29 @@ typedef struct rp_plan_node {
                              access in order, copies [0] source [1] dest */
   uint32_t succ0, nsucc; /**< successors at rp_plan.succ[succ0 ..] */
   uint32_t pred0, npred; /**< predecessors at rp_plan.pred[pred0 ..] */
+  const char *name;      /**< the operation's name (valid while the
+                              graph lives) */
+  /** Kernels: the descriptor, of this library's size (NULL for a graph
+   * read from a file whose kernels were not bound). */
+  const rp_kernel *kernel;
+  /** Host tasks: the function and its user pointer (fn NULL for a graph
+   * read from a file whose tasks were not bound). */
+  rp_host_fn host_fn;
+  void *host_user;
 } rp_plan_node;
+
+/** One buffer as the plan sees it (rp_plan.buf, indexed by rp_buf). */
+typedef struct rp_plan_buffer {
+  /** Its description (rp_buffer_info()): name, size, element size, dims;
+   * host is the array given at recording (a replay uses
+   * rp_exec_host(x)[b], which rp_exec_rebind() changes). */
+  rp_buffer_desc desc;
+  /** Parts of a buffer distributed over ranks (rp_buffer_distribute()):
+   * part p is rows [part_rows[p], part_rows[p + 1]); 0 and NULL when it
+   * is not distributed (one part, all its rows). */
+  unsigned nparts;
+  const uint64_t *part_rows;
+} rp_plan_buffer;
 
 /** One device as the plan sees it. */
 typedef struct rp_plan_device {
@@ -124,7 +153,9 @@ typedef struct rp_plan {
    * hw_off[b + 1]); after they are done in a replay the array holds its
    * final value of that replay. Empty for internal buffers. */
   const uint32_t *hw_off, *host_writers;
-  uint32_t nelided; /**< copies that are no node */
+  uint32_t nelided;          /**< copies that are no node */
+  uint32_t nbuf;             /**< buffers of the graph */
+  const rp_plan_buffer *buf; /**< nbuf entries, indexed by rp_buf */
 } rp_plan;
 
 /** @} */
@@ -133,14 +164,16 @@ typedef struct rp_plan {
  * A backend is one const table of function pointers. The core builds the
  * plan, calls instantiate once per exec, then launch/wait any number of
  * times, rebind and set_scalar between runs, destroy last. A backend reads
- * the plan, the exec through the accessors below and the graph through the
- * public inspection calls (rp_node_info_get(), rp_buffer_info(), ...);
- * it never includes anything but public headers.
+ * the plan (which carries the kernels, host functions, names and buffer
+ * descriptions it needs) and the exec through the accessors below, not
+ * the recorded graph; it never includes anything but public headers
+ * (tests/test_backend_plan_only.c checks both for the reference, openmp
+ * and xrt backends).
  * @{ */
 
 /** Bumped when this table or the plan changes; a backend built for another
  * value is refused. */
-#define RP_BACKEND_ABI 5
+#define RP_BACKEND_ABI 6
 
 /** Backend flags. */
 enum {
@@ -211,6 +244,11 @@ struct rp_backend {
    * (RP_EXEC_OPT_*): rp_exec_create() refuses, in one place and before
    * instantiate, any other that is set. 0: none. */
   unsigned options;
+  /** Optional: the backend's figures about this exec, named
+   * (rp_exec_stats(): up to @p max into @p out, how many in @p count).
+   * NULL: RP_ENOTSUP. */
+  rp_status (*stats)(void *state, rp_exec_stat *out, unsigned max,
+                     unsigned *count);
 };
 
 /** @brief The graph being executed: the one given to rp_exec_create(), or

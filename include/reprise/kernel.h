@@ -50,6 +50,11 @@
  * accessors the regions as recorded. A body written with the RP_ macros
  * needs nothing more; a hand-written CPU body or CUDA wrapper of a
  * splittable kernel must add rp_kargs.origin to the points it is given.
+ *
+ * Thread safety: a descriptor is read-only once made and may be shared
+ * by any number of graphs and threads; a body runs on several threads at
+ * once (chunks of one kernel, kernels of one replay), so it may write only
+ * its own points of its regions.
  * @{ */
 
 #if defined(__CUDACC__)
@@ -182,27 +187,28 @@ static_assert(sizeof(rp__kargs_packed<2>) == RP_KARGS_PACKED_BYTES(2),
 
 /** A descriptor for kernel @p kname with parameter array @p params
  * (a true array, not a pointer). */
+/* Positional inside the header only (it changes with the struct); C++
+ * before C++20 has no designated initialisers. */
 #define RP_KERNEL_DESC(kname, params)                                          \
-  {                                                                            \
-#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),        \
-        kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL,                        \
-        {0, 0, 0 }, NULL, NULL, 0, 0, 0, 0,                                    \
-         RP_KERNEL_CUDA_ARGS_OF_NP(kname,                                      \
-                                   sizeof(params) / sizeof((params)[0]))       \
-  }
+  RP__KERNEL_DESC(kname, params, RP_SPLIT_NONE, 0)
 
 /** A descriptor as RP_KERNEL_DESC() for a kernel whose index space may be
  * split along @p axis (RP_SPLIT_X, _Y, _Z) into chunks, the buffer
  * parameters of bit mask @p follow having regions that follow the cut
  * (see rp_kernel.split_axis and docs/split.md). */
 #define RP_KERNEL_DESC_SPLIT(kname, params, axis, follow)                      \
+  RP__KERNEL_DESC(kname, params, axis, follow)
+
+#define RP__KERNEL_NPARAMS(params)                                             \
+  ((unsigned)(sizeof(params) / sizeof((params)[0])))
+#define RP__KERNEL_DESC(kname, params, axis, follow)                           \
   {                                                                            \
-#kname, (unsigned)(sizeof(params) / sizeof((params)[0])), (params),        \
-        kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL,                        \
-        {0, 0, 0 }, NULL, NULL, 0, (axis), (follow), 0,                        \
-         RP_KERNEL_CUDA_ARGS_OF_NP(kname,                                      \
-                                   sizeof(params) / sizeof((params)[0]))       \
+    sizeof(rp_kernel), RP__KERNEL_NAME(kname), RP__KERNEL_NPARAMS(params),     \
+        (params), kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0},   \
+        NULL, NULL, 0, (axis), (follow), 0,                                    \
+        RP_KERNEL_CUDA_ARGS_OF_NP(kname, RP__KERNEL_NPARAMS(params))           \
   }
+#define RP__KERNEL_NAME(kname) #kname
 
 /** @} */
 #endif

@@ -183,8 +183,17 @@ typedef struct rp_cuda_args {
    (size_t)(np) * (sizeof(rp_slot) + sizeof(rp_pregion)))
 
 /** A kernel descriptor: one slot per backend; NULL means "cannot run there".
- * Fill it with RP_KERNEL_DESC() (reprise/kernel.h) or by hand. */
+ * Fill it with RP_KERNEL_DESC() (reprise/kernel.h), or by hand with
+ * designated initialisers through RP_KERNEL_WITH() (which sets its size),
+ * or rp_kernel_init() then the members: never positionally, so that a
+ * member added later breaks nobody (docs/STYLE.md, "Structs a caller
+ * fills in"). */
 typedef struct rp_kernel {
+  /** sizeof(rp_kernel) as the caller was compiled (RP_KERNEL_WITH(),
+   * RP_KERNEL_DESC(), rp_kernel_init()): rp_record_kernel() refuses 0
+   * and sizes this library does not know, and gives a descriptor of an
+   * older, smaller size the defaults (0, NULL) of the members it lacks. */
+  size_t size;
   const char *name;
   unsigned nparams;
   const rp_param *params;
@@ -223,6 +232,16 @@ typedef struct rp_kernel {
   const rp_cuda_args *cuda_args;
 } rp_kernel;
 
+/** A kernel descriptor by designated initialisers, its size set:
+ * `static const rp_kernel k = RP_KERNEL_WITH(.name = "k", .nparams = 1,
+ * .params = ps, .cpu = k_cpu);` (members not named are 0 / NULL). */
+#define RP_KERNEL_WITH(...)                                                    \
+  { .size = sizeof(rp_kernel), __VA_ARGS__ }
+
+/** @brief Set @p k to an empty descriptor of this header's size (every
+ * member 0 or NULL), to fill in member by member. NULL is a no-op. */
+RP_API void rp_kernel_init(rp_kernel *k);
+
 /** Hints of rp_kernel.hint. */
 enum {
   /** Bound by memory bandwidth: larger blocks are preferred among those
@@ -237,13 +256,32 @@ enum {
  * access i, as recorded (rebinding a buffer changes it). */
 typedef void (*rp_host_fn)(void *user, void *const *ptrs);
 
-/** Options shared by every recording call; NULL means none. */
+/** Options shared by every recording call; NULL means none. Start from
+ * RP_OP_OPTS_INIT or rp_op_opts_init(), or name the members through
+ * RP_OP_OPTS_WITH(): each sets the size. */
 typedef struct rp_op_opts {
+  size_t size;          /**< sizeof(rp_op_opts) as the caller was
+                             compiled; 0 and sizes this library does not
+                             know are refused (RP_EINVAL); an older,
+                             smaller size keeps the defaults of the
+                             members it lacks (docs/design.md, "Versioned
+                             structs") */
   const char *name;     /**< copied; NULL: a name is derived */
   double cost_us;       /**< > 0: given cost; otherwise not given */
   const rp_node *after; /**< explicit dependencies on earlier nodes */
   unsigned nafter;
 } rp_op_opts;
+
+/** An rp_op_opts with its size set and every option at its default. */
+#define RP_OP_OPTS_INIT                                                        \
+  { sizeof(rp_op_opts), NULL, 0, NULL, 0 }
+/** An rp_op_opts by designated initialisers, its size set:
+ * `rp_op_opts o = RP_OP_OPTS_WITH(.name = "step", .cost_us = 10);`. */
+#define RP_OP_OPTS_WITH(...)                                                   \
+  { .size = sizeof(rp_op_opts), __VA_ARGS__ }
+
+/** @brief Set @p o to RP_OP_OPTS_INIT. NULL is a no-op. */
+RP_API void rp_op_opts_init(rp_op_opts *o);
 
 /** An access of a host task: a region and how it is used (in/out/inout). */
 typedef struct rp_access {
@@ -570,7 +608,7 @@ typedef struct rp_measured {
 RP_API rp_status rp_graph_set_measured(rp_graph *g, rp_node n,
                                        const rp_measured *m);
 
-/** @brief Attach to every node its figures from rp_exec_profile_n(): the
+/** @brief Attach to every node its figures from rp_exec_profile_opts(): the
  * arrays have one entry per node (@p min_us and @p max_us may be NULL:
  * the median is used); @p machine NULL: this host's name. */
 RP_API rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
@@ -797,6 +835,17 @@ RP_API rp_status rp_graph_read_json_opts(rp_graph **out, FILE *fp,
  * (name, type, device), edges labelled with kind and buffer, a colour per
  * lane. */
 RP_API rp_status rp_graph_write_dot(const rp_graph *g, FILE *fp);
+
+/** @brief Graphviz of a graph that stays drawable: with at most
+ * @p max_nodes operations (or @p max_nodes 0) the same as
+ * rp_graph_write_dot(); above, the critical path of rp_analyze() with
+ * default options and the operations next to it, up to @p max_nodes
+ * (every critical operation is drawn; when the path alone is longer,
+ * consecutive critical operations of one name become one node), with a
+ * note saying what was left out.
+ * @return RP_OK, RP_EINVAL, RP_ENOMEM, RP_EIO or rp_analyze()'s error. */
+RP_API rp_status rp_graph_write_dot_limited(const rp_graph *g, FILE *fp,
+                                            uint32_t max_nodes);
 
 /** @} */
 

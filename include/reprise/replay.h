@@ -309,6 +309,32 @@ typedef struct rp_kernel_block {
 RP_API rp_status rp_exec_kernel_block(rp_exec *x, rp_node n,
                                       rp_kernel_block *out);
 
+/** One named figure a backend keeps about an exec (rp_exec_stats()). */
+typedef struct rp_exec_stat {
+  const char *name; /**< "tasks", "sends", ...; static storage */
+  double value;
+} rp_exec_stat;
+
+/** @brief The figures the exec's backend keeps about @p x, by name: up
+ * to @p max of them into @p out (may be NULL with @p max 0); @p count
+ * (may be NULL) receives how many there are. The starpu backend gives
+ * what one rank lowered at instantiate ("rank", "nranks", "nodes",
+ * "tasks", "sends", "recvs", "scanned", "visited", "accesses", "images",
+ * "handles", "aliased", "user_arrays", "image_bytes", "pieces",
+ * "lower_us", "register_us") and the CPU time its task bodies took over
+ * all launches so far ("body_cpu_us"): docs/mpi.md. Safe to call while
+ * replays run.
+ * @return RP_OK, RP_EINVAL (NULL @p x, NULL @p out with @p max > 0),
+ *   RP_ENOTSUP (the backend keeps none: reference, openmp, xrt, cuda). */
+RP_API rp_status rp_exec_stats(const rp_exec *x, rp_exec_stat *out,
+                               unsigned max, unsigned *count);
+
+/** @brief The figure named @p name of rp_exec_stats().
+ * @return RP_OK, RP_EINVAL (a NULL argument), RP_ENOTSUP (the backend
+ *   keeps none), RP_ENOTFOUND (not one of its names). */
+RP_API rp_status rp_exec_stat_get(const rp_exec *x, const char *name,
+                                  double *value);
+
 /** @brief Change scalar parameter @p param of kernel node @p n. */
 RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
                                     rp_slot value);
@@ -316,10 +342,10 @@ RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,
 /** @brief Run once, timing every operation; @p op_us (one entry per node)
  * receives microseconds, fit for rp_analysis_opts.measured_us. It runs in
  * place: the buffers' host arrays (and the exec's device images) advance
- * by one replay, as with rp_exec_run(); rp_exec_profile_n() does not. */
+ * by one replay, as with rp_exec_run(); rp_exec_profile_opts() does not. */
 RP_API rp_status rp_exec_profile(rp_exec *x, double *op_us);
 
-/** Flags of rp_exec_profile_ex(). */
+/** Flags of rp_profile_opts.flags. */
 enum {
   RP_PROFILE_IN_PLACE = 1u << 0 /**< profile x itself: the host arrays and
                                      device images advance by the runs, as
@@ -327,31 +353,63 @@ enum {
                                      instance, no scratch copies) */
 };
 
-/** @brief Profile @p runs times (0: 5) and keep, per node, the median,
- * the smallest and the largest time (microseconds); any of the three
- * arrays (one entry per node) may be NULL. Fit for
- * rp_graph_set_measured_all() and rp_analysis_opts.measured_us.
- * The user's data stays as it was: the runs replay a second instance of
- * the exec (same graph, backend and options, its scalars) on scratch
- * copies of the host arrays, so that for its duration the graph's memory
- * is needed twice; where the backend cannot build one (no rebind, no
- * room), x runs and its host arrays are put back afterwards (its device
- * images advance, and rp_exec_notice() says so). With
- * RP_PROFILE_IN_PLACE in @p flags x runs and its data advances.
- * @return RP_OK, RP_EINVAL (runs > 1000, unknown flags), RP_ENOMEM,
- *   RP_ENOTSUP (the backend cannot profile), or the failure of a run. */
-RP_API rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
-                                    double *median_us, double *min_us,
-                                    double *max_us);
+/** Options of rp_exec_profile_opts(); start from RP_PROFILE_OPTS_INIT or
+ * rp_profile_opts_init(). */
+typedef struct rp_profile_opts {
+  size_t size;    /**< sizeof(rp_profile_opts) as the caller was compiled
+                       (set by the INIT macro and the init function); 0
+                       and unknown sizes are refused (docs/design.md,
+                       "Versioned structs") */
+  unsigned runs;  /**< profiled replays, at most 1000; 0: 5 */
+  unsigned flags; /**< RP_PROFILE_* */
+} rp_profile_opts;
 
-/** @brief rp_exec_profile_ex() without flags: the user's data stays as it
- * was. */
-RP_API rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
-                                   double *min_us, double *max_us);
+/** An rp_profile_opts with its size set and every option at its default. */
+#define RP_PROFILE_OPTS_INIT                                                   \
+  { sizeof(rp_profile_opts), 0, 0 }
+
+/** @brief Set @p o to RP_PROFILE_OPTS_INIT. NULL is a no-op. */
+RP_API void rp_profile_opts_init(rp_profile_opts *o);
+
+/** @brief Profile @p o->runs times (@p o NULL: the defaults, 5 runs) and
+ * keep, per node, the median, the smallest and the largest time
+ * (microseconds); any of the three arrays (one entry per node) may be
+ * NULL. Fit for rp_graph_set_measured_all() and
+ * rp_analysis_opts.measured_us. The user's data stays as it was: the runs
+ * replay a second instance of the exec (same graph, backend and options,
+ * its scalars) on scratch copies of the host arrays, so that for its
+ * duration the graph's memory is needed twice; where the backend cannot
+ * build one (no rebind, no room), x runs and its host arrays are put back
+ * afterwards (its device images advance, and rp_exec_notice() says so).
+ * With RP_PROFILE_IN_PLACE in @p o->flags x runs and its data advances.
+ * @return RP_OK, RP_EINVAL (runs > 1000, unknown flags, options of an
+ *   unknown size), RP_ENOMEM, RP_ENOTSUP (the backend cannot profile), or
+ *   the failure of a run. */
+RP_API rp_status rp_exec_profile_opts(rp_exec *x, const rp_profile_opts *o,
+                                      double *median_us, double *min_us,
+                                      double *max_us);
+
+/** @brief Deprecated: rp_exec_profile_opts() with runs and flags. */
+RP_DEPRECATED("call it rp_exec_profile_opts (options, not _ex)")
+static inline rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs,
+                                           unsigned flags, double *median_us,
+                                           double *min_us, double *max_us) {
+  rp_profile_opts o = {sizeof(rp_profile_opts), runs, flags};
+  return rp_exec_profile_opts(x, &o, median_us, min_us, max_us);
+}
+
+/** @brief Deprecated: rp_exec_profile_opts() with runs. */
+RP_DEPRECATED("call it rp_exec_profile_opts (options, not _n)")
+static inline rp_status rp_exec_profile_n(rp_exec *x, unsigned runs,
+                                          double *median_us, double *min_us,
+                                          double *max_us) {
+  rp_profile_opts o = {sizeof(rp_profile_opts), runs, 0};
+  return rp_exec_profile_opts(x, &o, median_us, min_us, max_us);
+}
 
 /** @brief One overlapped run recording when each operation started and
  * ended (µs since the run's start, one entry per node), for
- * rp_analysis_write_trace2() and rp_analysis_departures(). The reference
+ * rp_analysis_write_trace_achieved() and rp_analysis_departures(). The reference
  * backend runs one operation at a time: its timeline is its profile laid
  * end to end. Other backends need the backend table's timeline hook.
  * @return RP_OK, RP_ENOTSUP (the backend cannot), or the run's failure. */

@@ -255,8 +255,9 @@ static void track(const rp_analysis *a, FILE *fp, int pid, const char *name,
   }
 }
 
-rp_status rp_analysis_write_trace2(const rp_analysis *a, const double *start_us,
-                                   const double *end_us, FILE *fp) {
+rp_status rp_analysis_write_trace_achieved(const rp_analysis *a,
+                                           const double *start_us,
+                                           const double *end_us, FILE *fp) {
   RP_ENTER();
   if (!a || !fp || !start_us || !end_us || bad_times(a, start_us, end_us))
     return RP_BAD_ARG();
@@ -313,14 +314,14 @@ rp_status rp_achieved_compute(const rp_analysis *a, const double *serial_us,
   return RP_OK;
 }
 
-rp_status rp_achieved_check_serial(rp_achieved *ach, const rp_analysis *a,
-                                   double serial_us) {
+rp_status rp_achieved_compare_serial(rp_achieved *ach, const rp_analysis *a,
+                                     double serial_us) {
   RP_ENTER();
   if (!ach || !a)
     return RP_NULL_ARG();
   double want = a->sum.modelled ? a->sum.model_serial_us : a->sum.serial_us;
   if (!isfinite(serial_us) || !(serial_us > 0) || !(want > 0)) {
-    rp__set_last_errorf("rp_achieved_check_serial: serial time %g us "
+    rp__set_last_errorf("rp_achieved_compare_serial: serial time %g us "
                         "against a predicted %g us",
                         serial_us, want);
     return RP_EINVAL;

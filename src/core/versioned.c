@@ -1,7 +1,7 @@
-/* The one rule for the option structs a caller fills in (rp_exec_opts,
- * rp_read_opts, rp_analysis_opts, rp_model_opts; not yet rp_kernel and
- * rp_op_opts, docs/design.md,
- * "Versioned structs"): the first member is
+/* The one rule for the structs a caller fills in (rp_exec_opts,
+ * rp_read_opts, rp_analysis_opts, rp_model_opts, rp_op_opts, rp_kernel:
+ * record/kernel_in.c; docs/design.md, "Versioned structs"): the first
+ * member is
  * `size_t size`, which the type's init function or INIT macro sets to
  * sizeof the struct as the caller was compiled. The library
  *   - refuses size 0: a struct zero-filled without its init (an older

@@ -37,16 +37,14 @@ static void nop2_kernel(const rp_kargs *a, const uint64_t lo[3],
   (void)hi;
 }
 static const rp_param nop2_params[] = {{"in", RP_IN}, {"x", RP_INOUT}};
-static const rp_kernel nop2 = {.name = "rp_calibrate_nop2",
-                               .nparams = 2,
-                               .params = nop2_params,
-                               .cpu = nop2_kernel};
+static const rp_kernel nop2 =
+    RP_KERNEL_WITH(.name = "rp_calibrate_nop2", .nparams = 2,
+                   .params = nop2_params, .cpu = nop2_kernel);
 
 static const rp_param nop_params[] = {{"x", RP_INOUT}};
-static const rp_kernel nop = {.name = "rp_calibrate_nop",
-                              .nparams = 1,
-                              .params = nop_params,
-                              .cpu = nop_kernel};
+static const rp_kernel nop =
+    RP_KERNEL_WITH(.name = "rp_calibrate_nop", .nparams = 1,
+                   .params = nop_params, .cpu = nop_kernel);
 
 /* The team's kernels work by rows: a point of the index space is a row
  * of `cols` elements, so that a block of fewer than 8192 rows is never
@@ -71,10 +69,9 @@ static const rp_param triad_params[] = {{"x", RP_IN},
                                         {"off", RP_SCALAR},
                                         {"cols", RP_SCALAR},
                                         {"passes", RP_SCALAR}};
-static const rp_kernel triad = {.name = "rp_calibrate_triad",
-                                .nparams = 5,
-                                .params = triad_params,
-                                .cpu = triad_kernel};
+static const rp_kernel triad =
+    RP_KERNEL_WITH(.name = "rp_calibrate_triad", .nparams = 5,
+                   .params = triad_params, .cpu = triad_kernel);
 
 /* A compute-bound kernel: SPIN_ITERS steps of a logistic map per element
  * in registers, the result stored (so that nothing is optimised away). */
@@ -94,10 +91,9 @@ static void spin_kernel(const rp_kargs *a, const uint64_t lo[3],
 }
 static const rp_param spin_params[] = {
     {"y", RP_OUT}, {"off", RP_SCALAR}, {"cols", RP_SCALAR}};
-static const rp_kernel spin = {.name = "rp_calibrate_spin",
-                               .nparams = 3,
-                               .params = spin_params,
-                               .cpu = spin_kernel};
+static const rp_kernel spin =
+    RP_KERNEL_WITH(.name = "rp_calibrate_spin", .nparams = 3,
+                   .params = spin_params, .cpu = spin_kernel);
 
 /* Calibrations run by this process. */
 static _Atomic unsigned long ncalibrations;
@@ -182,7 +178,7 @@ static rp_status chain(rp_graph **out, chain_kind kind, unsigned n,
       rp_arg arg = rp_arg_buf(rp_whole(b));
       s = rp_record_kernel(g, &nop, 0, rp_dims3(1, 1, 1), &arg, NULL, NULL);
     } else if (kind == CHAIN_COPY) {
-      s = rp_record_copy_to_device(g, rp_bytes(b, 0, 4), 0, NULL, NULL);
+      s = rp_record_copy_to_device(g, rp_range_bytes(b, 0, 4), 0, NULL, NULL);
     } else {
       rp_access a = {rp_whole(b), RP_INOUT};
       s = rp_record_host(g, nop_host, NULL, &a, 1, NULL, NULL);
@@ -293,8 +289,8 @@ static rp_status blocks_graph(rp_graph **out, const rp_kernel *k, float *x,
     rp_arg args[5];
     unsigned na = 0;
     if (x)
-      args[na++] = rp_arg_buf(rp_bytes(bx, off, bytes));
-    args[na++] = rp_arg_buf(rp_bytes(by, off, bytes));
+      args[na++] = rp_arg_buf(rp_range_bytes(bx, off, bytes));
+    args[na++] = rp_arg_buf(rp_range_bytes(by, off, bytes));
     args[na++] = rp_arg_i64((int64_t)(b * blk));
     args[na++] = rp_arg_i64((int64_t)cols);
     if (x)
@@ -426,7 +422,7 @@ static rp_status team(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
         (s = rp_buffer_register(g, "x", tiny, sizeof tiny, &b)))
       goto out;
     for (unsigned i = 0; i < INDEP_TASKS && s == RP_OK; i++) {
-      rp_arg arg = rp_arg_buf(rp_bytes(b, i * 64u, 64));
+      rp_arg arg = rp_arg_buf(rp_range_bytes(b, i * 64u, 64));
       s = rp_record_kernel(g, &nop, 0, rp_dims3(1, 1, 1), &arg, NULL, NULL);
     }
     double t;
@@ -477,10 +473,11 @@ static rp_status team(rp_model *m, const rp_backend *be, const rp_exec_opts *xo,
            * what the next reads. */
           uint64_t own = (c * 2u + (i & 1)) * 64u;
           uint64_t other = (((c + 1) % threads) * 2u + ((i + 1) & 1)) * 64u;
-          rp_arg a[2] = {rp_arg_buf(rp_bytes(b, zig ? other : own + 8, 8)),
-                         rp_arg_buf(rp_bytes(b, own, 8))};
+          rp_arg a[2] = {
+              rp_arg_buf(rp_range_bytes(b, zig ? other : own + 8, 8)),
+              rp_arg_buf(rp_range_bytes(b, own, 8))};
           if (!zig) /* the chain alone: its own slot, always */
-            a[1] = rp_arg_buf(rp_bytes(b, c * 128u, 8));
+            a[1] = rp_arg_buf(rp_range_bytes(b, c * 128u, 8));
           s = rp_record_kernel(g, &nop2, 0, rp_dims3(1, 1, 1), a, NULL, NULL);
         }
       if (s || (s = rp_graph_end(g)) ||
@@ -526,7 +523,8 @@ static unsigned count_devices(const rp_backend *be, const rp_exec_opts *xo) {
     if (s == RP_OK)
       s = rp_buffer_register(g, "x", host, sizeof host, &b);
     for (unsigned d = 0; s == RP_OK && d < k; d++)
-      s = rp_record_copy_to_device(g, rp_bytes(b, 0, 4), (int)d, NULL, NULL);
+      s = rp_record_copy_to_device(g, rp_range_bytes(b, 0, 4), (int)d, NULL,
+                                   NULL);
     if (s == RP_OK)
       s = rp_graph_end(g);
     rp_exec_opts o = with_mode(xo, xo ? xo->mode : NULL);

@@ -89,8 +89,7 @@ static rp_status bind_op(rp_graph *c, const rp_graph *g, rp_node n,
                          const rp_kernels *set, rp_host_site *sites,
                          uint32_t *nsite) {
   const rp__op *op = &g->op[n];
-  rp_op_opts o;
-  memset(&o, 0, sizeof o);
+  rp_op_opts o = RP_OP_OPTS_INIT;
   o.name = op->name;
   o.cost_us = op->cost_us > 0 ? op->cost_us : 0;
   o.after = op->nafter ? g->after + op->after0 : NULL;
@@ -109,7 +108,8 @@ static rp_status bind_op(rp_graph *c, const rp_graph *g, rp_node n,
     break;
   case RP_OP_KERNEL: {
     const char *kn = rp_node_kernel_name(g, n);
-    const rp_kernel *k = op->kernel ? op->kernel : rp_kernels_find(set, kn);
+    const rp_kernel *k =
+        op->kernel ? rp__kernel_given(g, op->kernel) : rp_kernels_find(set, kn);
     rp_arg args[RP_MAX_PARAMS];
     char in[240];
     libs(set, in, sizeof in);

@@ -45,6 +45,7 @@ void rp_graph_destroy(rp_graph *g) {
   rp__track_free(g);
   rp__warnings_free(g);
   rp__measured_free(g);
+  rp__kcopy_free(g);
   for (uint32_t i = 0; i < g->nbuf; i++) {
     free(g->buf[i].name);
     free(g->buf[i].bounds);

@@ -154,7 +154,24 @@ struct rp_graph {
                                     measured.c); NULL if none */
   void *bound_sites;             /* rp_graph_bind(): the host tasks' user data
                              (record/bind.c); NULL if none */
+  struct rp__kcopy *kcopy;       /* kernel descriptors of an older size, copied
+                              whole (record/kernel_in.c) */
+  uint32_t nkcopy, capkcopy;
 };
+
+/* Versioned recording structs (record/kernel_in.c). rp_kernel: the
+ * descriptor the graph keeps for caller's @p k: k itself when of this
+ * library's size, else the graph's own copy of it with the defaults of
+ * the members an older size lacks (one per descriptor); RP_EINVAL with
+ * the graph's error naming the kernel for a size 0 or unknown. */
+rp_status rp__kernel_in(rp_graph *g, const rp_kernel *k, const rp_kernel **out);
+/* rp_op_opts: *dst the defaults, then the caller's @p src (NULL: none). */
+rp_status rp__op_opts_in(rp_graph *g, rp_op_opts *dst, const rp_op_opts *src);
+/* The descriptor the caller gave for @p k, one of g's nodes' kernels:
+ * another graph recorded from g's nodes (rp_graph_bind()) keeps its own
+ * copy of an older-size descriptor, not g's. */
+const rp_kernel *rp__kernel_given(const rp_graph *g, const rp_kernel *k);
+void rp__kcopy_free(rp_graph *g);
 
 /* Recording core (record/op.c): validates, inserts coherence copies,
  * derives hazards, appends. `acc` has nacc entries in their spaces. */

@@ -696,7 +696,7 @@ int rp__valid_over(rp_graph *g, rp_buf b, uint64_t lo, uint64_t hi, int space) {
   if (!m)
     return 0;
   struct valid x = {m, rp__space_bit(space)};
-  rp_region r = rp_bytes(b, lo, hi > lo ? hi - lo : 0);
+  rp_region r = rp_range_bytes(b, lo, hi > lo ? hi - lo : 0);
   return !region_rects(&g->buf[b], &r, valid_rect, &x);
 }
 

@@ -143,11 +143,11 @@ static rp_status load_region(rd *r, const cJSON *j, const char *path,
                           "%s: region ends past buffer \"%s\" (%llu "
                           "bytes)",
                           path, b->name, (unsigned long long)b->bytes);
-    *reg = rp_bytes(reg->buf, o, n);
+    *reg = rp_range_bytes(reg->buf, o, n);
     return RP_OK;
   }
   if (!box) {
-    *reg = rp_bytes(reg->buf, 0, b->bytes);
+    *reg = rp_range_bytes(reg->buf, 0, b->bytes);
     return RP_OK;
   }
   char bp[128], kp[140];
@@ -187,7 +187,7 @@ static rp_status load_region(rd *r, const cJSON *j, const char *path,
                           bp, k, (unsigned long long)vhi[k], b->name, k,
                           (unsigned long long)b->dims[k]);
   }
-  *reg = rp_box(reg->buf, nlo, vlo, vhi);
+  *reg = rp_box_elems(reg->buf, nlo, vlo, vhi);
   return RP_OK;
 }
 
@@ -516,7 +516,8 @@ rp_status rp__json_load_op(rd *r, const cJSON *j, uint32_t i) {
   }
 
   /* The cost travels in the prototype: a given cost of 0 stays given. */
-  rp_op_opts o = {name, 0, r->after, nafter};
+  rp_op_opts o =
+      RP_OP_OPTS_WITH(.name = name, .after = r->after, .nafter = nafter);
   rp_node node = RP_NONE;
   if (r->trust) { /* as rp__record_op() checks and stores them */
     for (uint32_t k = 0; k < nacc; k++)

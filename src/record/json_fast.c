@@ -208,16 +208,16 @@ static int f_access(rd *r, const char **c, rp__access *a) {
   if (has_off) {
     if (off > b->bytes || len > b->bytes - off)
       return 0;
-    a->region = rp_bytes((rp_buf)buf, off, len);
+    a->region = rp_range_bytes((rp_buf)buf, off, len);
   } else if (!has_box) {
-    a->region = rp_bytes((rp_buf)buf, 0, b->bytes);
+    a->region = rp_range_bytes((rp_buf)buf, 0, b->bytes);
   } else {
     if (!b->ndims || nlo != b->ndims || nhi != b->ndims)
       return 0;
     for (unsigned d = 0; d < nlo; d++)
       if (lo[d] > hi[d] || hi[d] > b->dims[d])
         return 0;
-    a->region = rp_box((rp_buf)buf, nlo, lo, hi);
+    a->region = rp_box_elems((rp_buf)buf, nlo, lo, hi);
   }
   return 1;
 }
@@ -432,7 +432,8 @@ static rp_status f_op_record(rd *r, f_op *o, uint32_t i) {
   if (kend)
     *kend = '\0';
   p->kernel_name = (char *)o->kern;
-  rp_op_opts opts = {o->name, 0, r->after, o->nafter};
+  rp_op_opts opts =
+      RP_OP_OPTS_WITH(.name = o->name, .after = r->after, .nafter = o->nafter);
   rp_node node = RP_NONE;
   rp_status s = RP_OK;
   if (r->trust) {

@@ -108,7 +108,9 @@ static rp_status rederive(rd *r) {
     }
     for (uint32_t k = 0; k < op->nacc; k++)
       acc[k] = rp__acc_get(old, i, k);
-    rp_op_opts o = {op->name, 0, old->after + op->after0, op->nafter};
+    rp_op_opts o =
+        RP_OP_OPTS_WITH(.name = op->name, .after = old->after + op->after0,
+                        .nafter = op->nafter);
     s = rp__record_op(g, &p, acc, op->nacc, NULL, &o, NULL);
   }
   free(acc);

@@ -166,7 +166,7 @@ static rp_status make_valid(rp_graph *g, const rp__access *a,
     const piece *pc = &pl.p[i];
     rp__proto p = {0};
     rp__access ca[2];
-    rp_region r = rp_bytes(a->region.buf, pc->off, pc->len);
+    rp_region r = rp_range_bytes(a->region.buf, pc->off, pc->len);
     if (pc->off == 0 && pc->len == g->buf[a->region.buf].bytes)
       r = rp_whole(a->region.buf);
     ca[0] = (rp__access){r, RP_IN, pc->src};
@@ -190,7 +190,7 @@ static rp_status make_valid(rp_graph *g, const rp__access *a,
     }
     p.cost_us = -1;
     p.inserted = true;
-    rp_op_opts o = {name, 0, NULL, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.name = name);
     s = rp__record_op(g, &p, ca, 2, NULL, &o, NULL);
     if (s == RP_OK && count)
       (*count)++;
@@ -314,11 +314,15 @@ rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
   rp_status s = check_devices(g, proto);
   if (s != RP_OK)
     return s;
-  if (o && o->nafter && !o->after)
+  rp_op_opts ol;
+  if ((s = rp__op_opts_in(g, &ol, o)) != RP_OK)
+    return s;
+  o = &ol;
+  if (o->nafter && !o->after)
     return rp__fail(g, RP_EINVAL, "after: NULL list of %u nodes", o->nafter);
-  if (o && (isnan(o->cost_us) || isinf(o->cost_us)))
+  if (isnan(o->cost_us) || isinf(o->cost_us))
     return rp__fail(g, RP_EINVAL, "cost must be finite");
-  for (unsigned i = 0; o && i < o->nafter; i++)
+  for (unsigned i = 0; i < o->nafter; i++)
     if (o->after[i] >= g->nop)
       return rp__fail(g, RP_EINVAL,
                       "after[%u]: node %u is not an earlier "
@@ -344,7 +348,7 @@ rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
   p.nacc = nacc;
   p.dims0 = RP_NONE;
   bool owned;
-  p.name = rp__derive_name(g, &q, chk, o ? o->name : NULL, &owned);
+  p.name = rp__derive_name(g, &q, chk, o->name, &owned);
   p.name_shared = !owned;
   if (!p.name) {
     s = rp__fail(g, RP_ENOMEM, "out of memory recording");
@@ -356,7 +360,7 @@ rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
     s = rp__fail(g, RP_ENOMEM, "out of memory recording");
     goto done;
   }
-  if (o && o->cost_us > 0)
+  if (o->cost_us > 0)
     p.cost_us = o->cost_us;
 
   /* Coherence copies come first, in the order of the accesses. */
@@ -372,8 +376,8 @@ rp_status rp__record_op(rp_graph *g, const rp__proto *proto,
       }
 
   rp_node j;
-  if (rp__store_op(g, &p, &q, chk, nacc, args, o ? o->after : NULL,
-                   o ? o->nafter : 0, &j) != RP_OK) {
+  if (rp__store_op(g, &p, &q, chk, nacc, args, o->after, o->nafter, &j) !=
+      RP_OK) {
     if (owned)
       free(p.name);
     free(p.kernel_name);
@@ -406,6 +410,9 @@ rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
     return RP_BAD_ARG();
   if (!k)
     return rp__fail(g, RP_EINVAL, "kernel: NULL descriptor");
+  rp_status s = rp__kernel_in(g, k, &k);
+  if (s != RP_OK)
+    return s;
   const char *kn = k->name ? k->name : "?";
   if (k->nparams > RP_MAX_PARAMS)
     return rp__fail(g, RP_EINVAL, "kernel \"%s\": %u parameters (at most %d)",
@@ -461,7 +468,7 @@ rp_status rp_record_kernel(rp_graph *g, const rp_kernel *k, int device,
   p.space.x = space.x ? space.x : 1;
   p.space.y = space.y ? space.y : 1;
   p.space.z = space.z ? space.z : 1;
-  rp_status s = rp__record_op(g, &p, acc, nacc, args, o, out);
+  s = rp__record_op(g, &p, acc, nacc, args, o, out);
   if (s != RP_OK && refused_access != RP_NONE) {
     /* Name the parameter rather than the access. */
     unsigned ai = refused_access, pi = 0, seen = 0;

@@ -733,6 +733,43 @@ rp_status rp_exec_kernel_block(rp_exec *x, rp_node n, rp_kernel_block *out) {
   return x->be->kernel_block(x->state, v, out);
 }
 
+rp_status rp_exec_stats(const rp_exec *x, rp_exec_stat *out, unsigned max,
+                        unsigned *count) {
+  RP_ENTER();
+  if (!x || (max && !out))
+    return RP_BAD_ARG();
+  if (!x->be->stats) {
+    rp__set_last_errorf("rp_exec_stats: the %s backend keeps no figures",
+                        x->be->name);
+    return RP_ENOTSUP;
+  }
+  unsigned n = 0;
+  rp_status s = x->be->stats(x->state, out, max, &n);
+  if (s == RP_OK && count)
+    *count = n;
+  return s;
+}
+
+rp_status rp_exec_stat_get(const rp_exec *x, const char *name, double *value) {
+  RP_ENTER();
+  if (!x || !name || !value)
+    return RP_NULL_ARG();
+  rp_exec_stat st[64];
+  unsigned n = 0;
+  rp_status s = rp_exec_stats(x, st, 64, &n);
+  if (s != RP_OK)
+    return s;
+  for (unsigned i = 0; i < n && i < 64; i++)
+    if (!strcmp(st[i].name, name)) {
+      *value = st[i].value;
+      return RP_OK;
+    }
+  rp__set_last_errorf("rp_exec_stat_get: the %s backend keeps no figure "
+                      "named \"%s\"",
+                      x->be->name, name);
+  return RP_ENOTFOUND;
+}
+
 rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us) {
   return x->be->timeline(x->state, start_us, end_us);
 }

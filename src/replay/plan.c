@@ -17,6 +17,8 @@ struct rp__plan {
   rp_plan_device dev[RP_MAX_DEVICES];
   uint32_t *node_of;
   uint32_t *hw_off, *hw;
+  rp_plan_buffer *buf;
+  uint64_t *part_rows;
 };
 
 const rp_plan *rp__plan_view(const rp__plan *p) { return &p->pub; }
@@ -33,6 +35,8 @@ void rp__plan_free(rp__plan *p) {
   free(p->node_of);
   free(p->hw_off);
   free(p->hw);
+  free(p->buf);
+  free(p->part_rows);
   free(p);
 }
 
@@ -231,6 +235,11 @@ static rp_status nodes(bld *b) {
     v->op = n;
     v->device = ni.device;
     v->dst_device = ni.dst_device;
+    v->name = ni.name;
+    v->kernel = ni.type == RP_OP_KERNEL ? ni.kernel : NULL;
+    if (ni.type == RP_OP_HOST &&
+        rp_node_host_fn(g, n, &v->host_fn, &v->host_user) != RP_OK)
+      v->host_fn = NULL;
     v->acc0 = p->pub.nacc;
     if (ni.type == RP_OP_KERNEL && ni.device >= 0 &&
         !p->dev[ni.device].native) {
@@ -410,6 +419,36 @@ static rp_status host_writers(bld *b) {
   return RP_OK;
 }
 
+/* The buffers' descriptions and parts, for backends that read nothing
+ * but the plan. */
+static rp_status buffers(bld *b) {
+  rp__plan *p = b->p;
+  uint64_t nrow = 0;
+  for (rp_buf i = 0; i < b->nbuf; i++) {
+    unsigned k = rp_buffer_num_parts(b->g, i);
+    nrow += k ? k + 1 : 0;
+  }
+  p->buf = calloc(b->nbuf ? b->nbuf : 1, sizeof *p->buf);
+  p->part_rows = malloc((nrow ? nrow : 1) * sizeof *p->part_rows);
+  if (!p->buf || !p->part_rows)
+    return RP_ENOMEM;
+  uint64_t *row = p->part_rows;
+  for (rp_buf i = 0; i < b->nbuf; i++) {
+    rp_plan_buffer *pb = &p->buf[i];
+    rp_buffer_info(b->g, i, &pb->desc);
+    pb->nparts = rp_buffer_num_parts(b->g, i);
+    if (!pb->nparts)
+      continue;
+    pb->part_rows = row;
+    for (unsigned q = 0; q < pb->nparts; q++)
+      rp_buffer_part_rows(b->g, i, q, &row[q], &row[q + 1]);
+    row += pb->nparts + 1;
+  }
+  p->pub.nbuf = b->nbuf;
+  p->pub.buf = p->buf;
+  return RP_OK;
+}
+
 rp_status rp__plan_build(const rp_graph *g, const rp_backend *be,
                          rp__plan **out, char *err, size_t errlen) {
   *out = NULL;
@@ -427,8 +466,8 @@ rp_status rp__plan_build(const rp_graph *g, const rp_backend *be,
   b.p->pub.graph = g;
   devices(&b);
   rp_status s;
-  if ((s = images(&b)) == RP_OK && (s = nodes(&b)) == RP_OK &&
-      (s = edges(&b)) == RP_OK)
+  if ((s = buffers(&b)) == RP_OK && (s = images(&b)) == RP_OK &&
+      (s = nodes(&b)) == RP_OK && (s = edges(&b)) == RP_OK)
     s = host_writers(&b);
   free(b.img_of);
   free(b.touched);

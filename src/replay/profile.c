@@ -114,12 +114,28 @@ static void restore(rp_exec *x, void **c) {
   free(c);
 }
 
-rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
-                             double *median_us, double *min_us,
-                             double *max_us) {
+void rp_profile_opts_init(rp_profile_opts *o) {
+  if (o)
+    *o = (rp_profile_opts)RP_PROFILE_OPTS_INIT;
+}
+
+rp_status rp_exec_profile_opts(rp_exec *x, const rp_profile_opts *o,
+                               double *median_us, double *min_us,
+                               double *max_us) {
   RP_ENTER();
-  if (!x || runs > 1000 || (flags & ~(unsigned)RP_PROFILE_IN_PLACE))
-    return RP_BAD_ARG();
+  if (!x)
+    return RP_NULL_ARG();
+  rp_profile_opts ol;
+  rp_profile_opts_init(&ol);
+  if (o && rp__versioned_load(&ol, sizeof ol, o, sizeof ol,
+                              "rp_exec_profile_opts: rp_profile_opts") != RP_OK)
+    return RP_EINVAL;
+  unsigned runs = ol.runs, flags = ol.flags;
+  if (runs > 1000 || (flags & ~(unsigned)RP_PROFILE_IN_PLACE)) {
+    rp__set_last_errorf("rp_exec_profile_opts: %s",
+                        runs > 1000 ? "more than 1000 runs" : "unknown flags");
+    return RP_EINVAL;
+  }
   rp__exec_begin(x);
   if (!runs)
     runs = 5;
@@ -176,14 +192,6 @@ rp_status rp_exec_profile_ex(rp_exec *x, unsigned runs, unsigned flags,
   free(t);
   free(col);
   return s;
-}
-
-rp_status rp_exec_profile_n(rp_exec *x, unsigned runs, double *median_us,
-                            double *min_us, double *max_us) {
-  RP_ENTER();
-  if (!x)
-    return RP_NULL_ARG();
-  return rp_exec_profile_ex(x, runs, 0, median_us, min_us, max_us);
 }
 
 /* An elided copy moves nothing: it starts and ends when the last of its

@@ -90,24 +90,19 @@ static rp_status instantiate(rp_exec *x, const rp_plan *p, void **state,
       goto nomem;
   for (uint32_t v = 0; v < p->nnode; v++) {
     const rp_plan_node *nd = &p->node[v];
-    rp_node_info ni;
-    rp_node_info_get(p->graph, nd->op, &ni);
     if (nd->nacc > maxacc)
       maxacc = nd->nacc;
-    if (nd->type == RP_OP_KERNEL && (!ni.kernel || !ni.kernel->cpu)) {
-      rp_exec_set_error(x, "kernel \"%s\" has no CPU body%s", ni.name,
-                        ni.kernel ? "" : " (graph loaded from a file)");
+    if (nd->type == RP_OP_KERNEL && (!nd->kernel || !nd->kernel->cpu)) {
+      rp_exec_set_error(x, "kernel \"%s\" has no CPU body%s", nd->name,
+                        nd->kernel ? "" : " (graph loaded from a file)");
       ref_destroy(r);
       return RP_ENOKERNEL;
     }
-    rp_host_fn fn;
-    void *user;
-    if (nd->type == RP_OP_HOST &&
-        (rp_node_host_fn(p->graph, nd->op, &fn, &user) != RP_OK || !fn)) {
+    if (nd->type == RP_OP_HOST && !nd->host_fn) {
       rp_exec_set_error(x,
                         "host task \"%s\" has no function (graph loaded "
                         "from a file)",
-                        ni.name);
+                        nd->name);
       ref_destroy(r);
       return RP_ENOKERNEL;
     }

@@ -379,7 +379,7 @@ static rp_status build(planner *p, rp__reshape *out) {
     }
     for (; xi < p->nx && p->x[xi].op == n; xi++)
       out->reg[at++] =
-          rp_bytes(p->x[xi].buf, p->x[xi].lo, p->x[xi].hi - p->x[xi].lo);
+          rp_range_bytes(p->x[xi].buf, p->x[xi].lo, p->x[xi].hi - p->x[xi].lo);
   }
   out->off[nop] = at;
   return RP_OK;

@@ -173,7 +173,7 @@ typedef struct rec {
 /* The options of piece i of `pieces` of op n. */
 static rp_op_opts piece_opts(rec *c, rp_node n, const rp_node_info *ni,
                              unsigned i, unsigned pieces) {
-  rp_op_opts o = {ni->name, 0, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = ni->name);
   if (pieces > 1) {
     snprintf(c->name, c->namelen, "%s[%u]", ni->name, i);
     o.name = c->name;
@@ -275,7 +275,8 @@ static rp_status record_copy(rec *c, rp_node n, const rp_node_info *ni,
     rp_region r = ai.region;
     if (ct) {
       uint64_t a = ct->S * i / kk, b = ct->S * (i + 1) / kk;
-      r = rp_bytes(ai.region.buf, ct->off + a * ct->unit, (b - a) * ct->unit);
+      r = rp_range_bytes(ai.region.buf, ct->off + a * ct->unit,
+                         (b - a) * ct->unit);
     }
     rp_status s = record_copy_piece(c, n, ni, r, i, kk);
     if (s != RP_OK)

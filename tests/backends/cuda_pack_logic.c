@@ -270,7 +270,8 @@ static const rp_cuda_args probe_pair = {&prv, &pri, &prp, 2};
  * element as the reference replay has it, from the packed blocks. */
 Test(cuda_pack, packed_blocks_hold_regions_origin_and_extent) {
   enum { M = 4096, OFF = 8 };
-  rp_kernel k = {.name = "probe",
+  rp_kernel k = {.size = sizeof(rp_kernel),
+                 .name = "probe",
                  .nparams = 2,
                  .params = probe_params,
                  .cpu = probe_cpu,

@@ -43,7 +43,7 @@ static void cuda_random_graph(tu_random *r, uint64_t seed, unsigned nbuf,
       ob = len + tu_rand(&s) % (bsize - 2 * len + 1);
     }
     rp_node after[1];
-    rp_op_opts o = {NULL, 0, after, 0};
+    rp_op_opts o = RP_OP_OPTS_WITH(.after = after);
     uint32_t nn = rp_graph_num_nodes(r->g);
     if (nn && tu_rand(&s) % 8 == 0) {
       after[0] = (rp_node)(tu_rand(&s) % nn);

@@ -1,12 +1,14 @@
-# starpu backend tests: the test reads the backend's figures
-# (backends/starpu/rp_starpu.h); StarPU starts with two CPU workers and no
-# banner.
-if(TARGET test_starpu)
-  target_include_directories(test_starpu PRIVATE
-    ${CMAKE_SOURCE_DIR}/backends/starpu)
-  set_property(TEST test_starpu APPEND PROPERTY ENVIRONMENT
-    "STARPU_NCPU=2;STARPU_SILENT=1")
-endif()
+# starpu backend tests: the tests read the backend's figures
+# (backends/starpu/rp_starpu.h; test_starpu_stats against rp_exec_stats());
+# StarPU starts with two CPU workers and no banner.
+foreach(t test_starpu test_starpu_stats)
+  if(TARGET ${t})
+    target_include_directories(${t} PRIVATE
+      ${CMAKE_SOURCE_DIR}/backends/starpu)
+    set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT
+      "STARPU_NCPU=2;STARPU_SILENT=1")
+  endif()
+endforeach()
 # The chains of messages per rank (test_starpu_chain.c) and the predicted
 # time per rank (test_starpu_predict.c): fake ranks, no StarPU started, no
 # MPI.

@@ -68,12 +68,12 @@ static const rp_param copy_params[] = {
     {"src", RP_IN}, {"dst", RP_OUT}, {"r0", RP_SCALAR}};
 static const rp_param sten_params[] = {
     {"b", RP_IN}, {"a", RP_OUT}, {"r0", RP_SCALAR}, {"n", RP_SCALAR}};
-static const rp_kernel copy_k = {
-    "ch_copy", 3,    copy_params, ch_copy_cpu, NULL, NULL, {0, 0, 0},
-    NULL,      NULL, 0,           0,           0,    0,    NULL};
-static const rp_kernel sten_k = {
-    "ch_sten", 4,    sten_params, ch_sten_cpu, NULL, NULL, {0, 0, 0},
-    NULL,      NULL, 0,           0,           0,    0,    NULL};
+static const rp_kernel copy_k =
+    RP_KERNEL_WITH(.name = "ch_copy", .nparams = 3, .params = copy_params,
+                   .cpu = ch_copy_cpu);
+static const rp_kernel sten_k =
+    RP_KERNEL_WITH(.name = "ch_sten", .nparams = 4, .params = sten_params,
+                   .cpu = ch_sten_cpu);
 
 static rp_status record(rp_graph *g, uint64_t n, int ranks, double *a,
                         double *b, int dist) {

@@ -297,7 +297,7 @@ static rp_graph *bad_graph(uint8_t *a, uint8_t *b, uint8_t *c) {
   TU_OK(g, rp_buffer_register(g, "B", b, 64, &bb));
   TU_OK(g, rp_buffer_register(g, "C", c, 64, &bc));
   rp_arg args[2] = {rp_arg_buf(rp_whole(ba)), rp_arg_i64(0)};
-  rp_op_opts o = {"good_a", 0, NULL, 0};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "good_a");
   TU_OK(g,
         rp_record_kernel(g, &tc_bump, 0, rp_dims3(64, 1, 1), args, &o, NULL));
   TU_OK(g, rp_record_sync_host(g, rp_whole(ba), NULL));

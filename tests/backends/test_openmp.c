@@ -270,8 +270,8 @@ Test(openmp, bad_options_and_missing_bodies, .timeout = 20) {
   rp_buf b;
   TU_OK(g, rp_buffer_register(g, "m", mem, sizeof mem, &b));
   static const rp_param p[] = {{"x", RP_INOUT}};
-  static const rp_kernel nocpu = {"nocpu", 1,         p,    NULL, NULL,
-                                  NULL,    {0, 0, 0}, NULL, NULL, 0};
+  static const rp_kernel nocpu =
+      RP_KERNEL_WITH(.name = "nocpu", .nparams = 1, .params = p);
   rp_arg a = rp_arg_buf(rp_whole(b));
   TU_OK(g, rp_record_kernel(g, &nocpu, 0, rp_dims3(8, 1, 1), &a, NULL, NULL));
   TU_OK(g, rp_graph_end(g));

@@ -419,7 +419,7 @@ Test(openmp_engine, failure_stops_the_launch, .timeout = 60) {
   TU_OK(NULL, rp_graph_create(&g, 0));
   TU_OK(g, rp_buffer_register(g, "X", X, sizeof X, &b));
   rp_access a = {rp_bytes(b, 0, 64), RP_INOUT};
-  rp_op_opts o = {.name = "step"};
+  rp_op_opts o = RP_OP_OPTS_WITH(.name = "step");
   TU_OK(g, rp_record_host(g, h_fail, &f, &a, 1, &o, NULL));
   /* independent work beside it, and work after it */
   for (unsigned i = 2; i < 14; i++)

@@ -27,9 +27,10 @@ static const rp_param vadd_params[] = {{"A", RP_IN},
                                        {"C", RP_OUT},
                                        {"n", RP_SCALAR}};
 static const unsigned vadd_map[] = {0, 1, 3, 4, 2};
-static const rp_kernel vadd = {"vadd",   5,    vadd_params, vadd_k_rp_cpu,
-                               NULL,     NULL, {0, 0, 0},   "vadd",
-                               vadd_map, 5};
+static const rp_kernel vadd =
+    RP_KERNEL_WITH(.name = "vadd", .nparams = 5, .params = vadd_params,
+                   .cpu = vadd_k_rp_cpu, .xrt = "vadd", .xrt_argmap = vadd_map,
+                   .xrt_nargs = 5);
 
 /* The test xclbin: vadd and matmul with 2 and 3 compute units, and the
  * two kernels of tu_random_graph (named after their descriptors). */

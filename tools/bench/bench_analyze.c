@@ -19,10 +19,11 @@ static void cpu_nop(const rp_kargs *a, const uint64_t lo[3],
 }
 static const rp_param p_step[] = {{"x", RP_INOUT}};
 static const rp_param p_mix[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-static const rp_kernel k_step = {"step", 1,         p_step, cpu_nop, NULL,
-                                 NULL,   {0, 0, 0}, NULL,   NULL,    0};
-static const rp_kernel k_mix = {"mix", 2,         p_mix, cpu_nop, NULL,
-                                NULL,  {0, 0, 0}, NULL,  NULL,    0};
+static const rp_kernel k_step =
+    RP_KERNEL_WITH(.name = "step", .nparams = 1, .params = p_step,
+                   .cpu = cpu_nop);
+static const rp_kernel k_mix = RP_KERNEL_WITH(.name = "mix", .nparams = 2,
+                                              .params = p_mix, .cpu = cpu_nop);
 
 static double now(void) {
   struct timespec ts;
@@ -48,8 +49,9 @@ static rp_graph *build(uint32_t ops) {
   for (uint32_t step = 0; rp_graph_num_nodes(g) + 4 <= ops; step++)
     for (int i = 0; i < NBUF && rp_graph_num_nodes(g) + 4 <= ops; i++) {
       int dev = i % 2;
-      rp_region r = rp_bytes(b[i], (step % CHUNKS) * cb, cb);
-      rp_region r2 = rp_bytes(b[(i + 2) % NBUF], (step % CHUNKS) * cb, cb);
+      rp_region r = rp_range_bytes(b[i], (step % CHUNKS) * cb, cb);
+      rp_region r2 =
+          rp_range_bytes(b[(i + 2) % NBUF], (step % CHUNKS) * cb, cb);
       RK(rp_record_copy_to_device(g, r, dev, NULL, NULL));
       rp_arg a1 = rp_arg_buf(r);
       RK(rp_record_kernel(g, &k_step, dev, rp_dims3(cb / 4, 1, 1), &a1, NULL,

@@ -212,7 +212,7 @@ static rp_graph *record(void) {
   if (rp_graph_create(&g, 0) ||
       rp_buffer_register(g, "A", M, tb * (uint64_t)T * (uint64_t)T, &A))
     return NULL;
-#define TR(i, j) rp_bytes(A, tb *((uint64_t)(i) * (uint64_t)T + (j)), tb)
+#define TR(i, j) rp_range_bytes(A, tb *((uint64_t)(i) * (uint64_t)T + (j)), tb)
   for (int v = 0; v < ntask; v++) {
     const ctask *t = &task[v];
     rp_access a[3];

@@ -383,8 +383,8 @@ static void rebind_copies(const rp_backend *be, cudaStream_t s) {
   RK(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
   RK(rp_buffer_register(g, "H", h1, N * SL, &b));
   for (int i = 0; i < N; i++)
-    RK(rp_record_copy_to_device(g, rp_bytes(b, (uint64_t)i * SL, SL), 0, NULL,
-                                NULL));
+    RK(rp_record_copy_to_device(g, rp_range_bytes(b, (uint64_t)i * SL, SL), 0,
+                                NULL, NULL));
   RK(rp_graph_end(g));
   char *dd;
   CK(cudaMalloc((void **)&dd, N * SL));
@@ -573,7 +573,7 @@ static void pipeline(const rp_backend *be, cudaStream_t s0, int iters) {
   RK(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE));
   RK(rp_buffer_register(g, "data", h, bytes * K, &b));
   for (int k = 0; k < K; k++) {
-    rp_region r = rp_bytes(b, k * bytes, bytes);
+    rp_region r = rp_range_bytes(b, k * bytes, bytes);
     rp_arg a[3] = {rp_arg_buf(r), rp_arg_i64((int64_t)(k * n)),
                    rp_arg_i32(iters)};
     RK(rp_record_copy_to_device(g, r, 0, NULL, NULL));

@@ -464,7 +464,7 @@ static double predicted(work &w, rp_exec *x, const rp_backend *be,
   eo.device_fold = 1; /* reshaped as x is (the backend's default) */
   RK(rp_exec_create(&xs, w.g, be, &eo));
   std::vector<double> op(rp_graph_num_nodes(w.g) + 1);
-  RK(rp_exec_profile_n(xs, 5, op.data(), NULL, NULL));
+  RK(rp_exec_profile_opts(xs, nullptr, op.data(), NULL, NULL));
   rp_exec_destroy(xs);
   rp_analysis_opts ao;
   unsigned units[RP_MAX_DEVICES];

@@ -99,7 +99,7 @@ static double cholesky(unsigned t, unsigned e, int boxes, uint32_t *nodes,
     }
   }
 #define T(i, j)                                                                \
-  (boxes ? rp_box2(A, (i)*e, (i)*e + e, (j)*e, (j)*e + e)                      \
+  (boxes ? rp_box2_elems(A, (i)*e, (i)*e + e, (j)*e, (j)*e + e)                \
          : rp_whole(tile[(i)*t + (j)]))
   for (unsigned k = 0; k < t; k++) {
     rp_access a1[1] = {{T(k, k), RP_INOUT}};

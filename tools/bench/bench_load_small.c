@@ -36,8 +36,8 @@ static rp_graph *small_graph(void) {
     for (uint64_t r0 = 1; r0 < 63; r0 += 16) {
       uint64_t r1 = r0 + 16 < 63 ? r0 + 16 : 63;
       rp_buf src = s % 2 ? B : A, dst = s % 2 ? A : B;
-      rp_arg args[2] = {rp_arg_buf(rp_box2(src, r0 - 1, r1 + 1, 0, 64)),
-                        rp_arg_buf(rp_box2(dst, r0, r1, 1, 63))};
+      rp_arg args[2] = {rp_arg_buf(rp_box2_elems(src, r0 - 1, r1 + 1, 0, 64)),
+                        rp_arg_buf(rp_box2_elems(dst, r0, r1, 1, 63))};
       RK(rp_record_kernel(g, &stencil, 0, rp_dims3(62, r1 - r0, 1), args, NULL,
                           NULL));
     }

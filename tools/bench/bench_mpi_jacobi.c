@@ -220,9 +220,9 @@ static double probe_run(int size, unsigned k, int pingpong, uint32_t *tasks) {
   ok = ok && (pingpong || !rp_buffer_distribute(g, B, (unsigned)size, NULL)) &&
        !rp_graph_end(g) && (x = exm_exec(g, "bench_mpi_jacobi"));
   double med = -1;
-  rp__starpu_stats st;
-  if (ok && !rp__starpu_stats_get(x, &st)) {
-    *tasks = st.tasks;
+  double ntasks;
+  if (ok && !rp_exec_stat_get(x, "tasks", &ntasks)) {
+    *tasks = (uint32_t)ntasks;
     rp_exec_run(x, 1);
     for (int r = 0; r < 7; r++) {
       MPI_Barrier(MPI_COMM_WORLD);
@@ -594,15 +594,15 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
   memset(th, 0, sizeof th);
   nth = 0;
-  rp__starpu_stats b0, b1;
-  rp__starpu_stats_get(x, &b0);
+  double body0 = 0, body1 = 0; /* the task bodies' CPU time */
+  rp_exec_stat_get(x, "body_cpu_us", &body0);
   exm_trace(x);
   for (unsigned r = 0; r < runs; r++) {
     tm[r] = timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
     tr[r] = timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
     mr[r] = own_us;
   }
-  rp__starpu_stats_get(x, &b1);
+  rp_exec_stat_get(x, "body_cpu_us", &body1);
   qsort(tm, runs, sizeof *tm, cmp_d);
   qsort(tr, runs, sizeof *tr, cmp_d);
   qsort(mr, runs, sizeof *mr, cmp_d);
@@ -663,8 +663,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   snprintf(title, sizeof title, "%s, n = %llu, %s", heat ? "heat" : "jacobi",
            (unsigned long long)n, dist ? "distributed" : "replicated");
   exm_print_breakdown(x, title);
-  print_threads(rank, size, runs,
-                (b1.body_cpu_us - b0.body_cpu_us) * 1e-3 / runs);
+  print_threads(rank, size, runs, (body1 - body0) * 1e-3 / runs);
   fflush(stdout);
   rp_exec_destroy(x);
   rp_graph_destroy(g);

@@ -368,7 +368,7 @@ static rp_graph *record(shape *s, int iters, int kernels) {
       unsigned na = 0;
       for (int j = 0; j < 3; j++)
         if (d[j] >= 0) {
-          a[na].region = rp_bytes(X, 64 * (uint64_t)d[j], 64);
+          a[na].region = rp_range_bytes(X, 64 * (uint64_t)d[j], 64);
           a[na].mode = j ? RP_IN : RP_INOUT;
           k[na] = rp_arg_buf(a[na].region);
           na++;
@@ -387,8 +387,8 @@ static rp_graph *record(shape *s, int iters, int kernels) {
     rp_buffer_register(g, "B", s->B, bb * (uint64_t)s->K, &B);
     for (int it = 0; it < iters; it++) {
       for (int i = 0; i < s->K; i++) {
-        rp_access a[2] = {{rp_bytes(A, bb * i, bb), RP_IN},
-                          {rp_bytes(B, bb * i, bb), RP_OUT}};
+        rp_access a[2] = {{rp_range_bytes(A, bb * i, bb), RP_IN},
+                          {rp_range_bytes(B, bb * i, bb), RP_OUT}};
         rp_arg k[3] = {rp_arg_buf(a[0].region), rp_arg_buf(a[1].region),
                        rp_arg_i64(i)};
         if (kernels)
@@ -398,8 +398,8 @@ static rp_graph *record(shape *s, int iters, int kernels) {
       }
       for (int i = 0; i < s->K; i++) {
         uint64_t lo = i ? i - 1 : 0, hi = i + 2 < s->K ? i + 2 : s->K;
-        rp_access a[2] = {{rp_bytes(B, bb * lo, bb * (hi - lo)), RP_IN},
-                          {rp_bytes(A, bb * i, bb), RP_OUT}};
+        rp_access a[2] = {{rp_range_bytes(B, bb * lo, bb * (hi - lo)), RP_IN},
+                          {rp_range_bytes(A, bb * i, bb), RP_OUT}};
         rp_arg k[3] = {rp_arg_buf(a[0].region), rp_arg_buf(a[1].region),
                        rp_arg_i64(i)};
         if (kernels)

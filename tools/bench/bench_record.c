@@ -33,8 +33,8 @@ static void nop(const rp_kargs *a, const uint64_t lo[3], const uint64_t hi[3]) {
 }
 
 static const rp_param params[] = {{"src", RP_IN}, {"dst", RP_INOUT}};
-static const rp_kernel k = {"k",  2,         params, nop,  NULL,
-                            NULL, {0, 0, 0}, NULL,   NULL, 0};
+static const rp_kernel k =
+    RP_KERNEL_WITH(.name = "k", .nparams = 2, .params = params, .cpu = nop);
 
 enum { NBUF = 1000, BYTES = 1 << 16, CHUNKS = 16 };
 
@@ -91,8 +91,8 @@ enum { SOL_NBUF = 64, SOL_BYTES = 1 << 20, SOL_PIECE = 4096, GAT_NBUF = 4 };
  * it. */
 enum { ROW_NBUF = 16, ROW_ROWS = 256, ROW_COLS = 1024 };
 static const rp_param row_params[] = {{"src", RP_IN}, {"dst", RP_OUT}};
-static const rp_kernel row_k = {"row", 2,         row_params, nop,  NULL,
-                                NULL,  {0, 0, 0}, NULL,       NULL, 0};
+static const rp_kernel row_k = RP_KERNEL_WITH(.name = "row", .nparams = 2,
+                                              .params = row_params, .cpu = nop);
 typedef struct result {
   double t; /* CPU seconds: record + derive + reduce + end */
   uint32_t nodes, edges;
@@ -133,18 +133,19 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
       rp_buf a = (rp_buf)(s % ROW_NBUF);
       rp_buf b = (rp_buf)((a + 1 + (s >> 8) % (ROW_NBUF - 1)) % ROW_NBUF);
       uint64_t ra = (s >> 20) % ROW_ROWS, rb = (s >> 30) % ROW_ROWS;
-      rp_region src =
-          (s >> 40) % 2 ? rp_whole(a) : rp_box2(a, ra, ra + 1, 0, ROW_COLS);
+      rp_region src = (s >> 40) % 2 ? rp_whole(a)
+                                    : rp_box2_elems(a, ra, ra + 1, 0, ROW_COLS);
       rp_arg args[2] = {rp_arg_buf(src),
-                        rp_arg_buf(rp_box2(b, rb, rb + 1, 0, ROW_COLS))};
+                        rp_arg_buf(rp_box2_elems(b, rb, rb + 1, 0, ROW_COLS))};
       st = rp_record_kernel(g, &row_k, 0, rp_dims3(1, 1, 1), args, NULL, NULL);
     } else if (whole) {
       rp_buf a = (rp_buf)(s % (uint64_t)nbuf);
       rp_buf b =
           (rp_buf)((a + 1 + (s >> 8) % (uint64_t)(nbuf - 1)) % (uint64_t)nbuf);
       uint64_t pc = (s >> 20) % (SOL_BYTES / SOL_PIECE);
-      rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
-                        rp_arg_buf(rp_bytes(b, pc * SOL_PIECE, SOL_PIECE))};
+      rp_arg args[2] = {
+          rp_arg_buf(rp_whole(a)),
+          rp_arg_buf(rp_range_bytes(b, pc * SOL_PIECE, SOL_PIECE))};
       st = rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL);
     } else {
       rp_buf a = (rp_buf)(s % NBUF), b = (rp_buf)((s >> 20) % NBUF);
@@ -155,10 +156,11 @@ static int run(uint64_t n, int coherence, int shape, result *res) {
       uint64_t ca = (s >> 40) % CHUNKS, cb = (s >> 50) % CHUNKS;
       const uint64_t cs = BYTES / CHUNKS;
       if ((s >> 60) % 8 == 0 && !coherence) {
-        st = rp_record_copy_to_host(g, rp_bytes(a, ca * cs, cs), 0, NULL, NULL);
+        st = rp_record_copy_to_host(g, rp_range_bytes(a, ca * cs, cs), 0, NULL,
+                                    NULL);
       } else {
-        rp_arg args[2] = {rp_arg_buf(rp_bytes(a, ca * cs, cs)),
-                          rp_arg_buf(rp_bytes(b, cb * cs, cs))};
+        rp_arg args[2] = {rp_arg_buf(rp_range_bytes(a, ca * cs, cs)),
+                          rp_arg_buf(rp_range_bytes(b, cb * cs, cs))};
         st = rp_record_kernel(g, &k, 0, rp_dims3(1, 1, 1), args, NULL, NULL);
       }
     }

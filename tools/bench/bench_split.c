@@ -35,7 +35,7 @@ static rp_graph *record(float *h, size_t n, int K, int iters) {
   RK(rp_buffer_register(g, "data", h, n * sizeof *h, &b));
   for (int c = 0; c < K; c++) {
     size_t lo = n * c / K, hi = n * (c + 1) / K;
-    rp_region r = rp_bytes(b, lo * sizeof *h, (hi - lo) * sizeof *h);
+    rp_region r = rp_range_bytes(b, lo * sizeof *h, (hi - lo) * sizeof *h);
     rp_arg a[3] = {rp_arg_buf(r), rp_arg_i64((int64_t)lo), rp_arg_i32(iters)};
     RK(rp_record_copy_to_device(g, r, 0, NULL, NULL));
     RK(rp_record_kernel(g, &bs_burn, 0, rp_dims3(hi - lo, 1, 1), a, NULL,

@@ -41,7 +41,8 @@ static const rp_kernel k_step = RP_KERNEL_DESC(pc_step, p_step);
 
 static rp_status step(rp_graph *g, int dev, rp_buf b, uint64_t slot,
                       int64_t steps) {
-  rp_arg a[2] = {rp_arg_buf(rp_bytes(b, slot * 64, 8)), rp_arg_i64(steps)};
+  rp_arg a[2] = {rp_arg_buf(rp_range_bytes(b, slot * 64, 8)),
+                 rp_arg_i64(steps)};
   return rp_record_task(g, &k_step, dev, a, NULL, NULL);
 }
 
@@ -212,9 +213,10 @@ static rp_status grid_rec(rp_graph *g, int dev, unsigned scale, void **state) {
     rp_buf u = a->bx[st & 1], v = a->bx[(st + 1) & 1];
     for (uint64_t r0 = 0; r0 < n && s == RP_OK; r0 += rows) {
       uint64_t lo = r0 ? r0 - 1 : 0, hi = r0 + rows < n ? r0 + rows + 1 : n;
-      rp_arg args[4] = {rp_arg_buf(rp_bytes(u, lo * n * 8, (hi - lo) * n * 8)),
-                        rp_arg_buf(rp_bytes(v, r0 * n * 8, rows * n * 8)),
-                        rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
+      rp_arg args[4] = {
+          rp_arg_buf(rp_range_bytes(u, lo * n * 8, (hi - lo) * n * 8)),
+          rp_arg_buf(rp_range_bytes(v, r0 * n * 8, rows * n * 8)),
+          rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
       s = rp_record_kernel(g, &k_rows, dev, rp_dims3(rows, 1, 1), args, NULL,
                            NULL);
     }

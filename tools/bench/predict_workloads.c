@@ -475,12 +475,12 @@ static rp_status randdag_rec(rp_graph *g, int dev, unsigned scale,
   uint64_t seed = 12345;
   for (uint64_t k = 0; k < n && s == RP_OK; k++) {
     rp_arg a[5];
-    a[0] = rp_arg_buf(rp_bytes(bv, k * 64, 8));
+    a[0] = rp_arg_buf(rp_range_bytes(bv, k * 64, 8));
     unsigned np = 1 + rnd(&seed) % 3;
     for (unsigned i = 0; i < 3; i++) {
       uint64_t back = 1 + rnd(&seed) % 24;
       a[1 + i] = i < np && back <= k
-                     ? rp_arg_buf(rp_bytes(bv, (k - back) * 64, 8))
+                     ? rp_arg_buf(rp_range_bytes(bv, (k - back) * 64, 8))
                      : rp_arg_buf(rp_whole(bseed));
     }
     a[4] = rp_arg_i64((int64_t)(2000 + rnd(&seed) % 58000) * scale);
@@ -685,8 +685,8 @@ static rp_status halo_rec(rp_graph *g, int dev, unsigned scale, void **state) {
     for (uint64_t k = 0; k < nb && s == RP_OK; k++) {
       uint64_t lo = n * k / nb, hi = n * (k + 1) / nb;
       uint64_t rlo = lo ? lo - 1 : 0, rhi = hi < n ? hi + 1 : n;
-      rp_arg a[4] = {rp_arg_buf(rp_bytes(u, rlo * 8, (rhi - rlo) * 8)),
-                     rp_arg_buf(rp_bytes(v, lo * 8, (hi - lo) * 8)),
+      rp_arg a[4] = {rp_arg_buf(rp_range_bytes(u, rlo * 8, (rhi - rlo) * 8)),
+                     rp_arg_buf(rp_range_bytes(v, lo * 8, (hi - lo) * 8)),
                      rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)lo)};
       s = rp_record_kernel(g, &k_heat, dev, rp_dims3(hi - lo, 1, 1), a, NULL,
                            NULL);
@@ -724,17 +724,17 @@ static rp_status reduce_rec(rp_graph *g, int dev, unsigned scale,
   *state = b;
   rp_buf x = b ? b->bx[0] : 0, p = b ? b->bx[1] : 0;
   for (uint64_t k = 0; k < leaves && s == RP_OK; k++) {
-    rp_arg a[3] = {rp_arg_buf(rp_bytes(x, k * len * 8, len * 8)),
-                   rp_arg_buf(rp_bytes(p, k * 64, 8)),
+    rp_arg a[3] = {rp_arg_buf(rp_range_bytes(x, k * len * 8, len * 8)),
+                   rp_arg_buf(rp_range_bytes(p, k * 64, 8)),
                    rp_arg_i64((int64_t)len)};
     s = rp_record_task(g, &k_leaf, dev, a, NULL, NULL);
   }
   /* Level by level: slots [base, base + w) into [base + w, ...). */
   for (uint64_t w = leaves, base = 0; w > 1 && s == RP_OK; base += w, w /= 2)
     for (uint64_t k = 0; k < w / 2 && s == RP_OK; k++) {
-      rp_arg a[3] = {rp_arg_buf(rp_bytes(p, (base + 2 * k) * 64, 8)),
-                     rp_arg_buf(rp_bytes(p, (base + 2 * k + 1) * 64, 8)),
-                     rp_arg_buf(rp_bytes(p, (base + w + k) * 64, 8))};
+      rp_arg a[3] = {rp_arg_buf(rp_range_bytes(p, (base + 2 * k) * 64, 8)),
+                     rp_arg_buf(rp_range_bytes(p, (base + 2 * k + 1) * 64, 8)),
+                     rp_arg_buf(rp_range_bytes(p, (base + w + k) * 64, 8))};
       s = rp_record_task(g, &k_add, dev, a, NULL, NULL);
     }
   if (s == RP_OK)
@@ -765,14 +765,16 @@ static rp_status pipeline_rec(rp_graph *g, int dev, unsigned scale,
   rp_buf x = b ? b->bx[0] : 0, y = b ? b->bx[1] : 0;
   for (uint64_t c = 0; c < chunks && s == RP_OK; c++) {
     uint64_t off = c * len * 8, bytes = len * 8;
-    s = rp_record_copy_to_device(g, rp_bytes(x, off, bytes), dev, NULL, NULL);
-    rp_arg a[3] = {rp_arg_buf(rp_bytes(x, off, bytes)),
-                   rp_arg_buf(rp_bytes(y, off, bytes)),
+    s = rp_record_copy_to_device(g, rp_range_bytes(x, off, bytes), dev, NULL,
+                                 NULL);
+    rp_arg a[3] = {rp_arg_buf(rp_range_bytes(x, off, bytes)),
+                   rp_arg_buf(rp_range_bytes(y, off, bytes)),
                    rp_arg_i64((int64_t)(c * len))};
     if (s == RP_OK)
       s = rp_record_kernel(g, &k_poly, dev, rp_dims3(len, 1, 1), a, NULL, NULL);
     if (s == RP_OK)
-      s = rp_record_copy_to_host(g, rp_bytes(y, off, bytes), dev, NULL, NULL);
+      s = rp_record_copy_to_host(g, rp_range_bytes(y, off, bytes), dev, NULL,
+                                 NULL);
   }
   return s;
 }

@@ -10,8 +10,8 @@
 #include "reprise.h"
 
 static const rp_param solver_p_upd[] = {{"x", RP_IN}, {"y", RP_INOUT}};
-static const rp_kernel solver_k_upd = {
-    "upd", 2, solver_p_upd, NULL, NULL, NULL, {0, 0, 0}, NULL, NULL, 0};
+static const rp_kernel solver_k_upd =
+    RP_KERNEL_WITH(.name = "upd", .nparams = 2, .params = solver_p_upd);
 
 /* Records and ends a graph of @p ops operations of the solver shape. */
 static inline rp_status solver_graph(uint32_t ops, rp_graph **out) {
@@ -32,7 +32,7 @@ static inline rp_status solver_graph(uint32_t ops, rp_graph **out) {
       b = (b + 1) % 64;
     uint64_t off = ((x >> 20) % 256) * 4096;
     rp_arg args[2] = {rp_arg_buf(rp_whole(a)),
-                      rp_arg_buf(rp_bytes(b, off, 4096))};
+                      rp_arg_buf(rp_range_bytes(b, off, 4096))};
     s = rp_record_kernel(g, &solver_k_upd, 0, rp_dims3(1, 1, 1), args, NULL,
                          NULL);
   }
