@@ -797,6 +797,15 @@ static rp_region mix_region(int kind, rp_buf b, int write, uint64_t *s,
   }
 }
 
+/* One or two accesses (the count returned) on two distinct buffers of
+ * nbuf, drawn from *s. */
+static unsigned two_bufs(uint64_t *s, unsigned nbuf, rp_buf *b0, rp_buf *b1) {
+  unsigned n = 1 + (unsigned)(tu_rand(s) % 2);
+  *b0 = (rp_buf)(tu_rand(s) % nbuf);
+  *b1 = (rp_buf)((*b0 + 1 + tu_rand(s) % (nbuf - 1)) % nbuf);
+  return n;
+}
+
 static rp_graph *mix_shape(int kind, uint64_t seed, unsigned nops,
                            unsigned flags, const uint32_t tune[3]) {
   static char host[1];
@@ -810,9 +819,8 @@ static rp_graph *mix_shape(int kind, uint64_t seed, unsigned nops,
   uint64_t s = seed * 6700417 + (uint64_t)kind, cursor[MIX_BUF] = {0};
   for (unsigned i = 0; i < nops; i++) {
     rp_access acc[2];
-    unsigned n = 1 + (unsigned)(tu_rand(&s) % 2);
-    rp_buf b0 = (rp_buf)(tu_rand(&s) % MIX_BUF);
-    rp_buf b1 = (rp_buf)((b0 + 1 + tu_rand(&s) % (MIX_BUF - 1)) % MIX_BUF);
+    rp_buf b0, b1;
+    unsigned n = two_bufs(&s, MIX_BUF, &b0, &b1);
     for (unsigned k = 0; k < n; k++) {
       /* Appends: the first access reads, the second writes. */
       rp_mode m = kind == MIX_APPEND ? (k || n == 1 ? RP_OUT : RP_IN)
@@ -947,9 +955,8 @@ static rp_graph *grid_shape(uint64_t seed, unsigned nops, unsigned flags,
     from[b] = tu_rand(&s) % 3 == 0 ? UINT64_MAX : tu_rand(&s) % nops;
   for (unsigned i = 1; i < nops; i++) {
     rp_access acc[2];
-    unsigned n = 1 + (unsigned)(tu_rand(&s) % 2);
-    rp_buf b0 = (rp_buf)(tu_rand(&s) % GR_BUF);
-    rp_buf b1 = (rp_buf)((b0 + 1 + tu_rand(&s) % (GR_BUF - 1)) % GR_BUF);
+    rp_buf b0, b1;
+    unsigned n = two_bufs(&s, GR_BUF, &b0, &b1);
     for (unsigned k = 0; k < n; k++) {
       rp_buf b = k ? b1 : b0;
       acc[k].mode = (rp_mode)(1 + tu_rand(&s) % 3);

@@ -12,6 +12,16 @@
  * segments it overlaps, so the cost per operation depends on what it
  * touches, never on how many operations came before.
  *
+ * Most buffers are accessed on a regular grid: a solver's tiles, a
+ * vector's fixed pieces, a matrix's rows or blocks of rows. The hazard
+ * state of a (buffer, space) is kept as an array of tiles, each a segment
+ * standing for all its bytes, from its first access that does not cover
+ * the whole buffer when that access tiles the buffer, for as long as every
+ * access is a union of tiles: an access costs a division per side and the
+ * tiles it covers, no band or segment search. The first access off the
+ * grid turns the tiles into the band map (a band per row of tiles, a
+ * segment per tile: the same state, finer than the map would keep it).
+ *
  * A read of a whole buffer visits no segment: every (buffer, space) keeps
  * its whole-buffer readers apart, and the ops that wrote it since the
  * latest whole read. A writer older than that read r is an ancestor of r

@@ -21,10 +21,11 @@
 /* Byte classes, bits: 1 white space, 2 a byte a plain string may hold
  * (not a control byte, '"' or '\\'); ' ' is both. */
 #define F_CLASS16(b)                                                           \
-  f_class(b), f_class(b + 1), f_class(b + 2), f_class(b + 3), f_class(b + 4),  \
-      f_class(b + 5), f_class(b + 6), f_class(b + 7), f_class(b + 8),          \
-      f_class(b + 9), f_class(b + 10), f_class(b + 11), f_class(b + 12),       \
-      f_class(b + 13), f_class(b + 14), f_class(b + 15)
+  f_class((b) + 0), f_class((b) + 1), f_class((b) + 2), f_class((b) + 3),      \
+      f_class((b) + 4), f_class((b) + 5), f_class((b) + 6), f_class((b) + 7),  \
+      f_class((b) + 8), f_class((b) + 9), f_class((b) + 10),                   \
+      f_class((b) + 11), f_class((b) + 12), f_class((b) + 13),                 \
+      f_class((b) + 14), f_class((b) + 15)
 #define f_class(b)                                                             \
   (((b) == ' ' || (b) == '\n' || (b) == '\t' || (b) == '\r') |                 \
    ((b) >= 0x20 && (b) != '"' && (b) != '\\') << 1)
