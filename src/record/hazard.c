@@ -74,8 +74,9 @@ typedef struct bmap {
  * accesses yet); a regular grid of tiles; the band map. */
 enum { M_NEW, M_GRID, M_MAP };
 
-/* Tiles at most in a grid (40 bytes each). */
-enum { GRID_MAX = 1 << 16 };
+/* Tiles at most in a grid (40 bytes each, all made at once: a buffer cut
+ * finer stays a band map, which makes its segments where accesses fall). */
+enum { GRID_MAX = 4096 };
 
 /* The hazard state of one (buffer, space). */
 typedef struct hstate {
@@ -527,8 +528,8 @@ static uint64_t grid_div(uint64_t x, uint64_t d, int8_t sh, int *exact) {
 static int grid_make(hstate *h, uint64_t rows, uint64_t rowb, uint64_t r0,
                      uint64_t r1, uint64_t c0, uint64_t c1) {
   uint64_t tr = r1 - r0, tc = c1 - c0;
-  if (rows % tr || rowb % tc || r0 % tr || c0 % tc ||
-      (rows / tr) * (rowb / tc) > GRID_MAX) {
+  if (rows % tr || rowb % tc || r0 % tr || c0 % tc || rows / tr > GRID_MAX ||
+      rowb / tc > GRID_MAX || (rows / tr) * (rowb / tc) > GRID_MAX) {
     h->mode = M_MAP;
     return 0;
   }
