@@ -898,7 +898,10 @@ Test(reduce, window_widens_exact) {
  * 4 KiB vector (256-byte pieces) and a 4 x 6 x 8 array (planes or half
  * planes); every buffer written whole first; then single tiles, blocks of
  * tiles, byte ranges of whole rows of tiles, whole reads and writes, and,
- * from a point drawn per buffer on (or never), regions off the grid. */
+ * from a point drawn per buffer on (or never), reads off the grid (kept on
+ * the grid, with the exact state in a shadow map and a log replayed into
+ * it), then a third of the ops later writes off the grid too (the grid
+ * becomes the map). */
 enum { GR_BUF = 4 };
 
 static rp_region grid_region(rp_buf b, uint64_t x, int off_grid) {
@@ -950,9 +953,12 @@ static rp_graph *grid_shape(uint64_t seed, unsigned nops, unsigned flags,
   for (unsigned b = 0; b < GR_BUF; b++)
     init[b] = (rp_access){rp_whole(b), RP_OUT};
   TU_OK(g, rp_record_host(g, nop_host, NULL, init, GR_BUF, NULL, NULL));
-  uint64_t s = seed * 2654435761u + 7, from[GR_BUF];
-  for (unsigned b = 0; b < GR_BUF; b++) /* off the grid from here on */
+  /* Reads off the grid from op from[b] on, writes from wfrom[b] on. */
+  uint64_t s = seed * 2654435761u + 7, from[GR_BUF], wfrom[GR_BUF];
+  for (unsigned b = 0; b < GR_BUF; b++) {
     from[b] = tu_rand(&s) % 3 == 0 ? UINT64_MAX : tu_rand(&s) % nops;
+    wfrom[b] = from[b] == UINT64_MAX ? from[b] : from[b] + nops / 3;
+  }
   for (unsigned i = 1; i < nops; i++) {
     rp_access acc[2];
     rp_buf b0, b1;
@@ -960,7 +966,8 @@ static rp_graph *grid_shape(uint64_t seed, unsigned nops, unsigned flags,
     for (unsigned k = 0; k < n; k++) {
       rp_buf b = k ? b1 : b0;
       acc[k].mode = (rp_mode)(1 + tu_rand(&s) % 3);
-      acc[k].region = grid_region(b, tu_rand(&s), i >= from[b]);
+      acc[k].region = grid_region(
+          b, tu_rand(&s), i >= (acc[k].mode & RP_OUT ? wfrom[b] : from[b]));
     }
     rp_node after = (rp_node)(tu_rand(&s) % i);
     rp_op_opts o = {NULL, 0, &after, tu_rand(&s) % 64 == 0};
@@ -982,4 +989,32 @@ Test(reduce, grids_exact) {
       check_exact(g, what);
       rp_graph_destroy(g);
     }
+}
+
+/* Reads off the grid of one tile, by independent ops, more than the log
+ * of the shadow map holds before it is replayed; then a write off the
+ * grid over what they read: each of them is a WAR predecessor of it. */
+Test(reduce, grid_log_replayed) {
+  static char host[1];
+  rp_graph *g = tuned_graph(RP_GRAPH_NO_COHERENCE, 0, 0, 0);
+  rp_buffer_desc dm = {"m", host, 16 * 16 * 4, 4, 2, {16, 16, 0}};
+  rp_buffer_desc dx = {"x", host, 256 * 4 * 4, 4, 2, {256, 4, 0}};
+  TU_OK(g, rp_buffer_add(g, &dm, NULL));
+  TU_OK(g, rp_buffer_add(g, &dx, NULL));
+  rp_access a[2] = {{rp_box2_elems(0, 0, 4, 0, 4), RP_OUT}};
+  TU_OK(g, rp_record_host(g, nop_host, NULL, a, 1, NULL, NULL));
+  for (unsigned i = 0; i < 200; i++) {
+    a[0] = (rp_access){rp_box2_elems(0, 5, 7, 5, 7), RP_IN};
+    a[1] = (rp_access){rp_box2_elems(1, i, i + 1, 0, 4), RP_OUT};
+    TU_OK(g, rp_record_host(g, nop_host, NULL, a, 2, NULL, NULL));
+  }
+  a[0] = (rp_access){rp_box2_elems(0, 5, 6, 5, 6), RP_OUT};
+  rp_node last;
+  TU_OK(g, rp_record_host(g, nop_host, NULL, a, 1, NULL, &last));
+  TU_OK(g, rp_graph_end(g));
+  check_exact(g, "grid log replayed");
+  uint32_t np = 0;
+  cr_assert(rp_graph_preds(g, last, &np));
+  cr_assert_eq(np, 200u);
+  rp_graph_destroy(g);
 }

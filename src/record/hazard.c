@@ -18,9 +18,16 @@
  * standing for all its bytes, from its first access that does not cover
  * the whole buffer when that access tiles the buffer, for as long as every
  * access is a union of tiles: an access costs a division per side and the
- * tiles it covers, no band or segment search. The first access off the
- * grid turns the tiles into the band map (a band per row of tiles, a
- * segment per tile: the same state, finer than the map would keep it).
+ * tiles it covers, no band or segment search. A read off the grid (a
+ * stencil's halo) reads every tile it touches: exact for the hazards while
+ * every write covers whole tiles (a tile's writer wrote all of it, a
+ * tile's writer-to-be overwrites all of it). But not for the band map,
+ * so the exact state as it was then is copied into the map (a band per
+ * row of tiles, a segment per tile), and the rectangles visited after it
+ * are logged, to be replayed into the map (without deriving anything)
+ * when the log outgrows the tiles. The first write off the grid turns the
+ * tiles into the band map: that map, brought up to date, or else the
+ * tiles themselves.
  *
  * A read of a whole buffer visits no segment: every (buffer, space) keeps
  * its whole-buffer readers apart, and the ops that wrote it since the
@@ -89,6 +96,17 @@ typedef struct hstate {
   uint32_t ntile, ntc;
   int8_t tsh, csh;
   uint8_t mode;
+  /* M_GRID after a read off the grid: m is the exact state as it was
+   * then, and log the rectangles visited since, to replay into it (the
+   * tiles say that such a reader read all of each tile it touched: exact
+   * for the hazards while every write stays on the grid, not for the
+   * map the grid must become at a write off it). */
+  uint8_t shadow;
+  struct rlog {
+    uint64_t r0, r1, c0, c1;
+    uint32_t op, write;
+  } * log;
+  uint32_t nlog, caplog;
   uint32_t *wr; /* whole-buffer readers, increasing */
   uint32_t nwr, capwr, wcomp;
   uint32_t *wl; /* ops that wrote here since the latest whole read */
@@ -275,6 +293,7 @@ void rp__track_free(rp_graph *g) {
       for (uint32_t k = 0; k < h->ntile; k++)
         free(h->tile[k].rd);
       free(h->tile);
+      free(h->log);
       free(h->wr);
       free(h->wl);
       free(h->gl);
@@ -405,6 +424,7 @@ struct visit {
   rp_buf buf;
   rp_node j;
   int write;
+  int quiet; /* state only, no candidates (a replay) */
 };
 
 /* Drops the readers rd[0 .. n-1) that are known ancestors of the latest
@@ -434,7 +454,7 @@ static int add_reader(const rp__reduce *red, uint32_t **rd, uint32_t *n,
 
 /* j reads segment s. */
 static void seg_read(struct visit *v, seg *s) {
-  if (s->writer != RP_NONE && s->writer != v->j)
+  if (s->writer != RP_NONE && s->writer != v->j && !v->quiet)
     rp__reduce_add(v->t->red, s->writer, RP_EDGE_RAW, 0, v->buf);
   if (s->nrd && s->rd[s->nrd - 1] == v->j)
     return;
@@ -499,7 +519,7 @@ static void write_band(struct visit *v, band *B, uint64_t a, uint64_t e) {
     v->t->oom = 1;
     return;
   }
-  for (uint32_t x = i; x < k; x++)
+  for (uint32_t x = i; x < k && !v->quiet; x++)
     seg_write(v, &B->s[x]);
   /* Segments i .. k-1 become one, written by j, with no readers. */
   seg_merge(B, i, k)->writer = v->j;
@@ -557,7 +577,90 @@ static int grid_make(hstate *h, uint64_t rows, uint64_t rowb, uint64_t r0,
 
 /* Turns h's grid into its band map (a band per row of tiles, a segment
  * per tile, which gives it its readers); 0, or -1 when out of memory. */
-static int grid_to_map(hstate *h) {
+static int map_visit(struct visit *v, uint64_t r0, uint64_t r1, uint64_t c0,
+                     uint64_t c1);
+
+/* Brings the shadow map up to date (the log replayed into it). */
+static int shadow_replay(struct visit *v) {
+  hstate *h = v->h;
+  struct visit q = *v;
+  q.quiet = 1;
+  for (uint32_t i = 0; i < h->nlog; i++) {
+    const struct rlog *e = &h->log[i];
+    q.j = e->op;
+    q.write = (int)e->write;
+    if (map_visit(&q, e->r0, e->r1, e->c0, e->c1))
+      return -1;
+  }
+  h->nlog = 0;
+  return 0;
+}
+
+/* Makes m a copy of the tiles (exact while no reader read part of one). */
+static int shadow_make(hstate *h) {
+  uint32_t nb = h->ntile / h->ntc;
+  bmap m = {calloc(nb, sizeof *m.b), nb, nb};
+  int bad = !m.b;
+  for (uint32_t i = 0; !bad && i < nb; i++) {
+    band *B = &m.b[i];
+    if (!(B->s = calloc(h->ntc, sizeof *B->s))) {
+      bad = 1;
+      break;
+    }
+    B->lo = i * h->tr;
+    B->hi = B->lo + h->tr;
+    B->n = B->cap = h->ntc;
+    for (uint32_t k = 0; k < h->ntc && !bad; k++) {
+      bad = seg_copy(&B->s[k], &h->tile[i * h->ntc + k]);
+      B->s[k].lo = k * h->tc;
+      B->s[k].hi = B->s[k].lo + h->tc;
+    }
+  }
+  if (bad) {
+    bmap_free(&m);
+    return -1;
+  }
+  bmap_free(&h->m);
+  h->m = m;
+  h->shadow = 1;
+  h->nlog = 0;
+  return 0;
+}
+
+/* Logs a rectangle visited on a shadowed grid, replaying the log when it
+ * grew past the tiles (so that it costs no more than the map would). */
+static int shadow_log(struct visit *v, uint64_t r0, uint64_t r1, uint64_t c0,
+                      uint64_t c1) {
+  hstate *h = v->h;
+  if (h->nlog >= 4 * h->ntile + 64 && shadow_replay(v))
+    return -1;
+  if (rp__grow((void **)&h->log, &h->caplog, h->nlog + 1, sizeof *h->log))
+    return -1;
+  h->log[h->nlog++] = (struct rlog){r0, r1, c0, c1, v->j, (uint32_t)v->write};
+  return 0;
+}
+
+static void tiles_free(hstate *h) {
+  for (uint32_t k = 0; k < h->ntile; k++)
+    free(h->tile[k].rd);
+  free(h->tile);
+  h->tile = NULL;
+  h->ntile = 0;
+  free(h->log);
+  h->log = NULL;
+  h->nlog = h->caplog = 0;
+  h->shadow = 0;
+  h->mode = M_MAP;
+}
+
+static int grid_to_map(struct visit *v) {
+  hstate *h = v->h;
+  if (h->shadow) { /* the shadow map, brought up to date */
+    if (shadow_replay(v))
+      return -1;
+    tiles_free(h);
+    return 0;
+  }
   uint32_t nb = h->ntile / h->ntc;
   bmap m = {calloc(nb, sizeof *m.b), nb, nb};
   if (!m.b)
@@ -588,8 +691,10 @@ static int grid_to_map(hstate *h) {
   return 0;
 }
 
-/* Visits [r0, r1) x [c0, c1) on h's grid: 1 done, 0 not a union of tiles
- * (the grid is now the band map), -1 out of memory. */
+/* Visits [r0, r1) x [c0, c1) on h's grid: 1 done, 0 a write not a union
+ * of tiles (the grid is now the band map), -1 out of memory. A read off
+ * the grid reads the tiles it touches (the shadow map keeps what it
+ * read exactly). */
 static int grid_visit(struct visit *v, uint64_t r0, uint64_t r1, uint64_t c0,
                       uint64_t c1) {
   hstate *h = v->h;
@@ -598,8 +703,16 @@ static int grid_visit(struct visit *v, uint64_t r0, uint64_t r1, uint64_t c0,
   uint64_t b = grid_div(r1, h->tr, h->tsh, &exact);
   uint64_t x = grid_div(c0, h->tc, h->csh, &exact);
   uint64_t y = grid_div(c1, h->tc, h->csh, &exact);
-  if (!exact)
-    return grid_to_map(h) ? -1 : 0;
+  if (!exact && v->write)
+    return grid_to_map(v) ? -1 : 0;
+  if (!exact) {
+    b += r1 > b * h->tr; /* the tiles it touches */
+    y += c1 > y * h->tc;
+    if (!h->shadow && shadow_make(h))
+      return -1;
+  }
+  if (h->shadow && shadow_log(v, r0, r1, c0, c1))
+    return -1;
   for (uint64_t r = a; r < b; r++)
     for (uint64_t c = x; c < y; c++) {
       seg *s = &h->tile[r * h->ntc + c];
@@ -619,7 +732,6 @@ static int visit_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
                       uint64_t c1) {
   struct visit *v = ctx;
   hstate *h = v->h;
-  bmap *m = &h->m;
   if (r0 >= r1 || c0 >= c1)
     return 0;
   if (h->mode == M_NEW) {
@@ -635,6 +747,13 @@ static int visit_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
     if (x)
       return x < 0 ? -1 : 0;
   }
+  return map_visit(v, r0, r1, c0, c1);
+}
+
+/* Visits [r0, r1) x [c0, c1) on h's band map. */
+static int map_visit(struct visit *v, uint64_t r0, uint64_t r1, uint64_t c0,
+                     uint64_t c1) {
+  bmap *m = &v->h->m;
   if (band_split(m, r0) || band_split(m, r1))
     return -1;
   for (uint32_t i = band_find(m, r0); i < m->n && m->b[i].lo < r1; i++)
@@ -739,7 +858,7 @@ rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
         continue;
       rp_buf b = a->region.buf;
       hstate *h = hstate_get(g, &t->b[b], b, a->space);
-      struct visit v = {t, g, h, b, j, pass};
+      struct visit v = {t, g, h, b, j, pass, 0};
       if (!h ||
           (pass == 0 && region_whole(&g->buf[b], &a->region)
                ? whole_read(t, h, b, j)
