@@ -991,19 +991,20 @@ Test(reduce, grids_exact) {
     }
 }
 
-/* Reads off the grid of one tile, by independent ops, more than the log
- * of the shadow map holds before it is replayed; then a write off the
- * grid over what they read: each of them is a WAR predecessor of it. */
+/* Reads off the grid of one tile, by independent ops, more than twice
+ * what the log of the shadow map holds before it is replayed; then a
+ * write off the grid over what they read: each of them is a WAR
+ * predecessor of it. */
 Test(reduce, grid_log_replayed) {
   static char host[1];
   rp_graph *g = tuned_graph(RP_GRAPH_NO_COHERENCE, 0, 0, 0);
   rp_buffer_desc dm = {"m", host, 16 * 16 * 4, 4, 2, {16, 16, 0}};
-  rp_buffer_desc dx = {"x", host, 256 * 4 * 4, 4, 2, {256, 4, 0}};
+  rp_buffer_desc dx = {"x", host, 600 * 4 * 4, 4, 2, {600, 4, 0}};
   TU_OK(g, rp_buffer_add(g, &dm, NULL));
   TU_OK(g, rp_buffer_add(g, &dx, NULL));
   rp_access a[2] = {{rp_box2_elems(0, 0, 4, 0, 4), RP_OUT}};
   TU_OK(g, rp_record_host(g, nop_host, NULL, a, 1, NULL, NULL));
-  for (unsigned i = 0; i < 200; i++) {
+  for (unsigned i = 0; i < 600; i++) {
     a[0] = (rp_access){rp_box2_elems(0, 5, 7, 5, 7), RP_IN};
     a[1] = (rp_access){rp_box2_elems(1, i, i + 1, 0, 4), RP_OUT};
     TU_OK(g, rp_record_host(g, nop_host, NULL, a, 2, NULL, NULL));
@@ -1015,6 +1016,6 @@ Test(reduce, grid_log_replayed) {
   check_exact(g, "grid log replayed");
   uint32_t np = 0;
   cr_assert(rp_graph_preds(g, last, &np));
-  cr_assert_eq(np, 200u);
+  cr_assert_eq(np, 600u);
   rp_graph_destroy(g);
 }

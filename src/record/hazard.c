@@ -25,7 +25,7 @@
  * so the exact state as it was then is copied into the map (a band per
  * row of tiles, a segment per tile), and the rectangles visited after it
  * are logged, to be replayed into the map (without deriving anything)
- * when the log outgrows the tiles. The first write off the grid turns the
+ * when the log is full. The first write off the grid turns the
  * tiles into the band map: that map, brought up to date, or else the
  * tiles themselves.
  *
@@ -627,12 +627,16 @@ static int shadow_make(hstate *h) {
   return 0;
 }
 
-/* Logs a rectangle visited on a shadowed grid, replaying the log when it
- * grew past the tiles (so that it costs no more than the map would). */
+/* Rectangles a shadow map's log holds before it is replayed (each costs
+ * its replay once, whatever the batch: the bound keeps the log small). */
+enum { LOG_MAX = 256 };
+
+/* Logs a rectangle visited on a shadowed grid, replaying the log first
+ * when it is full. */
 static int shadow_log(struct visit *v, uint64_t r0, uint64_t r1, uint64_t c0,
                       uint64_t c1) {
   hstate *h = v->h;
-  if (h->nlog >= 4 * h->ntile + 64 && shadow_replay(v))
+  if (h->nlog >= LOG_MAX && shadow_replay(v))
     return -1;
   if (rp__grow((void **)&h->log, &h->caplog, h->nlog + 1, sizeof *h->log))
     return -1;
