@@ -798,6 +798,15 @@ static rp_region mix_region(int kind, rp_buf b, int write, uint64_t *s,
   }
 }
 
+/* One or two accesses (the count returned) on two distinct buffers of
+ * nbuf, drawn from *s. */
+static unsigned two_bufs(uint64_t *s, unsigned nbuf, rp_buf *b0, rp_buf *b1) {
+  unsigned n = 1 + (unsigned)(tu_rand(s) % 2);
+  *b0 = (rp_buf)(tu_rand(s) % nbuf);
+  *b1 = (rp_buf)((*b0 + 1 + tu_rand(s) % (nbuf - 1)) % nbuf);
+  return n;
+}
+
 static rp_graph *mix_shape(int kind, uint64_t seed, unsigned nops,
                            unsigned flags, const uint32_t tune[3]) {
   static char host[1];
@@ -811,9 +820,8 @@ static rp_graph *mix_shape(int kind, uint64_t seed, unsigned nops,
   uint64_t s = seed * 6700417 + (uint64_t)kind, cursor[MIX_BUF] = {0};
   for (unsigned i = 0; i < nops; i++) {
     rp_access acc[2];
-    unsigned n = 1 + (unsigned)(tu_rand(&s) % 2);
-    rp_buf b0 = (rp_buf)(tu_rand(&s) % MIX_BUF);
-    rp_buf b1 = (rp_buf)((b0 + 1 + tu_rand(&s) % (MIX_BUF - 1)) % MIX_BUF);
+    rp_buf b0, b1;
+    unsigned n = two_bufs(&s, MIX_BUF, &b0, &b1);
     for (unsigned k = 0; k < n; k++) {
       /* Appends: the first access reads, the second writes. */
       rp_mode m = kind == MIX_APPEND ? (k || n == 1 ? RP_OUT : RP_IN)
@@ -880,5 +888,136 @@ Test(reduce, window_widens_exact) {
   cr_assert_gt(rp__hazard_window_now(g), 1024u);
   TU_OK(g, rp_graph_end(g));
   check_exact(g, "rows, window widened");
+  rp_graph_destroy(g);
+}
+
+/* ---- regular grids (issue 36) ------------------------------------------- */
+
+/* The tracker keeps a (buffer, space) whose accesses all fall on one grid
+ * of tiles as an array of tiles, and turns it into its band map at the
+ * first access off the grid. Four buffers: 32 x 16 and 30 x 12 matrices
+ * (tiles of 4 x 4 and 5 x 3 elements: widths a power of two or not), a
+ * 4 KiB vector (256-byte pieces) and a 4 x 6 x 8 array (planes or half
+ * planes); every buffer written whole first; then single tiles, blocks of
+ * tiles, byte ranges of whole rows of tiles, whole reads and writes, and,
+ * from a point drawn per buffer on (or never), reads off the grid (kept on
+ * the grid, with the exact state in a shadow map and a log replayed into
+ * it), then a third of the ops later writes off the grid too (the grid
+ * becomes the map). */
+enum { GR_BUF = 4 };
+
+static rp_region grid_region(rp_buf b, uint64_t x, int off_grid) {
+  uint64_t y = x >> 8;
+  if (x % 10 == 0)
+    return rp_whole(b);
+  if (off_grid && x % 10 == 1) {
+    static const uint64_t lo3[3] = {1, 1, 2}, hi3[3] = {2, 4, 5};
+    return b == 0   ? rp_box2_elems(b, 1, 4, 1, 6)
+           : b == 1 ? rp_box2_elems(b, 1, 4, 2, 7)
+           : b == 2 ? rp_range_bytes(b, 100, 300)
+                    : rp_box_elems(b, 3, lo3, hi3);
+  }
+  int multi = x % 10 < 4;
+  if (b == 0) {
+    uint64_t r = 4 * (y % (multi ? 7 : 8)),
+             c = 4 * ((y >> 4) % (multi ? 3 : 4));
+    if (x % 10 == 4) /* rows r .. r + 4, every column, as bytes */
+      return rp_range_bytes(b, r * 64, 4 * 64);
+    return rp_box2_elems(b, r, r + (multi ? 8 : 4), c, c + (multi ? 8 : 4));
+  }
+  if (b == 1) {
+    uint64_t r = 5 * (y % (multi ? 5 : 6)),
+             c = 3 * ((y >> 4) % (multi ? 3 : 4));
+    return rp_box2_elems(b, r, r + (multi ? 10 : 5), c, c + (multi ? 6 : 3));
+  }
+  if (b == 2) {
+    uint64_t k = y % (multi ? 15 : 16);
+    return rp_range_bytes(b, 256 * k, multi ? 512 : 256);
+  }
+  uint64_t i = y % 4, h = (y >> 4) % 2;
+  uint64_t lo[3] = {i, multi ? 0 : 3 * h, 0},
+           hi[3] = {i + 1, multi ? 6 : 3 * h + 3, 8};
+  return rp_box_elems(b, 3, lo, hi);
+}
+
+static rp_graph *grid_shape(uint64_t seed, unsigned nops, unsigned flags,
+                            const uint32_t tune[3]) {
+  static char host[1];
+  static const rp_buffer_desc ds[GR_BUF] = {
+      {"g0", host, 32 * 16 * 4, 4, 2, {32, 16, 0}},
+      {"g1", host, 30 * 12 * 4, 4, 2, {30, 12, 0}},
+      {"g2", host, 4096, 1, 0, {0, 0, 0}},
+      {"g3", host, 4 * 6 * 8 * 4, 4, 3, {4, 6, 8}}};
+  rp_graph *g = tuned_graph(flags, tune[0], tune[1], tune[2]);
+  for (unsigned b = 0; b < GR_BUF; b++)
+    TU_OK(g, rp_buffer_add(g, &ds[b], NULL));
+  rp_access init[GR_BUF];
+  for (unsigned b = 0; b < GR_BUF; b++)
+    init[b] = (rp_access){rp_whole(b), RP_OUT};
+  TU_OK(g, rp_record_host(g, nop_host, NULL, init, GR_BUF, NULL, NULL));
+  /* Reads off the grid from op from[b] on, writes from wfrom[b] on. */
+  uint64_t s = seed * 2654435761u + 7, from[GR_BUF], wfrom[GR_BUF];
+  for (unsigned b = 0; b < GR_BUF; b++) {
+    from[b] = tu_rand(&s) % 3 == 0 ? UINT64_MAX : tu_rand(&s) % nops;
+    wfrom[b] = from[b] == UINT64_MAX ? from[b] : from[b] + nops / 3;
+  }
+  for (unsigned i = 1; i < nops; i++) {
+    rp_access acc[2];
+    rp_buf b0, b1;
+    unsigned n = two_bufs(&s, GR_BUF, &b0, &b1);
+    for (unsigned k = 0; k < n; k++) {
+      rp_buf b = k ? b1 : b0;
+      acc[k].mode = (rp_mode)(1 + tu_rand(&s) % 3);
+      acc[k].region = grid_region(
+          b, tu_rand(&s), i >= (acc[k].mode & RP_OUT ? wfrom[b] : from[b]));
+    }
+    rp_node after = (rp_node)(tu_rand(&s) % i);
+    rp_op_opts o = {NULL, 0, &after, tu_rand(&s) % 64 == 0};
+    TU_OK(g, rp_record_host(g, nop_host, NULL, acc, n, &o, NULL));
+  }
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
+Test(reduce, grids_exact) {
+  static const uint32_t tune[2][3] = {{0, 0, 0}, {64, 2, 1}};
+  char what[96];
+  for (uint64_t seed = 1; seed <= 3; seed++)
+    for (int t = 0; t < 2; t++) {
+      unsigned flags = (seed + (uint64_t)t) % 2 ? RP_GRAPH_NO_COHERENCE : 0;
+      rp_graph *g = grid_shape(seed, 1500, flags, tune[t]);
+      snprintf(what, sizeof what, "grids seed %llu tuning %d",
+               (unsigned long long)seed, t);
+      check_exact(g, what);
+      rp_graph_destroy(g);
+    }
+}
+
+/* Reads off the grid of one tile, by independent ops, more than twice
+ * what the log of the shadow map holds before it is replayed; then a
+ * write off the grid over what they read: each of them is a WAR
+ * predecessor of it. */
+Test(reduce, grid_log_replayed) {
+  static char host[1];
+  rp_graph *g = tuned_graph(RP_GRAPH_NO_COHERENCE, 0, 0, 0);
+  rp_buffer_desc dm = {"m", host, 16 * 16 * 4, 4, 2, {16, 16, 0}};
+  rp_buffer_desc dx = {"x", host, 600 * 4 * 4, 4, 2, {600, 4, 0}};
+  TU_OK(g, rp_buffer_add(g, &dm, NULL));
+  TU_OK(g, rp_buffer_add(g, &dx, NULL));
+  rp_access a[2] = {{rp_box2_elems(0, 0, 4, 0, 4), RP_OUT}};
+  TU_OK(g, rp_record_host(g, nop_host, NULL, a, 1, NULL, NULL));
+  for (unsigned i = 0; i < 600; i++) {
+    a[0] = (rp_access){rp_box2_elems(0, 5, 7, 5, 7), RP_IN};
+    a[1] = (rp_access){rp_box2_elems(1, i, i + 1, 0, 4), RP_OUT};
+    TU_OK(g, rp_record_host(g, nop_host, NULL, a, 2, NULL, NULL));
+  }
+  a[0] = (rp_access){rp_box2_elems(0, 5, 6, 5, 6), RP_OUT};
+  rp_node last;
+  TU_OK(g, rp_record_host(g, nop_host, NULL, a, 1, NULL, &last));
+  TU_OK(g, rp_graph_end(g));
+  check_exact(g, "grid log replayed");
+  uint32_t np = 0;
+  cr_assert(rp_graph_preds(g, last, &np));
+  cr_assert_eq(np, 600u);
   rp_graph_destroy(g);
 }

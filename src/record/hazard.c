@@ -12,6 +12,23 @@
  * segments it overlaps, so the cost per operation depends on what it
  * touches, never on how many operations came before.
  *
+ * Most buffers are accessed on a regular grid: a solver's tiles, a
+ * vector's fixed pieces, a matrix's rows or blocks of rows. The hazard
+ * state of a (buffer, space) is kept as an array of tiles, each a segment
+ * standing for all its bytes, from its first access that does not cover
+ * the whole buffer when that access tiles the buffer, for as long as every
+ * access is a union of tiles: an access costs a division per side and the
+ * tiles it covers, no band or segment search. A read off the grid (a
+ * stencil's halo) reads every tile it touches: exact for the hazards while
+ * every write covers whole tiles (a tile's writer wrote all of it, a
+ * tile's writer-to-be overwrites all of it). But not for the band map,
+ * so the exact state as it was then is copied into the map (a band per
+ * row of tiles, a segment per tile), and the rectangles visited after it
+ * are logged, to be replayed into the map (without deriving anything)
+ * when the log is full. The first write off the grid turns the
+ * tiles into the band map: that map, brought up to date, or else the
+ * tiles themselves.
+ *
  * A read of a whole buffer visits no segment: every (buffer, space) keeps
  * its whole-buffer readers apart, and the ops that wrote it since the
  * latest whole read. A writer older than that read r is an ancestor of r
@@ -59,9 +76,37 @@ typedef struct bmap {
   uint32_t n, cap;
 } bmap;
 
+/* How the hazard state of one (buffer, space) keeps its segments: the
+ * band map still one band of one segment (nothing but whole-buffer
+ * accesses yet); a regular grid of tiles; the band map. */
+enum { M_NEW, M_GRID, M_MAP };
+
+/* Tiles at most in a grid (40 bytes each, all made at once: a buffer cut
+ * finer stays a band map, which makes its segments where accesses fall). */
+enum { GRID_MAX = 4096 };
+
 /* The hazard state of one (buffer, space). */
 typedef struct hstate {
   bmap m;
+  /* M_GRID: tiles of tr rows x tc bytes, ntc to a row of tiles, row-major
+   * (a tile is a segment standing for all of its bytes); tsh, csh: their
+   * log2 when tr, tc are powers of two, else -1. */
+  seg *tile;
+  uint64_t tr, tc;
+  uint32_t ntile, ntc;
+  int8_t tsh, csh;
+  uint8_t mode;
+  /* M_GRID after a read off the grid: m is the exact state as it was
+   * then, and log the rectangles visited since, to replay into it (the
+   * tiles say that such a reader read all of each tile it touched: exact
+   * for the hazards while every write stays on the grid, not for the
+   * map the grid must become at a write off it). */
+  uint8_t shadow;
+  struct rlog {
+    uint64_t r0, r1, c0, c1;
+    uint32_t op, write;
+  } * log;
+  uint32_t nlog, caplog;
   uint32_t *wr; /* whole-buffer readers, increasing */
   uint32_t nwr, capwr, wcomp;
   uint32_t *wl; /* ops that wrote here since the latest whole read */
@@ -245,6 +290,10 @@ void rp__track_free(rp_graph *g) {
     for (uint32_t s = 0; s < b->nsp; s++) {
       hstate *h = &b->sp[s];
       bmap_free(&h->m);
+      for (uint32_t k = 0; k < h->ntile; k++)
+        free(h->tile[k].rd);
+      free(h->tile);
+      free(h->log);
       free(h->wr);
       free(h->wl);
       free(h->gl);
@@ -370,10 +419,12 @@ static int region_whole(const rp__buffer *b, const rp_region *r) {
 
 struct visit {
   rp__track *t;
+  const rp_graph *g;
   hstate *h;
   rp_buf buf;
   rp_node j;
   int write;
+  int quiet; /* state only, no candidates (a replay) */
 };
 
 /* Drops the readers rd[0 .. n-1) that are known ancestors of the latest
@@ -401,23 +452,24 @@ static int add_reader(const rp__reduce *red, uint32_t **rd, uint32_t *n,
   return 0;
 }
 
+/* j reads segment s. */
+static void seg_read(struct visit *v, seg *s) {
+  if (s->writer != RP_NONE && s->writer != v->j && !v->quiet)
+    rp__reduce_add(v->t->red, s->writer, RP_EDGE_RAW, 0, v->buf);
+  if (s->nrd && s->rd[s->nrd - 1] == v->j)
+    return;
+  if (add_reader(v->t->red, &s->rd, &s->nrd, &s->caprd, &s->ncomp, v->j))
+    v->t->oom = 1;
+}
+
 static void read_band(struct visit *v, band *B, uint64_t a, uint64_t e) {
   uint32_t i, k;
   if (seg_range(B, a, e, &i, &k)) {
     v->t->oom = 1;
     return;
   }
-  for (; i < k; i++) {
-    seg *s = &B->s[i];
-    if (s->writer != RP_NONE && s->writer != v->j)
-      rp__reduce_add(v->t->red, s->writer, RP_EDGE_RAW, 0, v->buf);
-    if (s->nrd && s->rd[s->nrd - 1] == v->j)
-      continue;
-    if (add_reader(v->t->red, &s->rd, &s->nrd, &s->caprd, &s->ncomp, v->j)) {
-      v->t->oom = 1;
-      return;
-    }
-  }
+  for (; i < k && !v->t->oom; i++)
+    seg_read(v, &B->s[i]);
 }
 
 /* The first whole reader of h later than op w (RP_NONE: none written). */
@@ -435,48 +487,277 @@ static uint32_t whole_since(const hstate *h, uint32_t w) {
   return lo;
 }
 
+/* The candidates of j writing segment s (its state is left as it was). */
+static void seg_write(struct visit *v, const seg *s) {
+  const hstate *h = v->h;
+  int any = 0, self = 0;
+  for (uint32_t r = 0; r < s->nrd; r++)
+    if (s->rd[r] != v->j) {
+      rp__reduce_add(v->t->red, s->rd[r], RP_EDGE_WAR, 0, v->buf);
+      any = 1;
+    } else {
+      self = 1;
+    }
+  for (uint32_t r = whole_since(h, s->writer); r < h->nwr; r++)
+    if (h->wr[r] != v->j) {
+      rp__reduce_add(v->t->red, h->wr[r], RP_EDGE_WAR, 0, v->buf);
+      any = 1;
+    } else {
+      self = 1;
+    }
+  if (s->writer == RP_NONE || s->writer == v->j)
+    return;
+  if (any) /* it wrote what they read: an ancestor of each */
+    rp__reduce_implied(v->t->red, s->writer);
+  else if (!self)
+    rp__reduce_add(v->t->red, s->writer, RP_EDGE_WAW, 0, v->buf);
+}
+
 static void write_band(struct visit *v, band *B, uint64_t a, uint64_t e) {
   uint32_t i, k;
   if (seg_range(B, a, e, &i, &k)) {
     v->t->oom = 1;
     return;
   }
-  const hstate *h = v->h;
-  for (uint32_t x = i; x < k; x++) {
-    seg *s = &B->s[x];
-    int any = 0, self = 0;
-    for (uint32_t r = 0; r < s->nrd; r++)
-      if (s->rd[r] != v->j) {
-        rp__reduce_add(v->t->red, s->rd[r], RP_EDGE_WAR, 0, v->buf);
-        any = 1;
-      } else {
-        self = 1;
-      }
-    for (uint32_t r = whole_since(h, s->writer); r < h->nwr; r++)
-      if (h->wr[r] != v->j) {
-        rp__reduce_add(v->t->red, h->wr[r], RP_EDGE_WAR, 0, v->buf);
-        any = 1;
-      } else {
-        self = 1;
-      }
-    if (s->writer == RP_NONE || s->writer == v->j)
-      continue;
-    if (any) /* it wrote what they read: an ancestor of each */
-      rp__reduce_implied(v->t->red, s->writer);
-    else if (!self)
-      rp__reduce_add(v->t->red, s->writer, RP_EDGE_WAW, 0, v->buf);
-  }
+  for (uint32_t x = i; x < k && !v->quiet; x++)
+    seg_write(v, &B->s[x]);
   /* Segments i .. k-1 become one, written by j, with no readers. */
   seg_merge(B, i, k)->writer = v->j;
+}
+
+/* ---- regular grids ------------------------------------------------------- */
+
+/* log2 of d when a power of two, else -1. */
+static int8_t shift_of(uint64_t d) {
+  return d && !(d & (d - 1)) ? (int8_t)__builtin_ctzll(d) : -1;
+}
+
+/* x / d, and whether d divides x. */
+static uint64_t grid_div(uint64_t x, uint64_t d, int8_t sh, int *exact) {
+  if (sh >= 0) {
+    *exact &= !(x & (d - 1));
+    return x >> sh;
+  }
+  *exact &= !(x % d);
+  return x / d;
+}
+
+/* Makes h a grid of tiles of [r0, r1) x [c0, c1) when that rectangle
+ * tiles its buffer (rows x rowb) and the band map is still one segment
+ * (every tile takes a copy of its state); 0, or -1 when out of memory. */
+static int grid_make(hstate *h, uint64_t rows, uint64_t rowb, uint64_t r0,
+                     uint64_t r1, uint64_t c0, uint64_t c1) {
+  uint64_t tr = r1 - r0, tc = c1 - c0;
+  if (rows % tr || rowb % tc || r0 % tr || c0 % tc || rows / tr > GRID_MAX ||
+      rowb / tc > GRID_MAX || (rows / tr) * (rowb / tc) > GRID_MAX) {
+    h->mode = M_MAP;
+    return 0;
+  }
+  uint32_t n = (uint32_t)((rows / tr) * (rowb / tc));
+  seg *t = malloc((size_t)n * sizeof *t);
+  if (!t)
+    return -1;
+  for (uint32_t i = 0; i < n; i++)
+    if (seg_copy(&t[i], &h->m.b[0].s[0])) {
+      for (uint32_t k = 0; k < i; k++)
+        free(t[k].rd);
+      free(t);
+      return -1;
+    }
+  h->tile = t;
+  h->ntile = n;
+  h->ntc = (uint32_t)(rowb / tc);
+  h->tr = tr;
+  h->tc = tc;
+  h->tsh = shift_of(tr);
+  h->csh = shift_of(tc);
+  h->mode = M_GRID;
+  return 0;
+}
+
+/* Turns h's grid into its band map (a band per row of tiles, a segment
+ * per tile, which gives it its readers); 0, or -1 when out of memory. */
+static int map_visit(struct visit *v, uint64_t r0, uint64_t r1, uint64_t c0,
+                     uint64_t c1);
+
+/* Brings the shadow map up to date (the log replayed into it). */
+static int shadow_replay(struct visit *v) {
+  hstate *h = v->h;
+  struct visit q = *v;
+  q.quiet = 1;
+  for (uint32_t i = 0; i < h->nlog; i++) {
+    const struct rlog *e = &h->log[i];
+    q.j = e->op;
+    q.write = (int)e->write;
+    if (map_visit(&q, e->r0, e->r1, e->c0, e->c1))
+      return -1;
+  }
+  h->nlog = 0;
+  return 0;
+}
+
+/* Makes m a copy of the tiles (exact while no reader read part of one). */
+static int shadow_make(hstate *h) {
+  uint32_t nb = h->ntile / h->ntc;
+  bmap m = {calloc(nb, sizeof *m.b), nb, nb};
+  int bad = !m.b;
+  for (uint32_t i = 0; !bad && i < nb; i++) {
+    band *B = &m.b[i];
+    if (!(B->s = calloc(h->ntc, sizeof *B->s))) {
+      bad = 1;
+      break;
+    }
+    B->lo = i * h->tr;
+    B->hi = B->lo + h->tr;
+    B->n = B->cap = h->ntc;
+    for (uint32_t k = 0; k < h->ntc && !bad; k++) {
+      bad = seg_copy(&B->s[k], &h->tile[i * h->ntc + k]);
+      B->s[k].lo = k * h->tc;
+      B->s[k].hi = B->s[k].lo + h->tc;
+    }
+  }
+  if (bad) {
+    bmap_free(&m);
+    return -1;
+  }
+  bmap_free(&h->m);
+  h->m = m;
+  h->shadow = 1;
+  h->nlog = 0;
+  return 0;
+}
+
+/* Rectangles a shadow map's log holds before it is replayed (each costs
+ * its replay once, whatever the batch: the bound keeps the log small). */
+enum { LOG_MAX = 256 };
+
+/* Logs a rectangle visited on a shadowed grid, replaying the log first
+ * when it is full. */
+static int shadow_log(struct visit *v, uint64_t r0, uint64_t r1, uint64_t c0,
+                      uint64_t c1) {
+  hstate *h = v->h;
+  if (h->nlog >= LOG_MAX && shadow_replay(v))
+    return -1;
+  if (rp__grow((void **)&h->log, &h->caplog, h->nlog + 1, sizeof *h->log))
+    return -1;
+  h->log[h->nlog++] = (struct rlog){r0, r1, c0, c1, v->j, (uint32_t)v->write};
+  return 0;
+}
+
+static void tiles_free(hstate *h) {
+  for (uint32_t k = 0; k < h->ntile; k++)
+    free(h->tile[k].rd);
+  free(h->tile);
+  h->tile = NULL;
+  h->ntile = 0;
+  free(h->log);
+  h->log = NULL;
+  h->nlog = h->caplog = 0;
+  h->shadow = 0;
+  h->mode = M_MAP;
+}
+
+static int grid_to_map(struct visit *v) {
+  hstate *h = v->h;
+  if (h->shadow) { /* the shadow map, brought up to date */
+    if (shadow_replay(v))
+      return -1;
+    tiles_free(h);
+    return 0;
+  }
+  uint32_t nb = h->ntile / h->ntc;
+  bmap m = {calloc(nb, sizeof *m.b), nb, nb};
+  if (!m.b)
+    return -1;
+  for (uint32_t i = 0; i < nb; i++) {
+    band *B = &m.b[i];
+    if (!(B->s = malloc(h->ntc * sizeof *B->s))) {
+      for (uint32_t k = 0; k < i; k++)
+        free(m.b[k].s);
+      free(m.b);
+      return -1;
+    }
+    B->lo = i * h->tr;
+    B->hi = B->lo + h->tr;
+    B->n = B->cap = h->ntc;
+    for (uint32_t k = 0; k < h->ntc; k++) {
+      B->s[k] = h->tile[i * h->ntc + k];
+      B->s[k].lo = k * h->tc;
+      B->s[k].hi = B->s[k].lo + h->tc;
+    }
+  }
+  bmap_free(&h->m);
+  h->m = m;
+  free(h->tile);
+  h->tile = NULL;
+  h->ntile = 0;
+  h->mode = M_MAP;
+  return 0;
+}
+
+/* Visits [r0, r1) x [c0, c1) on h's grid: 1 done, 0 a write not a union
+ * of tiles (the grid is now the band map), -1 out of memory. A read off
+ * the grid reads the tiles it touches (the shadow map keeps what it
+ * read exactly). */
+static int grid_visit(struct visit *v, uint64_t r0, uint64_t r1, uint64_t c0,
+                      uint64_t c1) {
+  hstate *h = v->h;
+  int exact = 1;
+  uint64_t a = grid_div(r0, h->tr, h->tsh, &exact);
+  uint64_t b = grid_div(r1, h->tr, h->tsh, &exact);
+  uint64_t x = grid_div(c0, h->tc, h->csh, &exact);
+  uint64_t y = grid_div(c1, h->tc, h->csh, &exact);
+  if (!exact && v->write)
+    return grid_to_map(v) ? -1 : 0;
+  if (!exact) {
+    b += r1 > b * h->tr; /* the tiles it touches */
+    y += c1 > y * h->tc;
+    if (!h->shadow && shadow_make(h))
+      return -1;
+  }
+  if (h->shadow && shadow_log(v, r0, r1, c0, c1))
+    return -1;
+  for (uint64_t r = a; r < b; r++)
+    for (uint64_t c = x; c < y; c++) {
+      seg *s = &h->tile[r * h->ntc + c];
+      if (!v->write) {
+        seg_read(v, s);
+        continue;
+      }
+      seg_write(v, s);
+      s->writer = v->j;
+      s->nrd = s->ncomp = 0;
+    }
+  return v->t->oom ? -1 : 1;
 }
 
 /* Visits rows [r0, r1) x bytes [c0, c1) of every row. */
 static int visit_rect(void *ctx, uint64_t r0, uint64_t r1, uint64_t c0,
                       uint64_t c1) {
   struct visit *v = ctx;
-  bmap *m = &v->h->m;
+  hstate *h = v->h;
   if (r0 >= r1 || c0 >= c1)
     return 0;
+  if (h->mode == M_NEW) {
+    uint64_t rows, rowb;
+    geometry(&v->g->buf[v->buf], &rows, &rowb);
+    /* Whole-buffer writes keep the map one segment: undecided yet. */
+    if (!(r0 == 0 && r1 == rows && c0 == 0 && c1 == rowb) &&
+        grid_make(h, rows, rowb, r0, r1, c0, c1))
+      return -1;
+  }
+  if (h->mode == M_GRID) {
+    int x = grid_visit(v, r0, r1, c0, c1);
+    if (x)
+      return x < 0 ? -1 : 0;
+  }
+  return map_visit(v, r0, r1, c0, c1);
+}
+
+/* Visits [r0, r1) x [c0, c1) on h's band map. */
+static int map_visit(struct visit *v, uint64_t r0, uint64_t r1, uint64_t c0,
+                     uint64_t c1) {
+  bmap *m = &v->h->m;
   if (band_split(m, r0) || band_split(m, r1))
     return -1;
   for (uint32_t i = band_find(m, r0); i < m->n && m->b[i].lo < r1; i++)
@@ -489,20 +770,32 @@ static int gl_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Adds the writers of segments s[0 .. n) other than j to h->gl. */
+static int gl_add(hstate *h, const seg *s, uint32_t n, rp_node j) {
+  for (uint32_t k = 0; k < n; k++) {
+    uint32_t w = s[k].writer;
+    if (w == RP_NONE || w == j)
+      continue;
+    if (rp__grow((void **)&h->gl, &h->capgl, h->ngl + 1, sizeof *h->gl))
+      return -1;
+    h->gl[h->ngl++] = w;
+  }
+  return 0;
+}
+
 /* j reads all of (buffer, space) h: see the top of the file. */
 static int whole_read(rp__track *t, hstate *h, rp_buf buf, rp_node j) {
   rp__reduce *red = t->red;
   if (!h->wl_ok) {
     h->ngl = 0;
-    for (uint32_t i = 0; i < h->m.n; i++)
-      for (uint32_t k = 0; k < h->m.b[i].n; k++) {
-        uint32_t w = h->m.b[i].s[k].writer;
-        if (w == RP_NONE || w == j)
-          continue;
-        if (rp__grow((void **)&h->gl, &h->capgl, h->ngl + 1, sizeof *h->gl))
+    if (h->mode == M_GRID) {
+      if (gl_add(h, h->tile, h->ntile, j))
+        return -1;
+    } else {
+      for (uint32_t i = 0; i < h->m.n; i++)
+        if (gl_add(h, h->m.b[i].s, h->m.b[i].n, j))
           return -1;
-        h->gl[h->ngl++] = w;
-      }
+    }
     if (h->ngl > 1) {
       qsort(h->gl, h->ngl, sizeof *h->gl, gl_cmp);
       uint32_t u = 0;
@@ -569,7 +862,7 @@ rp_status rp__hazards(rp_graph *g, rp_node j, const rp__access *acc,
         continue;
       rp_buf b = a->region.buf;
       hstate *h = hstate_get(g, &t->b[b], b, a->space);
-      struct visit v = {t, h, b, j, pass};
+      struct visit v = {t, g, h, b, j, pass, 0};
       if (!h ||
           (pass == 0 && region_whole(&g->buf[b], &a->region)
                ? whole_read(t, h, b, j)

@@ -18,8 +18,27 @@
  * problem) goes to the cJSON path above, which then says what is wrong.
  * It never accepts what that path refuses, and stores the same values. */
 
+/* Byte classes, bits: 1 white space, 2 a byte a plain string may hold
+ * (not a control byte, '"' or '\\'); ' ' is both. */
+#define F_CLASS16(b)                                                           \
+  f_class((b) + 0), f_class((b) + 1), f_class((b) + 2), f_class((b) + 3),      \
+      f_class((b) + 4), f_class((b) + 5), f_class((b) + 6), f_class((b) + 7),  \
+      f_class((b) + 8), f_class((b) + 9), f_class((b) + 10),                   \
+      f_class((b) + 11), f_class((b) + 12), f_class((b) + 13),                 \
+      f_class((b) + 14), f_class((b) + 15)
+#define f_class(b)                                                             \
+  (((b) == ' ' || (b) == '\n' || (b) == '\t' || (b) == '\r') |                 \
+   ((b) >= 0x20 && (b) != '"' && (b) != '\\') << 1)
+static const unsigned char f_cls[256] = {
+    F_CLASS16(0),   F_CLASS16(16),  F_CLASS16(32),  F_CLASS16(48),
+    F_CLASS16(64),  F_CLASS16(80),  F_CLASS16(96),  F_CLASS16(112),
+    F_CLASS16(128), F_CLASS16(144), F_CLASS16(160), F_CLASS16(176),
+    F_CLASS16(192), F_CLASS16(208), F_CLASS16(224), F_CLASS16(240)};
+#undef f_class
+#undef F_CLASS16
+
 static inline void f_ws(const char **c) {
-  while (**c == ' ' || **c == '\n' || **c == '\t' || **c == '\r')
+  while (f_cls[(unsigned char)**c] & 1)
     (*c)++;
 }
 
@@ -37,7 +56,7 @@ static inline int f_str(const char **c, const char **a, size_t *len) {
   if (**c != '"')
     return 0;
   const unsigned char *q = (const unsigned char *)*c + 1;
-  while (*q >= 0x20 && *q != '"' && *q != '\\')
+  while (f_cls[*q] & 2)
     q++;
   if (*q != '"')
     return 0;
@@ -94,8 +113,8 @@ static int f_num(const char **c, double *v) {
   }
   char t[64];
   size_t n = (size_t)(p - *c);
-  if (n >= sizeof t || localeconv()->decimal_point[0] != '.' ||
-      localeconv()->decimal_point[1])
+  const char *dp = n < sizeof t ? localeconv()->decimal_point : NULL;
+  if (!dp || dp[0] != '.' || dp[1])
     return 0;
   memcpy(t, *c, n);
   t[n] = '\0';
@@ -114,16 +133,31 @@ static inline int f_is(const char *a, size_t n, const char *lit) {
 }
 
 /* A key and its colon; the key's index in @p keys (NULL-terminated), or
- * -1 when unknown or not a plain string. */
-static int f_key(const char **c, const char *const *keys) {
+ * -1 when unknown or not a plain string. *hint: the index tried first
+ * (a key's), set to the one found. */
+static int f_key(const char **c, const char *const *keys, int8_t *hint) {
   const char *a;
   size_t n;
-  if (!f_str(c, &a, &n) || !f_lit(c, ':'))
+  if (!f_str(c, &a, &n) || !f_lit(c, ':') || !n)
     return -1;
-  for (int k = 0; keys[k]; k++)
-    if (n && keys[k][0] == a[0] && f_is(a, n, keys[k]))
-      return k;
-  return -1;
+  /* The key found at this place of the element before first. */
+  int k = *hint;
+  if (keys[k][0] != a[0] || !f_is(a, n, keys[k]))
+    for (k = 0; keys[k]; k++)
+      if (keys[k][0] == a[0] && f_is(a, n, keys[k]))
+        break;
+  if (!keys[k])
+    return -1;
+  *hint = (int8_t)k;
+  return k;
+}
+
+/* Key sets of the fast path (rd.fkey). */
+enum { FK_OP, FK_ACC, FK_BOX, FK_EDGE };
+
+/* The hint of key number pos of an element of key set set. */
+static int8_t *f_hint(rd *r, int set, unsigned pos) {
+  return &r->fkey[set][pos < 16 ? pos : 15];
 }
 
 /* The end of an element just read: e, after white space; or, e NULL,
@@ -162,8 +196,9 @@ static int f_access(rd *r, const char **c, rp__access *a) {
   size_t nsp = 0, nmd = 0;
   if (!f_lit(c, '{'))
     return 0;
+  unsigned nk = 0;
   do {
-    int k = f_key(c, f_acc_keys);
+    int k = f_key(c, f_acc_keys, f_hint(r, FK_ACC, nk++));
     if (k < 0 || seen & 1u << k)
       return 0;
     seen |= 1u << k;
@@ -175,10 +210,11 @@ static int f_access(rd *r, const char **c, rp__access *a) {
                       : 0;
     if (k == 5) {
       unsigned bs = 0;
+      unsigned nb = 0;
       if (!f_lit(c, '{'))
         return 0;
       do {
-        int b = f_key(c, f_box_keys);
+        int b = f_key(c, f_box_keys, f_hint(r, FK_BOX, nb++));
         if (b < 0 || bs & 1u << b || !f_dims(c, b ? hi : lo, b ? &nhi : &nlo))
           return 0;
         bs |= 1u << b;
@@ -190,11 +226,18 @@ static int f_access(rd *r, const char **c, rp__access *a) {
   } while (f_lit(c, ','));
   if (!f_lit(c, '}') || (seen & 7) != 7 || buf >= r->g->nbuf || nsp > 15)
     return 0;
-  char space[16];
-  memcpy(space, sp, nsp);
-  space[nsp] = '\0';
-  if (rp__json_parse_space(r, space, "", &a->space))
-    return 0;
+  if (nsp && nsp == r->nfsp && !memcmp(sp, r->fsp, nsp)) {
+    a->space = r->fsp_val; /* the space of the access before */
+  } else {
+    char space[16];
+    memcpy(space, sp, nsp);
+    space[nsp] = '\0';
+    if (rp__json_parse_space(r, space, "", &a->space))
+      return 0;
+    memcpy(r->fsp, sp, nsp);
+    r->nfsp = nsp;
+    r->fsp_val = a->space;
+  }
   a->mode = f_is(md, nmd, "in")      ? RP_IN
             : f_is(md, nmd, "out")   ? RP_OUT
             : f_is(md, nmd, "inout") ? RP_INOUT
@@ -364,8 +407,9 @@ static int f_op_object(rd *r, const char *c, const char *e, f_op *o,
   o->type = -1;
   if (!f_lit(&c, '{'))
     return 0;
+  unsigned nk = 0;
   do {
-    int k = f_key(&c, f_op_keys);
+    int k = f_key(&c, f_op_keys, f_hint(r, FK_OP, nk++));
     if (k < 0 || o->seen & 1u << k)
       return 0;
     o->seen |= 1u << k;
@@ -481,8 +525,9 @@ int rp__json_fast_edge(rd *r, const char *c, const char *e, uint32_t i,
   (void)i;
   if (!f_lit(&c, '{'))
     return 0;
+  unsigned nk = 0;
   do {
-    int k = f_key(&c, f_edge_keys);
+    int k = f_key(&c, f_edge_keys, f_hint(r, FK_EDGE, nk++));
     const char *a;
     size_t n;
     if (k < 0 || seen & 1u << k)

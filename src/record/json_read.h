@@ -60,6 +60,14 @@ typedef struct rd {
   int trust, has_check, fe_bad, seen_buffers, seen_ops;
   int quiet; /* the fast path is trying: rp__json_bad() records nothing */
   const char *fast_end; /* where the element the fast path read ended */
+  /* The fast path's memory of the elements before: per key set (op,
+   * access, box, edge) and position in the object, the key found there
+   * last (tried first: elements repeat one layout); the last memory space
+   * string parsed (nfsp bytes) and its value. */
+  int8_t fkey[4][16];
+  char fsp[16];
+  size_t nfsp;
+  int fsp_val;
   uint64_t check;
   rp_edge *fe;
   uint32_t nfe, cap_fe;
