@@ -605,10 +605,10 @@ static rp_status profile(imp *w, unsigned runs) {
     return RP_ENOMEM;
   rp_exec *x = NULL;
   rp_status s = rp_exec_create(&x, g, &rp_backend_cuda, NULL);
-  if (s == RP_OK)
-    rp_profile_opts po = RP_PROFILE_OPTS_INIT;
+  rp_profile_opts po = RP_PROFILE_OPTS_INIT;
   po.runs = runs;
-  s = rp_exec_profile_opts(x, &po, med, med + n, med + 2 * (size_t)n);
+  if (s == RP_OK)
+    s = rp_exec_profile_opts(x, &po, med, med + n, med + 2 * (size_t)n);
   if (s == RP_OK)
     s = rp_graph_set_measured_all(g, med, med + n, med + 2 * (size_t)n, runs,
                                   "cuda", NULL);
