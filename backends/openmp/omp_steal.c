@@ -813,9 +813,11 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
   if (pinned)
     rp__omp_unpin_caller(&old);
   /* A failure ends the launch early: the replays not run count as done
-   * for wait_buffer. */
-  for (uint32_t v = 0; v < st->n; v++)
-    if (st->task[v].hw && atomic_load(&st->task[v].done) < Elast)
-      rp__omp_done(st, &st->task[v], Elast);
+   * for wait_buffer (otherwise every host writer is there already: no
+   * pass over every task's line at the end of each launch). */
+  if (atomic_load(&st->failed))
+    for (uint32_t v = 0; v < st->n; v++)
+      if (st->task[v].hw && atomic_load(&st->task[v].done) < Elast)
+        rp__omp_done(st, &st->task[v], Elast);
   st->lepoch = Elast;
 }
