@@ -92,31 +92,39 @@ static void h_t(void *u, void *const *ptr) {
       ((const uint64_t *)ptr[0])[0] + (uint64_t)s->i;
 }
 
+/* P, then NT tasks T_i that read P's line and write one line each. */
+static rp_graph *burst_graph(uint64_t *X, size_t bytes, burst *b, tslot *ts) {
+  rp_graph *g;
+  rp_buf xb;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "X", X, bytes, &xb));
+  for (int i = -1; i < NT; i++) {
+    rp_access a[2] = {{rp_bytes(xb, 0, 64), i < 0 ? RP_INOUT : RP_IN},
+                      {rp_bytes(xb, 64 * (uint64_t)(i + 1), 64), RP_INOUT}};
+    void *u = b;
+    if (i >= 0) {
+      ts[i] = (tslot){b, i};
+      u = &ts[i];
+    }
+    TU_OK(g, rp_record_host(g, i < 0 ? h_p : h_t, u, a, i < 0 ? 1 : 2, NULL,
+                            NULL));
+  }
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
 Test(openmp_wake, a_burst_of_coarse_work_costs_its_maker_one_wake_up,
      .timeout = 60) {
   static uint64_t X[(NT + 1) * 8];
   burst b;
   tslot ts[NT];
-  rp_graph *g;
-  rp_buf xb;
-  TU_OK(NULL, rp_graph_create(&g, 0));
-  TU_OK(g, rp_buffer_register(g, "X", X, sizeof X, &xb));
-  rp_access a0 = {rp_bytes(xb, 0, 64), RP_INOUT};
-  TU_OK(g, rp_record_host(g, h_p, &b, &a0, 1, NULL, NULL));
-  for (int i = 0; i < NT; i++) {
-    ts[i].b = &b;
-    ts[i].i = i;
-    rp_access at[2] = {{rp_bytes(xb, 0, 64), RP_IN},
-                       {rp_bytes(xb, 64 * (uint64_t)(i + 1), 64), RP_INOUT}};
-    TU_OK(g, rp_record_host(g, h_t, &ts[i], at, 2, NULL, NULL));
-  }
-  TU_OK(g, rp_graph_end(g));
+  rp_graph *g = burst_graph(X, sizeof X, &b, ts);
   const rp_backend *be = NULL;
-  cr_assert_eq(rp_backend_find("openmp", &be), RP_OK);
+  rp_exec *x = NULL;
   rp_exec_opts o;
+  TU_OK(NULL, rp_backend_find("openmp", &be));
   rp_exec_opts_init(&o);
   o.nthreads = NTH;
-  rp_exec *x = NULL;
   TU_OK(NULL, rp_exec_create(&x, g, be, &o));
   long woken = 0;
   for (int launch = 0; launch < 8; launch++) {
