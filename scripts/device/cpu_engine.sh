@@ -77,7 +77,7 @@ run() {
   cat "$f" >> "$log"
 }
 
-say "== issues 23, 31, CPU engine (second run): $(date -u), $(nproc)" \
+say "== issues 23, 31, CPU engine (third run): $(date -u), $(nproc)" \
     "cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 say "$(grep -m1 'model name' /proc/cpuinfo)"
 B=${RP_BUILD:-build-cpu-engine}
@@ -167,7 +167,7 @@ part_heavy() {
 
 part_steady() {
   local t b s f c0 est
-  say "== 2. steadiness, ${STEADY_RUNS:-10} runs per example (max/min <= 1.10)"
+  say "== 3. steadiness, ${STEADY_RUNS:-10} runs per example (max/min <= 1.10)"
   for t in ${STEADY_THREADS-4 16 8}; do
     for b in $BINDS; do
       # a batch's estimate: the last one's time, 80 s before the first
@@ -187,7 +187,7 @@ part_steady() {
 
 part_chol() {
   local b sz f
-  say "== 3. tiled Cholesky, threads $T, bindings: $CBINDS"
+  say "== 2. tiled Cholesky, threads $T, bindings: $CBINDS"
   for b in $CBINDS; do
     for sz in $SIZES; do
       fits "$(chol_est "$sz")" || continue
