@@ -22,7 +22,12 @@
  * Waiting: an idle thread looks again after a pause that doubles up to
  * GAP_MAX_US, for SPIN_US; then it sleeps in a futex, for NAP_MIN_US at
  * first and up to NAP_MAX_US, waking to look again. A thread whose deque
- * grows long, or that readies work for another group, wakes a sleeper.
+ * grows long, or gets coarse tasks, wakes one sleeper after the task that
+ * pushed them (at most one system call between a task and its
+ * continuation, which is often the critical path); a thief that leaves
+ * such work behind wakes the next one, so a burst of ready work reaches
+ * the sleepers without holding up the thread that made it ready. One that
+ * readies work for another group wakes a sleeper of that group.
  *
  * Replays: a thread going idle adds the tasks it ran to the launch's
  * count; the one whose addition completes replay e starts e + 1 (its
@@ -434,6 +439,7 @@ static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
   if (mine != NONE)
     return mine;
   long k = ib_take(&st->inbox[q], w->buf);
+  bool relay = false;
   if (!k) {
     long jp = atomic_load_explicit(&st->help[q].v, ACQ);
     /* NOLINTNEXTLINE(performance-no-int-to-ptr): a published job */
@@ -448,8 +454,14 @@ static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
         const int v = (me + i) % nth;
         if ((st->tgroup[v] == q) != (pass == 0))
           continue;
-        if (worth(st, w, v, now, pass))
-          k = dq_steal(&st->dq[v], w->buf);
+        if (worth(st, w, v, now, pass) && (k = dq_steal(&st->dq[v], w->buf)) &&
+            !pass) {
+          /* work left here or there, worth another thread */
+          const long left = k - 1 + dq_size(&st->dq[v]);
+          relay = left > 0 &&
+                  (left >= STEAL_BIG || w->coarse[v] ||
+                   atomic_load_explicit(&st->dq[v].pace, RLX) >= COARSE_US);
+        }
       }
       for (int g = 0; pass == 1 && g < st->ngroups && !k; g++) {
         odeque *ib = &st->inbox[g];
@@ -470,6 +482,12 @@ static uint32_t find(ostate *st, int me, look *w, long *e, bool *helped) {
   *e = atomic_load_explicit(&st->phase.v, ACQ);
   for (long i = k - 1; i >= 1; i--)
     dq_push(&st->dq[me], w->buf[i]);
+  /* the wake-up a pusher makes once per task goes on from thief to thief
+   * while coarse work is left and nobody else is looking (this thread
+   * counts among the spinning ones until it returns) */
+  if (relay && atomic_load_explicit(&st->nsleep.v, RLX) &&
+      atomic_load_explicit(&st->nspin.v, RLX) <= 1)
+    rp__omp_wake(st, q, 1);
   return w->buf[0];
 }
 
@@ -608,6 +626,7 @@ static void worker(ostate *st, int me, int gen) {
         alone = solo_enter(st, me);
     }
     const uint32_t *sp = succ + t->s0, *se = sp + t->ns;
+    bool pushed = false;
     for (; sp < se; sp++) {
       const uint32_t s = *sp;
       ocnt *cs = &cnt[s];
@@ -631,15 +650,19 @@ static void worker(ostate *st, int me, int gen) {
         cont = s;
       } else {
         dq_push(dq, s);
-        /* work to share: a long deque, or any while tasks are coarse */
-        if ((coarse || dq_size(dq) >= STEAL_BIG) &&
-            atomic_load_explicit(&st->nsleep.v, RLX) &&
-            !atomic_load_explicit(&st->nspin.v, RLX)) {
-          if (alone)
-            solo_leave(st, &alone);
-          rp__omp_wake(st, q, 1);
-        }
+        pushed = true;
       }
+    }
+    /* Work to share (a long deque, or any while tasks are coarse) wakes
+     * one sleeper, once per task: each wake is a system call on this
+     * thread, before its continuation; the woken thread wakes the next
+     * one if work is left (find). */
+    if (pushed && (coarse || dq_size(dq) >= STEAL_BIG) &&
+        atomic_load_explicit(&st->nsleep.v, RLX) &&
+        !atomic_load_explicit(&st->nspin.v, RLX)) {
+      if (alone)
+        solo_leave(st, &alone);
+      rp__omp_wake(st, q, 1);
     }
   }
 }
@@ -790,9 +813,11 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
   if (pinned)
     rp__omp_unpin_caller(&old);
   /* A failure ends the launch early: the replays not run count as done
-   * for wait_buffer. */
-  for (uint32_t v = 0; v < st->n; v++)
-    if (st->task[v].hw && atomic_load(&st->task[v].done) < Elast)
-      rp__omp_done(st, &st->task[v], Elast);
+   * for wait_buffer (otherwise every host writer is there already: no
+   * pass over every task's line at the end of each launch). */
+  if (atomic_load(&st->failed))
+    for (uint32_t v = 0; v < st->n; v++)
+      if (st->task[v].hw && atomic_load(&st->task[v].done) < Elast)
+        rp__omp_done(st, &st->task[v], Elast);
   st->lepoch = Elast;
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Issues 23 and 31 on the GPU machine's 16-core host, second run: what the
-# first (c0b6332: Cholesky fixed under binding) left open (run from the
-# repo root; the lead copies ../shared/anchors/cpu into .anchors/cpu,
-# ignored and carried, for the lean-engine peer):
+# Issues 23 and 31 on the GPU machine's 16-core host, third run: what the
+# first (c0b6332: Cholesky fixed under binding) left open, after the
+# stealing engine's wake-ups were cut to one per task (branch engine31b)
+# (run from the repo root; the lead copies ../shared/anchors/cpu into
+# .anchors/cpu, ignored and carried, for the lean-engine peer):
 #   . scripts/device/env.sh; scripts/device/cpu_engine.sh
 # Builds build-cpu-engine (-j16, no CUDA, no tests) and measures (reprise
 # follows OMP_PROC_BIND: no cores given; every runtime in a process of
-# its own, tools/bench/bench_isolate.h):
+# its own, tools/bench/bench_isolate.h), parts in the order CPU_PARTS
+# ("heavy chol steady"):
 #  0. the machine: SMT, governor, the busiest processes before starting;
-#  1. bench_omp heavy wavefront and tree (~19 us tasks) at 4, 8, 16
+#  1. heavy: bench_omp heavy wavefront and tree (~19 us tasks) at 4, 8, 16
 #     threads against the anchors' lean engine, with the CPUs each
 #     method's tasks ran on and its threads' run-queue wait over the timed
 #     reps (BENCH_VERBOSE: a pinned thread whose CPU another thread holds
@@ -18,22 +20,27 @@
 #     with the hypervisor's steal time per CPU and the least busy CPU
 #     while it ran (/proc/stat); then the wavefront at 16 threads with the main
 #     thread's tasks twice as long (BENCH_SLOW=2: a thread sharing its
-#     core), unset and true (target: lean / reprise >= 0.91);
-#  2. steadiness: jacobi2d, matpow, recurrence 10 runs each at 4, 16, 8
+#     core), unset and true (target: lean / reprise >= 0.91); ~130 s;
+#  2. chol: tiled Cholesky 16x16 and 32x32 tiles of 64^2 and 128^2
+#     (CHOL_SIZES) at 4, 8, 16 threads under OMP_PROC_BIND unset, true,
+#     close + OMP_PLACES=cores and spread (CHOL_BINDINGS): the issue's 48
+#     cells (target: reprise <= the best of OpenMP depend and oneTBB's
+#     flow graph); ~130 s;
+#  3. steady: jacobi2d, matpow, recurrence 10 runs each at 4, 16, 8
 #     threads, unset and true, each run's serial and overlapped medians
 #     apart (tools/bench/steady.sh; target: max/min of the achieved
-#     speedup <= 1.10);
-#  3. if time is left: tiled Cholesky 16x16 tiles of 64^2 (CHOL_SIZES) at
-#     4, 8, 16 threads, unset and true (target: reprise <= the best of
-#     OpenMP depend and oneTBB's flow graph).
+#     speedup <= 1.10); ~80 s a batch: 4 threads unset and true fit the
+#     budget after the parts above, 16 and 8 threads only on a fast build
+#     (CPU_PARTS="steady chol" or STEADY_THREADS="16 8" for them).
 # Logs under $OUT (OUT defaults to .): cpu_engine.log, every program's
 # output in $OUT/cpu_engine/; a summary table last on stdout.
 # Budget: under 9 minutes there. A part starts only if its estimate fits
 # in BUDGET_S (490 s) from the start, so the script ends by about 8.5
 # minutes whatever the machine does; what was skipped says so.
 # Elsewhere (a smoke run): RP_BUILD (build folder), CPU_THREADS ("4,8,16"),
-# CHOL_SIZES, STEADY_THREADS, STEADY_RUNS, BINDINGS ("unset true"),
-# BUDGET_S, JOBS (16), ARGS_<example> (steady.sh).
+# CHOL_SIZES, CHOL_BINDINGS, STEADY_THREADS, STEADY_RUNS, BINDINGS
+# ("unset true"; steadiness), CPU_PARTS, BUDGET_S, JOBS (16),
+# ARGS_<example> (steady.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-.}
@@ -70,14 +77,15 @@ run() {
   cat "$f" >> "$log"
 }
 
-say "== issues 23, 31, CPU engine (second run): $(date -u), $(nproc)" \
+say "== issues 23, 31, CPU engine (third run): $(date -u), $(nproc)" \
     "cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 say "$(grep -m1 'model name' /proc/cpuinfo)"
 B=${RP_BUILD:-build-cpu-engine}
 T=${CPU_THREADS:-4,8,16}    # smaller on another machine, e.g. 2
 TMAX=${T##*,}
-SIZES=${CHOL_SIZES-"16:64"}
+SIZES=${CHOL_SIZES-"16:64 32:64 16:128 32:128"}
 BINDS=${BINDINGS:-"unset true"}
+CBINDS=${CHOL_BINDINGS:-"unset true close spread"}
 anchors=""
 [ -f .anchors/cpu/dag_replay.c ] && anchors="-DRP_ANCHORS_CPU=$PWD/.anchors/cpu"
 cmake -S . -B "$B" -DRP_WITH_CUDA=OFF -DRP_BUILD_TESTS=OFF $anchors \
@@ -121,50 +129,6 @@ say "  busiest processes: $(ps -eo pcpu=,comm= --sort=-pcpu 2>/dev/null |
 c0=$(cpu_ticks); sleep 2
 say "  2 s idle: $(cpu_delta "$c0")"
 
-say "== 1. heavy wavefront and tree vs the lean engine, threads $T," \
-    "rounds unset true true unset"
-r=0
-for b in unset true true unset; do
-  r=$((r + 1))
-  fits 25 || continue
-  f="$D/heavy_${r}_${b}.txt"
-  c0=$(cpu_ticks)
-  BENCH_THREADS=$T BENCH_REPS_REAL=5 BENCH_METHODS=seq,reprise,lean \
-    BENCH_VERBOSE=1 \
-    run "$f" bind "$b" "$B/tools/bench/bench_omp" wavefront_heavy tree_heavy
-  echo "  during: $(cpu_delta "$c0")" >> "$f"
-  grep -E "^  thr=|^  during" "$f" | sed "s/^/  [$r $b]/"
-  grep -E "^CPUS (reprise|lean) thr=$TMAX wavefront" "$f" |
-    sed 's/^/    /' | cut -c1-160 | tee -a "$log"
-done
-for b in unset true; do
-  fits 15 || continue
-  f="$D/heavy_slow_${b}.txt"
-  c0=$(cpu_ticks)
-  BENCH_THREADS=$TMAX BENCH_REPS_REAL=5 BENCH_METHODS=reprise,lean \
-    BENCH_SLOW=2 BENCH_VERBOSE=1 \
-    run "$f" bind "$b" "$B/tools/bench/bench_omp" wavefront_heavy
-  echo "  during: $(cpu_delta "$c0")" >> "$f"
-  grep -E "^  thr=|^  during" "$f" | sed "s/^/  [slow main $b]/"
-done
-
-say "== 2. steadiness, ${STEADY_RUNS:-10} runs per example (max/min <= 1.10)"
-for t in ${STEADY_THREADS-4 16 8}; do
-  for b in $BINDS; do
-    # a batch's estimate: the last one's time, 80 s before the first
-    fits "${est:-80}" || continue
-    s=$SECONDS
-    f="$D/steady_${b}_${t}.txt"
-    c0=$(cpu_ticks)
-    EXAMPLES="jacobi2d matpow recurrence" STEADY_RAW="$D/steady_raw.txt" \
-      run "$f" bind "$b" tools/bench/steady.sh "$B" "$t" "${STEADY_RUNS:-10}"
-    echo "  during: $(cpu_delta "$c0")" >> "$f"
-    grep -E "^\| (jacobi2d|matpow|recurrence) |worst|during" "$f" |
-      sed "s/^/  [$b $t] /"
-    est=$((SECONDS - s + 5))
-  done
-done
-
 # seconds a Cholesky run of T x T tiles of nb^2 takes (3 methods, threads
 # T, 9 runs each + the reference): a guess from the host's figures
 chol_est() {
@@ -172,16 +136,73 @@ chol_est() {
   echo $(( (t * t * t * nb * nb * nb / 1000000000) / 4 + 3 ))
 }
 
-say "== 3. tiled Cholesky, threads $T, bindings: $BINDS"
-for b in $BINDS; do
-  for sz in $SIZES; do
-    fits "$(chol_est "$sz")" || continue
-    f="$D/chol_${b}_${sz/:/x}.txt"
-    BENCH_THREADS=$T BENCH_REPS=7 BENCH_METHODS=reprise,omp-depend,tbb-flow \
-      run "$f" bind "$b" "$B/tools/bench/bench_cholesky" "${sz%:*}" "${sz#*:}"
-    grep -E "^\| [0-9]+ \| (reprise|omp-depend|tbb-flow) " "$f" |
-      sed "s/^/  [$b $sz] /"
+part_heavy() {
+  local r=0 b f c0
+  say "== 1. heavy wavefront and tree vs the lean engine, threads $T," \
+      "rounds unset true true unset"
+  for b in unset true true unset; do
+    r=$((r + 1))
+    fits 25 || continue
+    f="$D/heavy_${r}_${b}.txt"
+    c0=$(cpu_ticks)
+    BENCH_THREADS=$T BENCH_REPS_REAL=5 BENCH_METHODS=seq,reprise,lean \
+      BENCH_VERBOSE=1 \
+      run "$f" bind "$b" "$B/tools/bench/bench_omp" wavefront_heavy tree_heavy
+    echo "  during: $(cpu_delta "$c0")" >> "$f"
+    grep -E "^  thr=|^  during" "$f" | sed "s/^/  [$r $b]/"
+    grep -E "^CPUS (reprise|lean) thr=$TMAX wavefront" "$f" |
+      sed 's/^/    /' | cut -c1-160 | tee -a "$log"
   done
+  for b in unset true; do
+    fits 15 || continue
+    f="$D/heavy_slow_${b}.txt"
+    c0=$(cpu_ticks)
+    BENCH_THREADS=$TMAX BENCH_REPS_REAL=5 BENCH_METHODS=reprise,lean \
+      BENCH_SLOW=2 BENCH_VERBOSE=1 \
+      run "$f" bind "$b" "$B/tools/bench/bench_omp" wavefront_heavy
+    echo "  during: $(cpu_delta "$c0")" >> "$f"
+    grep -E "^  thr=|^  during" "$f" | sed "s/^/  [slow main $b]/"
+  done
+}
+
+part_steady() {
+  local t b s f c0 est
+  say "== 3. steadiness, ${STEADY_RUNS:-10} runs per example (max/min <= 1.10)"
+  for t in ${STEADY_THREADS-4 16 8}; do
+    for b in $BINDS; do
+      # a batch's estimate: the last one's time, 80 s before the first
+      fits "${est:-80}" || continue
+      s=$SECONDS
+      f="$D/steady_${b}_${t}.txt"
+      c0=$(cpu_ticks)
+      EXAMPLES="jacobi2d matpow recurrence" STEADY_RAW="$D/steady_raw.txt" \
+        run "$f" bind "$b" tools/bench/steady.sh "$B" "$t" "${STEADY_RUNS:-10}"
+      echo "  during: $(cpu_delta "$c0")" >> "$f"
+      grep -E "^\| (jacobi2d|matpow|recurrence) |worst|during" "$f" |
+        sed "s/^/  [$b $t] /"
+      est=$((SECONDS - s + 5))
+    done
+  done
+}
+
+part_chol() {
+  local b sz f
+  say "== 2. tiled Cholesky, threads $T, bindings: $CBINDS"
+  for b in $CBINDS; do
+    for sz in $SIZES; do
+      fits "$(chol_est "$sz")" || continue
+      f="$D/chol_${b}_${sz/:/x}.txt"
+      BENCH_THREADS=$T BENCH_REPS=7 BENCH_METHODS=reprise,omp-depend,tbb-flow \
+        run "$f" bind "$b" "$B/tools/bench/bench_cholesky" "${sz%:*}" "${sz#*:}"
+      grep -E "^\| [0-9]+ \| (reprise|omp-depend|tbb-flow) " "$f" |
+        sed "s/^/  [$b $sz] /"
+    done
+  done
+}
+
+# the parts, the one this run is for first (CPU_PARTS)
+for p in ${CPU_PARTS:-heavy chol steady}; do
+  part_"$p"
 done
 
 # ---- summary ----
@@ -279,7 +300,7 @@ done
 if ls "$D"/chol_*.txt > /dev/null 2>&1; then
   echo
   hdr "Cholesky: reprise / best of omp-depend, tbb-flow (reprise ms)"
-  for b in $BINDS; do
+  for b in $CBINDS; do
     for sz in $SIZES; do
       f="$D/chol_${b}_${sz/:/x}.txt"
       [ -f "$f" ] && echo "| $b ${sz/:/ tiles of } |$(chol_ratios "$f")"
