@@ -9,8 +9,12 @@
 
 /* MPI_Init_thread (MPI_THREAD_MULTIPLE) and this process's place. */
 int exm_start(int *argc, char ***argv, int *rank, int *size);
-/* The starpu backend in mode "mpi" on ended graph g; NULL after saying why
- * on stderr. */
+/* The backend the examples replay with: $REPRISE_MPI_BACKEND, else
+ * "starpu" (mode "mpi"); "mpi": the mpi backend (the openmp engine with
+ * nonblocking MPI messages). */
+const char *exm_backend(void);
+/* That backend in mode "mpi" on ended graph g; NULL after saying why on
+ * stderr. */
 rp_exec *exm_exec(const rp_graph *g, const char *prog);
 /* iters replays of x on every rank between two barriers: 0 and the
  * microseconds they took in *us, or 2 after saying on stderr why not. */
