@@ -228,6 +228,23 @@ static void m_destroy(void *state) {
   free(m);
 }
 
+/* Usable in a process that initialised MPI or that an MPI launcher
+ * started (Open MPI, MPICH/Hydra, PMIx, Slurm); anywhere else an MPI
+ * singleton would start inside, say, a test that tries every backend. */
+static rp_status m_probe(void) {
+  int inited = 0;
+  MPI_Initialized(&inited);
+  static const char *const launched[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                         "PMIX_RANK", "SLURM_STEP_ID"};
+  for (size_t i = 0; !inited && i < sizeof launched / sizeof *launched; i++)
+    inited = getenv(launched[i]) != NULL;
+  if (inited)
+    return RP_OK;
+  rp_backend_set_error("mpi: not started by an MPI launcher (mpirun) and MPI "
+                       "not initialised");
+  return RP_ENODEV;
+}
+
 static unsigned m_exec_flags(const rp_exec_opts *o) {
   (void)o;
   return RP_BACKEND_SEPARATE_IMAGES;
@@ -348,7 +365,7 @@ const rp_backend rp_backend_mpi = {
     .priority = -1, /* never chosen by "auto": asked for by name */
     .owns = RP_DEVICE_CPU,
     .flags = RP_BACKEND_BLOCKING_LAUNCH,
-    .probe = NULL,
+    .probe = m_probe,
     .instantiate = m_instantiate,
     .launch = m_launch,
     .wait = m_wait,
