@@ -9,12 +9,14 @@
  * MPI_Isend), a receive (wait for the posted MPI_Irecv, unpack), sends
  * before receives.
  *
- * Order: the plan's edges between nodes that have tasks here (every task
- * of the predecessor before every task of the successor); an edge from a
- * node on another rank is carried by the message that brings its data.
- * Every image of the rank is memory of its own (no sharing between
- * spaces), so the plan's edges are exactly the conflicts within it. The
- * post precedes every receive. With several threads a receive also waits
+ * Memory: as the starpu lowering keeps them (rp__sp_alias), the spaces of
+ * a buffer on this rank are one memory, the user's array, where the
+ * coherence model says nothing can tell; a copy within it moves nothing.
+ *
+ * Order: as the starpu lowering orders its tasks (rp__sp_order): two tasks
+ * whose byte spans of one memory of the rank overlap, with a write among
+ * them, in program order; an order between ranks is carried by the
+ * message that brings the data. The post precedes every receive. With several threads a receive also waits
  * for every task before it in the list: a thread blocked in a receive then
  * never holds work that an earlier step of another rank waits for (the
  * first unfinished task of the whole program, in program order, can
@@ -162,10 +164,8 @@ static rp_status build_msgs(mstate *m) {
   return rc;
 }
 
-/* The tasks in list order: kind and plan node of each, and where each plan
- * node's tasks start (first[v], n[v]; RP_NONE: none here). */
-static rp_status build_list(mstate *m, uint32_t *first, uint32_t *cnt,
-                            uint32_t *pieceof) {
+/* The tasks in list order: the kind, plan node and piece of each. */
+static rp_status build_list(mstate *m, uint32_t *pieceof) {
   const sp_part *pt = &m->part;
   uint32_t n = m->nrecv ? 1 : 0;
   for (uint32_t k = 0, pc = 0; k < pt->nnode; k++) {
@@ -188,7 +188,6 @@ static rp_status build_list(mstate *m, uint32_t *first, uint32_t *cnt,
   }
   for (uint32_t k = 0, pc = 0; k < pt->nnode; k++) {
     uint32_t v = pt->node[k], pc0 = pc;
-    first[v] = i;
     while (pc < pt->npiece && pt->piece[pc].v == v)
       pc++;
     if (pc == pc0) {
@@ -206,30 +205,40 @@ static rp_status build_list(mstate *m, uint32_t *first, uint32_t *cnt,
         pieceof[i] = q;
         m->node[i++] = v;
       }
-    cnt[v] = i - first[v];
   }
   m->nitem = i;
   return RP_OK;
 }
 
 /* The order between the tasks (see the head of this file). */
-static rp_status build_edges(mstate *m, const uint32_t *first,
-                             const uint32_t *cnt, edges *E) {
-  const rp_plan *p = m->p;
+static rp_status build_edges(mstate *m, const uint32_t *pieceof, edges *E) {
+  uint32_t n = m->nitem, *dep = NULL, maxdep;
+  sp_task_ref *t = calloc((size_t)n + 1, sizeof *t);
+  uint32_t *d0 = calloc((size_t)n + 1, sizeof *d0);
+  uint32_t *dn = calloc((size_t)n + 1, sizeof *dn);
+  rp_status rc = RP_ENOMEM;
+  if (t && d0 && dn) {
+    static const uint8_t touch[] = {[MI_RUN] = SP_T_NODE,
+                                    [MI_LOCAL] = SP_T_BOTH,
+                                    [MI_SEND] = SP_T_READ,
+                                    [MI_RECV] = SP_T_WRITE,
+                                    [MI_POST] = SP_T_NONE};
+    for (uint32_t i = 0; i < n; i++)
+      t[i] = (sp_task_ref){m->node[i], pieceof[i], touch[m->kind[i]]};
+    rc = rp__sp_order(m->p, &m->part, t, n, 0, 0, &dep, d0, dn, &maxdep);
+  }
+  for (uint32_t i = 0; rc == RP_OK && i < n; i++)
+    for (uint32_t k = d0[i]; k < d0[i] + dn[i] && rc == RP_OK; k++)
+      if (add_edge(E, dep[k], i))
+        rc = RP_ENOMEM;
+  free(t);
+  free(d0);
+  free(dn);
+  free(dep);
+  if (rc != RP_OK)
+    return rc;
   uint32_t last_recv = RP_NONE;
-  for (uint32_t i = 0; i < m->nitem; i++) {
-    uint32_t v = m->node[i];
-    if (v == RP_NONE)
-      continue;
-    const rp_plan_node *nd = &p->node[v];
-    for (uint32_t k = 0; k < nd->npred; k++) {
-      uint32_t u = p->pred[nd->pred0 + k];
-      if (first[u] == RP_NONE)
-        continue;
-      for (uint32_t j = first[u]; j < first[u] + cnt[u]; j++)
-        if (add_edge(E, j, i))
-          return RP_ENOMEM;
-    }
+  for (uint32_t i = 0; i < n; i++) {
     if (m->kind[i] != MI_RECV)
       continue;
     if (add_edge(E, 0, i)) /* after the post (task 0) */
@@ -269,6 +278,13 @@ static rp_status build_succ(mstate *m, const edges *E) {
   m->nedge = (uint32_t)E->n;
   st->succ = m->succ;
   return RP_OK;
+}
+
+/* Whether images i and j are one memory here (the user's array). */
+static int one_memory(const mstate *m, uint32_t i, uint32_t j) {
+  return rp__sp_in_user(m->p, &m->part, i) &&
+         rp__sp_in_user(m->p, &m->part, j) &&
+         m->p->image[i].buf == m->p->image[j].buf;
 }
 
 /* A plan node's task for the engine: a kernel, a host task or a copy. */
@@ -311,6 +327,8 @@ static rp_status node_task(mstate *m, uint32_t i, uint32_t *nk, uint32_t *nh) {
     t->user = user;
     t->p = &m->hptr[*nh];
     *nh += nd->nacc;
+  } else if (one_memory(m, a[0].image, a[1].image)) {
+    t->kind = 0; /* a copy within the user's array: nothing moves */
   } else {
     ocopy *c = &m->copy[i];
     *c = (ocopy){a[0].image, a[1].image, a[1].niv,
@@ -358,6 +376,9 @@ static rp_status build_tasks(mstate *m, const uint32_t *pieceof) {
                                            [MI_SEND] = send_body,
                                            [MI_RECV] = recv_body,
                                            [MI_POST] = post_body};
+    const mmsg *g = m->kind[i] == MI_POST ? NULL : &m->msg[pieceof[i]];
+    if (m->kind[i] == MI_LOCAL && one_memory(m, g->src, g->dst))
+      continue; /* kind 0: nothing moves */
     t->kind = OT_CALL;
     t->fn.c = body[m->kind[i]];
     t->p = m->kind[i] == MI_POST ? (void *)m : (void *)&m->msg[pieceof[i]];
@@ -366,28 +387,18 @@ static rp_status build_tasks(mstate *m, const uint32_t *pieceof) {
 }
 
 rp_status rp__mpi_lower(mstate *m) {
-  const rp_plan *p = m->p;
   rp_status rc = build_msgs(m);
   if (rc != RP_OK)
     return rc;
-  size_t nn = (size_t)p->nnode + 1;
   size_t ni = (size_t)m->part.nnode + m->part.npiece + 2;
-  uint32_t *first = malloc(nn * sizeof *first);
-  uint32_t *cnt = calloc(nn, sizeof *cnt);
   uint32_t *pieceof = malloc(ni * sizeof *pieceof);
   edges E = {0};
-  if (!first || !cnt || !pieceof) {
-    rc = RP_ENOMEM;
-    goto out;
-  }
-  memset(first, 0xff, nn * sizeof *first);
-  if ((rc = build_list(m, first, cnt, pieceof)) == RP_OK &&
+  if (!pieceof)
+    return RP_ENOMEM;
+  if ((rc = build_list(m, pieceof)) == RP_OK &&
       (rc = build_tasks(m, pieceof)) == RP_OK &&
-      (rc = build_edges(m, first, cnt, &E)) == RP_OK)
+      (rc = build_edges(m, pieceof, &E)) == RP_OK)
     rc = build_succ(m, &E);
-out:
-  free(first);
-  free(cnt);
   free(pieceof);
   free(E.e);
   return rc;

@@ -169,8 +169,9 @@ static rp_status choose_team(mstate *m, const rp_exec_opts *o, int level) {
   return rp__omp_bind_team(st);
 }
 
-/* Every image this rank touches: the user's array, or memory of its own
- * holding the bytes its accesses touch (base pointer moved back by lo). */
+/* Every image this rank touches: the user's array (a user image, or one
+ * that rp__sp_alias keeps there), or memory of its own holding the bytes
+ * its accesses touch (base pointer moved back by lo). */
 static rp_status build_images(mstate *m) {
   const rp_plan *p = m->p;
   void *const *host = rp_exec_host(m->x);
@@ -181,7 +182,7 @@ static rp_status build_images(mstate *m) {
   for (uint32_t k = 0; k < m->part.nimage; k++) {
     uint32_t i = m->part.image[k];
     const rp_plan_image *im = &p->image[i];
-    if (im->flags & RP_IMAGE_USER) {
+    if (rp__sp_in_user(p, &m->part, i)) { /* rp__sp_alias */
       m->st->img[i] = host[im->buf];
       continue;
     }
@@ -278,7 +279,8 @@ static rp_status m_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   char err[256] = "";
   if ((rc = rp__sp_place(p->graph, m->nranks, &m->place)) != RP_OK ||
       (rc = rp__sp_part(p, SP_MPI, m->rank, &m->place, &m->part, err,
-                        sizeof err)) != RP_OK) {
+                        sizeof err)) != RP_OK ||
+      (rc = rp__sp_alias(p, SP_MPI, m->rank, &m->place, &m->part)) != RP_OK) {
     if (err[0])
       rp_exec_set_error(x, "%s", err);
     goto fail;
@@ -339,7 +341,7 @@ static rp_status m_rebind(void *state, rp_buf b) {
   void *h = rp_exec_host(m->x)[b];
   for (uint32_t k = 0; k < m->part.nimage; k++) {
     uint32_t i = m->part.image[k];
-    if ((m->p->image[i].flags & RP_IMAGE_USER) && m->p->image[i].buf == b)
+    if (rp__sp_in_user(m->p, &m->part, i) && m->p->image[i].buf == b)
       m->st->img[i] = h;
   }
   rp__mpi_bind(m);

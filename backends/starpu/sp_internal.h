@@ -44,9 +44,6 @@ typedef struct sp_item {
                           the item of the previous replay (rp__sp_deps) */
 } sp_item;
 
-/* In sp_item deps: the item of the replay before. */
-#define SP_DEP_PREV (1u << 31)
-
 /* What one submitted task or request carries: its item and the replay of
  * the launch it belongs to (one per item and slot: a task structure is
  * submitted again two replays later). */
@@ -161,10 +158,6 @@ rp_status rp__sp_fake_rank(const rp_plan *p, int r, int nranks, int whole,
 /* The send on rank s->rank of the piece that item it (a receive on rank
  * from->rank, of the same node) receives, or -1. */
 long rp__sp_find_send(const sp *s, const sp *from, const sp_item *it);
-
-/* Room for one more element in the array whose pointer is at ap (n used
- * of *cap, elem bytes each; doubling from 64). -1: no memory. */
-int rp__sp_room(void *ap, size_t n, size_t *cap, size_t elem);
 
 /* Frees state s of an exec, or of a fake rank (rp__starpu_msg_depth: no
  * task, handle or image then), with what it holds; NULL: nothing. */

@@ -95,4 +95,36 @@ rp_status rp__sp_alias(const rp_plan *p, int mode, int rank, const sp_place *pl,
  * rp__sp_alias kept there). */
 int rp__sp_in_user(const rp_plan *p, const sp_part *pt, uint32_t i);
 
+/* Room for one more element in the array whose pointer is at ap (n used
+ * of *cap, elem bytes each; doubling from 64). -1: no memory. */
+int rp__sp_room(void *ap, size_t n, size_t *cap, size_t elem);
+
+/* In a task's dependencies (rp__sp_order): the task of the replay
+ * before. */
+#define SP_DEP_PREV (1u << 31)
+
+/* What one task of a rank's list touches, for rp__sp_order: nothing (a
+ * message's request: its staging buffer orders it), plan node v's
+ * accesses, or piece `piece`'s runs in its source (read), its destination
+ * (written) or both (a local piece). */
+enum { SP_T_NONE = 0, SP_T_NODE, SP_T_READ, SP_T_WRITE, SP_T_BOTH };
+typedef struct sp_task_ref {
+  uint32_t v, piece;
+  uint8_t touch; /* SP_T_* */
+} sp_task_ref;
+
+/* The order between the n tasks t of part pt's list (program order), from
+ * the bytes each touches in each memory of this rank (an image, or the
+ * user's array that the images rp__sp_alias kept there share): task i
+ * depends on the earlier ones whose spans overlap its own with a write
+ * among them, each once; with `two` also on the tasks of the replay
+ * before (flagged SP_DEP_PREV), two replays being simulated. whole:
+ * every access spans its whole memory (as one handle per image orders
+ * them). Out: *dep (malloc'ed; free it), and per task dep0[i], ndep[i]
+ * (n entries each, given), the most of one task in *maxdep. RP_ENOMEM. */
+rp_status rp__sp_order(const rp_plan *p, const sp_part *pt,
+                       const sp_task_ref *t, uint32_t n, int whole, int two,
+                       uint32_t **dep, uint32_t *dep0, uint32_t *ndep,
+                       uint32_t *maxdep);
+
 #endif
