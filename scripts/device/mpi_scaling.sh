@@ -2,7 +2,9 @@
 # Strong scaling of reprise's two replays over MPI against hand-written MPI
 # (issues 25, 35): the starpu backend's mode "mpi" (StarPU-MPI) and the mpi
 # backend (the openmp engine with nonblocking MPI messages as tasks, one
-# thread per rank: --own-threads 1), on the GPU machine's 16-core host,
+# thread per rank: --own-threads 1; own_p/a: its prediction, the same
+# simulation of every rank's tasks with no runtime cost, against
+# achieved), on the GPU machine's 16-core host,
 # from the repo root:
 #   scripts/device/mpi_scaling.sh
 # Builds with StarPU/Open MPI from /tmp/P (scripts/device/env.sh), then for
@@ -138,7 +140,7 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
     "(the openmp engine, MPI_Isend/MPI_Irecv tasks); ratio: / mpi_ms"
   printf "%s %s %s\n" "ranks app    n     form        mpi_ms   starpu_ms" \
     "ratio  target results   pred/ach setup_ms first_ms  an/ach  pm/ach" \
-    "  own_ms  ratio  target results   faster"
+    "  own_ms  ratio  target results   faster own_p/a"
   for np in $RANKS; do
     for app in jacobi heat; do
       awk -v np=$np '$1 == "jacobi" || $1 == "heat" {
@@ -148,9 +150,10 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
         ook = !own ? "-" : np == 1 ? "-" : ($16 <= t ? "met" : "MISSED")
         fast = !own ? "-" : $15 < $6 ? "own" : "starpu"
         printf "%5d %-6s %-5s %-11s %8s %10s %6s %6s %-9s %7s %8s %8s " \
-               "%7s %7s %8s %6.3f %6s %-9s %6s\n", np, $1, $2, $3, $5, $6,
-               $7, ok, $8, $10, $11, $12, $13, $14, own ? $15 : "-",
-               own ? $16 : 0, ook, own ? $17 : "-", fast }' \
+               "%7s %7s %8s %6.3f %6s %-9s %6s %7s\n", np, $1, $2, $3, $5,
+               $6, $7, ok, $8, $10, $11, $12, $13, $14, own ? $15 : "-",
+               own ? $16 : 0, ook, own ? $17 : "-", fast,
+               NF >= 18 ? $18 : "-" }' \
         "$OUT/run_${app}_$np.txt"
     done
   done
@@ -162,8 +165,10 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
   done | awk '$2 == "jacobi" || $2 == "heat" {
       if ($1 == 1 || NF < 18 || $16 <= 0) next
       t = $3 >= 4096 ? 1.15 : 1.3; cells++
-      sm += $8 <= t; om += $17 <= t; of += $16 < $7 }
+      sm += $8 <= t; om += $17 <= t; of += $16 < $7
+      if (NF >= 19 && $19 > 0) { np++; pin += $19 >= 0.85 && $19 <= 1.15 } }
     END { if (cells) printf "targets met (2 ranks and more): starpu %d, own" \
-            " %d of %d cells; own faster than starpu in %d of %d\n", sm, om,
-            cells, of, cells }'
+            " %d of %d cells; own faster than starpu in %d of %d; own" \
+            " predicted within 15%%: %d of %d\n", sm, om, cells, of, cells,
+            pin, np }'
 } | tee -a "$LOG"

@@ -2,7 +2,8 @@
  * reprise's two lowerings over MPI, in one run on the same ranks: on
  * StarPU-MPI (the starpu backend, mode "mpi") and on reprise's own engine
  * (the mpi backend: the openmp engine, nonblocking MPI messages as tasks;
- * the columns own_ms, own_ratio, own_res; --own 0 leaves it out), in two
+ * the columns own_ms, own_ratio, own_res, and own_p/a its prediction
+ * against achieved; --own 0 leaves it out), in two
  * forms:
  * - "replicated": rank 0 holds the grids; each run scatters the rows to
  *   the ranks, does S steps (B = A over each rank's rows; the halo rows of
@@ -688,13 +689,29 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   free(pmr);
   if (us)
     pan = predict_analysis(g, size, us, net);
+  /* the own engine's: the same simulation of every rank's tasks (the two
+   * lowerings place, cut and order alike) with no cost per task, request
+   * or launch, its threads per rank */
+  double opred = -1, *por = calloc((size_t)size, sizeof *por);
+  rp__starpu_net no = {net->latency_us,
+                       net->gbps,
+                       0,
+                       0,
+                       0,
+                       (unsigned)(own_threads > 0 ? own_threads : 1),
+                       1};
+  if (xo && us && por &&
+      rp__starpu_predict(rp_exec_plan(x), size, 0, &no, us, por) == RP_OK)
+    for (int r = 0; r < size; r++)
+      opred = por[r] > opred ? por[r] : opred;
+  free(por);
   free(us);
   int bad = !all_same || (xo && !all_own);
   if (exm_check_lowering(x, "bench_mpi_jacobi"))
     bad = 2;
   if (rank == 0)
     printf("%-6s %6llu %-11s %9u %10.2f %10.2f %7.3f %9s %10.2f %7.3f "
-           "%9.1f %9.1f %7.3f %7.3f %9.2f %9.3f %9s\n",
+           "%9.1f %9.1f %7.3f %7.3f %9.2f %9.3f %9s %8.3f\n",
            heat ? "heat" : "jacobi", (unsigned long long)n,
            dist ? "distributed" : "replicated", rp_graph_num_nodes(g),
            tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
@@ -704,7 +721,8 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
            to[runs / 2] / tm[runs / 2],
            !xo       ? "-"
            : all_own ? "identical"
-                     : "DIFFER");
+                     : "DIFFER",
+           opred / to[runs / 2]);
   if (rank == 0 && ach && pred > 0) {
     printf("  predicted per rank (ms per run, each rank's own median):\n"
            "  %4s %9s %9s %8s\n",
@@ -840,11 +858,11 @@ int main(int argc, char **argv) {
     printf("bench_mpi_jacobi: %d ranks, %u steps per run (or as listed per "
            "grid), median of %u "
            "runs; net %.1f us + bytes / %.2f GB/s\n%-6s %6s %-11s %9s %10s "
-           "%10s %7s %9s %10s %7s %9s %9s %7s %7s %9s %9s %9s\n",
+           "%10s %7s %9s %10s %7s %9s %9s %7s %7s %9s %9s %9s %8s\n",
            size, steps[0], runs, lat, gbps, "app", "n", "form", "graph_ops",
            "mpi_ms", "reprise_ms", "ratio", "results", "pred_ms", "pred/ach",
            "setup_ms", "first_ms", "an/ach", "pm/ach", "own_ms", "own_ratio",
-           "own_res");
+           "own_res", "own_p/a");
   hand_steps = heat ? heat_steps : mpi_steps;
   rp__starpu_net net = {lat, gbps, 0, 0, 0, 1, 1};
   { /* start StarPU(-MPI) before anything is timed: a tiny exec */
