@@ -1,13 +1,12 @@
 /* The mpi backend's lowering: one rank's part of the plan as a task list
- * for the OpenMP backend's engine, in program order.
+ * for the OpenMP backend's engine.
  *
- * Tasks: the post of the replay's receives first (one MPI_Irecv per piece
- * this rank receives, into the piece's staging buffer), then per node of
- * the part: the node itself (a kernel, a host task, a copy within the
- * rank), or one task per piece of a copy with an end here: the local
- * piece, a send (wait for the piece's send of the replay before, pack,
- * MPI_Isend), a receive (wait for the posted MPI_Irecv, unpack), sends
- * before receives.
+ * Tasks: the post of the replay's receives (one MPI_Irecv per piece this
+ * rank receives, into the piece's staging buffer), then per node of the
+ * part: the node itself (a kernel, a host task, a copy within the rank),
+ * or one task per piece of a copy with an end here: the local piece, a
+ * send (wait for the piece's send of the replay before, pack, MPI_Isend),
+ * a receive (wait for the posted MPI_Irecv, unpack).
  *
  * Memory: as the starpu lowering keeps them (rp__sp_alias), the spaces of
  * a buffer on this rank are one memory, the user's array, where the
@@ -16,18 +15,30 @@
  * Order: as the starpu lowering orders its tasks (rp__sp_order): two tasks
  * whose byte spans of one memory of the rank overlap, with a write among
  * them, in program order; an order between ranks is carried by the
- * message that brings the data. The post precedes every receive. With several threads a receive also waits
- * for every task before it in the list: a thread blocked in a receive then
- * never holds work that an earlier step of another rank waits for (the
- * first unfinished task of the whole program, in program order, can
- * always run), so a replay cannot deadlock; one thread runs the list in
- * program order and needs no such edge. Replays follow one another (the
- * engine starts replay e + 1 when e is done), so a receive posted at the
- * start of a replay lands after the previous unpack of its buffer; the
- * messages of one piece, one per replay, are matched in order (same
- * source, tag and communicator). Tags: the piece's place among the pieces
- * from its source to its destination, in node order, which both ends
- * enumerate alike (a node has at most one piece per pair of ranks). */
+ * message that brings the data. The post precedes every receive.
+ *
+ * The list: not program order, which would wait for a neighbour's halo
+ * before sending it ours when the recorder put the copy towards us first:
+ * rank k would send to rank k + 1 only after rank k - 1's message came, a
+ * chain through the ranks (issue 35). Instead a topological order that
+ * takes, of the tasks whose predecessors are all placed, the first in
+ * program order that is not a receive, and a receive only when there is
+ * none: every send, and every task that needs no message, goes before a
+ * wait. One thread runs the list in that order; the stealing engine (two
+ * threads or more) as the dependencies allow, a receive also waiting for
+ * every task before it in the list. Either way a replay cannot deadlock:
+ * a rank waits in a receive only when every task it could run without
+ * one has run, so the first receive in program order that is still
+ * waited for has its send posted (whatever that send waited for comes
+ * earlier in program order and is done).
+ *
+ * Replays follow one another (the engine starts replay e + 1 when e is
+ * done), so a receive posted at the start of a replay lands after the
+ * previous unpack of its buffer; the messages of one piece, one per
+ * replay, are matched in order (same source, tag and communicator). Tags:
+ * the piece's place among the pieces from its source to its destination,
+ * in node order, which both ends enumerate alike (a node has at most one
+ * piece per pair of ranks). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,23 +246,123 @@ static rp_status build_edges(mstate *m, const uint32_t *pieceof, edges *E) {
   free(d0);
   free(dn);
   free(dep);
-  if (rc != RP_OK)
-    return rc;
+  for (uint32_t i = 0; rc == RP_OK && i < n; i++)
+    if (m->kind[i] == MI_RECV && add_edge(E, 0, i)) /* after the post */
+      rc = RP_ENOMEM;
+  return rc;
+}
+
+/* With several threads: a receive after every task before it in the list
+ * (see the head of this file). */
+static rp_status barrier_edges(mstate *m, edges *E) {
   uint32_t last_recv = RP_NONE;
-  for (uint32_t i = 0; i < n; i++) {
+  for (uint32_t i = 0; m->st->nth > 1 && i < m->nitem; i++) {
     if (m->kind[i] != MI_RECV)
       continue;
-    if (add_edge(E, 0, i)) /* after the post (task 0) */
-      return RP_ENOMEM;
-    if (m->st->nth > 1) {
-      uint32_t j = last_recv == RP_NONE ? 1 : last_recv;
-      for (; j < i; j++)
-        if (add_edge(E, j, i))
-          return RP_ENOMEM;
-    }
+    for (uint32_t j = last_recv == RP_NONE ? 0 : last_recv; j < i; j++)
+      if (add_edge(E, j, i))
+        return RP_ENOMEM;
     last_recv = i;
   }
   return RP_OK;
+}
+
+/* A binary min-heap of task numbers. */
+typedef struct heap {
+  uint32_t *a;
+  uint32_t n;
+} heap;
+
+static void heap_push(heap *h, uint32_t v) {
+  uint32_t i = h->n++;
+  for (; i && h->a[(i - 1) / 2] > v; i = (i - 1) / 2)
+    h->a[i] = h->a[(i - 1) / 2];
+  h->a[i] = v;
+}
+
+static uint32_t heap_pop(heap *h) {
+  uint32_t top = h->a[0], v = h->a[--h->n], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= h->n)
+      break;
+    if (c + 1 < h->n && h->a[c + 1] < h->a[c])
+      c++;
+    if (h->a[c] >= v)
+      break;
+    h->a[i] = h->a[c];
+    i = c;
+  }
+  h->a[i] = v;
+  return top;
+}
+
+/* The list's order (see the head of this file): a topological order of
+ * edges E taking, of the tasks whose predecessors are all placed, the
+ * first in program order that is not a receive, a receive only when
+ * there is none; the list and E renumbered to it. */
+static rp_status lazy_order(mstate *m, uint32_t *pieceof, edges *E) {
+  uint32_t n = m->nitem;
+  uint32_t *indeg = calloc((size_t)n + 1, sizeof *indeg);
+  uint32_t *s0 = calloc((size_t)n + 2, sizeof *s0);
+  uint32_t *succ = malloc((E->n + 1) * sizeof *succ);
+  uint32_t *perm = malloc(((size_t)n + 1) * sizeof *perm);
+  uint32_t *inv = malloc(((size_t)n + 1) * sizeof *inv);
+  heap work = {malloc(((size_t)n + 1) * sizeof(uint32_t)), 0};
+  heap recv = {malloc(((size_t)n + 1) * sizeof(uint32_t)), 0};
+  uint8_t *kind = malloc((size_t)n + 1);
+  rp_status rc = RP_ENOMEM;
+  if (!indeg || !s0 || !succ || !perm || !inv || !work.a || !recv.a || !kind)
+    goto out;
+  for (size_t k = 0; k < E->n; k++) {
+    s0[E->e[2 * k] + 2]++;
+    indeg[E->e[2 * k + 1]]++;
+  }
+  for (uint32_t i = 0; i < n; i++)
+    s0[i + 2] += s0[i + 1];
+  for (size_t k = 0; k < E->n; k++)
+    succ[s0[E->e[2 * k] + 1]++] = E->e[2 * k + 1];
+  for (uint32_t i = 0; i < n; i++)
+    if (!indeg[i])
+      heap_push(m->kind[i] == MI_RECV ? &recv : &work, i);
+  uint32_t placed = 0;
+  while (work.n || recv.n) {
+    uint32_t v = work.n ? heap_pop(&work) : heap_pop(&recv);
+    inv[v] = placed;
+    perm[placed++] = v;
+    for (uint32_t k = s0[v]; k < s0[v + 1]; k++)
+      if (!--indeg[succ[k]])
+        heap_push(m->kind[succ[k]] == MI_RECV ? &recv : &work, succ[k]);
+  }
+  /* the list and the edges renumbered (a cycle would leave tasks out:
+   * the plan's order has none) */
+  rc = placed == n ? RP_OK : RP_EINVAL;
+  if (rc != RP_OK) {
+    rp_exec_set_error(m->x, "mpi: the order of rank %d's tasks has a cycle",
+                      m->rank);
+    goto out;
+  }
+  memcpy(kind, m->kind, n);
+  for (uint32_t i = 0; i < n; i++)
+    m->kind[i] = kind[perm[i]];
+  for (uint32_t i = 0; i < n; i++)
+    s0[i] = m->node[perm[i]];
+  memcpy(m->node, s0, n * sizeof *s0);
+  for (uint32_t i = 0; i < n; i++)
+    s0[i] = pieceof[perm[i]];
+  memcpy(pieceof, s0, n * sizeof *s0);
+  for (size_t k = 0; k < 2 * E->n; k++)
+    E->e[k] = inv[E->e[k]];
+out:
+  free(indeg);
+  free(s0);
+  free(succ);
+  free(perm);
+  free(inv);
+  free(work.a);
+  free(recv.a);
+  free(kind);
+  return rc;
 }
 
 /* The successor lists (CSR) and in-degrees of the engine's tasks. */
@@ -396,8 +507,10 @@ rp_status rp__mpi_lower(mstate *m) {
   if (!pieceof)
     return RP_ENOMEM;
   if ((rc = build_list(m, pieceof)) == RP_OK &&
-      (rc = build_tasks(m, pieceof)) == RP_OK &&
-      (rc = build_edges(m, pieceof, &E)) == RP_OK)
+      (rc = build_edges(m, pieceof, &E)) == RP_OK &&
+      (rc = lazy_order(m, pieceof, &E)) == RP_OK &&
+      (rc = barrier_edges(m, &E)) == RP_OK &&
+      (rc = build_tasks(m, pieceof)) == RP_OK)
     rc = build_succ(m, &E);
   free(pieceof);
   free(E.e);

@@ -153,7 +153,7 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
                "%7s %7s %8s %6.3f %6s %-9s %6s %7s\n", np, $1, $2, $3, $5,
                $6, $7, ok, $8, $10, $11, $12, $13, $14, own ? $15 : "-",
                own ? $16 : 0, ook, own ? $17 : "-", fast,
-               NF >= 18 ? $18 : "-" }' \
+               (NF >= 18 ? $18 : "-") }' \
         "$OUT/run_${app}_$np.txt"
     done
   done

@@ -333,7 +333,7 @@ typedef struct thr {
   int tid;
   char comm[24];
   double cpu_ms[3]; /* [0] during the MPI code's runs, [1] reprise's on
-                       StarPU, [2] on its own engine (not printed) */
+                       StarPU, [2] on its own engine */
   long csw[3];      /* context switches (voluntary + not) */
 } thr;
 static thr th[NTH];
@@ -426,42 +426,47 @@ static void account(int which, const snap *a, const snap *b) {
 
 /* Rank 0 prints every rank's threads that used CPU: ms per timed run. */
 static void print_threads(int rank, int size, unsigned runs, double body_ms) {
-  double mine[NTH * 5];
+  double mine[NTH * 7];
   char names[NTH * 24];
   memset(mine, 0, sizeof mine);
   memset(names, 0, sizeof names);
   for (unsigned t = 0; t < nth; t++) {
-    mine[5 * t] = th[t].tid;
-    mine[5 * t + 1] = th[t].cpu_ms[0] / runs;
-    mine[5 * t + 2] = th[t].cpu_ms[1] / runs;
-    mine[5 * t + 3] = (double)th[t].csw[0] / runs;
-    mine[5 * t + 4] = (double)th[t].csw[1] / runs;
+    mine[7 * t] = th[t].tid;
+    mine[7 * t + 1] = th[t].cpu_ms[0] / runs;
+    mine[7 * t + 2] = th[t].cpu_ms[1] / runs;
+    mine[7 * t + 3] = (double)th[t].csw[0] / runs;
+    mine[7 * t + 4] = (double)th[t].csw[1] / runs;
+    mine[7 * t + 5] = th[t].cpu_ms[2] / runs;
+    mine[7 * t + 6] = (double)th[t].csw[2] / runs;
     memcpy(names + 24 * t, th[t].comm, 24);
   }
   double *allb = rank == 0 ? malloc(sizeof *allb * (size_t)size) : NULL;
   MPI_Gather(&body_ms, 1, MPI_DOUBLE, allb, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   double *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
   char *an = rank == 0 ? malloc(sizeof names * (size_t)size) : NULL;
-  MPI_Gather(mine, NTH * 5, MPI_DOUBLE, all, NTH * 5, MPI_DOUBLE, 0,
+  MPI_Gather(mine, NTH * 7, MPI_DOUBLE, all, NTH * 7, MPI_DOUBLE, 0,
              MPI_COMM_WORLD);
   MPI_Gather(names, NTH * 24, MPI_CHAR, an, NTH * 24, MPI_CHAR, 0,
              MPI_COMM_WORLD);
   if (rank == 0) {
-    printf("  CPU per timed run, by thread (ms; context switches)\n"
-           "  rank %-16s %10s %8s %10s %8s\n",
-           "thread", "mpi_ms", "csw", "reprise_ms", "csw");
+    printf("  CPU per timed run, by thread (ms; context switches; reprise: "
+           "on StarPU, own: on the mpi backend)\n"
+           "  rank %-16s %10s %8s %10s %8s %10s %8s\n",
+           "thread", "mpi_ms", "csw", "reprise_ms", "csw", "own_ms", "csw");
     for (int r = 0; r < size; r++) {
-      double tot[2] = {0, 0};
+      double tot[3] = {0, 0, 0};
       for (unsigned t = 0; t < NTH; t++) {
-        const double *v = all + (size_t)r * NTH * 5 + 5 * t;
+        const double *v = all + (size_t)r * NTH * 7 + 7 * t;
         tot[0] += v[1];
         tot[1] += v[2];
-        if (v[1] + v[2] >= 1)
-          printf("  %4d %-16s %10.1f %8.0f %10.1f %8.0f\n", r,
-                 an + (size_t)r * NTH * 24 + 24 * t, v[1], v[3], v[2], v[4]);
+        tot[2] += v[5];
+        if (v[1] + v[2] + v[5] >= 1)
+          printf("  %4d %-16s %10.1f %8.0f %10.1f %8.0f %10.1f %8.0f\n", r,
+                 an + (size_t)r * NTH * 24 + 24 * t, v[1], v[3], v[2], v[4],
+                 v[5], v[6]);
       }
-      printf("  %4d %-16s %10.1f %8s %10.1f\n", r, "(all threads)", tot[0], "",
-             tot[1]);
+      printf("  %4d %-16s %10.1f %8s %10.1f %8s %10.1f\n", r, "(all threads)",
+             tot[0], "", tot[1], "", tot[2]);
       printf("  %4d %-16s %10s %8s %10.1f\n", r, "(task bodies)", "", "",
              allb[r]);
     }
