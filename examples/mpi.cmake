@@ -1,7 +1,9 @@
-# MPI examples (examples/mpi_*.c): the starpu backend's distributed mode.
-# Built when the library has StarPU-MPI; each runs under mpirun with 1, 2
-# and 4 ranks in ctest (--oversubscribe: CI has 2 cores; --allow-run-as-root:
-# CI runs as root), StarPU on one CPU worker per rank and silent.
+# MPI examples (examples/mpi_*.c): the distributed replay, on the mpi
+# backend by default where it is built, else (and with
+# REPRISE_MPI_BACKEND=starpu) the starpu backend's mode "mpi". Built when
+# the library has StarPU-MPI; each runs under mpirun with 1, 2 and 4 ranks
+# in ctest (--oversubscribe: CI has 2 cores; --allow-run-as-root: CI runs
+# as root), StarPU on one CPU worker per rank and silent.
 if(NOT RP_HAVE_STARPU_MPI)
   return()
 endif()
@@ -73,7 +75,7 @@ function(rp_mpi_tests prefix timeout serial env flags)
     endif()
   endforeach()
 endfunction()
-rp_mpi_tests("" 120 FALSE "" "" ${rp_mpi_tests})
+rp_mpi_tests("" 120 FALSE "REPRISE_MPI_BACKEND=starpu" "" ${rp_mpi_tests})
 # The same programs on the mpi backend (backends/mpi: the openmp engine,
 # nonblocking MPI messages; REPRISE_MPI_BACKEND=mpi): results identical to
 # the reference on 1, 2 and 4 ranks, replicated and distributed, and each

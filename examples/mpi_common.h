@@ -1,5 +1,6 @@
 /* The driver the MPI examples share (mpi_common.c): start MPI, create the
- * starpu exec in mode "mpi", check each rank's lowering, finish. */
+ * distributed exec (the mpi backend, or the starpu backend's mode "mpi"),
+ * check each rank's lowering, finish. */
 #ifndef RP_MPI_COMMON_H
 #define RP_MPI_COMMON_H
 
@@ -9,9 +10,9 @@
 
 /* MPI_Init_thread (MPI_THREAD_MULTIPLE) and this process's place. */
 int exm_start(int *argc, char ***argv, int *rank, int *size);
-/* The backend the examples replay with: $REPRISE_MPI_BACKEND, else
- * "starpu" (mode "mpi"); "mpi": the mpi backend (the openmp engine with
- * nonblocking MPI messages). */
+/* The backend the examples replay with: $REPRISE_MPI_BACKEND, else the
+ * mpi backend (the openmp engine with nonblocking MPI messages) where it
+ * is built, else "starpu" (mode "mpi"). */
 const char *exm_backend(void);
 /* That backend in mode "mpi" on ended graph g; NULL after saying why on
  * stderr. */

@@ -798,6 +798,10 @@ static void print_layout(int rank, int size) {
 
 int main(int argc, char **argv) {
   int rank, size;
+  /* the column reprise_ms, the probe and the breakdowns are StarPU's (the
+   * examples' default may be the mpi backend): the own engine is timed
+   * apart (own_exec) */
+  setenv("REPRISE_MPI_BACKEND", "starpu", 1);
   if (exm_start(&argc, &argv, &rank, &size))
     return 2;
   unsigned steps[8] = {20}, nsteps = 1, runs = 5;
