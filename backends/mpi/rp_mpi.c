@@ -15,8 +15,8 @@
  * Threads per rank: rp_exec_opts.nthreads, else the node's cores divided
  * by the ranks on the node (at least 1), pinned to the rank's own slice of
  * cores (rp_exec_opts.cores, else local rank L on cores L c .. L c + c - 1
- * when the process may run on every core of the node: the launcher bound
- * nothing). */
+ * when the process may run on every core of the node, the launcher having
+ * bound nothing, and the threads are no more than c). */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,7 +135,7 @@ static rp_status choose_team(mstate *m, const rp_exec_opts *o, int level) {
     if (!nth)
       nth = st->ncores;
   }
-  if (!nth) {
+  if (!st->ncores) { /* the rank's slice of the node's cores */
     MPI_Comm node;
     int local = 1, me = 0;
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
@@ -149,8 +149,11 @@ static rp_status choose_team(mstate *m, const rp_exec_opts *o, int level) {
     cpu_set_t mine;
     int all =
         !sched_getaffinity(0, sizeof mine, &mine) && CPU_COUNT(&mine) >= ncpu;
-    nth = c > 1 ? c : 1;
-    if (all && c >= 1 && (me + 1) * c <= CPU_SETSIZE) {
+    if (!nth)
+      nth = c > 1 ? c : 1;
+    /* bound when the launcher bound nothing and the threads fit the
+     * slice (more threads than its cores: left to the kernel) */
+    if (all && c >= 1 && nth <= c && (me + 1) * c <= CPU_SETSIZE) {
       st->ncores = c > RP_OMP_MAXT ? RP_OMP_MAXT : c;
       for (int i = 0; i < st->ncores; i++)
         st->cores[i] = me * c + i;

@@ -45,6 +45,9 @@
 #include "mpi_common.h"
 #include "reprise/analyze.h"
 #include "rp_starpu.h"
+#ifdef RP_HAVE_MPI_BACKEND
+#include "rp_mpi.h"
+#endif
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -796,6 +799,40 @@ static void print_layout(int rank, int size) {
   free(all);
 }
 
+/* Rank 0 prints the mpi backend's threads and cores on every rank (exec
+ * x: that backend's; NULL: nothing). */
+static void print_own_layout(const rp_exec *x, int rank, int size) {
+  int mine[4] = {-1, 0, -1, -1};
+#ifdef RP_HAVE_MPI_BACKEND
+  rp__mpi_stats ms;
+  if (x && rp__mpi_stats_get(x, &ms) == RP_OK) {
+    mine[0] = ms.nthreads;
+    mine[1] = ms.bound;
+    mine[2] = ms.ncores ? ms.cores[0] : -1;
+    mine[3] = ms.ncores ? ms.cores[ms.ncores - 1] : -1;
+  }
+#else
+  (void)x;
+#endif
+  int *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
+  MPI_Gather(mine, 4, MPI_INT, all, 4, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank != 0 || !all)
+    return;
+  printf("placement of the mpi backend (own engine; per rank):\n");
+  for (int r = 0; r < size; r++) {
+    const int *v = all + 4 * r;
+    if (v[0] < 0)
+      printf("  rank %d: unknown\n", r);
+    else if (v[1])
+      printf("  rank %d: %d thread(s) on cores %d-%d\n", r, v[0], v[2], v[3]);
+    else
+      printf("  rank %d: %d thread(s), not bound (placed by the launcher, "
+             "or fewer cores than ranks)\n",
+             r, v[0]);
+  }
+  free(all);
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   /* the column reprise_ms, the probe and the breakdowns are StarPU's (the
@@ -883,6 +920,14 @@ int main(int argc, char **argv) {
         !ex_heat2d_record(tg, &tp, tu, tv) && !rp_graph_end(tg))
       tx = exm_exec(tg, "bench_mpi_jacobi");
     print_layout(rank, size);
+    if (own_on) { /* the own engine's threads and cores, on the same graph */
+      double *u2 = calloc(tp.n * tp.n, 8), *v2 = calloc(tp.n * tp.n, 8);
+      rp_exec *ox = u2 && v2 && tg ? own_exec(tg, u2, v2, tp.n * tp.n) : NULL;
+      print_own_layout(ox, rank, size);
+      rp_exec_destroy(ox);
+      free(u2);
+      free(v2);
+    }
     rp__starpu_layout l;
     if (!rp__starpu_layout_get(&l))
       net.workers = (unsigned)(l.workers > 0 ? l.workers : 1);
