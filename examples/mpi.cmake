@@ -1,7 +1,9 @@
-# MPI examples (examples/mpi_*.c): the starpu backend's distributed mode.
-# Built when the library has StarPU-MPI; each runs under mpirun with 1, 2
-# and 4 ranks in ctest (--oversubscribe: CI has 2 cores; --allow-run-as-root:
-# CI runs as root), StarPU on one CPU worker per rank and silent.
+# MPI examples (examples/mpi_*.c): the distributed replay, on the mpi
+# backend by default where it is built, else (and with
+# REPRISE_MPI_BACKEND=starpu) the starpu backend's mode "mpi". Built when
+# the library has StarPU-MPI; each runs under mpirun with 1, 2 and 4 ranks
+# in ctest (--oversubscribe: CI has 2 cores; --allow-run-as-root: CI runs
+# as root), StarPU on one CPU worker per rank and silent.
 if(NOT RP_HAVE_STARPU_MPI)
   return()
 endif()
@@ -15,6 +17,10 @@ foreach(n mpi_jacobi2d mpi_heat2d)
   target_compile_options(${n} PRIVATE ${RP_WARN})
   target_include_directories(${n} PRIVATE ${CMAKE_SOURCE_DIR}/backends/starpu)
   target_link_libraries(${n} PRIVATE rp_examples reprise_static MPI::MPI_C)
+  if(RP_HAVE_MPI_BACKEND) # REPRISE_MPI_BACKEND=mpi: the mpi backend
+    target_include_directories(${n} PRIVATE ${CMAKE_SOURCE_DIR}/backends/mpi)
+    target_compile_definitions(${n} PRIVATE RP_HAVE_MPI_BACKEND=1)
+  endif()
 endforeach()
 if(NOT RP_BUILD_TESTS)
   return()
@@ -49,17 +55,50 @@ set(rp_mpi_tests
   "heat2d_dist_empty_np4 4 mpi_heat2d --n 61 --steps 5 --iters 2 --distributed --empty-part 2"
   "heat2d_dist_explicit_np2 2 mpi_heat2d --n 64 --steps 4 --iters 2 --explicit-halo --distributed"
   "heat2d_dist_np1 1 mpi_heat2d --n 61 --steps 5 --iters 2 --distributed")
-foreach(t ${rp_mpi_tests})
-  separate_arguments(args UNIX_COMMAND "${t}")
-  list(GET args 0 name)
-  list(GET args 1 np)
-  list(GET args 2 prog)
-  list(REMOVE_AT args 0 1 2)
-  if(TARGET ${prog})
-    add_test(NAME mpi_${name}
-             COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
-                     -np ${np} $<TARGET_FILE:${prog}> ${args})
-    set_tests_properties(mpi_${name} PROPERTIES TIMEOUT 120
-                         ENVIRONMENT "${rp_mpi_env}")
-  endif()
-endforeach()
+# Registers tests "name np program args..." (ARGN) as mpi_<prefix><name>:
+# the program under mpirun -np np (with mpirun flags FLAGS, a list), the
+# environment rp_mpi_env plus ENV (a list); RUN_SERIAL when SERIAL.
+function(rp_mpi_tests prefix timeout serial env flags)
+  set(_env ${rp_mpi_env} ${env})
+  foreach(t ${ARGN})
+    separate_arguments(args UNIX_COMMAND "${t}")
+    list(GET args 0 name)
+    list(GET args 1 np)
+    list(GET args 2 prog)
+    list(REMOVE_AT args 0 1 2)
+    if(TARGET ${prog})
+      add_test(NAME mpi_${prefix}${name}
+               COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
+                       ${flags} -np ${np} $<TARGET_FILE:${prog}> ${args})
+      set_tests_properties(mpi_${prefix}${name} PROPERTIES TIMEOUT ${timeout}
+                           RUN_SERIAL ${serial} ENVIRONMENT "${_env}")
+    endif()
+  endforeach()
+endfunction()
+rp_mpi_tests("" 120 FALSE "REPRISE_MPI_BACKEND=starpu" "" ${rp_mpi_tests})
+# The same programs on the mpi backend (backends/mpi: the openmp engine,
+# nonblocking MPI messages; REPRISE_MPI_BACKEND=mpi): results identical to
+# the reference on 1, 2 and 4 ranks, replicated and distributed, and each
+# rank's tasks, sends and receives as the placement says. One thread per
+# rank where the ranks fill the CI's 2 cores, 2 on one rank; RUN_SERIAL: 4
+# ranks polling their receives beside another test slow both down.
+if(RP_HAVE_MPI_BACKEND)
+  rp_mpi_tests(own_ 60 TRUE "REPRISE_MPI_BACKEND=mpi" ""
+    "heat2d_np1 1 mpi_heat2d --n 48 --steps 4 --iters 2"
+    "heat2d_np2 2 mpi_heat2d --n 64 --steps 4 --iters 3"
+    "heat2d_np4 4 mpi_heat2d --n 61 --steps 5 --iters 2 --devices-per-rank 2"
+    "jacobi2d_np2 2 mpi_jacobi2d --n 64 --steps 4 --every 2 --iters 3"
+    "jacobi2d_np4 4 mpi_jacobi2d --n 80 --steps 4 --every 0 --iters 2"
+    "jacobi2d_dist_np1 1 mpi_jacobi2d --n 40 --steps 4 --iters 2 --distributed"
+    "jacobi2d_dist_np2 2 mpi_jacobi2d --n 64 --steps 4 --iters 3 --distributed"
+    "jacobi2d_dist_np4 4 mpi_jacobi2d --n 80 --steps 4 --iters 2 --distributed"
+    "heat2d_dist_np4 4 mpi_heat2d --n 61 --steps 5 --iters 2 --devices-per-rank 2 --distributed"
+    "heat2d_dist_empty_np4 4 mpi_heat2d --n 61 --steps 5 --iters 2 --distributed --empty-part 2"
+    "heat2d_dist_explicit_np2 2 mpi_heat2d --n 64 --steps 4 --iters 2 --explicit-halo --distributed")
+  # Two threads per rank: the stealing engine, receives that wait for the
+  # tasks before them (no deadlock with threads blocked in receives).
+  rp_mpi_tests(own_threads2_ 60 TRUE
+    "REPRISE_MPI_BACKEND=mpi;REPRISE_MPI_THREADS=2" "--bind-to;none"
+    "heat2d_np2 2 mpi_heat2d --n 64 --steps 6 --iters 3 --devices-per-rank 2 --distributed"
+    "jacobi2d_np2 2 mpi_jacobi2d --n 64 --steps 6 --every 3 --iters 3 --blocks-per-rank 3")
+endif()

@@ -6,6 +6,9 @@
 #include <string.h>
 #include "mpi_common.h"
 #include "rp_starpu.h"
+#ifdef RP_HAVE_MPI_BACKEND
+#include "rp_mpi.h"
+#endif
 
 int exm_start(int *argc, char ***argv, int *rank, int *size) {
   int level;
@@ -20,6 +23,19 @@ int exm_start(int *argc, char ***argv, int *rank, int *size) {
   return 0;
 }
 
+/* The mpi backend by default where it is built: on the 2-core VM its
+ * replays cost 4-90x less than StarPU-MPI's on small grids and the same
+ * within the VM's noise on large ones (docs/benchmarks.md, issue 35); the
+ * 16-core host's mpi_scaling.sh is to confirm it. */
+const char *exm_backend(void) {
+  const char *b = getenv("REPRISE_MPI_BACKEND");
+#ifdef RP_HAVE_MPI_BACKEND
+  return b && *b ? b : "mpi";
+#else
+  return b && *b ? b : "starpu";
+#endif
+}
+
 rp_exec *exm_exec(const rp_graph *g, const char *prog) {
   const rp_backend *be;
   rp_exec_opts o;
@@ -27,13 +43,39 @@ rp_exec *exm_exec(const rp_graph *g, const char *prog) {
   rp_status rc;
   rp_exec_opts_init(&o);
   o.mode = "mpi";
-  if ((rc = rp_backend_find("starpu", &be)) ||
+  /* the mpi backend's threads per rank (default: the node's cores over
+   * its ranks) */
+  const char *nt = getenv("REPRISE_MPI_THREADS");
+  if (nt && strcmp(exm_backend(), "starpu"))
+    o.nthreads = atoi(nt);
+  if ((rc = rp_backend_find(exm_backend(), &be)) ||
       (rc = rp_exec_create(&x, g, be, &o))) {
-    fprintf(stderr, "%s: starpu mpi exec: %s: %s\n", prog, rp_strerror(rc),
-            rp_last_error());
+    fprintf(stderr, "%s: %s mpi exec: %s: %s\n", prog, exm_backend(),
+            rp_strerror(rc), rp_last_error());
     return NULL;
   }
   return x;
+}
+
+/* The mpi backend's lowering against the fake-rank count of the starpu
+ * lowering of the same plan (the same placement, sp_part.c): the same
+ * nodes and pieces, so the same sends and receives, and one task more
+ * where the rank receives (the post of its receives). 1: wrong. */
+static int check_own_lowering(const rp_exec *x, int rank, int size,
+                              const rp__starpu_stats *want) {
+#ifdef RP_HAVE_MPI_BACKEND
+  rp__mpi_stats m;
+  if (rp__mpi_stats_get(x, &m) != RP_OK)
+    return 1;
+  return m.tasks != want->tasks + (want->recvs > 0) || m.sends != want->sends ||
+         m.recvs != want->recvs || m.rank != rank || m.nranks != size;
+#else
+  (void)x;
+  (void)rank;
+  (void)size;
+  (void)want;
+  return 1;
+#endif
 }
 
 int exm_check_lowering(const rp_exec *x, const char *prog) {
@@ -41,10 +83,27 @@ int exm_check_lowering(const rp_exec *x, const char *prog) {
   int rank, size, bad = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (rp__starpu_stats_get(x, &st) != RP_OK)
-    memset(&st, 0, sizeof st);
   if (rp__starpu_count(rp_exec_plan(x), rank, size, &want) != RP_OK)
     memset(&want, 0xff, sizeof want);
+  if (strcmp(exm_backend(), "starpu")) {
+    bad = check_own_lowering(x, rank, size, &want);
+    int any;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+#ifdef RP_HAVE_MPI_BACKEND
+    rp__mpi_stats ms;
+    if (rank == 0 && rp__mpi_stats_get(x, &ms) == RP_OK)
+      printf("%s: %s backend: %d thread(s) on rank 0, %u tasks, %u sends, "
+             "%u receives per replay\n",
+             prog, exm_backend(), ms.nthreads, ms.tasks, ms.sends, ms.recvs);
+#endif
+    if (rank == 0)
+      printf("%s: %s backend: every rank's tasks, sends and receives as the "
+             "placement says: %s\n",
+             prog, exm_backend(), any ? "WRONG" : "ok");
+    return any;
+  }
+  if (rp__starpu_stats_get(x, &st) != RP_OK)
+    memset(&st, 0, sizeof st);
   /* what the exec lowered is what the fake-rank count of the same plan
    * says, and less than the whole graph */
   bad = st.tasks != want.tasks || st.sends != want.sends ||

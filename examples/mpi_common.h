@@ -1,5 +1,6 @@
 /* The driver the MPI examples share (mpi_common.c): start MPI, create the
- * starpu exec in mode "mpi", check each rank's lowering, finish. */
+ * distributed exec (the mpi backend, or the starpu backend's mode "mpi"),
+ * check each rank's lowering, finish. */
 #ifndef RP_MPI_COMMON_H
 #define RP_MPI_COMMON_H
 
@@ -9,8 +10,12 @@
 
 /* MPI_Init_thread (MPI_THREAD_MULTIPLE) and this process's place. */
 int exm_start(int *argc, char ***argv, int *rank, int *size);
-/* The starpu backend in mode "mpi" on ended graph g; NULL after saying why
- * on stderr. */
+/* The backend the examples replay with: $REPRISE_MPI_BACKEND, else the
+ * mpi backend (the openmp engine with nonblocking MPI messages) where it
+ * is built, else "starpu" (mode "mpi"). */
+const char *exm_backend(void);
+/* That backend in mode "mpi" on ended graph g; NULL after saying why on
+ * stderr. */
 rp_exec *exm_exec(const rp_graph *g, const char *prog);
 /* iters replays of x on every rank between two barriers: 0 and the
  * microseconds they took in *us, or 2 after saying on stderr why not. */

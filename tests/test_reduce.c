@@ -972,7 +972,8 @@ static rp_graph *grid_shape(uint64_t seed, unsigned nops, unsigned flags,
           b, tu_rand(&s), i >= (acc[k].mode & RP_OUT ? wfrom[b] : from[b]));
     }
     rp_node after = (rp_node)(tu_rand(&s) % i);
-    rp_op_opts o = {NULL, 0, &after, tu_rand(&s) % 64 == 0};
+    rp_op_opts o =
+        RP_OP_OPTS_WITH(.after = &after, .nafter = tu_rand(&s) % 64 == 0);
     TU_OK(g, rp_record_host(g, nop_host, NULL, acc, n, &o, NULL));
   }
   TU_OK(g, rp_graph_end(g));

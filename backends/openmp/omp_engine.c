@@ -46,6 +46,9 @@ void rp__omp_run_task(const ostate *st, const otask *t) {
       memcpy(dst + c->iv[2 * i], src + c->iv[2 * i], c->iv[2 * i + 1]);
     break;
   }
+  case OT_CALL:
+    t->fn.c(t->p);
+    break;
   default:
     break;
   }
@@ -126,7 +129,9 @@ static void run_split(ostate *st, const otask *t, int me, int q, uint32_t v,
 
 void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me, int q,
                   bool split_ok) {
-  if (atomic_load_explicit(&st->failed, RLX))
+  /* a call (another lowering's message) runs even then: the other ranks
+   * wait for it */
+  if (atomic_load_explicit(&st->failed, RLX) && t->kind != OT_CALL)
     return;
   double *const tls = st->tl_start;
   if (tls)
@@ -191,6 +196,31 @@ void rp__omp_run_serial(ostate *st, unsigned iterations) {
       if (t->hw)
         rp__omp_done(st, t, st->lepoch + (long)i);
     }
+}
+
+ostate *rp__omp_state_new(rp_exec *x, const rp_plan *p) {
+  ostate *st = aligned_alloc(64, (sizeof(ostate) + 63) / 64 * 64);
+  if (!st)
+    return NULL;
+  memset(st, 0, sizeof *st);
+  pthread_mutex_init(&st->mu, NULL);
+  pthread_cond_init(&st->cv, NULL);
+  st->x = x;
+  st->p = p;
+  return st;
+}
+
+void rp__omp_run_caller(ostate *st, unsigned iterations) {
+  cpu_set_t old;
+  bool pinned = rp__omp_pin_caller(st, &old);
+  if (st->owner) {
+    rp__omp_owner_run(st, iterations);
+  } else {
+    rp__omp_run_serial(st, iterations);
+    st->lepoch += (long)iterations;
+  }
+  if (pinned)
+    rp__omp_unpin_caller(&old);
 }
 
 void rp__omp_roots_free(ostate *st) {

@@ -16,7 +16,9 @@
  * threads of their group; smaller ones run whole. */
 #define RP_OMP_SPLIT_MIN 8192
 
-enum { OT_KERNEL = 1, OT_HOST = 2, OT_COPY = 3 };
+/* OT_CALL: fn.c(p), a task another lowering gives the engine (the mpi
+ * backend's sends and receives, backends/mpi). */
+enum { OT_KERNEL = 1, OT_HOST = 2, OT_COPY = 3, OT_CALL = 4 };
 
 /* A copy between two images (never the same one: the plan has no node for
  * a copy within one image). */
@@ -43,9 +45,10 @@ typedef struct otask {
   union {
     rp_cpu_fn k;
     rp_host_fn h;
+    void (*c)(void *);
   } fn;
-  void *p;           /* kernel: rp_kargs*; host: ptrs; copy: ocopy* */
-  void *user;        /* host tasks */
+  void *p;    /* kernel: rp_kargs*; host: ptrs; copy: ocopy*; call: its arg */
+  void *user; /* host tasks */
   _Atomic long done; /* hw tasks: last replay (epoch) they finished */
 } otask;
 
@@ -262,5 +265,13 @@ void rp__omp_fail(ostate *st, uint32_t v, long e, int code, const char *msg);
 /* Run iterations replays in program order on the calling thread (epochs
  * from st->lepoch + 1; the caller advances st->lepoch). */
 void rp__omp_run_serial(ostate *st, unsigned iterations);
+/* A zeroed engine state for exec x and plan p (its mutex and condition
+ * initialised), on its own cache lines; NULL: no memory. Free with free()
+ * after destroying the two. */
+ostate *rp__omp_state_new(rp_exec *x, const rp_plan *p);
+/* Run iterations replays on the calling thread alone, pinned to thread 0's
+ * CPUs for the while (rp__omp_pin_caller): the owner engine once planned
+ * (st->owner), else in program order; advances st->lepoch. */
+void rp__omp_run_caller(ostate *st, unsigned iterations);
 
 #endif

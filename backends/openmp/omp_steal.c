@@ -549,11 +549,12 @@ static uint32_t idle(ostate *st, int me, int gen, look *w, unsigned long *done,
 }
 
 /* rp__omp_exec, its common case (a host task or a kernel run whole, no
- * timeline, no failure yet) inlined. */
+ * timeline, no failure yet) inlined; copies, calls and empty tasks go
+ * through it. */
 static inline void exec(ostate *st, const otask *t, uint32_t v, long e, int me,
                         int q, bool split_ok) {
-  if ((t->split && split_ok) || t->kind == OT_COPY || st->tl_start ||
-      atomic_load_explicit(&st->failed, RLX)) {
+  if ((t->split && split_ok) || (t->kind != OT_KERNEL && t->kind != OT_HOST) ||
+      st->tl_start || atomic_load_explicit(&st->failed, RLX)) {
     rp__omp_exec(st, t, v, e, me, q, split_ok);
     return;
   }

@@ -251,14 +251,9 @@ static rp_status build_tasks(ostate *st) {
 }
 
 static rp_status omp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
-  ostate *st = aligned_alloc(64, (sizeof(ostate) + 63) / 64 * 64);
+  ostate *st = rp__omp_state_new(x, p);
   if (!st)
     return RP_ENOMEM;
-  memset(st, 0, sizeof *st);
-  pthread_mutex_init(&st->mu, NULL);
-  pthread_cond_init(&st->cv, NULL);
-  st->x = x;
-  st->p = p;
   st->n = p->nnode;
   st->succ = p->succ;
   size_t nt = st->n ? st->n : 1, ni = p->nimage ? p->nimage : 1;
@@ -315,16 +310,7 @@ static double clock_cost(void) {
  * stealing engine stays). */
 static void run_engine(ostate *st, unsigned iterations) {
   if (st->nth == 1 || st->owner) {
-    cpu_set_t old;
-    bool pinned = rp__omp_pin_caller(st, &old);
-    if (st->owner) {
-      rp__omp_owner_run(st, iterations);
-    } else {
-      rp__omp_run_serial(st, iterations);
-      st->lepoch += (long)iterations;
-    }
-    if (pinned)
-      rp__omp_unpin_caller(&old);
+    rp__omp_run_caller(st, iterations);
     return;
   }
   if (!st->mstart) {

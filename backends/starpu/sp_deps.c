@@ -17,194 +17,38 @@
  * across replays the next pack or receive after the previous send or
  * unpack).
  *
- * Program order of two replays is simulated: a task of the second that
- * depends on one of the first gives a dependency on the previous replay;
- * the first's give those within a replay (the same in every replay: the
- * state a replay starts from differs only by the entries of the replay
- * before, which give the dependencies on it). */
+ * The order itself: rp__sp_order (sp_order.c), shared with the mpi
+ * backend. */
 #include <stdlib.h>
-#include <string.h>
 #include "sp_internal.h"
 
-/* A live access to one memory: an item of replay A (item < nitem) or B. */
-typedef struct acc_ent {
-  uint32_t item, mem;
-  uint64_t lo, hi;
-  int w;
-} acc_ent;
-
-typedef struct dep_state {
-  acc_ent *ent; /* live entries, all memories */
-  size_t nent, cap;
-  uint32_t *dep; /* the result: per item, [dep0, dep0 + ndep) */
-  size_t ndep, capdep;
-  uint32_t *seen; /* per item of both replays: last item that took it */
-  int whole;      /* every access spans its whole memory */
-} dep_state;
-
-int rp__sp_room(void *ap, size_t n, size_t *cap, size_t elem) {
-  if (n < *cap)
-    return 0;
-  size_t c = *cap ? 2 * *cap : 64;
-  void *a, *p;
-  memcpy(&a, ap, sizeof a);
-  if (!(p = realloc(a, c * elem)))
-    return -1;
-  memcpy(ap, &p, sizeof p);
-  *cap = c;
-  return 0;
-}
-
-static int push_dep(dep_state *d, uint32_t v) {
-  if (rp__sp_room(&d->dep, d->ndep, &d->capdep, sizeof *d->dep))
-    return -1;
-  d->dep[d->ndep++] = v;
-  return 0;
-}
-
-/* One access of item `self` (0 .. 2 nitem): its dependencies on the live
- * entries it conflicts with (into d->dep when `record`), then it becomes
- * live; a write retires the entries it covers. */
-static int access_one(dep_state *d, uint32_t self, uint32_t nitem, uint32_t mem,
-                      uint64_t lo, uint64_t hi, int w, int record) {
-  if (hi <= lo)
-    return 0;
-  if (d->whole) { /* one handle per memory, as StarPU orders them */
-    lo = 0;
-    hi = UINT64_MAX;
-  }
-  size_t keep = 0;
-  for (size_t k = 0; k < d->nent; k++) {
-    acc_ent *e = &d->ent[k];
-    int overlap = e->mem == mem && e->lo < hi && lo < e->hi;
-    if (overlap && (w || e->w) && e->item != self &&
-        d->seen[e->item] != self + 1) {
-      d->seen[e->item] = self + 1;
-      /* replay B depends on A: the previous replay (flagged); within a
-       * replay: the item itself */
-      uint32_t v = self >= nitem && e->item < nitem ? e->item | SP_DEP_PREV
-                                                    : e->item % nitem;
-      if (record && push_dep(d, v))
-        return -1;
-    }
-    if (overlap && w && lo <= e->lo && e->hi <= hi)
-      continue; /* covered by this write: reached through it */
-    d->ent[keep++] = *e;
-  }
-  d->nent = keep;
-  if (rp__sp_room(&d->ent, d->nent, &d->cap, sizeof *d->ent))
-    return -1;
-  d->ent[d->nent++] = (acc_ent){self, mem, lo, hi, w};
-  return 0;
-}
-
-/* The span of bytes a piece's runs cover. */
-static void piece_span(const sp_part *pt, uint32_t pc, uint64_t *lo,
-                       uint64_t *hi) {
-  const sp_piece *p = &pt->piece[pc];
-  const uint64_t *r = pt->runs + 2 * (uint64_t)p->r0;
-  *lo = UINT64_MAX;
-  *hi = 0;
-  for (uint32_t k = 0; k < p->nr; k++) {
-    if (r[2 * k] < *lo)
-      *lo = r[2 * k];
-    if (r[2 * k] + r[2 * k + 1] > *hi)
-      *hi = r[2 * k] + r[2 * k + 1];
-  }
-}
-
-/* The memory of image i here: its buffer's user array (ids below nbuf)
- * or an allocation of its own. */
-static uint32_t mem_of(const sp *s, uint32_t i) {
-  uint32_t nbuf = rp_graph_num_buffers(s->p->graph);
-  return rp__sp_in_user(s->p, &s->part, i) ? s->p->image[i].buf : nbuf + i;
-}
-
-/* Item x (0 .. 2 nitem) of the simulated replays: its accesses. */
-static int item_accesses(const sp *s, dep_state *d, uint32_t x, int record) {
-  const sp_item *it = &s->item[x % s->nitem];
-  if (it->kind == SP_SEND || it->kind == SP_RECV)
-    return 0; /* staging buffers: StarPU's data dependencies */
-  const rp_plan *p = s->p;
-  const rp_plan_node *nd = &p->node[it->v];
-  const rp_plan_access *a = p->acc + nd->acc0;
-  uint32_t n = s->nitem;
-  if (it->piece != RP_NONE) {
-    uint64_t lo, hi;
-    piece_span(&s->part, it->piece, &lo, &hi);
-    if (it->kind != SP_UNPACK &&
-        access_one(d, x, n, mem_of(s, a[0].image), lo, hi, 0, record))
-      return -1;
-    if (it->kind != SP_PACK &&
-        access_one(d, x, n, mem_of(s, a[1].image), lo, hi, 1, record))
-      return -1;
-    return 0;
-  }
-  for (uint32_t j = 0; j < nd->nacc; j++) {
-    if (a[j].image == RP_NONE)
-      continue;
-    /* a copy's destination is written whatever its mode says */
-    int w = (a[j].mode & RP_OUT) ||
-            (nd->type != RP_OP_KERNEL && nd->type != RP_OP_HOST && j == 1);
-    if (access_one(d, x, n, mem_of(s, a[j].image), a[j].offset,
-                   a[j].offset + a[j].bytes, w, record))
-      return -1;
-  }
-  return 0;
-}
-
 rp_status rp__sp_deps(sp *s) {
-  dep_state d;
-  memset(&d, 0, sizeof d);
-  d.whole = s->dep_whole;
   uint32_t n = s->nitem;
-  d.seen = calloc(2 * (size_t)n + 1, sizeof *d.seen);
-  if (!d.seen)
-    return RP_ENOMEM;
-  rp_status st = RP_OK;
-  /* replay A: the dependencies within a replay */
-  for (uint32_t i = 0; i < n && st == RP_OK; i++) {
-    s->item[i].dep0 = (uint32_t)d.ndep;
-    if (item_accesses(s, &d, i, 1))
-      st = RP_ENOMEM;
-    s->item[i].ndep = (uint32_t)d.ndep - s->item[i].dep0;
+  sp_task_ref *t = calloc((size_t)n + 1, sizeof *t);
+  uint32_t *d0 = malloc(((size_t)n + 1) * sizeof *d0);
+  uint32_t *dn = malloc(((size_t)n + 1) * sizeof *dn);
+  rp_status st = RP_ENOMEM;
+  if (t && d0 && dn) {
+    for (uint32_t i = 0; i < n; i++) {
+      const sp_item *it = &s->item[i];
+      uint8_t touch = it->kind == SP_SEND || it->kind == SP_RECV ? SP_T_NONE
+                      : it->piece == RP_NONE                     ? SP_T_NODE
+                      : it->kind == SP_PACK                      ? SP_T_READ
+                      : it->kind == SP_UNPACK                    ? SP_T_WRITE
+                                                                 : SP_T_BOTH;
+      t[i] = (sp_task_ref){it->v, it->piece, touch};
+    }
+    st = rp__sp_order(s->p, &s->part, t, n, s->dep_whole, 1, &s->dep, d0, dn,
+                      &s->maxdep);
   }
-  /* replay B: those on replay A, after each item's own (an item's list
-   * is contiguous: A's part is copied before B's is added) */
-  uint32_t *within = NULL, nwithin = (uint32_t)d.ndep;
-  if (st == RP_OK && nwithin && !(within = malloc(nwithin * sizeof *within)))
-    st = RP_ENOMEM;
-  if (within)
-    memcpy(within, d.dep, nwithin * sizeof *within);
-  d.ndep = 0;
-  for (uint32_t i = 0; i < n && st == RP_OK; i++) {
-    sp_item *it = &s->item[i];
-    uint32_t w0 = it->dep0, wn = it->ndep;
-    it->dep0 = (uint32_t)d.ndep;
-    for (uint32_t k = 0; k < wn && st == RP_OK; k++)
-      if (push_dep(&d, within[w0 + k]))
-        st = RP_ENOMEM;
-    size_t before = d.ndep;
-    if (st == RP_OK && item_accesses(s, &d, n + i, 1))
-      st = RP_ENOMEM;
-    /* keep only those on replay A (within B they repeat A's) */
-    size_t keep = before;
-    for (size_t k = before; k < d.ndep; k++)
-      if (d.dep[k] & SP_DEP_PREV)
-        d.dep[keep++] = d.dep[k];
-    d.ndep = keep;
-    it->ndep = (uint32_t)d.ndep - it->dep0;
-    if (it->ndep > s->maxdep)
-      s->maxdep = it->ndep;
+  s->ndep = 0;
+  for (uint32_t i = 0; st == RP_OK && i < n; i++) {
+    s->item[i].dep0 = d0[i];
+    s->item[i].ndep = dn[i];
+    s->ndep += dn[i];
   }
-  free(within);
-  free(d.ent);
-  free(d.seen);
-  if (st != RP_OK) {
-    free(d.dep);
-    return st;
-  }
-  s->dep = d.dep;
-  s->ndep = (uint32_t)d.ndep;
-  return RP_OK;
+  free(t);
+  free(d0);
+  free(dn);
+  return st;
 }

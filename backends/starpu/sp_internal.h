@@ -8,15 +8,7 @@
 #include <starpu.h>
 #include "reprise/backend.h"
 #include "rp_starpu.h"
-
-/* Modes of an exec (rp_exec_opts.mode). */
-enum {
-  SP_IMPLICIT = 0, /* "implicit": StarPU orders tasks from their data
-                      accesses (one handle per image, R/W/RW) */
-  SP_EXPLICIT = 1, /* "explicit" (default): the plan's edges as task
-                      dependencies */
-  SP_MPI = 2       /* "mpi": ranks, each running its pruned part */
-};
+#include "sp_place.h"
 
 /* What one item of the task list does. */
 enum {
@@ -38,54 +30,6 @@ enum {
 
 typedef struct sp sp;
 
-/* Mode "mpi": where the spaces live. Device d on rank d % nranks; the host
- * array of a buffer on rank 0, or for a distributed buffer
- * (rp_buffer_distribute) part p's rows on rank p % nranks. */
-typedef struct sp_dist {
-  unsigned nparts;  /* 0: not distributed */
-  uint64_t *bounds; /* nparts + 1 row bounds */
-  uint64_t rowbytes;
-} sp_dist;
-
-typedef struct sp_place {
-  int nranks;
-  uint32_t nbuf;
-  sp_dist *dist; /* per buffer; NULL when none is distributed */
-} sp_place;
-
-/* One transfer of a copy node between two ranks, or the local part of a
- * copy whose host end is distributed: its byte runs and ranks. */
-typedef struct sp_piece {
-  uint32_t v;      /* plan node (a copy) */
-  int src, dst;    /* ranks of its source and destination */
-  uint32_t id;     /* its place among the node's pieces (the tag) */
-  uint32_t r0, nr; /* byte runs (offset, length) at runs[2 * r0 ..] */
-  uint64_t bytes;
-} sp_piece;
-
-/* The part of the plan one rank lowers, found in one pass over the nodes'
- * owners (mode "mpi"; the whole plan otherwise). Everything after that
- * pass (bodies checked, images allocated and registered, staging buffers,
- * the task list) walks these lists only: O(own part), not O(graph). */
-typedef struct sp_part {
-  uint32_t *node; /* nodes this rank runs, or copies between ranks with
-                        one end here; program order */
-  uint32_t nnode;
-  uint32_t *image; /* images those nodes access on this rank, each once */
-  uint32_t nimage;
-  sp_piece *piece; /* pieces with an end here, in node order */
-  uint32_t npiece, cappiece;
-  uint64_t *runs; /* their byte runs, pairs */
-  uint64_t nruns, capruns;
-  uint32_t nstage; /* pieces that are messages: a staging buffer each */
-  uint8_t *alias;  /* per plan image: 1 when this rank keeps it in the
-                        user's array (mode "mpi": the spaces of a buffer
-                        on this rank share one memory, rp__sp_alias) */
-  uint32_t nuser;  /* buffers whose user array this rank uses: one
-                        StarPU handle each */
-  uint32_t tasks, sends, recvs, naccess;
-} sp_part;
-
 /* One item of the task list a replay submits, in program order. */
 typedef struct sp_item {
   sp *s;
@@ -99,9 +43,6 @@ typedef struct sp_item {
                           dep0 + ndep): item numbers, SP_DEP_PREV set for
                           the item of the previous replay (rp__sp_deps) */
 } sp_item;
-
-/* In sp_item deps: the item of the replay before. */
-#define SP_DEP_PREV (1u << 31)
 
 /* What one submitted task or request carries: its item and the replay of
  * the launch it belongs to (one per item and slot: a task structure is
@@ -200,36 +141,6 @@ void rp__sp_busy(int on);
  * run while one is ready or running, and are paused otherwise. */
 void rp__sp_ready(int on);
 
-/* The rank that owns space sp (RP_SPACE_HOST or a device) among nranks
- * (the host: rank 0, unless a buffer is distributed: sp_place). */
-int rp__sp_space_rank(int space, int nranks);
-
-/* The placement of graph g's buffers over nranks (reads each buffer's
- * distribution). RP_ENOMEM. Free with rp__sp_place_free(). */
-rp_status rp__sp_place(const rp_graph *g, int nranks, sp_place *out);
-void rp__sp_place_free(sp_place *pl);
-
-/* Find the part rank `rank` lowers from plan p (mode SP_*; pl: the
- * placement in mode "mpi"), without StarPU. RP_ENOMEM; RP_ENOTSUP (with
- * err) for a host task whose host rows lie on several ranks. Free with
- * rp__sp_part_free(). */
-rp_status rp__sp_part(const rp_plan *p, int mode, int rank, const sp_place *pl,
-                      sp_part *out, char *err, size_t errlen);
-void rp__sp_part_free(sp_part *pt);
-
-/* Which images of part pt this rank keeps in the user's array (pt->alias)
- * and how many user arrays it uses (pt->nuser). In mode "mpi", the spaces
- * of a buffer that live on rank `rank` (its devices; the host's rows it
- * holds: all of them on rank 0 for a buffer that is not distributed) are
- * one memory, the user's array, when rp_plan_may_share() says nothing can
- * tell: their copies then move nothing. RP_ENOMEM. */
-rp_status rp__sp_alias(const rp_plan *p, int mode, int rank, const sp_place *pl,
-                       sp_part *pt);
-
-/* Whether image i is the user's array on this rank (a user image, or one
- * rp__sp_alias kept there). */
-int rp__sp_in_user(const rp_plan *p, const sp_part *pt, uint32_t i);
-
 /* Its figures (lower_us and body_cpu_us are left 0). */
 void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
                        int nranks, rp__starpu_stats *out);
@@ -247,10 +158,6 @@ rp_status rp__sp_fake_rank(const rp_plan *p, int r, int nranks, int whole,
 /* The send on rank s->rank of the piece that item it (a receive on rank
  * from->rank, of the same node) receives, or -1. */
 long rp__sp_find_send(const sp *s, const sp *from, const sp_item *it);
-
-/* Room for one more element in the array whose pointer is at ap (n used
- * of *cap, elem bytes each; doubling from 64). -1: no memory. */
-int rp__sp_room(void *ap, size_t n, size_t *cap, size_t elem);
 
 /* Frees state s of an exec, or of a fake rank (rp__starpu_msg_depth: no
  * task, handle or image then), with what it holds; NULL: nothing. */

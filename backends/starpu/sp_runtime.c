@@ -73,10 +73,6 @@ static void unpause(void) {
   pthread_mutex_unlock(&gate_mu);
 }
 
-int rp__sp_space_rank(int space, int nranks) {
-  return space < 0 || nranks <= 1 ? 0 : space % nranks;
-}
-
 /* StarPU prints a banner and warnings unless told otherwise; a small
  * default number of CPU workers keeps start-up short (STARPU_NCPU wins). */
 static void quiet_conf(struct starpu_conf *c, int mpi) {

@@ -1,6 +1,11 @@
 #!/bin/sh
-# Strong scaling of reprise's StarPU-MPI replay against hand-written MPI
-# (issue 25), on the GPU machine's 16-core host, from the repo root:
+# Strong scaling of reprise's two replays over MPI against hand-written MPI
+# (issues 25, 35): the starpu backend's mode "mpi" (StarPU-MPI) and the mpi
+# backend (the openmp engine with nonblocking MPI messages as tasks, one
+# thread per rank: --own-threads 1; own_p/a: its prediction, the same
+# simulation of every rank's tasks with no runtime cost, against
+# achieved), on the GPU machine's 16-core host,
+# from the repo root:
 #   scripts/device/mpi_scaling.sh
 # Builds with StarPU/Open MPI from /tmp/P (scripts/device/env.sh), then for
 # 1, 2, 4 and 8 ranks runs tools/bench/bench_mpi_jacobi for the Jacobi and
@@ -14,7 +19,9 @@
 # bench_mpi_pingpong on 2 ranks first. Writes $OUT/mpi_scaling.log (every
 # table the bench prints: per-rank breakdown of reprise's time, per-thread
 # CPU, lowering) and prints the ratio table (reprise / MPI; targets: <=
-# 1.15 at n >= 4096, <= 1.3 at 2048, on 2, 4 and 8 ranks), the analysis'
+# 1.15 at n >= 4096, <= 1.3 at 2048, on 2, 4 and 8 ranks) for both
+# lowerings (own: the mpi backend; faster: which of the two took less),
+# the analysis'
 # prediction against the achieved time (target within 15 %: the net
 # model over every rank's lowering, rp__starpu_predict, its costs per
 # task, request and launch calibrated by the bench's probe; an/ach: the
@@ -28,7 +35,9 @@
 # chosen from the ranks on the node (STARPU_NCPU=1 here: one worker, as
 # the hand-written code has one thread; mpirun --bind-to none leaves the
 # binding to the backend), printed in the log.
-# Overrides (to try it elsewhere): MPI_SCALING_RANKS, MPI_SCALING_N,
+# Overrides (to try it elsewhere): MPI_SCALING_CALL_S (a bench call's
+# limit, 100 s), MPI_SCALING_BUDGET_S (no call starts after it, 380 s),
+# MPI_SCALING_RANKS, MPI_SCALING_N,
 # MPI_SCALING_STEPS, MPI_SCALING_BUILD (build folder), MPI_SCALING_NOBUILD=1
 # (use it as built); RP_NO_DEVENV=1 uses the machine's own packages.
 # Smoke test on a small machine:
@@ -39,6 +48,8 @@ set -u
 RANKS=${MPI_SCALING_RANKS:-1 2 4 8}
 NS=${MPI_SCALING_N:-2048,4096,8192}
 STEPS=${MPI_SCALING_STEPS:-20,6,2}
+CALL_S=${MPI_SCALING_CALL_S:-100}
+BUDGET_S=${MPI_SCALING_BUDGET_S:-380}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 LOG=$OUT/mpi_scaling.log
@@ -76,15 +87,15 @@ for np in $RANKS; do
   for app in jacobi heat; do
     t=$(( $(date +%s) - T0 ))
     : > "$OUT/run_${app}_$np.txt"
-    if [ $t -gt 380 ]; then
+    if [ $t -gt $BUDGET_S ]; then
       SKIPPED="$SKIPPED $app/$np"
       continue
     fi
     echo "== $app, $np ranks ($t s, load $(cut -d' ' -f1 /proc/loadavg))" \
       >> "$LOG"
-    timeout 100 $MPIRUN -np $np $B/tools/bench/bench_mpi_jacobi --app $app \
+    timeout $CALL_S $MPIRUN -np $np $B/tools/bench/bench_mpi_jacobi --app $app \
       --n $NS --steps $STEPS --runs 5 --net-latency-us "$LAT" \
-      --net-gbps "$GBPS" > "$OUT/run_${app}_$np.txt" 2>&1
+      --net-gbps "$GBPS" --own-threads 1 > "$OUT/run_${app}_$np.txt" 2>&1
     echo "   rc=$?" >> "$LOG"
     sed "s/^/[$app np$np] /" "$OUT/run_${app}_$np.txt" >> "$LOG"
   done
@@ -124,18 +135,40 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
     f && /predicted per rank/ { next }
     { f = 0 }' "$OUT/run_jacobi_$last.txt"
   echo
-  [ -z "$SKIPPED" ] || echo "skipped (past 380 s):$SKIPPED"
-  printf "%s %s\n" "ranks app    n     form        mpi_ms   reprise_ms" \
-    "ratio  target results   pred/ach setup_ms first_ms  an/ach  pm/ach"
+  [ -z "$SKIPPED" ] || echo "skipped (past $BUDGET_S s):$SKIPPED"
+  echo "starpu: the starpu backend (StarPU-MPI); own: the mpi backend" \
+    "(the openmp engine, MPI_Isend/MPI_Irecv tasks); ratio: / mpi_ms"
+  printf "%s %s %s\n" "ranks app    n     form        mpi_ms   starpu_ms" \
+    "ratio  target results   pred/ach setup_ms first_ms  an/ach  pm/ach" \
+    "  own_ms  ratio  target results   faster own_p/a"
   for np in $RANKS; do
     for app in jacobi heat; do
       awk -v np=$np '$1 == "jacobi" || $1 == "heat" {
         t = $2 >= 4096 ? 1.15 : 1.3
         ok = np == 1 ? "-" : ($7 <= t ? "met" : "MISSED")
+        own = NF >= 17 && $15 > 0
+        ook = !own ? "-" : np == 1 ? "-" : ($16 <= t ? "met" : "MISSED")
+        fast = !own ? "-" : $15 < $6 ? "own" : "starpu"
         printf "%5d %-6s %-5s %-11s %8s %10s %6s %6s %-9s %7s %8s %8s " \
-               "%7s %7s\n", np, $1, $2, $3, $5, $6, $7, ok, $8, $10, $11,
-               $12, $13, $14 }' \
+               "%7s %7s %8s %6.3f %6s %-9s %6s %7s\n", np, $1, $2, $3, $5,
+               $6, $7, ok, $8, $10, $11, $12, $13, $14, own ? $15 : "-",
+               own ? $16 : 0, ook, own ? $17 : "-", fast,
+               (NF >= 18 ? $18 : "-") }' \
         "$OUT/run_${app}_$np.txt"
     done
   done
+  # how often each lowering met its target and was the faster
+  for np in $RANKS; do
+    for app in jacobi heat; do
+      cat "$OUT/run_${app}_$np.txt" | sed "s/^/$np /"
+    done
+  done | awk '$2 == "jacobi" || $2 == "heat" {
+      if ($1 == 1 || NF < 18 || $16 <= 0) next
+      t = $3 >= 4096 ? 1.15 : 1.3; cells++
+      sm += $8 <= t; om += $17 <= t; of += $16 < $7
+      if (NF >= 19 && $19 > 0) { np++; pin += $19 >= 0.85 && $19 <= 1.15 } }
+    END { if (cells) printf "targets met (2 ranks and more): starpu %d, own" \
+            " %d of %d cells; own faster than starpu in %d of %d; own" \
+            " predicted within 15%%: %d of %d\n", sm, om, cells, of, cells,
+            pin, np }'
 } | tee -a "$LOG"

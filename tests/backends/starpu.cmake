@@ -64,5 +64,14 @@ if(TARGET test_starpu AND RP_HAVE_STARPU_MPI)
     # 1.5-stencil margin once (ctest -j2, 2026-12-04); alone it holds.
     set_tests_properties(starpu_mpi_no_chain_np4 PROPERTIES TIMEOUT 60
       ENVIRONMENT "${_env}" RUN_SERIAL TRUE)
+    # the same on the mpi backend (REPRISE_MPI_BACKEND=mpi: its lowering
+    # reuses the starpu lowering's placement; the program links both)
+    if(RP_HAVE_MPI_BACKEND)
+      add_test(NAME mpi_own_no_chain_np4
+               COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
+                       -np 4 $<TARGET_FILE:starpu_mpi_chain>)
+      set_tests_properties(mpi_own_no_chain_np4 PROPERTIES TIMEOUT 60
+        ENVIRONMENT "${_env};REPRISE_MPI_BACKEND=mpi" RUN_SERIAL TRUE)
+    endif()
   endif()
 endif()

@@ -1,6 +1,10 @@
 /* Benchmark: distributed Jacobi 2D, a hand-written MPI code against
- * reprise on StarPU-MPI (the starpu backend, mode "mpi"), in one run on
- * the same ranks, in two forms:
+ * reprise's two lowerings over MPI, in one run on the same ranks: on
+ * StarPU-MPI (the starpu backend, mode "mpi") and on reprise's own engine
+ * (the mpi backend: the openmp engine, nonblocking MPI messages as tasks;
+ * the columns own_ms, own_ratio, own_res, and own_p/a its prediction
+ * against achieved; --own 0 leaves it out), in two
+ * forms:
  * - "replicated": rank 0 holds the grids; each run scatters the rows to
  *   the ranks, does S steps (B = A over each rank's rows; the halo rows of
  *   B exchanged with non-blocking sends and receives; A = the 5-point
@@ -41,6 +45,9 @@
 #include "mpi_common.h"
 #include "reprise/analyze.h"
 #include "rp_starpu.h"
+#ifdef RP_HAVE_MPI_BACKEND
+#include "rp_mpi.h"
+#endif
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -328,8 +335,9 @@ static void calibrate(int rank, int size, rp__starpu_net *n) {
 typedef struct thr {
   int tid;
   char comm[24];
-  double cpu_ms[2]; /* [0] during the MPI code's runs, [1] reprise's */
-  long csw[2];      /* context switches (voluntary + not) */
+  double cpu_ms[3]; /* [0] during the MPI code's runs, [1] reprise's on
+                       StarPU, [2] on its own engine */
+  long csw[3];      /* context switches (voluntary + not) */
 } thr;
 static thr th[NTH];
 static unsigned nth;
@@ -421,42 +429,47 @@ static void account(int which, const snap *a, const snap *b) {
 
 /* Rank 0 prints every rank's threads that used CPU: ms per timed run. */
 static void print_threads(int rank, int size, unsigned runs, double body_ms) {
-  double mine[NTH * 5];
+  double mine[NTH * 7];
   char names[NTH * 24];
   memset(mine, 0, sizeof mine);
   memset(names, 0, sizeof names);
   for (unsigned t = 0; t < nth; t++) {
-    mine[5 * t] = th[t].tid;
-    mine[5 * t + 1] = th[t].cpu_ms[0] / runs;
-    mine[5 * t + 2] = th[t].cpu_ms[1] / runs;
-    mine[5 * t + 3] = (double)th[t].csw[0] / runs;
-    mine[5 * t + 4] = (double)th[t].csw[1] / runs;
+    mine[7 * t] = th[t].tid;
+    mine[7 * t + 1] = th[t].cpu_ms[0] / runs;
+    mine[7 * t + 2] = th[t].cpu_ms[1] / runs;
+    mine[7 * t + 3] = (double)th[t].csw[0] / runs;
+    mine[7 * t + 4] = (double)th[t].csw[1] / runs;
+    mine[7 * t + 5] = th[t].cpu_ms[2] / runs;
+    mine[7 * t + 6] = (double)th[t].csw[2] / runs;
     memcpy(names + 24 * t, th[t].comm, 24);
   }
   double *allb = rank == 0 ? malloc(sizeof *allb * (size_t)size) : NULL;
   MPI_Gather(&body_ms, 1, MPI_DOUBLE, allb, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   double *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
   char *an = rank == 0 ? malloc(sizeof names * (size_t)size) : NULL;
-  MPI_Gather(mine, NTH * 5, MPI_DOUBLE, all, NTH * 5, MPI_DOUBLE, 0,
+  MPI_Gather(mine, NTH * 7, MPI_DOUBLE, all, NTH * 7, MPI_DOUBLE, 0,
              MPI_COMM_WORLD);
   MPI_Gather(names, NTH * 24, MPI_CHAR, an, NTH * 24, MPI_CHAR, 0,
              MPI_COMM_WORLD);
   if (rank == 0) {
-    printf("  CPU per timed run, by thread (ms; context switches)\n"
-           "  rank %-16s %10s %8s %10s %8s\n",
-           "thread", "mpi_ms", "csw", "reprise_ms", "csw");
+    printf("  CPU per timed run, by thread (ms; context switches; reprise: "
+           "on StarPU, own: on the mpi backend)\n"
+           "  rank %-16s %10s %8s %10s %8s %10s %8s\n",
+           "thread", "mpi_ms", "csw", "reprise_ms", "csw", "own_ms", "csw");
     for (int r = 0; r < size; r++) {
-      double tot[2] = {0, 0};
+      double tot[3] = {0, 0, 0};
       for (unsigned t = 0; t < NTH; t++) {
-        const double *v = all + (size_t)r * NTH * 5 + 5 * t;
+        const double *v = all + (size_t)r * NTH * 7 + 7 * t;
         tot[0] += v[1];
         tot[1] += v[2];
-        if (v[1] + v[2] >= 1)
-          printf("  %4d %-16s %10.1f %8.0f %10.1f %8.0f\n", r,
-                 an + (size_t)r * NTH * 24 + 24 * t, v[1], v[3], v[2], v[4]);
+        tot[2] += v[5];
+        if (v[1] + v[2] + v[5] >= 1)
+          printf("  %4d %-16s %10.1f %8.0f %10.1f %8.0f %10.1f %8.0f\n", r,
+                 an + (size_t)r * NTH * 24 + 24 * t, v[1], v[3], v[2], v[4],
+                 v[5], v[6]);
       }
-      printf("  %4d %-16s %10.1f %8s %10.1f\n", r, "(all threads)", tot[0], "",
-             tot[1]);
+      printf("  %4d %-16s %10.1f %8s %10.1f %8s %10.1f\n", r, "(all threads)",
+             tot[0], "", tot[1], "", tot[2]);
       printf("  %4d %-16s %10s %8s %10.1f\n", r, "(task bodies)", "", "",
              allb[r]);
     }
@@ -468,6 +481,30 @@ static void print_threads(int rank, int size, unsigned runs, double body_ms) {
 
 static double own_us; /* this rank's time of the last timed run */
 
+/* The second lowering (the mpi backend), when asked and built: its exec
+ * on graph g, one thread per rank (own_threads; as the hand-written code),
+ * its grids' arrays a2, b2 (own copies: the two lowerings run the same
+ * number of times as the hand-written code, each on its own grids). */
+static int own_on = 1;
+static int own_threads = 1;
+
+static rp_exec *own_exec(const rp_graph *g, double *a2, double *b2,
+                         uint64_t nn) {
+  const rp_backend *be;
+  rp_exec_opts o;
+  rp_exec *x = NULL;
+  rp_exec_opts_init(&o);
+  o.mode = "mpi";
+  o.nthreads = own_threads;
+  if (rp_backend_find("mpi", &be) || rp_exec_create(&x, g, be, &o) ||
+      rp_exec_rebind(x, 0, a2, nn * 8) || rp_exec_rebind(x, 1, b2, nn * 8)) {
+    fprintf(stderr, "bench_mpi_jacobi: mpi backend: %s\n", rp_last_error());
+    rp_exec_destroy(x);
+    return NULL;
+  }
+  return x;
+}
+
 static double timed(int which, int dist, rp_exec *x, uint64_t n, unsigned steps,
                     double *a, double *b, double *la, double *lb, int rank,
                     int size, int *cnt, int *dsp) {
@@ -476,7 +513,7 @@ static double timed(int which, int dist, rp_exec *x, uint64_t n, unsigned steps,
   take(&s0);
   double t0 = rp_clock_us();
   if (which)
-    rp_exec_run(x, 1);
+    rp_exec_run(x, 1); /* 1: on StarPU; 2: on the own engine */
   else if (dist)
     hand_steps(n, steps, la, lb, rank, size);
   else
@@ -532,10 +569,13 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   double *la = calloc(wn, 8), *lb = calloc(wn, 8);
   double *tm = malloc(runs * sizeof *tm), *tr = malloc(runs * sizeof *tr);
   double *mr = malloc(runs * sizeof *mr); /* this rank's own times */
+  double *to = malloc(runs * sizeof *to); /* the own engine's times */
+  double *a2 = own_on ? malloc(nn * 8) : NULL;
+  double *b2 = own_on ? malloc(nn * 8) : NULL;
   int *cnt = malloc((size_t)size * sizeof *cnt);
   int *dsp = malloc((size_t)size * sizeof *dsp);
   if (!a || !b || !ma || !mb || !la || !lb || !tm || !tr || !mr || !cnt ||
-      !dsp) {
+      !dsp || !to || (own_on && (!a2 || !b2))) {
     fprintf(stderr, "bench_mpi_jacobi: out of memory at n = %llu\n",
             (unsigned long long)n);
     return 2;
@@ -583,6 +623,12 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
     return 2;
   }
   double setup = max_all(rp_clock_us() - c0);
+  rp_exec *xo = NULL;
+  if (own_on) { /* its grids from the same initial values */
+    memcpy(a2, a, nn * 8);
+    memcpy(b2, b, nn * 8);
+    xo = own_exec(g, a2, b2, nn);
+  }
   if (dist) {
     fill_window(n, a, la, rank, size); /* a, b: still the initial grids */
     fill_window(n, b, lb, rank, size);
@@ -592,6 +638,8 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   double first =
       timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
   timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
+  if (xo)
+    timed(2, dist, xo, n, steps, a2, b2, la, lb, rank, size, cnt, dsp);
   memset(th, 0, sizeof th);
   nth = 0;
   double body0 = 0, body1 = 0; /* the task bodies' CPU time */
@@ -601,7 +649,11 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
     tm[r] = timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
     tr[r] = timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
     mr[r] = own_us;
+    to[r] =
+        xo ? timed(2, dist, xo, n, steps, a2, b2, la, lb, rank, size, cnt, dsp)
+           : -1;
   }
+  qsort(to, runs, sizeof *to, cmp_d);
   rp_exec_stat_get(x, "body_cpu_us", &body1);
   qsort(tm, runs, sizeof *tm, cmp_d);
   qsort(tr, runs, sizeof *tr, cmp_d);
@@ -613,6 +665,15 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
     same = rank != 0 || (!memcmp(a, ma, nn * 8) && !memcmp(b, mb, nn * 8));
   int all_same;
   MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  /* the own engine's grids against the hand-written code's, likewise */
+  int own_same = 0, all_own = 0;
+  if (xo && dist)
+    own_same =
+        same_rows(n, a2, la, rank, size) && same_rows(n, b2, lb, rank, size);
+  else if (xo)
+    own_same =
+        rank != 0 || (!memcmp(a2, ma, nn * 8) && !memcmp(b2, mb, nn * 8));
+  MPI_Allreduce(&own_same, &all_own, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   /* the predictions (rank 0): the net model over the lowering every rank
    * executes (rp__starpu_predict), per rank and overall, and the
    * analysis' makespan (no cost per task or request) */
@@ -636,19 +697,40 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   free(pmr);
   if (us)
     pan = predict_analysis(g, size, us, net);
+  /* the own engine's: the same simulation of every rank's tasks (the two
+   * lowerings place, cut and order alike) with no cost per task, request
+   * or launch, its threads per rank */
+  double opred = -1, *por = calloc((size_t)size, sizeof *por);
+  rp__starpu_net no = {net->latency_us,
+                       net->gbps,
+                       0,
+                       0,
+                       0,
+                       (unsigned)(own_threads > 0 ? own_threads : 1),
+                       1};
+  if (xo && us && por &&
+      rp__starpu_predict(rp_exec_plan(x), size, 0, &no, us, por) == RP_OK)
+    for (int r = 0; r < size; r++)
+      opred = por[r] > opred ? por[r] : opred;
+  free(por);
   free(us);
-  int bad = !all_same;
+  int bad = !all_same || (xo && !all_own);
   if (exm_check_lowering(x, "bench_mpi_jacobi"))
     bad = 2;
   if (rank == 0)
     printf("%-6s %6llu %-11s %9u %10.2f %10.2f %7.3f %9s %10.2f %7.3f "
-           "%9.1f %9.1f %7.3f %7.3f\n",
+           "%9.1f %9.1f %7.3f %7.3f %9.2f %9.3f %9s %8.3f\n",
            heat ? "heat" : "jacobi", (unsigned long long)n,
            dist ? "distributed" : "replicated", rp_graph_num_nodes(g),
            tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
            tr[runs / 2] / tm[runs / 2], all_same ? "identical" : "DIFFER",
            pred * 1e-3, pred / tr[runs / 2], setup * 1e-3, first * 1e-3,
-           pan / tr[runs / 2], pm / tr[runs / 2]);
+           pan / tr[runs / 2], pm / tr[runs / 2], to[runs / 2] * 1e-3,
+           to[runs / 2] / tm[runs / 2],
+           !xo       ? "-"
+           : all_own ? "identical"
+                     : "DIFFER",
+           opred / to[runs / 2]);
   if (rank == 0 && ach && pred > 0) {
     printf("  predicted per rank (ms per run, each rank's own median):\n"
            "  %4s %9s %9s %8s\n",
@@ -665,8 +747,12 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   exm_print_breakdown(x, title);
   print_threads(rank, size, runs, (body1 - body0) * 1e-3 / runs);
   fflush(stdout);
+  rp_exec_destroy(xo);
   rp_exec_destroy(x);
   rp_graph_destroy(g);
+  free(a2);
+  free(b2);
+  free(to);
   free(a);
   free(b);
   free(ma);
@@ -712,8 +798,46 @@ static void print_layout(int rank, int size) {
   free(all);
 }
 
+/* Rank 0 prints the mpi backend's threads and cores on every rank (exec
+ * x: that backend's; NULL: nothing). */
+static void print_own_layout(const rp_exec *x, int rank, int size) {
+  int mine[4] = {-1, 0, -1, -1};
+#ifdef RP_HAVE_MPI_BACKEND
+  rp__mpi_stats ms;
+  if (x && rp__mpi_stats_get(x, &ms) == RP_OK) {
+    mine[0] = ms.nthreads;
+    mine[1] = ms.bound;
+    mine[2] = ms.ncores ? ms.cores[0] : -1;
+    mine[3] = ms.ncores ? ms.cores[ms.ncores - 1] : -1;
+  }
+#else
+  (void)x;
+#endif
+  int *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
+  MPI_Gather(mine, 4, MPI_INT, all, 4, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rank != 0 || !all)
+    return;
+  printf("placement of the mpi backend (own engine; per rank):\n");
+  for (int r = 0; r < size; r++) {
+    const int *v = all + 4 * r;
+    if (v[0] < 0)
+      printf("  rank %d: unknown\n", r);
+    else if (v[1])
+      printf("  rank %d: %d thread(s) on cores %d-%d\n", r, v[0], v[2], v[3]);
+    else
+      printf("  rank %d: %d thread(s), not bound (placed by the launcher, "
+             "or fewer cores than ranks)\n",
+             r, v[0]);
+  }
+  free(all);
+}
+
 int main(int argc, char **argv) {
   int rank, size;
+  /* the column reprise_ms, the probe and the breakdowns are StarPU's (the
+   * examples' default may be the mpi backend): the own engine is timed
+   * apart (own_exec) */
+  setenv("REPRISE_MPI_BACKEND", "starpu", 1);
   if (exm_start(&argc, &argv, &rank, &size))
     return 2;
   unsigned steps[8] = {20}, nsteps = 1, runs = 5;
@@ -741,6 +865,10 @@ int main(int argc, char **argv) {
       launch_us = atof(argv[++i]);
     else if (!strcmp(argv[i], "--net-body-scale") && i + 1 < argc)
       body_scale = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--own") && i + 1 < argc)
+      own_on = atoi(argv[++i]) != 0;
+    else if (!strcmp(argv[i], "--own-threads") && i + 1 < argc)
+      own_threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
       runs = (unsigned)atoi(argv[++i]);
     else if (!strcmp(argv[i], "--app") && i + 1 < argc)
@@ -761,20 +889,25 @@ int main(int argc, char **argv) {
                 "[--form replicated|distributed|both] [--app jacobi|heat] "
                 "[--net-latency-us L] [--net-gbps B] [--net-task-us T] "
                 "[--net-msg-us M] [--net-launch-us S] "
-                "[--net-body-scale X]\n");
+                "[--net-body-scale X] [--own 0|1] [--own-threads T]\n");
       return exm_finish(2);
     }
   }
   if (runs < 5)
     runs = 5;
+  const rp_backend *ob;
+  if (own_on &&
+      (rp_backend_find("mpi", &ob) != RP_OK || rp_backend_probe(ob) != RP_OK))
+    own_on = 0; /* not built */
   if (rank == 0)
     printf("bench_mpi_jacobi: %d ranks, %u steps per run (or as listed per "
            "grid), median of %u "
            "runs; net %.1f us + bytes / %.2f GB/s\n%-6s %6s %-11s %9s %10s "
-           "%10s %7s %9s %10s %7s %9s %9s %7s %7s\n",
+           "%10s %7s %9s %10s %7s %9s %9s %7s %7s %9s %9s %9s %8s\n",
            size, steps[0], runs, lat, gbps, "app", "n", "form", "graph_ops",
            "mpi_ms", "reprise_ms", "ratio", "results", "pred_ms", "pred/ach",
-           "setup_ms", "first_ms", "an/ach", "pm/ach");
+           "setup_ms", "first_ms", "an/ach", "pm/ach", "own_ms", "own_ratio",
+           "own_res", "own_p/a");
   hand_steps = heat ? heat_steps : mpi_steps;
   rp__starpu_net net = {lat, gbps, 0, 0, 0, 1, 1};
   { /* start StarPU(-MPI) before anything is timed: a tiny exec */
@@ -786,6 +919,14 @@ int main(int argc, char **argv) {
         !ex_heat2d_record(tg, &tp, tu, tv) && !rp_graph_end(tg))
       tx = exm_exec(tg, "bench_mpi_jacobi");
     print_layout(rank, size);
+    if (own_on) { /* the own engine's threads and cores, on the same graph */
+      double *u2 = calloc(tp.n * tp.n, 8), *v2 = calloc(tp.n * tp.n, 8);
+      rp_exec *ox = u2 && v2 && tg ? own_exec(tg, u2, v2, tp.n * tp.n) : NULL;
+      print_own_layout(ox, rank, size);
+      rp_exec_destroy(ox);
+      free(u2);
+      free(v2);
+    }
     rp__starpu_layout l;
     if (!rp__starpu_layout_get(&l))
       net.workers = (unsigned)(l.workers > 0 ? l.workers : 1);

@@ -1,0 +1,75 @@
+/* Internal interface of the mpi backend: one rank's part of the plan
+ * (found as the starpu backend's mode "mpi" finds it, sp_place.h) lowered
+ * onto the OpenMP backend's engine (omp_internal.h), its transfers between
+ * ranks as tasks that post nonblocking MPI sends and receives. */
+#ifndef RP_MPI_INTERNAL_H
+#define RP_MPI_INTERNAL_H
+
+#include <mpi.h>
+#include "omp_internal.h"
+#include "sp_place.h"
+
+/* What one task of a rank's list does. */
+enum {
+  MI_RUN = 0,   /* plan node v: a kernel, a host task, a copy in the rank */
+  MI_LOCAL = 1, /* the local piece of a copy whose host end is distributed */
+  MI_SEND = 2,  /* pack a piece into its staging buffer, MPI_Isend it */
+  MI_RECV = 3,  /* wait for a piece's receive, unpack it */
+  MI_POST = 4   /* post the replay's receives (MPI_Irecv), before any wait */
+};
+
+typedef struct mstate mstate;
+
+/* One piece of a copy on this rank: a message (send or receive) or the
+ * local piece; the task's argument. */
+typedef struct mmsg {
+  mstate *m;
+  uint32_t src, dst;    /* plan images of the copy's two ends */
+  const uint64_t *runs; /* byte runs (offset, length), nr of them */
+  uint32_t nr;
+  char *stage; /* messages: the packed bytes */
+  int bytes, peer, tag;
+  MPI_Request req; /* the send or receive in flight, or MPI_REQUEST_NULL */
+} mmsg;
+
+struct mstate {
+  ostate *st; /* the engine: st->task, st->succ, st->img are ours */
+  rp_exec *x;
+  const rp_plan *p;
+  int rank, nranks;
+  MPI_Comm comm; /* this exec's own communicator (MPI_Comm_dup) */
+  int comm_ok;
+  sp_place place;
+  sp_part part;
+  void **owned; /* per plan image: our allocation (rp_image_alloc) */
+  /* the task list, in program order */
+  uint32_t nitem;
+  uint8_t *kind;  /* MI_* per task */
+  uint32_t *node; /* per task: its plan node (RP_NONE: the post) */
+  mmsg *msg;      /* per piece of the part */
+  uint32_t *recv; /* pieces this rank receives (the post's list) */
+  uint32_t nrecv;
+  uint32_t *send; /* pieces it sends (their requests end a launch) */
+  uint32_t nsend;
+  uint32_t *succ; /* the tasks' successors, CSR as the plan's */
+  uint32_t nedge;
+  okargs *kargs;     /* kernel tasks' argument blocks */
+  void **hptr;       /* host tasks' pointers */
+  ocopy *copy;       /* per task (copies in the rank) */
+  MPI_Request *sreq; /* scratch: the sends to complete */
+};
+
+/* Build m's task list, successors and the engine's tasks from m->part
+ * (images allocated; st->nth decides whether receives wait for every task
+ * before them: with several threads a thread blocked in a receive must
+ * not hold back work of an earlier step, mpi_lower.c). RP_ENOMEM,
+ * RP_ENOKERNEL, RP_ENOTSUP (a piece over INT_MAX bytes, tags run out). */
+rp_status rp__mpi_lower(mstate *m);
+
+/* Point kernels' argument slots and host tasks' pointers at the images. */
+void rp__mpi_bind(mstate *m);
+
+/* Free what rp__mpi_lower built. */
+void rp__mpi_lower_free(mstate *m);
+
+#endif
