@@ -64,11 +64,28 @@ if(RP_BUILD_TESTS)
         add_test(NAME ${tname} COMMAND $<TARGET_FILE:gpu_gate>
                  $<TARGET_FILE:${prog}> ${args} --backend ${be})
         set_tests_properties(${tname} PROPERTIES SKIP_RETURN_CODE 77)
+      elseif(be STREQUAL "mpi")
+        # The mpi backend runs only under an MPI launcher: one rank here
+        # (several ranks: examples/mpi.cmake's mpi_own_* tests).
+        find_program(RP_MPIRUN NAMES mpirun mpiexec)
+        if(NOT RP_MPIRUN)
+          continue()
+        endif()
+        add_test(NAME ${tname}
+                 COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
+                         -np 1 $<TARGET_FILE:${prog}> ${args} --backend ${be})
       else()
         add_test(NAME ${tname} COMMAND ${prog} ${args} --backend ${be})
       endif()
+      set(_ex_env "RP_XRT_EMULATE=1")
+      if(be STREQUAL "mpi")
+        list(APPEND _ex_env "OMPI_MCA_mpi_yield_when_idle=1")
+        if(RP_SANITIZE) # Open MPI's plugins' allocations (examples/mpi.cmake)
+          list(APPEND _ex_env "ASAN_OPTIONS=detect_leaks=0")
+        endif()
+      endif()
       set_tests_properties(${tname} PROPERTIES TIMEOUT 60
-                           ENVIRONMENT "RP_XRT_EMULATE=1")
+                           ENVIRONMENT "${_ex_env}")
     endforeach()
   endforeach()
 endif()

@@ -71,7 +71,8 @@ config=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG"
         -DRP_BUILD_TESTS=OFF -DRP_BUILD_BENCH=OFF
         -DRP_BUILD_EXAMPLES=ON -DRP_EXAMPLES=jacobi2d -DRP_WITH_CXX=OFF
         -DRP_WITH_CUDA="$(on cuda)"
-        -DRP_WITH_XRT="$(on xrt)" -DRP_WITH_STARPU="$(on starpu)")
+        -DRP_WITH_XRT="$(on xrt)" -DRP_WITH_STARPU="$(on starpu)"
+        -DRP_WITH_MPI=OFF)
 # Ninja when installed (8 % less CPU than make's recursive Makefiles on
 # this build); not worth installing for one build.
 gen=()

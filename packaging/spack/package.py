@@ -44,7 +44,9 @@ class Reprise(CMakePackage, CudaPackage):
     variant("starpu", default=False,
             description="starpu backend (plugin), StarPU 1.3")
     variant("mpi", default=False,
-            description="the starpu backend's distributed mode (StarPU-MPI)")
+            description="distributed replay over MPI: the mpi backend "
+            "(plugin) and, with +starpu, the starpu backend's distributed "
+            "mode (StarPU-MPI)")
     # Criterion is no Spack package: +tests takes it from the system (an
     # external); without it CMake says so and builds no test.
     variant("tests", default=False,
@@ -53,8 +55,6 @@ class Reprise(CMakePackage, CudaPackage):
     variant("cxx", default=True,
             description="the C++ example and tests of include/reprise.hpp "
             "(the header itself is always installed)")
-
-    conflicts("+mpi", when="~starpu", msg="+mpi is the starpu backend's mode")
 
     depends_on("c", type="build")
     depends_on("cxx", type="build", when="+cxx")
@@ -80,6 +80,7 @@ class Reprise(CMakePackage, CudaPackage):
             self.define("RP_WITH_CUDA", on("+cuda")),
             self.define("RP_WITH_XRT", on("+xrt")),
             self.define("RP_WITH_STARPU", on("+starpu")),
+            self.define("RP_WITH_MPI", on("+mpi")),
             self.define_from_variant("RP_BUILD_TESTS", "tests"),
             self.define_from_variant("RP_BUILD_EXAMPLES", "examples"),
             self.define_from_variant("RP_WITH_CXX", "cxx"),
