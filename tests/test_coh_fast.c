@@ -137,20 +137,18 @@ static void many_runs(uint64_t step, uint64_t off, uint64_t len,
   rp_graph_destroy(g);
 }
 
-Test(coh_fast, many_runs_bitmap) {
-  const char *want[] = {
+/* Multiples of 64 (the bitmap), then odd offsets (the radix sort). */
+Test(coh_fast, many_runs_bitmap_and_radix) {
+  const char *bitmap[] = {
       "op 32 \"r\" reads bytes [64, 128) of buffer \"V\" on device 0",
       "buffer \"V\": bytes [0, 4032) (and other pieces) last written by op 0 "
       "\"w\" on device 0"};
-  many_runs(128, 0, 64, want);
-}
-
-Test(coh_fast, many_runs_radix) {
-  const char *want[] = {
+  const char *radix[] = {
       "op 32 \"r\" reads bytes [501, 1001) of buffer \"V\" on device 0",
       "buffer \"V\": bytes [1, 31501) (and other pieces) last written by op 0 "
       "\"w\" on device 0"};
-  many_runs(1000, 1, 500, want);
+  many_runs(128, 0, 64, bitmap);
+  many_runs(1000, 1, 500, radix);
 }
 
 static int cmp_u64(const void *a, const void *b) {
