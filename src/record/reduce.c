@@ -399,8 +399,19 @@ static int arena_room(rp__reduce *r, uint32_t len) {
       uint32_t nc = 2 * r->acap, *q = malloc((size_t)nc * sizeof *q);
       if (!q)
         return -1;
-      for (uint32_t k = r->ahead - used; k != r->ahead; k++)
-        q[k & (nc - 1)] = r->ar[k & (r->acap - 1)];
+      /* Entry k moves from k mod acap to k mod nc: in at most three runs
+       * (the old ring's two pieces, the second cut where k mod nc
+       * wraps). */
+      for (uint32_t k = r->ahead - used; k != r->ahead;) {
+        uint32_t from = k & (r->acap - 1), to = k & (nc - 1);
+        uint32_t len = r->ahead - k;
+        if (len > r->acap - from)
+          len = r->acap - from;
+        if (len > nc - to)
+          len = nc - to;
+        memcpy(q + to, r->ar + from, (size_t)len * sizeof *q);
+        k += len;
+      }
       free(r->ar);
       r->ar = q;
       r->acap = nc;
@@ -420,9 +431,15 @@ static uint32_t list_merge(const rp__reduce *r, const uint32_t *a, uint32_t n,
   uint32_t nb = 0, i = 0, k = 0, o = 0;
   if (p >= r->nlow) {
     b = list_of(r, &r->nd[p]);
-    nb = r->nd[p].alen;
-    while (nb && b[nb - 1] < lo)
-      nb--;
+    /* Its entries >= lo: a prefix (they decrease). */
+    uint32_t hi = r->nd[p].alen;
+    while (nb < hi) {
+      uint32_t m = nb + (hi - nb) / 2;
+      if (b[m] >= lo)
+        nb = m + 1;
+      else
+        hi = m;
+    }
   }
   while (i < n && a[i] > p && o < cap)
     out[o++] = a[i++];
@@ -436,11 +453,13 @@ static uint32_t list_merge(const rp__reduce *r, const uint32_t *a, uint32_t n,
     i += x >= y;
     k += y >= x;
   }
-  while (i < n && o < cap)
-    out[o++] = a[i++];
-  while (k < nb && o < cap)
-    out[o++] = b[k++];
-  return o;
+  /* One of them is done: the rest of the other as it is. */
+  uint32_t rest = i < n ? n - i : nb - k;
+  if (rest > cap - o)
+    rest = cap - o;
+  if (rest)
+    memcpy(out + o, i < n ? a + i : b + k, (size_t)rest * sizeof *out);
+  return o + rest;
 }
 
 /* Builds node j's list from its m stored predecessors pred[0 .. m). */
@@ -714,7 +733,10 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
     uint32_t f = r->c[i].from;
     if (r->lev[f] > maxlev)
       maxlev = r->lev[f];
-    if (in_window(r, j, f))
+    /* A candidate already among the ancestors ORed in adds none: its
+     * ancestors in j's window, from wlo on, are in the bitset of the
+     * later candidate it reaches (complete there), so already in aj. */
+    if (in_window(r, j, f) && !bit_get(r, aj, f))
       or_ancestors(r, aj, f, j);
   }
   r->maxlev = maxlev;
