@@ -718,6 +718,11 @@ static int edge_from_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static int u32_desc(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x > y ? -1 : x < y;
+}
+
 int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   if (r->oom)
     return -1;
@@ -729,16 +734,32 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   /* j's window bitset: first the ancestors of every candidate inside the
    * window, which decide those candidates; then the candidates too. */
   uint64_t *aj = anc_of(r, j);
+  if (rp__grow((void **)&r->tmp, &r->captmp, n, sizeof *r->tmp))
+    return -1;
+  uint32_t nin = 0, *win = r->tmp;
   for (uint32_t i = 0; i < n; i++) {
     uint32_t f = r->c[i].from;
     if (r->lev[f] > maxlev)
       maxlev = r->lev[f];
-    /* A candidate already among the ancestors ORed in adds none: its
-     * ancestors in j's window, from wlo on, are in the bitset of the
-     * later candidate it reaches (complete there), so already in aj. */
-    if (in_window(r, j, f) && !bit_get(r, aj, f))
-      or_ancestors(r, aj, f, j);
+    if (in_window(r, j, f))
+      win[nin++] = f;
   }
+  /* Latest first; a candidate already among the ancestors ORed in adds
+   * none: its ancestors in j's window, from wlo on, are in the bitset of
+   * the later candidate it reaches (complete there), so in aj already. */
+  if (nin > 32) {
+    qsort(win, nin, sizeof *win, u32_desc);
+  } else {
+    for (uint32_t a = 1; a < nin; a++) {
+      uint32_t x = win[a], b = a;
+      for (; b > 0 && win[b - 1] < x; b--)
+        win[b] = win[b - 1];
+      win[b] = x;
+    }
+  }
+  for (uint32_t i = 0; i < nin; i++)
+    if (!bit_get(r, aj, win[i]))
+      or_ancestors(r, aj, win[i], j);
   r->maxlev = maxlev;
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
