@@ -42,7 +42,38 @@ static void sort_u64(uint64_t *v, uint64_t *tmp, uint64_t n, uint64_t max) {
     memcpy(v, src, n * sizeof *v);
 }
 
+/* The breakpoints of regular accesses (tiles, rows, chunks) are multiples
+ * of a power of two and few: shifted by the trailing zeros they share,
+ * they index a bitmap of at most 64 n bits, which tmp holds; reading its
+ * set bits in order gives them sorted, each once, with no sort. 0 when
+ * the bitmap would be larger. */
+static uint64_t segs_bitmap(uint64_t *bp, uint64_t *tmp, uint64_t n,
+                            uint64_t max) {
+  uint64_t any = 0;
+  for (uint64_t i = 0; i < n; i++)
+    any |= bp[i];
+  unsigned t = any ? (unsigned)__builtin_ctzll(any) : 0;
+  uint64_t words = ((max >> t) >> 6) + 1;
+  if (words > n)
+    return 0;
+  memset(tmp, 0, words * sizeof *tmp);
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t v = bp[i] >> t;
+    tmp[v >> 6] |= 1ull << (v & 63);
+  }
+  uint64_t u = 0;
+  for (uint64_t w = 0; w < words; w++)
+    for (uint64_t x = tmp[w]; x; x &= x - 1)
+      bp[u++] = (w << 6 | (unsigned)__builtin_ctzll(x)) << t;
+  return u;
+}
+
 uint64_t rp__segs_sort(uint64_t *bp, uint64_t *tmp, uint64_t n, uint64_t max) {
+  if (n >= 48) {
+    uint64_t u = segs_bitmap(bp, tmp, n, max);
+    if (u)
+      return u;
+  }
   sort_u64(bp, tmp, n, max);
   uint64_t u = 0;
   for (uint64_t i = 0; i < n; i++)

@@ -51,22 +51,70 @@ void rp__coh_free(rp__coh *c) {
   free(c);
 }
 
-/* The byte runs of access i of op n: one for a byte range, one per run of
- * rows for a box (written to iv when not NULL). */
-static uint64_t acc_runs(const rp_graph *g, rp_node n, uint32_t i, uint64_t *iv,
-                         uint64_t max) {
+/* The byte runs of the accesses, gathered into iv: (offset, length)
+ * pairs, n of them, room for cap. */
+typedef struct runs {
+  uint64_t *iv;
+  size_t n, cap;
+  int oom;
+} runs;
+
+static void run_add(void *ctx, uint64_t off, uint64_t len) {
+  runs *r = ctx;
+  if (r->oom)
+    return;
+  if (r->n == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 64;
+    uint64_t *iv = realloc(r->iv, cap * 2 * sizeof *iv);
+    if (!iv) {
+      r->oom = 1;
+      return;
+    }
+    r->iv = iv;
+    r->cap = cap;
+  }
+  r->iv[2 * r->n] = off;
+  r->iv[2 * r->n + 1] = len;
+  r->n++;
+}
+
+/* Appends the byte runs of access i of op n: one for a byte range, one
+ * per run of rows for a box (computed here when the box is one run, as
+ * rp__region_each would give it). */
+static void acc_runs(const rp_graph *g, rp_node n, uint32_t i, runs *r) {
   const rp__sacc *a = g->sacc + g->op[n].acc0 + i;
   if (a->kind != RP_REGION_BOX) {
-    if (!a->len)
-      return 0;
-    if (iv && max) {
-      iv[0] = a->off;
-      iv[1] = a->len;
-    }
-    return 1;
+    if (a->len)
+      run_add(r, a->off, a->len);
+    return;
   }
-  rp__access x = rp__acc_get(g, n, i);
-  return rp_region_intervals(g, &x.region, iv, max);
+  const rp__box *x = g->box + a->off;
+  const rp__buffer *b = &g->buf[a->buf];
+  unsigned nd = x->ndims;
+  if (nd < 1 || nd > 3)
+    return;
+  for (unsigned d = 0; d < nd; d++)
+    if (x->lo[d] >= x->hi[d])
+      return;
+  /* k: the outermost dimension of the contiguous run; one run when every
+   * dimension outside it spans one index. */
+  int k = (int)nd - 1;
+  while (k > 0 && x->lo[k] == 0 && x->hi[k] == b->dims[k])
+    k--;
+  for (int d = 0; d < k; d++)
+    if (x->hi[d] - x->lo[d] != 1) {
+      rp__access acc = rp__acc_get(g, n, i);
+      rp__region_each(b, &acc.region, run_add, r);
+      return;
+    }
+  uint64_t stride = b->elem, off = 0, len = 0;
+  for (int d = (int)nd - 1; d >= 0; d--) {
+    off += x->lo[d] * stride;
+    if (d == k)
+      len = (x->hi[d] - x->lo[d]) * stride;
+    stride *= b->dims[d];
+  }
+  run_add(r, off, len);
 }
 
 rp_status rp__coh_build(const rp_graph *g, rp__coh **out) {
@@ -174,25 +222,24 @@ static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
   s->slot_of[0] = 0;
   s->sp[0] = RP_SPACE_HOST;
   s->nsl = 1;
-  uint64_t nbp = 0, niv = 0;
+  uint64_t nbp = 0;
   if (!(s->ix = malloc((s->na ? s->na : 1) * sizeof *s->ix)))
     return RP_ENOMEM;
+  runs r = {NULL, 0, 0, 0};
   for (uint32_t k = 0; k < s->na; k++) {
     int sp = s->a[k].space;
     if (s->slot_of[sp + 1] < 0) {
       s->slot_of[sp + 1] = (int)s->nsl;
       s->sp[s->nsl++] = sp;
     }
-    s->ix[k].iv0 = niv;
-    s->ix[k].niv = acc_runs(c->g, s->a[k].op, s->a[k].k, NULL, 0);
-    niv += s->ix[k].niv;
+    s->ix[k].iv0 = r.n;
+    acc_runs(c->g, s->a[k].op, s->a[k].k, &r);
+    s->ix[k].niv = r.n - s->ix[k].iv0;
   }
-  nbp = 2 * niv;
-  if (!(s->iv = malloc((niv ? niv : 1) * 2 * sizeof *s->iv)))
+  s->iv = r.iv;
+  if (r.oom || (!r.iv && !(s->iv = malloc(2 * sizeof *s->iv))))
     return RP_ENOMEM;
-  for (uint32_t k = 0; k < s->na; k++)
-    acc_runs(c->g, s->a[k].op, s->a[k].k, s->iv + 2 * s->ix[k].iv0,
-             s->ix[k].niv);
+  nbp = 2 * (uint64_t)r.n;
   for (unsigned l = 0; l < s->nsl; l++) {
     int sp = s->sp[l];
     if (cls_spaces & rp__space_bit(sp))
@@ -421,6 +468,13 @@ rp_status rp__coh_check(const rp__coh *c,
   const rp_graph *g = c->g;
   for (rp_buf b = 0; b < c->nbuf; b++) {
     if (c->off[b + 1] == c->off[b])
+      continue;
+    /* Only the host: no device read, and every write leaves the host
+     * array with the latest value (a copy within the host keeps it). */
+    uint32_t dev = c->off[b];
+    while (dev < c->off[b + 1] && c->a[dev].space < 0)
+      dev++;
+    if (dev == c->off[b + 1])
       continue;
     /* Without a user array only the first read of never-written memory
      * can be found: first among a few accesses, then twice as many, and

@@ -399,8 +399,19 @@ static int arena_room(rp__reduce *r, uint32_t len) {
       uint32_t nc = 2 * r->acap, *q = malloc((size_t)nc * sizeof *q);
       if (!q)
         return -1;
-      for (uint32_t k = r->ahead - used; k != r->ahead; k++)
-        q[k & (nc - 1)] = r->ar[k & (r->acap - 1)];
+      /* Entry k moves from k mod acap to k mod nc: in at most three runs
+       * (the old ring's two pieces, the second cut where k mod nc
+       * wraps). */
+      for (uint32_t k = r->ahead - used; k != r->ahead;) {
+        uint32_t from = k & (r->acap - 1), to = k & (nc - 1);
+        uint32_t len = r->ahead - k;
+        if (len > r->acap - from)
+          len = r->acap - from;
+        if (len > nc - to)
+          len = nc - to;
+        memcpy(q + to, r->ar + from, (size_t)len * sizeof *q);
+        k += len;
+      }
       free(r->ar);
       r->ar = q;
       r->acap = nc;
@@ -420,9 +431,15 @@ static uint32_t list_merge(const rp__reduce *r, const uint32_t *a, uint32_t n,
   uint32_t nb = 0, i = 0, k = 0, o = 0;
   if (p >= r->nlow) {
     b = list_of(r, &r->nd[p]);
-    nb = r->nd[p].alen;
-    while (nb && b[nb - 1] < lo)
-      nb--;
+    /* Its entries >= lo: a prefix (they decrease). */
+    uint32_t hi = r->nd[p].alen;
+    while (nb < hi) {
+      uint32_t m = nb + (hi - nb) / 2;
+      if (b[m] >= lo)
+        nb = m + 1;
+      else
+        hi = m;
+    }
   }
   while (i < n && a[i] > p && o < cap)
     out[o++] = a[i++];
@@ -436,11 +453,13 @@ static uint32_t list_merge(const rp__reduce *r, const uint32_t *a, uint32_t n,
     i += x >= y;
     k += y >= x;
   }
-  while (i < n && o < cap)
-    out[o++] = a[i++];
-  while (k < nb && o < cap)
-    out[o++] = b[k++];
-  return o;
+  /* One of them is done: the rest of the other as it is. */
+  uint32_t rest = i < n ? n - i : nb - k;
+  if (rest > cap - o)
+    rest = cap - o;
+  if (rest)
+    memcpy(out + o, i < n ? a + i : b + k, (size_t)rest * sizeof *out);
+  return o + rest;
 }
 
 /* Builds node j's list from its m stored predecessors pred[0 .. m). */
@@ -699,6 +718,11 @@ static int edge_from_cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+static int u32_desc(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x > y ? -1 : x < y;
+}
+
 int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   if (r->oom)
     return -1;
@@ -710,13 +734,32 @@ int rp__reduce_end(rp_graph *g, rp__reduce *r, uint32_t j) {
   /* j's window bitset: first the ancestors of every candidate inside the
    * window, which decide those candidates; then the candidates too. */
   uint64_t *aj = anc_of(r, j);
+  if (rp__grow((void **)&r->tmp, &r->captmp, n, sizeof *r->tmp))
+    return -1;
+  uint32_t nin = 0, *win = r->tmp;
   for (uint32_t i = 0; i < n; i++) {
     uint32_t f = r->c[i].from;
     if (r->lev[f] > maxlev)
       maxlev = r->lev[f];
     if (in_window(r, j, f))
-      or_ancestors(r, aj, f, j);
+      win[nin++] = f;
   }
+  /* Latest first; a candidate already among the ancestors ORed in adds
+   * none: its ancestors in j's window, from wlo on, are in the bitset of
+   * the later candidate it reaches (complete there), so in aj already. */
+  if (nin > 32) {
+    qsort(win, nin, sizeof *win, u32_desc);
+  } else {
+    for (uint32_t a = 1; a < nin; a++) {
+      uint32_t x = win[a], b = a;
+      for (; b > 0 && win[b - 1] < x; b--)
+        win[b] = win[b - 1];
+      win[b] = x;
+    }
+  }
+  for (uint32_t i = 0; i < nin; i++)
+    if (!bit_get(r, aj, win[i]))
+      or_ancestors(r, aj, win[i], j);
   r->maxlev = maxlev;
   for (uint32_t i = 0; i < n; i++) {
     const rp__cand *c = &r->c[i];
