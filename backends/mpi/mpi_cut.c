@@ -161,8 +161,8 @@ static rp_status add_slice(mstate *m, uint32_t v, const geom *G, uint64_t y0,
   return RP_OK;
 }
 
-/* Cut kernel node v when it may be and some of its points read received
- * bytes (and not all do): its slices appended to m->chunk, interior ones
+/* Cut kernel node v when it may be and some of its points read bytes
+ * that a receive before it in program order writes (and not all do): its slices appended to m->chunk, interior ones
  * first; *n their count (0: left whole). */
 static rp_status cut_node(mstate *m, uint32_t v, uint32_t *n) {
   geom G;
@@ -174,6 +174,8 @@ static rp_status cut_node(mstate *m, uint32_t v, uint32_t *n) {
     return RP_ENOMEM;
   for (uint32_t k = 0; k < m->nrecv; k++) {
     const mmsg *g = &m->msg[m->recv[k]];
+    if (m->part.piece[m->recv[k]].v > v)
+      continue; /* later in program order: it waits for v, not v for it */
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint32_t r = 0; r < g->nr; r++) {
       lo = g->runs[2 * r] < lo ? g->runs[2 * r] : lo;

@@ -509,26 +509,55 @@ static rp_status build_tasks(mstate *m, const uint32_t *pieceof) {
   return RP_OK;
 }
 
-/* The slices' counts: interior and boundary ones, and those a receive
- * precedes directly (edges E in list order). */
+/* Whether task r is among the predecessors p[p0[i] .. p0[i + 1]) of i. */
+static int has_pred(const uint32_t *p0, const uint32_t *p, uint32_t i,
+                    uint32_t r) {
+  for (uint32_t k = p0[i]; k < p0[i + 1]; k++)
+    if (p[k] == r)
+      return 1;
+  return 0;
+}
+
+/* The slices' counts: interior and boundary ones, and those that wait for
+ * a receive: a receive among their direct predecessors that none of their
+ * other predecessors follows already (edges E in list order; a receive
+ * of the scatter that a slice's kernel overwrites is waited for by the
+ * step's first kernel, not by the slice). */
 static rp_status count_slices(mstate *m, const uint32_t *pieceof,
                               const edges *E) {
-  uint8_t *waits = calloc((size_t)m->nitem + 1, 1);
-  if (!waits)
+  uint32_t n = m->nitem;
+  uint32_t *p0 = calloc((size_t)n + 2, sizeof *p0);
+  uint32_t *p = malloc((E->n + 1) * sizeof *p);
+  if (!p0 || !p) {
+    free(p0);
+    free(p);
     return RP_ENOMEM;
+  }
   for (size_t k = 0; k < E->n; k++)
-    if (m->kind[E->e[2 * k]] == MI_RECV)
-      waits[E->e[2 * k + 1]] = 1;
-  for (uint32_t i = 0; i < m->nitem; i++) {
+    p0[E->e[2 * k + 1] + 2]++;
+  for (uint32_t i = 0; i < n; i++)
+    p0[i + 2] += p0[i + 1];
+  for (size_t k = 0; k < E->n; k++)
+    p[p0[E->e[2 * k + 1] + 1]++] = E->e[2 * k];
+  for (uint32_t i = 0; i < n; i++) {
     if (m->kind[i] != MI_PART)
       continue;
-    int b = m->chunk[pieceof[i]].boundary, w = waits[i];
+    int b = m->chunk[pieceof[i]].boundary, w = 0;
+    for (uint32_t k = p0[i]; k < p0[i + 1] && !w; k++) {
+      uint32_t r = p[k], via = 0;
+      if (m->kind[r] != MI_RECV)
+        continue;
+      for (uint32_t q = p0[i]; q < p0[i + 1] && !via; q++)
+        via = p[q] != r && has_pred(p0, p, p[q], r);
+      w = !via;
+    }
     m->nbnd += (uint32_t)b;
     m->nint += (uint32_t)!b;
     m->bnd_waits += (uint32_t)(b && w);
     m->int_waits += (uint32_t)(!b && w);
   }
-  free(waits);
+  free(p0);
+  free(p);
   return RP_OK;
 }
 

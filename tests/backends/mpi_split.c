@@ -12,8 +12,9 @@
  *
  * - counts: per step one kernel cut (STEPS in all), one interior slice and
  *   a boundary slice per neighbour (1 on the first and last ranks, 2
- *   between); no interior slice has a receive among its predecessors,
- *   every boundary slice has; the tasks without slices are the same as in
+ *   between); no interior slice waits for a receive (none among its
+ *   direct predecessors, rp__mpi_stats.interior_waits), every boundary
+ *   slice does; the tasks without slices are the same as in
  *   mode "whole" (no cut: 0 slices), whose engine has STEPS x (slices - 1)
  *   fewer tasks;
  * - results: the rank's rows of A and B equal the reference replay's, in
