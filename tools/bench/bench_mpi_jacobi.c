@@ -516,31 +516,42 @@ static rp_exec *own_exec(const rp_graph *g, double *a2, double *b2,
   return own_exec_mode(g, a2, b2, nn, "mpi");
 }
 
-/* Rank 0 prints the slices of every rank's cut stencils (exec x: the mpi
- * backend's): kernels cut, interior and boundary slices, and how many of
- * each a receive precedes. */
-static void print_slices(const rp_exec *x, int rank, int size) {
-  unsigned mine[5] = {0, 0, 0, 0, 0};
+/* Gathers on rank 0 five figures of the mpi backend's exec x (NULL or
+ * another backend's: -1, 0, -1, -1, 0) on every rank: its threads, whether
+ * bound, its first and last core; or, with `slices`, its kernels cut,
+ * interior slices and those that wait for a receive, boundary slices and
+ * those that wait. Rank 0 gets the array (5 per rank; free it). */
+static int *own_gather(const rp_exec *x, int slices, int rank, int size) {
+  int mine[5] = {-1, 0, -1, -1, 0};
 #ifdef RP_HAVE_MPI_BACKEND
   rp__mpi_stats ms;
   if (x && rp__mpi_stats_get(x, &ms) == RP_OK) {
-    mine[0] = ms.cut;
-    mine[1] = ms.interior;
-    mine[2] = ms.interior_waits;
-    mine[3] = ms.boundary;
-    mine[4] = ms.boundary_waits;
+    int lay[5] = {ms.nthreads, ms.bound, ms.ncores ? ms.cores[0] : -1,
+                  ms.ncores ? ms.cores[ms.ncores - 1] : -1, 0};
+    int sl[5] = {(int)ms.cut, (int)ms.interior, (int)ms.interior_waits,
+                 (int)ms.boundary, (int)ms.boundary_waits};
+    memcpy(mine, slices ? sl : lay, sizeof mine);
   }
 #else
   (void)x;
+  (void)slices;
 #endif
-  unsigned *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
-  MPI_Gather(mine, 5, MPI_UNSIGNED, all, 5, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+  int *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
+  MPI_Gather(mine, 5, MPI_INT, all, 5, MPI_INT, 0, MPI_COMM_WORLD);
+  return all;
+}
+
+/* Rank 0 prints the slices of every rank's cut stencils (exec x: the mpi
+ * backend's): kernels cut, interior and boundary slices, and how many of
+ * each wait for a receive. */
+static void print_slices(const rp_exec *x, int rank, int size) {
+  int *all = own_gather(x, 1, rank, size);
   if (rank != 0 || !all)
     return;
-  printf("  own: stencils cut per rank (kernels cut; interior slices, after "
-         "a receive; boundary slices, after a receive):");
+  printf("  own: stencils cut per rank (kernels cut; interior slices, "
+         "waiting for a receive; boundary slices, waiting):");
   for (int r = 0; r < size; r++)
-    printf(" %d: %u; %u, %u; %u, %u%s", r, all[5 * r], all[5 * r + 1],
+    printf(" %d: %d; %d, %d; %d, %d%s", r, all[5 * r], all[5 * r + 1],
            all[5 * r + 2], all[5 * r + 3], all[5 * r + 4],
            r + 1 < size ? " |" : "\n");
   free(all);
@@ -871,25 +882,12 @@ static void print_layout(int rank, int size) {
 /* Rank 0 prints the mpi backend's threads and cores on every rank (exec
  * x: that backend's; NULL: nothing). */
 static void print_own_layout(const rp_exec *x, int rank, int size) {
-  int mine[4] = {-1, 0, -1, -1};
-#ifdef RP_HAVE_MPI_BACKEND
-  rp__mpi_stats ms;
-  if (x && rp__mpi_stats_get(x, &ms) == RP_OK) {
-    mine[0] = ms.nthreads;
-    mine[1] = ms.bound;
-    mine[2] = ms.ncores ? ms.cores[0] : -1;
-    mine[3] = ms.ncores ? ms.cores[ms.ncores - 1] : -1;
-  }
-#else
-  (void)x;
-#endif
-  int *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
-  MPI_Gather(mine, 4, MPI_INT, all, 4, MPI_INT, 0, MPI_COMM_WORLD);
+  int *all = own_gather(x, 0, rank, size);
   if (rank != 0 || !all)
     return;
   printf("placement of the mpi backend (own engine; per rank):\n");
   for (int r = 0; r < size; r++) {
-    const int *v = all + 4 * r;
+    const int *v = all + 5 * r;
     if (v[0] < 0)
       printf("  rank %d: unknown\n", r);
     else if (v[1])
