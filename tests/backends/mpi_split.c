@@ -24,7 +24,14 @@
  *   message from its stencil's first row (an interior row of rank 0). The
  *   replay completes only if rank 0's interior runs before its receive
  *   completes; otherwise rank 1 gives up after GATE_S seconds and the test
- *   fails (in mode "whole" it would: not run). */
+ *   fails (in mode "whole" it would: not run).
+ *
+ * `mpi_split --timed` (2 ranks or more; not a check, not in ctest)
+ * prints the overlap's effect with sleeps, no CPU: rank 1's copies sleep
+ * 100 ms (its halo late), rank 0's stencil 15 ms per row (8 rows); with
+ * the neighbour's delay of the first step hidden behind rank 0's
+ * interior, a replay takes about 360 ms cut against 460 ms whole (the
+ * later steps' delays overlap the step before in both). */
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <stdio.h>
@@ -41,6 +48,15 @@ enum { ROWS = 8, COLS = 16, STEPS = 3, REPLAYS = 2, GATE_S = 20, GO_TAG = 77 };
 static int me, nranks;
 static int gate_on;     /* the gate between ranks 0 and 1 is live */
 static int gate_failed; /* rank 1 gave up waiting for "go" */
+/* --timed: rank 1's copies sleep delay_us (its halo late), rank 0's
+ * stencils row_us per row (its work); no CPU, so robust to load */
+static long delay_us, row_us;
+static double replay_ms; /* the last run_mode's replay, this rank */
+
+static void nap_us(long us) {
+  struct timespec t = {us / 1000000, (us % 1000000) * 1000};
+  nanosleep(&t, NULL);
+}
 
 /* rank 1, step 0: wait for rank 0's "go" (at most GATE_S seconds) */
 static void gate_wait(void) {
@@ -68,6 +84,8 @@ RP_KERNEL(sp_copy, {
   uint64_t r0 = (uint64_t)RP_VAL(int64_t, 2), i = (r0 + RP_Y) * COLS + RP_X;
   if (gate_on && me == 1 && RP_VAL(int64_t, 3) == 0 && RP_X == 0 && RP_Y == 0)
     gate_wait();
+  if (delay_us && me == 1 && RP_X == 0 && RP_Y == 0)
+    nap_us(delay_us);
   RP_PTR(double, 1)[i] = RP_PTR(const double, 0)[i];
 })
 RP_KERNEL(sp_sten, {
@@ -78,6 +96,8 @@ RP_KERNEL(sp_sten, {
     int go = 1;
     MPI_Send(&go, 1, MPI_INT, 1, GO_TAG, MPI_COMM_WORLD);
   }
+  if (row_us && me == 0 && RP_X == 0)
+    nap_us(row_us);
   RP_PTR(double, 1)
   [i] = r > 0 && r + 1 < n ? 0.5 * b[i] + 0.25 * (b[i - COLS] + b[i + COLS])
                            : b[i];
@@ -162,8 +182,10 @@ static int run_mode(rp_graph *g, double *a, double *b, const char *mode,
   init(a, b);
   gate_on = gate && nranks >= 2;
   MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = rp_clock_us();
   if (rp_exec_run(x, REPLAYS))
     FAIL("replay in mode %s: %s", mode, rp_exec_error(x));
+  replay_ms = (rp_clock_us() - t0) * 1e-3 / REPLAYS;
   gate_on = 0;
   memcpy(sa, a, nn * 8);
   memcpy(sb, b, nn * 8);
@@ -189,8 +211,24 @@ int main(int argc, char **argv) {
   uint64_t nn = (uint64_t)nranks * ROWS * COLS;
   double *a = malloc(nn * 8), *b = malloc(nn * 8);
   rp_graph *g = NULL;
+  int timed = argc > 1 && !strcmp(argv[1], "--timed") && nranks >= 2;
   if (!a || !b || rp_graph_create(&g, 0) || record(g, a, b)) {
     FAIL("recording: %s", g ? rp_graph_error(g) : "no memory");
+  } else if (timed) { /* not a check: the overlap's effect, printed */
+    rp__mpi_stats st;
+    delay_us = 100000;
+    row_us = 15000;
+    double ms[2];
+    for (int k = 0; k < 2; k++) {
+      bad |= run_mode(g, a, b, k ? "whole" : "mpi", 0, &st);
+      MPI_Allreduce(&replay_ms, &ms[k], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    }
+    if (me == 0)
+      printf("mpi_split --timed: rank 1's halo %ld ms late per step, rank "
+             "0's stencil %d rows x %ld ms, %d steps: %.1f ms per replay "
+             "cut, %.1f ms whole (whole/cut %.2f)\n",
+             delay_us / 1000, ROWS, row_us / 1000, STEPS, ms[0], ms[1],
+             ms[1] / ms[0]);
   } else {
     rp__mpi_stats cut, whole;
     bad |= run_mode(g, a, b, "mpi", 1, &cut);
