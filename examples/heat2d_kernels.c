@@ -22,7 +22,9 @@ RP_KERNEL(heat_step, {
 })
 static const rp_param heat_params[] = {
     {"src", RP_IN}, {"dst", RP_OUT}, {"n", RP_SCALAR}, {"r0", RP_SCALAR}};
-static const rp_kernel heat_k = RP_KERNEL_DESC(heat_step, heat_params);
+/* A 5-point stencil over rows (y): rp_kernel.halo, docs/mpi.md. */
+static const rp_kernel heat_k =
+    RP_KERNEL_DESC_HALO(heat_step, heat_params, 0, 1, 0);
 
 void ex_heat2d_rows(const ex_heat2d *p, unsigned d, uint64_t *r0,
                     uint64_t *r1) {

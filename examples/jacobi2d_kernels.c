@@ -23,7 +23,11 @@ static const rp_param jac_copy_params[] = {
 static const rp_param jac_sten_params[] = {
     {"src", RP_IN}, {"dst", RP_OUT}, {"n", RP_SCALAR}, {"r0", RP_SCALAR}};
 static const rp_kernel jac_copy_k = RP_KERNEL_DESC(jac_copy, jac_copy_params);
-static const rp_kernel jac_sten_k = RP_KERNEL_DESC(jac_sten, jac_sten_params);
+/* A 5-point stencil over rows (y): a distributed lowering computes the
+ * rows that need no neighbour's halo while the halo flies (rp_kernel.halo,
+ * docs/mpi.md). */
+static const rp_kernel jac_sten_k =
+    RP_KERNEL_DESC_HALO(jac_sten, jac_sten_params, 0, 1, 0);
 
 /* sums[k] = the sum of the n x n grid a. */
 static void jac_sum_into(const double *a, uint64_t n, double *sums,

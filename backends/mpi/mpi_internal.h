@@ -15,8 +15,19 @@ enum {
   MI_LOCAL = 1, /* the local piece of a copy whose host end is distributed */
   MI_SEND = 2,  /* pack a piece into its staging buffer, MPI_Isend it */
   MI_RECV = 3,  /* wait for a piece's receive, unpack it */
-  MI_POST = 4   /* post the replay's receives (MPI_Irecv), before any wait */
+  MI_POST = 4,  /* post the replay's receives (MPI_Irecv), before any wait */
+  MI_PART = 5   /* a slice of a kernel cut for overlap (mpi_cut.c) */
 };
+
+/* A slice of a stencil kernel cut for overlap (mpi_cut.c): points
+ * [y0, y1) of axis ax of plan node v's index space. */
+typedef struct mchunk {
+  uint32_t v;
+  int ax;
+  uint64_t y0, y1;
+  int boundary;   /* 1: some of its points read received bytes */
+  uint64_t *span; /* per access of v: the bytes [lo, hi) it touches */
+} mchunk;
 
 typedef struct mstate mstate;
 
@@ -57,6 +68,16 @@ struct mstate {
   void **hptr;       /* host tasks' pointers */
   ocopy *copy;       /* per task (copies in the rank) */
   MPI_Request *sreq; /* scratch: the sends to complete */
+  /* kernels cut for overlap (mpi_cut.c) */
+  int nocut;             /* mode "whole": none */
+  mchunk *chunk;         /* every slice */
+  uint32_t nchunk;       /* slices */
+  size_t capchunk;       /* allocated */
+  uint32_t *cut0, *cutn; /* per node of the part: its slices, 0: whole */
+  uint32_t ncut;         /* kernels cut */
+  uint32_t nint, nbnd;   /* interior and boundary slices */
+  uint32_t int_waits;    /* interior slices a receive precedes (0) */
+  uint32_t bnd_waits;    /* boundary slices a receive precedes */
 };
 
 /* Build m's task list, successors and the engine's tasks from m->part
@@ -65,6 +86,18 @@ struct mstate {
  * not hold back work of an earlier step, mpi_lower.c). RP_ENOMEM,
  * RP_ENOKERNEL, RP_ENOTSUP (a piece over INT_MAX bytes, tags run out). */
 rp_status rp__mpi_lower(mstate *m);
+
+/* Cut the stencil kernels of m's part whose reads need received rows
+ * into interior and boundary slices (mpi_cut.c; none in mode "whole"):
+ * m->chunk, m->cut0, m->cutn, m->ncut. The messages are built. RP_ENOMEM. */
+rp_status rp__mpi_cuts(mstate *m);
+
+/* A slice's argument block from its kernel's: its points only, as a chunk
+ * of the split pass (origin, n, whole; docs/split.md). */
+void rp__mpi_chunk_args(const mchunk *c, rp_kargs *ka);
+
+/* Free what rp__mpi_cuts built. */
+void rp__mpi_cuts_free(mstate *m);
 
 /* Point kernels' argument slots and host tasks' pointers at the images. */
 void rp__mpi_bind(mstate *m);

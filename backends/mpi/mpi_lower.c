@@ -6,7 +6,9 @@
  * part: the node itself (a kernel, a host task, a copy within the rank),
  * or one task per piece of a copy with an end here: the local piece, a
  * send (wait for the piece's send of the replay before, pack, MPI_Isend),
- * a receive (wait for the posted MPI_Irecv, unpack).
+ * a receive (wait for the posted MPI_Irecv, unpack). A stencil kernel
+ * whose reads need received rows is several tasks: its slices, interior
+ * first (mpi_cut.c).
  *
  * Memory: as the starpu lowering keeps them (rp__sp_alias), the spaces of
  * a buffer on this rank are one memory, the user's array, where the
@@ -185,7 +187,7 @@ static rp_status build_list(mstate *m, uint32_t *pieceof) {
       pc++;
       np++;
     }
-    n += np ? np : 1;
+    n += np ? np : m->cutn[k] ? m->cutn[k] : 1;
   }
   m->kind = malloc((size_t)n + 1);
   m->node = malloc(((size_t)n + 1) * sizeof *m->node);
@@ -201,7 +203,12 @@ static rp_status build_list(mstate *m, uint32_t *pieceof) {
     uint32_t v = pt->node[k], pc0 = pc;
     while (pc < pt->npiece && pt->piece[pc].v == v)
       pc++;
-    if (pc == pc0) {
+    for (uint32_t c = 0; pc == pc0 && c < m->cutn[k]; c++) {
+      m->kind[i] = MI_PART; /* a slice: its chunk in pieceof */
+      pieceof[i] = m->cut0[k] + c;
+      m->node[i++] = v;
+    }
+    if (pc == pc0 && !m->cutn[k]) {
       m->kind[i] = MI_RUN;
       pieceof[i] = RP_NONE;
       m->node[i++] = v;
@@ -229,13 +236,13 @@ static rp_status build_edges(mstate *m, const uint32_t *pieceof, edges *E) {
   uint32_t *dn = calloc((size_t)n + 1, sizeof *dn);
   rp_status rc = RP_ENOMEM;
   if (t && d0 && dn) {
-    static const uint8_t touch[] = {[MI_RUN] = SP_T_NODE,
-                                    [MI_LOCAL] = SP_T_BOTH,
-                                    [MI_SEND] = SP_T_READ,
-                                    [MI_RECV] = SP_T_WRITE,
-                                    [MI_POST] = SP_T_NONE};
+    static const uint8_t touch[] = {
+        [MI_RUN] = SP_T_NODE,   [MI_LOCAL] = SP_T_BOTH, [MI_SEND] = SP_T_READ,
+        [MI_RECV] = SP_T_WRITE, [MI_POST] = SP_T_NONE,  [MI_PART] = SP_T_NODE};
     for (uint32_t i = 0; i < n; i++)
-      t[i] = (sp_task_ref){m->node[i], pieceof[i], touch[m->kind[i]]};
+      t[i] = (sp_task_ref){m->node[i], pieceof[i], touch[m->kind[i]],
+                           m->kind[i] == MI_PART ? m->chunk[pieceof[i]].span
+                                                 : NULL};
     rc = rp__sp_order(m->p, &m->part, t, n, 0, 0, &dep, d0, dn, &maxdep);
   }
   for (uint32_t i = 0; rc == RP_OK && i < n; i++)
@@ -398,8 +405,10 @@ static int one_memory(const mstate *m, uint32_t i, uint32_t j) {
          m->p->image[i].buf == m->p->image[j].buf;
 }
 
-/* A plan node's task for the engine: a kernel, a host task or a copy. */
-static rp_status node_task(mstate *m, uint32_t i, uint32_t *nk, uint32_t *nh) {
+/* A plan node's task for the engine: a kernel (or slice c of it, when not
+ * NULL), a host task or a copy. */
+static rp_status node_task(mstate *m, uint32_t i, const mchunk *c, uint32_t *nk,
+                           uint32_t *nh) {
   const rp_plan *p = m->p;
   ostate *st = m->st;
   otask *t = &st->task[i];
@@ -418,6 +427,8 @@ static rp_status node_task(mstate *m, uint32_t i, uint32_t *nk, uint32_t *nh) {
     rp_kargs *ka = &m->kargs[(*nk)++].k;
     if (tpl)
       *ka = *tpl;
+    if (c)
+      rp__mpi_chunk_args(c, ka);
     t->kind = OT_KERNEL;
     t->fn.k = ni.kernel->cpu;
     t->p = ka;
@@ -441,11 +452,11 @@ static rp_status node_task(mstate *m, uint32_t i, uint32_t *nk, uint32_t *nh) {
   } else if (one_memory(m, a[0].image, a[1].image)) {
     t->kind = 0; /* a copy within the user's array: nothing moves */
   } else {
-    ocopy *c = &m->copy[i];
-    *c = (ocopy){a[0].image, a[1].image, a[1].niv,
-                 p->iv + 2 * (uint64_t)a[1].iv0};
+    ocopy *cp = &m->copy[i];
+    *cp = (ocopy){a[0].image, a[1].image, a[1].niv,
+                  p->iv + 2 * (uint64_t)a[1].iv0};
     t->kind = OT_COPY;
-    t->p = c;
+    t->p = cp;
   }
   return RP_OK;
 }
@@ -456,7 +467,7 @@ static rp_status build_tasks(mstate *m, const uint32_t *pieceof) {
   ostate *st = m->st;
   uint32_t nk = 0, nh = 0;
   for (uint32_t i = 0; i < m->nitem; i++)
-    if (m->kind[i] == MI_RUN) {
+    if (m->kind[i] == MI_RUN || m->kind[i] == MI_PART) {
       const rp_plan_node *nd = &p->node[m->node[i]];
       nk += nd->type == RP_OP_KERNEL;
       nh += nd->type == RP_OP_HOST ? nd->nacc : 0;
@@ -477,8 +488,9 @@ static rp_status build_tasks(mstate *m, const uint32_t *pieceof) {
     otask *t = &st->task[i];
     atomic_init(&t->done, 0);
     t->group = 0;
-    if (m->kind[i] == MI_RUN) {
-      rp_status rc = node_task(m, i, &nk, &nh);
+    if (m->kind[i] == MI_RUN || m->kind[i] == MI_PART) {
+      rp_status rc = node_task(
+          m, i, m->kind[i] == MI_PART ? &m->chunk[pieceof[i]] : NULL, &nk, &nh);
       if (rc != RP_OK)
         return rc;
       continue;
@@ -497,11 +509,63 @@ static rp_status build_tasks(mstate *m, const uint32_t *pieceof) {
   return RP_OK;
 }
 
+/* Whether task r is among the predecessors p[p0[i] .. p0[i + 1]) of i. */
+static int has_pred(const uint32_t *p0, const uint32_t *p, uint32_t i,
+                    uint32_t r) {
+  for (uint32_t k = p0[i]; k < p0[i + 1]; k++)
+    if (p[k] == r)
+      return 1;
+  return 0;
+}
+
+/* The slices' counts: interior and boundary ones, and those that wait for
+ * a receive: a receive among their direct predecessors that none of their
+ * other predecessors follows already (edges E in list order; a receive
+ * of the scatter that a slice's kernel overwrites is waited for by the
+ * step's first kernel, not by the slice). */
+static rp_status count_slices(mstate *m, const uint32_t *pieceof,
+                              const edges *E) {
+  uint32_t n = m->nitem;
+  uint32_t *p0 = calloc((size_t)n + 2, sizeof *p0);
+  uint32_t *p = malloc((E->n + 1) * sizeof *p);
+  if (!p0 || !p) {
+    free(p0);
+    free(p);
+    return RP_ENOMEM;
+  }
+  for (size_t k = 0; k < E->n; k++)
+    p0[E->e[2 * k + 1] + 2]++;
+  for (uint32_t i = 0; i < n; i++)
+    p0[i + 2] += p0[i + 1];
+  for (size_t k = 0; k < E->n; k++)
+    p[p0[E->e[2 * k + 1] + 1]++] = E->e[2 * k];
+  for (uint32_t i = 0; i < n; i++) {
+    if (m->kind[i] != MI_PART)
+      continue;
+    int b = m->chunk[pieceof[i]].boundary, w = 0;
+    for (uint32_t k = p0[i]; k < p0[i + 1] && !w; k++) {
+      uint32_t r = p[k], via = 0;
+      if (m->kind[r] != MI_RECV)
+        continue;
+      for (uint32_t q = p0[i]; q < p0[i + 1] && !via; q++)
+        via = p[q] != r && has_pred(p0, p, p[q], r);
+      w = !via;
+    }
+    m->nbnd += (uint32_t)b;
+    m->nint += (uint32_t)!b;
+    m->bnd_waits += (uint32_t)(b && w);
+    m->int_waits += (uint32_t)(!b && w);
+  }
+  free(p0);
+  free(p);
+  return RP_OK;
+}
+
 rp_status rp__mpi_lower(mstate *m) {
   rp_status rc = build_msgs(m);
-  if (rc != RP_OK)
+  if (rc != RP_OK || (rc = rp__mpi_cuts(m)) != RP_OK)
     return rc;
-  size_t ni = (size_t)m->part.nnode + m->part.npiece + 2;
+  size_t ni = (size_t)m->part.nnode + m->part.npiece + m->nchunk + 2;
   uint32_t *pieceof = malloc(ni * sizeof *pieceof);
   edges E = {0};
   if (!pieceof)
@@ -509,6 +573,7 @@ rp_status rp__mpi_lower(mstate *m) {
   if ((rc = build_list(m, pieceof)) == RP_OK &&
       (rc = build_edges(m, pieceof, &E)) == RP_OK &&
       (rc = lazy_order(m, pieceof, &E)) == RP_OK &&
+      (rc = count_slices(m, pieceof, &E)) == RP_OK &&
       (rc = barrier_edges(m, &E)) == RP_OK &&
       (rc = build_tasks(m, pieceof)) == RP_OK)
     rc = build_succ(m, &E);
@@ -521,7 +586,7 @@ void rp__mpi_bind(mstate *m) {
   const rp_plan *p = m->p;
   ostate *st = m->st;
   for (uint32_t i = 0; i < m->nitem; i++) {
-    if (m->kind[i] != MI_RUN)
+    if (m->kind[i] != MI_RUN && m->kind[i] != MI_PART)
       continue;
     const rp_plan_node *nd = &p->node[m->node[i]];
     const rp_plan_access *a = p->acc + nd->acc0;
@@ -551,6 +616,7 @@ void rp__mpi_lower_free(mstate *m) {
   free(m->kargs);
   free(m->hptr);
   free(m->copy);
+  rp__mpi_cuts_free(m);
   if (m->st) {
     free(m->st->task);
     m->st->task = NULL;

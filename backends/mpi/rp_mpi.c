@@ -68,7 +68,13 @@ static void keep_figures(const mstate *m, int on) {
     o->bound = m->st->tset != NULL;
     o->ncores = m->st->ncores;
     memcpy(o->cores, m->st->cores, sizeof o->cores);
-    o->tasks = m->nitem;
+    o->tasks = m->nitem - m->nchunk + m->ncut;
+    o->engine_tasks = m->nitem;
+    o->cut = m->ncut;
+    o->interior = m->nint;
+    o->boundary = m->nbnd;
+    o->interior_waits = m->int_waits;
+    o->boundary_waits = m->bnd_waits;
     o->sends = m->nsend;
     o->recvs = m->nrecv;
     o->edges = m->nedge;
@@ -256,8 +262,9 @@ static unsigned m_exec_flags(const rp_exec_opts *o) {
 
 static rp_status m_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   const rp_exec_opts *o = rp_exec_opts_get(x);
-  if (o->mode && strcmp(o->mode, "mpi")) {
-    rp_exec_set_error(x, "mpi: unknown mode \"%s\" (mpi, or none)", o->mode);
+  if (o->mode && strcmp(o->mode, "mpi") && strcmp(o->mode, "whole")) {
+    rp_exec_set_error(x, "mpi: unknown mode \"%s\" (mpi, whole, or none)",
+                      o->mode);
     return RP_EINVAL;
   }
   int level = 0;
@@ -270,7 +277,8 @@ static rp_status m_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     free(m);
     return RP_ENOMEM;
   }
-  *m = (mstate){.st = st, .x = x, .p = p};
+  *m = (mstate){
+      .st = st, .x = x, .p = p, .nocut = o->mode && !strcmp(o->mode, "whole")};
   if (MPI_Comm_dup(MPI_COMM_WORLD, &m->comm) != MPI_SUCCESS) {
     rp_exec_set_error(x, "mpi: MPI_Comm_dup failed");
     rc = RP_ENODEV;

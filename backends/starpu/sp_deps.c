@@ -36,7 +36,7 @@ rp_status rp__sp_deps(sp *s) {
                       : it->kind == SP_PACK                      ? SP_T_READ
                       : it->kind == SP_UNPACK                    ? SP_T_WRITE
                                                                  : SP_T_BOTH;
-      t[i] = (sp_task_ref){it->v, it->piece, touch};
+      t[i] = (sp_task_ref){it->v, it->piece, touch, NULL};
     }
     st = rp__sp_order(s->p, &s->part, t, n, s->dep_whole, 1, &s->dep, d0, dn,
                       &s->maxdep);

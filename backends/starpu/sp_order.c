@@ -136,8 +136,9 @@ static int task_accesses(const rp_plan *p, const sp_part *pt,
     /* a copy's destination is written whatever its mode says */
     int w = (a[j].mode & RP_OUT) ||
             (nd->type != RP_OP_KERNEL && nd->type != RP_OP_HOST && j == 1);
-    if (access_one(d, x, n, mem_of(p, pt, a[j].image), a[j].offset,
-                   a[j].offset + a[j].bytes, w, record))
+    uint64_t lo = it->span ? it->span[2 * j] : a[j].offset;
+    uint64_t hi = it->span ? it->span[2 * j + 1] : a[j].offset + a[j].bytes;
+    if (access_one(d, x, n, mem_of(p, pt, a[j].image), lo, hi, w, record))
       return -1;
   }
   return 0;

@@ -111,6 +111,10 @@ enum { SP_T_NONE = 0, SP_T_NODE, SP_T_READ, SP_T_WRITE, SP_T_BOTH };
 typedef struct sp_task_ref {
   uint32_t v, piece;
   uint8_t touch; /* SP_T_* */
+  /* SP_T_NODE: NULL, or per access of node v the span [lo, hi) it
+   * touches instead of the access's (a slice of a kernel cut by the mpi
+   * backend, mpi_cut.c) */
+  const uint64_t *span;
 } sp_task_ref;
 
 /* The order between the n tasks t of part pt's list (program order), from

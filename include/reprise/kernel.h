@@ -199,14 +199,25 @@ static_assert(sizeof(rp__kargs_packed<2>) == RP_KARGS_PACKED_BYTES(2),
 #define RP_KERNEL_DESC_SPLIT(kname, params, axis, follow)                      \
   RP__KERNEL_DESC(kname, params, axis, follow)
 
+/** A descriptor as RP_KERNEL_DESC() for a stencil whose index point
+ * reads units within @p hx, @p hy, @p hz of the ones it writes along x, y,
+ * z (rp_kernel.halo; docs/mpi.md): a 5-point stencil over rows with y the
+ * row has RP_KERNEL_DESC_HALO(k, params, 0, 1, 0). */
+#define RP_KERNEL_DESC_HALO(kname, params, hx, hy, hz)                         \
+  RP__KERNEL_DESC_H(kname, params, RP_SPLIT_NONE, 0, hx, hy, hz)
+
 #define RP__KERNEL_NPARAMS(params)                                             \
   ((unsigned)(sizeof(params) / sizeof((params)[0])))
 #define RP__KERNEL_DESC(kname, params, axis, follow)                           \
+  RP__KERNEL_DESC_H(kname, params, axis, follow, 0, 0, 0)
+#define RP__KERNEL_DESC_H(kname, params, axis, follow, hx, hy, hz)             \
   {                                                                            \
     sizeof(rp_kernel), RP__KERNEL_NAME(kname), RP__KERNEL_NPARAMS(params),     \
         (params), kname##_rp_cpu, RP_KERNEL_CUDA_FN(kname), NULL, {0, 0, 0},   \
         NULL, NULL, 0, (axis), (follow), 0,                                    \
-        RP_KERNEL_CUDA_ARGS_OF_NP(kname, RP__KERNEL_NPARAMS(params))           \
+        RP_KERNEL_CUDA_ARGS_OF_NP(kname, RP__KERNEL_NPARAMS(params)), {        \
+      (hx), (hy), (hz)                                                         \
+    }                                                                          \
   }
 #define RP__KERNEL_NAME(kname) #kname
 

@@ -230,6 +230,22 @@ typedef struct rp_kernel {
    * only while cuda_args->cuda equals @ref cuda (a descriptor whose cuda
    * slot was replaced keeps its own entry). NULL: arguments by value. */
   const rp_cuda_args *cuda_args;
+  /** The kernel's stencil radius along each axis of its index space (x,
+   * y, z), for lowerings that overlap messages with computation (the mpi
+   * backend computes a rank's rows that need no received halo while the
+   * halo flies, docs/mpi.md). Only the first axis d with halo[d] = h > 0
+   * is used, and it promises, S being that axis' extent: every written
+   * buffer parameter's region spans m x S units of its slowest dimension
+   * (a box's rows, a byte range's elements; m >= 1 whole, the same for
+   * all), all starting at the same unit W0 of buffers with the same unit
+   * size; the slice [a, b) of the axis writes units [W0 + a m, W0 + b m)
+   * of them, and reads, of every buffer parameter, only units
+   * [W0 + (a - h) m, W0 + (b + h) m) (a 5-point stencil over rows: h = 1
+   * along the rows' axis); no buffer is both read and written, and the
+   * slices may run in any order. reprise checks the shapes, not the
+   * body. 0 (the default, and for descriptors of an older size):
+   * unknown, the kernel is never cut so. */
+  unsigned halo[3];
 } rp_kernel;
 
 /** A kernel descriptor by designated initialisers, its size set:

@@ -40,7 +40,9 @@ typedef struct rp_exec_opts {
                               (the first launch times every task, later
                               ones run each task on an owner thread
                               chosen from those times: for tiny tasks on
-                              an idle machine), "serial"; NULL: default */
+                              an idle machine), "serial"; mpi "mpi"
+                              (default) and "whole" (stencils with a
+                              halo not cut, docs/mpi.md); NULL: default */
   int nthreads;     /**< openmp: threads; 0: all cores given */
   const int *cores; /**< openmp: the cores to use; NULL: all */
   unsigned ncores;

@@ -28,7 +28,11 @@
 # analysis' makespan, which has no such costs; pm/ach: pred with the
 # bodies slowed by the ranks sharing memory, as the probe measured), the
 # set-up
-# at n = 8192 against one run, LAST; before it, where the time went on
+# at n = 8192 against one run, LAST; before it, the overlap of halos with
+# computation on the mpi backend (issue 35, item 2: its stencils cut into
+# interior and boundary rows, own_ms, against the same backend with them
+# whole, whole_ms, timed alternately in the same run: whole/own > 1 is
+# the gain) and the slices of the last grid on the most ranks; before it, where the time went on
 # the most ranks, and each rank's wall time and wait on receives for
 # Jacobi at the largest n, distributed (issue 35: with a chain through the
 # ranks they grew with the rank). Each rank's workers and cores are
@@ -134,6 +138,19 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
     f && NF == 4 && $1 ~ /^[0-9]+$/ { print; next }
     f && /predicted per rank/ { next }
     { f = 0 }' "$OUT/run_jacobi_$last.txt"
+  echo
+  echo "overlap on the mpi backend (own: stencils cut into interior and" \
+    "boundary rows; whole: left whole, mode \"whole\"; ms per run):"
+  printf "%5s %-6s %-5s %-11s %9s %9s %9s\n" ranks app n form own_ms \
+    whole_ms whole/own
+  for np in $RANKS; do
+    for app in jacobi heat; do
+      awk -v np=$np '($1 == "jacobi" || $1 == "heat") && NF >= 20 {
+        printf "%5d %-6s %-5s %-11s %9s %9s %9s\n", np, $1, $2, $3, $15,
+               $19, $20 }' "$OUT/run_${app}_$np.txt"
+    done
+  done
+  grep -h "own: stencils cut" "$OUT/run_jacobi_$last.txt" | tail -1
   echo
   [ -z "$SKIPPED" ] || echo "skipped (past $BUDGET_S s):$SKIPPED"
   echo "starpu: the starpu backend (StarPU-MPI); own: the mpi backend" \

@@ -4,7 +4,9 @@
  * (the mpi backend: the openmp engine, nonblocking MPI messages as tasks;
  * the columns own_ms, own_ratio, own_res, and own_p/a its prediction
  * against achieved; --own 0 leaves it out), in two
- * forms:
+ * forms (and the mpi backend with its stencils left whole, mode "whole":
+ * whole_ms, and whole/own, what cutting them into interior and boundary
+ * rows gains, issue 35; --own-whole 0 leaves it out):
  * - "replicated": rank 0 holds the grids; each run scatters the rows to
  *   the ranks, does S steps (B = A over each rank's rows; the halo rows of
  *   B exchanged with non-blocking sends and receives; A = the 5-point
@@ -335,9 +337,10 @@ static void calibrate(int rank, int size, rp__starpu_net *n) {
 typedef struct thr {
   int tid;
   char comm[24];
-  double cpu_ms[3]; /* [0] during the MPI code's runs, [1] reprise's on
-                       StarPU, [2] on its own engine */
-  long csw[3];      /* context switches (voluntary + not) */
+  double cpu_ms[4]; /* [0] during the MPI code's runs, [1] reprise's on
+                       StarPU, [2] on its own engine, [3] the same with
+                       its stencils whole */
+  long csw[4];      /* context switches (voluntary + not) */
 } thr;
 static thr th[NTH];
 static unsigned nth;
@@ -487,14 +490,17 @@ static double own_us; /* this rank's time of the last timed run */
  * number of times as the hand-written code, each on its own grids). */
 static int own_on = 1;
 static int own_threads = 1;
+static int own_whole = 1; /* time mode "whole" too (whole_ms) */
 
-static rp_exec *own_exec(const rp_graph *g, double *a2, double *b2,
-                         uint64_t nn) {
+/* mode: "mpi" (stencils with a halo cut into interior and boundary rows)
+ * or "whole" (left whole: the lowering before issue 35's overlap). */
+static rp_exec *own_exec_mode(const rp_graph *g, double *a2, double *b2,
+                              uint64_t nn, const char *mode) {
   const rp_backend *be;
   rp_exec_opts o;
   rp_exec *x = NULL;
   rp_exec_opts_init(&o);
-  o.mode = "mpi";
+  o.mode = mode;
   o.nthreads = own_threads;
   if (rp_backend_find("mpi", &be) || rp_exec_create(&x, g, be, &o) ||
       rp_exec_rebind(x, 0, a2, nn * 8) || rp_exec_rebind(x, 1, b2, nn * 8)) {
@@ -503,6 +509,52 @@ static rp_exec *own_exec(const rp_graph *g, double *a2, double *b2,
     return NULL;
   }
   return x;
+}
+
+static rp_exec *own_exec(const rp_graph *g, double *a2, double *b2,
+                         uint64_t nn) {
+  return own_exec_mode(g, a2, b2, nn, "mpi");
+}
+
+/* Gathers on rank 0 five figures of the mpi backend's exec x (NULL or
+ * another backend's: -1, 0, -1, -1, 0) on every rank: its threads, whether
+ * bound, its first and last core; or, with `slices`, its kernels cut,
+ * interior slices and those that wait for a receive, boundary slices and
+ * those that wait. Rank 0 gets the array (5 per rank; free it). */
+static int *own_gather(const rp_exec *x, int slices, int rank, int size) {
+  int mine[5] = {-1, 0, -1, -1, 0};
+#ifdef RP_HAVE_MPI_BACKEND
+  rp__mpi_stats ms;
+  if (x && rp__mpi_stats_get(x, &ms) == RP_OK) {
+    int lay[5] = {ms.nthreads, ms.bound, ms.ncores ? ms.cores[0] : -1,
+                  ms.ncores ? ms.cores[ms.ncores - 1] : -1, 0};
+    int sl[5] = {(int)ms.cut, (int)ms.interior, (int)ms.interior_waits,
+                 (int)ms.boundary, (int)ms.boundary_waits};
+    memcpy(mine, slices ? sl : lay, sizeof mine);
+  }
+#else
+  (void)x;
+  (void)slices;
+#endif
+  int *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
+  MPI_Gather(mine, 5, MPI_INT, all, 5, MPI_INT, 0, MPI_COMM_WORLD);
+  return all;
+}
+
+/* Rank 0 prints the slices of every rank's cut stencils (exec x: the mpi
+ * backend's): kernels cut, interior and boundary slices, and how many of
+ * each wait for a receive. */
+static void print_slices(const rp_exec *x, int rank, int size) {
+  int *all = own_gather(x, 1, rank, size);
+  if (rank != 0 || !all)
+    return;
+  printf("  own: stencils cut per rank (kernels cut; interior slices, "
+         "waiting for a receive; boundary slices, waiting):");
+  for (int r = 0; r < size; r++)
+    printf(" %d: %d; %d, %d; %d, %d%s", r, all[5 * r], all[5 * r + 1],
+           all[5 * r + 2], all[5 * r + 3], all[5 * r + 4],
+           r + 1 < size ? " |" : "\n");
+  free(all);
 }
 
 static double timed(int which, int dist, rp_exec *x, uint64_t n, unsigned steps,
@@ -570,12 +622,16 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   double *tm = malloc(runs * sizeof *tm), *tr = malloc(runs * sizeof *tr);
   double *mr = malloc(runs * sizeof *mr); /* this rank's own times */
   double *to = malloc(runs * sizeof *to); /* the own engine's times */
+  double *tw = malloc(runs * sizeof *tw); /* the same, stencils whole */
+  int wh = own_on && own_whole;
+  double *a3 = wh ? malloc(nn * 8) : NULL;
+  double *b3 = wh ? malloc(nn * 8) : NULL;
   double *a2 = own_on ? malloc(nn * 8) : NULL;
   double *b2 = own_on ? malloc(nn * 8) : NULL;
   int *cnt = malloc((size_t)size * sizeof *cnt);
   int *dsp = malloc((size_t)size * sizeof *dsp);
   if (!a || !b || !ma || !mb || !la || !lb || !tm || !tr || !mr || !cnt ||
-      !dsp || !to || (own_on && (!a2 || !b2))) {
+      !dsp || !to || !tw || (own_on && (!a2 || !b2)) || (wh && (!a3 || !b3))) {
     fprintf(stderr, "bench_mpi_jacobi: out of memory at n = %llu\n",
             (unsigned long long)n);
     return 2;
@@ -629,6 +685,12 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
     memcpy(b2, b, nn * 8);
     xo = own_exec(g, a2, b2, nn);
   }
+  rp_exec *xw = NULL;
+  if (wh) { /* the same with its stencils whole */
+    memcpy(a3, a, nn * 8);
+    memcpy(b3, b, nn * 8);
+    xw = own_exec_mode(g, a3, b3, nn, "whole");
+  }
   if (dist) {
     fill_window(n, a, la, rank, size); /* a, b: still the initial grids */
     fill_window(n, b, lb, rank, size);
@@ -640,6 +702,8 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
   if (xo)
     timed(2, dist, xo, n, steps, a2, b2, la, lb, rank, size, cnt, dsp);
+  if (xw)
+    timed(3, dist, xw, n, steps, a3, b3, la, lb, rank, size, cnt, dsp);
   memset(th, 0, sizeof th);
   nth = 0;
   double body0 = 0, body1 = 0; /* the task bodies' CPU time */
@@ -652,8 +716,12 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
     to[r] =
         xo ? timed(2, dist, xo, n, steps, a2, b2, la, lb, rank, size, cnt, dsp)
            : -1;
+    tw[r] =
+        xw ? timed(3, dist, xw, n, steps, a3, b3, la, lb, rank, size, cnt, dsp)
+           : -1;
   }
   qsort(to, runs, sizeof *to, cmp_d);
+  qsort(tw, runs, sizeof *tw, cmp_d);
   rp_exec_stat_get(x, "body_cpu_us", &body1);
   qsort(tm, runs, sizeof *tm, cmp_d);
   qsort(tr, runs, sizeof *tr, cmp_d);
@@ -673,6 +741,13 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   else if (xo)
     own_same =
         rank != 0 || (!memcmp(a2, ma, nn * 8) && !memcmp(b2, mb, nn * 8));
+  if (xw && dist)
+    own_same = own_same && same_rows(n, a3, la, rank, size) &&
+               same_rows(n, b3, lb, rank, size);
+  else if (xw)
+    own_same =
+        own_same &&
+        (rank != 0 || (!memcmp(a3, ma, nn * 8) && !memcmp(b3, mb, nn * 8)));
   MPI_Allreduce(&own_same, &all_own, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   /* the predictions (rank 0): the net model over the lowering every rank
    * executes (rp__starpu_predict), per rank and overall, and the
@@ -719,7 +794,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
     bad = 2;
   if (rank == 0)
     printf("%-6s %6llu %-11s %9u %10.2f %10.2f %7.3f %9s %10.2f %7.3f "
-           "%9.1f %9.1f %7.3f %7.3f %9.2f %9.3f %9s %8.3f\n",
+           "%9.1f %9.1f %7.3f %7.3f %9.2f %9.3f %9s %8.3f %9.2f %9.3f\n",
            heat ? "heat" : "jacobi", (unsigned long long)n,
            dist ? "distributed" : "replicated", rp_graph_num_nodes(g),
            tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
@@ -730,7 +805,9 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
            !xo       ? "-"
            : all_own ? "identical"
                      : "DIFFER",
-           opred / to[runs / 2]);
+           opred / to[runs / 2], xw ? tw[runs / 2] * 1e-3 : -1,
+           xw ? tw[runs / 2] / to[runs / 2] : -1);
+  print_slices(xo, rank, size);
   if (rank == 0 && ach && pred > 0) {
     printf("  predicted per rank (ms per run, each rank's own median):\n"
            "  %4s %9s %9s %8s\n",
@@ -748,10 +825,14 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   print_threads(rank, size, runs, (body1 - body0) * 1e-3 / runs);
   fflush(stdout);
   rp_exec_destroy(xo);
+  rp_exec_destroy(xw);
   rp_exec_destroy(x);
   rp_graph_destroy(g);
   free(a2);
   free(b2);
+  free(a3);
+  free(b3);
+  free(tw);
   free(to);
   free(a);
   free(b);
@@ -801,25 +882,12 @@ static void print_layout(int rank, int size) {
 /* Rank 0 prints the mpi backend's threads and cores on every rank (exec
  * x: that backend's; NULL: nothing). */
 static void print_own_layout(const rp_exec *x, int rank, int size) {
-  int mine[4] = {-1, 0, -1, -1};
-#ifdef RP_HAVE_MPI_BACKEND
-  rp__mpi_stats ms;
-  if (x && rp__mpi_stats_get(x, &ms) == RP_OK) {
-    mine[0] = ms.nthreads;
-    mine[1] = ms.bound;
-    mine[2] = ms.ncores ? ms.cores[0] : -1;
-    mine[3] = ms.ncores ? ms.cores[ms.ncores - 1] : -1;
-  }
-#else
-  (void)x;
-#endif
-  int *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
-  MPI_Gather(mine, 4, MPI_INT, all, 4, MPI_INT, 0, MPI_COMM_WORLD);
+  int *all = own_gather(x, 0, rank, size);
   if (rank != 0 || !all)
     return;
   printf("placement of the mpi backend (own engine; per rank):\n");
   for (int r = 0; r < size; r++) {
-    const int *v = all + 4 * r;
+    const int *v = all + 5 * r;
     if (v[0] < 0)
       printf("  rank %d: unknown\n", r);
     else if (v[1])
@@ -867,6 +935,8 @@ int main(int argc, char **argv) {
       body_scale = atof(argv[++i]);
     else if (!strcmp(argv[i], "--own") && i + 1 < argc)
       own_on = atoi(argv[++i]) != 0;
+    else if (!strcmp(argv[i], "--own-whole") && i + 1 < argc)
+      own_whole = atoi(argv[++i]) != 0;
     else if (!strcmp(argv[i], "--own-threads") && i + 1 < argc)
       own_threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
@@ -889,7 +959,8 @@ int main(int argc, char **argv) {
                 "[--form replicated|distributed|both] [--app jacobi|heat] "
                 "[--net-latency-us L] [--net-gbps B] [--net-task-us T] "
                 "[--net-msg-us M] [--net-launch-us S] "
-                "[--net-body-scale X] [--own 0|1] [--own-threads T]\n");
+                "[--net-body-scale X] [--own 0|1] [--own-threads T] "
+                "[--own-whole 0|1]\n");
       return exm_finish(2);
     }
   }
@@ -903,11 +974,11 @@ int main(int argc, char **argv) {
     printf("bench_mpi_jacobi: %d ranks, %u steps per run (or as listed per "
            "grid), median of %u "
            "runs; net %.1f us + bytes / %.2f GB/s\n%-6s %6s %-11s %9s %10s "
-           "%10s %7s %9s %10s %7s %9s %9s %7s %7s %9s %9s %9s %8s\n",
+           "%10s %7s %9s %10s %7s %9s %9s %7s %7s %9s %9s %9s %8s %9s %9s\n",
            size, steps[0], runs, lat, gbps, "app", "n", "form", "graph_ops",
            "mpi_ms", "reprise_ms", "ratio", "results", "pred_ms", "pred/ach",
            "setup_ms", "first_ms", "an/ach", "pm/ach", "own_ms", "own_ratio",
-           "own_res", "own_p/a");
+           "own_res", "own_p/a", "whole_ms", "whole/own");
   hand_steps = heat ? heat_steps : mpi_steps;
   rp__starpu_net net = {lat, gbps, 0, 0, 0, 1, 1};
   { /* start StarPU(-MPI) before anything is timed: a tiny exec */

@@ -1,0 +1,27 @@
+# The mpi backend's overlap of halos with computation (issue 35, item 2):
+# an MPI program (not a Criterion test) on 2 and 4 ranks, one thread each,
+# checking the interior and boundary slices of a stencil with a halo, the
+# results against the reference replay, and that a rank's interior runs
+# before its receive completes (tests/backends/mpi_split.c).
+find_package(MPI COMPONENTS C QUIET)
+find_program(RP_MPIRUN NAMES mpirun mpiexec)
+if(NOT MPI_C_FOUND OR NOT RP_MPIRUN)
+  return()
+endif()
+add_executable(mpi_split ${CMAKE_CURRENT_SOURCE_DIR}/backends/mpi_split.c)
+target_compile_options(mpi_split PRIVATE ${RP_WARN})
+target_include_directories(mpi_split PRIVATE ${CMAKE_SOURCE_DIR}/backends/mpi)
+target_link_libraries(mpi_split PRIVATE reprise_static MPI::MPI_C)
+set(_env "OMPI_MCA_mpi_yield_when_idle=1")
+if(RP_SANITIZE)
+  # Open MPI's plugins leave allocations LeakSanitizer reports at exit
+  # (none of reprise's: see examples/mpi.cmake)
+  list(APPEND _env "ASAN_OPTIONS=detect_leaks=0")
+endif()
+foreach(np 2 4)
+  add_test(NAME mpi_own_split_np${np}
+           COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
+                   -np ${np} $<TARGET_FILE:mpi_split>)
+  set_tests_properties(mpi_own_split_np${np} PROPERTIES TIMEOUT 60
+    ENVIRONMENT "${_env}" RUN_SERIAL TRUE)
+endforeach()
