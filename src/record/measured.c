@@ -10,8 +10,9 @@
 #include "core/out.h"
 
 typedef struct ent {
-  int set;
+  int set, tset; /* m, t set */
   rp_measured m;
+  rp_team_measured t; /* the time within the team's overlapped replays */
 } ent;
 
 struct rp__measured {
@@ -33,6 +34,24 @@ static int good(const rp_measured *m) {
          m->median_us <= m->max_us;
 }
 
+/* Node n's entry (n < g->nop), the table grown to every op; NULL out of
+ * memory. */
+static ent *entry(rp_graph *g, rp_node n) {
+  if (!g->measured && !(g->measured = calloc(1, sizeof *g->measured)))
+    return NULL;
+  struct rp__measured *t = g->measured;
+  if (n >= t->n) {
+    uint32_t k = g->nop;
+    ent *e = realloc(t->e, sizeof *e * k);
+    if (!e)
+      return NULL;
+    memset(e + t->n, 0, sizeof *e * (k - t->n));
+    t->e = e;
+    t->n = k;
+  }
+  return &t->e[n];
+}
+
 rp_status rp_graph_set_measured(rp_graph *g, rp_node n, const rp_measured *m) {
   RP_ENTER();
   if (!g || n >= g->nop || (m && !good(m)))
@@ -42,22 +61,13 @@ rp_status rp_graph_set_measured(rp_graph *g, rp_node n, const rp_measured *m) {
       g->measured->e[n].set = 0;
     return RP_OK;
   }
-  if (!g->measured && !(g->measured = calloc(1, sizeof *g->measured)))
+  ent *e = entry(g, n);
+  if (!e)
     return RP_ENOMEM;
-  struct rp__measured *t = g->measured;
-  if (n >= t->n) {
-    uint32_t k = g->nop;
-    ent *e = realloc(t->e, sizeof *e * k);
-    if (!e)
-      return RP_ENOMEM;
-    memset(e + t->n, 0, sizeof *e * (k - t->n));
-    t->e = e;
-    t->n = k;
-  }
-  t->e[n].set = 1;
-  t->e[n].m = *m;
-  t->e[n].m.backend[sizeof m->backend - 1] = 0;
-  t->e[n].m.machine[sizeof m->machine - 1] = 0;
+  e->set = 1;
+  e->m = *m;
+  e->m.backend[sizeof m->backend - 1] = 0;
+  e->m.machine[sizeof m->machine - 1] = 0;
   return RP_OK;
 }
 
@@ -99,6 +109,74 @@ rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
   return RP_OK;
 }
 
+static int team_good(const rp_team_measured *m) {
+  rp_measured t = {m->median_us, m->min_us, m->max_us, 0, "", ""};
+  return good(&t) && m->threads > 0 && isfinite(m->share) && m->share >= 0 &&
+         m->share <= 1;
+}
+
+rp_status rp_graph_set_team_measured(rp_graph *g, rp_node n,
+                                     const rp_team_measured *m) {
+  RP_ENTER();
+  if (!g || n >= g->nop || (m && !team_good(m)))
+    return RP_BAD_ARG();
+  if (!m) {
+    if (g->measured && n < g->measured->n)
+      g->measured->e[n].tset = 0;
+    return RP_OK;
+  }
+  ent *e = entry(g, n);
+  if (!e)
+    return RP_ENOMEM;
+  e->tset = 1;
+  e->t = *m;
+  e->t.backend[sizeof m->backend - 1] = 0;
+  e->t.machine[sizeof m->machine - 1] = 0;
+  return RP_OK;
+}
+
+rp_status rp_graph_get_team_measured(const rp_graph *g, rp_node n,
+                                     rp_team_measured *out) {
+  RP_ENTER();
+  if (!g || !out || n >= g->nop)
+    return RP_BAD_ARG();
+  if (!g->measured || n >= g->measured->n || !g->measured->e[n].tset)
+    return RP_ENOTFOUND;
+  *out = g->measured->e[n].t;
+  return RP_OK;
+}
+
+rp_status rp_graph_set_team_measured_all(rp_graph *g, const double *median_us,
+                                         const double *min_us,
+                                         const double *max_us, unsigned runs,
+                                         unsigned threads, double share,
+                                         const char *backend,
+                                         const char *machine) {
+  RP_ENTER();
+  if (!g || !median_us)
+    return RP_BAD_ARG();
+  rp_team_measured m;
+  memset(&m, 0, sizeof m);
+  m.runs = runs;
+  m.threads = threads;
+  m.share = share;
+  snprintf(m.backend, sizeof m.backend, "%s", backend ? backend : "");
+  if (machine)
+    snprintf(m.machine, sizeof m.machine, "%s", machine);
+  else if (gethostname(m.machine, sizeof m.machine) != 0)
+    m.machine[0] = 0;
+  m.machine[sizeof m.machine - 1] = 0;
+  for (uint32_t n = 0; n < g->nop; n++) {
+    m.median_us = median_us[n];
+    m.min_us = min_us ? min_us[n] : median_us[n];
+    m.max_us = max_us ? max_us[n] : median_us[n];
+    rp_status s = rp_graph_set_team_measured(g, n, &m);
+    if (s != RP_OK)
+      return s;
+  }
+  return RP_OK;
+}
+
 void rp__measured_write(rp__out *w, const rp_graph *g, rp_node n) {
   rp_measured m;
   if (rp_graph_get_measured(g, n, &m) != RP_OK)
@@ -115,26 +193,41 @@ void rp__measured_write(rp__out *w, const rp_graph *g, rp_node n) {
   rp__out_str(w, "}");
 }
 
+void rp__team_write(rp__out *w, const rp_graph *g, rp_node n) {
+  rp_team_measured m;
+  if (rp_graph_get_team_measured(g, n, &m) != RP_OK)
+    return;
+  char num[224];
+  snprintf(num, sizeof num,
+           ", \"team\": {\"median_us\": %.17g, \"min_us\": %.17g, "
+           "\"max_us\": %.17g, \"runs\": %u, \"threads\": %u, "
+           "\"share\": %.17g, \"backend\": ",
+           m.median_us, m.min_us, m.max_us, m.runs, m.threads, m.share);
+  rp__out_str(w, num);
+  rp__out_jstr(w, m.backend);
+  rp__out_str(w, ", \"machine\": ");
+  rp__out_jstr(w, m.machine);
+  rp__out_str(w, "}");
+}
+
 static rp_status why(char *w, size_t size, const char *msg) {
   snprintf(w, size, "%s", msg);
   return RP_EPARSE;
 }
 
-rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json, char *w,
-                            size_t size) {
-  const cJSON *j = json;
-  if (!j)
-    return RP_OK;
+/* The fields a `measured` and a `team` object share (median_us, min_us,
+ * max_us, runs, backend, machine) into m; RP_OK or RP_EPARSE (why). */
+static rp_status load_common(const cJSON *j, rp_measured *m, char *w,
+                             size_t size) {
   if (!cJSON_IsObject(j))
     return why(w, size, "expected an object");
-  rp_measured m;
-  memset(&m, 0, sizeof m);
+  memset(m, 0, sizeof *m);
   static const char *const keys[3] = {"median_us", "min_us", "max_us"};
-  double *v[3] = {&m.median_us, &m.min_us, &m.max_us};
+  double *v[3] = {&m->median_us, &m->min_us, &m->max_us};
   for (int i = 0; i < 3; i++) {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, keys[i]);
     if (!x && i > 0) {
-      *v[i] = m.median_us;
+      *v[i] = m->median_us;
       continue;
     }
     if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0)
@@ -144,25 +237,68 @@ rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json, char *w,
                           : "max_us: expected a number >= 0");
     *v[i] = x->valuedouble;
   }
-  if (!good(&m))
+  if (!good(m))
     return why(w, size, "expected min_us <= median_us <= max_us");
   const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "runs");
   if (r) {
     if (!cJSON_IsNumber(r) || r->valuedouble < 0 || r->valuedouble > 1e9 ||
         r->valuedouble != floor(r->valuedouble))
       return why(w, size, "runs: expected a count");
-    m.runs = (unsigned)r->valuedouble;
+    m->runs = (unsigned)r->valuedouble;
   }
   const cJSON *b = cJSON_GetObjectItemCaseSensitive(j, "backend");
   const cJSON *h = cJSON_GetObjectItemCaseSensitive(j, "machine");
   if ((b && !cJSON_IsString(b)) || (h && !cJSON_IsString(h)))
     return why(w, size, "backend and machine are strings");
   if (b)
-    snprintf(m.backend, sizeof m.backend, "%s", b->valuestring);
+    snprintf(m->backend, sizeof m->backend, "%s", b->valuestring);
   if (h)
-    snprintf(m.machine, sizeof m.machine, "%s", h->valuestring);
-  rp_status s = rp_graph_set_measured(g, n, &m);
+    snprintf(m->machine, sizeof m->machine, "%s", h->valuestring);
+  return RP_OK;
+}
+
+rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json, char *w,
+                            size_t size) {
+  const cJSON *j = json;
+  if (!j)
+    return RP_OK;
+  rp_measured m;
+  rp_status s = load_common(j, &m, w, size);
+  if (s == RP_OK && (s = rp_graph_set_measured(g, n, &m)) != RP_OK)
+    snprintf(w, size, "%s", rp_strerror(s));
+  return s;
+}
+
+rp_status rp__team_load(rp_graph *g, rp_node n, const void *json, char *w,
+                        size_t size) {
+  const cJSON *j = json;
+  if (!j)
+    return RP_OK;
+  rp_measured c;
+  rp_status s = load_common(j, &c, w, size);
   if (s != RP_OK)
+    return s;
+  rp_team_measured m;
+  memset(&m, 0, sizeof m);
+  m.median_us = c.median_us;
+  m.min_us = c.min_us;
+  m.max_us = c.max_us;
+  m.runs = c.runs;
+  memcpy(m.backend, c.backend, sizeof m.backend);
+  memcpy(m.machine, c.machine, sizeof m.machine);
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "threads");
+  if (!cJSON_IsNumber(t) || t->valuedouble < 1 || t->valuedouble > 1e6 ||
+      t->valuedouble != floor(t->valuedouble))
+    return why(w, size, "threads: expected a count >= 1");
+  m.threads = (unsigned)t->valuedouble;
+  const cJSON *sh = cJSON_GetObjectItemCaseSensitive(j, "share");
+  if (sh) {
+    if (!cJSON_IsNumber(sh) || !(sh->valuedouble >= 0) ||
+        !(sh->valuedouble <= 1))
+      return why(w, size, "share: expected a number in [0, 1]");
+    m.share = sh->valuedouble;
+  }
+  if ((s = rp_graph_set_team_measured(g, n, &m)) != RP_OK)
     snprintf(w, size, "%s", rp_strerror(s));
   return s;
 }
