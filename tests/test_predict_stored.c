@@ -3,7 +3,7 @@
  * in the JSON graph format, and the prediction from them is the one the
  * library gives with the same times as options and the one `reprise
  * analyze --backend openmp --threads T` gives; a team of another size
- * gets serial costs and the report says so. The predicted range comes
+ * gets serial costs and the report says so. The profile range comes
  * from the profiles' smallest and largest times. Exact figures from
  * fixed costs. */
 #ifndef _GNU_SOURCE
@@ -190,8 +190,8 @@ Test(predict_stored, stored_times_give_the_same_prediction) {
   /* Serial 20, overlapped 13; low: serial 16 against 16, high: 24
    * against 12. */
   EXACT(given.predicted_speedup, 20.0 / 13);
-  EXACT(given.predicted_lo, 1);
-  EXACT(given.predicted_hi, 2);
+  EXACT(given.profile_lo, 1);
+  EXACT(given.profile_hi, 2);
   cr_assert_eq(given.stored_team_used, 0);
   store(g, 2, "test");
   rp_analysis_opts_init(&o);
@@ -199,8 +199,8 @@ Test(predict_stored, stored_times_give_the_same_prediction) {
   char *text = NULL;
   rp_summary st = summary_of(g, &o, &text);
   EXACT(st.predicted_speedup, given.predicted_speedup);
-  EXACT(st.predicted_lo, given.predicted_lo);
-  EXACT(st.predicted_hi, given.predicted_hi);
+  EXACT(st.profile_lo, given.profile_lo);
+  EXACT(st.profile_hi, given.profile_hi);
   EXACT(st.team_share, 0.97);
   cr_assert_eq(st.team_costs, 2);
   cr_assert_eq(st.stored_team_used, 1);
@@ -209,7 +209,7 @@ Test(predict_stored, stored_times_give_the_same_prediction) {
                          "team's overlapped replays (the graph's team "
                          "times)"),
             "%s", text);
-  cr_assert(strstr(text, "predicted range   1.000x - 2.000x"), "%s", text);
+  cr_assert(strstr(text, "profile range     1.000x - 2.000x"), "%s", text);
   free(text);
   /* Another backend's, or another team size's: serial costs (the
    * modelled overlap: both at half a core, 20 us). */
@@ -233,8 +233,8 @@ Test(predict_stored, stored_times_give_the_same_prediction) {
   TU_OK(h, rp_graph_set_team_measured_all(h, tmed, NULL, NULL, 1, 2, 0, "test",
                                           "vm"));
   st = summary_of(h, &o, NULL);
-  EXACT(st.predicted_lo, 20.0 / 13);
-  EXACT(st.predicted_hi, 20.0 / 13);
+  EXACT(st.profile_lo, 20.0 / 13);
+  EXACT(st.profile_hi, 20.0 / 13);
   rp_graph_destroy(h);
   rp_graph_destroy(g);
 }
@@ -283,12 +283,12 @@ Test(predict_stored, library_and_cli_agree, .timeout = 60) {
   o.team_share = 0.97;
   rp_summary opt = summary_of(g, &o, NULL);
   EXACT(opt.predicted_speedup, lib.predicted_speedup);
-  EXACT(opt.predicted_lo, lib.predicted_lo);
-  EXACT(opt.predicted_hi, lib.predicted_hi);
+  EXACT(opt.profile_lo, lib.profile_lo);
+  EXACT(opt.profile_hi, lib.profile_hi);
   /* No overheads uncalibrated: 20 / 13, 1 to 2. */
   EXACT(lib.predicted_speedup, 20.0 / 13);
-  EXACT(lib.predicted_lo, 1);
-  EXACT(lib.predicted_hi, 2);
+  EXACT(lib.profile_lo, 1);
+  EXACT(lib.profile_hi, 2);
   char cmd[9000];
   snprintf(cmd, sizeof cmd,
            "%s analyze --backend openmp --threads 2 --json %s 2>/dev/null",
@@ -300,10 +300,10 @@ Test(predict_stored, library_and_cli_agree, .timeout = 60) {
   out[n] = 0;
   cr_assert_eq(pclose(p), 0, "%s", cmd);
   EXACT(json_num(out, "\"predicted_speedup\": "), lib.predicted_speedup);
-  EXACT(json_num(out, "\"predicted_range\": ["), lib.predicted_lo);
-  const char *r = strstr(out, "\"predicted_range\": [");
+  EXACT(json_num(out, "\"profile_range\": ["), lib.profile_lo);
+  const char *r = strstr(out, "\"profile_range\": [");
   cr_assert_not_null(r);
-  EXACT(json_num(r, ", "), lib.predicted_hi);
+  EXACT(json_num(r, ", "), lib.profile_hi);
   cr_assert(strstr(out, "\"stored_team\": {\"threads\": 2, \"backend\": "
                         "\"openmp\", \"used\": true}"),
             "%s", out);

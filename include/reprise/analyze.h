@@ -94,8 +94,8 @@ typedef struct rp_analysis_opts {
   /** Per node, as measured_us: the smallest and the largest time of the
    * serial profile (rp_exec_profile_opts()'s min_us and max_us); NULL:
    * the graph's measured min_us and max_us where it has them, else the
-   * cost itself. They give the predicted range (rp_summary.predicted_lo,
-   * predicted_hi), never the headline. */
+   * cost itself. They give the predicted range (rp_summary.profile_lo,
+   * profile_hi), never the headline. */
   const double *measured_min_us, *measured_max_us;
   /** Per node, as team_us: the smallest and the largest time of the team
    * profile (rp_exec_profile_team()'s min_us and max_us); NULL: team_us
@@ -166,7 +166,7 @@ typedef struct rp_summary {
    * at its profile's smallest and every team time at its largest (low),
    * and the reverse (high), the headline between them; both the headline
    * without a model, or without a profile's min and max. */
-  double predicted_lo, predicted_hi;
+  double profile_lo, profile_hi;
   /** The graph's team times (rp_graph_set_team_measured()): the threads
    * of the team they were taken on, 0: the graph has none. */
   unsigned stored_team_threads;

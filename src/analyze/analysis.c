@@ -242,7 +242,7 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   figures(a);
   a->opts.measured_min_us = a->opts.measured_max_us = NULL; /* read */
   a->opts.team_min_us = a->opts.team_max_us = NULL;
-  a->sum.predicted_lo = a->sum.predicted_hi = a->sum.predicted_speedup;
+  a->sum.profile_lo = a->sum.profile_hi = a->sum.predicted_speedup;
   if (o->model && ((s = rp__analysis_predict(a, o->model)) != RP_OK ||
                    (s = rp__analysis_range(a, o->model)) != RP_OK))
     goto fail;

@@ -89,7 +89,7 @@ static rp_status predict_with(rp_analysis *a, const rp_model *m, double *cost,
 rp_status rp__analysis_range(rp_analysis *a, const rp_model *m) {
   rp_summary *sum = &a->sum;
   double p = sum->predicted_speedup;
-  sum->predicted_lo = sum->predicted_hi = p;
+  sum->profile_lo = sum->profile_hi = p;
   int vary = 0;
   for (uint32_t n = 0; n < a->nop && !vary; n++)
     vary = a->clo[n] != a->cost[n] || a->chi[n] != a->cost[n] ||
@@ -102,7 +102,7 @@ rp_status rp__analysis_range(rp_analysis *a, const rp_model *m) {
     st = predict_with(a, m, a->chi, a->tlo, &hi);
   if (st != RP_OK)
     return st;
-  sum->predicted_lo = fmin(p, fmin(lo, hi));
-  sum->predicted_hi = fmax(p, fmax(lo, hi));
+  sum->profile_lo = fmin(p, fmin(lo, hi));
+  sum->profile_hi = fmax(p, fmax(lo, hi));
   return RP_OK;
 }

@@ -269,12 +269,12 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
           s->predicted_speedup, s->calibrated ? "calibrated" : "uncalibrated",
           a->mbackend[0] ? a->mbackend : "?", s->model_serial_us / 1e3,
           s->model_overlap_us / 1e3);
-  if (s->predicted_lo < s->predicted_hi)
+  if (s->profile_lo < s->profile_hi)
     fprintf(fp,
-            "predicted range   %.3fx - %.3fx  (every cost at its "
+            "profile range     %.3fx - %.3fx  (every cost at its "
             "profile's smallest or largest:\n                   serial "
             "costs low and team times high, and the reverse)\n",
-            s->predicted_lo, s->predicted_hi);
+            s->profile_lo, s->profile_hi);
 }
 
 rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
@@ -368,10 +368,10 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
   fputs("},\n  \"predicted_speedup\": ", fp);
   rp__put_num(fp, s->predicted_speedup);
   if (s->modelled) {
-    fputs(", \"predicted_range\": [", fp);
-    rp__put_num(fp, s->predicted_lo);
+    fputs(", \"profile_range\": [", fp);
+    rp__put_num(fp, s->profile_lo);
     fputs(", ", fp);
-    rp__put_num(fp, s->predicted_hi);
+    rp__put_num(fp, s->profile_hi);
     fputs("]", fp);
   }
   fprintf(fp, ", \"prediction\": \"%s\", \"schedule_speedup\": ",
