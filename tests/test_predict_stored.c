@@ -48,19 +48,41 @@ static rp_graph *two_kernels(void) {
   return g;
 }
 
-/* A pool of 2 threads of backend "test", no overheads. */
-static void pool_model(rp_model *m, const char *backend) {
+/* A pool of 2 threads of backend "test", no overheads, half a core
+ * each with both busy (the two kernels modelled: 20 us overlapped). */
+static void pool_model(rp_model *m) {
+  static const char *const modes[2] = {"parallel", "serial"};
   rp_model_init(m);
-  snprintf(m->backend, sizeof m->backend, "%s", backend);
-  snprintf(m->mode[0].name, sizeof m->mode[0].name, "parallel");
-  snprintf(m->mode[1].name, sizeof m->mode[1].name, "serial");
+  snprintf(m->backend, sizeof m->backend, "test");
+  for (unsigned i = 0; i < 2; i++)
+    snprintf(m->mode[i].name, sizeof m->mode[i].name, "%s", modes[i]);
   m->nmode = 2;
-  m->units[0] = 2;
+  m->host_units = m->units[0] = 2;
   m->phys[0] = 0;
-  m->host_units = 2;
   m->split_min = 100;
   m->split_efficiency = 0.5;
-  m->mem1_gbps = m->mem_gbps = 0.0128;
+}
+
+/* The profiles' times as options, as the examples give them. */
+static void with_times(rp_analysis_opts *o) {
+  o->measured_us = smed;
+  o->measured_min_us = smin;
+  o->measured_max_us = smax;
+  o->team_us = tmed;
+  o->team_min_us = tmin;
+  o->team_max_us = tmax;
+  o->team_share = 0.97;
+}
+
+/* g's JSON (free it). */
+static char *json_of(const rp_graph *g) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *fp = open_memstream(&buf, &len);
+  cr_assert_not_null(fp);
+  cr_assert_eq(rp_graph_write_json(g, fp), RP_OK);
+  cr_assert_eq(fclose(fp), 0);
+  return buf;
 }
 
 static rp_summary summary_of(const rp_graph *g, const rp_analysis_opts *o,
@@ -126,11 +148,7 @@ Test(predict_stored, team_times_round_trip) {
   }
   /* A graph without team times writes no "team" key (old readers). */
   rp_graph *plain = two_kernels();
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *fp = open_memstream(&buf, &len);
-  cr_assert_eq(rp_graph_write_json(plain, fp), RP_OK);
-  fclose(fp);
+  char *buf = json_of(plain);
   cr_assert_null(strstr(buf, "\"team\""));
   free(buf);
   /* Bad figures are refused, and bad files say why. */
@@ -151,16 +169,12 @@ Test(predict_stored, team_times_round_trip) {
 Test(predict_stored, bad_team_object_is_refused) {
   rp_graph *g = two_kernels();
   store(g, 2, "openmp");
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *fp = open_memstream(&buf, &len);
-  cr_assert_eq(rp_graph_write_json(g, fp), RP_OK);
-  fclose(fp);
+  char *buf = json_of(g);
   char *p = strstr(buf, "\"threads\": 2");
   cr_assert_not_null(p);
   memcpy(p, "\"threads\": 0", 12);
   rp_graph *r = NULL;
-  fp = fmemopen(buf, strlen(buf), "r");
+  FILE *fp = fmemopen(buf, strlen(buf), "r");
   char err[256] = "";
   cr_assert_eq(rp_graph_read_json(&r, fp, err, sizeof err), RP_EPARSE);
   fclose(fp);
@@ -174,18 +188,12 @@ Test(predict_stored, bad_team_object_is_refused) {
  * gets serial costs, and the report says so. */
 Test(predict_stored, stored_times_give_the_same_prediction) {
   rp_model m;
-  pool_model(&m, "test");
+  pool_model(&m);
   rp_graph *g = two_kernels();
   rp_analysis_opts o;
   rp_analysis_opts_init(&o);
   o.model = &m;
-  o.measured_us = smed;
-  o.measured_min_us = smin;
-  o.measured_max_us = smax;
-  o.team_us = tmed;
-  o.team_min_us = tmin;
-  o.team_max_us = tmax;
-  o.team_share = 0.97;
+  with_times(&o);
   rp_summary given = summary_of(g, &o, NULL);
   /* Serial 20, overlapped 13; low: serial 16 against 16, high: 24
    * against 12. */
@@ -245,6 +253,21 @@ static double json_num(const char *s, const char *key) {
   return p ? strtod(p + strlen(key), NULL) : NAN;
 }
 
+/* The standard output of `reprise analyze --backend openmp ARGS PATH`,
+ * which must succeed (free it). */
+static char *cli(const char *args, const char *path) {
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "%s analyze --backend openmp %s %s 2>/dev/null",
+           RP_TEST_TOOL, args, path);
+  FILE *p = popen(cmd, "r");
+  cr_assert_not_null(p);
+  char *out = calloc(1, 1 << 16);
+  size_t n = fread(out, 1, (1 << 16) - 1, p);
+  out[n] = 0;
+  cr_assert_eq(pclose(p), 0, "%s", cmd);
+  return out;
+}
+
 /* The library and `reprise analyze --backend openmp --threads 2` of the
  * same saved graph: the same prediction and range, exactly (the
  * uncalibrated model of an empty cache on both sides). */
@@ -258,7 +281,6 @@ Test(predict_stored, library_and_cli_agree, .timeout = 60) {
   char path[4200];
   snprintf(path, sizeof path, "%s/g.json", dir);
   rp_graph *g = round_trip(g0, path);
-  rp_graph_destroy(g0);
   /* The library: the model the CLI builds (uncalibrated, openmp, 2). */
   const rp_backend *be = NULL;
   cr_assert_eq(rp_backend_find("openmp", &be), RP_OK);
@@ -274,31 +296,34 @@ Test(predict_stored, library_and_cli_agree, .timeout = 60) {
   rp_summary lib = summary_of(g, &o, NULL);
   cr_assert_eq(lib.stored_team_used, 1);
   /* As the examples analyse it: the times as options. */
-  o.measured_us = smed;
-  o.measured_min_us = smin;
-  o.measured_max_us = smax;
-  o.team_us = tmed;
-  o.team_min_us = tmin;
-  o.team_max_us = tmax;
-  o.team_share = 0.97;
+  with_times(&o);
   rp_summary opt = summary_of(g, &o, NULL);
   EXACT(opt.predicted_speedup, lib.predicted_speedup);
   EXACT(opt.profile_lo, lib.profile_lo);
   EXACT(opt.profile_hi, lib.profile_hi);
+  /* As the examples do: rp_analyze_exec() of an openmp exec of 2
+   * threads (of the recorded graph: it has the kernels' bodies), its
+   * options from the exec. */
+  rp_exec *x = NULL;
+  cr_assert_eq(rp_exec_create(&x, g0, be, &xo), RP_OK, "%s", rp_last_error());
+  rp_analysis_opts_init(&o);
+  cr_assert_eq(rp_analysis_opts_from_exec(&o, &m, units, x), RP_OK);
+  with_times(&o);
+  rp_analysis *a = NULL;
+  cr_assert_eq(rp_analyze_exec(x, &o, &a), RP_OK, "%s", rp_last_error());
+  rp_summary ex;
+  rp_analysis_summary(a, &ex);
+  rp_analysis_destroy(a);
+  rp_exec_destroy(x);
+  rp_graph_destroy(g0);
+  EXACT(ex.predicted_speedup, lib.predicted_speedup);
+  EXACT(ex.profile_lo, lib.profile_lo);
+  EXACT(ex.profile_hi, lib.profile_hi);
   /* No overheads uncalibrated: 20 / 13, 1 to 2. */
   EXACT(lib.predicted_speedup, 20.0 / 13);
   EXACT(lib.profile_lo, 1);
   EXACT(lib.profile_hi, 2);
-  char cmd[9000];
-  snprintf(cmd, sizeof cmd,
-           "%s analyze --backend openmp --threads 2 --json %s 2>/dev/null",
-           RP_TEST_TOOL, path);
-  FILE *p = popen(cmd, "r");
-  cr_assert_not_null(p);
-  char *out = calloc(1, 1 << 16);
-  size_t n = fread(out, 1, (1 << 16) - 1, p);
-  out[n] = 0;
-  cr_assert_eq(pclose(p), 0, "%s", cmd);
+  char *out = cli("--threads 2 --json", path);
   EXACT(json_num(out, "\"predicted_speedup\": "), lib.predicted_speedup);
   EXACT(json_num(out, "\"profile_range\": ["), lib.profile_lo);
   const char *r = strstr(out, "\"profile_range\": [");
@@ -309,20 +334,13 @@ Test(predict_stored, library_and_cli_agree, .timeout = 60) {
             "%s", out);
   free(out);
   /* Another team: the CLI says it uses serial costs. */
-  snprintf(cmd, sizeof cmd,
-           "%s analyze --backend openmp --threads 3 %s 2>/dev/null",
-           RP_TEST_TOOL, path);
-  p = popen(cmd, "r");
-  cr_assert_not_null(p);
-  out = calloc(1, 1 << 16);
-  n = fread(out, 1, (1 << 16) - 1, p);
-  out[n] = 0;
-  cr_assert_eq(pclose(p), 0, "%s", cmd);
+  out = cli("--threads 3", path);
   cr_assert(strstr(out, "the graph's team times are of 2 threads on openmp"),
             "%s", out);
   cr_assert(strstr(out, "it uses serial costs"), "%s", out);
   free(out);
   rp_graph_destroy(g);
+  char cmd[4200];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   cr_assert_eq(system(cmd), 0);
 }

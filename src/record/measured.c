@@ -52,23 +52,80 @@ static ent *entry(rp_graph *g, rp_node n) {
   return &t->e[n];
 }
 
-rp_status rp_graph_set_measured(rp_graph *g, rp_node n, const rp_measured *m) {
-  RP_ENTER();
-  if (!g || n >= g->nop || (m && !good(m)))
-    return RP_BAD_ARG();
-  if (!m) {
+static int team_good(const rp_team_measured *m) {
+  rp_measured t = {m->median_us, m->min_us, m->max_us, 0, "", ""};
+  return good(&t) && m->threads > 0 && isfinite(m->share) && m->share >= 0 &&
+         m->share <= 1;
+}
+
+/* Sets node n's serial (team 0: an rp_measured) or team (1: an
+ * rp_team_measured) figures to *v, or clears them (v NULL). */
+static rp_status put(rp_graph *g, rp_node n, int team, const void *v) {
+  if (!v) {
     if (g->measured && n < g->measured->n)
-      g->measured->e[n].set = 0;
+      *(team ? &g->measured->e[n].tset : &g->measured->e[n].set) = 0;
     return RP_OK;
   }
   ent *e = entry(g, n);
   if (!e)
     return RP_ENOMEM;
-  e->set = 1;
-  e->m = *m;
-  e->m.backend[sizeof m->backend - 1] = 0;
-  e->m.machine[sizeof m->machine - 1] = 0;
+  if (team) {
+    e->tset = 1;
+    e->t = *(const rp_team_measured *)v;
+    e->t.backend[sizeof e->t.backend - 1] = 0;
+    e->t.machine[sizeof e->t.machine - 1] = 0;
+  } else {
+    e->set = 1;
+    e->m = *(const rp_measured *)v;
+    e->m.backend[sizeof e->m.backend - 1] = 0;
+    e->m.machine[sizeof e->m.machine - 1] = 0;
+  }
   return RP_OK;
+}
+
+/* Node n's entry when its serial (team 0) or team (1) figures are set,
+ * else NULL. */
+static const ent *find(const rp_graph *g, rp_node n, int team) {
+  if (!g->measured || n >= g->measured->n)
+    return NULL;
+  const ent *e = &g->measured->e[n];
+  return (team ? e->tset : e->set) ? e : NULL;
+}
+
+/* A profile's backend and machine (NULL: this host's name) into b, h. */
+static void where(char *b, size_t bs, char *h, size_t hs, const char *backend,
+                  const char *machine) {
+  snprintf(b, bs, "%s", backend ? backend : "");
+  if (machine)
+    snprintf(h, hs, "%s", machine);
+  else if (gethostname(h, hs) != 0)
+    h[0] = 0;
+  h[hs - 1] = 0;
+}
+
+/* Every op's figures from a profile's arrays (min, max NULL: the median)
+ * through v (the template's median, min, max) into put(); fn: the public
+ * call, for the message of a bad figure. */
+static rp_status put_all(rp_graph *g, int team, const void *tmpl,
+                         double *const v[3], const double *const a[3],
+                         const char *fn) {
+  for (uint32_t n = 0; n < g->nop; n++) {
+    for (int i = 0; i < 3; i++)
+      *v[i] = a[i] ? a[i][n] : a[0][n];
+    if (!(team ? team_good(tmpl) : good(tmpl)))
+      return rp__bad_arg(fn);
+    rp_status s = put(g, n, team, tmpl);
+    if (s != RP_OK)
+      return s;
+  }
+  return RP_OK;
+}
+
+rp_status rp_graph_set_measured(rp_graph *g, rp_node n, const rp_measured *m) {
+  RP_ENTER();
+  if (!g || n >= g->nop || (m && !good(m)))
+    return RP_BAD_ARG();
+  return put(g, n, 0, m);
 }
 
 rp_status rp_graph_get_measured(const rp_graph *g, rp_node n,
@@ -76,9 +133,10 @@ rp_status rp_graph_get_measured(const rp_graph *g, rp_node n,
   RP_ENTER();
   if (!g || !out || n >= g->nop)
     return RP_BAD_ARG();
-  if (!g->measured || n >= g->measured->n || !g->measured->e[n].set)
+  const ent *e = find(g, n, 0);
+  if (!e)
     return RP_ENOTFOUND;
-  *out = g->measured->e[n].m;
+  *out = e->m;
   return RP_OK;
 }
 
@@ -92,27 +150,11 @@ rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
   rp_measured m;
   memset(&m, 0, sizeof m);
   m.runs = runs;
-  snprintf(m.backend, sizeof m.backend, "%s", backend ? backend : "");
-  if (machine)
-    snprintf(m.machine, sizeof m.machine, "%s", machine);
-  else if (gethostname(m.machine, sizeof m.machine) != 0)
-    m.machine[0] = 0;
-  m.machine[sizeof m.machine - 1] = 0;
-  for (uint32_t n = 0; n < g->nop; n++) {
-    m.median_us = median_us[n];
-    m.min_us = min_us ? min_us[n] : median_us[n];
-    m.max_us = max_us ? max_us[n] : median_us[n];
-    rp_status s = rp_graph_set_measured(g, n, &m);
-    if (s != RP_OK)
-      return s;
-  }
-  return RP_OK;
-}
-
-static int team_good(const rp_team_measured *m) {
-  rp_measured t = {m->median_us, m->min_us, m->max_us, 0, "", ""};
-  return good(&t) && m->threads > 0 && isfinite(m->share) && m->share >= 0 &&
-         m->share <= 1;
+  where(m.backend, sizeof m.backend, m.machine, sizeof m.machine, backend,
+        machine);
+  double *const v[3] = {&m.median_us, &m.min_us, &m.max_us};
+  const double *const a[3] = {median_us, min_us, max_us};
+  return put_all(g, 0, &m, v, a, __func__);
 }
 
 rp_status rp_graph_set_team_measured(rp_graph *g, rp_node n,
@@ -120,19 +162,7 @@ rp_status rp_graph_set_team_measured(rp_graph *g, rp_node n,
   RP_ENTER();
   if (!g || n >= g->nop || (m && !team_good(m)))
     return RP_BAD_ARG();
-  if (!m) {
-    if (g->measured && n < g->measured->n)
-      g->measured->e[n].tset = 0;
-    return RP_OK;
-  }
-  ent *e = entry(g, n);
-  if (!e)
-    return RP_ENOMEM;
-  e->tset = 1;
-  e->t = *m;
-  e->t.backend[sizeof m->backend - 1] = 0;
-  e->t.machine[sizeof m->machine - 1] = 0;
-  return RP_OK;
+  return put(g, n, 1, m);
 }
 
 rp_status rp_graph_get_team_measured(const rp_graph *g, rp_node n,
@@ -140,9 +170,10 @@ rp_status rp_graph_get_team_measured(const rp_graph *g, rp_node n,
   RP_ENTER();
   if (!g || !out || n >= g->nop)
     return RP_BAD_ARG();
-  if (!g->measured || n >= g->measured->n || !g->measured->e[n].tset)
+  const ent *e = find(g, n, 1);
+  if (!e)
     return RP_ENOTFOUND;
-  *out = g->measured->e[n].t;
+  *out = e->t;
   return RP_OK;
 }
 
@@ -160,21 +191,19 @@ rp_status rp_graph_set_team_measured_all(rp_graph *g, const double *median_us,
   m.runs = runs;
   m.threads = threads;
   m.share = share;
-  snprintf(m.backend, sizeof m.backend, "%s", backend ? backend : "");
-  if (machine)
-    snprintf(m.machine, sizeof m.machine, "%s", machine);
-  else if (gethostname(m.machine, sizeof m.machine) != 0)
-    m.machine[0] = 0;
-  m.machine[sizeof m.machine - 1] = 0;
-  for (uint32_t n = 0; n < g->nop; n++) {
-    m.median_us = median_us[n];
-    m.min_us = min_us ? min_us[n] : median_us[n];
-    m.max_us = max_us ? max_us[n] : median_us[n];
-    rp_status s = rp_graph_set_team_measured(g, n, &m);
-    if (s != RP_OK)
-      return s;
-  }
-  return RP_OK;
+  where(m.backend, sizeof m.backend, m.machine, sizeof m.machine, backend,
+        machine);
+  double *const v[3] = {&m.median_us, &m.min_us, &m.max_us};
+  const double *const a[3] = {median_us, min_us, max_us};
+  return put_all(g, 1, &m, v, a, __func__);
+}
+
+/* The end of a `measured` or `team` object: backend and machine. */
+static void write_where(rp__out *w, const char *backend, const char *machine) {
+  rp__out_jstr(w, backend);
+  rp__out_str(w, ", \"machine\": ");
+  rp__out_jstr(w, machine);
+  rp__out_str(w, "}");
 }
 
 void rp__measured_write(rp__out *w, const rp_graph *g, rp_node n) {
@@ -187,10 +216,7 @@ void rp__measured_write(rp__out *w, const rp_graph *g, rp_node n) {
            "\"max_us\": %.17g, \"runs\": %u, \"backend\": ",
            m.median_us, m.min_us, m.max_us, m.runs);
   rp__out_str(w, num);
-  rp__out_jstr(w, m.backend);
-  rp__out_str(w, ", \"machine\": ");
-  rp__out_jstr(w, m.machine);
-  rp__out_str(w, "}");
+  write_where(w, m.backend, m.machine);
 }
 
 void rp__team_write(rp__out *w, const rp_graph *g, rp_node n) {
@@ -204,10 +230,7 @@ void rp__team_write(rp__out *w, const rp_graph *g, rp_node n) {
            "\"share\": %.17g, \"backend\": ",
            m.median_us, m.min_us, m.max_us, m.runs, m.threads, m.share);
   rp__out_str(w, num);
-  rp__out_jstr(w, m.backend);
-  rp__out_str(w, ", \"machine\": ");
-  rp__out_jstr(w, m.machine);
-  rp__out_str(w, "}");
+  write_where(w, m.backend, m.machine);
 }
 
 static rp_status why(char *w, size_t size, const char *msg) {
