@@ -463,6 +463,16 @@ static int profile_rounds(rp_exec *xs, rp_exec *x, int team, uint32_t nn,
   return 0;
 }
 
+/* The profile's figures of the operations plan p elides set to 0. */
+static void zero_elided(const rp_plan *p, uint32_t nn, ex_prof *prof) {
+  for (uint32_t v = 0; p && p->node_of && v < nn; v++)
+    for (int i = 0; i < 3 && p->node_of[v] == RP_NONE; i++) {
+      prof->s[i][v] = 0;
+      if (prof->t[i])
+        prof->t[i][v] = 0;
+    }
+}
+
 /* Writes g with the costs of the profile attached: the serial ones, and
  * the team's with its threads, for `reprise analyze --backend`. */
 static int save_measured(rp_graph *g, const char *path, const ex_prof *p,
@@ -575,7 +585,12 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     fprintf(stderr, "calibration: %s (the model stays uncalibrated)\n",
             rp_strerror(rc));
   /* --save: the graph with these costs (the team's with its threads),
-   * for `reprise analyze --backend` later: the same prediction. */
+   * for `reprise analyze --backend` later: the same prediction. A copy
+   * the plan elides costs nothing in the analysis of the exec, whatever
+   * its profile says (its bookkeeping): saved so, the file's analysis,
+   * which has no plan, elides it too. */
+  if (rp_exec_graph(x) == g)
+    zero_elided(rp_exec_plan(x), nn, &prof);
   if (o->save && save_measured(g, o->save, &prof, be, model.host_units))
     goto out;
   ao.measured_us = prof.s[0];
