@@ -74,13 +74,13 @@ static void with_times(rp_analysis_opts *o) {
   o->team_share = 0.97;
 }
 
-/* g's JSON (free it). */
-static char *json_of(const rp_graph *g) {
+/* a's text report, or without a g's JSON (free it). */
+static char *text_of(const rp_graph *g, const rp_analysis *a) {
   char *buf = NULL;
   size_t len = 0;
   FILE *fp = open_memstream(&buf, &len);
-  cr_assert_not_null(fp);
-  cr_assert_eq(rp_graph_write_json(g, fp), RP_OK);
+  cr_assert(fp && (a ? rp_analysis_write_text(a, fp)
+                     : rp_graph_write_json(g, fp)) == RP_OK);
   cr_assert_eq(fclose(fp), 0);
   return buf;
 }
@@ -91,14 +91,25 @@ static rp_summary summary_of(const rp_graph *g, const rp_analysis_opts *o,
   cr_assert_eq(rp_analyze(g, o, &a), RP_OK, "%s", rp_last_error());
   rp_summary s;
   rp_analysis_summary(a, &s);
-  if (text) {
-    size_t n = 0;
-    FILE *fp = open_memstream(text, &n);
-    cr_assert_eq(rp_analysis_write_text(a, fp), RP_OK);
-    fclose(fp);
-  }
+  if (text)
+    *text = text_of(g, a);
   rp_analysis_destroy(a);
   return s;
+}
+
+/* b's headline and profile range are a's, exactly. */
+static void same(const rp_summary *a, const rp_summary *b) {
+  EXACT(b->predicted_speedup, a->predicted_speedup);
+  EXACT(b->profile_lo, a->profile_lo);
+  EXACT(b->profile_hi, a->profile_hi);
+}
+
+/* What s says of the graph's team times. */
+static void stored_as(const rp_summary *s, int used, unsigned threads,
+                      int costs) {
+  cr_assert_eq(s->stored_team_used, used);
+  cr_assert_eq(s->stored_team_threads, threads);
+  cr_assert_eq(s->team_costs, costs);
 }
 
 /* g written as JSON and read back. */
@@ -148,7 +159,7 @@ Test(predict_stored, team_times_round_trip) {
   }
   /* A graph without team times writes no "team" key (old readers). */
   rp_graph *plain = two_kernels();
-  char *buf = json_of(plain);
+  char *buf = text_of(plain, NULL);
   cr_assert_null(strstr(buf, "\"team\""));
   free(buf);
   /* Bad figures are refused, and bad files say why. */
@@ -169,7 +180,7 @@ Test(predict_stored, team_times_round_trip) {
 Test(predict_stored, bad_team_object_is_refused) {
   rp_graph *g = two_kernels();
   store(g, 2, "openmp");
-  char *buf = json_of(g);
+  char *buf = text_of(g, NULL);
   char *p = strstr(buf, "\"threads\": 2");
   cr_assert_not_null(p);
   memcpy(p, "\"threads\": 0", 12);
@@ -206,13 +217,9 @@ Test(predict_stored, stored_times_give_the_same_prediction) {
   o.model = &m;
   char *text = NULL;
   rp_summary st = summary_of(g, &o, &text);
-  EXACT(st.predicted_speedup, given.predicted_speedup);
-  EXACT(st.profile_lo, given.profile_lo);
-  EXACT(st.profile_hi, given.profile_hi);
+  same(&given, &st);
   EXACT(st.team_share, 0.97);
-  cr_assert_eq(st.team_costs, 2);
-  cr_assert_eq(st.stored_team_used, 1);
-  cr_assert_eq(st.stored_team_threads, 2);
+  stored_as(&st, 1, 2, 2);
   cr_assert(strstr(text, "team costs      2 operations timed within the "
                          "team's overlapped replays (the graph's team "
                          "times)"),
@@ -223,9 +230,7 @@ Test(predict_stored, stored_times_give_the_same_prediction) {
    * modelled overlap: both at half a core, 20 us). */
   store(g, 3, "test");
   st = summary_of(g, &o, &text);
-  cr_assert_eq(st.stored_team_used, 0);
-  cr_assert_eq(st.stored_team_threads, 3);
-  cr_assert_eq(st.team_costs, 0);
+  stored_as(&st, 0, 3, 0);
   EXACT(st.model_overlap_us, 20);
   cr_assert(strstr(text, "team costs      none: the graph's team times are "
                          "of 3 threads on test, this\n                "
@@ -234,7 +239,7 @@ Test(predict_stored, stored_times_give_the_same_prediction) {
   free(text);
   store(g, 2, "openmp");
   st = summary_of(g, &o, NULL);
-  cr_assert_eq(st.stored_team_used, 0);
+  stored_as(&st, 0, 2, 0);
   /* Without min and max (the medians alone): no range. */
   rp_graph *h = two_kernels();
   TU_OK(h, rp_graph_set_measured_all(h, smed, NULL, NULL, 1, "test", "vm"));
@@ -294,13 +299,11 @@ Test(predict_stored, library_and_cli_agree, .timeout = 60) {
   rp_analysis_opts_init(&o);
   cr_assert_eq(rp_analysis_opts_for(&o, &m, units, g, be, &xo), RP_OK);
   rp_summary lib = summary_of(g, &o, NULL);
-  cr_assert_eq(lib.stored_team_used, 1);
+  stored_as(&lib, 1, 2, 2);
   /* As the examples analyse it: the times as options. */
   with_times(&o);
   rp_summary opt = summary_of(g, &o, NULL);
-  EXACT(opt.predicted_speedup, lib.predicted_speedup);
-  EXACT(opt.profile_lo, lib.profile_lo);
-  EXACT(opt.profile_hi, lib.profile_hi);
+  same(&lib, &opt);
   /* As the examples do: rp_analyze_exec() of an openmp exec of 2
    * threads (of the recorded graph: it has the kernels' bodies), its
    * options from the exec. */
@@ -316,9 +319,7 @@ Test(predict_stored, library_and_cli_agree, .timeout = 60) {
   rp_analysis_destroy(a);
   rp_exec_destroy(x);
   rp_graph_destroy(g0);
-  EXACT(ex.predicted_speedup, lib.predicted_speedup);
-  EXACT(ex.profile_lo, lib.profile_lo);
-  EXACT(ex.profile_hi, lib.profile_hi);
+  same(&lib, &ex);
   /* No overheads uncalibrated: 20 / 13, 1 to 2. */
   EXACT(lib.predicted_speedup, 20.0 / 13);
   EXACT(lib.profile_lo, 1);

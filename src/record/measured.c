@@ -83,13 +83,26 @@ static rp_status put(rp_graph *g, rp_node n, int team, const void *v) {
   return RP_OK;
 }
 
-/* Node n's entry when its serial (team 0) or team (1) figures are set,
- * else NULL. */
-static const ent *find(const rp_graph *g, rp_node n, int team) {
-  if (!g->measured || n >= g->measured->n)
-    return NULL;
-  const ent *e = &g->measured->e[n];
-  return (team ? e->tset : e->set) ? e : NULL;
+/* Getter fn's work: node n's serial (team 0) or team (1) figures into
+ * out (size bytes). */
+static rp_status fetch(const rp_graph *g, rp_node n, int team, void *out,
+                       size_t size, const char *fn) {
+  if (!g || !out || n >= g->nop)
+    return rp__bad_arg(fn);
+  const ent *e = g->measured && n < g->measured->n ? &g->measured->e[n] : NULL;
+  if (!e || !(team ? e->tset : e->set))
+    return RP_ENOTFOUND;
+  memcpy(out, team ? (const void *)&e->t : (const void *)&e->m, size);
+  return RP_OK;
+}
+
+/* Setter fn's work: put() after the checks (bad: the figures are not
+ * valid). */
+static rp_status store(rp_graph *g, rp_node n, int team, const void *v, int bad,
+                       const char *fn) {
+  if (!g || n >= g->nop || (v && bad))
+    return rp__bad_arg(fn);
+  return put(g, n, team, v);
 }
 
 /* A profile's backend and machine (NULL: this host's name) into b, h. */
@@ -123,21 +136,13 @@ static rp_status put_all(rp_graph *g, int team, const void *tmpl,
 
 rp_status rp_graph_set_measured(rp_graph *g, rp_node n, const rp_measured *m) {
   RP_ENTER();
-  if (!g || n >= g->nop || (m && !good(m)))
-    return RP_BAD_ARG();
-  return put(g, n, 0, m);
+  return store(g, n, 0, m, m && !good(m), __func__);
 }
 
 rp_status rp_graph_get_measured(const rp_graph *g, rp_node n,
                                 rp_measured *out) {
   RP_ENTER();
-  if (!g || !out || n >= g->nop)
-    return RP_BAD_ARG();
-  const ent *e = find(g, n, 0);
-  if (!e)
-    return RP_ENOTFOUND;
-  *out = e->m;
-  return RP_OK;
+  return fetch(g, n, 0, out, sizeof *out, __func__);
 }
 
 rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
@@ -160,21 +165,13 @@ rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
 rp_status rp_graph_set_team_measured(rp_graph *g, rp_node n,
                                      const rp_team_measured *m) {
   RP_ENTER();
-  if (!g || n >= g->nop || (m && !team_good(m)))
-    return RP_BAD_ARG();
-  return put(g, n, 1, m);
+  return store(g, n, 1, m, m && !team_good(m), __func__);
 }
 
 rp_status rp_graph_get_team_measured(const rp_graph *g, rp_node n,
                                      rp_team_measured *out) {
   RP_ENTER();
-  if (!g || !out || n >= g->nop)
-    return RP_BAD_ARG();
-  const ent *e = find(g, n, 1);
-  if (!e)
-    return RP_ENOTFOUND;
-  *out = e->t;
-  return RP_OK;
+  return fetch(g, n, 1, out, sizeof *out, __func__);
 }
 
 rp_status rp_graph_set_team_measured_all(rp_graph *g, const double *median_us,
