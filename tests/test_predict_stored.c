@@ -198,12 +198,12 @@ Test(predict_stored, bad_team_object_is_refused) {
  * given as options, range included; a team of another size or backend
  * gets serial costs, and the report says so. */
 Test(predict_stored, stored_times_give_the_same_prediction) {
-  rp_model m;
-  pool_model(&m);
-  rp_graph *g = two_kernels();
   rp_analysis_opts o;
   rp_analysis_opts_init(&o);
+  rp_model m;
+  pool_model(&m);
   o.model = &m;
+  rp_graph *g = two_kernels();
   with_times(&o);
   rp_summary given = summary_of(g, &o, NULL);
   /* Serial 20, overlapped 13; low: serial 16 against 16, high: 24

@@ -162,10 +162,21 @@ rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
   return put_all(g, 0, &m, v, a, __func__);
 }
 
-rp_status rp_graph_set_team_measured(rp_graph *g, rp_node n,
-                                     const rp_team_measured *m) {
+rp_status rp_graph_set_team_measured_all(rp_graph *g, const double *median_us,
+                                         const double *min_us,
+                                         const double *max_us, unsigned runs,
+                                         unsigned threads, double share,
+                                         const char *backend,
+                                         const char *machine) {
   RP_ENTER();
-  return store(g, n, 1, m, m && !team_good(m), __func__);
+  rp_team_measured m = {.runs = runs, .threads = threads, .share = share};
+  if (!g || !median_us)
+    return RP_BAD_ARG();
+  where(m.backend, sizeof m.backend, m.machine, sizeof m.machine, backend,
+        machine);
+  double *const v[3] = {&m.median_us, &m.min_us, &m.max_us};
+  const double *const a[3] = {median_us, min_us, max_us};
+  return put_all(g, 1, &m, v, a, __func__);
 }
 
 rp_status rp_graph_get_team_measured(const rp_graph *g, rp_node n,
@@ -174,25 +185,10 @@ rp_status rp_graph_get_team_measured(const rp_graph *g, rp_node n,
   return fetch(g, n, 1, out, sizeof *out, __func__);
 }
 
-rp_status rp_graph_set_team_measured_all(rp_graph *g, const double *median_us,
-                                         const double *min_us,
-                                         const double *max_us, unsigned runs,
-                                         unsigned threads, double share,
-                                         const char *backend,
-                                         const char *machine) {
+rp_status rp_graph_set_team_measured(rp_graph *g, rp_node n,
+                                     const rp_team_measured *m) {
   RP_ENTER();
-  if (!g || !median_us)
-    return RP_BAD_ARG();
-  rp_team_measured m;
-  memset(&m, 0, sizeof m);
-  m.runs = runs;
-  m.threads = threads;
-  m.share = share;
-  where(m.backend, sizeof m.backend, m.machine, sizeof m.machine, backend,
-        machine);
-  double *const v[3] = {&m.median_us, &m.min_us, &m.max_us};
-  const double *const a[3] = {median_us, min_us, max_us};
-  return put_all(g, 1, &m, v, a, __func__);
+  return store(g, n, 1, m, m && !team_good(m), __func__);
 }
 
 /* The end of a `measured` or `team` object: backend and machine. */
@@ -218,16 +214,16 @@ void rp__measured_write(rp__out *w, const rp_graph *g, rp_node n) {
 
 void rp__team_write(rp__out *w, const rp_graph *g, rp_node n) {
   rp_team_measured m;
-  if (rp_graph_get_team_measured(g, n, &m) != RP_OK)
-    return;
   char num[224];
-  snprintf(num, sizeof num,
-           ", \"team\": {\"median_us\": %.17g, \"min_us\": %.17g, "
-           "\"max_us\": %.17g, \"runs\": %u, \"threads\": %u, "
-           "\"share\": %.17g, \"backend\": ",
-           m.median_us, m.min_us, m.max_us, m.runs, m.threads, m.share);
-  rp__out_str(w, num);
-  write_where(w, m.backend, m.machine);
+  if (rp_graph_get_team_measured(g, n, &m) == RP_OK) {
+    snprintf(num, sizeof num,
+             ", \"team\": {\"median_us\": %.17g, \"min_us\": %.17g, "
+             "\"max_us\": %.17g, \"runs\": %u, \"threads\": %u, "
+             "\"share\": %.17g, \"backend\": ",
+             m.median_us, m.min_us, m.max_us, m.runs, m.threads, m.share);
+    rp__out_str(w, num);
+    write_where(w, m.backend, m.machine);
+  }
 }
 
 static rp_status why(char *w, size_t size, const char *msg) {
@@ -292,11 +288,9 @@ rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json, char *w,
 rp_status rp__team_load(rp_graph *g, rp_node n, const void *json, char *w,
                         size_t size) {
   const cJSON *j = json;
-  if (!j)
-    return RP_OK;
-  rp_measured c;
-  rp_status s = load_common(j, &c, w, size);
-  if (s != RP_OK)
+  rp_measured c; /* the fields a `measured` object has too */
+  rp_status s = j ? load_common(j, &c, w, size) : RP_OK;
+  if (!j || s != RP_OK)
     return s;
   rp_team_measured m;
   memset(&m, 0, sizeof m);
