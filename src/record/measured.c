@@ -191,8 +191,26 @@ rp_status rp_graph_set_team_measured(rp_graph *g, rp_node n,
   return store(g, n, 1, m, m && !team_good(m), __func__);
 }
 
+/* `, "NAME": {"median_us": M, "min_us": m, "max_us": X, "runs": R`:
+ * numbers as every JSON writer of the tree prints them (rp__out_num: a
+ * point, never the locale's comma). */
+static void write_head(rp__out *w, const char *name, const double v[3],
+                       unsigned runs) {
+  static const char *const keys[3] = {
+      "\": {\"median_us\": ", ", \"min_us\": ", ", \"max_us\": "};
+  rp__out_str(w, ", \"");
+  rp__out_str(w, name);
+  for (int i = 0; i < 3; i++) {
+    rp__out_str(w, keys[i]);
+    rp__out_num(w, v[i]);
+  }
+  rp__out_str(w, ", \"runs\": ");
+  rp__out_num(w, runs);
+}
+
 /* The end of a `measured` or `team` object: backend and machine. */
 static void write_where(rp__out *w, const char *backend, const char *machine) {
+  rp__out_str(w, ", \"backend\": ");
   rp__out_jstr(w, backend);
   rp__out_str(w, ", \"machine\": ");
   rp__out_jstr(w, machine);
@@ -203,26 +221,21 @@ void rp__measured_write(rp__out *w, const rp_graph *g, rp_node n) {
   rp_measured m;
   if (rp_graph_get_measured(g, n, &m) != RP_OK)
     return;
-  char num[160];
-  snprintf(num, sizeof num,
-           ", \"measured\": {\"median_us\": %.17g, \"min_us\": %.17g, "
-           "\"max_us\": %.17g, \"runs\": %u, \"backend\": ",
-           m.median_us, m.min_us, m.max_us, m.runs);
-  rp__out_str(w, num);
+  const double v[3] = {m.median_us, m.min_us, m.max_us};
+  write_head(w, "measured", v, m.runs);
   write_where(w, m.backend, m.machine);
 }
 
 void rp__team_write(rp__out *w, const rp_graph *g, rp_node n) {
-  rp_team_measured m;
-  char num[224];
-  if (rp_graph_get_team_measured(g, n, &m) == RP_OK) {
-    snprintf(num, sizeof num,
-             ", \"team\": {\"median_us\": %.17g, \"min_us\": %.17g, "
-             "\"max_us\": %.17g, \"runs\": %u, \"threads\": %u, "
-             "\"share\": %.17g, \"backend\": ",
-             m.median_us, m.min_us, m.max_us, m.runs, m.threads, m.share);
-    rp__out_str(w, num);
-    write_where(w, m.backend, m.machine);
+  rp_team_measured t;
+  if (rp_graph_get_team_measured(g, n, &t) == RP_OK) {
+    const double v[3] = {t.median_us, t.min_us, t.max_us};
+    write_head(w, "team", v, t.runs);
+    rp__out_str(w, ", \"threads\": ");
+    rp__out_num(w, t.threads);
+    rp__out_str(w, ", \"share\": ");
+    rp__out_num(w, t.share);
+    write_where(w, t.backend, t.machine);
   }
 }
 
