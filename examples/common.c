@@ -364,7 +364,6 @@ static void print_plan(const rp_graph *g, const rp_exec *x) {
   }
 }
 
-/* Writes g with the measured costs of 5 profiled runs attached. */
 /* The launch geometry the backend chose per distinct kernel (CUDA): "block
  * shapes: name WxHxD (occupancy X%, reason)"; nothing where the backend
  * has none. */
@@ -396,12 +395,95 @@ static void print_blocks(const rp_graph *g, rp_exec *x) {
   free(seen);
 }
 
-static int save_measured(rp_graph *g, const char *path, const double *med,
-                         const double *lo, const double *hi,
-                         const rp_backend *be) {
+/* Costs at both thread counts, as bench_predict takes them: EX_ROUNDS
+ * alternating rounds of a profiled serial replay (one operation at a
+ * time) and, on a team of threads, an overlapped replay timed per
+ * operation (rp_exec_profile_team()), so that a change of the load moves
+ * one round, not one profile; per operation the median, smallest and
+ * largest of the rounds (s: serial, t: team), and the team's share of its
+ * cores over its rounds. */
+#define EX_ROUNDS 5
+typedef struct ex_prof {
+  double *s[3], *t[3]; /* median, min, max per op; t[0] NULL: no team */
+  double share;
+} ex_prof;
+
+static void prof_free(ex_prof *p) {
+  for (int i = 0; i < 3; i++) {
+    free(p->s[i]);
+    free(p->t[i]);
+  }
+}
+
+/* Per op v of n, the median, smallest and largest of the EX_ROUNDS
+ * rounds r[k * n + v] into out[0..2]. */
+static void round_stats(const double *r, uint32_t n, double *const out[3]) {
+  double col[EX_ROUNDS];
+  for (uint32_t v = 0; v < n; v++) {
+    for (unsigned k = 0; k < EX_ROUNDS; k++)
+      col[k] = r[(size_t)k * n + v];
+    out[0][v] = ex_median(col, EX_ROUNDS);
+    ex_range(col, EX_ROUNDS, &out[1][v], &out[2][v]);
+  }
+}
+
+static int profile_rounds(rp_exec *xs, rp_exec *x, int team, uint32_t nn,
+                          ex_prof *p) {
+  double *rs = (double *)calloc((size_t)nn * EX_ROUNDS + 1, sizeof *rs);
+  double *rt = (double *)calloc((size_t)nn * EX_ROUNDS + 1, sizeof *rt);
+  int bad = !rs || !rt, nsh = 0;
+  for (int i = 0; i < 3 && !bad; i++)
+    bad = !(p->s[i] = (double *)calloc(nn + 1, sizeof(double))) ||
+          (team && !(p->t[i] = (double *)calloc(nn + 1, sizeof(double))));
+  rp_profile_opts po = RP_PROFILE_OPTS_INIT;
+  po.runs = 1;
+  rp_status rc = RP_OK;
+  for (unsigned k = 0; k < EX_ROUNDS && !bad && rc == RP_OK; k++) {
+    double sh = 0;
+    rc = rp_exec_profile_opts(xs, &po, rs + (size_t)k * nn, NULL, NULL);
+    if (rc == RP_OK && team)
+      rc = rp_exec_profile_team(x, 1, rt + (size_t)k * nn, NULL, NULL, &sh);
+    if (sh > 0) {
+      p->share += sh;
+      nsh++;
+    }
+  }
+  if (!bad && rc == RP_OK) {
+    round_stats(rs, nn, p->s);
+    if (team)
+      round_stats(rt, nn, p->t);
+    p->share = nsh ? p->share / nsh : 0;
+  }
+  free(rs);
+  free(rt);
+  if (bad || rc) {
+    fprintf(stderr, "profile: %s\n", bad ? "out of memory" : rp_strerror(rc));
+    return 1;
+  }
+  return 0;
+}
+
+/* The profile's figures of the operations plan p elides set to 0. */
+static void zero_elided(const rp_plan *p, uint32_t nn, ex_prof *prof) {
+  for (uint32_t v = 0; p && p->node_of && v < nn; v++)
+    for (int i = 0; i < 3 && p->node_of[v] == RP_NONE; i++) {
+      prof->s[i][v] = 0;
+      if (prof->t[i])
+        prof->t[i][v] = 0;
+    }
+}
+
+/* Writes g with the costs of the profile attached: the serial ones, and
+ * the team's with its threads, for `reprise analyze --backend`. */
+static int save_measured(rp_graph *g, const char *path, const ex_prof *p,
+                         const rp_backend *be, unsigned threads) {
   FILE *fp;
-  rp_status rc =
-      rp_graph_set_measured_all(g, med, lo, hi, 5, rp_backend_name(be), NULL);
+  const char *name = rp_backend_name(be);
+  rp_status rc = rp_graph_set_measured_all(g, p->s[0], p->s[1], p->s[2],
+                                           EX_ROUNDS, name, NULL);
+  if (!rc && p->t[0] && threads)
+    rc = rp_graph_set_team_measured_all(g, p->t[0], p->t[1], p->t[2], EX_ROUNDS,
+                                        threads, p->share, name, NULL);
   if (rc || !(fp = fopen(path, "w"))) {
     fprintf(stderr, "cannot save %s: %s\n", path,
             rc ? rp_strerror(rc) : "cannot open");
@@ -431,9 +513,6 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   int ret = 2;
   unsigned iters = o->iters ? o->iters : 1;
   uint32_t nn = rp_graph_num_nodes(g);
-  double *op_us = (double *)calloc(nn + 1, sizeof(double));
-  double *op_min = (double *)calloc(nn + 1, sizeof(double));
-  double *op_max = (double *)calloc(nn + 1, sizeof(double));
   double t_ser[EX_PAIRS_MAX], t_par[EX_PAIRS_MAX], t_first = 0, worst = 0;
   double lo, hi, wait_ser = 0, wait_par = 0;
   const unsigned np = ex_pairs;
@@ -446,6 +525,8 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   rp_model model;
   rp_model_opts mo;
   rp_achieved ach;
+  ex_prof prof;
+  memset(&prof, 0, sizeof prof);
   memset(&snap, 0, sizeof snap);
   rp_status rc = rp_backend_find(o->backend, &be);
   if (rc || rp_backend_find("reference", &ref)) {
@@ -488,15 +569,12 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
     if (timed_run(xs, iters, init, ctx, &t_ser[k], &wait_ser) ||
         timed_run(x, iters, init, ctx, &t_par[k], &wait_par))
       goto out;
-  /* Costs: the median of 5 profiled replays. The analysis is told what
-   * the overlapped exec really runs (threads, device groups, mode) and
-   * the machine model calibrated for the backend, if any. */
-  if ((rc = rp_exec_profile_opts(xs, NULL, op_us, op_min, op_max))) {
-    fprintf(stderr, "profile: %s\n", rp_strerror(rc));
-    goto out;
-  }
-  /* --save: the graph with these costs, for `reprise analyze` later. */
-  if (o->save && save_measured(g, o->save, op_us, op_min, op_max, be))
+  /* Costs: alternating rounds of the serial profile and, on a team of
+   * threads, of the team's (the costs at the replay's thread count). The
+   * analysis is told what the overlapped exec really runs (threads,
+   * device groups, mode) and the machine model calibrated for the
+   * backend, if any. */
+  if (profile_rounds(xs, x, !strcmp(rp_backend_name(be), "openmp"), nn, &prof))
     goto out;
   /* The machine model of the backend as x runs it: cached, or
    * calibrated now (once per machine and configuration). */
@@ -506,7 +584,22 @@ int ex_run_compare(rp_graph *g, const ex_opts *o, ex_init_fn init,
   if ((rc = rp_analysis_opts_calibrated(&ao, &model, units, x, &mo)))
     fprintf(stderr, "calibration: %s (the model stays uncalibrated)\n",
             rp_strerror(rc));
-  ao.measured_us = op_us;
+  /* --save: the graph with these costs (the team's with its threads),
+   * for `reprise analyze --backend` later: the same prediction. A copy
+   * the plan elides costs nothing in the analysis of the exec, whatever
+   * its profile says (its bookkeeping): saved so, the file's analysis,
+   * which has no plan, elides it too. */
+  if (rp_exec_graph(x) == g)
+    zero_elided(rp_exec_plan(x), nn, &prof);
+  if (o->save && save_measured(g, o->save, &prof, be, model.host_units))
+    goto out;
+  ao.measured_us = prof.s[0];
+  ao.measured_min_us = prof.s[1];
+  ao.measured_max_us = prof.s[2];
+  ao.team_us = prof.t[0];
+  ao.team_min_us = prof.t[1];
+  ao.team_max_us = prof.t[2];
+  ao.team_share = prof.t[0] ? prof.share : 0;
   /* The graph the exec really replays (its copies reshaped on cuda),
    * with the serial replay's costs carried onto it. */
   if ((rc = rp_analyze_exec(x, &ao, &an))) {
@@ -573,8 +666,6 @@ out:
   rp_exec_destroy(x);
   rp_exec_destroy(xs);
   snap_free(&snap);
-  free(op_us);
-  free(op_min);
-  free(op_max);
+  prof_free(&prof);
   return ret;
 }

@@ -86,6 +86,11 @@
   X(rp_graph_set_measured_all,                                                 \
     rp_graph_set_measured_all(NULL, NULL, NULL, NULL, 0, NULL, NULL))          \
   X(rp_graph_get_measured, rp_graph_get_measured(NULL, 0, NULL))               \
+  X(rp_graph_set_team_measured, rp_graph_set_team_measured(NULL, 0, NULL))     \
+  X(rp_graph_set_team_measured_all,                                            \
+    rp_graph_set_team_measured_all(NULL, NULL, NULL, NULL, 0, 0, 0, NULL,      \
+                                   NULL))                                      \
+  X(rp_graph_get_team_measured, rp_graph_get_team_measured(NULL, 0, NULL))     \
   X(rp_graph_apply_costs, rp_graph_apply_costs(NULL, NULL, NULL))              \
   X(rp_buffer_add, rp_buffer_add(NULL, NULL, NULL))                            \
   X(rp_buffer_register, rp_buffer_register(NULL, NULL, NULL, 0, NULL))         \

@@ -49,6 +49,18 @@ static char *texts(void) {
                RP_OK);
   cr_assert_eq(rp_graph_end(g), RP_OK);
   cr_assert_eq(rp_node_set_cost(g, 1, 0.1), RP_ESTATE); /* ended */
+  /* Measured costs and team times (issue 33) are numbers of the file
+   * too. */
+  double us[8], lo[8];
+  cr_assert(rp_graph_num_nodes(g) <= 8);
+  for (unsigned i = 0; i < 8; i++) {
+    us[i] = 0.3 + i;
+    lo[i] = 0.25 + i;
+  }
+  cr_assert_eq(rp_graph_set_measured_all(g, us, lo, NULL, 3, "t", "m"), RP_OK);
+  cr_assert_eq(
+      rp_graph_set_team_measured_all(g, us, lo, NULL, 3, 2, 0.97, "t", "m"),
+      RP_OK);
   rp_analysis_opts ao;
   rp_analysis_opts_init(&ao);
   ao.h2d_gbps = 12.5;

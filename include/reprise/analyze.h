@@ -81,13 +81,26 @@ typedef struct rp_analysis_opts {
    * neither its share of a core nor the bandwidth cap is applied again,
    * no split_us is added, and a kernel the backend splits holds its
    * group's free threads for that time. The serial replay keeps the
-   * serial costs. NULL, or negative entries: not profiled so. */
+   * serial costs. Negative entries: not profiled so. NULL: the graph's
+   * team times (rp_graph_set_team_measured()) where their thread count
+   * is the model's team's (host_units) and their backend the model's
+   * (rp_summary.stored_team_used), else none. */
   const double *team_us;
   /** The team's share of its cores during those replays (its threads'
    * running time over running plus waiting for a core), from
    * rp_exec_profile_team(); 0: not measured. Below 0.85 the prediction is
    * withheld (rp_summary.withheld, team_share). */
   double team_share;
+  /** Per node, as measured_us: the smallest and the largest time of the
+   * serial profile (rp_exec_profile_opts()'s min_us and max_us); NULL:
+   * the graph's measured min_us and max_us where it has them, else the
+   * cost itself. They give the predicted range (rp_summary.profile_lo,
+   * profile_hi), never the headline. */
+  const double *measured_min_us, *measured_max_us;
+  /** Per node, as team_us: the smallest and the largest time of the team
+   * profile (rp_exec_profile_team()'s min_us and max_us); NULL: team_us
+   * itself. */
+  const double *team_min_us, *team_max_us;
 } rp_analysis_opts;
 
 /** Where a cost came from. */
@@ -147,7 +160,21 @@ typedef struct rp_summary {
                                      (0: not measured); below 0.85 it
                                      withholds the prediction too */
   int team_costs;           /**< operations whose overlapped work came
-                                     from rp_analysis_opts.team_us */
+                                     from rp_analysis_opts.team_us, or
+                                     from the graph's team times */
+  /** The predicted range: the model's prediction with every serial cost
+   * at its profile's smallest and every team time at its largest (low),
+   * and the reverse (high), the headline between them; both the headline
+   * without a model, or without a profile's min and max. */
+  double profile_lo, profile_hi;
+  /** The graph's team times (rp_graph_set_team_measured()): the threads
+   * of the team they were taken on, 0: the graph has none. */
+  unsigned stored_team_threads;
+  /** 1: the prediction took the graph's team times (no
+   * rp_analysis_opts.team_us was given, and their thread count and
+   * backend are the model's team's); 0: it did not, and an operation
+   * without team_us costs its serial cost in the overlapped replay. */
+  int stored_team_used;
 } rp_summary;
 
 /** @brief Default options: 2 copy engines, 25 GB/s each way and peer,

@@ -638,6 +638,43 @@ RP_API rp_status rp_graph_set_measured_all(rp_graph *g, const double *median_us,
 RP_API rp_status rp_graph_get_measured(const rp_graph *g, rp_node n,
                                        rp_measured *out);
 
+/** The time of one operation within overlapped replays of the team that
+ * ran it (rp_exec_profile_team()): saved in the graph file as a `team`
+ * object per operation beside `measured`, and used by the analysis of a
+ * pool model (an openmp team) whose thread count and backend match
+ * (docs/model.md, "Costs at the replay's thread count"). */
+typedef struct rp_team_measured {
+  double median_us, min_us, max_us;
+  unsigned runs;    /**< profiled replays */
+  unsigned threads; /**< the team's threads (>= 1) */
+  double share;     /**< the team's share of its cores during those replays
+                         (0: not measured; else in (0, 1]) */
+  char backend[32];
+  char machine[64];
+} rp_team_measured;
+
+/** @brief Attach the team time @p m to node @p n (also on an ended
+ * graph). NULL removes it.
+ * @return RP_OK, RP_EINVAL (bad node; times negative, not finite, or not
+ *   min <= median <= max; threads 0; share outside [0, 1]), RP_ENOMEM. */
+RP_API rp_status rp_graph_set_team_measured(rp_graph *g, rp_node n,
+                                            const rp_team_measured *m);
+
+/** @brief Attach to every node its figures from rp_exec_profile_team():
+ * the arrays have one entry per node (@p min_us and @p max_us may be
+ * NULL: the median is used), the team of @p threads threads got @p share
+ * of its cores (0: not measured); @p machine NULL: this host's name.
+ * @return RP_OK, RP_EINVAL, RP_ENOMEM. */
+RP_API rp_status rp_graph_set_team_measured_all(
+    rp_graph *g, const double *median_us, const double *min_us,
+    const double *max_us, unsigned runs, unsigned threads, double share,
+    const char *backend, const char *machine);
+
+/** @brief The team time of node @p n.
+ * @return RP_OK, RP_ENOTFOUND (none), RP_EINVAL. */
+RP_API rp_status rp_graph_get_team_measured(const rp_graph *g, rp_node n,
+                                            rp_team_measured *out);
+
 /** @brief Apply the measured costs of graph @p src to graph @p dst by
  * operation name: the k-th operation named X in @p dst gets the costs of
  * the k-th one named X in @p src, or of its last one named X when @p src

@@ -53,6 +53,10 @@ void rp_analysis_destroy(rp_analysis *a) {
   free(a->mstart);
   free(a->mend);
   free(a->tcost);
+  free(a->clo);
+  free(a->chi);
+  free(a->tlo);
+  free(a->thi);
   free(a);
 }
 
@@ -188,9 +192,15 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
     return refuse(RP_EINVAL, "model: not a valid machine model");
   if (!isfinite(o->team_share) || o->team_share < 0 || o->team_share > 1)
     return refuse(RP_EINVAL, "team_share must be in [0, 1]");
-  for (uint32_t n = 0; o->team_us && n < g->nop; n++)
-    if (isnan(o->team_us[n]) || isinf(o->team_us[n]))
-      return refuse(RP_EINVAL, "team_us: an entry is not finite");
+  for (uint32_t n = 0; n < g->nop; n++)
+    if ((o->team_us && !isfinite(o->team_us[n])) ||
+        (o->team_min_us && !isfinite(o->team_min_us[n])) ||
+        (o->team_max_us && !isfinite(o->team_max_us[n])) ||
+        (o->measured_min_us && !isfinite(o->measured_min_us[n])) ||
+        (o->measured_max_us && !isfinite(o->measured_max_us[n])))
+      return refuse(RP_EINVAL, "team_us, team_min_us, team_max_us, "
+                               "measured_min_us, measured_max_us: an entry "
+                               "is not finite");
 
   rp_analysis *a = calloc(1, sizeof *a);
   if (!a)
@@ -217,11 +227,12 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   if (!a->lane || !a->cost || !a->source || !a->elided || !a->bottom ||
       !a->critical || !a->start || !a->slack || !a->order)
     goto fail;
-  if (o->team_us && o->model) {
-    if (!(a->tcost = malloc(sizeof *a->tcost * m)))
-      goto fail;
-    memcpy(a->tcost, o->team_us, sizeof *a->tcost * nop);
-  }
+  if (o->model &&
+      (!(a->clo = malloc(sizeof *a->clo * m)) ||
+       !(a->chi = malloc(sizeof *a->chi * m)) ||
+       (s = rp__analysis_team(a, o->model, o->team_us, o->team_min_us,
+                              o->team_max_us)) != RP_OK))
+    goto fail;
   if ((s = rp__analysis_lanes(a, o->measured_us)) != RP_OK ||
       (s = rp__analysis_critical(a)) != RP_OK ||
       (s = rp__analysis_schedule(a)) != RP_OK)
@@ -229,7 +240,11 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
   a->opts.compute_units = NULL; /* used above; the caller owns it */
   a->opts.ncompute_units = 0;
   figures(a);
-  if (o->model && (s = rp__analysis_predict(a, o->model)) != RP_OK)
+  a->opts.measured_min_us = a->opts.measured_max_us = NULL; /* read */
+  a->opts.team_min_us = a->opts.team_max_us = NULL;
+  a->sum.profile_lo = a->sum.profile_hi = a->sum.predicted_speedup;
+  if (o->model && ((s = rp__analysis_predict(a, o->model)) != RP_OK ||
+                   (s = rp__analysis_range(a, o->model)) != RP_OK))
     goto fail;
   a->opts.model = NULL; /* the caller owns it, and the mode names */
   a->opts.mode = a->opts.serial_mode = NULL;

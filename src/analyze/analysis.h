@@ -68,6 +68,10 @@ struct rp_analysis {
   /* Calibrated prediction (predict.c), with a model only. */
   double *mstart, *mend; /* per op, in the predicted overlapped replay */
   double *tcost;         /* per op: opts.team_us (negative: none), or NULL */
+  /* The predicted range (range.c): per op the serial cost's smallest and
+   * largest (filled by the lanes), the team time's (negative: none). */
+  double *clo, *chi, *tlo, *thi;
+  char tbackend[32]; /* the graph's team times: their backend */
   char mbackend[32], mmachine[64], mmode[16], msmode[16];
   int mcalibrated;
   unsigned mthreads; /* the model's team (host_units), 0: none */
@@ -94,6 +98,16 @@ rp_status rp__analysis_schedule(rp_analysis *a);
 /* The calibrated prediction: model_* figures of the summary, mstart and
  * mend. RP_ENOTFOUND when the options name a mode the model lacks. */
 rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m);
+/* The team times the prediction takes (range.c): opts.team_us @p team
+ * (with @p tmin, @p tmax: may be NULL), else the graph's where their
+ * threads and backend are model @p m's team's; tcost, tlo, thi and the
+ * summary's stored_team_* set. RP_ENOMEM. */
+rp_status rp__analysis_team(rp_analysis *a, const rp_model *m,
+                            const double *team, const double *tmin,
+                            const double *tmax);
+/* The predicted range into the summary (predicted_lo, predicted_hi):
+ * the prediction again with the costs at clo / thi and at chi / tlo. */
+rp_status rp__analysis_range(rp_analysis *a, const rp_model *m);
 /* Bytes copy n moves (its written access). */
 uint64_t rp__copy_bytes(const rp_graph *g, uint32_t n);
 /* Bytes region r covers. */

@@ -198,7 +198,7 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     a->lane[n] = *slot;
 
     rp_cost_source src;
-    double c;
+    double c, lo = -1, hi = -1; /* the profile's range; -1: c */
     rp_measured gm;
     if (net) { /* a profile times copies within one process: the net
                   model is what a transfer between ranks costs, plus the
@@ -215,9 +215,13 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
     } else if (measured && measured[n] >= 0) {
       c = measured[n];
       src = RP_COST_MEASURED;
+      lo = a->opts.measured_min_us ? a->opts.measured_min_us[n] : c;
+      hi = a->opts.measured_max_us ? a->opts.measured_max_us[n] : c;
     } else if (g->measured && rp_graph_get_measured(g, n, &gm) == RP_OK) {
       c = gm.median_us;
       src = RP_COST_MEASURED;
+      lo = gm.min_us;
+      hi = gm.max_us;
     } else if (op->cost_us >= 0) {
       c = op->cost_us;
       src = RP_COST_GIVEN;
@@ -233,6 +237,10 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
       free(map);
       rp__net_free(nt);
       return RP_EINVAL;
+    }
+    if (a->clo) { /* the range: within [0, inf), about c */
+      a->clo[n] = isfinite(lo) && lo >= 0 && lo < c && !a->elided[n] ? lo : c;
+      a->chi[n] = isfinite(hi) && hi > c && !a->elided[n] ? hi : c;
     }
     a->cost[n] = c;
     a->source[n] = (uint8_t)src;

@@ -200,8 +200,19 @@ rp_status rp_analysis_write_text(const rp_analysis *a, FILE *fp) {
     if (s->team_costs)
       fprintf(fp,
               "team costs      %d operations timed within the team's "
-              "overlapped replays\n",
-              s->team_costs);
+              "overlapped replays%s\n",
+              s->team_costs,
+              s->stored_team_used ? " (the graph's team times)" : "");
+    else if (s->stored_team_threads)
+      fprintf(fp,
+              "team costs      none: the graph's team times are of %u "
+              "threads on %s, this\n                prediction of %u on "
+              "%s: it uses serial costs\n",
+              s->stored_team_threads, a->tbackend[0] ? a->tbackend : "?",
+              a->mthreads, a->mbackend[0] ? a->mbackend : "?");
+    else if (a->mthreads > 1)
+      fprintf(fp, "team costs      none: no team profile, the prediction "
+                  "uses serial costs\n");
   }
   rp__write_predicted(a, fp);
   fprintf(fp, "(every term above: docs/terms.md)\n");
@@ -258,6 +269,12 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
           s->predicted_speedup, s->calibrated ? "calibrated" : "uncalibrated",
           a->mbackend[0] ? a->mbackend : "?", s->model_serial_us / 1e3,
           s->model_overlap_us / 1e3);
+  if (s->profile_lo < s->profile_hi)
+    fprintf(fp,
+            "profile range     %.3fx - %.3fx  (every cost at its "
+            "profile's smallest or largest:\n                   serial "
+            "costs low and team times high, and the reverse)\n",
+            s->profile_lo, s->profile_hi);
 }
 
 rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
@@ -350,6 +367,13 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
   rp__put_num(fp, s->amdahl_speedup);
   fputs("},\n  \"predicted_speedup\": ", fp);
   rp__put_num(fp, s->predicted_speedup);
+  if (s->modelled) {
+    fputs(", \"profile_range\": [", fp);
+    rp__put_num(fp, s->profile_lo);
+    fputs(", ", fp);
+    rp__put_num(fp, s->profile_hi);
+    fputs("]", fp);
+  }
   fprintf(fp, ", \"prediction\": \"%s\", \"schedule_speedup\": ",
           !s->modelled    ? "bound only"
           : s->withheld   ? "withheld: machine busy"
@@ -376,6 +400,12 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
       fputs(", \"runnable\": ", fp);
       rp__put_num(fp, s->runnable);
       fprintf(fp, ", \"usable_cpus\": %u", s->usable_cpus);
+    }
+    if (s->stored_team_threads) {
+      fprintf(fp, ", \"stored_team\": {\"threads\": %u, \"backend\": ",
+              s->stored_team_threads);
+      rp__put_json_str(fp, a->tbackend);
+      fprintf(fp, ", \"used\": %s}", s->stored_team_used ? "true" : "false");
     }
     if (s->team_costs) {
       fprintf(fp, ", \"team_costs\": %d", s->team_costs);

@@ -322,6 +322,12 @@ static double weight(const rp_graph *g, rp_node m) {
   return (double)rp__copy_bytes(g, m);
 }
 
+/* The per-recorded-operation arrays of rp_analyze_exec()'s options
+ * carried onto the graph it replays: 0 measured_us, 1 measured_min_us,
+ * 2 measured_max_us (shared among pieces by weight), 3 team_us,
+ * 4 team_min_us, 5 team_max_us (an operation replayed whole only). */
+#define NMAPPED 6
+
 rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
                           rp_analysis **out) {
   RP_ENTER();
@@ -333,47 +339,48 @@ rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
   rp_status vs = rp__analysis_opts_in(&ao, o, "rp_analyze_exec");
   if (vs != RP_OK)
     return vs;
-  if (!ao.measured_us && (!ao.team_us || g == x->ug))
+  const double **src[NMAPPED] = {&ao.measured_us,     &ao.measured_min_us,
+                                 &ao.measured_max_us, &ao.team_us,
+                                 &ao.team_min_us,     &ao.team_max_us};
+  int anyt = 0;
+  for (int i = 3; i < NMAPPED; i++)
+    anyt |= *src[i] != NULL;
+  if (!ao.measured_us && (!anyt || g == x->ug))
     return rp_analyze(g, &ao, out);
-  double *us = calloc((size_t)n + 1, sizeof *us);
-  double *tus = NULL;
-  double *sum = NULL;
   rp_node top = 0;
   for (rp_node m = 0; m < n; m++) {
     rp_node u = rp_exec_op_origin(x, m);
     top = u != RP_NONE && u + 1 > top ? u + 1 : top;
   }
-  sum = calloc((size_t)top + 1, sizeof *sum);
+  double *sum = calloc((size_t)top + 1, sizeof *sum);
   unsigned *pieces = calloc((size_t)top + 1, sizeof *pieces);
-  if (ao.team_us && g != x->ug)
-    tus = calloc((size_t)n + 1, sizeof *tus);
-  if (!us || !sum || !pieces || (ao.team_us && g != x->ug && !tus)) {
-    free(us);
+  double *to[NMAPPED] = {NULL};
+  int fail = !sum || !pieces;
+  for (int i = 0; i < NMAPPED && !fail; i++)
+    if (*src[i] && (i < 3 || g != x->ug))
+      fail = !(to[i] = calloc((size_t)n + 1, sizeof *to[i]));
+  if (fail) {
     free(sum);
     free(pieces);
-    free(tus);
+    for (int i = 0; i < NMAPPED; i++)
+      free(to[i]);
     return RP_ENOMEM;
   }
   for (rp_node m = 0; m < n; m++) {
     rp_node u = rp_exec_op_origin(x, m);
-    if (u != RP_NONE)
+    if (u != RP_NONE) {
       pieces[u]++;
+      sum[u] += weight(g, m);
+    }
   }
   /* A team profile times a recorded operation from its first piece's
    * start to its last one's end: it holds for an operation replayed
    * whole; the pieces of a cut one are modelled (-1). */
-  for (rp_node m = 0; tus && m < n; m++) {
-    rp_node u = rp_exec_op_origin(x, m);
-    tus[m] = u != RP_NONE && pieces[u] == 1 ? ao.team_us[u] : -1;
-  }
-  free(pieces);
-  if (tus)
-    ao.team_us = tus;
-  for (rp_node m = 0; m < n; m++) {
-    rp_node u = rp_exec_op_origin(x, m);
-    if (u != RP_NONE)
-      sum[u] += weight(g, m);
-  }
+  for (int i = 3; i < NMAPPED; i++)
+    for (rp_node m = 0; to[i] && m < n; m++) {
+      rp_node u = rp_exec_op_origin(x, m);
+      to[i][m] = u != RP_NONE && pieces[u] == 1 ? (*src[i])[u] : -1;
+    }
   /* What the plan elides (a copy within one image) the exec never runs:
    * it costs nothing, whatever its profile says. */
   const rp_plan *pl = rp_exec_plan(x);
@@ -382,14 +389,17 @@ rp_status rp_analyze_exec(const rp_exec *x, const rp_analysis_opts *o,
     if (u == RP_NONE || (pl && pl->node_of && pl->node_of[m] == RP_NONE))
       continue;
     double w = weight(g, m);
-    if (ao.measured_us)
-      us[m] = sum[u] > 0 ? ao.measured_us[u] * w / sum[u] : ao.measured_us[u];
+    for (int i = 0; i < 3; i++)
+      if (to[i])
+        to[i][m] = sum[u] > 0 ? (*src[i])[u] * w / sum[u] : (*src[i])[u];
   }
-  if (ao.measured_us)
-    ao.measured_us = us;
-  rp_status s = rp_analyze(g, &ao, out);
-  free(us);
-  free(tus);
+  free(pieces);
   free(sum);
+  for (int i = 0; i < NMAPPED; i++)
+    if (to[i])
+      *src[i] = to[i];
+  rp_status s = rp_analyze(g, &ao, out);
+  for (int i = 0; i < NMAPPED; i++)
+    free(to[i]);
   return s;
 }

@@ -201,6 +201,9 @@ rp_status rp_graph_bind(const rp_graph *g, const rp_kernels *set,
     rp_measured m;
     if (rp_graph_get_measured(g, n, &m) == RP_OK)
       s = rp_graph_set_measured(c, n, &m);
+    rp_team_measured t;
+    if (s == RP_OK && rp_graph_get_team_measured(g, n, &t) == RP_OK)
+      s = rp_graph_set_team_measured(c, n, &t);
   }
   if (s == RP_OK && (s = rp_graph_end(c)) != RP_OK)
     rp__set_last_errorf("rp_graph_end: %s", rp_graph_error(c));

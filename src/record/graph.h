@@ -219,6 +219,11 @@ struct rp__out;
 void rp__measured_write(struct rp__out *w, const rp_graph *g, rp_node n);
 rp_status rp__measured_load(rp_graph *g, rp_node n, const void *json, char *why,
                             size_t size);
+/* The same for an op's team time (rp_team_measured): `, "team": {...}`
+ * and its "team" object. */
+void rp__team_write(struct rp__out *w, const rp_graph *g, rp_node n);
+rp_status rp__team_load(rp_graph *g, rp_node n, const void *json, char *why,
+                        size_t size);
 /* Free the recording-time tracking state. */
 void rp__track_free(rp_graph *g);
 /* Calls fn for each contiguous byte run of a checked region (never WHOLE),

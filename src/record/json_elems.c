@@ -538,5 +538,9 @@ rp_status rp__json_load_op(rd *r, const cJSON *j, uint32_t i) {
                              cJSON_GetObjectItemCaseSensitive(j, "measured"),
                              why, sizeof why)))
     return rp__json_bad(r, s, "%s.measured: %s", path, why);
+  if ((s = rp__team_load(r->g, node,
+                         cJSON_GetObjectItemCaseSensitive(j, "team"), why,
+                         sizeof why)))
+    return rp__json_bad(r, s, "%s.team: %s", path, why);
   return RP_OK;
 }

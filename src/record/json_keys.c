@@ -9,9 +9,9 @@ const char *const rp__keys_top[] = {
 const char *const rp__keys_buffer[] = {"id",   "name", "bytes",
                                        "elem", "dims", NULL};
 const char *const rp__keys_op[] = {
-    "id",         "name",   "type",     "device",  "src_device",
-    "dst_device", "kernel", "space",    "cost_us", "inserted",
-    "access",     "after",  "measured", "scalars", NULL};
+    "id",       "name",    "type",    "device",   "src_device", "dst_device",
+    "kernel",   "space",   "cost_us", "inserted", "access",     "after",
+    "measured", "scalars", "team",    NULL};
 const char *const rp__keys_access[] = {"buffer", "space", "mode", "offset",
                                        "bytes",  "box",   NULL};
 const char *const rp__keys_box[] = {"lo", "hi", NULL};

@@ -117,6 +117,7 @@ static void write_op(rp__out *w, const rp_graph *g, uint32_t i) {
     rp__out_num(w, o->cost_us);
   }
   rp__measured_write(w, g, i);
+  rp__team_write(w, g, i);
   rp__out_str(w, ",\n     \"access\": [");
   for (uint32_t k = 0; k < o->nacc; k++) {
     rp__out_str(w, k ? ",\n" : "\n");
