@@ -732,15 +732,26 @@ static void *team_main(void *arg) {
   for (;;) {
     int cur;
     double t0 = rp_clock_us(), gap = 0.25;
-    /* the last launch's policy: with YIELD, a short spin */
+    /* the last launch's policy: with YIELD, a short spin; then, unless
+     * the team's own threads outnumber its CPUs, looks each after giving
+     * the CPU to whoever wants it (sched_yield: not spinning; a thread
+     * asleep would make every launch on a busy machine wait for its
+     * wake-up), up to TEAM_SPIN_US as well */
     const bool yield = atomic_load_explicit(&st->yield.v, RLX);
+    const bool crowded = st->ncpu > 0 && st->nth > st->ncpu;
     unsigned looks = 0;
     while ((cur = atomic_load_explicit(&st->gen.v, ACQ)) == g &&
            !atomic_load_explicit(&st->quit.v, ACQ)) {
-      if (++looks < RP_OMP_SHORT_LOOKS ||
-          (!yield && rp_clock_us() - t0 < TEAM_SPIN_US)) {
+      const bool early = rp_clock_us() - t0 < TEAM_SPIN_US;
+      if (++looks < RP_OMP_SHORT_LOOKS || (!yield && early)) {
         pause_us(gap);
         gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
+        continue;
+      }
+      if (!crowded && early) {
+        rp__omp_spun(st, looks);
+        looks = 0;
+        sched_yield();
         continue;
       }
       rp__omp_spun(st, looks);

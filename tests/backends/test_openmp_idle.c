@@ -111,14 +111,14 @@ static void replay(int nth, const int *cores, unsigned ncores, double *yield,
   static uint64_t X[CHAINS * 8];
   memset(X, 0, sizeof X);
   rp_graph *g = chains(X);
-  const rp_backend *be = NULL;
-  rp_exec *x = NULL;
   rp_exec_opts o;
-  TU_OK(NULL, rp_backend_find("openmp", &be));
   rp_exec_opts_init(&o);
   o.nthreads = nth;
   o.cores = cores;
   o.ncores = ncores;
+  const rp_backend *be = NULL;
+  TU_OK(NULL, rp_backend_find("openmp", &be));
+  rp_exec *x = NULL;
   TU_OK(NULL, rp_exec_create(&x, g, be, &o));
   for (int l = 1; l <= LAUNCHES; l++) {
     cr_assert_eq(rp_exec_run(x, 1), RP_OK, "%s", rp_exec_error(x));
