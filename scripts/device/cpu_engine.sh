@@ -349,8 +349,8 @@ if ls "$D"/busy_*.txt > /dev/null 2>&1; then
                           f[a[1]] = a[2] } }
       END { r = ms["reprise"]; o = ms["omp-depend"]; t = ms["tbb-flow"]
             printf "| %s | %s | %s | %s | %s, %s |\n", lab,
-              o > 0 ? sprintf("%.2f", r / o) : "-",
-              t > 0 ? sprintf("%.2f", r / t) : "-", r ? r : "-",
+              (o > 0 ? sprintf("%.2f", r / o) : "-"),
+              (t > 0 ? sprintf("%.2f", r / t) : "-"), (r ? r : "-"),
               f["idle_yield"], f["spin_max"] }' "$f"
   done
 fi
