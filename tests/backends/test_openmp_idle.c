@@ -160,9 +160,9 @@ Test(openmp_idle, two_threads_beside_busy_cpus_look_briefly_then_sleep,
      .timeout = 60) {
   cpu_set_t s;
   cr_assert_eq(sched_getaffinity(0, sizeof s, &s), 0);
-  int nb = CPU_COUNT(&s);
-  nb = nb > 64 ? 64 : nb;
-  pid_t pid[64];
+  /* one per CPU: the others' share then leaves the team none */
+  const int nb = CPU_COUNT(&s);
+  static pid_t pid[CPU_SETSIZE];
   for (int i = 0; i < nb; i++) {
     pid[i] = fork();
     cr_assert_geq(pid[i], 0);
