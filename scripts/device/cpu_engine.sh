@@ -28,10 +28,11 @@
 #     flow graph); ~130 s;
 #  4. busy: 4 of the cores kept busy by other processes (BENCH_BUSY=4,
 #     BUSY_PROCS), tiled Cholesky 16x16 and 32x32 tiles of 64^2
-#     (BUSY_SIZES) at the most threads, unset and true, two rounds, each
-#     reprise's idle policy as it decides (auto: it should yield, "IDLE
-#     ... idle_yield=1") and forced to the old one (RP_OMP_IDLE=spin),
-#     alternating (target: reprise <= 1.1x OpenMP depend); ~50 s;
+#     (BUSY_SIZES) at the most threads, unset and true (BINDINGS),
+#     BUSY_ROUNDS (1) rounds, each with reprise's idle policy as it
+#     decides (auto: it should yield, "IDLE ... idle_yield=1") and forced
+#     to the old one (RP_OMP_IDLE=spin) one after the other (target:
+#     reprise <= 1.1x OpenMP depend); ~35 s a round;
 #  3. steady: jacobi2d, matpow, recurrence 10 runs each at 4, 16, 8
 #     threads, unset and true, each run's serial and overlapped medians
 #     apart (tools/bench/steady.sh; target: max/min of the achieved
@@ -44,7 +45,8 @@
 # in BUDGET_S (490 s) from the start, so the script ends by about 8.5
 # minutes whatever the machine does; what was skipped says so.
 # Elsewhere (a smoke run): RP_BUILD (build folder), CPU_THREADS ("4,8,16"),
-# CHOL_SIZES, CHOL_BINDINGS, STEADY_THREADS, STEADY_RUNS, BINDINGS
+# CHOL_SIZES, CHOL_BINDINGS, BUSY_PROCS, BUSY_SIZES, BUSY_ROUNDS,
+# STEADY_THREADS, STEADY_RUNS, BINDINGS
 # ("unset true"; steadiness), CPU_PARTS, BUDGET_S, JOBS (16),
 # ARGS_<example> (steady.sh).
 set -uo pipefail
@@ -210,7 +212,7 @@ part_busy() {
   local r b pol sz f
   say "== 4. busy: ${BUSY_PROCS:-4} cores kept busy, tiled Cholesky at" \
       "$TMAX threads, reprise's idle policy auto and spin alternating"
-  for r in 1 2; do
+  for r in $(seq "${BUSY_ROUNDS:-1}"); do
     for b in $BINDS; do
       for sz in ${BUSY_SIZES:-16:64 32:64}; do
         for pol in auto spin; do
