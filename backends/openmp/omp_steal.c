@@ -531,9 +531,12 @@ static uint32_t idle(ostate *st, int me, int gen, look *w, unsigned long *done,
   atomic_fetch_add_explicit(&st->nspin.v, 1, RLX);
   double t0 = rp_clock_us(), gap = 0.25, nap_us = NAP_MIN_US;
   uint32_t v = NONE;
-  /* looks: failed looks in a row since the last nap (or work) */
+  /* looks: failed looks in a row since the last nap (or work); SPIN
+   * looks for SPIN_US, YIELD RP_OMP_SHORT_LOOKS times, then one look
+   * after each nap */
   const bool yield = atomic_load_explicit(&st->yield.v, RLX);
   unsigned looks = 0;
+  bool napped = false;
   for (;;) {
     long ph = atomic_load_explicit(&st->phase.v, ACQ);
     if (ph > atomic_load_explicit(&st->elast.v, RLX))
@@ -548,15 +551,18 @@ static uint32_t idle(ostate *st, int me, int gen, look *w, unsigned long *done,
       t0 = rp_clock_us();
       gap = 0.25;
       looks = 0;
+      napped = false;
       continue;
     }
-    if (++looks < RP_OMP_SHORT_LOOKS ||
-        (!yield && rp_clock_us() - t0 < SPIN_US)) {
+    ++looks;
+    if (!napped &&
+        (yield ? looks < RP_OMP_SHORT_LOOKS : rp_clock_us() - t0 < SPIN_US)) {
       pause_us(gap);
       gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
     } else {
       rp__omp_spun(st, looks);
       looks = 0;
+      napped = true;
       atomic_fetch_add_explicit(&st->naps.v, 1, RLX);
       atomic_fetch_sub_explicit(&st->nspin.v, 1, RLX);
       nap(st, me, gen, ph, nap_us);
@@ -740,22 +746,27 @@ static void *team_main(void *arg) {
     const bool yield = atomic_load_explicit(&st->yield.v, RLX);
     const bool crowded = st->ncpu > 0 && st->nth > st->ncpu;
     unsigned looks = 0;
+    bool slept = false, yielding = false;
     while ((cur = atomic_load_explicit(&st->gen.v, ACQ)) == g &&
            !atomic_load_explicit(&st->quit.v, ACQ)) {
-      const bool early = rp_clock_us() - t0 < TEAM_SPIN_US;
-      if (++looks < RP_OMP_SHORT_LOOKS || (!yield && early)) {
-        pause_us(gap);
-        gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
-        continue;
-      }
-      if (!crowded && early) {
+      const bool early = !slept && rp_clock_us() - t0 < TEAM_SPIN_US;
+      if (!yielding) {
+        ++looks;
+        if (!slept && (yield ? looks < RP_OMP_SHORT_LOOKS : early)) {
+          pause_us(gap);
+          gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
+          continue;
+        }
         rp__omp_spun(st, looks);
         looks = 0;
+      }
+      if (yield && !crowded && early) {
+        yielding = true;
         sched_yield();
         continue;
       }
-      rp__omp_spun(st, looks);
-      looks = 0;
+      yielding = false;
+      slept = true;
       atomic_fetch_add_explicit(&st->nidle.v, 1, SC);
       if (atomic_load_explicit(&st->gen.v, SC) == g &&
           !atomic_load_explicit(&st->quit.v, SC))
