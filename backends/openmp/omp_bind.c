@@ -202,13 +202,16 @@ rp_status rp__omp_bind_team(ostate *st) {
     for (int i = 0; i < st->nth; i++)
       CPU_OR(&all, &all, &st->tset[i]);
   } else {
-    if (!rp__omp_process_set(&all))
+    if (!rp__omp_process_set(&all)) {
+      rp__omp_idle_init(st, 0);
       return RP_OK;
+    }
     st->pset = all;
     st->pset_ok = true;
     src = "the process's CPU set";
   }
   ncpu = CPU_COUNT(&all);
+  rp__omp_idle_init(st, ncpu);
   if (st->nth > 1 && st->nth > ncpu)
     rp_exec_set_notice(st->x,
                        "openmp: %d threads on %d CPU%s (%s): "

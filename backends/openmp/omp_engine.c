@@ -122,9 +122,17 @@ static void run_split(ostate *st, const otask *t, int me, int q, uint32_t v,
   rp__omp_help_job(st, j);
   if (pub)
     atomic_store_explicit(&st->help[q].v, 0, REL);
+  /* the chunks' threads may wait for a CPU (policy YIELD): give ours */
   unsigned spins = 0;
-  while (atomic_load_explicit(&j->done, ACQ) < nch)
-    backoff(&spins);
+  const bool yield = atomic_load_explicit(&st->yield.v, RLX);
+  while (atomic_load_explicit(&j->done, ACQ) < nch) {
+    if (!yield)
+      backoff(&spins);
+    else if (++spins & 63u)
+      rp__omp_relax();
+    else
+      sched_yield();
+  }
 }
 
 void rp__omp_exec(ostate *st, const otask *t, uint32_t v, long e, int me, int q,

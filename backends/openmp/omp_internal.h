@@ -191,6 +191,17 @@ struct ostate {
   int nstarted;
   padi gen, quit;
   padl nidle;
+  /* idle policy (omp_idle.c): the team's usable CPUs (0: unknown), the
+   * machine's online ones, RP_OMP_IDLE's choice (-1: none, decide), the
+   * other runnable threads in the last two samples and the count the
+   * last decision used (-1: unknown), when last sampled; yield: the
+   * launch's policy (RP_OMP_IDLE_*); spin_max: the most looks for work
+   * any thread made in a row without sleeping, naps: its futex waits */
+  int ncpu, online, idle_force;
+  int others_cur, others_prev, others_seen;
+  double sampled_at;
+  padi yield;
+  padl spin_max, naps;
 };
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -210,6 +221,13 @@ static inline void backoff(unsigned *spins) {
     sched_yield();
 }
 
+/* The idle policy (omp_idle.c): st's CPU counts and RP_OMP_IDLE, read
+ * once (ncpu: the team's usable CPUs, 0 if unknown); the launch's policy
+ * into st->yield; a thread made looks for work in a row without sleeping
+ * (kept as st->spin_max when the most so far). */
+void rp__omp_idle_init(ostate *st, int ncpu);
+void rp__omp_idle_decide(ostate *st);
+void rp__omp_spun(ostate *st, unsigned looks);
 /* Run one task whole on the calling thread. omp_engine.c. */
 void rp__omp_run_task(const ostate *st, const otask *t);
 /* Task t finished replay (epoch) e: publish it for wait_buffer. */

@@ -21,7 +21,12 @@
  *
  * Waiting: an idle thread looks again after a pause that doubles up to
  * GAP_MAX_US, for SPIN_US; then it sleeps in a futex, for NAP_MIN_US at
- * first and up to NAP_MAX_US, waking to look again. A thread whose deque
+ * first and up to NAP_MAX_US, waking to look again. That is the policy
+ * SPIN, for a team that has its cores; when it cannot (more threads than
+ * usable CPUs, or a busy machine: omp_idle.c decides at each launch), the
+ * policy YIELD cuts the looks before the first nap, and a team thread's
+ * wait for the next launch, to RP_OMP_SHORT_LOOKS: a thread spinning
+ * there would hold a CPU that a working one needs. A thread whose deque
  * grows long, or gets coarse tasks, wakes one sleeper after the task that
  * pushed them (at most one system call between a task and its
  * continuation, which is often the critical path); a thief that leaves
@@ -49,6 +54,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
+#include "omp_idle.h"
 #include "omp_internal.h"
 
 #define RLX memory_order_relaxed
@@ -415,10 +421,16 @@ static bool ask_solo(ostate *st, int me, int so, look *w) {
     return false;
   atomic_store_explicit(&st->so.want, 1, SC);
   double gap = 0.25;
-  while (atomic_load_explicit(&st->so.solo, ACQ) == so) {
+  const bool yield = atomic_load_explicit(&st->yield.v, RLX);
+  for (unsigned looks = 1; atomic_load_explicit(&st->so.solo, ACQ) == so;
+       looks++) {
     if (atomic_load_explicit(&st->phase.v, ACQ) >
         atomic_load_explicit(&st->elast.v, RLX))
       return false;
+    if (yield && looks >= RP_OMP_SHORT_LOOKS) {
+      sched_yield(); /* so may wait for this CPU */
+      continue;
+    }
     pause_us(gap);
     gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
   }
@@ -519,6 +531,12 @@ static uint32_t idle(ostate *st, int me, int gen, look *w, unsigned long *done,
   atomic_fetch_add_explicit(&st->nspin.v, 1, RLX);
   double t0 = rp_clock_us(), gap = 0.25, nap_us = NAP_MIN_US;
   uint32_t v = NONE;
+  /* looks: failed looks in a row since the last nap (or work); SPIN
+   * looks for SPIN_US, YIELD RP_OMP_SHORT_LOOKS times, then one look
+   * after each nap */
+  const bool yield = atomic_load_explicit(&st->yield.v, RLX);
+  unsigned looks = 0;
+  bool napped = false;
   for (;;) {
     long ph = atomic_load_explicit(&st->phase.v, ACQ);
     if (ph > atomic_load_explicit(&st->elast.v, RLX))
@@ -532,12 +550,20 @@ static uint32_t idle(ostate *st, int me, int gen, look *w, unsigned long *done,
     if (helped) {
       t0 = rp_clock_us();
       gap = 0.25;
+      looks = 0;
+      napped = false;
       continue;
     }
-    if (rp_clock_us() - t0 < SPIN_US) {
+    ++looks;
+    if (!napped &&
+        (yield ? looks < RP_OMP_SHORT_LOOKS : rp_clock_us() - t0 < SPIN_US)) {
       pause_us(gap);
       gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
     } else {
+      rp__omp_spun(st, looks);
+      looks = 0;
+      napped = true;
+      atomic_fetch_add_explicit(&st->naps.v, 1, RLX);
       atomic_fetch_sub_explicit(&st->nspin.v, 1, RLX);
       nap(st, me, gen, ph, nap_us);
       atomic_fetch_add_explicit(&st->nspin.v, 1, RLX);
@@ -545,6 +571,7 @@ static uint32_t idle(ostate *st, int me, int gen, look *w, unsigned long *done,
     }
   }
   atomic_fetch_sub_explicit(&st->nspin.v, 1, RLX);
+  rp__omp_spun(st, looks);
   return v;
 }
 
@@ -711,19 +738,42 @@ static void *team_main(void *arg) {
   for (;;) {
     int cur;
     double t0 = rp_clock_us(), gap = 0.25;
+    /* the last launch's policy: with YIELD, a short spin; then, unless
+     * the team's own threads outnumber its CPUs, looks each after giving
+     * the CPU to whoever wants it (sched_yield: not spinning; a thread
+     * asleep would make every launch on a busy machine wait for its
+     * wake-up), up to TEAM_SPIN_US as well */
+    const bool yield = atomic_load_explicit(&st->yield.v, RLX);
+    const bool crowded = st->ncpu > 0 && st->nth > st->ncpu;
+    unsigned looks = 0;
+    bool slept = false, yielding = false;
     while ((cur = atomic_load_explicit(&st->gen.v, ACQ)) == g &&
            !atomic_load_explicit(&st->quit.v, ACQ)) {
-      if (rp_clock_us() - t0 < TEAM_SPIN_US) {
-        pause_us(gap);
-        gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
+      const bool early = !slept && rp_clock_us() - t0 < TEAM_SPIN_US;
+      if (!yielding) {
+        ++looks;
+        if (!slept && (yield ? looks < RP_OMP_SHORT_LOOKS : early)) {
+          pause_us(gap);
+          gap = gap * 2 > GAP_MAX_US ? GAP_MAX_US : gap * 2;
+          continue;
+        }
+        rp__omp_spun(st, looks);
+        looks = 0;
+      }
+      if (yield && !crowded && early) {
+        yielding = true;
+        sched_yield();
         continue;
       }
+      yielding = false;
+      slept = true;
       atomic_fetch_add_explicit(&st->nidle.v, 1, SC);
       if (atomic_load_explicit(&st->gen.v, SC) == g &&
           !atomic_load_explicit(&st->quit.v, SC))
         fx_wait(&st->gen.v, g, 1e6);
       atomic_fetch_sub_explicit(&st->nidle.v, 1, SC);
     }
+    rp__omp_spun(st, looks);
     if (atomic_load_explicit(&st->quit.v, ACQ))
       break;
     g = cur;
@@ -779,6 +829,8 @@ void rp__omp_steal_run(ostate *st, unsigned iterations) {
   if (!st->n || !iterations)
     return;
   const long E0 = st->lepoch, Elast = E0 + (long)iterations;
+  /* before the team starts: a new thread reads the policy at once */
+  rp__omp_idle_decide(st);
   if (!team_start(st)) {
     rp__omp_run_serial(st, iterations);
     st->lepoch = Elast;

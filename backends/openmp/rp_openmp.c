@@ -455,6 +455,26 @@ static rp_status omp_timeline(void *state, double *start_us, double *end_us) {
   return s;
 }
 
+/* The idle policy's figures (omp_idle.h; docs/openmp.md, "Idle threads
+ * on a busy machine"). */
+static rp_status omp_stats(void *state, rp_exec_stat *out, unsigned max,
+                           unsigned *count) {
+  const ostate *st = (const ostate *)state;
+  const rp_exec_stat all[] = {
+      {"idle_yield", atomic_load(&st->yield.v)},
+      {"usable_cpus", st->ncpu},
+      {"others_runnable", st->others_seen},
+      {"spin_max", (double)atomic_load(&st->spin_max.v)},
+      {"naps", (double)atomic_load(&st->naps.v)},
+  };
+  const unsigned n = sizeof all / sizeof *all;
+  for (unsigned i = 0; i < n && i < max; i++)
+    out[i] = all[i];
+  if (count)
+    *count = n;
+  return RP_OK;
+}
+
 const rp_backend rp_backend_openmp = {
     .abi = RP_BACKEND_ABI,
     .name = "openmp",
@@ -471,6 +491,7 @@ const rp_backend rp_backend_openmp = {
     .profile = omp_profile,
     .timeline = omp_timeline,
     .destroy = omp_destroy,
+    .stats = omp_stats,
     .options =
         RP_EXEC_OPT_NTHREADS | RP_EXEC_OPT_CORES | RP_EXEC_OPT_DEVICE_MAP,
 };

@@ -324,10 +324,13 @@ typedef struct rp_exec_stat {
  * "tasks", "sends", "recvs", "scanned", "visited", "accesses", "images",
  * "handles", "aliased", "user_arrays", "image_bytes", "pieces",
  * "lower_us", "register_us") and the CPU time its task bodies took over
- * all launches so far ("body_cpu_us"): docs/mpi.md. Safe to call while
- * replays run.
+ * all launches so far ("body_cpu_us"): docs/mpi.md. The openmp backend
+ * gives its idle threads' policy ("idle_yield": 1 when the last launch's
+ * idle threads yielded their CPUs, "usable_cpus", "others_runnable") and
+ * how they waited ("spin_max": the most looks for work in a row without
+ * sleeping, "naps"): docs/openmp.md. Safe to call while replays run.
  * @return RP_OK, RP_EINVAL (NULL @p x, NULL @p out with @p max > 0),
- *   RP_ENOTSUP (the backend keeps none: reference, openmp, xrt, cuda). */
+ *   RP_ENOTSUP (the backend keeps none: reference, xrt, cuda). */
 RP_API rp_status rp_exec_stats(const rp_exec *x, rp_exec_stat *out,
                                unsigned max, unsigned *count);
 

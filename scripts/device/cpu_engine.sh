@@ -8,7 +8,7 @@
 # Builds build-cpu-engine (-j16, no CUDA, no tests) and measures (reprise
 # follows OMP_PROC_BIND: no cores given; every runtime in a process of
 # its own, tools/bench/bench_isolate.h), parts in the order CPU_PARTS
-# ("heavy chol steady"):
+# ("heavy chol busy steady"):
 #  0. the machine: SMT, governor, the busiest processes before starting;
 #  1. heavy: bench_omp heavy wavefront and tree (~19 us tasks) at 4, 8, 16
 #     threads against the anchors' lean engine, with the CPUs each
@@ -26,6 +26,13 @@
 #     close + OMP_PLACES=cores and spread (CHOL_BINDINGS): the issue's 48
 #     cells (target: reprise <= the best of OpenMP depend and oneTBB's
 #     flow graph); ~130 s;
+#  4. busy: 4 of the cores kept busy by other processes (BENCH_BUSY=4,
+#     BUSY_PROCS), tiled Cholesky 16x16 and 32x32 tiles of 64^2
+#     (BUSY_SIZES) at the most threads, unset and true (BINDINGS),
+#     BUSY_ROUNDS (1) rounds, each with reprise's idle policy as it
+#     decides (auto: it should yield, "IDLE ... idle_yield=1") and forced
+#     to the old one (RP_OMP_IDLE=spin) one after the other (target:
+#     reprise <= 1.1x OpenMP depend); ~35 s a round;
 #  3. steady: jacobi2d, matpow, recurrence 10 runs each at 4, 16, 8
 #     threads, unset and true, each run's serial and overlapped medians
 #     apart (tools/bench/steady.sh; target: max/min of the achieved
@@ -38,7 +45,8 @@
 # in BUDGET_S (490 s) from the start, so the script ends by about 8.5
 # minutes whatever the machine does; what was skipped says so.
 # Elsewhere (a smoke run): RP_BUILD (build folder), CPU_THREADS ("4,8,16"),
-# CHOL_SIZES, CHOL_BINDINGS, STEADY_THREADS, STEADY_RUNS, BINDINGS
+# CHOL_SIZES, CHOL_BINDINGS, BUSY_PROCS, BUSY_SIZES, BUSY_ROUNDS,
+# STEADY_THREADS, STEADY_RUNS, BINDINGS
 # ("unset true"; steadiness), CPU_PARTS, BUDGET_S, JOBS (16),
 # ARGS_<example> (steady.sh).
 set -uo pipefail
@@ -200,8 +208,30 @@ part_chol() {
   done
 }
 
+part_busy() {
+  local r b pol sz f
+  say "== 4. busy: ${BUSY_PROCS:-4} cores kept busy, tiled Cholesky at" \
+      "$TMAX threads, reprise's idle policy auto and spin alternating"
+  for r in $(seq "${BUSY_ROUNDS:-1}"); do
+    for b in $BINDS; do
+      for sz in ${BUSY_SIZES:-16:64 32:64}; do
+        for pol in auto spin; do
+          fits "$(chol_est "$sz")" || continue
+          f="$D/busy_${r}_${b}_${sz/:/x}_${pol}.txt"
+          BENCH_THREADS=$TMAX BENCH_BUSY=${BUSY_PROCS:-4} BENCH_REPS=9 \
+            BENCH_METHODS=reprise,omp-depend,tbb-flow \
+            run "$f" bind "$b" env "RP_OMP_IDLE=${pol/auto/}" \
+            "$B/tools/bench/bench_cholesky" "${sz%:*}" "${sz#*:}"
+          grep -E "^\| [0-9]+ \| (reprise|omp-depend|tbb-flow) |^IDLE" "$f" |
+            sed "s/^/  [$r $b $sz $pol] /"
+        done
+      done
+    done
+  done
+}
+
 # the parts, the one this run is for first (CPU_PARTS)
-for p in ${CPU_PARTS:-heavy chol steady}; do
+for p in ${CPU_PARTS:-heavy chol busy steady}; do
   part_"$p"
 done
 
@@ -305,6 +335,25 @@ if ls "$D"/chol_*.txt > /dev/null 2>&1; then
       f="$D/chol_${b}_${sz/:/x}.txt"
       [ -f "$f" ] && echo "| $b ${sz/:/ tiles of } |$(chol_ratios "$f")"
     done
+  done
+fi
+if ls "$D"/busy_*.txt > /dev/null 2>&1; then
+  echo
+  echo "| ${BUSY_PROCS:-4} cores busy, $TMAX thr: round binding size policy |" \
+       "reprise / omp-depend | reprise / tbb-flow | reprise ms |" \
+       "idle_yield, spin_max |"
+  echo "|---|---|---|---|---|"
+  for f in "$D"/busy_*.txt; do
+    awk -v lab="$(basename "$f" .txt | sed 's/^busy_//; s/_/ /g')" '
+      /^RESULT / { for (i = 3; i <= NF; i++) if ($i ~ /^ms=/) {
+                     split($i, a, "="); ms[$2] = a[2] } }
+      /^IDLE reprise/ { for (i = 3; i <= NF; i++) { split($i, a, "=")
+                          f[a[1]] = a[2] } }
+      END { r = ms["reprise"]; o = ms["omp-depend"]; t = ms["tbb-flow"]
+            printf "| %s | %s | %s | %s | %s, %s |\n", lab,
+              (o > 0 ? sprintf("%.2f", r / o) : "-"),
+              (t > 0 ? sprintf("%.2f", r / t) : "-"), (r ? r : "-"),
+              f["idle_yield"], f["spin_max"] }' "$f"
   done
 fi
 echo

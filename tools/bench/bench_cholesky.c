@@ -20,7 +20,8 @@
  * BENCH_THREADS (default "1,2"), BENCH_REPS (7), BENCH_METHODS (comma
  * list), BENCH_BUSY=K: K busy processes run during the timed runs
  * (contention; each ends itself after BENCH_BUSY_S, default 600 s),
- * BENCH_VERBOSE=1: the CPUs each method's tasks ran on ("CPUS" lines).
+ * BENCH_VERBOSE=1: the CPUs each method's tasks ran on ("CPUS" lines);
+ * an "IDLE" line gives how reprise's idle threads waited (rp_exec_stats).
  * tbb-flow runs without OMP_PROC_BIND / OMP_PLACES (it is no OpenMP
  * program). Prints ms per factorisation (median, min-max) and the ratio
  * of reprise to the best of omp-depend and tbb-flow at each thread
@@ -399,6 +400,7 @@ static int parent(char **argv, const int *threads, int nthr, int nbusy,
     if (!echoed++)
       bench_echo(out, "residual");
     bench_echo(out, "CPUS ");
+    bench_echo(out, "IDLE ");
     nr += read_rows(out, r + nr, 256 - nr);
     free(out);
   }
@@ -578,6 +580,19 @@ int main(int argc, char **argv) {
              m[i].name, thr, T, NB, nbusy, m[i].med, m[i].lo, m[i].hi,
              seq_ms / m[i].med, m[i].ok ? "ok" : "FAIL");
       fflush(stdout);
+    }
+    /* how reprise's idle threads waited (docs/openmp.md, "Idle threads
+     * on a busy machine") */
+    for (int i = 0; i < nx; i++) {
+      static const char *const fig[] = {"idle_yield", "usable_cpus",
+                                        "others_runnable", "spin_max", "naps"};
+      printf("IDLE reprise thr=%d", thr);
+      for (size_t k = 0; k < sizeof fig / sizeof *fig; k++) {
+        double v = -1;
+        rp_exec_stat_get(x[i], fig[k], &v);
+        printf(" %s=%g", fig[k], v);
+      }
+      printf("\n");
     }
     for (int i = 0; i < nx; i++)
       rp_exec_destroy(x[i]);
