@@ -28,13 +28,20 @@ void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
   }
 }
 
+uint32_t rp__sp_part_handles(const rp_plan *p, const sp_part *pt) {
+  uint32_t own = 0; /* images in memory of their own */
+  for (uint32_t k = 0; k < pt->nimage; k++)
+    own += !rp__sp_in_user(p, pt, pt->image[k]);
+  return own + pt->nuser + pt->nstage;
+}
+
 rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
                            rp__starpu_stats *out) {
   sp_part pt;
   sp_place pl;
   char err[256];
   double t0 = rp_clock_us();
-  rp_status st = rp__sp_place(p->graph, nranks, &pl);
+  rp_status st = rp__sp_place(p, nranks, &pl);
   if (st == RP_OK)
     st = rp__sp_part(p, SP_MPI, rank, &pl, &pt, err, sizeof err);
   if (st == RP_OK && (st = rp__sp_alias(p, SP_MPI, rank, &pl, &pt)) != RP_OK)
@@ -45,10 +52,7 @@ rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
     return st;
   rp__sp_part_stats(p, &pt, rank, nranks, out);
   out->lower_us = t1 - t0;
-  uint32_t own = 0; /* images in memory of their own */
-  for (uint32_t k = 0; k < pt.nimage; k++)
-    own += !rp__sp_in_user(p, &pt, pt.image[k]);
-  out->handles = own + pt.nuser + pt.nstage;
+  out->handles = rp__sp_part_handles(p, &pt);
   rp__sp_part_free(&pt);
   return RP_OK;
 }
