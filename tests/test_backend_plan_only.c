@@ -263,3 +263,170 @@ Test(backend_plan_only, the_plan_carries_what_they_read) {
   rp_exec_destroy(x);
   rp_graph_destroy(g);
 }
+
+/* examples/ and tools/ call no private (rp__) function of a backend and
+ * include no backend's private header: what a program needs of a backend
+ * comes through public calls (rp_exec_stats(), say). The one exception
+ * is the StarPU study in bench_mpi_jacobi.c, whose calls docs/mpi.md
+ * lists as internal-only ("Internal calls of the benchmarks"). */
+typedef struct names {
+  char (*v)[128];
+  unsigned n, cap;
+} names;
+
+static int has(const names *s, const char *id) {
+  for (unsigned i = 0; i < s->n; i++)
+    if (!strcmp(s->v[i], id))
+      return 1;
+  return 0;
+}
+
+static void add(names *s, const char *id) {
+  if (has(s, id))
+    return;
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 256;
+    s->v = realloc(s->v, s->cap * sizeof *s->v);
+    cr_assert(s->v);
+  }
+  snprintf(s->v[s->n++], sizeof *s->v, "%s", id);
+}
+
+/* Calls fn(path, ctx) for each file of folder dir (under the source
+ * tree) with a name ending in .c, .h, .cu or .cpp; returns how many. */
+static unsigned each_file(const char *dir, void (*fn)(const char *, void *),
+                          void *ctx) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", RP_SOURCE_DIR, dir);
+  DIR *d = opendir(path);
+  cr_assert(d, "cannot list %s", path);
+  unsigned n = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    const char *dot = strrchr(e->d_name, '.');
+    if (!dot || (strcmp(dot, ".c") && strcmp(dot, ".h") && strcmp(dot, ".cu") &&
+                 strcmp(dot, ".cpp")))
+      continue;
+    char f[2048];
+    snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+    fn(f, ctx);
+    n++;
+  }
+  closedir(d);
+  return n;
+}
+
+/* Each rp__ identifier of file path (comments and strings left out). */
+static void each_private(const char *path, void (*fn)(const char *, void *),
+                         void *ctx) {
+  char *s = slurp(path);
+  strip(s);
+  for (char *p = s; *p; p++) {
+    int start = p == s || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+                            (p[-1] >= 'A' && p[-1] <= 'Z') ||
+                            (p[-1] >= '0' && p[-1] <= '9'));
+    if (!start || strncmp(p, "rp__", 4))
+      continue;
+    size_t k = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+    char id[128];
+    snprintf(id, sizeof id, "%.*s", (int)k, p);
+    fn(id, ctx);
+    p += k - 1;
+  }
+  free(s);
+}
+
+static void collect_id(const char *id, void *ctx) { add(ctx, id); }
+static void collect_file(const char *path, void *ctx) {
+  each_private(path, collect_id, ctx);
+  const char *base = strrchr(path, '/') + 1;
+  if (strstr(base, ".h"))
+    add((names *)ctx + 1, base);
+}
+
+/* The internal calls a benchmark may keep (docs/mpi.md lists them). */
+static const char *const bench_file = "bench_mpi_jacobi.c";
+static const char *const bench_internal[] = {
+    "rp__starpu_trace",      "rp__starpu_breakdown", "rp__starpu_breakdown_get",
+    "rp__starpu_net",        "rp__starpu_predict",   "rp__starpu_layout",
+    "rp__starpu_layout_get", "rp_starpu.h"};
+
+static int bench_may(const char *path, const char *id) {
+  if (strcmp(strrchr(path, '/') + 1, bench_file))
+    return 0;
+  for (size_t i = 0; i < sizeof bench_internal / sizeof *bench_internal; i++)
+    if (!strcmp(id, bench_internal[i]))
+      return 1;
+  return 0;
+}
+
+typedef struct scan {
+  names *priv; /* [0] backends' rp__ names, [1] their headers */
+  char bad[8192];
+  unsigned used; /* rp__ names of a backend seen (allowed or not) */
+} scan;
+
+static const char *scan_path;
+static void check_id(const char *id, void *ctx) {
+  scan *c = ctx;
+  if (!has(&c->priv[0], id))
+    return;
+  c->used++;
+  if (!bench_may(scan_path, id))
+    snprintf(c->bad + strlen(c->bad), sizeof c->bad - strlen(c->bad),
+             "%s: %s\n", scan_path, id);
+}
+
+static void check_file(const char *path, void *ctx) {
+  scan *c = ctx;
+  scan_path = path;
+  each_private(path, check_id, c);
+  char *s = slurp(path);
+  for (char *l = s; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : 0) {
+    char inc[256];
+    if (sscanf(l, " # include \"%255[^\"]\"", inc) != 1)
+      continue;
+    /* the cuda backend's importer is public (installed as
+     * reprise/rp_cuda_import.h) */
+    if (has(&c->priv[1], inc) && strcmp(inc, "rp_cuda_import.h") &&
+        !bench_may(path, inc))
+      snprintf(c->bad + strlen(c->bad), sizeof c->bad - strlen(c->bad),
+               "%s: #include \"%s\"\n", path, inc);
+  }
+  free(s);
+}
+
+Test(backend_plan_only, examples_and_tools_call_no_backend_private) {
+  static const char *const backends[] = {"backends/openmp", "backends/xrt",
+                                         "backends/cuda", "backends/starpu",
+                                         "backends/mpi"};
+  names priv[2] = {{0}, {0}};
+  for (size_t i = 0; i < sizeof backends / sizeof *backends; i++)
+    each_file(backends[i], collect_file, priv);
+  cr_assert_gt(priv[0].n, 50, "only %u private names", priv[0].n);
+  cr_assert(has(&priv[0], "rp__starpu_count"));
+  cr_assert(has(&priv[1], "rp_starpu.h"));
+  static scan c;
+  c.priv = priv;
+  unsigned files = each_file("examples", check_file, &c) +
+                   each_file("tools", check_file, &c) +
+                   each_file("tools/bench", check_file, &c);
+  cr_assert_gt(files, 40, "only %u files read", files);
+  cr_assert_gt(c.used, 0, "the scan saw none of the bench's calls");
+  cr_assert_str_empty(c.bad, "private backend symbols used:\n%s", c.bad);
+  /* each call the bench keeps is listed in the docs as internal-only */
+  char path[1024];
+  snprintf(path, sizeof path, "%s/docs/mpi.md", RP_SOURCE_DIR);
+  char *doc = slurp(path);
+  const char *sec = strstr(doc, "Internal calls of the benchmarks");
+  cr_assert(sec, "docs/mpi.md has no section on internal calls");
+  for (size_t i = 0; i < sizeof bench_internal / sizeof *bench_internal; i++) {
+    char tick[160];
+    snprintf(tick, sizeof tick, "%s`", bench_internal[i]);
+    cr_assert(strstr(sec, tick), "docs/mpi.md does not list %s",
+              bench_internal[i]);
+  }
+  free(doc);
+  free(priv[0].v);
+  free(priv[1].v);
+}

@@ -321,9 +321,13 @@ typedef struct rp_exec_stat {
  * what one rank lowered at instantiate ("rank", "nranks", "nodes",
  * "tasks", "sends", "recvs", "scanned", "visited", "accesses", "images",
  * "handles", "aliased", "user_arrays", "image_bytes", "pieces",
- * "lower_us", "register_us") and the CPU time its task bodies took over
- * all launches so far ("body_cpu_us"): docs/mpi.md. Safe to call while
- * replays run.
+ * "lower_us", "register_us"), the CPU time its task bodies took over
+ * all launches so far ("body_cpu_us") and the handles its part needs
+ * ("part_handles"); the mpi backend its rank's lowering and team
+ * ("rank", "nranks", "nthreads", "bound", "ncores", "core_first",
+ * "core_last", "tasks", "sends", "recvs", "edges", "image_bytes") and
+ * what the placement gives the rank ("part_tasks", "part_sends",
+ * "part_recvs"): docs/mpi.md. Safe to call while replays run.
  * @return RP_OK, RP_EINVAL (NULL @p x, NULL @p out with @p max > 0),
  *   RP_ENOTSUP (the backend keeps none: reference, openmp, xrt, cuda). */
 RP_API rp_status rp_exec_stats(const rp_exec *x, rp_exec_stat *out,
