@@ -141,25 +141,13 @@ static rp_status sp_stats(void *state, rp_exec_stat *out, unsigned max,
 #define SP_STAT(f)                                                             \
   { #f, (double)st.f }
   const rp_exec_stat all[] = {
-      SP_STAT(rank),
-      SP_STAT(nranks),
-      SP_STAT(nodes),
-      SP_STAT(tasks),
-      SP_STAT(sends),
-      SP_STAT(recvs),
-      SP_STAT(scanned),
-      SP_STAT(visited),
-      SP_STAT(accesses),
-      SP_STAT(images),
-      SP_STAT(handles),
-      SP_STAT(aliased),
-      SP_STAT(user_arrays),
-      SP_STAT(image_bytes),
-      SP_STAT(pieces),
-      SP_STAT(lower_us),
-      SP_STAT(register_us),
-      SP_STAT(body_cpu_us),
-      {"part_handles", (double)rp__sp_part_handles(s->p, &s->part)}};
+      SP_STAT(rank),        SP_STAT(nranks),      SP_STAT(nodes),
+      SP_STAT(tasks),       SP_STAT(sends),       SP_STAT(recvs),
+      SP_STAT(scanned),     SP_STAT(visited),     SP_STAT(accesses),
+      SP_STAT(images),      SP_STAT(handles),     SP_STAT(aliased),
+      SP_STAT(user_arrays), SP_STAT(image_bytes), SP_STAT(pieces),
+      SP_STAT(lower_us),    SP_STAT(register_us), SP_STAT(body_cpu_us),
+      SP_STAT(part_handles)};
 #undef SP_STAT
   unsigned n = (unsigned)(sizeof all / sizeof *all);
   for (unsigned i = 0; i < n && i < max; i++)

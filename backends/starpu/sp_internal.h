@@ -144,9 +144,6 @@ void rp__sp_ready(int on);
 /* Its figures (lower_us and body_cpu_us are left 0). */
 void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
                        int nranks, rp__starpu_stats *out);
-/* The data handles mode "mpi" registers for part pt: one per image in
- * memory of its own, per user array and per staging buffer. */
-uint32_t rp__sp_part_handles(const rp_plan *p, const sp_part *pt);
 
 /* Build s->item and s->descr from s->part: the task list of rank s->rank
  * (the whole plan outside mpi mode). Handles and staging must exist. */
