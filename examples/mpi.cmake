@@ -15,10 +15,8 @@ foreach(n mpi_jacobi2d mpi_heat2d)
   add_executable(${n} ${CMAKE_CURRENT_SOURCE_DIR}/${n}.c
                  ${CMAKE_CURRENT_SOURCE_DIR}/mpi_common.c)
   target_compile_options(${n} PRIVATE ${RP_WARN})
-  target_include_directories(${n} PRIVATE ${CMAKE_SOURCE_DIR}/backends/starpu)
   target_link_libraries(${n} PRIVATE rp_examples reprise_static MPI::MPI_C)
-  if(RP_HAVE_MPI_BACKEND) # REPRISE_MPI_BACKEND=mpi: the mpi backend
-    target_include_directories(${n} PRIVATE ${CMAKE_SOURCE_DIR}/backends/mpi)
+  if(RP_HAVE_MPI_BACKEND) # the mpi backend by default (exm_backend)
     target_compile_definitions(${n} PRIVATE RP_HAVE_MPI_BACKEND=1)
   endif()
 endforeach()

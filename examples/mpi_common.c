@@ -5,10 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mpi_common.h"
-#include "rp_starpu.h"
-#ifdef RP_HAVE_MPI_BACKEND
-#include "rp_mpi.h"
-#endif
 
 int exm_start(int *argc, char ***argv, int *rank, int *size) {
   int level;
@@ -57,64 +53,57 @@ rp_exec *exm_exec(const rp_graph *g, const char *prog) {
   return x;
 }
 
-/* The mpi backend's lowering against the fake-rank count of the starpu
- * lowering of the same plan (the same placement, sp_part.c): the same
- * nodes and pieces, so the same sends and receives, and one task more
- * where the rank receives (the post of its receives). 1: wrong. */
-static int check_own_lowering(const rp_exec *x, int rank, int size,
-                              const rp__starpu_stats *want) {
-#ifdef RP_HAVE_MPI_BACKEND
-  rp__mpi_stats m;
-  if (rp__mpi_stats_get(x, &m) != RP_OK)
-    return 1;
-  return m.tasks != want->tasks + (want->recvs > 0) || m.sends != want->sends ||
-         m.recvs != want->recvs || m.rank != rank || m.nranks != size;
-#else
-  (void)x;
-  (void)rank;
-  (void)size;
-  (void)want;
-  return 1;
-#endif
+/* Figure `name` of exec x (rp_exec_stat_get), -1 when it has none. */
+static double fig(const rp_exec *x, const char *name) {
+  double v;
+  return rp_exec_stat_get(x, name, &v) == RP_OK ? v : -1;
+}
+
+/* The mpi backend's lowering against what the placement gives the rank
+ * (the starpu backend's placement, sp_part.c: its figures part_*): the
+ * same nodes and pieces, so the same sends and receives, and one task
+ * more where the rank receives (the post of its receives). 1: wrong. */
+static int check_own_lowering(const rp_exec *x, int rank, int size) {
+  double recvs = fig(x, "part_recvs");
+  return recvs < 0 || fig(x, "tasks") != fig(x, "part_tasks") + (recvs > 0) ||
+         fig(x, "sends") != fig(x, "part_sends") || fig(x, "recvs") != recvs ||
+         fig(x, "rank") != rank || fig(x, "nranks") != size;
 }
 
 int exm_check_lowering(const rp_exec *x, const char *prog) {
-  rp__starpu_stats st, want;
   int rank, size, bad = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (rp__starpu_count(rp_exec_plan(x), rank, size, &want) != RP_OK)
-    memset(&want, 0xff, sizeof want);
   if (strcmp(exm_backend(), "starpu")) {
-    bad = check_own_lowering(x, rank, size, &want);
+    bad = check_own_lowering(x, rank, size);
     int any;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-#ifdef RP_HAVE_MPI_BACKEND
-    rp__mpi_stats ms;
-    if (rank == 0 && rp__mpi_stats_get(x, &ms) == RP_OK)
-      printf("%s: %s backend: %d thread(s) on rank 0, %u tasks, %u sends, "
-             "%u receives per replay\n",
-             prog, exm_backend(), ms.nthreads, ms.tasks, ms.sends, ms.recvs);
-#endif
+    if (rank == 0 && fig(x, "nthreads") >= 0)
+      printf("%s: %s backend: %.0f thread(s) on rank 0, %.0f tasks, %.0f "
+             "sends, %.0f receives per replay\n",
+             prog, exm_backend(), fig(x, "nthreads"), fig(x, "tasks"),
+             fig(x, "sends"), fig(x, "recvs"));
     if (rank == 0)
       printf("%s: %s backend: every rank's tasks, sends and receives as the "
              "placement says: %s\n",
              prog, exm_backend(), any ? "WRONG" : "ok");
     return any;
   }
-  if (rp__starpu_stats_get(x, &st) != RP_OK)
-    memset(&st, 0, sizeof st);
-  /* what the exec lowered is what the fake-rank count of the same plan
-   * says, and less than the whole graph */
-  bad = st.tasks != want.tasks || st.sends != want.sends ||
-        st.recvs != want.recvs || st.visited != want.visited ||
-        st.images != want.images || st.handles != want.handles ||
-        st.image_bytes != want.image_bytes || st.aliased != want.aliased ||
-        st.user_arrays != want.user_arrays ||
-        (size > 1 && st.tasks >= st.nodes);
-  double mine[9] = {st.nodes,    st.tasks, st.sends,   st.recvs,
-                    st.lower_us, bad,      st.handles, (double)st.image_bytes,
-                    st.visited};
+  /* what the exec registered is what its part needs (a handle per image
+   * of its own, user array and staging buffer), and it lowered less than
+   * the whole graph */
+  double nodes = fig(x, "nodes"), tasks = fig(x, "tasks");
+  bad = nodes < 0 || fig(x, "handles") != fig(x, "part_handles") ||
+        (size > 1 && tasks >= nodes);
+  double mine[9] = {nodes,
+                    tasks,
+                    fig(x, "sends"),
+                    fig(x, "recvs"),
+                    fig(x, "lower_us"),
+                    bad,
+                    fig(x, "handles"),
+                    fig(x, "image_bytes"),
+                    fig(x, "visited")};
   double *all = rank == 0 ? malloc(9 * sizeof *all * (size_t)size) : NULL;
   MPI_Gather(mine, 9, MPI_DOUBLE, all, 9, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank == 0) {
@@ -178,54 +167,6 @@ void exm_gather_parts(const rp_graph *g, rp_buf b, double *a) {
       MPI_Recv(at, bytes, MPI_BYTE, holder, (int)q, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
   }
-}
-
-void exm_trace(const rp_exec *x) { rp__starpu_trace(x, 1); }
-
-void exm_print_breakdown(const rp_exec *x, const char *title) {
-  int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  rp__starpu_breakdown b;
-  rp__starpu_stats st;
-  memset(&b, 0, sizeof b);
-  memset(&st, 0, sizeof st);
-  rp__starpu_breakdown_get(x, &b);
-  rp__starpu_stats_get(x, &st);
-  double r = b.replays ? (double)b.replays : 1, tk = b.tasks ? b.tasks : 1;
-  enum { NF = 14 };
-  double mine[NF] = {b.wall_us / r,
-                     b.body_us / r,
-                     b.halo_us / r,
-                     (b.host_us + b.host_recv_us) / r,
-                     b.recv_us / r,
-                     b.sched_us / r,
-                     b.submit_wait_us / r,
-                     b.other_us / r,
-                     b.submit_us / r,
-                     (double)b.tasks / r,
-                     (b.sched_us + b.done_lat_us) / tk,
-                     b.ready_lat_us / tk,
-                     st.register_us,
-                     b.replays};
-  double *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
-  MPI_Gather(mine, NF, MPI_DOUBLE, all, NF, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  if (rank != 0)
-    return;
-  printf("  where the time went per replay, by rank (ms; %s)\n"
-         "  %4s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %7s %7s %7s\n",
-         title, "rank", "wall", "bodies", "halo_pk", "scat_gth", "recv_wt",
-         "sched", "sub_wt", "other", "submit", "tasks", "us/task", "rdy_us",
-         "reg_ms");
-  for (int q = 0; q < size && all; q++) {
-    const double *v = all + (size_t)q * NF;
-    printf("  %4d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f "
-           "%6.0f %7.1f %7.1f %7.2f\n",
-           q, v[0] * 1e-3, v[1] * 1e-3, v[2] * 1e-3, v[3] * 1e-3, v[4] * 1e-3,
-           v[5] * 1e-3, v[6] * 1e-3, v[7] * 1e-3, v[8] * 1e-3, v[9], v[10],
-           v[11], v[12] * 1e-3);
-  }
-  free(all);
 }
 
 int exm_finish(int rc) {

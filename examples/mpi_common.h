@@ -33,15 +33,6 @@ void exm_poison_foreign(const rp_graph *g, rp_buf b, double *a);
  * array a to rank 0, which puts them in place in its a: rank 0's a is
  * then the whole result. Collective. */
 void exm_gather_parts(const rp_graph *g, rp_buf b, double *a);
-/* Starts tracing exec x (rp__starpu_trace): its later launches add to
- * the per-rank breakdown exm_print_breakdown() prints. */
-void exm_trace(const rp_exec *x);
-/* Gathers every rank's breakdown of x's traced launches on rank 0 and
- * prints where each rank's time went per replay (ms): task bodies,
- * packing halos, the scatter and gather through the host's rank, waiting
- * on receives, StarPU's scheduling, submitting, the rest; tasks per
- * replay, StarPU's time per task, registering (once, at creation). */
-void exm_print_breakdown(const rp_exec *x, const char *title);
 /* Same value of rc on every rank (the largest); then MPI_Finalize. */
 int exm_finish(int rc);
 

@@ -34,10 +34,8 @@ static void t_end(const cu_state *s, double t0, double *acc) {
 }
 
 static const char *op_name(const cu_state *s, uint32_t v) {
-  rp_node_info ni;
-  if (v >= s->nn || rp_node_info_get(s->g, s->p->node[v].op, &ni) != RP_OK)
-    return "?";
-  return ni.name;
+  const char *n = v < s->nn ? s->p->node[v].name : NULL;
+  return n ? n : "?";
 }
 
 rp_status rp__cu_fail(cu_state *s, cudaError_t e, uint32_t v,
@@ -72,21 +70,16 @@ static void run_host(cu_state *s, cu_host *h) {
   if (__atomic_load_n(&s->failed, __ATOMIC_ACQUIRE))
     return;
   if (nd->type == RP_OP_KERNEL) {
-    rp_node_info ni;
-    rp_node_info_get(s->g, nd->op, &ni);
     rp_kargs ka = *rp_exec_args(s->x, nd->op);
     for (uint32_t k = 0; k < nd->nacc; k++)
       if (a[k].image != RP_NONE)
         ka.a[k].p = rp__cu_himg(s, a[k].image);
     uint64_t lo[3] = {0, 0, 0};
-    ni.kernel->cpu(&ka, lo, ka.n);
+    nd->kernel->cpu(&ka, lo, ka.n);
   } else if (nd->type == RP_OP_HOST) {
-    rp_host_fn fn;
-    void *user;
-    rp_node_host_fn(s->g, nd->op, &fn, &user);
     for (uint32_t k = 0; k < nd->nacc; k++)
       h->ptrs[k] = rp__cu_himg(s, a[k].image);
-    fn(user, h->ptrs);
+    nd->host_fn(nd->host_user, h->ptrs);
   } else {
     char *dst = rp__cu_himg(s, a[1].image);
     const char *src = rp__cu_himg(s, a[0].image);
@@ -119,10 +112,9 @@ void CUDART_CB rp__cu_host_tramp(void *arg) {
  * user or as part of another buffer) or not registrable stays as it is:
  * copies then still work, only less asynchronously. */
 void rp__cu_pin(cu_state *s, rp_buf b) {
-  rp_buffer_desc d;
   void *h = rp_exec_host(s->x)[b];
   s->pinned[b] = NULL;
-  if (!h || rp_buffer_info(s->g, b, &d) != RP_OK)
+  if (!h || b >= s->p->nbuf)
     return;
   struct cudaPointerAttributes pa;
   if (cudaPointerGetAttributes(&pa, h) == cudaSuccess &&
@@ -130,7 +122,7 @@ void rp__cu_pin(cu_state *s, rp_buf b) {
     return;
   (void)cudaGetLastError();
   /* Mapped too: run_until's loop kernel reads the predicate there. */
-  if (cudaHostRegister(h, d.bytes,
+  if (cudaHostRegister(h, s->p->buf[b].desc.bytes,
                        cudaHostRegisterPortable | cudaHostRegisterMapped) ==
       cudaSuccess)
     s->pinned[b] = h;
@@ -144,76 +136,81 @@ void rp__cu_unpin(cu_state *s, rp_buf b) {
   s->pinned[b] = NULL;
 }
 
-/* Fills one copy piece for region r of buffer d from src to dst (both
- * images laid out as the buffer). A box whose rows are whole is one
- * contiguous range; other boxes are a 3-d pitched copy. */
-static void piece(cu_copy *c, unsigned i, const rp_region *r,
-                  const rp_buffer_desc *d, char *dst, char *src) {
+/* Whether access a's byte runs cover its span [offset, offset + bytes)
+ * without a gap: then one contiguous copy moves it. */
+static bool contiguous(const rp_plan *p, const rp_plan_access *a) {
+  const uint64_t *iv = p->iv + 2 * (uint64_t)a->iv0;
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < a->niv; i++)
+    sum += iv[2 * i + 1];
+  return sum == a->bytes;
+}
+
+/* Fills one copy piece for access a (a region of buffer d, as the plan
+ * resolved it) from src to dst (both images laid out as the buffer).
+ * Bytes without a gap are one contiguous range; other regions are boxes
+ * (the only shape with gaps), copied as a 3-d pitched copy of the box
+ * between the region's first and last byte. */
+static void piece(cu_copy *c, unsigned i, const rp_plan *pl,
+                  const rp_plan_access *a, const rp_buffer_desc *d, char *dst,
+                  char *src) {
   cu_piece *p = &c->pc[i];
   memset(p, 0, sizeof *p);
-  uint64_t off = r->offset, len = r->bytes;
-  if (r->kind == RP_REGION_WHOLE) {
-    off = 0;
-    len = d->bytes;
+  unsigned nd = d->ndims ? d->ndims : 1;
+  if (nd < 2 || contiguous(pl, a)) {
+    p->dst = dst + a->offset;
+    p->src = src + a->offset;
+    p->bytes = a->bytes;
+    return;
   }
-  if (r->kind == RP_REGION_BOX) {
-    unsigned nd = d->ndims ? d->ndims : 1;
-    uint64_t el = d->elem ? d->elem : 1, row = d->dims[nd - 1] * el;
-    bool whole = true;
-    for (unsigned k = 1; k < nd; k++)
-      whole = whole && r->lo[k] == 0 && r->hi[k] == d->dims[k];
-    if (nd == 1 || whole) {
-      uint64_t stride = d->bytes / d->dims[0];
-      off = r->lo[0] * stride;
-      len = (r->hi[0] - r->lo[0]) * stride;
-    } else {
-      p->is3d = true;
-      struct cudaMemcpy3DParms *q = &p->p3;
-      size_t ysz = nd == 3 ? d->dims[1] : d->dims[0];
-      q->srcPtr = make_cudaPitchedPtr(src, row, row, ysz);
-      q->dstPtr = make_cudaPitchedPtr(dst, row, row, ysz);
-      unsigned xd = nd - 1;
-      /* The pointers at the box's first byte, the position 0: a device
-       * image may hold only the bytes its accesses touch, so its base
-       * need not point into its allocation (cudaMemcpyDefault looks the
-       * pointer up). */
-      size_t first = ((nd == 3 ? r->lo[0] * ysz : 0) + r->lo[xd - 1]) * row +
-                     r->lo[xd] * el;
-      q->srcPtr.ptr = src + first;
-      q->dstPtr.ptr = dst + first;
-      q->srcPos = make_cudaPos(0, 0, 0);
-      q->dstPos = q->srcPos;
-      q->extent = make_cudaExtent((r->hi[xd] - r->lo[xd]) * el,
-                                  r->hi[xd - 1] - r->lo[xd - 1],
-                                  nd == 3 ? r->hi[0] - r->lo[0] : 1);
-      q->kind = cudaMemcpyDefault;
-      return;
-    }
+  uint64_t el = d->elem ? d->elem : 1, row = d->dims[nd - 1] * el;
+  uint64_t plane = nd == 3 ? d->dims[1] * row : d->bytes;
+  uint64_t first = a->offset, last = a->offset + a->bytes - 1;
+  uint64_t lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+  /* the box's corners: its first and last byte's positions */
+  if (nd == 3) {
+    lo[0] = first / plane;
+    hi[0] = last / plane + 1;
   }
-  p->dst = dst + off;
-  p->src = src + off;
-  p->bytes = len;
+  lo[nd - 2] = (first % plane) / row;
+  hi[nd - 2] = (last % plane) / row + 1;
+  lo[nd - 1] = (first % row) / el;
+  hi[nd - 1] = (last % row) / el + 1;
+  p->is3d = true;
+  struct cudaMemcpy3DParms *q = &p->p3;
+  size_t ysz = nd == 3 ? d->dims[1] : d->dims[0];
+  q->srcPtr = make_cudaPitchedPtr(src, row, row, ysz);
+  q->dstPtr = make_cudaPitchedPtr(dst, row, row, ysz);
+  unsigned xd = nd - 1;
+  /* The pointers at the box's first byte, the position 0: a device
+   * image may hold only the bytes its accesses touch, so its base
+   * need not point into its allocation (cudaMemcpyDefault looks the
+   * pointer up). */
+  q->srcPtr.ptr = src + first;
+  q->dstPtr.ptr = dst + first;
+  q->srcPos = make_cudaPos(0, 0, 0);
+  q->dstPos = q->srcPos;
+  q->extent = make_cudaExtent((hi[xd] - lo[xd]) * el, hi[xd - 1] - lo[xd - 1],
+                              nd == 3 ? hi[0] - lo[0] : 1);
+  q->kind = cudaMemcpyDefault;
 }
 
 /* A memcpy node's pieces from the plan's source and destination images
- * (the region itself, for a box, from the recorded access). */
+ * and the region the plan resolved. */
 void rp__cu_copy_params(cu_state *s, uint32_t v) {
   cu_op *o = &s->op[v];
   const rp_plan_node *nd = &s->p->node[v];
   const rp_plan_access *a = s->p->acc + nd->acc0;
-  rp_access_info ai;
-  rp_buffer_desc d;
-  rp_node_access(s->g, nd->op, 0, &ai);
-  rp_buffer_info(s->g, ai.region.buf, &d);
+  const rp_buffer_desc *d = &s->p->buf[s->p->image[a[0].image].buf].desc;
   char *src = rp__cu_addr(s, a[0].image), *dst = rp__cu_addr(s, a[1].image);
   if (o->empty) {
     o->cp.npc = 0;
   } else if (o->cp.stage) {
-    piece(&o->cp, 0, &ai.region, &d, o->cp.stage, src);
-    piece(&o->cp, 1, &ai.region, &d, dst, o->cp.stage);
+    piece(&o->cp, 0, s->p, &a[0], d, o->cp.stage, src);
+    piece(&o->cp, 1, s->p, &a[0], d, dst, o->cp.stage);
     o->cp.npc = 2;
   } else {
-    piece(&o->cp, 0, &ai.region, &d, dst, src);
+    piece(&o->cp, 0, s->p, &a[0], d, dst, src);
     o->cp.npc = 1;
   }
 }
@@ -423,8 +420,7 @@ static rp_status alloc_images(cu_state *s, const uint32_t *alias) {
         s->img[i] = (void *)((uintptr_t)s->img_alloc[i] - lo);
     }
     if (e != cudaSuccess) {
-      rp_buffer_desc d;
-      rp_buffer_info(s->g, im->buf, &d);
+      const rp_buffer_desc *d = &p->buf[im->buf].desc;
       if (s->img_alloc[i])
         cudaFree(s->img_alloc[i]);
       s->img_alloc[i] = NULL;
@@ -432,7 +428,7 @@ static rp_status alloc_images(cu_state *s, const uint32_t *alias) {
       rp_exec_set_error(s->x,
                         "cuda: allocating %llu bytes of \"%s\" %s "
                         "%d: %s",
-                        (unsigned long long)im->bytes, d.name,
+                        (unsigned long long)im->bytes, d->name,
                         im->flags & RP_IMAGE_HOST_MEMORY
                             ? "in host memory for space"
                             : "on device",
@@ -718,8 +714,6 @@ static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
   for (uint32_t v = 0; v < s->nn; v++) {
     cu_op *o = &s->op[v];
     const rp_plan_node *nd = &p->node[v];
-    rp_node_info ni;
-    rp_node_info_get(s->g, nd->op, &ni);
     const void *imp;
     o->host.s = s;
     o->host.v = v;
@@ -731,12 +725,12 @@ static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
       o->phys = s->phys0;
     } else if (nd->type == RP_OP_KERNEL) {
       o->kind = CU_KERNEL;
-      o->k = ni.kernel;
+      o->k = nd->kernel;
       if (!o->k || (!o->k->cuda && !o->k->cuda_host)) {
         rp_exec_set_error(s->x,
                           "cuda: kernel op %u \"%s\" has no CUDA "
                           "implementation",
-                          nd->op, ni.name);
+                          nd->op, op_name(s, v));
         return RP_ENOKERNEL;
       }
       s->kargs[v] = *rp_exec_args(s->x, nd->op);
@@ -755,16 +749,14 @@ static rp_status setup_ops(cu_state *s, const uint32_t *alias) {
       o->host.ptrs = calloc(nd->nacc + 1, sizeof(void *));
       if (!o->host.ptrs)
         return RP_ENOMEM;
-      rp_host_fn fn;
-      void *user;
-      if (rp_node_host_fn(s->g, nd->op, &fn, &user) != RP_OK || !fn) {
+      if (!nd->host_fn) {
         rp_exec_set_error(s->x,
                           "cuda: host task \"%s\" has no function "
                           "(graph loaded from a file)",
-                          ni.name);
+                          op_name(s, v));
         return RP_ENOKERNEL;
       }
-    } else if ((imp = rp__cu_import_copy(s->g, nd->op)) != NULL) {
+    } else if ((imp = rp__cu_import_copy(p, v)) != NULL) {
       /* an imported CUDA copy: moves what its node moved */
       o->kind = CU_KERNEL;
       o->k = rp__cu_import_kernel();
@@ -1022,9 +1014,8 @@ static rp_status cu_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   s->x = x;
   s->p = p;
   s->lim_dev = -1;
-  s->g = p->graph;
   s->nn = p->nnode;
-  s->nb = rp_graph_num_buffers(s->g);
+  s->nb = p->nbuf;
   s->ndev = p->ndev ? p->ndev : 1;
   double t_in = rp__cu_now();
   const rp_exec_opts *eo = rp_exec_opts_get(x);

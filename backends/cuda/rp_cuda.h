@@ -94,7 +94,6 @@ typedef struct cu_op {
 typedef struct cu_state {
   rp_exec *x;
   const rp_plan *p;
-  const rp_graph *g;
   cu_mode mode;
   uint32_t nn, nb;  /* plan nodes, buffers */
   unsigned ndev;    /* logical devices */
@@ -213,9 +212,9 @@ cudaError_t rp__cu_table_alloc(cu_state *s);
  * graph it came from. */
 int rp__cu_is_import(const rp_kernel *k);
 const rp_kernel *rp__cu_import_kernel(void);
-/* The record of plan op `op` of g when it is an imported CUDA copy (a copy
+/* The record of plan node v when it is an imported CUDA copy (a copy
  * over an import's one-byte buffer), else NULL. */
-const void *rp__cu_import_copy(const rp_graph *g, uint32_t op);
+const void *rp__cu_import_copy(const rp_plan *p, uint32_t v);
 cudaError_t rp__cu_import_add(cudaGraphNode_t *node, cudaGraph_t gr,
                               const cudaGraphNode_t *deps, size_t nd,
                               const rp_kargs *a);

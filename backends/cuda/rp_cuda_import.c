@@ -45,16 +45,17 @@ static rp_cuda_import *live;
  * node moved instead. */
 #define IMP_BUF "cuda import %p"
 
-const void *rp__cu_import_copy(const rp_graph *g, uint32_t op) {
+const void *rp__cu_import_copy(const rp_plan *p, uint32_t v) {
   if (!__atomic_load_n(&live, __ATOMIC_ACQUIRE))
     return NULL; /* no import alive: nothing to look up (every copy) */
-  rp_access_info ai;
-  rp_buffer_desc d;
+  const rp_plan_node *nd = &p->node[v];
+  uint32_t im = nd->nacc ? p->acc[nd->acc0].image : RP_NONE;
+  if (im == RP_NONE)
+    return NULL;
+  const rp_buffer_desc *d = &p->buf[p->image[im].buf].desc;
   void *rec = NULL;
-  if (rp_node_access(g, op, 0, &ai) != RP_OK ||
-      rp_buffer_info(g, ai.region.buf, &d) != RP_OK || !d.name ||
-      strncmp(d.name, "cuda import ", 12) || d.bytes != 1 ||
-      sscanf(d.name, IMP_BUF, &rec) != 1)
+  if (!d->name || strncmp(d->name, "cuda import ", 12) || d->bytes != 1 ||
+      sscanf(d->name, IMP_BUF, &rec) != 1)
     return NULL;
   const void *found = NULL;
   pthread_mutex_lock(&live_mu);

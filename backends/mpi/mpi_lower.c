@@ -415,12 +415,10 @@ static rp_status node_task(mstate *m, uint32_t i, const mchunk *c, uint32_t *nk,
   uint32_t v = m->node[i];
   const rp_plan_node *nd = &p->node[v];
   const rp_plan_access *a = p->acc + nd->acc0;
-  rp_node_info ni;
-  rp_node_info_get(p->graph, nd->op, &ni);
   if (nd->type == RP_OP_KERNEL) {
-    if (!ni.kernel || !ni.kernel->cpu) {
+    if (!nd->kernel || !nd->kernel->cpu) {
       rp_exec_set_error(m->x, "mpi: kernel \"%s\" (node %u) has no CPU body",
-                        ni.name, nd->op);
+                        nd->name, nd->op);
       return RP_ENOKERNEL;
     }
     const rp_kargs *tpl = rp_exec_args(m->x, nd->op);
@@ -430,23 +428,21 @@ static rp_status node_task(mstate *m, uint32_t i, const mchunk *c, uint32_t *nk,
     if (c)
       rp__mpi_chunk_args(c, ka);
     t->kind = OT_KERNEL;
-    t->fn.k = ni.kernel->cpu;
+    t->fn.k = nd->kernel->cpu;
     t->p = ka;
     const uint64_t *nn = ka->n;
     t->sdim = nn[2] > 1 ? 2 : nn[1] > 1 ? 1 : 0;
     t->split = st->nth > 1 && nn[0] * nn[1] * nn[2] >= RP_OMP_SPLIT_MIN &&
                nn[t->sdim] > 1;
   } else if (nd->type == RP_OP_HOST) {
-    rp_host_fn fn;
-    void *user;
-    if (rp_node_host_fn(p->graph, nd->op, &fn, &user) != RP_OK || !fn) {
+    if (!nd->host_fn) {
       rp_exec_set_error(m->x, "mpi: host task \"%s\" (node %u) has no function",
-                        ni.name, nd->op);
+                        nd->name, nd->op);
       return RP_ENOKERNEL;
     }
     t->kind = OT_HOST;
-    t->fn.h = fn;
-    t->user = user;
+    t->fn.h = nd->host_fn;
+    t->user = nd->host_user;
     t->p = &m->hptr[*nh];
     *nh += nd->nacc;
   } else if (one_memory(m, a[0].image, a[1].image)) {

@@ -23,70 +23,47 @@
 #include <string.h>
 #include <unistd.h>
 #include "mpi_internal.h"
-#include "rp_mpi.h"
 
 static int own_mpi; /* we called MPI_Init_thread */
 
-/* Each live exec's figures, taken when it is created, for
- * rp__mpi_stats_get(): a list, newest first. */
-typedef struct mfig {
-  const rp_exec *x;
-  rp__mpi_stats st;
-  struct mfig *next;
-} mfig;
-static pthread_mutex_t figs_mu = PTHREAD_MUTEX_INITIALIZER;
-static mfig *figs;
-
-rp_status rp__mpi_stats_get(const rp_exec *x, rp__mpi_stats *out) {
-  rp_status rc = RP_EINVAL;
-  pthread_mutex_lock(&figs_mu);
-  for (const mfig *f = figs; f && rc != RP_OK; f = f->next)
-    if (f->x == x) {
-      *out = f->st;
-      rc = RP_OK;
-    }
-  pthread_mutex_unlock(&figs_mu);
-  return rc;
-}
-
-/* Keep m's figures (on 1; NULL: no memory, none kept) or drop them. */
-static void keep_figures(const mstate *m, int on) {
-  pthread_mutex_lock(&figs_mu);
-  for (mfig **f = &figs; !on && *f; f = &(*f)->next)
-    if ((*f)->x == m->x) {
-      mfig *gone = *f;
-      *f = gone->next;
-      free(gone);
-      break;
-    }
-  mfig *f = on ? calloc(1, sizeof *f) : NULL;
-  if (f) {
-    rp__mpi_stats *o = &f->st;
-    o->rank = m->rank;
-    o->nranks = m->nranks;
-    o->nthreads = m->st->nth;
-    o->bound = m->st->tset != NULL;
-    o->ncores = m->st->ncores;
-    memcpy(o->cores, m->st->cores, sizeof o->cores);
-    o->tasks = m->nitem - m->nchunk + m->ncut;
-    o->engine_tasks = m->nitem;
-    o->cut = m->ncut;
-    o->interior = m->nint;
-    o->boundary = m->nbnd;
-    o->interior_waits = m->int_waits;
-    o->boundary_waits = m->bnd_waits;
-    o->sends = m->nsend;
-    o->recvs = m->nrecv;
-    o->edges = m->nedge;
-    for (uint32_t k = 0; k < m->part.nimage; k++) {
-      const rp_plan_image *im = &m->p->image[m->part.image[k]];
-      o->image_bytes += m->owned[m->part.image[k]] ? im->hi - im->lo : 0;
-    }
-    f->x = m->x;
-    f->next = figs;
-    figs = f;
+/* The exec's figures by name, for rp_exec_stats(): what this rank
+ * lowered (per replay), its team, and what the placement (sp_part.c)
+ * gives the rank, which the lowering must match (docs/mpi.md). */
+static rp_status m_stats(void *state, rp_exec_stat *out, unsigned max,
+                         unsigned *count) {
+  const mstate *m = state;
+  uint64_t image_bytes = 0;
+  for (uint32_t k = 0; k < m->part.nimage; k++) {
+    const rp_plan_image *im = &m->p->image[m->part.image[k]];
+    image_bytes += m->owned[m->part.image[k]] ? im->hi - im->lo : 0;
   }
-  pthread_mutex_unlock(&figs_mu);
+  const int nc = m->st->ncores;
+  const rp_exec_stat all[] = {{"rank", m->rank},
+                              {"nranks", m->nranks},
+                              {"nthreads", m->st->nth},
+                              {"bound", m->st->tset != NULL},
+                              {"ncores", nc},
+                              {"core_first", nc ? m->st->cores[0] : -1},
+                              {"core_last", nc ? m->st->cores[nc - 1] : -1},
+                              {"tasks", m->nitem - m->nchunk + m->ncut},
+                              {"engine_tasks", m->nitem},
+                              {"cut", m->ncut},
+                              {"interior", m->nint},
+                              {"boundary", m->nbnd},
+                              {"interior_waits", m->int_waits},
+                              {"boundary_waits", m->bnd_waits},
+                              {"sends", m->nsend},
+                              {"recvs", m->nrecv},
+                              {"edges", m->nedge},
+                              {"image_bytes", (double)image_bytes},
+                              {"part_tasks", m->part.tasks},
+                              {"part_sends", m->part.sends},
+                              {"part_recvs", m->part.recvs}};
+  unsigned n = (unsigned)(sizeof all / sizeof *all);
+  for (unsigned i = 0; i < n && i < max; i++)
+    out[i] = all[i];
+  *count = n;
+  return RP_OK;
 }
 
 static void finalize_at_exit(void) {
@@ -207,7 +184,6 @@ static void m_destroy(void *state) {
   mstate *m = state;
   if (!m)
     return;
-  keep_figures(m, 0);
   ostate *st = m->st;
   if (st) {
     rp__omp_steal_free(st);
@@ -288,7 +264,7 @@ static rp_status m_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   MPI_Comm_rank(m->comm, &m->rank);
   MPI_Comm_size(m->comm, &m->nranks);
   char err[256] = "";
-  if ((rc = rp__sp_place(p->graph, m->nranks, &m->place)) != RP_OK ||
+  if ((rc = rp__sp_place(p, m->nranks, &m->place)) != RP_OK ||
       (rc = rp__sp_part(p, SP_MPI, m->rank, &m->place, &m->part, err,
                         sizeof err)) != RP_OK ||
       (rc = rp__sp_alias(p, SP_MPI, m->rank, &m->place, &m->part)) != RP_OK) {
@@ -304,7 +280,6 @@ static rp_status m_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   if (st->nth > 1 && (rc = rp__omp_steal_init(st)) != RP_OK)
     goto fail;
   rp__mpi_bind(m);
-  keep_figures(m, 1);
   *state = m;
   return RP_OK;
 fail:
@@ -387,4 +362,5 @@ const rp_backend rp_backend_mpi = {
     .destroy = m_destroy,
     .exec_flags = m_exec_flags,
     .options = RP_EXEC_OPT_NTHREADS | RP_EXEC_OPT_CORES,
+    .stats = m_stats,
 };

@@ -146,7 +146,8 @@ static rp_status sp_stats(void *state, rp_exec_stat *out, unsigned max,
       SP_STAT(scanned),     SP_STAT(visited),     SP_STAT(accesses),
       SP_STAT(images),      SP_STAT(handles),     SP_STAT(aliased),
       SP_STAT(user_arrays), SP_STAT(image_bytes), SP_STAT(pieces),
-      SP_STAT(lower_us),    SP_STAT(register_us), SP_STAT(body_cpu_us)};
+      SP_STAT(lower_us),    SP_STAT(register_us), SP_STAT(body_cpu_us),
+      SP_STAT(part_handles)};
 #undef SP_STAT
   unsigned n = (unsigned)(sizeof all / sizeof *all);
   for (unsigned i = 0; i < n && i < max; i++)
@@ -247,7 +248,7 @@ void rp__sp_destroy(void *state) {
   for (uint32_t k = 0; s->h && k < pt->nimage; k++)
     if (s->h[pt->image[k]] && !rp__sp_in_user(s->p, pt, pt->image[k]))
       starpu_data_unregister(s->h[pt->image[k]]);
-  for (uint32_t b = 0; s->uh && b < rp_graph_num_buffers(s->p->graph); b++)
+  for (uint32_t b = 0; s->uh && b < s->p->nbuf; b++)
     if (s->uh[b])
       starpu_data_unregister(s->uh[b]);
   for (uint32_t k = 0; s->sh && k < pt->npiece; k++)
@@ -289,25 +290,20 @@ static rp_status check_bodies(sp *s) {
   for (uint32_t k = 0; k < s->part.nnode; k++) {
     uint32_t v = s->part.node[k];
     const rp_plan_node *nd = &p->node[v];
-    rp_node_info ni;
-    rp_node_info_get(p->graph, nd->op, &ni);
-    s->kern[v] = ni.kernel;
-    if (nd->type == RP_OP_KERNEL && (!ni.kernel || !ni.kernel->cpu)) {
+    s->kern[v] = nd->kernel;
+    if (nd->type == RP_OP_KERNEL && (!nd->kernel || !nd->kernel->cpu)) {
       rp_exec_set_error(s->x, "starpu: kernel \"%s\" has no CPU body%s",
-                        ni.name,
-                        ni.kernel ? ""
-                                  : " (graph loaded from a "
-                                    "file)");
+                        nd->name,
+                        nd->kernel ? ""
+                                   : " (graph loaded from a "
+                                     "file)");
       return RP_ENOKERNEL;
     }
-    rp_host_fn fn;
-    void *user;
-    if (nd->type == RP_OP_HOST &&
-        (rp_node_host_fn(p->graph, nd->op, &fn, &user) != RP_OK || !fn)) {
+    if (nd->type == RP_OP_HOST && !nd->host_fn) {
       rp_exec_set_error(s->x,
                         "starpu: host task \"%s\" has no function "
                         "(graph loaded from a file)",
-                        ni.name);
+                        nd->name);
       return RP_ENOKERNEL;
     }
   }
@@ -326,11 +322,9 @@ static void register_vector(sp *s, starpu_data_handle_t *h, void *p, uint64_t n,
 
 /* The handle of buffer b's user array, registered at its first use. */
 static starpu_data_handle_t user_handle(sp *s, rp_buf b, double *reg) {
-  if (!s->uh[b]) {
-    rp_buffer_desc d;
-    rp_buffer_info(s->p->graph, b, &d);
-    register_vector(s, &s->uh[b], rp_exec_host(s->x)[b], d.bytes, reg);
-  }
+  if (!s->uh[b])
+    register_vector(s, &s->uh[b], rp_exec_host(s->x)[b],
+                    s->p->buf[b].desc.bytes, reg);
   return s->uh[b];
 }
 
@@ -365,8 +359,7 @@ static rp_status alloc_data(sp *s) {
 #endif
   }
 #ifdef STARPU_USE_CUDA
-  for (uint32_t b = 0; s->mode == SP_MPI && b < rp_graph_num_buffers(p->graph);
-       b++)
+  for (uint32_t b = 0; s->mode == SP_MPI && b < p->nbuf; b++)
     if (s->uh[b])
       starpu_data_set_sequential_consistency_flag(s->uh[b], 0);
 #endif
@@ -505,14 +498,13 @@ static rp_status sp_instantiate(rp_exec *x, const rp_plan *p, void **state) {
   s->kern = calloc(nn, sizeof *s->kern);
   s->ndone = calloc(nn, sizeof *s->ndone);
   s->mine = calloc(nn, sizeof *s->mine);
-  s->uh = calloc((size_t)rp_graph_num_buffers(p->graph) + 1, sizeof *s->uh);
+  s->uh = calloc((size_t)p->nbuf + 1, sizeof *s->uh);
   if (!s->img || !s->h || !s->kern || !s->ndone || !s->mine || !s->uh) {
     st = RP_ENOMEM;
     goto fail;
   }
   double t0 = rp_clock_us();
-  if (mode == SP_MPI &&
-      (st = rp__sp_place(p->graph, nranks, &s->place)) != RP_OK)
+  if (mode == SP_MPI && (st = rp__sp_place(p, nranks, &s->place)) != RP_OK)
     goto fail;
   if ((st = rp__sp_part(p, mode, rank, &s->place, &s->part, err, sizeof err)) !=
       RP_OK) {
@@ -863,11 +855,10 @@ static rp_status sp_rebind(void *state, rp_buf b) {
   starpu_data_handle_t old = s->uh[b];
   if (!old)
     return RP_OK; /* this rank does not use the array (or mode explicit) */
-  rp_buffer_desc d;
-  rp_buffer_info(s->p->graph, b, &d);
   starpu_data_unregister_no_coherency(old);
   starpu_vector_data_register(&s->uh[b], STARPU_MAIN_RAM,
-                              (uintptr_t)rp_exec_host(s->x)[b], d.bytes, 1);
+                              (uintptr_t)rp_exec_host(s->x)[b],
+                              s->p->buf[b].desc.bytes, 1);
   /* the images and the task list name handles: point them at the new one
    * (tasks are filled from the list at each submission) */
   for (uint32_t k = 0; k < s->part.nimage; k++)

@@ -20,29 +20,32 @@ typedef struct rp__starpu_stats {
   uint32_t recvs;   /* messages it receives per replay */
   /* The work of lowering: one pass over the nodes' owners (scanned: a
    * test of each node, nothing more), then only this rank's part: */
-  uint32_t scanned;     /* nodes whose owner was tested (the whole plan) */
-  uint32_t visited;     /* nodes lowered here (run here, or a copy between
+  uint32_t scanned;      /* nodes whose owner was tested (the whole plan) */
+  uint32_t visited;      /* nodes lowered here (run here, or a copy between
                           ranks with one end here) */
-  uint32_t accesses;    /* their data accesses */
-  uint32_t images;      /* images allocated or registered here */
-  uint32_t handles;     /* StarPU data handles registered (images in modes
+  uint32_t accesses;     /* their data accesses */
+  uint32_t images;       /* images allocated or registered here */
+  uint32_t handles;      /* StarPU data handles registered (images in modes
                           with data dependencies, staging buffers; one
                           per user array, whatever images it holds) */
-  uint32_t aliased;     /* images kept in the user's array (mode "mpi":
+  uint32_t aliased;      /* images kept in the user's array (mode "mpi":
                           the spaces of a buffer on one rank sharing one
                           memory) */
-  uint32_t user_arrays; /* user arrays this rank uses */
-  uint64_t image_bytes; /* bytes of the images allocated here (an image
+  uint32_t user_arrays;  /* user arrays this rank uses */
+  uint64_t image_bytes;  /* bytes of the images allocated here (an image
                           holds only the bytes its accesses touch) */
-  uint32_t pieces;      /* transfers between ranks this rank takes part
+  uint32_t pieces;       /* transfers between ranks this rank takes part
                           in, and local parts of copies of distributed
                           buffers */
-  double lower_us;      /* time spent lowering at instantiate */
-  double register_us;   /* of which registering StarPU data handles (once
+  double lower_us;       /* time spent lowering at instantiate */
+  double register_us;    /* of which registering StarPU data handles (once
                           per exec: a replay registers nothing) */
-  double body_cpu_us;   /* CPU time the task bodies took on this rank's
+  double body_cpu_us;    /* CPU time the task bodies took on this rank's
                           workers, all launches so far (the useful work:
                           the rest of the workers' CPU time is StarPU's) */
+  uint32_t part_handles; /* the handles mode "mpi" registers for this
+                          rank's part: one per image in memory of its
+                          own, per user array, per staging buffer */
 } rp__starpu_stats;
 
 /* Where one rank's time went over the traced launches of an exec

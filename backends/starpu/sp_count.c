@@ -4,6 +4,14 @@
 #include <string.h>
 #include "sp_internal.h"
 
+/* One handle per image in memory of its own, user array, staging buffer. */
+static uint32_t part_handles(const rp_plan *p, const sp_part *pt) {
+  uint32_t own = 0; /* images in memory of their own */
+  for (uint32_t k = 0; k < pt->nimage; k++)
+    own += !rp__sp_in_user(p, pt, pt->image[k]);
+  return own + pt->nuser + pt->nstage;
+}
+
 void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
                        int nranks, rp__starpu_stats *out) {
   memset(out, 0, sizeof *out);
@@ -26,6 +34,7 @@ void rp__sp_part_stats(const rp_plan *p, const sp_part *pt, int rank,
     out->image_bytes +=
         rp__sp_in_user(p, pt, pt->image[k]) ? 0 : im->hi - im->lo;
   }
+  out->part_handles = part_handles(p, pt);
 }
 
 rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
@@ -34,7 +43,7 @@ rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
   sp_place pl;
   char err[256];
   double t0 = rp_clock_us();
-  rp_status st = rp__sp_place(p->graph, nranks, &pl);
+  rp_status st = rp__sp_place(p, nranks, &pl);
   if (st == RP_OK)
     st = rp__sp_part(p, SP_MPI, rank, &pl, &pt, err, sizeof err);
   if (st == RP_OK && (st = rp__sp_alias(p, SP_MPI, rank, &pl, &pt)) != RP_OK)
@@ -45,10 +54,7 @@ rp_status rp__starpu_count(const rp_plan *p, int rank, int nranks,
     return st;
   rp__sp_part_stats(p, &pt, rank, nranks, out);
   out->lower_us = t1 - t0;
-  uint32_t own = 0; /* images in memory of their own */
-  for (uint32_t k = 0; k < pt.nimage; k++)
-    own += !rp__sp_in_user(p, &pt, pt.image[k]);
-  out->handles = own + pt.nuser + pt.nstage;
+  out->handles = out->part_handles;
   rp__sp_part_free(&pt);
   return RP_OK;
 }

@@ -17,7 +17,7 @@ rp_status rp__sp_fake_rank(const rp_plan *p, int r, int nranks, int whole,
       .p = p, .mode = SP_MPI, .rank = r, .nranks = nranks, .dep_whole = whole};
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
-  rp_status st = rp__sp_place(p->graph, nranks, &s->place);
+  rp_status st = rp__sp_place(p, nranks, &s->place);
   if (st == RP_OK)
     st = rp__sp_part(p, SP_MPI, r, &s->place, &s->part, err, sizeof err);
   if (st == RP_OK)

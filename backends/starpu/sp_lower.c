@@ -208,12 +208,10 @@ static void run_work(const sp_item *it) {
     return;
   }
   case RP_OP_HOST: {
-    rp_host_fn fn;
-    void *user, *ptrs[nd->nacc ? nd->nacc : 1];
-    rp_node_host_fn(p->graph, nd->op, &fn, &user);
+    void *ptrs[nd->nacc ? nd->nacc : 1];
     for (uint32_t k = 0; k < nd->nacc; k++)
       ptrs[k] = image(s, a[k].image);
-    fn(user, ptrs);
+    nd->host_fn(nd->host_user, ptrs);
     return;
   }
   default: {

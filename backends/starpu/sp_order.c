@@ -106,7 +106,7 @@ static void piece_span(const sp_part *pt, uint32_t pc, uint64_t *lo,
 /* The memory of image i here: its buffer's user array (ids below nbuf)
  * or an allocation of its own. */
 static uint32_t mem_of(const rp_plan *p, const sp_part *pt, uint32_t i) {
-  uint32_t nbuf = rp_graph_num_buffers(p->graph);
+  uint32_t nbuf = p->nbuf;
   return rp__sp_in_user(p, pt, i) ? p->image[i].buf : nbuf + i;
 }
 

@@ -23,14 +23,15 @@ void rp__sp_place_free(sp_place *pl) {
   memset(pl, 0, sizeof *pl);
 }
 
-rp_status rp__sp_place(const rp_graph *g, int nranks, sp_place *out) {
+rp_status rp__sp_place(const rp_plan *p, int nranks, sp_place *out) {
   memset(out, 0, sizeof *out);
   out->nranks = nranks > 0 ? nranks : 1;
-  out->nbuf = rp_graph_num_buffers(g);
+  out->nbuf = p->nbuf;
   if (out->nranks < 2)
     return RP_OK; /* one rank holds everything */
   for (rp_buf b = 0; b < out->nbuf; b++) {
-    unsigned n = rp_buffer_num_parts(g, b);
+    const rp_plan_buffer *pb = &p->buf[b];
+    unsigned n = pb->nparts;
     if (!n)
       continue;
     if (!out->dist && !(out->dist = calloc(out->nbuf, sizeof *out->dist)))
@@ -41,11 +42,8 @@ rp_status rp__sp_place(const rp_graph *g, int nranks, sp_place *out) {
       return RP_ENOMEM;
     }
     d->nparts = n;
-    for (unsigned k = 0; k < n; k++)
-      rp_buffer_part_rows(g, b, k, &d->bounds[k], &d->bounds[k + 1]);
-    rp_buffer_desc bd;
-    rp_buffer_info(g, b, &bd);
-    d->rowbytes = bd.bytes / (d->bounds[n] ? d->bounds[n] : 1);
+    memcpy(d->bounds, pb->part_rows, ((size_t)n + 1) * sizeof *d->bounds);
+    d->rowbytes = pb->desc.bytes / (d->bounds[n] ? d->bounds[n] : 1);
   }
   return RP_OK;
 }
@@ -309,13 +307,11 @@ rp_status rp__sp_part(const rp_plan *p, int mode, int rank, const sp_place *pl,
     const rp_plan_node *nd = &p->node[v];
     int k = where(pl, p, v, &at, &src, &dst, h, &nh, &hsrc);
     if (k == 0 && at < 0) {
-      rp_node_info ni;
-      rp_node_info_get(p->graph, nd->op, &ni);
       snprintf(err, errlen,
                "starpu mpi: host task \"%s\" (op %u) touches "
                "rows of distributed buffers that lie on several ranks (a "
                "host task runs where all its host rows are)",
-               ni.name, nd->op);
+               nd->name, nd->op);
       st = RP_ENOTSUP;
       break;
     }
@@ -394,7 +390,7 @@ int rp__sp_in_user(const rp_plan *p, const sp_part *pt, uint32_t i) {
 
 rp_status rp__sp_alias(const rp_plan *p, int mode, int rank, const sp_place *pl,
                        sp_part *pt) {
-  uint32_t nbuf = rp_graph_num_buffers(p->graph);
+  uint32_t nbuf = p->nbuf;
   pt->alias = calloc((size_t)p->nimage + 1, 1);
   uint8_t *seen = calloc((size_t)nbuf + 1, 1);
   if (!pt->alias || !seen) {
@@ -412,9 +408,7 @@ rp_status rp__sp_alias(const rp_plan *p, int mode, int rank, const sp_place *pl,
     if (seen[b])
       continue;
     seen[b] = 1;
-    rp_buffer_desc bd;
-    rp_buffer_info(p->graph, b, &bd);
-    if (!bd.host)
+    if (!p->buf[b].desc.host)
       continue; /* internal: no user array */
     int dist = pl && pl->dist && pl->dist[b].nparts;
     if (mode != SP_MPI || (!dist && rank != 0))

@@ -71,7 +71,7 @@ int rp__sp_space_rank(int space, int nranks);
 
 /* The placement of graph g's buffers over nranks (reads each buffer's
  * distribution). RP_ENOMEM. Free with rp__sp_place_free(). */
-rp_status rp__sp_place(const rp_graph *g, int nranks, sp_place *out);
+rp_status rp__sp_place(const rp_plan *p, int nranks, sp_place *out);
 void rp__sp_place_free(sp_place *pl);
 
 /* Find the part rank `rank` lowers from plan p (mode SP_*; pl: the

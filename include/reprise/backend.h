@@ -167,8 +167,8 @@ typedef struct rp_plan {
  * the plan (which carries the kernels, host functions, names and buffer
  * descriptions it needs) and the exec through the accessors below, not
  * the recorded graph; it never includes anything but public headers
- * (tests/test_backend_plan_only.c checks both for the reference, openmp
- * and xrt backends).
+ * (tests/test_backend_plan_only.c checks both for every backend: the
+ * reference, openmp, xrt, cuda, starpu and mpi).
  * @{ */
 
 /** Bumped when this table or the plan changes; a backend built for another

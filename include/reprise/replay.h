@@ -323,8 +323,15 @@ typedef struct rp_exec_stat {
  * what one rank lowered at instantiate ("rank", "nranks", "nodes",
  * "tasks", "sends", "recvs", "scanned", "visited", "accesses", "images",
  * "handles", "aliased", "user_arrays", "image_bytes", "pieces",
- * "lower_us", "register_us") and the CPU time its task bodies took over
- * all launches so far ("body_cpu_us"): docs/mpi.md. The openmp backend
+ * "lower_us", "register_us"), the CPU time its task bodies took over
+ * all launches so far ("body_cpu_us") and the handles its part needs
+ * ("part_handles"); the mpi backend its rank's lowering and team
+ * ("rank", "nranks", "nthreads", "bound", "ncores", "core_first",
+ * "core_last", "tasks", "sends", "recvs", "edges", "image_bytes") and
+ * what the placement gives the rank ("part_tasks", "part_sends",
+ * "part_recvs"), and its stencils cut into interior and boundary
+ * slices ("cut", "interior", "boundary", "interior_waits",
+ * "boundary_waits", "engine_tasks"): docs/mpi.md. The openmp backend
  * gives its idle threads' policy ("idle_yield": 1 when the last launch's
  * idle threads yielded their CPUs, "usable_cpus", "others_runnable") and
  * how they waited ("spin_max": the most looks for work in a row without

@@ -38,6 +38,7 @@ add_test(NAME geom_cuda COMMAND geom_cuda --jobs 2)
 add_executable(cuda_logic ${CMAKE_CURRENT_SOURCE_DIR}/backends/cuda_logic.c
   ${CMAKE_CURRENT_SOURCE_DIR}/backends/cuda_import_logic.c
   ${CMAKE_CURRENT_SOURCE_DIR}/backends/cuda_pack_logic.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/backends/cuda_box_logic.c
   ${CMAKE_CURRENT_SOURCE_DIR}/backends/fake_cudart.c
   ${CMAKE_CURRENT_SOURCE_DIR}/util.c
   ${CMAKE_SOURCE_DIR}/backends/cuda/rp_cuda.c

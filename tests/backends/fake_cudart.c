@@ -700,6 +700,7 @@ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode,
   if (x) {
     x->p3 = *p;
     x->bytes = p->extent.width * p->extent.height * p->extent.depth;
+    fk.add_copy3d++;
   }
   return added(x, &fk.add_copy, pGraphNode);
 }

@@ -16,6 +16,7 @@
 /* Calls made since fk_reset() (or since the start). */
 typedef struct fk_counts {
   unsigned add_kernel, add_copy, add_empty, add_host, add_event;
+  unsigned add_copy3d;      /* of add_copy, 3-d ones (cudaGraphAddMemcpyNode) */
   unsigned exec_kernel_set; /* cudaGraphExecKernelNodeSetParams */
   unsigned tmpl_kernel_set; /* cudaGraphKernelNodeSetParams */
   unsigned exec_copy_set;   /* cudaGraphExecMemcpyNodeSetParams(1D) */

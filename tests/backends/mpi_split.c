@@ -13,7 +13,7 @@
  * - counts: per step one kernel cut (STEPS in all), one interior slice and
  *   a boundary slice per neighbour (1 on the first and last ranks, 2
  *   between); no interior slice waits for a receive (none among its
- *   direct predecessors, rp__mpi_stats.interior_waits), every boundary
+ *   direct predecessors, the figure "interior_waits" of rp_exec_stats()), every boundary
  *   slice does; the tasks without slices are the same as in
  *   mode "whole" (no cut: 0 slices), whose engine has STEPS x (slices - 1)
  *   fewer tasks;
@@ -41,7 +41,6 @@
 #include "reprise.h"
 #include "reprise/backend.h"
 #include "reprise/kernel.h"
-#include "rp_mpi.h"
 
 enum { ROWS = 8, COLS = 16, STEPS = 3, REPLAYS = 2, GATE_S = 20, GO_TAG = 77 };
 
@@ -153,6 +152,32 @@ static void init(double *a, double *b) {
   }
 }
 
+/* The mpi backend's figures of the cut, through rp_exec_stats(). */
+typedef struct figs {
+  uint32_t cut, interior, boundary, interior_waits, boundary_waits;
+  uint32_t tasks, engine_tasks;
+} figs;
+
+static int get_figs(const rp_exec *x, figs *f) {
+  static const char *const names[7] = {
+      "cut",   "interior",    "boundary", "interior_waits", "boundary_waits",
+      "tasks", "engine_tasks"};
+  uint32_t *dst[7] = {&f->cut,
+                      &f->interior,
+                      &f->boundary,
+                      &f->interior_waits,
+                      &f->boundary_waits,
+                      &f->tasks,
+                      &f->engine_tasks};
+  for (int i = 0; i < 7; i++) {
+    double v;
+    if (rp_exec_stat_get(x, names[i], &v) != RP_OK)
+      return 1;
+    *dst[i] = (uint32_t)v;
+  }
+  return 0;
+}
+
 #define FAIL(...)                                                              \
   do {                                                                         \
     fprintf(stderr, "mpi_split rank %d: ", me);                                \
@@ -164,7 +189,7 @@ static void init(double *a, double *b) {
 /* One exec of g in mode `mode`: its figures in *st, this rank's rows of
  * the results against the reference's. 0: right. */
 static int run_mode(rp_graph *g, double *a, double *b, const char *mode,
-                    int gate, rp__mpi_stats *st) {
+                    int gate, figs *st) {
   const rp_backend *be;
   rp_exec *x = NULL;
   rp_exec_opts o;
@@ -175,7 +200,7 @@ static int run_mode(rp_graph *g, double *a, double *b, const char *mode,
   uint64_t nn = (uint64_t)nranks * ROWS * COLS, mine = (uint64_t)me * ROWS;
   double *sa = malloc(nn * 8), *sb = malloc(nn * 8);
   if (!sa || !sb || rp_backend_find("mpi", &be) ||
-      rp_exec_create(&x, g, be, &o) || rp__mpi_stats_get(x, st)) {
+      rp_exec_create(&x, g, be, &o) || get_figs(x, st)) {
     FAIL("exec in mode %s: %s", mode, rp_last_error());
     goto out;
   }
@@ -215,7 +240,7 @@ int main(int argc, char **argv) {
   if (!a || !b || rp_graph_create(&g, 0) || record(g, a, b)) {
     FAIL("recording: %s", g ? rp_graph_error(g) : "no memory");
   } else if (timed) { /* not a check: the overlap's effect, printed */
-    rp__mpi_stats st;
+    figs st;
     delay_us = 100000;
     row_us = 15000;
     double ms[2];
@@ -230,7 +255,7 @@ int main(int argc, char **argv) {
              delay_us / 1000, ROWS, row_us / 1000, STEPS, ms[0], ms[1],
              ms[1] / ms[0]);
   } else {
-    rp__mpi_stats cut, whole;
+    figs cut, whole;
     bad |= run_mode(g, a, b, "mpi", 1, &cut);
     bad |= run_mode(g, a, b, "whole", 0, &whole);
     uint32_t nb = nranks < 2 ? 0 : me == 0 || me == nranks - 1 ? 1 : 2;

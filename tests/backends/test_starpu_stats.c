@@ -44,16 +44,17 @@ Test(starpu_stats, public_figures_equal_the_backends) {
   TU_OK(NULL, rp_exec_create(&x, g, be, &o));
   unsigned n = 0;
   TU_OK(NULL, rp_exec_stats(x, NULL, 0, &n));
-  cr_assert_eq(n, 18);
+  cr_assert_eq(n, 19);
   rp_exec_stat st[32], few[3];
   unsigned n2 = 0, n3 = 0;
   TU_OK(NULL, rp_exec_stats(x, st, 32, &n2));
   TU_OK(NULL, rp_exec_stats(x, few, 3, &n3));
-  cr_assert_eq(n2, 18);
-  cr_assert_eq(n3, 18, "count is all of them, whatever max");
+  cr_assert_eq(n2, 19);
+  cr_assert_eq(n3, 19, "count is all of them, whatever max");
   cr_assert_str_eq(few[2].name, st[2].name);
   cr_assert_str_eq(st[0].name, "rank");
   cr_assert_str_eq(st[17].name, "body_cpu_us");
+  cr_assert_str_eq(st[18].name, "part_handles");
   rp__starpu_stats p;
   TU_OK(NULL, rp__starpu_stats_get(x, &p));
   cr_assert_eq(stat_of(x, "nodes"), p.nodes);
@@ -62,6 +63,10 @@ Test(starpu_stats, public_figures_equal_the_backends) {
   cr_assert_eq(stat_of(x, "nranks"), 1);
   cr_assert_eq(stat_of(x, "images"), p.images);
   cr_assert_eq(stat_of(x, "handles"), p.handles);
+  /* the devices' spaces share the user's array (host memory): one
+   * handle, the array's, registered and needed */
+  cr_assert_eq(stat_of(x, "part_handles"), 1);
+  cr_assert_eq(stat_of(x, "handles"), 1);
   cr_assert_eq(stat_of(x, "image_bytes"), (double)p.image_bytes);
   cr_assert_eq(stat_of(x, "body_cpu_us"), 0);
   TU_OK(NULL, rp_exec_run(x, 3));

@@ -46,10 +46,7 @@
 #include "multidev.h"
 #include "mpi_common.h"
 #include "reprise/analyze.h"
-#include "rp_starpu.h"
-#ifdef RP_HAVE_MPI_BACKEND
-#include "rp_mpi.h"
-#endif
+#include "rp_starpu.h" /* internal: prediction, layout (docs/mpi.md) */
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -522,20 +519,16 @@ static rp_exec *own_exec(const rp_graph *g, double *a2, double *b2,
  * interior slices and those that wait for a receive, boundary slices and
  * those that wait. Rank 0 gets the array (5 per rank; free it). */
 static int *own_gather(const rp_exec *x, int slices, int rank, int size) {
+  static const char *const lay[5] = {"nthreads", "bound", "core_first",
+                                     "core_last", NULL};
+  static const char *const sl[5] = {"cut", "interior", "interior_waits",
+                                    "boundary", "boundary_waits"};
+  const char *const *names = slices ? sl : lay;
   int mine[5] = {-1, 0, -1, -1, 0};
-#ifdef RP_HAVE_MPI_BACKEND
-  rp__mpi_stats ms;
-  if (x && rp__mpi_stats_get(x, &ms) == RP_OK) {
-    int lay[5] = {ms.nthreads, ms.bound, ms.ncores ? ms.cores[0] : -1,
-                  ms.ncores ? ms.cores[ms.ncores - 1] : -1, 0};
-    int sl[5] = {(int)ms.cut, (int)ms.interior, (int)ms.interior_waits,
-                 (int)ms.boundary, (int)ms.boundary_waits};
-    memcpy(mine, slices ? sl : lay, sizeof mine);
-  }
-#else
-  (void)x;
-  (void)slices;
-#endif
+  double v;
+  for (int i = 0; x && i < 5 && names[i]; i++)
+    if (rp_exec_stat_get(x, names[i], &v) == RP_OK)
+      mine[i] = (int)v;
   int *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
   MPI_Gather(mine, 5, MPI_INT, all, 5, MPI_INT, 0, MPI_COMM_WORLD);
   return all;
@@ -604,6 +597,61 @@ static double max_all(double v) {
   double m;
   MPI_Allreduce(&v, &m, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return m;
+}
+
+/* Starts tracing exec x (rp__starpu_trace, internal: docs/mpi.md): its
+ * later launches add to the per-rank breakdown print_breakdown() prints. */
+static void trace(const rp_exec *x) { rp__starpu_trace(x, 1); }
+
+/* Gathers every rank's breakdown of x's traced launches on rank 0 and
+ * prints where each rank's time went per replay (ms): task bodies,
+ * packing halos, the scatter and gather through the host's rank, waiting
+ * on receives, StarPU's scheduling, submitting, the rest; tasks per
+ * replay, StarPU's time per task, registering (once, at creation). */
+static void print_breakdown(const rp_exec *x, const char *title) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  rp__starpu_breakdown b;
+  double register_us = 0;
+  memset(&b, 0, sizeof b);
+  rp__starpu_breakdown_get(x, &b);
+  if (rp_exec_stat_get(x, "register_us", &register_us) != RP_OK)
+    register_us = 0;
+  double r = b.replays ? (double)b.replays : 1, tk = b.tasks ? b.tasks : 1;
+  enum { NF = 14 };
+  double mine[NF] = {b.wall_us / r,
+                     b.body_us / r,
+                     b.halo_us / r,
+                     (b.host_us + b.host_recv_us) / r,
+                     b.recv_us / r,
+                     b.sched_us / r,
+                     b.submit_wait_us / r,
+                     b.other_us / r,
+                     b.submit_us / r,
+                     (double)b.tasks / r,
+                     (b.sched_us + b.done_lat_us) / tk,
+                     b.ready_lat_us / tk,
+                     register_us,
+                     b.replays};
+  double *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
+  MPI_Gather(mine, NF, MPI_DOUBLE, all, NF, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  if (rank != 0)
+    return;
+  printf("  where the time went per replay, by rank (ms; %s)\n"
+         "  %4s %8s %8s %8s %8s %8s %8s %8s %8s %8s %6s %7s %7s %7s\n",
+         title, "rank", "wall", "bodies", "halo_pk", "scat_gth", "recv_wt",
+         "sched", "sub_wt", "other", "submit", "tasks", "us/task", "rdy_us",
+         "reg_ms");
+  for (int q = 0; q < size && all; q++) {
+    const double *v = all + (size_t)q * NF;
+    printf("  %4d %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f "
+           "%6.0f %7.1f %7.1f %7.2f\n",
+           q, v[0] * 1e-3, v[1] * 1e-3, v[2] * 1e-3, v[3] * 1e-3, v[4] * 1e-3,
+           v[5] * 1e-3, v[6] * 1e-3, v[7] * 1e-3, v[8] * 1e-3, v[9], v[10],
+           v[11], v[12] * 1e-3);
+  }
+  free(all);
 }
 
 /* One grid size in one form: prints its row and its breakdown; 1 when
@@ -708,7 +756,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   nth = 0;
   double body0 = 0, body1 = 0; /* the task bodies' CPU time */
   rp_exec_stat_get(x, "body_cpu_us", &body0);
-  exm_trace(x);
+  trace(x);
   for (unsigned r = 0; r < runs; r++) {
     tm[r] = timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
     tr[r] = timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
@@ -821,7 +869,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   char title[64];
   snprintf(title, sizeof title, "%s, n = %llu, %s", heat ? "heat" : "jacobi",
            (unsigned long long)n, dist ? "distributed" : "replicated");
-  exm_print_breakdown(x, title);
+  print_breakdown(x, title);
   print_threads(rank, size, runs, (body1 - body0) * 1e-3 / runs);
   fflush(stdout);
   rp_exec_destroy(xo);

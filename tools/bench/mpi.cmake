@@ -18,9 +18,7 @@ if(RP_HAVE_STARPU_MPI AND TARGET rp_examples AND
     ${CMAKE_SOURCE_DIR}/backends/starpu ${CMAKE_SOURCE_DIR}/examples)
   target_link_libraries(bench_mpi_jacobi PRIVATE rp_examples reprise_static
                         MPI::MPI_C)
-  if(RP_HAVE_MPI_BACKEND) # the mpi backend's figures (rp__mpi_stats_get)
-    target_include_directories(bench_mpi_jacobi PRIVATE
-      ${CMAKE_SOURCE_DIR}/backends/mpi)
+  if(RP_HAVE_MPI_BACKEND) # the mpi backend by default (exm_backend)
     target_compile_definitions(bench_mpi_jacobi PRIVATE RP_HAVE_MPI_BACKEND=1)
   endif()
 endif()
