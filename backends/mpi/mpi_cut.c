@@ -22,10 +22,10 @@
 enum { MAX_SLICES = 16 };
 
 /* Bytes of one unit (row) of buffer b's slowest dimension. */
-static uint64_t unit_of(const rp_graph *g, rp_buf b) {
-  rp_buffer_desc d;
-  if (rp_buffer_info(g, b, &d) != RP_OK)
+static uint64_t unit_of(const rp_plan *p, rp_buf b) {
+  if (b >= p->nbuf)
     return 0;
+  const rp_buffer_desc d = p->buf[b].desc;
   uint64_t u = d.elem ? d.elem : 1;
   for (unsigned k = 1; k < d.ndims && k < 3; k++)
     u *= d.dims[k] ? d.dims[k] : 1;
@@ -49,18 +49,17 @@ static int geometry(const mstate *m, uint32_t v, geom *G) {
   const rp_plan *p = m->p;
   const rp_plan_node *nd = &p->node[v];
   const rp_plan_access *a = p->acc + nd->acc0;
-  rp_node_info ni;
+  const rp_kernel *k = nd->kernel;
   const rp_kargs *tpl = rp_exec_args(m->x, nd->op);
-  if (nd->type != RP_OP_KERNEL || !tpl ||
-      rp_node_info_get(p->graph, nd->op, &ni) != RP_OK || !ni.kernel)
+  if (nd->type != RP_OP_KERNEL || !tpl || !k)
     return 0;
   G->ax = -1;
   for (int d = 0; d < 3 && G->ax < 0; d++)
-    if (ni.kernel->halo[d])
+    if (k->halo[d])
       G->ax = d;
   if (G->ax < 0)
     return 0;
-  G->h = ni.kernel->halo[G->ax];
+  G->h = k->halo[G->ax];
   G->S = tpl->n[G->ax];
   G->m = G->w0 = G->unit = 0;
   if (G->S < 2)
@@ -69,7 +68,7 @@ static int geometry(const mstate *m, uint32_t v, geom *G) {
     if (a[j].image == RP_NONE || !(a[j].mode & RP_OUT))
       continue;
     rp_buf b = p->image[a[j].image].buf;
-    uint64_t u = unit_of(p->graph, b);
+    uint64_t u = unit_of(p, b);
     if (!u || (a[j].mode & RP_IN) || !a[j].bytes)
       return 0;
     uint64_t w0 = a[j].offset / u;
@@ -89,7 +88,7 @@ static int geometry(const mstate *m, uint32_t v, geom *G) {
     return 0;
   for (uint32_t j = 0; j < nd->nacc; j++) /* read regions of that unit */
     if (a[j].image != RP_NONE &&
-        unit_of(p->graph, p->image[a[j].image].buf) != G->unit)
+        unit_of(p, p->image[a[j].image].buf) != G->unit)
       return 0;
   return 1;
 }
