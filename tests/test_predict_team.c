@@ -124,6 +124,32 @@ Test(predict_team, team_costs_replace_the_modelled_contention) {
   rp_graph_destroy(g);
 }
 
+/* A split kernel whose team time is its serial cost ran on one thread
+ * (the other ran the independent kernel meanwhile): it holds one, and
+ * the two overlap. At half its serial cost it held both (the test
+ * above: 10 over 6 rounds to 2). */
+Test(predict_team, split_kernel_holds_the_threads_it_used) {
+  rp_model m;
+  team_model(&m);
+  rp_buf b[2];
+  rp_graph *g = graph_of(2, b);
+  kern(g, b[0], 1000, 10); /* split: 1000 points >= 100 */
+  kern(g, b[1], 16, 10);   /* independent, one thread */
+  TU_OK(g, rp_graph_end(g));
+  const double beside[2] = {10, 10};
+  rp_analysis *a = analyse(g, &m, beside, 0);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 10); /* side by side */
+  rp_analysis_destroy(a);
+  const double alone[2] = {5, 10}; /* ran 2x faster: held both */
+  a = analyse(g, &m, alone, 0);
+  rp_analysis_summary(a, &s);
+  EXACT(s.model_overlap_us, 15); /* 5, then the other 10 */
+  rp_analysis_destroy(a);
+  rp_graph_destroy(g);
+}
+
 /* A split kernel timed within the team ran over the free threads: it
  * holds them, and its split_us is in its time. */
 Test(predict_team, split_kernel_holds_the_free_threads) {

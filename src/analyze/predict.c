@@ -303,11 +303,18 @@ static void begin(sim *s, uint32_t n, double t) {
   s->phase[n] = 1;
   s->active[s->nactive++] = n;
   uint32_t q = slot_of(s, n);
-  /* A split kernel timed within the team ran over the threads free when
-   * it started: it holds them for its time. */
+  /* A split kernel timed within the team ran over as many threads as it
+   * ran faster than alone (its serial cost over its team time, rounded):
+   * it holds that many of those free when it starts, for its time. A
+   * team time near the serial cost says the other threads ran other
+   * operations meanwhile: it holds one. */
   s->hold[n] = 1;
-  if (s->fixed[n] && split_kernel(s, n) && s->slots[q] > s->busy[q] + 1)
-    s->hold[n] = s->slots[q] - s->busy[q];
+  if (s->fixed[n] && split_kernel(s, n) && s->slots[q] > s->busy[q] + 1) {
+    const double t = s->a->tcost[n], c = s->a->cost[n];
+    const uint32_t free_threads = s->slots[q] - s->busy[q];
+    const double used = t > 0 && c > t ? floor(c / t + 0.5) : 1;
+    s->hold[n] = used >= free_threads ? free_threads : (uint32_t)used;
+  }
   s->busy[q] += s->hold[n];
 }
 
