@@ -124,29 +124,39 @@ Test(predict_team, team_costs_replace_the_modelled_contention) {
   rp_graph_destroy(g);
 }
 
+/* Two independent kernels of given cost 10 us over their own buffers: a
+ * split one (1000 points >= 100) and one of 16 points, one thread; the
+ * split one first unless @p split_last. */
+static rp_graph *split_and_one(int split_last) {
+  rp_buf b[2];
+  rp_graph *g = graph_of(2, b);
+  kern(g, b[split_last], split_last ? 16 : 1000, 10);
+  kern(g, b[!split_last], split_last ? 1000 : 16, 10);
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
+/* The model's overlapped time of g with team times @p tus. */
+static double overlap_of(rp_graph *g, const rp_model *m, const double *tus) {
+  rp_analysis *a = analyse(g, m, tus, 0);
+  rp_summary s;
+  rp_analysis_summary(a, &s);
+  rp_analysis_destroy(a);
+  return s.model_overlap_us;
+}
+
 /* A split kernel whose team time is its serial cost ran on one thread
  * (the other ran the independent kernel meanwhile): it holds one, and
  * the two overlap. At half its serial cost it held both (the test
- * above: 10 over 6 rounds to 2). */
+ * below: 10 over 6 rounds to 2). */
 Test(predict_team, split_kernel_holds_the_threads_it_used) {
   rp_model m;
   team_model(&m);
-  rp_buf b[2];
-  rp_graph *g = graph_of(2, b);
-  kern(g, b[0], 1000, 10); /* split: 1000 points >= 100 */
-  kern(g, b[1], 16, 10);   /* independent, one thread */
-  TU_OK(g, rp_graph_end(g));
+  rp_graph *g = split_and_one(0);
   const double beside[2] = {10, 10};
-  rp_analysis *a = analyse(g, &m, beside, 0);
-  rp_summary s;
-  rp_analysis_summary(a, &s);
-  EXACT(s.model_overlap_us, 10); /* side by side */
-  rp_analysis_destroy(a);
-  const double alone[2] = {5, 10}; /* ran 2x faster: held both */
-  a = analyse(g, &m, alone, 0);
-  rp_analysis_summary(a, &s);
-  EXACT(s.model_overlap_us, 15); /* 5, then the other 10 */
-  rp_analysis_destroy(a);
+  EXACT(overlap_of(g, &m, beside), 10); /* side by side */
+  const double alone[2] = {5, 10};      /* ran 2x faster: held both */
+  EXACT(overlap_of(g, &m, alone), 15);  /* 5, then the other 10 */
   rp_graph_destroy(g);
 }
 
@@ -156,16 +166,10 @@ Test(predict_team, split_kernel_holds_the_free_threads) {
   rp_model m;
   team_model(&m);
   m.split_us = 2;
-  rp_buf b[2];
-  rp_graph *g = graph_of(2, b);
-  kern(g, b[0], 1000, 10); /* split: 1000 points >= 100 */
-  kern(g, b[1], 16, 10);   /* independent, one thread */
-  TU_OK(g, rp_graph_end(g));
+  rp_graph *g = split_and_one(0);
   const double tus[2] = {6, 10};
+  EXACT(overlap_of(g, &m, tus), 16); /* 6, then the other 10 */
   rp_analysis *a = analyse(g, &m, tus, 0);
-  rp_summary s;
-  rp_analysis_summary(a, &s);
-  EXACT(s.model_overlap_us, 16); /* 6, then the other 10 */
   double st, en;
   cr_assert_eq(rp_analysis_op_model(a, 1, &st, &en), RP_OK);
   EXACT(st, 6);
@@ -173,15 +177,9 @@ Test(predict_team, split_kernel_holds_the_free_threads) {
   rp_graph_destroy(g);
   /* In the other order the unsplit one holds one thread: the split one
    * gets the other, its team time all the same. */
-  g = graph_of(2, b);
-  kern(g, b[1], 16, 10);
-  kern(g, b[0], 1000, 10);
-  TU_OK(g, rp_graph_end(g));
+  g = split_and_one(1);
   const double rev[2] = {10, 6};
-  a = analyse(g, &m, rev, 0);
-  rp_analysis_summary(a, &s);
-  EXACT(s.model_overlap_us, 10);
-  rp_analysis_destroy(a);
+  EXACT(overlap_of(g, &m, rev), 10);
   rp_graph_destroy(g);
 }
 
