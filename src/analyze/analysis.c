@@ -234,6 +234,7 @@ rp_status rp_analyze(const rp_graph *g, const rp_analysis_opts *o,
                               o->team_max_us)) != RP_OK))
     goto fail;
   if ((s = rp__analysis_lanes(a, o->measured_us)) != RP_OK ||
+      (s = rp__analysis_pool_team(a)) != RP_OK ||
       (s = rp__analysis_critical(a)) != RP_OK ||
       (s = rp__analysis_schedule(a)) != RP_OK)
     goto fail;

@@ -105,6 +105,11 @@ rp_status rp__analysis_predict(rp_analysis *a, const rp_model *m);
 rp_status rp__analysis_team(rp_analysis *a, const rp_model *m,
                             const double *team, const double *tmin,
                             const double *tmax);
+/* Identical operations (type, device, name, kernel, index space, bytes)
+ * with team times share the median of their team time over their serial
+ * cost: each one's team time (and range) is its cost times it (pool.c).
+ * Needs cost and elided (the lanes) and tcost; RP_ENOMEM. */
+rp_status rp__analysis_pool_team(rp_analysis *a);
 /* The predicted range into the summary (predicted_lo, predicted_hi):
  * the prediction again with the costs at clo / thi and at chi / tlo. */
 rp_status rp__analysis_range(rp_analysis *a, const rp_model *m);

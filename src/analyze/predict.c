@@ -86,6 +86,7 @@ typedef struct sim {
   uint8_t *fixed;   /* pool: the op's work is its profiled time within
                        the team (rp_analysis_opts.team_us): rate 1 */
   uint32_t *hold;   /* threads of its group an op holds while it runs */
+  double *rel;      /* work left when it gives one of them back; <0: none */
   double mem_split; /* pool: beta at or above it is cache-bound */
 } sim;
 
@@ -304,16 +305,31 @@ static void begin(sim *s, uint32_t n, double t) {
   s->active[s->nactive++] = n;
   uint32_t q = slot_of(s, n);
   /* A split kernel timed within the team ran over as many threads as it
-   * ran faster than alone (its serial cost over its team time, rounded):
-   * it holds that many of those free when it starts, for its time. A
-   * team time near the serial cost says the other threads ran other
-   * operations meanwhile: it holds one. */
+   * ran faster than alone: u = its serial cost c over its team time t.
+   * With u threads free it holds floor(u) of them for its time and one
+   * more for the fraction u - floor(u) of it (the thread time it used,
+   * c), so that the prediction moves smoothly with u instead of jumping
+   * where u crosses a half. With fewer free, k, it holds them all and
+   * takes c / k (its chunks shared by k threads: c on one, not the team
+   * time it got with more). A team time near the serial cost says the
+   * other threads ran other operations meanwhile: it holds one. */
   s->hold[n] = 1;
-  if (s->fixed[n] && split_kernel(s, n) && s->slots[q] > s->busy[q] + 1) {
+  s->rel[n] = -1;
+  if (s->fixed[n] && split_kernel(s, n)) {
     const double t = s->a->tcost[n], c = s->a->cost[n];
     const uint32_t free_threads = s->slots[q] - s->busy[q];
-    const double used = t > 0 && c > t ? floor(c / t + 0.5) : 1;
-    s->hold[n] = used >= free_threads ? free_threads : (uint32_t)used;
+    const double used = t > 0 && c > t ? c / t : 1;
+    if (used > free_threads) {
+      s->hold[n] = free_threads;
+      s->work[n] += c / free_threads - t;
+    } else {
+      const double whole = floor(used);
+      s->hold[n] = (uint32_t)whole;
+      if (used - whole > 1e-9) { /* the extra thread, for that share */
+        s->hold[n]++;
+        s->rel[n] = s->work[n] - (used - whole) * t;
+      }
+    }
   }
   s->busy[q] += s->hold[n];
 }
@@ -612,6 +628,12 @@ static rp_status simulate(sim *s, double *makespan) {
       uint32_t n = s->active[i];
       if (s->phase[n] == 1 && s->delay[n] <= eps)
         s->phase[n] = 2;
+      if (s->phase[n] == 2 && s->rel[n] >= 0 && s->work[n] <= s->rel[n] + eps) {
+        s->busy[slot_of(s, n)]--; /* its extra thread's share is done */
+        s->hold[n]--;
+        s->rel[n] = -1;
+        moved = 1;
+      }
       if (s->phase[n] == 2 && s->work[n] <= eps) {
         finish(s, i, t);
         done++;
@@ -627,6 +649,8 @@ static rp_status simulate(sim *s, double *makespan) {
     for (uint32_t i = 0; i < s->nactive; i++) {
       uint32_t n = s->active[i];
       double d = s->phase[n] == 1 ? s->delay[n] : s->work[n] / s->rate[n];
+      if (s->phase[n] == 2 && s->rel[n] >= 0)
+        d = (s->work[n] - s->rel[n]) / s->rate[n];
       dt = d < dt ? d : dt;
     }
     if (s->nfuture && s->elig[s->future[0]] - t < dt)
@@ -642,6 +666,8 @@ static rp_status simulate(sim *s, double *makespan) {
       } else {
         double w = s->work[n] / s->rate[n];
         s->work[n] = w <= dt ? 0 : s->work[n] - dt * s->rate[n];
+        if (s->rel[n] >= 0 && s->work[n] < s->rel[n])
+          s->work[n] = s->rel[n]; /* the release that set dt: exactly now */
       }
     }
     /* The op that set dt ends its phase exactly now. */
@@ -697,6 +723,7 @@ static int sim_alloc(sim *s, rp_analysis *a, const rp_model *m) {
   s->beta = calloc(k, sizeof *s->beta);
   s->fixed = calloc(k, 1);
   s->hold = calloc(k, sizeof *s->hold);
+  s->rel = malloc(sizeof *s->rel * k);
   s->nqueue = nl + RP_MAX_DEVICES + RP__LANE_KINDS * RP_MAX_DEVICES + 1;
   s->anyq = s->pool ? s->nqueue - 1 : UINT32_MAX;
   /* Within cache, a thread streams faster than beyond it: an operation
@@ -711,10 +738,12 @@ static int sim_alloc(sim *s, rp_analysis *a, const rp_model *m) {
   if (!a->mstart || !a->mend || !s->delay || !s->work || !s->elig || !s->rate ||
       !s->left || !s->phase || !s->active || !s->future || !s->kt || !s->nq ||
       !s->busy || !s->slots || !s->queue || !s->res || !s->beta || !s->fixed ||
-      !s->hold)
+      !s->hold || !s->rel)
     return -1;
-  for (uint32_t n = 0; n < nop; n++)
+  for (uint32_t n = 0; n < nop; n++) {
     s->res[n] = -1;
+    s->rel[n] = -1;
+  }
   return 0;
 }
 
@@ -731,6 +760,7 @@ static void sim_free(sim *s) {
   free(s->beta);
   free(s->fixed);
   free(s->hold);
+  free(s->rel);
   free(s->future);
   free(s->active);
   free(s->phase);
