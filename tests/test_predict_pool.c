@@ -237,3 +237,35 @@ Test(predict_pool, noisy_profiles_of_one_graph_agree_within_2_percent) {
             "show anything",
             100 * alone);
 }
+
+/* What happens between operations still comes on top of their team
+ * times, as calibrated at the team's thread count: a join waits the
+ * hand-off (edge_us) after its inputs, every task takes task_us of its
+ * thread, every op waits the mode's op_us. Two kernels of 10 us side by
+ * side on a team of 2 (1 + 10 + 1 each), then one reading both: 12, a
+ * hand-off of 3 and a delay of 1 (16), then 10 + 1: 27. */
+Test(predict_pool, hand_offs_and_task_costs_come_on_top_of_team_times) {
+  rp_model m = team_of(2);
+  m.task_us = 1;
+  m.edge_us = 3;
+  m.mode[0].op_us = 1;
+  rp_buf b[3];
+  rp_graph *g = graph_of(3, b);
+  kern(g, "k", b[0], 16, 10);
+  kern(g, "k", b[1], 16, 10);
+  static const rp_mode io[2] = {RP_IN, RP_IN};
+  static rp_param ps[2];
+  static rp_kernel join;
+  if (!join.name)
+    join = tu_nop_kernel("join", 2, io, ps);
+  rp_arg args[2] = {rp_arg_buf(rp_whole(b[0])), rp_arg_buf(rp_whole(b[1]))};
+  rp_op_opts o = RP_OP_OPTS_WITH(.cost_us = 10);
+  TU_OK(g, rp_record_kernel(g, &join, 0, rp_dims3(16, 1, 1), args, &o, NULL));
+  TU_OK(g, rp_graph_end(g));
+  const double cus[3] = {10, 10, 10}, tus[3] = {10, 10, 10};
+  rp_summary s = summary_of(g, &m, cus, tus);
+  EXACT(s.model_overlap_us, 27);
+  m.edge_us = 0; /* without the hand-off: 3 less */
+  EXACT(summary_of(g, &m, cus, tus).model_overlap_us, 24);
+  rp_graph_destroy(g);
+}
