@@ -401,7 +401,8 @@ static void print_blocks(const rp_graph *g, rp_exec *x) {
  * operation (rp_exec_profile_team()), so that a change of the load moves
  * one round, not one profile; per operation the median, smallest and
  * largest of the rounds (s: serial, t: team), and the team's share of its
- * cores over its rounds. */
+ * cores, the median over its rounds (one preempted round does not
+ * withhold a quiet machine's prediction). */
 #define EX_ROUNDS 5
 typedef struct ex_prof {
   double *s[3], *t[3]; /* median, min, max per op; t[0] NULL: no team */
@@ -431,7 +432,9 @@ static int profile_rounds(rp_exec *xs, rp_exec *x, int team, uint32_t nn,
                           ex_prof *p) {
   double *rs = (double *)calloc((size_t)nn * EX_ROUNDS + 1, sizeof *rs);
   double *rt = (double *)calloc((size_t)nn * EX_ROUNDS + 1, sizeof *rt);
-  int bad = !rs || !rt, nsh = 0;
+  int bad = !rs || !rt;
+  unsigned nsh = 0;
+  double shs[EX_ROUNDS];
   for (int i = 0; i < 3 && !bad; i++)
     bad = !(p->s[i] = (double *)calloc(nn + 1, sizeof(double))) ||
           (team && !(p->t[i] = (double *)calloc(nn + 1, sizeof(double))));
@@ -443,16 +446,14 @@ static int profile_rounds(rp_exec *xs, rp_exec *x, int team, uint32_t nn,
     rc = rp_exec_profile_opts(xs, &po, rs + (size_t)k * nn, NULL, NULL);
     if (rc == RP_OK && team)
       rc = rp_exec_profile_team(x, 1, rt + (size_t)k * nn, NULL, NULL, &sh);
-    if (sh > 0) {
-      p->share += sh;
-      nsh++;
-    }
+    if (sh > 0)
+      shs[nsh++] = sh;
   }
   if (!bad && rc == RP_OK) {
     round_stats(rs, nn, p->s);
     if (team)
       round_stats(rt, nn, p->t);
-    p->share = nsh ? p->share / nsh : 0;
+    p->share = nsh ? ex_median(shs, nsh) : 0;
   }
   free(rs);
   free(rt);

@@ -155,24 +155,28 @@ static int measure(const cfg *c, const rp_backend *be, rp_graph *g,
    * load moves one round, not one of the profiles): a profiled serial
    * replay (one operation at a time) and an overlapped replay of the
    * team timed per operation (rp_exec_profile_team()); per operation the
-   * median of the rounds, and the team's share of its cores over them. */
+   * median of the rounds, and the team's share of its cores, the median
+   * of the rounds too. */
   rp_profile_opts po = RP_PROFILE_OPTS_INIT;
   po.runs = 1;
-  double shs = 0;
+  double shs[ROUNDS];
   unsigned nsh = 0;
   for (unsigned k = 0; k < ROUNDS; k++) {
     double sh = 0;
     RK(rp_exec_profile_opts(xs, &po, sr + (size_t)k * nn, NULL, NULL));
     if (team)
       RK(rp_exec_profile_team(x, 1, tr + (size_t)k * nn, NULL, NULL, &sh));
-    if (sh > 0) {
-      shs += sh;
-      nsh++;
-    }
+    if (sh > 0)
+      shs[nsh++] = sh;
   }
   stats(sr, nn, col, med, mn, mx);
   stats(tr, nn, col, tmed, NULL, NULL);
-  r->pshare = nsh ? shs / nsh : 0;
+  /* the share: the median of the rounds (one preempted round does not
+   * withhold a quiet machine's prediction) */
+  qsort(shs, nsh, sizeof *shs, cmp_dbl);
+  r->pshare = !nsh      ? 0
+              : nsh % 2 ? shs[nsh / 2]
+                        : (shs[nsh / 2 - 1] + shs[nsh / 2]) / 2;
   rp_analysis_opts ao;
   rp_analysis_opts_init(&ao);
   rp_model m;
