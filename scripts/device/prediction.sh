@@ -115,8 +115,8 @@ fi
 # their predictions within 2 % of each other? Each run gives its figure
 # (w: withheld, its quiet-machine figure) and its achieved speedup; the
 # table row has the spread of the figures printed, of all figures, and
-# the median and largest |error| of the 8 runs against their own
-# achieved speedup. jacobi2d is the example (issue 33's host run: 35 %
+# the median and largest |error| of the runs printed (not withheld)
+# against their own achieved speedups. jacobi2d is the example (issue 33's host run: 35 %
 # spread at 16 threads), read from the JSON of its saved graph.
 stab_row() { # NAME: the "PRED[w] ACH" lines of stdin into a table row
   awk -v st="$ST" -v wl="$1" '
@@ -130,9 +130,9 @@ stab_row() { # NAME: the "PRED[w] ACH" lines of stdin into a table row
         t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
       return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
     NF >= 2 { w = sub(/w$/, "", $1); all[++n] = $1 + 0; if (!w) q[++m] = $1 + 0
-              if ($2 + 0 > 0) { e = 100 * ($1 - $2) / $2; e = e < 0 ? -e : e
+              if (!w && $2 + 0 > 0) { e = 100 * ($1 - $2) / $2; e = e < 0 ? -e : e
                                 err[++k] = e; if (e > big) big = e } }
-    END { printf "| stability | %s | %s, %d runs: %d predicted %s; all %d figures (withheld too) %s; |error| median %s, largest %s |\n",
+    END { printf "| stability | %s | %s, %d runs: %d predicted %s; all %d figures (withheld too) %s; |error| of those predicted: median %s, largest %s |\n",
           st, wl, n, m, spread(q, m), n, spread(all, n),
           k ? sprintf("%.1f%%", med(err, k)) : "-", k ? sprintf("%.1f%%", big) : "-" }' >> "$SUM"
 }
