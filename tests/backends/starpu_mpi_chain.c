@@ -129,6 +129,43 @@ static void init(uint64_t n, double *a, double *b) {
   }
 }
 
+/* 1 when the public figures of starpu exec x (rp_exec_trace(),
+ * rp_exec_stats(): the breakdown's trace_*, the layout's) differ from the
+ * backend's own (bd, rp__starpu_layout_get). */
+static int public_figures_differ(const rp_exec *x,
+                                 const rp__starpu_breakdown *bd) {
+  rp__starpu_layout l;
+  if (rp__starpu_layout_get(&l) != RP_OK)
+    return 1;
+  const struct {
+    const char *name;
+    double v;
+  } f[] = {{"trace_launches", bd->launches},
+           {"trace_replays", bd->replays},
+           {"trace_tasks", (double)bd->tasks},
+           {"trace_recvs", (double)bd->recvs},
+           {"trace_wall_us", bd->wall_us},
+           {"trace_recv_us", bd->recv_us},
+           {"trace_body_us", bd->body_us},
+           {"trace_sched_us", bd->sched_us},
+           {"local_ranks", l.local_ranks},
+           {"local_rank", l.local_rank},
+           {"cores", l.cores},
+           {"bound", l.bound},
+           {"workers", l.workers},
+           {"first_cpu", l.first_cpu},
+           {"mpi_cpu", l.mpi_cpu}};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+    double v = -1;
+    if (rp_exec_stat_get(x, f[i].name, &v) != RP_OK || v != f[i].v) {
+      fprintf(stderr, "starpu_mpi_chain: %s: %g, the backend's %g\n", f[i].name,
+              v, f[i].v);
+      return 1;
+    }
+  }
+  return bd->replays != 2; /* the two traced replays */
+}
+
 int main(int argc, char **argv) {
   int level, rank, size;
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
@@ -166,7 +203,7 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   bad |= rp_exec_run(x, 1) != RP_OK;
   if (!own)
-    rp__starpu_trace(x, 1);
+    bad |= rp_exec_trace(x, 1) != RP_OK;
   double own_ms = 0;
   for (int k = 0; k < 2; k++) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -182,8 +219,10 @@ int main(int argc, char **argv) {
          memcmp(b + r0 * COLS, rb + r0 * COLS, (r1 - r0) * COLS * 8) != 0;
   rp__starpu_breakdown bd;
   memset(&bd, 0, sizeof bd);
-  if (!own)
+  if (!own) {
     rp__starpu_breakdown_get(x, &bd);
+    bad |= public_figures_differ(x, &bd);
+  }
   double mine[3] = {bd.replays ? bd.wall_us / bd.replays * 1e-3 : -1,
                     bd.replays ? bd.recv_us / bd.replays * 1e-3 : -1, bad};
   if (own) { /* no breakdown: wall from the barrier, no receive wait */
@@ -205,8 +244,8 @@ int main(int argc, char **argv) {
              v[2] ? "DIFFER" : "identical");
       if (v[2] || v[0] < 0) {
         fail = 1;
-        printf("  rank %d: results differ from the reference replay, or "
-               "no replay traced\n",
+        printf("  rank %d: results differ from the reference replay, its "
+               "public figures from the backend's, or no replay traced\n",
                r);
       }
     }
