@@ -129,6 +129,38 @@ static void init(uint64_t n, double *a, double *b) {
   }
 }
 
+/* 1 when rp_exec_predict() on starpu exec x of mode "mpi" differs from
+ * rp__starpu_predict on its plan with the same model (its messages cost
+ * latency, bandwidth and requests: each parameter reaches its member),
+ * or a message's latency does not delay the ranks that receive. */
+static int prediction_differs(const rp_exec *x) {
+  const rp_plan *p = rp_exec_plan(x);
+  double us[4096], pub[64], own[64], slow[64];
+  int nr = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &nr);
+  if (nr > 64 || p->nnode > 4096)
+    return 1;
+  for (uint32_t k = 0; k < p->nnode; k++)
+    us[k] = 100;
+  const rp_exec_stat m[] = {
+      {"latency_us", 5}, {"gbps", 0.5},  {"task_us", 2},     {"msg_us", 3},
+      {"launch_us", 10}, {"workers", 1}, {"body_scale", 1.5}};
+  rp__starpu_net n = {5, 0.5, 2, 3, 10, 1, 1.5};
+  if (rp_exec_predict(x, m, 7, us, (unsigned)nr, pub) != RP_OK ||
+      rp__starpu_predict(p, nr, 0, &n, us, own) != RP_OK)
+    return 1;
+  const rp_exec_stat late = {"latency_us", 5000};
+  if (rp_exec_predict(x, &late, 1, us, (unsigned)nr, slow) != RP_OK)
+    return 1;
+  for (int r = 0; r < nr; r++)
+    if (pub[r] != own[r] || (nr > 1 && r > 0 && slow[r] < 5000)) {
+      fprintf(stderr, "starpu_mpi_chain: rank %d predicted %g, %g, %g\n", r,
+              pub[r], own[r], slow[r]);
+      return 1;
+    }
+  return 0;
+}
+
 /* 1 when the public figures of starpu exec x (rp_exec_trace(),
  * rp_exec_stats(): the breakdown's trace_*, the layout's) differ from the
  * backend's own (bd, rp__starpu_layout_get). */
@@ -163,7 +195,9 @@ static int public_figures_differ(const rp_exec *x,
       return 1;
     }
   }
-  return bd->replays != 2; /* the two traced replays */
+  if (bd->replays != 2) /* the two traced replays */
+    return 1;
+  return prediction_differs(x);
 }
 
 int main(int argc, char **argv) {
