@@ -277,12 +277,8 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
             s->profile_lo, s->profile_hi);
 }
 
-rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
-  RP_ENTER();
-  if (!a || !fp)
-    return RP_NULL_ARG();
-  const rp_graph *g = a->g;
-  const rp_summary *s = &a->sum;
+/* The JSON's options object. */
+static void json_options(const rp_analysis *a, FILE *fp) {
   fprintf(fp,
           "{\n  \"format\": \"reprise-analysis\", \"version\": 1,\n"
           "  \"options\": {\"copy_engines\": %u, \"h2d_gbps\": ",
@@ -296,6 +292,10 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
   rp__put_num(fp, a->opts.kernel_us);
   fputs(", \"host_us\": ", fp);
   rp__put_num(fp, a->opts.host_us);
+}
+
+/* The JSON's edges, as in graph files. RP_EINVAL: an edge unreadable. */
+static rp_status json_edges(const rp_graph *g, FILE *fp) {
   fputs("},\n  \"edges\": [", fp);
   for (uint32_t i = 0; i < g->nedge; i++) {
     rp_edge e;
@@ -308,6 +308,12 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
       fprintf(fp, ", \"buffer\": %u", e.buf);
     fputc('}', fp);
   }
+  return RP_OK;
+}
+
+/* The JSON's operations: lane, cost, times, slack, source. */
+static void json_ops(const rp_analysis *a, FILE *fp) {
+  const rp_graph *g = a->g;
   fputs(g->nedge ? "\n  ],\n  \"ops\": [" : "],\n  \"ops\": [", fp);
   for (uint32_t n = 0; n < a->nop; n++) {
     fprintf(fp, "%s\n    {\"id\": %u, \"name\": ", n ? "," : "", n);
@@ -326,7 +332,11 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
             rp__source_name((rp_cost_source)a->source[n]),
             a->elided[n] ? ", \"elided\": true" : "");
   }
-  /* Lanes that hold only elided copies are no lanes of the backend. */
+}
+
+/* The JSON's lanes, those that hold only elided copies left out (no
+ * lanes of the backend). RP_ENOMEM. */
+static rp_status json_lanes(const rp_analysis *a, FILE *fp) {
   uint8_t *used = calloc(a->nlane ? a->nlane : 1, 1);
   if (!used)
     return RP_ENOMEM;
@@ -344,6 +354,12 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
   }
   free(used);
   fputs(shown ? "\n  ],\n" : "],\n", fp);
+  return RP_OK;
+}
+
+/* The JSON's summary: critical path, times, bounds, the prediction. */
+static void json_summary(const rp_analysis *a, FILE *fp) {
+  const rp_summary *s = &a->sum;
   fputs("  \"critical_path\": [", fp);
   for (uint32_t i = 0; i < a->ncrit; i++)
     fprintf(fp, "%s%u", i ? ", " : "", a->crit[i]);
@@ -380,51 +396,72 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
           : s->calibrated ? "calibrated model"
                           : "uncalibrated model");
   rp__put_num(fp, s->schedule_speedup);
-  if (s->modelled) {
-    fputs(",\n  \"model\": {\"backend\": ", fp);
-    rp__put_json_str(fp, a->mbackend);
-    fputs(", \"machine\": ", fp);
-    rp__put_json_str(fp, a->mmachine);
-    fprintf(fp, ", \"calibrated\": %s, \"mode\": ",
-            a->mcalibrated ? "true" : "false");
-    rp__put_json_str(fp, a->mmode);
-    fputs(", \"serial_mode\": ", fp);
-    rp__put_json_str(fp, a->msmode);
-    fputs(", \"serial_us\": ", fp);
-    rp__put_num(fp, s->model_serial_us);
-    fputs(", \"overlap_us\": ", fp);
-    rp__put_num(fp, s->model_overlap_us);
-    fputs(", \"speedup\": ", fp);
-    rp__put_num(fp, s->model_speedup);
-    if (s->usable_cpus) {
-      fputs(", \"runnable\": ", fp);
-      rp__put_num(fp, s->runnable);
-      fprintf(fp, ", \"usable_cpus\": %u", s->usable_cpus);
-    }
-    if (s->stored_team_threads) {
-      fprintf(fp, ", \"stored_team\": {\"threads\": %u, \"backend\": ",
-              s->stored_team_threads);
-      rp__put_json_str(fp, a->tbackend);
-      fprintf(fp, ", \"used\": %s}", s->stored_team_used ? "true" : "false");
-    }
-    if (s->team_costs) {
-      fprintf(fp, ", \"team_costs\": %d", s->team_costs);
-      if (s->team_share > 0) {
-        fputs(", \"team_share\": ", fp);
-        rp__put_num(fp, s->team_share);
-      }
-    }
-    fprintf(fp, ", \"elided\": %u", a->nelided);
-    fputs(",\n    \"ops\": [", fp);
-    for (uint32_t n = 0; n < a->nop; n++) {
-      fprintf(fp, "%s{\"id\": %u, \"start_us\": ", n ? ", " : "", n);
-      rp__put_num(fp, a->mstart[n]);
-      fputs(", \"end_us\": ", fp);
-      rp__put_num(fp, a->mend[n]);
-      fputc('}', fp);
-    }
-    fputs("]}", fp);
+}
+
+/* The JSON's model object (an analysis with a model): the model, its
+ * prediction, the team's costs, the schedule it predicts per op. */
+static void json_model(const rp_analysis *a, FILE *fp) {
+  const rp_summary *s = &a->sum;
+  fputs(",\n  \"model\": {\"backend\": ", fp);
+  rp__put_json_str(fp, a->mbackend);
+  fputs(", \"machine\": ", fp);
+  rp__put_json_str(fp, a->mmachine);
+  fprintf(fp, ", \"calibrated\": %s, \"mode\": ",
+          a->mcalibrated ? "true" : "false");
+  rp__put_json_str(fp, a->mmode);
+  fputs(", \"serial_mode\": ", fp);
+  rp__put_json_str(fp, a->msmode);
+  fputs(", \"serial_us\": ", fp);
+  rp__put_num(fp, s->model_serial_us);
+  fputs(", \"overlap_us\": ", fp);
+  rp__put_num(fp, s->model_overlap_us);
+  fputs(", \"speedup\": ", fp);
+  rp__put_num(fp, s->model_speedup);
+  if (s->usable_cpus) {
+    fputs(", \"runnable\": ", fp);
+    rp__put_num(fp, s->runnable);
+    fprintf(fp, ", \"usable_cpus\": %u", s->usable_cpus);
   }
+  if (s->stored_team_threads) {
+    fprintf(fp, ", \"stored_team\": {\"threads\": %u, \"backend\": ",
+            s->stored_team_threads);
+    rp__put_json_str(fp, a->tbackend);
+    fprintf(fp, ", \"used\": %s}", s->stored_team_used ? "true" : "false");
+  }
+  if (s->team_costs) {
+    fprintf(fp, ", \"team_costs\": %d", s->team_costs);
+    if (s->team_share > 0) {
+      fputs(", \"team_share\": ", fp);
+      rp__put_num(fp, s->team_share);
+    }
+  }
+  fprintf(fp, ", \"elided\": %u", a->nelided);
+  fputs(",\n    \"ops\": [", fp);
+  for (uint32_t n = 0; n < a->nop; n++) {
+    fprintf(fp, "%s{\"id\": %u, \"start_us\": ", n ? ", " : "", n);
+    rp__put_num(fp, a->mstart[n]);
+    fputs(", \"end_us\": ", fp);
+    rp__put_num(fp, a->mend[n]);
+    fputc('}', fp);
+  }
+  fputs("]}", fp);
+}
+
+rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
+  RP_ENTER();
+  if (!a || !fp)
+    return RP_NULL_ARG();
+  json_options(a, fp);
+  rp_status st = json_edges(a->g, fp);
+  if (st != RP_OK)
+    return st;
+  json_ops(a, fp);
+  st = json_lanes(a, fp);
+  if (st != RP_OK)
+    return st;
+  json_summary(a, fp);
+  if (a->sum.modelled)
+    json_model(a, fp);
   fputs("\n}\n", fp);
   return done(fp);
 }
