@@ -277,6 +277,16 @@ static rp_status parse_head(rdm *r, const cJSON *root, rp_model *m) {
   return RP_OK;
 }
 
+/* root's member `key`: *o NULL when it is absent; a failure when it is
+ * no object. */
+static rp_status object_at(rdm *r, const cJSON *root, const char *key,
+                           const cJSON **o) {
+  *o = cJSON_GetObjectItemCaseSensitive(root, key);
+  if (*o && !cJSON_IsObject(*o))
+    return fail(r, "model: \"%s\" must be an object", key);
+  return RP_OK;
+}
+
 /* "modes": at most RP_MODEL_MAX_MODES, each named. */
 static rp_status parse_modes(rdm *r, const cJSON *root, rp_model *m) {
   rp_status s;
@@ -308,12 +318,10 @@ static rp_status parse_modes(rdm *r, const cJSON *root, rp_model *m) {
 
 /* "copy": the links, and both directions at once ("duplex"). */
 static rp_status parse_copy(rdm *r, const cJSON *root, rp_model *m) {
-  rp_status s;
-  const cJSON *copy = cJSON_GetObjectItemCaseSensitive(root, "copy");
-  if (!copy)
-    return RP_OK;
-  if (!cJSON_IsObject(copy))
-    return fail(r, "model: \"%s\" must be an object", "copy");
+  const cJSON *copy;
+  rp_status s = object_at(r, root, "copy", &copy);
+  if (s || !copy)
+    return s;
   if ((s = link_of(r, copy, "h2d", &m->h2d)) ||
       (s = link_of(r, copy, "d2h", &m->d2h)) ||
       (s = link_of(r, copy, "p2p", &m->p2p)))
@@ -349,11 +357,11 @@ static rp_status parse_figures(rdm *r, const cJSON *root, rp_model *m) {
 /* "key" (what the cache is keyed on), "pool" (a team's costs), "memory"
  * (its bandwidths). */
 static rp_status parse_key_pool_memory(rdm *r, const cJSON *root, rp_model *m) {
+  const cJSON *key, *pool, *mem;
   rp_status s;
-  const cJSON *key = cJSON_GetObjectItemCaseSensitive(root, "key");
+  if ((s = object_at(r, root, "key", &key)))
+    return s;
   if (key) {
-    if (!cJSON_IsObject(key))
-      return fail(r, "model: \"%s\" must be an object", "key");
     if ((s = str(r, key, "cpu", m->cpu, sizeof m->cpu)) ||
         (s = str(r, key, "gpu", m->gpu, sizeof m->gpu)) ||
         (s = str(r, key, "version", m->version, sizeof m->version)) ||
@@ -363,20 +371,18 @@ static rp_status parse_key_pool_memory(rdm *r, const cJSON *root, rp_model *m) {
         (s = whole(r, key, "cpus", 65536, &m->cpus)))
       return s;
   }
-  const cJSON *pool = cJSON_GetObjectItemCaseSensitive(root, "pool");
+  if ((s = object_at(r, root, "pool", &pool)))
+    return s;
   if (pool) {
-    if (!cJSON_IsObject(pool))
-      return fail(r, "model: \"%s\" must be an object", "pool");
     if ((s = whole(r, pool, "host_units", 4096, &m->host_units)) ||
         (s = num(r, pool, "task_us", &m->task_us)) ||
         (s = num(r, pool, "split_us", &m->split_us)) ||
         (s = num(r, pool, "edge_us", &m->edge_us)))
       return s;
   }
-  const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
+  if ((s = object_at(r, root, "memory", &mem)))
+    return s;
   if (mem) {
-    if (!cJSON_IsObject(mem))
-      return fail(r, "model: \"%s\" must be an object", "memory");
     if ((s = num(r, mem, "mem1_gbps", &m->mem1_gbps)) ||
         (s = num(r, mem, "mem_gbps", &m->mem_gbps)) ||
         (s = num(r, mem, "cache1_gbps", &m->cache1_gbps)) ||

@@ -95,20 +95,39 @@ static void put_head(const char *title, FILE *fp) {
   fputs("</text>\n", fp);
 }
 
+/* A point's figures, by which. */
+enum { FIG_PREDICTED, FIG_BOUND, FIG_ACHIEVED };
+static double fig(const rp_speedup_point *p, int which) {
+  return which == FIG_PREDICTED ? p->predicted
+         : which == FIG_BOUND   ? p->bound
+                                : p->achieved;
+}
+
+/* How many of points p (n) have figure `which`. */
+static unsigned count_fig(const rp_speedup_point *p, unsigned n, int which) {
+  unsigned k = 0;
+  for (unsigned i = 0; i < n; i++)
+    k += has(fig(&p[i], which));
+  return k;
+}
+
+/* "x,y " of each point that has figure `which`, in order of x. */
+static void put_points(const frame *f, const rp_speedup_point *p, unsigned n,
+                       int which, FILE *fp) {
+  for (unsigned i = 0; i < n; i++)
+    if (has(fig(&p[i], which)))
+      fprintf(fp, "%.1f,%.1f ", px(f, p[i].x), py(f, fig(&p[i], which)));
+}
+
 /* The band: from 1 (no gain) up to the upper bound. */
 static void put_band(const frame *f, const rp_speedup_point *p, unsigned n,
                      FILE *fp) {
-  unsigned nb = 0;
-  for (unsigned i = 0; i < n; i++)
-    nb += has(p[i].bound);
-  if (!nb)
+  if (!count_fig(p, n, FIG_BOUND))
     return;
   fputs("<polygon class=\"bound\" fill=\"#d9e4f2\" stroke=\"#7f9cc2\" "
         "stroke-dasharray=\"4 3\" points=\"",
         fp);
-  for (unsigned i = 0; i < n; i++)
-    if (has(p[i].bound))
-      fprintf(fp, "%.1f,%.1f ", px(f, p[i].x), py(f, p[i].bound));
+  put_points(f, p, n, FIG_BOUND, fp);
   for (unsigned i = n; i-- > 0;)
     if (has(p[i].bound))
       fprintf(fp, "%.1f,%.1f ", px(f, p[i].x),
@@ -157,16 +176,11 @@ static void put_axes(const frame *f, const rp_speedup_point *p, unsigned n,
 /* The predicted curve and its points. */
 static void put_predicted(const frame *f, const rp_speedup_point *p, unsigned n,
                           FILE *fp) {
-  unsigned np = 0;
-  for (unsigned i = 0; i < n; i++)
-    np += has(p[i].predicted);
-  if (np > 1) {
+  if (count_fig(p, n, FIG_PREDICTED) > 1) {
     fputs("<polyline class=\"predicted\" fill=\"none\" stroke=\"#1f6fb4\" "
           "stroke-width=\"2\" points=\"",
           fp);
-    for (unsigned i = 0; i < n; i++)
-      if (has(p[i].predicted))
-        fprintf(fp, "%.1f,%.1f ", px(f, p[i].x), py(f, p[i].predicted));
+    put_points(f, p, n, FIG_PREDICTED, fp);
     fputs("\"/>\n", fp);
   }
   for (unsigned i = 0; i < n; i++)
@@ -181,16 +195,11 @@ static void put_predicted(const frame *f, const rp_speedup_point *p, unsigned n,
 /* The achieved points, their spread as error bars, joined. */
 static void put_achieved(const frame *f, const rp_speedup_point *p, unsigned n,
                          FILE *fp) {
-  unsigned na = 0;
-  for (unsigned i = 0; i < n; i++)
-    na += has(p[i].achieved);
-  if (na > 1) {
+  if (count_fig(p, n, FIG_ACHIEVED) > 1) {
     fputs("<polyline class=\"achieved\" fill=\"none\" stroke=\"#d95f02\" "
           "stroke-width=\"1.5\" stroke-dasharray=\"5 3\" points=\"",
           fp);
-    for (unsigned i = 0; i < n; i++)
-      if (has(p[i].achieved))
-        fprintf(fp, "%.1f,%.1f ", px(f, p[i].x), py(f, p[i].achieved));
+    put_points(f, p, n, FIG_ACHIEVED, fp);
     fputs("\"/>\n", fp);
   }
   for (unsigned i = 0; i < n; i++) {
