@@ -127,6 +127,8 @@
   X(rp_exec_kernel_block, rp_exec_kernel_block(NULL, 0, NULL))                 \
   X(rp_exec_stats, rp_exec_stats(NULL, NULL, 0, NULL))                         \
   X(rp_exec_stat_get, rp_exec_stat_get(NULL, NULL, NULL))                      \
+  X(rp_exec_trace, rp_exec_trace(NULL, 0))                                     \
+  X(rp_exec_predict, rp_exec_predict(NULL, NULL, 0, NULL, 0, NULL))            \
   X(rp_exec_set_scalar, rp_exec_set_scalar(NULL, 0, 0, (rp_slot){0}))          \
   X(rp_exec_profile, rp_exec_profile(NULL, NULL))                              \
   X(rp_exec_profile_opts, rp_exec_profile_opts(NULL, NULL, NULL, NULL, NULL))  \

@@ -60,6 +60,29 @@ rp_graph *tu_one_host_task(unsigned char *m, uint64_t size, uint64_t len,
   return g;
 }
 
+rp_graph *tu_two_bumps(unsigned char *m) {
+  rp_graph *g;
+  rp_buf b;
+  TU_OK(NULL, rp_graph_create(&g, 0));
+  TU_OK(g, rp_buffer_register(g, "m", m, 64, &b));
+  for (int d = 0; d < 2; d++) {
+    rp_arg a[2] = {rp_arg_buf(rp_range_bytes(b, 32 * (uint64_t)d, 32)),
+                   rp_arg_i64(32 * d)};
+    TU_OK(g,
+          rp_record_kernel(g, &tu_bump, d, rp_dims3(32, 1, 1), a, NULL, NULL));
+  }
+  TU_OK(g, rp_record_sync_host(g, rp_whole(b), NULL));
+  TU_OK(g, rp_graph_end(g));
+  return g;
+}
+
+double tu_stat(const rp_exec *x, const char *name) {
+  double v = -1;
+  rp_status s = rp_exec_stat_get(x, name, &v);
+  cr_assert_eq(s, RP_OK, "%s: %s", name, rp_last_error());
+  return v;
+}
+
 uint64_t tu_rand(uint64_t *s) {
   uint64_t x = *s ? *s : 0x9e3779b97f4a7c15ull;
   x ^= x << 13;

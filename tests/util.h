@@ -13,6 +13,12 @@
                  (g) ? rp_graph_error(g) : "");                                \
   } while (0)
 
+/* An ended graph over buffer "m" (m, 64 bytes): tu_bump over bytes
+ * 0-31 on device 0 and 32-63 on device 1, then m back on the host. */
+rp_graph *tu_two_bumps(unsigned char *m);
+/* Figure `name` of exec x (rp_exec_stat_get()), asserting it exists. */
+double tu_stat(const rp_exec *x, const char *name);
+
 /* A byte kernel over regions: params (in A, inout B, scalar offA, scalar
  * offB); index space x = length; B[offB+i] = 3 * B[offB+i] + A[offA+i] + 1.
  * With A == B it reads and writes one buffer (regions must not overlap). */

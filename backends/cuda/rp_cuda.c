@@ -9,17 +9,6 @@
 #include "rp_cuda.h"
 #include "rp_cuda_geom.h"
 
-#if defined(__has_include)
-#if __has_include(<nvtx3/nvToolsExt.h>)
-#include <nvtx3/nvToolsExt.h>
-#define CU_NVTX 1
-#endif
-#endif
-#ifndef CU_NVTX
-#define nvtxRangePushA(s) ((void)(s))
-#define nvtxRangePop() ((void)0)
-#endif
-
 double rp__cu_now(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);

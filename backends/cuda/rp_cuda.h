@@ -8,6 +8,19 @@
 #include <cuda_runtime.h>
 #include "reprise/backend.h"
 
+/* NVTX ranges around launches where the toolkit has NVTX 3 (a profiler
+ * then shows them), else nothing: one shim for the backend's files. */
+#if defined(__has_include)
+#if __has_include(<nvtx3/nvToolsExt.h>)
+#include <nvtx3/nvToolsExt.h>
+#define CU_NVTX 1
+#endif
+#endif
+#ifndef CU_NVTX
+#define nvtxRangePushA(s) ((void)(s))
+#define nvtxRangePop() ((void)0)
+#endif
+
 typedef enum { CU_GRAPH = 0, CU_STREAMS = 1, CU_SERIAL = 2 } cu_mode;
 
 /* rp_exec_opts.cuda_update: auto (a kernel node takes its block by value

@@ -2,17 +2,6 @@
 #include <stdlib.h>
 #include "rp_cuda.h"
 
-#if defined(__has_include)
-#if __has_include(<nvtx3/nvToolsExt.h>)
-#include <nvtx3/nvToolsExt.h>
-#define CU_NVTX 1
-#endif
-#endif
-#ifndef CU_NVTX
-#define nvtxRangePushA(s) ((void)(s))
-#define nvtxRangePop() ((void)0)
-#endif
-
 /* Most streams per device in streams mode. */
 #define CU_MAX_STREAMS 16
 

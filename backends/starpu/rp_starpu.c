@@ -131,10 +131,64 @@ rp_status rp__starpu_stats_get(const rp_exec *x, rp__starpu_stats *out) {
   return st;
 }
 
-/* The figures of rp__starpu_stats by name, for rp_exec_stats(). */
+/* Appends figure (name, v) to out (max entries) at *n, counting it. */
+static void put(rp_exec_stat *out, unsigned max, unsigned *n, const char *name,
+                double v) {
+  if (*n < max)
+    out[*n] = (rp_exec_stat){name, v};
+  (*n)++;
+}
+
+/* The breakdown's totals by name (rp_exec_trace()), in the modes that
+ * trace. */
+static void put_trace(sp *s, rp_exec_stat *out, unsigned max, unsigned *n) {
+  rp__starpu_breakdown b;
+  pthread_mutex_lock(&s->mu);
+  b = s->bd;
+  pthread_mutex_unlock(&s->mu);
+#define SP_BD(f) put(out, max, n, "trace_" #f, (double)b.f)
+  SP_BD(launches);
+  SP_BD(replays);
+  SP_BD(tasks);
+  SP_BD(recvs);
+  SP_BD(wall_us);
+  SP_BD(body_us);
+  SP_BD(halo_us);
+  SP_BD(host_us);
+  SP_BD(sched_us);
+  SP_BD(recv_us);
+  SP_BD(host_recv_us);
+  SP_BD(submit_wait_us);
+  SP_BD(other_us);
+  SP_BD(submit_us);
+  SP_BD(ready_lat_us);
+  SP_BD(done_lat_us);
+#undef SP_BD
+}
+
+/* Where StarPU-MPI placed this process's threads, by name, once started
+ * (mode "mpi"). */
+static void put_layout(rp_exec_stat *out, unsigned max, unsigned *n) {
+  rp__starpu_layout l;
+  if (rp__starpu_layout_get(&l) != RP_OK)
+    return;
+#define SP_LAY(f) put(out, max, n, #f, (double)l.f)
+  SP_LAY(local_ranks);
+  SP_LAY(local_rank);
+  SP_LAY(cores);
+  SP_LAY(bound);
+  SP_LAY(workers);
+  SP_LAY(first_cpu);
+  SP_LAY(mpi_cpu);
+#undef SP_LAY
+}
+
+/* The figures of rp__starpu_stats by name, for rp_exec_stats(); in modes
+ * "mpi" and "implicit" the breakdown's (trace_*), in mode "mpi" the
+ * layout's. */
 static rp_status sp_stats(void *state, rp_exec_stat *out, unsigned max,
                           unsigned *count) {
-  const sp *s = state;
+  sp *s = state;
   rp__starpu_stats st = s->st;
   st.body_cpu_us =
       (double)__atomic_load_n(&s->body_ns, __ATOMIC_RELAXED) * 1e-3;
@@ -149,9 +203,13 @@ static rp_status sp_stats(void *state, rp_exec_stat *out, unsigned max,
       SP_STAT(lower_us),    SP_STAT(register_us), SP_STAT(body_cpu_us),
       SP_STAT(part_handles)};
 #undef SP_STAT
-  unsigned n = (unsigned)(sizeof all / sizeof *all);
-  for (unsigned i = 0; i < n && i < max; i++)
-    out[i] = all[i];
+  unsigned n = 0;
+  for (unsigned i = 0; i < sizeof all / sizeof *all; i++)
+    put(out, max, &n, all[i].name, all[i].value);
+  if (s->mode != SP_EXPLICIT)
+    put_trace(s, out, max, &n);
+  if (s->mode == SP_MPI)
+    put_layout(out, max, &n);
   *count = n;
   return RP_OK;
 }
@@ -165,17 +223,27 @@ static sp *find_live(const rp_exec *x) {
   return NULL;
 }
 
+/* Starts (on: the totals zeroed) or stops tracing s's launches
+ * (rp_exec_trace()); RP_ENOTSUP in mode "explicit", which does not
+ * stamp its tasks. */
+static rp_status sp_trace(void *state, int on) {
+  sp *s = state;
+  if (s->mode == SP_EXPLICIT) {
+    rp_exec_set_error(s->x, "starpu: mode \"explicit\" does not trace (modes "
+                            "\"mpi\" and \"implicit\" do)");
+    return RP_ENOTSUP;
+  }
+  pthread_mutex_lock(&s->mu);
+  s->trace = on;
+  if (on)
+    memset(&s->bd, 0, sizeof s->bd);
+  pthread_mutex_unlock(&s->mu);
+  return RP_OK;
+}
+
 rp_status rp__starpu_trace(const rp_exec *x, int on) {
   sp *s = find_live(x);
-  rp_status st = RP_EINVAL;
-  if (s && s->mode != SP_EXPLICIT) {
-    pthread_mutex_lock(&s->mu);
-    s->trace = on;
-    if (on)
-      memset(&s->bd, 0, sizeof s->bd);
-    pthread_mutex_unlock(&s->mu);
-    st = RP_OK;
-  }
+  rp_status st = s && s->mode != SP_EXPLICIT ? sp_trace(s, on) : RP_EINVAL;
   pthread_mutex_unlock(&live_mu);
   return st;
 }
@@ -906,4 +974,6 @@ const rp_backend rp_backend_starpu = {
     .destroy = rp__sp_destroy,
     .exec_flags = sp_exec_flags,
     .stats = sp_stats,
+    .trace = sp_trace,
+    .predict = rp__sp_predict_named,
 };

@@ -181,6 +181,14 @@ void rp__sp_item_done(const sp_item *it, int code, const char *msg);
  * s->bd (sp_trace.c). */
 void rp__sp_trace_account(sp *s, unsigned iterations, double wall_us);
 
+/* rp_exec_predict() for exec state s: the model parameters by name into
+ * an rp__starpu_net, then rp__starpu_predict on s's plan (sp_predict.c).
+ * RP_EINVAL, with rp_exec_error() naming it, for a name it does not know
+ * or a value out of range. */
+rp_status rp__sp_predict_named(void *state, const rp_exec_stat *model,
+                               unsigned nmodel, const double *op_us,
+                               unsigned nranks, double *rank_us);
+
 #ifdef STARPU_USE_CUDA
 /* Where StarPU has CUDA (sp_cuda.c): a kernel item's CUDA body on the
  * handles' device copies, and which items a CUDA worker may take. */

@@ -22,6 +22,7 @@
  * moves nothing; each scaled by the model's body_scale (the ranks of a
  * node sharing its memory bandwidth). */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sp_internal.h"
@@ -288,5 +289,67 @@ rp_status rp__starpu_predict(const rp_plan *p, int nranks, int whole,
     free(r[k].ready.e);
   }
   free(r);
+  return st;
+}
+
+/* Parameter `name` of rp_exec_predict() into the model: 1 when known. */
+static int set_param(rp__starpu_net *n, int *whole, const char *name,
+                     double v) {
+  static const struct {
+    const char *name;
+    size_t off;
+  } f[] = {{"latency_us", offsetof(rp__starpu_net, latency_us)},
+           {"gbps", offsetof(rp__starpu_net, gbps)},
+           {"task_us", offsetof(rp__starpu_net, task_us)},
+           {"msg_us", offsetof(rp__starpu_net, msg_us)},
+           {"launch_us", offsetof(rp__starpu_net, launch_us)},
+           {"body_scale", offsetof(rp__starpu_net, body_scale)}};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+    if (!strcmp(name, f[i].name)) {
+      *(double *)(void *)((char *)n + f[i].off) = v;
+      return 1;
+    }
+  if (!strcmp(name, "workers") && v >= 0 && v <= 1e6 && v == (unsigned)v) {
+    n->workers = (unsigned)v;
+    return 1;
+  }
+  if (!strcmp(name, "whole") && (v == 0 || v == 1)) {
+    *whole = v == 1;
+    return 1;
+  }
+  return 0;
+}
+
+rp_status rp__sp_predict_named(void *state, const rp_exec_stat *model,
+                               unsigned nmodel, const double *op_us,
+                               unsigned nranks, double *rank_us) {
+  sp *s = state;
+  rp__starpu_net n = {0, 0, 0, 0, 0, 1, 1};
+  int whole = 0;
+  for (unsigned i = 0; i < nmodel; i++)
+    if (!model[i].name ||
+        !set_param(&n, &whole, model[i].name, model[i].value)) {
+      rp_exec_set_error(s->x,
+                        "starpu: no model parameter \"%s\" of value %g "
+                        "(latency_us, gbps, task_us, msg_us, launch_us, "
+                        "workers, body_scale, whole)",
+                        model[i].name ? model[i].name : "(null)",
+                        model[i].value);
+      return RP_EINVAL;
+    }
+  if (nranks > 65536) {
+    rp_exec_set_error(s->x, "starpu: %u ranks: at most 65536", nranks);
+    return RP_EINVAL;
+  }
+  rp_status st =
+      rp__starpu_predict(s->p, (int)nranks, whole, &n, op_us, rank_us);
+  if (st == RP_EINVAL)
+    rp_exec_set_error(s->x, "starpu: a model figure is negative or not "
+                            "finite");
+  else if (st == RP_ENOTSUP)
+    rp_exec_set_error(s->x, "starpu: a host task's rows lie on several "
+                            "ranks: no prediction");
+  else if (st == RP_ENOMEM)
+    rp_exec_set_error(s->x, "starpu: out of memory predicting");
   return st;
 }

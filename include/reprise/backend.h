@@ -173,7 +173,7 @@ typedef struct rp_plan {
 
 /** Bumped when this table or the plan changes; a backend built for another
  * value is refused. */
-#define RP_BACKEND_ABI 6
+#define RP_BACKEND_ABI 7
 
 /** Backend flags. */
 enum {
@@ -249,6 +249,15 @@ struct rp_backend {
    * NULL: RP_ENOTSUP. */
   rp_status (*stats)(void *state, rp_exec_stat *out, unsigned max,
                      unsigned *count);
+  /** Optional: start (@p on nonzero, the totals zeroed) or stop tracing
+   * this exec's launches (rp_exec_trace()); the totals go to stats. Called
+   * between launches. NULL: RP_ENOTSUP. */
+  rp_status (*trace)(void *state, int on);
+  /** Optional: the backend's prediction of one replay per rank
+   * (rp_exec_predict(): the core has checked the pointers and
+   * @p nranks > 0). NULL: RP_ENOTSUP. */
+  rp_status (*predict)(void *state, const rp_exec_stat *model, unsigned nmodel,
+                       const double *op_us, unsigned nranks, double *rank_us);
 };
 
 /** @brief The graph being executed: the one given to rp_exec_create(), or

@@ -99,6 +99,9 @@ RP_API double rp_clock_us(void);
  * through these: into a temporary file in the target's folder, flushed to
  * disk and renamed over the target only when complete, so a full disk, a
  * failed write or a signal leaves the previous file as it was.
+ * Thread safety: one rp_outfile is written, committed or abandoned from
+ * one thread at a time; distinct ones may be open in distinct threads at
+ * once (the table the signal handler reads is locked).
  * @{ */
 
 /** An output file being written (opaque). */

@@ -325,7 +325,10 @@ typedef struct rp_exec_stat {
  * "handles", "aliased", "user_arrays", "image_bytes", "pieces",
  * "lower_us", "register_us"), the CPU time its task bodies took over
  * all launches so far ("body_cpu_us") and the handles its part needs
- * ("part_handles"); the mpi backend its rank's lowering and team
+ * ("part_handles"), in modes "mpi" and "implicit" its trace's totals
+ * ("trace_*": rp_exec_trace()), in mode "mpi" where its threads run
+ * ("local_ranks", "local_rank", "cores", "bound", "workers",
+ * "first_cpu", "mpi_cpu"); the mpi backend its rank's lowering and team
  * ("rank", "nranks", "nthreads", "bound", "ncores", "core_first",
  * "core_last", "tasks", "sends", "recvs", "edges", "image_bytes") and
  * what the placement gives the rank ("part_tasks", "part_sends",
@@ -346,6 +349,45 @@ RP_API rp_status rp_exec_stats(const rp_exec *x, rp_exec_stat *out,
  *   keeps none), RP_ENOTFOUND (not one of its names). */
 RP_API rp_status rp_exec_stat_get(const rp_exec *x, const char *name,
                                   double *value);
+
+/** @brief Start (@p on nonzero: the totals zeroed first) or stop tracing
+ * the launches of @p x: while on, the backend stamps the tasks of each
+ * launch and adds where the rank's time went to its figures, named
+ * "trace_*" in rp_exec_stats(). The starpu backend traces in modes "mpi"
+ * and "implicit": "trace_launches", "trace_replays", "trace_tasks",
+ * "trace_recvs", and in microseconds "trace_wall_us" cut into
+ * "trace_body_us", "trace_halo_us", "trace_host_us", "trace_sched_us",
+ * "trace_recv_us", "trace_host_recv_us", "trace_submit_wait_us",
+ * "trace_other_us", besides "trace_submit_us", "trace_ready_lat_us",
+ * "trace_done_lat_us" (docs/mpi.md, "Where the time goes, per rank").
+ * Call it between launches.
+ * @return RP_OK, RP_EINVAL (NULL @p x), RP_ENOTSUP (the backend, or its
+ *   mode, does not trace: every backend but starpu; starpu's "explicit"). */
+RP_API rp_status rp_exec_trace(rp_exec *x, int on);
+
+/** @brief The backend's own prediction of one replay of @p x per rank
+ * (microseconds into @p rank_us, @p nranks entries), from the tasks and
+ * messages its lowering gives every rank, simulated with the model
+ * parameters @p model (@p nmodel (name, value) pairs; a parameter left
+ * out takes its default) and the operations' costs @p op_us (one entry
+ * per node, as rp_exec_profile() fills it). The overall prediction is the
+ * largest entry. The starpu backend predicts mode "mpi" on @p nranks
+ * ranks, whatever its mode (docs/mpi.md, "Predicting a replay per rank"):
+ * "latency_us" and "gbps" (a message of b bytes arrives latency_us +
+ * b / (gbps * 1e3) us after its send), "task_us" (a task's cost besides
+ * its body), "msg_us" (each send and receive's), "launch_us" (a launch's,
+ * before its first task), "workers" (per rank; default 1), "body_scale"
+ * (the bodies' slowdown; default 1), "whole" (1: order the tasks as
+ * whole-image data dependencies would); every other default 0 (gbps 0:
+ * bytes cost nothing). It simulates x's plan: that of mode "mpi" in that
+ * mode (spaces on different ranks keep images of their own).
+ * @return RP_OK, RP_EINVAL (a NULL argument, @p nranks 0, a parameter
+ *   the backend does not know, a negative or non-finite value), RP_ENOMEM,
+ *   RP_ENOTSUP (the backend does not predict: every backend but starpu;
+ *   a host task whose rows lie on several ranks). */
+RP_API rp_status rp_exec_predict(const rp_exec *x, const rp_exec_stat *model,
+                                 unsigned nmodel, const double *op_us,
+                                 unsigned nranks, double *rank_us);
 
 /** @brief Change scalar parameter @p param of kernel node @p n. */
 RP_API rp_status rp_exec_set_scalar(rp_exec *x, rp_node n, unsigned param,

@@ -131,6 +131,64 @@ static unsigned units_of(const rp_analysis *a, int d) {
   return k ? k : 1;
 }
 
+/* Lane l's name: "net:R-S" for transfers between ranks R and S, "host",
+ * "<kind>:<dev>", or "<kind>:<dev>.<unit>" for one of k > 1 units. */
+static void name_lane(rp__lane *l, int net, int rlo, int rhi, unsigned k,
+                      unsigned u) {
+  if (net)
+    snprintf(l->name, sizeof l->name, "net:%u-%u", (unsigned)rlo & 63u,
+             (unsigned)rhi & 63u); /* ranks < RP_MAX_DEVICES */
+  else if (l->kind == RP__LANE_HOST)
+    snprintf(l->name, sizeof l->name, "host");
+  else if (k > 1)
+    snprintf(l->name, sizeof l->name, "%s:%d.%u", kind_prefix[l->kind],
+             l->device, u);
+  else
+    snprintf(l->name, sizeof l->name, "%s:%d", kind_prefix[l->kind], l->device);
+}
+
+/* The cost of operation n placed `place` (net: a transfer between ranks),
+ * its source, and the profile's range (*lo, *hi; -1: the cost). */
+static double op_cost(const rp_analysis *a, uint32_t n, const double *measured,
+                      int net, int place, rp_cost_source *src, double *lo,
+                      double *hi) {
+  const rp_graph *g = a->g;
+  rp_measured gm;
+  if (net) { /* a profile times copies within one process: the net
+                model is what a transfer between ranks costs, plus the
+                pack and the unpack at its two ends (a copy in memory
+                each, what a profile of the copy measured) */
+    *src = RP_COST_MODELLED;
+    double c = a->opts.net_latency_us +
+               (double)rp__copy_bytes(g, n) / (a->opts.net_gbps * 1e3);
+    if (measured && measured[n] > 0)
+      c += 2 * measured[n];
+    return c;
+  }
+  if (place == RP__NET_SAME_MEMORY) {
+    *src = RP_COST_MODELLED;
+    return 0; /* its rank keeps both ends in one memory: nothing moves */
+  }
+  if (measured && measured[n] >= 0) {
+    double c = measured[n];
+    *src = RP_COST_MEASURED;
+    *lo = a->opts.measured_min_us ? a->opts.measured_min_us[n] : c;
+    *hi = a->opts.measured_max_us ? a->opts.measured_max_us[n] : c;
+    return c;
+  }
+  if (g->measured && rp_graph_get_measured(g, n, &gm) == RP_OK) {
+    *src = RP_COST_MEASURED;
+    *lo = gm.min_us;
+    *hi = gm.max_us;
+    return gm.median_us;
+  }
+  if (g->op[n].cost_us >= 0) {
+    *src = RP_COST_GIVEN;
+    return g->op[n].cost_us;
+  }
+  return model_cost(a, n, src);
+}
+
 rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
   const rp_graph *g = a->g;
   uint32_t nop = a->nop;
@@ -183,51 +241,14 @@ rp_status rp__analysis_lanes(rp_analysis *a, const double *measured) {
       rp__lane *l = &a->lanes[a->nlane];
       l->kind = kind;
       l->device = dev;
-      if (net)
-        snprintf(l->name, sizeof l->name, "net:%u-%u", (unsigned)rlo & 63u,
-                 (unsigned)rhi & 63u); /* ranks < RP_MAX_DEVICES */
-      else if (kind == RP__LANE_HOST)
-        snprintf(l->name, sizeof l->name, "host");
-      else if (k > 1)
-        snprintf(l->name, sizeof l->name, "%s:%d.%u", kind_prefix[kind], dev,
-                 u);
-      else
-        snprintf(l->name, sizeof l->name, "%s:%d", kind_prefix[kind], dev);
+      name_lane(l, net, rlo, rhi, k, u);
       *slot = a->nlane++;
     }
     a->lane[n] = *slot;
 
     rp_cost_source src;
-    double c, lo = -1, hi = -1; /* the profile's range; -1: c */
-    rp_measured gm;
-    if (net) { /* a profile times copies within one process: the net
-                  model is what a transfer between ranks costs, plus the
-                  pack and the unpack at its two ends (a copy in memory
-                  each, what a profile of the copy measured) */
-      src = RP_COST_MODELLED;
-      c = a->opts.net_latency_us +
-          (double)rp__copy_bytes(g, n) / (a->opts.net_gbps * 1e3);
-      if (measured && measured[n] > 0)
-        c += 2 * measured[n];
-    } else if (place == RP__NET_SAME_MEMORY) {
-      c = 0; /* its rank keeps both ends in one memory: nothing moves */
-      src = RP_COST_MODELLED;
-    } else if (measured && measured[n] >= 0) {
-      c = measured[n];
-      src = RP_COST_MEASURED;
-      lo = a->opts.measured_min_us ? a->opts.measured_min_us[n] : c;
-      hi = a->opts.measured_max_us ? a->opts.measured_max_us[n] : c;
-    } else if (g->measured && rp_graph_get_measured(g, n, &gm) == RP_OK) {
-      c = gm.median_us;
-      src = RP_COST_MEASURED;
-      lo = gm.min_us;
-      hi = gm.max_us;
-    } else if (op->cost_us >= 0) {
-      c = op->cost_us;
-      src = RP_COST_GIVEN;
-    } else {
-      c = model_cost(a, n, &src);
-    }
+    double lo = -1, hi = -1; /* the profile's range; -1: c */
+    double c = op_cost(a, n, measured, net, place, &src, &lo, &hi);
     if (!net && place != RP__NET_SAME_MEMORY && model_elides(a, n, src, c)) {
       c = 0;
       a->elided[n] = 1;

@@ -260,7 +260,8 @@ static rp_status link_of(rdm *r, const cJSON *o, const char *key,
   return RP_OK;
 }
 
-static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
+/* The file's format, version, backend and machine. */
+static rp_status parse_head(rdm *r, const cJSON *root, rp_model *m) {
   rp_status s;
   if (!cJSON_IsObject(root))
     return fail(r, "model: %s", "expected a JSON object");
@@ -273,42 +274,68 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
   if ((s = str(r, root, "backend", m->backend, sizeof m->backend)) ||
       (s = str(r, root, "machine", m->machine, sizeof m->machine)))
     return s;
+  return RP_OK;
+}
+
+/* root's member `key`: *o NULL when it is absent; a failure when it is
+ * no object. */
+static rp_status object_at(rdm *r, const cJSON *root, const char *key,
+                           const cJSON **o) {
+  *o = cJSON_GetObjectItemCaseSensitive(root, key);
+  if (*o && !cJSON_IsObject(*o))
+    return fail(r, "model: \"%s\" must be an object", key);
+  return RP_OK;
+}
+
+/* "modes": at most RP_MODEL_MAX_MODES, each named. */
+static rp_status parse_modes(rdm *r, const cJSON *root, rp_model *m) {
+  rp_status s;
   const cJSON *modes = cJSON_GetObjectItemCaseSensitive(root, "modes");
-  if (modes) {
-    if (!cJSON_IsArray(modes) || cJSON_GetArraySize(modes) > RP_MODEL_MAX_MODES)
-      return fail(r, "model: \"%s\" must be an array of at most 4 modes",
-                  "modes");
-    m->nmode = 0;
-    for (const cJSON *c = modes->child; c; c = c->next) {
-      rp_model_mode *md = &m->mode[m->nmode++];
-      memset(md, 0, sizeof *md);
-      if (!cJSON_IsObject(c))
-        return fail(r, "model: %s", "a mode must be an object");
-      const cJSON *hi = cJSON_GetObjectItemCaseSensitive(c, "host_issue");
-      if ((s = str(r, c, "name", md->name, sizeof md->name)) ||
-          (s = num(r, c, "op_us", &md->op_us)) ||
-          (s = num(r, c, "run_us", &md->run_us)))
-        return s;
-      if (!md->name[0])
-        return fail(r, "model: %s", "a mode needs a name");
-      if (hi && !cJSON_IsBool(hi))
-        return fail(r, "model: \"%s\" must be a boolean", "host_issue");
-      md->host_issue = cJSON_IsTrue(hi);
-    }
-  }
-  const cJSON *copy = cJSON_GetObjectItemCaseSensitive(root, "copy");
-  if (copy) {
-    if (!cJSON_IsObject(copy))
-      return fail(r, "model: \"%s\" must be an object", "copy");
-    if ((s = link_of(r, copy, "h2d", &m->h2d)) ||
-        (s = link_of(r, copy, "d2h", &m->d2h)) ||
-        (s = link_of(r, copy, "p2p", &m->p2p)))
+  if (!modes)
+    return RP_OK;
+  if (!cJSON_IsArray(modes) || cJSON_GetArraySize(modes) > RP_MODEL_MAX_MODES)
+    return fail(r, "model: \"%s\" must be an array of at most 4 modes",
+                "modes");
+  m->nmode = 0;
+  for (const cJSON *c = modes->child; c; c = c->next) {
+    rp_model_mode *md = &m->mode[m->nmode++];
+    memset(md, 0, sizeof *md);
+    if (!cJSON_IsObject(c))
+      return fail(r, "model: %s", "a mode must be an object");
+    const cJSON *hi = cJSON_GetObjectItemCaseSensitive(c, "host_issue");
+    if ((s = str(r, c, "name", md->name, sizeof md->name)) ||
+        (s = num(r, c, "op_us", &md->op_us)) ||
+        (s = num(r, c, "run_us", &md->run_us)))
       return s;
-    const cJSON *dup = cJSON_GetObjectItemCaseSensitive(copy, "duplex");
-    if (dup && ((s = num(r, dup, "h2d_gbps", &m->duplex_h2d_gbps)) ||
-                (s = num(r, dup, "d2h_gbps", &m->duplex_d2h_gbps))))
-      return s;
+    if (!md->name[0])
+      return fail(r, "model: %s", "a mode needs a name");
+    if (hi && !cJSON_IsBool(hi))
+      return fail(r, "model: \"%s\" must be a boolean", "host_issue");
+    md->host_issue = cJSON_IsTrue(hi);
   }
+  return RP_OK;
+}
+
+/* "copy": the links, and both directions at once ("duplex"). */
+static rp_status parse_copy(rdm *r, const cJSON *root, rp_model *m) {
+  const cJSON *copy;
+  rp_status s = object_at(r, root, "copy", &copy);
+  if (s || !copy)
+    return s;
+  if ((s = link_of(r, copy, "h2d", &m->h2d)) ||
+      (s = link_of(r, copy, "d2h", &m->d2h)) ||
+      (s = link_of(r, copy, "p2p", &m->p2p)))
+    return s;
+  const cJSON *dup = cJSON_GetObjectItemCaseSensitive(copy, "duplex");
+  if (dup && ((s = num(r, dup, "h2d_gbps", &m->duplex_h2d_gbps)) ||
+              (s = num(r, dup, "d2h_gbps", &m->duplex_d2h_gbps))))
+    return s;
+  return RP_OK;
+}
+
+/* The top-level figures: the devices' shape, host tasks, splitting. */
+static rp_status parse_figures(rdm *r, const cJSON *root, rp_model *m) {
+  rp_status s;
   double split = (double)m->split_min;
   if ((s = whole(r, root, "physical_devices", RP_MAX_DEVICES,
                  &m->physical_devices)) ||
@@ -324,10 +351,17 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
   if (split > 9007199254740992.0)
     return fail(r, "model: \"%s\" is too large", "split_min");
   m->split_min = (uint64_t)split;
-  const cJSON *key = cJSON_GetObjectItemCaseSensitive(root, "key");
+  return RP_OK;
+}
+
+/* "key" (what the cache is keyed on), "pool" (a team's costs), "memory"
+ * (its bandwidths). */
+static rp_status parse_key_pool_memory(rdm *r, const cJSON *root, rp_model *m) {
+  const cJSON *key, *pool, *mem;
+  rp_status s;
+  if ((s = object_at(r, root, "key", &key)))
+    return s;
   if (key) {
-    if (!cJSON_IsObject(key))
-      return fail(r, "model: \"%s\" must be an object", "key");
     if ((s = str(r, key, "cpu", m->cpu, sizeof m->cpu)) ||
         (s = str(r, key, "gpu", m->gpu, sizeof m->gpu)) ||
         (s = str(r, key, "version", m->version, sizeof m->version)) ||
@@ -337,51 +371,64 @@ static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
         (s = whole(r, key, "cpus", 65536, &m->cpus)))
       return s;
   }
-  const cJSON *pool = cJSON_GetObjectItemCaseSensitive(root, "pool");
+  if ((s = object_at(r, root, "pool", &pool)))
+    return s;
   if (pool) {
-    if (!cJSON_IsObject(pool))
-      return fail(r, "model: \"%s\" must be an object", "pool");
     if ((s = whole(r, pool, "host_units", 4096, &m->host_units)) ||
         (s = num(r, pool, "task_us", &m->task_us)) ||
         (s = num(r, pool, "split_us", &m->split_us)) ||
         (s = num(r, pool, "edge_us", &m->edge_us)))
       return s;
   }
-  const cJSON *mem = cJSON_GetObjectItemCaseSensitive(root, "memory");
+  if ((s = object_at(r, root, "memory", &mem)))
+    return s;
   if (mem) {
-    if (!cJSON_IsObject(mem))
-      return fail(r, "model: \"%s\" must be an object", "memory");
     if ((s = num(r, mem, "mem1_gbps", &m->mem1_gbps)) ||
         (s = num(r, mem, "mem_gbps", &m->mem_gbps)) ||
         (s = num(r, mem, "cache1_gbps", &m->cache1_gbps)) ||
         (s = num(r, mem, "cache_gbps", &m->cache_gbps)))
       return s;
   }
+  return RP_OK;
+}
+
+/* "devices": per device its units and the physical device it is. */
+static rp_status parse_devices(rdm *r, const cJSON *root, rp_model *m) {
+  rp_status s = RP_OK;
   const cJSON *devs = cJSON_GetObjectItemCaseSensitive(root, "devices");
-  if (devs) {
-    if (!cJSON_IsArray(devs) || cJSON_GetArraySize(devs) > RP_MAX_DEVICES)
-      return fail(r, "model: \"%s\" must be an array, one per device",
-                  "devices");
-    int d = 0;
-    for (const cJSON *c = devs->child; c; c = c->next, d++) {
-      double u = 1, p = -1;
-      const cJSON *pj = cJSON_GetObjectItemCaseSensitive(c, "physical");
-      if (!cJSON_IsObject(c) || (s = num(r, c, "units", &u)))
-        return s ? s : fail(r, "model: %s", "a device must be an object");
-      if (pj) {
-        if (!cJSON_IsNumber(pj) || pj->valuedouble < -1 ||
-            pj->valuedouble >= RP_MAX_DEVICES ||
-            pj->valuedouble != floor(pj->valuedouble))
-          return fail(r, "model: \"%s\" must be -1 or a device index",
-                      "physical");
-        p = pj->valuedouble;
-      }
-      if (u > 4096 || u != floor(u))
-        return fail(r, "model: \"%s\" must be an integer up to 4096", "units");
-      m->units[d] = (unsigned)u;
-      m->phys[d] = (int)p;
+  if (!devs)
+    return RP_OK;
+  if (!cJSON_IsArray(devs) || cJSON_GetArraySize(devs) > RP_MAX_DEVICES)
+    return fail(r, "model: \"%s\" must be an array, one per device", "devices");
+  int d = 0;
+  for (const cJSON *c = devs->child; c; c = c->next, d++) {
+    double u = 1, p = -1;
+    const cJSON *pj = cJSON_GetObjectItemCaseSensitive(c, "physical");
+    if (!cJSON_IsObject(c) || (s = num(r, c, "units", &u)))
+      return s ? s : fail(r, "model: %s", "a device must be an object");
+    if (pj) {
+      if (!cJSON_IsNumber(pj) || pj->valuedouble < -1 ||
+          pj->valuedouble >= RP_MAX_DEVICES ||
+          pj->valuedouble != floor(pj->valuedouble))
+        return fail(r, "model: \"%s\" must be -1 or a device index",
+                    "physical");
+      p = pj->valuedouble;
     }
+    if (u > 4096 || u != floor(u))
+      return fail(r, "model: \"%s\" must be an integer up to 4096", "units");
+    m->units[d] = (unsigned)u;
+    m->phys[d] = (int)p;
   }
+  return RP_OK;
+}
+
+static rp_status parse(rdm *r, const cJSON *root, rp_model *m) {
+  rp_status s;
+  if ((s = parse_head(r, root, m)) || (s = parse_modes(r, root, m)) ||
+      (s = parse_copy(r, root, m)) || (s = parse_figures(r, root, m)) ||
+      (s = parse_key_pool_memory(r, root, m)) ||
+      (s = parse_devices(r, root, m)))
+    return s;
   m->calibrated = 1;
   return RP_OK;
 }

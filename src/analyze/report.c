@@ -277,25 +277,33 @@ void rp__write_predicted(const rp_analysis *a, FILE *fp) {
             s->profile_lo, s->profile_hi);
 }
 
-rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
-  RP_ENTER();
-  if (!a || !fp)
-    return RP_NULL_ARG();
-  const rp_graph *g = a->g;
-  const rp_summary *s = &a->sum;
+/* Key text `key` (its separator and quotes) and number v. */
+static void num_field(FILE *fp, const char *key, double v) {
+  fputs(key, fp);
+  rp__put_num(fp, v);
+}
+
+/* Key text `key` and string v, quoted and escaped. */
+static void str_field(FILE *fp, const char *key, const char *v) {
+  fputs(key, fp);
+  rp__put_json_str(fp, v);
+}
+
+/* The JSON's options object. */
+static void json_options(const rp_analysis *a, FILE *fp) {
   fprintf(fp,
           "{\n  \"format\": \"reprise-analysis\", \"version\": 1,\n"
           "  \"options\": {\"copy_engines\": %u, \"h2d_gbps\": ",
           a->opts.copy_engines);
   rp__put_num(fp, a->opts.h2d_gbps);
-  fputs(", \"d2h_gbps\": ", fp);
-  rp__put_num(fp, a->opts.d2h_gbps);
-  fputs(", \"p2p_gbps\": ", fp);
-  rp__put_num(fp, a->opts.p2p_gbps);
-  fputs(", \"kernel_us\": ", fp);
-  rp__put_num(fp, a->opts.kernel_us);
-  fputs(", \"host_us\": ", fp);
-  rp__put_num(fp, a->opts.host_us);
+  num_field(fp, ", \"d2h_gbps\": ", a->opts.d2h_gbps);
+  num_field(fp, ", \"p2p_gbps\": ", a->opts.p2p_gbps);
+  num_field(fp, ", \"kernel_us\": ", a->opts.kernel_us);
+  num_field(fp, ", \"host_us\": ", a->opts.host_us);
+}
+
+/* The JSON's edges, as in graph files. RP_EINVAL: an edge unreadable. */
+static rp_status json_edges(const rp_graph *g, FILE *fp) {
   fputs("},\n  \"edges\": [", fp);
   for (uint32_t i = 0; i < g->nedge; i++) {
     rp_edge e;
@@ -308,6 +316,12 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
       fprintf(fp, ", \"buffer\": %u", e.buf);
     fputc('}', fp);
   }
+  return RP_OK;
+}
+
+/* The JSON's operations: lane, cost, times, slack, source. */
+static void json_ops(const rp_analysis *a, FILE *fp) {
+  const rp_graph *g = a->g;
   fputs(g->nedge ? "\n  ],\n  \"ops\": [" : "],\n  \"ops\": [", fp);
   for (uint32_t n = 0; n < a->nop; n++) {
     fprintf(fp, "%s\n    {\"id\": %u, \"name\": ", n ? "," : "", n);
@@ -315,18 +329,19 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
     fprintf(fp, ", \"type\": \"%s\", \"lane\": \"%s\", \"cost_us\": ",
             rp_op_type_name(g->op[n].type), a->lanes[a->lane[n]].name);
     rp__put_num(fp, a->cost[n]);
-    fputs(", \"start_us\": ", fp);
-    rp__put_num(fp, a->start[n]);
-    fputs(", \"end_us\": ", fp);
-    rp__put_num(fp, rp__end(a, n));
-    fputs(", \"slack_us\": ", fp);
-    rp__put_num(fp, a->slack[n]);
+    num_field(fp, ", \"start_us\": ", a->start[n]);
+    num_field(fp, ", \"end_us\": ", rp__end(a, n));
+    num_field(fp, ", \"slack_us\": ", a->slack[n]);
     fprintf(fp, ", \"critical\": %s, \"source\": \"%s\"%s}",
             a->critical[n] ? "true" : "false",
             rp__source_name((rp_cost_source)a->source[n]),
             a->elided[n] ? ", \"elided\": true" : "");
   }
-  /* Lanes that hold only elided copies are no lanes of the backend. */
+}
+
+/* The JSON's lanes, those that hold only elided copies left out (no
+ * lanes of the backend). RP_ENOMEM. */
+static rp_status json_lanes(const rp_analysis *a, FILE *fp) {
   uint8_t *used = calloc(a->nlane ? a->nlane : 1, 1);
   if (!used)
     return RP_ENOMEM;
@@ -344,34 +359,28 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
   }
   free(used);
   fputs(shown ? "\n  ],\n" : "],\n", fp);
+  return RP_OK;
+}
+
+/* The JSON's summary: critical path, times, bounds, the prediction. */
+static void json_summary(const rp_analysis *a, FILE *fp) {
+  const rp_summary *s = &a->sum;
   fputs("  \"critical_path\": [", fp);
   for (uint32_t i = 0; i < a->ncrit; i++)
     fprintf(fp, "%s%u", i ? ", " : "", a->crit[i]);
-  fputs("],\n  \"serial_us\": ", fp);
-  rp__put_num(fp, s->serial_us);
-  fputs(", \"critical_path_us\": ", fp);
-  rp__put_num(fp, s->critical_path_us);
-  fputs(", \"max_lane_us\": ", fp);
-  rp__put_num(fp, s->max_lane_us);
-  fputs(", \"makespan_us\": ", fp);
-  rp__put_num(fp, s->makespan_us);
-  fputs(",\n  \"bound\": {\"speedup\": ", fp);
-  rp__put_num(fp, s->bound);
-  fputs(", \"limited_by\": ", fp);
-  rp__put_json_str(fp, s->limited_by);
-  fputs("},\n  \"amdahl\": {\"compute_us\": ", fp);
-  rp__put_num(fp, s->amdahl_compute_us);
-  fputs(", \"copy_us\": ", fp);
-  rp__put_num(fp, s->amdahl_copy_us);
-  fputs(", \"speedup\": ", fp);
-  rp__put_num(fp, s->amdahl_speedup);
-  fputs("},\n  \"predicted_speedup\": ", fp);
-  rp__put_num(fp, s->predicted_speedup);
+  num_field(fp, "],\n  \"serial_us\": ", s->serial_us);
+  num_field(fp, ", \"critical_path_us\": ", s->critical_path_us);
+  num_field(fp, ", \"max_lane_us\": ", s->max_lane_us);
+  num_field(fp, ", \"makespan_us\": ", s->makespan_us);
+  num_field(fp, ",\n  \"bound\": {\"speedup\": ", s->bound);
+  str_field(fp, ", \"limited_by\": ", s->limited_by);
+  num_field(fp, "},\n  \"amdahl\": {\"compute_us\": ", s->amdahl_compute_us);
+  num_field(fp, ", \"copy_us\": ", s->amdahl_copy_us);
+  num_field(fp, ", \"speedup\": ", s->amdahl_speedup);
+  num_field(fp, "},\n  \"predicted_speedup\": ", s->predicted_speedup);
   if (s->modelled) {
-    fputs(", \"profile_range\": [", fp);
-    rp__put_num(fp, s->profile_lo);
-    fputs(", ", fp);
-    rp__put_num(fp, s->profile_hi);
+    num_field(fp, ", \"profile_range\": [", s->profile_lo);
+    num_field(fp, ", ", s->profile_hi);
     fputs("]", fp);
   }
   fprintf(fp, ", \"prediction\": \"%s\", \"schedule_speedup\": ",
@@ -380,51 +389,63 @@ rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
           : s->calibrated ? "calibrated model"
                           : "uncalibrated model");
   rp__put_num(fp, s->schedule_speedup);
-  if (s->modelled) {
-    fputs(",\n  \"model\": {\"backend\": ", fp);
-    rp__put_json_str(fp, a->mbackend);
-    fputs(", \"machine\": ", fp);
-    rp__put_json_str(fp, a->mmachine);
-    fprintf(fp, ", \"calibrated\": %s, \"mode\": ",
-            a->mcalibrated ? "true" : "false");
-    rp__put_json_str(fp, a->mmode);
-    fputs(", \"serial_mode\": ", fp);
-    rp__put_json_str(fp, a->msmode);
-    fputs(", \"serial_us\": ", fp);
-    rp__put_num(fp, s->model_serial_us);
-    fputs(", \"overlap_us\": ", fp);
-    rp__put_num(fp, s->model_overlap_us);
-    fputs(", \"speedup\": ", fp);
-    rp__put_num(fp, s->model_speedup);
-    if (s->usable_cpus) {
-      fputs(", \"runnable\": ", fp);
-      rp__put_num(fp, s->runnable);
-      fprintf(fp, ", \"usable_cpus\": %u", s->usable_cpus);
-    }
-    if (s->stored_team_threads) {
-      fprintf(fp, ", \"stored_team\": {\"threads\": %u, \"backend\": ",
-              s->stored_team_threads);
-      rp__put_json_str(fp, a->tbackend);
-      fprintf(fp, ", \"used\": %s}", s->stored_team_used ? "true" : "false");
-    }
-    if (s->team_costs) {
-      fprintf(fp, ", \"team_costs\": %d", s->team_costs);
-      if (s->team_share > 0) {
-        fputs(", \"team_share\": ", fp);
-        rp__put_num(fp, s->team_share);
-      }
-    }
-    fprintf(fp, ", \"elided\": %u", a->nelided);
-    fputs(",\n    \"ops\": [", fp);
-    for (uint32_t n = 0; n < a->nop; n++) {
-      fprintf(fp, "%s{\"id\": %u, \"start_us\": ", n ? ", " : "", n);
-      rp__put_num(fp, a->mstart[n]);
-      fputs(", \"end_us\": ", fp);
-      rp__put_num(fp, a->mend[n]);
-      fputc('}', fp);
-    }
-    fputs("]}", fp);
+}
+
+/* The JSON's model object (an analysis with a model): the model, its
+ * prediction, the team's costs, the schedule it predicts per op. */
+static void json_model(const rp_analysis *a, FILE *fp) {
+  const rp_summary *s = &a->sum;
+  str_field(fp, ",\n  \"model\": {\"backend\": ", a->mbackend);
+  str_field(fp, ", \"machine\": ", a->mmachine);
+  fprintf(fp, ", \"calibrated\": %s, \"mode\": ",
+          a->mcalibrated ? "true" : "false");
+  rp__put_json_str(fp, a->mmode);
+  str_field(fp, ", \"serial_mode\": ", a->msmode);
+  num_field(fp, ", \"serial_us\": ", s->model_serial_us);
+  num_field(fp, ", \"overlap_us\": ", s->model_overlap_us);
+  num_field(fp, ", \"speedup\": ", s->model_speedup);
+  if (s->usable_cpus) {
+    num_field(fp, ", \"runnable\": ", s->runnable);
+    fprintf(fp, ", \"usable_cpus\": %u", s->usable_cpus);
   }
+  if (s->stored_team_threads) {
+    fprintf(fp, ", \"stored_team\": {\"threads\": %u, \"backend\": ",
+            s->stored_team_threads);
+    rp__put_json_str(fp, a->tbackend);
+    fprintf(fp, ", \"used\": %s}", s->stored_team_used ? "true" : "false");
+  }
+  if (s->team_costs) {
+    fprintf(fp, ", \"team_costs\": %d", s->team_costs);
+    if (s->team_share > 0) {
+      num_field(fp, ", \"team_share\": ", s->team_share);
+    }
+  }
+  fprintf(fp, ", \"elided\": %u", a->nelided);
+  fputs(",\n    \"ops\": [", fp);
+  for (uint32_t n = 0; n < a->nop; n++) {
+    fprintf(fp, "%s{\"id\": %u, \"start_us\": ", n ? ", " : "", n);
+    rp__put_num(fp, a->mstart[n]);
+    num_field(fp, ", \"end_us\": ", a->mend[n]);
+    fputc('}', fp);
+  }
+  fputs("]}", fp);
+}
+
+rp_status rp_analysis_write_json(const rp_analysis *a, FILE *fp) {
+  RP_ENTER();
+  if (!a || !fp)
+    return RP_NULL_ARG();
+  json_options(a, fp);
+  rp_status st = json_edges(a->g, fp);
+  if (st != RP_OK)
+    return st;
+  json_ops(a, fp);
+  st = json_lanes(a, fp);
+  if (st != RP_OK)
+    return st;
+  json_summary(a, fp);
+  if (a->sum.modelled)
+    json_model(a, fp);
   fputs("\n}\n", fp);
   return done(fp);
 }

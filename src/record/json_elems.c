@@ -533,7 +533,7 @@ rp_status rp__json_load_op(rd *r, const cJSON *j, uint32_t i) {
                         rp_graph_error(r->g));
   if (node != i)
     return rp__json_bad(r, RP_EPARSE, "%s: recorded as node %u", path, node);
-  char why[160]; /* hook: analyze/measured.c */
+  char why[160]; /* hook: record/measured.c */
   if ((s = rp__measured_load(r->g, node,
                              cJSON_GetObjectItemCaseSensitive(j, "measured"),
                              why, sizeof why)))

@@ -18,7 +18,7 @@ extern const char *const rp__keys_top[],
 rp_status rp__json_key(const rp_read_opts *o, const char *path, const char *key,
                        const char *const *known, char *msg, size_t cap);
 
-/* Bytes the graph reader reads at a time (record/json.c; tests make it
+/* Bytes the graph reader reads at a time (record/json_scan.c; tests make it
  * small to put chunk boundaries inside every token). */
 extern size_t rp__json_chunk;
 /* 1 (default): operations and edges as the writer writes them are read by

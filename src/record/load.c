@@ -1,4 +1,4 @@
-/* Loading a graph file whose saved edges are trusted (record/json.c checks
+/* Loading a graph file whose saved edges are trusted (record/json_read.c checks
  * its "edges_check" first): operations are appended without deriving
  * hazards, then the saved edges are installed. Mirrors the appending part
  * of rp__record_op() (record/op.c); keep the two in step. */

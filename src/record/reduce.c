@@ -899,6 +899,110 @@ static int word_cmp(const void *a, const void *b) {
  * union of the node's predecessors' sets, in an array of its own. At a
  * target, the union over its other predecessors decides. A node costs
  * one word per live word and predecessor, read in program order. */
+/* The words: the pending edges pd (np, sorted by class and source) by 64
+ * at most, of one class, into wd (nw of them), then in order of their
+ * first sources; wq[q]: edge q's word; byto: (target, edge) by target;
+ * *first and *top: the first source and the last target. */
+static uint32_t make_words(const struct pend *pd, uint32_t np, struct word *wd,
+                           uint32_t *wq, struct pend *byto, struct pend *stmp,
+                           uint32_t *first, uint32_t *top) {
+  uint32_t nw = 0;
+  *top = 0;
+  *first = RP_NONE;
+  for (uint32_t q = 0; q < np; q++) {
+    if (!q || wd[nw - 1].n == 64 || len_class(&pd[q]) != len_class(&pd[q - 1]))
+      wd[nw++] = (struct word){pd[q].from, pd[q].to, q, q, 0, NULL};
+    struct word *w = &wd[nw - 1];
+    w->n++;
+    if (pd[q].to > w->hi)
+      w->hi = pd[q].to;
+    if (pd[q].to > *top)
+      *top = pd[q].to;
+    if (pd[q].from < *first)
+      *first = pd[q].from;
+  }
+  qsort(wd, nw, sizeof *wd, word_cmp);
+  for (uint32_t k = 0; k < nw; k++)
+    for (uint32_t q = wd[k].q0; q < wd[k].q0 + wd[k].n; q++) {
+      wq[q] = k;
+      byto[q] = (struct pend){pd[q].to, q};
+    }
+  pend_sort(byto, stmp, np, BY_FROM); /* indices increase among equals */
+  return nw;
+}
+
+/* Node v's set in every live word: the sources of its pending edges
+ * starting at v, and the sets of its predecessors. */
+static void sweep_node(const rp_graph *g, const struct pend *pd,
+                       struct word *wd, const uint32_t *live, uint32_t nlive,
+                       uint32_t v) {
+  uint32_t e0 = g->pred_off[v], e1 = g->pred_off[v + 1];
+  for (uint32_t a = 0; a < nlive; a++) {
+    struct word *w = &wd[live[a]];
+    uint32_t q1 = w->q0 + w->n;
+    uint64_t x = 0;
+    for (; w->next < q1 && pd[w->next].from == v; w->next++)
+      x |= 1ull << (w->next - w->q0);
+    for (uint32_t e = e0; e < e1; e++) {
+      uint32_t p = g->edge[e].from;
+      if (p >= w->lo)
+        x |= w->R[p - w->lo];
+    }
+    w->R[v - w->lo] = x;
+  }
+}
+
+/* The pending edges ending at v (byto from *ct): each one implied by
+ * another predecessor of v goes into dead (its edge index). */
+static void settle_targets(const rp_graph *g, const struct pend *pd,
+                           uint32_t np, const struct word *wd,
+                           const uint32_t *wq, const struct pend *byto,
+                           uint32_t *ct, uint32_t v, uint32_t *dead,
+                           uint32_t *ndead) {
+  uint32_t e0 = g->pred_off[v], e1 = g->pred_off[v + 1];
+  for (; *ct < np && byto[*ct].from == v; (*ct)++) {
+    uint32_t q = byto[*ct].to, c = pd[q].from, at = RP_NONE;
+    const struct word *w = &wd[wq[q]];
+    uint64_t bit = 1ull << (q - w->q0);
+    int implied = 0;
+    for (uint32_t e = e0; e < e1; e++) {
+      uint32_t p = g->edge[e].from;
+      if (p == c)
+        at = e;
+      else if (p >= w->lo && (w->R[p - w->lo] & bit))
+        implied = 1;
+    }
+    if (implied && at != RP_NONE)
+      dead[(*ndead)++] = at;
+  }
+}
+
+/* Drops edges dead (ndead edge indices, in order of targets) from g's
+ * nend nodes; each target's predecessors stay together. */
+static void drop_edges(rp_graph *g, uint32_t nend, uint32_t *dead,
+                       uint32_t ndead) {
+  /* In order of targets, so nearly sorted: insertion. */
+  for (uint32_t a = 1; a < ndead; a++) {
+    uint32_t x = dead[a], b = a;
+    for (; b > 0 && dead[b - 1] > x; b--)
+      dead[b] = dead[b - 1];
+    dead[b] = x;
+  }
+  uint32_t w = 0, k = 0, v = 0, n = nend;
+  for (uint32_t e = 0; e < g->nedge; e++) {
+    while (v < n && g->pred_off[v + 1] <= e)
+      g->pred_off[++v] = w; /* node v's predecessors start here */
+    if (k < ndead && dead[k] == e) {
+      k++;
+      continue;
+    }
+    g->edge[w++] = g->edge[e];
+  }
+  while (v < n)
+    g->pred_off[++v] = w;
+  g->nedge = w;
+}
+
 int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
   if (!r || !r->npd)
     return 0;
@@ -917,31 +1021,10 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
       !(dead = malloc((size_t)np * sizeof *dead)) ||
       !(wd = calloc(np, sizeof *wd)) || !(live = malloc(np * sizeof *live)))
     goto out;
-  /* Words: 64 edges at most, of one class; then in order of their first
-   * sources. */
-  uint32_t top = 0, first = RP_NONE;
+  uint32_t top, first;
   if (!(wq = malloc((size_t)np * sizeof *wq)))
     goto out;
-  nw = 0;
-  for (uint32_t q = 0; q < np; q++) {
-    if (!q || wd[nw - 1].n == 64 || len_class(&pd[q]) != len_class(&pd[q - 1]))
-      wd[nw++] = (struct word){pd[q].from, pd[q].to, q, q, 0, NULL};
-    struct word *w = &wd[nw - 1];
-    w->n++;
-    if (pd[q].to > w->hi)
-      w->hi = pd[q].to;
-    if (pd[q].to > top)
-      top = pd[q].to;
-    if (pd[q].from < first)
-      first = pd[q].from;
-  }
-  qsort(wd, nw, sizeof *wd, word_cmp);
-  for (uint32_t k = 0; k < nw; k++)
-    for (uint32_t q = wd[k].q0; q < wd[k].q0 + wd[k].n; q++) {
-      wq[q] = k;
-      byto[q] = (struct pend){pd[q].to, q};
-    }
-  pend_sort(byto, stmp, np, BY_FROM); /* indices increase among equals */
+  nw = make_words(pd, np, wd, wq, byto, stmp, &first, &top);
   uint32_t nextw = 0, ct = 0;
   for (uint32_t v = first; v <= top; v++) {
     if (!nlive && nextw < nw && wd[nextw].lo > v)
@@ -952,35 +1035,8 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
         goto out;
       live[nlive++] = nextw;
     }
-    uint32_t e0 = g->pred_off[v], e1 = g->pred_off[v + 1];
-    for (uint32_t a = 0; a < nlive; a++) {
-      struct word *w = &wd[live[a]];
-      uint32_t q1 = w->q0 + w->n;
-      uint64_t x = 0;
-      for (; w->next < q1 && pd[w->next].from == v; w->next++)
-        x |= 1ull << (w->next - w->q0);
-      for (uint32_t e = e0; e < e1; e++) {
-        uint32_t p = g->edge[e].from;
-        if (p >= w->lo)
-          x |= w->R[p - w->lo];
-      }
-      w->R[v - w->lo] = x;
-    }
-    for (; ct < np && byto[ct].from == v; ct++) {
-      uint32_t q = byto[ct].to, c = pd[q].from, at = RP_NONE;
-      const struct word *w = &wd[wq[q]];
-      uint64_t bit = 1ull << (q - w->q0);
-      int implied = 0;
-      for (uint32_t e = e0; e < e1; e++) {
-        uint32_t p = g->edge[e].from;
-        if (p == c)
-          at = e;
-        else if (p >= w->lo && (w->R[p - w->lo] & bit))
-          implied = 1;
-      }
-      if (implied && at != RP_NONE)
-        dead[ndead++] = at;
-    }
+    sweep_node(g, pd, wd, live, nlive, v);
+    settle_targets(g, pd, np, wd, wq, byto, &ct, v, dead, &ndead);
     for (uint32_t a = 0; a < nlive;) /* words past their last target */
       if (wd[live[a]].hi == v) {
         free(wd[live[a]].R);
@@ -990,29 +1046,8 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
         a++;
       }
   }
-  /* Drop the implied edges; each target's predecessors stay together. */
-  if (ndead) {
-    /* In order of targets, so nearly sorted: insertion. */
-    for (uint32_t a = 1; a < ndead; a++) {
-      uint32_t x = dead[a], b = a;
-      for (; b > 0 && dead[b - 1] > x; b--)
-        dead[b] = dead[b - 1];
-      dead[b] = x;
-    }
-    uint32_t w = 0, k = 0, v = 0, n = r->nend;
-    for (uint32_t e = 0; e < g->nedge; e++) {
-      while (v < n && g->pred_off[v + 1] <= e)
-        g->pred_off[++v] = w; /* node v's predecessors start here */
-      if (k < ndead && dead[k] == e) {
-        k++;
-        continue;
-      }
-      g->edge[w++] = g->edge[e];
-    }
-    while (v < n)
-      g->pred_off[++v] = w;
-    g->nedge = w;
-  }
+  if (ndead)
+    drop_edges(g, r->nend, dead, ndead);
   r->npd = 0;
   st = 0;
 out:

@@ -770,6 +770,38 @@ rp_status rp_exec_stat_get(const rp_exec *x, const char *name, double *value) {
   return RP_ENOTFOUND;
 }
 
+rp_status rp_exec_trace(rp_exec *x, int on) {
+  RP_ENTER();
+  if (!x)
+    return RP_NULL_ARG();
+  if (!x->be->trace) {
+    rp__set_last_errorf("rp_exec_trace: the %s backend does not trace",
+                        x->be->name);
+    return RP_ENOTSUP;
+  }
+  rp_status s = x->be->trace(x->state, on);
+  if (s != RP_OK)
+    rp__set_last_errorf("rp_exec_trace: %s", rp_exec_error(x));
+  return s;
+}
+
+rp_status rp_exec_predict(const rp_exec *x, const rp_exec_stat *model,
+                          unsigned nmodel, const double *op_us, unsigned nranks,
+                          double *rank_us) {
+  RP_ENTER();
+  if (!x || (nmodel && !model) || !op_us || !rank_us || !nranks)
+    return RP_BAD_ARG();
+  if (!x->be->predict) {
+    rp__set_last_errorf("rp_exec_predict: the %s backend does not predict",
+                        x->be->name);
+    return RP_ENOTSUP;
+  }
+  rp_status s = x->be->predict(x->state, model, nmodel, op_us, nranks, rank_us);
+  if (s != RP_OK)
+    rp__set_last_errorf("rp_exec_predict: %s", rp_exec_error(x));
+  return s;
+}
+
 rp_status rp__exec_timeline(rp_exec *x, double *start_us, double *end_us) {
   return x->be->timeline(x->state, start_us, end_us);
 }

@@ -1,7 +1,8 @@
 # starpu backend tests: the tests read the backend's figures
-# (backends/starpu/rp_starpu.h; test_starpu_stats against rp_exec_stats());
+# (backends/starpu/rp_starpu.h; test_starpu_stats against rp_exec_stats(),
+# test_starpu_trace against rp_exec_trace() and rp_exec_predict());
 # StarPU starts with two CPU workers and no banner.
-foreach(t test_starpu test_starpu_stats)
+foreach(t test_starpu test_starpu_stats test_starpu_trace)
   if(TARGET ${t})
     target_include_directories(${t} PRIVATE
       ${CMAKE_SOURCE_DIR}/backends/starpu)

@@ -129,6 +129,77 @@ static void init(uint64_t n, double *a, double *b) {
   }
 }
 
+/* 1 when rp_exec_predict() on starpu exec x of mode "mpi" differs from
+ * rp__starpu_predict on its plan with the same model (its messages cost
+ * latency, bandwidth and requests: each parameter reaches its member),
+ * or a message's latency does not delay the ranks that receive. */
+static int prediction_differs(const rp_exec *x) {
+  const rp_plan *p = rp_exec_plan(x);
+  double us[4096], pub[64], own[64], slow[64];
+  int nr = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &nr);
+  if (nr > 64 || p->nnode > 4096)
+    return 1;
+  for (uint32_t k = 0; k < p->nnode; k++)
+    us[k] = 100;
+  const rp_exec_stat m[] = {
+      {"latency_us", 5}, {"gbps", 0.5},  {"task_us", 2},     {"msg_us", 3},
+      {"launch_us", 10}, {"workers", 1}, {"body_scale", 1.5}};
+  rp__starpu_net n = {5, 0.5, 2, 3, 10, 1, 1.5};
+  if (rp_exec_predict(x, m, 7, us, (unsigned)nr, pub) != RP_OK ||
+      rp__starpu_predict(p, nr, 0, &n, us, own) != RP_OK)
+    return 1;
+  const rp_exec_stat late = {"latency_us", 5000};
+  if (rp_exec_predict(x, &late, 1, us, (unsigned)nr, slow) != RP_OK)
+    return 1;
+  for (int r = 0; r < nr; r++)
+    if (pub[r] != own[r] || (nr > 1 && r > 0 && slow[r] < 5000)) {
+      fprintf(stderr, "starpu_mpi_chain: rank %d predicted %g, %g, %g\n", r,
+              pub[r], own[r], slow[r]);
+      return 1;
+    }
+  return 0;
+}
+
+/* 1 when the public figures of starpu exec x (rp_exec_trace(),
+ * rp_exec_stats(): the breakdown's trace_*, the layout's) differ from the
+ * backend's own (bd, rp__starpu_layout_get). */
+static int public_figures_differ(const rp_exec *x,
+                                 const rp__starpu_breakdown *bd) {
+  rp__starpu_layout l;
+  if (rp__starpu_layout_get(&l) != RP_OK)
+    return 1;
+  const struct {
+    const char *name;
+    double v;
+  } f[] = {{"trace_launches", bd->launches},
+           {"trace_replays", bd->replays},
+           {"trace_tasks", (double)bd->tasks},
+           {"trace_recvs", (double)bd->recvs},
+           {"trace_wall_us", bd->wall_us},
+           {"trace_recv_us", bd->recv_us},
+           {"trace_body_us", bd->body_us},
+           {"trace_sched_us", bd->sched_us},
+           {"local_ranks", l.local_ranks},
+           {"local_rank", l.local_rank},
+           {"cores", l.cores},
+           {"bound", l.bound},
+           {"workers", l.workers},
+           {"first_cpu", l.first_cpu},
+           {"mpi_cpu", l.mpi_cpu}};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+    double v = -1;
+    if (rp_exec_stat_get(x, f[i].name, &v) != RP_OK || v != f[i].v) {
+      fprintf(stderr, "starpu_mpi_chain: %s: %g, the backend's %g\n", f[i].name,
+              v, f[i].v);
+      return 1;
+    }
+  }
+  if (bd->replays != 2) /* the two traced replays */
+    return 1;
+  return prediction_differs(x);
+}
+
 int main(int argc, char **argv) {
   int level, rank, size;
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
@@ -166,7 +237,7 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   bad |= rp_exec_run(x, 1) != RP_OK;
   if (!own)
-    rp__starpu_trace(x, 1);
+    bad |= rp_exec_trace(x, 1) != RP_OK;
   double own_ms = 0;
   for (int k = 0; k < 2; k++) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -182,8 +253,10 @@ int main(int argc, char **argv) {
          memcmp(b + r0 * COLS, rb + r0 * COLS, (r1 - r0) * COLS * 8) != 0;
   rp__starpu_breakdown bd;
   memset(&bd, 0, sizeof bd);
-  if (!own)
+  if (!own) {
     rp__starpu_breakdown_get(x, &bd);
+    bad |= public_figures_differ(x, &bd);
+  }
   double mine[3] = {bd.replays ? bd.wall_us / bd.replays * 1e-3 : -1,
                     bd.replays ? bd.recv_us / bd.replays * 1e-3 : -1, bad};
   if (own) { /* no breakdown: wall from the barrier, no receive wait */
@@ -205,8 +278,8 @@ int main(int argc, char **argv) {
              v[2] ? "DIFFER" : "identical");
       if (v[2] || v[0] < 0) {
         fail = 1;
-        printf("  rank %d: results differ from the reference replay, or "
-               "no replay traced\n",
+        printf("  rank %d: results differ from the reference replay, its "
+               "public figures from the backend's, or no replay traced\n",
                r);
       }
     }

@@ -30,7 +30,8 @@
  * (rp_exec_create on the slowest rank: lowering and registering, StarPU
  * started before; and the first run, with its first scatter and first
  * touch of the memory); and per rank
- * where reprise's time went per run (rp__starpu_breakdown: task bodies,
+ * where reprise's time went per run (rp_exec_trace(), the figures
+ * trace_* of rp_exec_stats(): task bodies,
  * halo packing, the scatter and gather, waiting on receives, StarPU's
  * scheduling, submitting, registering) and each thread's CPU time per
  * timed run. Run with mpirun -np N (STARPU_NCPU=1: one worker per rank,
@@ -46,7 +47,43 @@
 #include "multidev.h"
 #include "mpi_common.h"
 #include "reprise/analyze.h"
-#include "rp_starpu.h" /* internal: prediction, layout (docs/mpi.md) */
+
+/* The model of a replay in mode "mpi" that rp_exec_predict() simulates
+ * on the starpu exec (its parameters by name: docs/mpi.md, "Predicting a
+ * replay per rank"): a message of b bytes arrives latency_us +
+ * b / (gbps * 1e3) us after its send; a task costs task_us besides its
+ * body, a send or receive msg_us, a launch launch_us; workers per rank;
+ * the bodies body_scale times their profiled cost. */
+typedef struct net_model {
+  double latency_us, gbps;
+  double task_us, msg_us, launch_us;
+  unsigned workers;
+  double body_scale;
+} net_model;
+
+/* rp_exec_predict() of starpu exec x with model n over size ranks into
+ * rank_us (size entries); the largest (the prediction of one run), or -1
+ * when it fails. */
+static double predict(const rp_exec *x, int size, const net_model *n,
+                      const double *op_us, double *rank_us) {
+  const rp_exec_stat m[] = {
+      {"latency_us", n->latency_us}, {"gbps", n->gbps},
+      {"task_us", n->task_us},       {"msg_us", n->msg_us},
+      {"launch_us", n->launch_us},   {"workers", n->workers},
+      {"body_scale", n->body_scale}};
+  double out = -1;
+  if (rp_exec_predict(x, m, sizeof m / sizeof *m, op_us, (unsigned)size,
+                      rank_us) == RP_OK)
+    for (int r = 0; r < size; r++)
+      out = rank_us[r] > out ? rank_us[r] : out;
+  return out;
+}
+
+/* Figure `name` of exec x (rp_exec_stat_get), 0 when it has none. */
+static double stat0(const rp_exec *x, const char *name) {
+  double v = 0;
+  return x && rp_exec_stat_get(x, name, &v) == RP_OK ? v : 0;
+}
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -173,7 +210,7 @@ static double *profile(const rp_graph *g) {
 /* The analysis' makespan of one run over `size` ranks, from costs us
  * (transfers between ranks on the net lanes; no cost per task). */
 static double predict_analysis(const rp_graph *g, int size, const double *us,
-                               const rp__starpu_net *net) {
+                               const net_model *net) {
   rp_analysis_opts o;
   rp_analysis_opts_init(&o);
   o.measured_us = us;
@@ -192,7 +229,7 @@ static double predict_analysis(const rp_graph *g, int size, const double *us,
 }
 
 /* The calibration probe of the net model's costs per task, per request
- * and per launch (rp__starpu_net), on these ranks with the backend as the
+ * and per launch (net_model), on these ranks with the backend as the
  * benchmark runs it: the median of 7 runs of
  * - K tiny kernels in a chain on each rank's device (its row of a buffer
  *   distributed one row per rank: no message), K = 1 and K = 64: the
@@ -247,7 +284,7 @@ static double probe_run(int size, unsigned k, int pingpong, uint32_t *tasks) {
 }
 
 /* The bodies' slowdown with every rank streaming memory at once against
- * one rank alone (rp__starpu_net.body_scale): a 32 MB copy on rank 0
+ * one rank alone (net_model.body_scale): a 32 MB copy on rank 0
  * alone, then on every rank at once (the slowest rank's time), the
  * median of 5 each; at least 1. Where ranks share cores (the 2-core VM)
  * it measures their waiting for a core as much as the memory: pred/ach
@@ -288,7 +325,7 @@ static double probe_memory(int rank, int size) {
   return size > 1 ? v : 1;
 }
 
-static void calibrate(int rank, int size, rp__starpu_net *n) {
+static void calibrate(int rank, int size, net_model *n) {
   enum { K = 64 };
   uint32_t t1 = 0, tk = 0, tmax;
   double a = probe_run(size, 1, 0, &t1), b = probe_run(size, K, 0, &tk);
@@ -599,9 +636,9 @@ static double max_all(double v) {
   return m;
 }
 
-/* Starts tracing exec x (rp__starpu_trace, internal: docs/mpi.md): its
- * later launches add to the per-rank breakdown print_breakdown() prints. */
-static void trace(const rp_exec *x) { rp__starpu_trace(x, 1); }
+/* Starts tracing exec x (rp_exec_trace()): its later launches add to the
+ * per-rank breakdown print_breakdown() prints. */
+static void trace(rp_exec *x) { rp_exec_trace(x, 1); }
 
 /* Gathers every rank's breakdown of x's traced launches on rank 0 and
  * prints where each rank's time went per replay (ms): task bodies,
@@ -612,28 +649,26 @@ static void print_breakdown(const rp_exec *x, const char *title) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  rp__starpu_breakdown b;
-  double register_us = 0;
-  memset(&b, 0, sizeof b);
-  rp__starpu_breakdown_get(x, &b);
-  if (rp_exec_stat_get(x, "register_us", &register_us) != RP_OK)
-    register_us = 0;
-  double r = b.replays ? (double)b.replays : 1, tk = b.tasks ? b.tasks : 1;
+  /* the traced launches' totals (rp_exec_trace()) */
+  double replays = stat0(x, "trace_replays"), tasks = stat0(x, "trace_tasks");
+  double register_us = stat0(x, "register_us");
+  double r = replays > 0 ? replays : 1, tk = tasks > 0 ? tasks : 1;
   enum { NF = 14 };
-  double mine[NF] = {b.wall_us / r,
-                     b.body_us / r,
-                     b.halo_us / r,
-                     (b.host_us + b.host_recv_us) / r,
-                     b.recv_us / r,
-                     b.sched_us / r,
-                     b.submit_wait_us / r,
-                     b.other_us / r,
-                     b.submit_us / r,
-                     (double)b.tasks / r,
-                     (b.sched_us + b.done_lat_us) / tk,
-                     b.ready_lat_us / tk,
-                     register_us,
-                     b.replays};
+  double mine[NF] = {
+      stat0(x, "trace_wall_us") / r,
+      stat0(x, "trace_body_us") / r,
+      stat0(x, "trace_halo_us") / r,
+      (stat0(x, "trace_host_us") + stat0(x, "trace_host_recv_us")) / r,
+      stat0(x, "trace_recv_us") / r,
+      stat0(x, "trace_sched_us") / r,
+      stat0(x, "trace_submit_wait_us") / r,
+      stat0(x, "trace_other_us") / r,
+      stat0(x, "trace_submit_us") / r,
+      tasks / r,
+      (stat0(x, "trace_sched_us") + stat0(x, "trace_done_lat_us")) / tk,
+      stat0(x, "trace_ready_lat_us") / tk,
+      register_us,
+      replays};
   double *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
   MPI_Gather(mine, NF, MPI_DOUBLE, all, NF, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   if (rank != 0)
@@ -657,7 +692,7 @@ static void print_breakdown(const rp_exec *x, const char *title) {
 /* One grid size in one form: prints its row and its breakdown; 1 when
  * the grids differ, 2 on a failure. */
 static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
-               const rp__starpu_net *net, int rank, int size) {
+               const net_model *net, int rank, int size) {
   uint64_t nn = n * n, r0, r1;
   rows(n, rank, size, &r0, &r1);
   /* reprise's grids whole on every rank (as registered); the hand-written
@@ -798,25 +833,22 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
         (rank != 0 || (!memcmp(a3, ma, nn * 8) && !memcmp(b3, mb, nn * 8)));
   MPI_Allreduce(&own_same, &all_own, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   /* the predictions (rank 0): the net model over the lowering every rank
-   * executes (rp__starpu_predict), per rank and overall, and the
+   * executes (rp_exec_predict() on the starpu exec), per rank and
+   * overall, and the
    * analysis' makespan (no cost per task or request) */
   double *prk = calloc((size_t)size, sizeof *prk);
   double *ach = rank == 0 ? calloc((size_t)size, sizeof *ach) : NULL;
   double pred = -1, pan = -1, med = mr[runs / 2];
   MPI_Gather(&med, 1, MPI_DOUBLE, ach, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   double *us = rank == 0 ? profile(g) : NULL;
-  if (us && prk &&
-      rp__starpu_predict(rp_exec_plan(x), size, 0, net, us, prk) == RP_OK)
-    for (int r = 0; r < size; r++)
-      pred = prk[r] > pred ? prk[r] : pred;
+  if (us && prk)
+    pred = predict(x, size, net, us, prk);
   /* the same with the bodies slowed by the probe's memory sharing */
-  rp__starpu_net nm = *net;
+  net_model nm = *net;
   nm.body_scale = mem_scale;
   double pm = -1, *pmr = calloc((size_t)size, sizeof *pmr);
-  if (us && pmr &&
-      rp__starpu_predict(rp_exec_plan(x), size, 0, &nm, us, pmr) == RP_OK)
-    for (int r = 0; r < size; r++)
-      pm = pmr[r] > pm ? pmr[r] : pm;
+  if (us && pmr)
+    pm = predict(x, size, &nm, us, pmr);
   free(pmr);
   if (us)
     pan = predict_analysis(g, size, us, net);
@@ -824,17 +856,15 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
    * lowerings place, cut and order alike) with no cost per task, request
    * or launch, its threads per rank */
   double opred = -1, *por = calloc((size_t)size, sizeof *por);
-  rp__starpu_net no = {net->latency_us,
-                       net->gbps,
-                       0,
-                       0,
-                       0,
-                       (unsigned)(own_threads > 0 ? own_threads : 1),
-                       1};
-  if (xo && us && por &&
-      rp__starpu_predict(rp_exec_plan(x), size, 0, &no, us, por) == RP_OK)
-    for (int r = 0; r < size; r++)
-      opred = por[r] > opred ? por[r] : opred;
+  net_model no = {net->latency_us,
+                  net->gbps,
+                  0,
+                  0,
+                  0,
+                  (unsigned)(own_threads > 0 ? own_threads : 1),
+                  1};
+  if (xo && us && por)
+    opred = predict(x, size, &no, us, por);
   free(por);
   free(us);
   int bad = !all_same || (xo && !all_own);
@@ -896,15 +926,16 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   return bad;
 }
 
-/* Rank 0 prints where each rank's threads run (rp__starpu_layout): the
- * ranks sharing its node, its workers and their cores, the MPI thread's
- * core. */
-static void print_layout(int rank, int size) {
-  rp__starpu_layout l;
-  memset(&l, 0, sizeof l);
-  rp__starpu_layout_get(&l);
-  int mine[7] = {l.local_ranks, l.local_rank, l.cores,  l.bound,
-                 l.workers,     l.first_cpu,  l.mpi_cpu};
+/* Rank 0 prints where each rank's threads run (the layout figures of
+ * starpu exec x in mode "mpi", rp_exec_stats()): the ranks sharing its
+ * node, its workers and their cores, the MPI thread's core. */
+static void print_layout(const rp_exec *x, int rank, int size) {
+  static const char *const names[7] = {"local_ranks", "local_rank", "cores",
+                                       "bound",       "workers",    "first_cpu",
+                                       "mpi_cpu"};
+  int mine[7];
+  for (int i = 0; i < 7; i++)
+    mine[i] = (int)stat0(x, names[i]);
   int *all = rank == 0 ? malloc(sizeof mine * (size_t)size) : NULL;
   MPI_Gather(mine, 7, MPI_INT, all, 7, MPI_INT, 0, MPI_COMM_WORLD);
   if (rank != 0 || !all)
@@ -1028,7 +1059,7 @@ int main(int argc, char **argv) {
            "setup_ms", "first_ms", "an/ach", "pm/ach", "own_ms", "own_ratio",
            "own_res", "own_p/a", "whole_ms", "whole/own");
   hand_steps = heat ? heat_steps : mpi_steps;
-  rp__starpu_net net = {lat, gbps, 0, 0, 0, 1, 1};
+  net_model net = {lat, gbps, 0, 0, 0, 1, 1};
   { /* start StarPU(-MPI) before anything is timed: a tiny exec */
     ex_heat2d tp = {(uint64_t)(size < 3 ? 3 : size), 1, (unsigned)size, 0};
     double *tu = calloc(tp.n * tp.n, 8), *tv = calloc(tp.n * tp.n, 8);
@@ -1037,7 +1068,7 @@ int main(int argc, char **argv) {
     if (tu && tv && !rp_graph_create(&tg, 0) &&
         !ex_heat2d_record(tg, &tp, tu, tv) && !rp_graph_end(tg))
       tx = exm_exec(tg, "bench_mpi_jacobi");
-    print_layout(rank, size);
+    print_layout(tx, rank, size);
     if (own_on) { /* the own engine's threads and cores, on the same graph */
       double *u2 = calloc(tp.n * tp.n, 8), *v2 = calloc(tp.n * tp.n, 8);
       rp_exec *ox = u2 && v2 && tg ? own_exec(tg, u2, v2, tp.n * tp.n) : NULL;
@@ -1046,9 +1077,9 @@ int main(int argc, char **argv) {
       free(u2);
       free(v2);
     }
-    rp__starpu_layout l;
-    if (!rp__starpu_layout_get(&l))
-      net.workers = (unsigned)(l.workers > 0 ? l.workers : 1);
+    double w;
+    if (tx && rp_exec_stat_get(tx, "workers", &w) == RP_OK)
+      net.workers = (unsigned)(w > 0 ? w : 1);
     rp_exec_destroy(tx);
     rp_graph_destroy(tg);
     free(tu);
