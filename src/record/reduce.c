@@ -313,7 +313,24 @@ static void or_lin(uint64_t *d, const uint64_t *s, uint32_t lo, uint32_t n) {
     return;
   }
   d[w0] |= s[w0] & m0;
-  for (uint32_t w = w0 + 1; w < w1; w++)
+  uint32_t w = w0 + 1;
+#if defined(__GNUC__)
+  /* Four words a step in two 16-byte vectors (SSE2 / NEON): a bitset of
+   * 4 096 bits is 64 words, ORed at about a third of the instructions. */
+  typedef uint64_t v2 __attribute__((vector_size(16)));
+  for (; w + 4 <= w1; w += 4) {
+    v2 a, b, x, y;
+    memcpy(&a, d + w, sizeof a);
+    memcpy(&b, d + w + 2, sizeof b);
+    memcpy(&x, s + w, sizeof x);
+    memcpy(&y, s + w + 2, sizeof y);
+    a |= x;
+    b |= y;
+    memcpy(d + w, &a, sizeof a);
+    memcpy(d + w + 2, &b, sizeof b);
+  }
+#endif
+  for (; w < w1; w++)
     d[w] |= s[w];
   d[w1] |= s[w1] & m1;
 }
