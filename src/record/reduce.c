@@ -892,13 +892,15 @@ static void pend_sort(struct pend *a, struct pend *tmp, uint32_t n, int by) {
     memcpy(a, src, (size_t)n * sizeof *a);
 }
 
-/* 64 pending edges at most, pd[q0 .. q0 + n), live from lo to hi. */
+/* 64 LANES pending edges at most, pd[q0 .. q0 + n), live from lo to
+ * hi; edge q0 + i is bit i % 64 of lane i / 64. */
+enum { LANES = 4 };
 struct word {
   uint32_t lo, hi; /* first source, last target */
   uint32_t q0;     /* its first edge */
   uint32_t next;   /* its next edge to start */
   uint32_t n;
-  uint64_t *R; /* R[v - lo]: its sources reaching v (or v) */
+  uint64_t *R; /* R[(v - lo) LANES + l]: its sources reaching v (or v) */
 };
 
 static int word_cmp(const void *a, const void *b) {
@@ -909,13 +911,15 @@ static int word_cmp(const void *a, const void *b) {
 /* A pending edge c -> t is implied iff c reaches another predecessor of
  * t: every path from c to t of two edges or more ends with one. One sweep
  * over the nodes, from the first source to the last target, decides them
- * all: the pending edges go by 64 into words, each word edges of one
+ * all: the pending edges go by 256 (four 64-bit lanes: a node's step
+ * costs about as much for four lanes as for one, and a word of 256 lives
+ * little longer than one of 64) into words, each word edges of one
  * length class (lengths within a factor 2), sources increasing; a word
  * is live from its first source to its last target, and gives each node
  * meanwhile the set of its sources that reach the node (or are it), the
  * union of the node's predecessors' sets, in an array of its own. At a
  * target, the union over its other predecessors decides. A node costs
- * one word per live word and predecessor, read in program order. */
+ * four words per live word and predecessor, read in program order. */
 int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
   if (!r || !r->npd)
     return 0;
@@ -941,7 +945,8 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
     goto out;
   nw = 0;
   for (uint32_t q = 0; q < np; q++) {
-    if (!q || wd[nw - 1].n == 64 || len_class(&pd[q]) != len_class(&pd[q - 1]))
+    if (!q || wd[nw - 1].n == 64 * LANES ||
+        len_class(&pd[q]) != len_class(&pd[q - 1]))
       wd[nw++] = (struct word){pd[q].from, pd[q].to, q, q, 0, NULL};
     struct word *w = &wd[nw - 1];
     w->n++;
@@ -965,7 +970,7 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
       v = wd[nextw].lo; /* nothing live in between */
     for (; nextw < nw && wd[nextw].lo == v; nextw++) {
       struct word *w = &wd[nextw];
-      if (!(w->R = malloc(((size_t)w->hi - w->lo + 1) * sizeof *w->R)))
+      if (!(w->R = malloc(((size_t)w->hi - w->lo + 1) * LANES * sizeof *w->R)))
         goto out;
       live[nlive++] = nextw;
     }
@@ -973,26 +978,39 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
     for (uint32_t a = 0; a < nlive; a++) {
       struct word *w = &wd[live[a]];
       uint32_t q1 = w->q0 + w->n;
-      uint64_t x = 0;
-      for (; w->next < q1 && pd[w->next].from == v; w->next++)
-        x |= 1ull << (w->next - w->q0);
+      uint64_t x[LANES] = {0};
+      for (; w->next < q1 && pd[w->next].from == v; w->next++) {
+        uint32_t i = w->next - w->q0;
+        x[i / 64] |= 1ull << (i % 64);
+      }
+      uint64_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
       for (uint32_t e = e0; e < e1; e++) {
         uint32_t p = g->edge[e].from;
-        if (p >= w->lo)
-          x |= w->R[p - w->lo];
+        if (p >= w->lo) {
+          const uint64_t *rp = w->R + (size_t)(p - w->lo) * LANES;
+          x0 |= rp[0];
+          x1 |= rp[1];
+          x2 |= rp[2];
+          x3 |= rp[3];
+        }
       }
-      w->R[v - w->lo] = x;
+      uint64_t *rv = w->R + (size_t)(v - w->lo) * LANES;
+      rv[0] = x0;
+      rv[1] = x1;
+      rv[2] = x2;
+      rv[3] = x3;
     }
     for (; ct < np && byto[ct].from == v; ct++) {
       uint32_t q = byto[ct].to, c = pd[q].from, at = RP_NONE;
       const struct word *w = &wd[wq[q]];
-      uint64_t bit = 1ull << (q - w->q0);
+      uint32_t i = q - w->q0, lane = i / 64;
+      uint64_t bit = 1ull << (i % 64);
       int implied = 0;
       for (uint32_t e = e0; e < e1; e++) {
         uint32_t p = g->edge[e].from;
         if (p == c)
           at = e;
-        else if (p >= w->lo && (w->R[p - w->lo] & bit))
+        else if (p >= w->lo && (w->R[(size_t)(p - w->lo) * LANES + lane] & bit))
           implied = 1;
       }
       if (implied && at != RP_NONE)
