@@ -525,6 +525,28 @@ static int list_build(rp__reduce *r, uint32_t j, const rp_edge *pred,
 
 /* ---- deciding the candidates far back ------------------------------------ */
 
+/* Per undecided candidate t (und[]): t, its level, and the lowest node
+ * whose reaching t the window or t's list can tell (known() answers "not
+ * known" below it: for most nodes a search meets far back, where lists
+ * are empty), in r->tmp; NULL when out of memory. */
+static uint32_t *undecided_bounds(rp__reduce *r) {
+  if (rp__grow((void **)&r->tmp, &r->captmp, 3 * r->nund, sizeof *r->tmp))
+    return NULL;
+  uint32_t *ut = r->tmp, W = r->W;
+  for (uint32_t i = 0; i < r->nund; i++) {
+    uint32_t t = r->und[i], kb = list_lo(r, t);
+    if (r->now - t < W) {
+      uint32_t w = t >= W ? t - W + 1 : 0;
+      w = w > r->wlo ? w : r->wlo;
+      kb = w < kb ? w : kb;
+    }
+    ut[3 * i] = t;
+    ut[3 * i + 1] = r->lev[t];
+    ut[3 * i + 2] = kb;
+  }
+  return ut;
+}
+
 /* Exhaustive forward search from c for another candidate, over what the
  * undecided candidates und[] leave possible; 1 if it meets one (or an
  * ancestor of one), 0 if not, -1 when out of memory. A node met is only
@@ -541,6 +563,7 @@ static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
     if (lev[und[i]] > maxl)
       maxl = lev[und[i]];
   }
+  uint32_t *ut = NULL; /* made when first needed (undecided_bounds) */
   if (rp__grow((void **)&r->st, &r->capst, 1, sizeof *r->st))
     return -1;
   nd[c].mark = 2 * cur;
@@ -572,10 +595,13 @@ static int search(rp__reduce *r, uint32_t j, uint32_t c, const uint64_t *aj) {
     /* Not below any undecided candidate's level: reaches none. */
     if (!hit && lev[x] >= maxl)
       continue;
+    uint32_t lx = lev[x];
+    if (!hit && !ut && !(ut = undecided_bounds(r)))
+      return -1;
     for (uint32_t i = 0; i < nund && !hit; i++) {
-      uint32_t t = und[i];
-      if (t > x && lev[t] > lev[x]) {
-        int k = known(r, x, t);
+      const uint32_t *u = ut + 3 * i;
+      if (u[0] > x && u[1] > lx) {
+        int k = x < u[2] ? -1 : known(r, x, u[0]);
         hit = k > 0;
         open |= k < 0;
       }
