@@ -926,7 +926,8 @@ struct word {
   uint32_t q0;     /* its first edge */
   uint32_t next;   /* its next edge to start */
   uint32_t n;
-  uint64_t *R; /* R[(v - lo) LANES + l]: its sources reaching v (or v) */
+  uint32_t nl; /* lanes: 1 for at most 64 edges, else LANES */
+  uint64_t *R; /* R[(v - lo) nl + l]: its sources reaching v (or v) */
 };
 
 static int word_cmp(const void *a, const void *b) {
@@ -973,7 +974,7 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
   for (uint32_t q = 0; q < np; q++) {
     if (!q || wd[nw - 1].n == 64 * LANES ||
         len_class(&pd[q]) != len_class(&pd[q - 1]))
-      wd[nw++] = (struct word){pd[q].from, pd[q].to, q, q, 0, NULL};
+      wd[nw++] = (struct word){pd[q].from, pd[q].to, q, q, 0, 1, NULL};
     struct word *w = &wd[nw - 1];
     w->n++;
     if (pd[q].to > w->hi)
@@ -996,7 +997,8 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
       v = wd[nextw].lo; /* nothing live in between */
     for (; nextw < nw && wd[nextw].lo == v; nextw++) {
       struct word *w = &wd[nextw];
-      if (!(w->R = malloc(((size_t)w->hi - w->lo + 1) * LANES * sizeof *w->R)))
+      w->nl = w->n > 64 ? LANES : 1; /* a word of few edges stays narrow */
+      if (!(w->R = malloc(((size_t)w->hi - w->lo + 1) * w->nl * sizeof *w->R)))
         goto out;
       live[nlive++] = nextw;
     }
@@ -1010,6 +1012,15 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
         x[i / 64] |= 1ull << (i % 64);
       }
       uint64_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+      if (w->nl == 1) {
+        for (uint32_t e = e0; e < e1; e++) {
+          uint32_t p = g->edge[e].from;
+          if (p >= w->lo)
+            x0 |= w->R[p - w->lo];
+        }
+        w->R[v - w->lo] = x0;
+        continue;
+      }
       for (uint32_t e = e0; e < e1; e++) {
         uint32_t p = g->edge[e].from;
         if (p >= w->lo) {
@@ -1036,7 +1047,7 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
         uint32_t p = g->edge[e].from;
         if (p == c)
           at = e;
-        else if (p >= w->lo && (w->R[(size_t)(p - w->lo) * LANES + lane] & bit))
+        else if (p >= w->lo && (w->R[(size_t)(p - w->lo) * w->nl + lane] & bit))
           implied = 1;
       }
       if (implied && at != RP_NONE)
