@@ -946,7 +946,8 @@ static int word_cmp(const void *a, const void *b) {
  * meanwhile the set of its sources that reach the node (or are it), the
  * union of the node's predecessors' sets, in an array of its own. At a
  * target, the union over its other predecessors decides. A node costs
- * four words per live word and predecessor, read in program order. */
+ * a word per lane of each live word and predecessor, read in program
+ * order (one lane for a word of at most 64 edges, else four). */
 int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
   if (!r || !r->npd)
     return 0;
