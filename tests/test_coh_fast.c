@@ -192,3 +192,37 @@ Test(coh_fast, segs_sort_matches_qsort) {
     free(tmp);
   }
 }
+
+/* A run's segments from the table of breakpoint indices (breakpoints on
+ * a grid of 4 KiB) and, once a byte off that grid is touched on the
+ * host, from binary searches: the same warnings, bytes exact. */
+static void grid_or_not(int off_grid) {
+  static uint8_t A[1 << 20];
+  rp_graph *g;
+  cr_assert_eq(rp_graph_create(&g, RP_GRAPH_NO_COHERENCE), RP_OK);
+  rp_buf a = buffer(g, "A", A, sizeof A, 1, 0, 0, 0, 0);
+  rp_region w0 = rp_range_bytes(a, 4096, 4096);  /* op 0 */
+  rp_region r1 = rp_range_bytes(a, 0, 12288);    /* op 1 */
+  rp_region w2 = rp_range_bytes(a, 16384, 8192); /* op 2 */
+  rp_region r3 = rp_range_bytes(a, 4096, 20480); /* op 3 */
+  rp_region w4 = rp_range_bytes(a, 20480, 4096); /* op 4 */
+  kern(g, "w", 1, only_out, &w0);
+  kern(g, "r", 1, only_in, &r1);
+  kern(g, "w", 1, only_out, &w2);
+  kern(g, "r", 1, only_in, &r3);
+  kern(g, "v", 1, only_out, &w4);
+  if (off_grid)
+    host_op(g, rp_range_bytes(a, sizeof A - 3, 2), RP_IN);
+  TU_OK(g, rp_graph_end(g));
+  const char *want[] = {
+      "op 1 \"r\" reads bytes [0, 4096) of buffer \"A\" on device 0",
+      "buffer \"A\": bytes [4096, 24576) (and other pieces) last written by "
+      "op 0 \"w\" on device 0"};
+  expect(g, 2, want);
+  rp_graph_destroy(g);
+}
+
+Test(coh_fast, segment_table_and_search_agree) {
+  grid_or_not(0);
+  grid_or_not(1);
+}

@@ -1022,3 +1022,20 @@ Test(reduce, grid_log_replayed) {
   cr_assert_eq(np, 600u);
   rp_graph_destroy(g);
 }
+
+/* Many pending edges of one length class: with tiny sizes (a 64-op
+ * window, 2-entry lists, no search) the uniform shape over 8 buffers
+ * leaves thousands of far candidates pending. Their lengths lie in
+ * [64, 10 000), 8 classes of floor(log2(length)) at most, so more
+ * than 8 x 256 of them put over 256 into one class: the bulk settle
+ * fills a word of four 64-bit lanes (256 edges), every lane in use, and
+ * the edges must still be exactly the reduction. */
+Test(reduce, settle_wide_words_exact) {
+  rp_graph *g = bench_shape(SH_UNIFORM, 0, 10000, 8, 64, 2, 1);
+  uint32_t pending = rp__hazard_pending(g);
+  cr_assert_gt(pending, 8u * 256, "only %u pending", pending);
+  TU_OK(g, rp_graph_end(g));
+  cr_assert_eq(rp__hazard_pending(g), 0);
+  check_exact(g, "uniform tiny, wide settle words");
+  rp_graph_destroy(g);
+}

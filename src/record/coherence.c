@@ -172,6 +172,8 @@ typedef struct vsim {
   } * ix;       /* access k's: iv[2 iv0 ..) */
   uint64_t *bp; /* breakpoints */
   uint64_t nseg;
+  uint32_t *qix; /* NULL, or qix[v >> tz]: the index of breakpoint v */
+  unsigned tz;   /* trailing zeros every breakpoint has */
   int sp[RP_MAX_DEVICES + 1];      /* local slot -> space */
   int slot_of[RP_MAX_DEVICES + 1]; /* space + 1 -> local slot, -1 */
   unsigned nsl;
@@ -185,7 +187,10 @@ typedef struct vsim {
   bool user;    /* buffer has a user array */
 } vsim;
 
+/* The index of breakpoint v (every run's ends are breakpoints). */
 static uint64_t seg_of(const vsim *s, uint64_t v) {
+  if (s->qix)
+    return s->qix[v >> s->tz];
   return rp__segs_find(s->bp, s->nseg + 1, v);
 }
 
@@ -193,6 +198,7 @@ static void vsim_free(vsim *s) {
   free(s->iv);
   free(s->ix);
   free(s->bp);
+  free(s->qix);
   free(s->ver);
   free(s->cver);
   free(s->latest);
@@ -263,6 +269,20 @@ static rp_status vsim_init(vsim *s, const rp__coh *c, rp_buf b,
   uint64_t u = rp__segs_sort(s->bp, tmp, nbp, max);
   free(tmp);
   s->nseg = u ? u - 1 : 0;
+  /* Breakpoints on a coarse grid (chunks, rows, tiles: multiples of a
+   * power of two, few) index a table of their indices: a run's
+   * segments in two loads instead of two binary searches. */
+  uint64_t any = 0;
+  for (uint64_t q = 0; q < u; q++)
+    any |= s->bp[q];
+  s->tz = any ? (unsigned)__builtin_ctzll(any) : 0;
+  if (u && (s->bp[u - 1] >> s->tz) < 4 * u + 64) {
+    uint64_t span = (s->bp[u - 1] >> s->tz) + 1;
+    if (!(s->qix = malloc(span * sizeof *s->qix)))
+      return RP_ENOMEM;
+    for (uint64_t q = 0; q < u; q++)
+      s->qix[s->bp[q] >> s->tz] = (uint32_t)q;
+  }
   size_t ns = s->nseg ? s->nseg : 1;
   s->ver = malloc(ns * s->nsl * sizeof *s->ver);
   s->cver = malloc(ns * sizeof *s->cver);

@@ -897,6 +897,10 @@ uint32_t rp__hazard_window_now(const rp_graph *g) {
   return g && g->track ? rp__reduce_window(g->track->red) : 0;
 }
 
+uint32_t rp__hazard_pending(const rp_graph *g) {
+  return g && g->track ? rp__reduce_pending(g->track->red) : 0;
+}
+
 void rp__hazard_window(rp_graph *g, uint32_t window) {
   rp__hazard_tune(g, window, 0, 0);
 }

@@ -26,6 +26,10 @@ void rp__hazard_window(rp_graph *g, uint32_t window);
  * the graph ended). */
 uint32_t rp__hazard_window_now(const rp_graph *g);
 
+/* Hazard edges recorded but not decided yet (rp__hazards_settle decides
+ * them); 0 without a tracker. For tests. */
+uint32_t rp__hazard_pending(const rp_graph *g);
+
 /* Called for each part [off, off + len) of an access whose space holds no
  * valid copy; mask says which spaces do (bit 0 host, bit d+1 device d). */
 typedef void (*rp__stale_fn)(void *ctx, uint64_t off, uint64_t len,

@@ -138,9 +138,22 @@ static inline int f_is(const char *a, size_t n, const char *lit) {
 static int f_key(const char **c, const char *const *keys, int8_t *hint) {
   const char *a;
   size_t n;
+  /* The key found at this place of the element before first, compared
+   * as the string is scanned (one pass; a key holds no '"' nor escape,
+   * and the window ends with a NUL, where the comparison stops). */
+  f_ws(c);
+  const char *s = *c, *lit = keys[*hint];
+  if (*s == '"') {
+    size_t i = 0;
+    while (lit[i] && s[1 + i] == lit[i])
+      i++;
+    if (!lit[i] && i && s[1 + i] == '"') {
+      *c = s + 2 + i;
+      return f_lit(c, ':') ? *hint : -1;
+    }
+  }
   if (!f_str(c, &a, &n) || !f_lit(c, ':') || !n)
     return -1;
-  /* The key found at this place of the element before first. */
   int k = *hint;
   if (keys[k][0] != a[0] || !f_is(a, n, keys[k]))
     for (k = 0; keys[k]; k++)

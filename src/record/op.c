@@ -83,11 +83,22 @@ char *rp__derive_name(const rp_graph *g, const rp__proto *p,
     *owned = false;
     return (char *)p->kernel->name;
   }
+  if (p->type == RP_OP_KERNEL) {
+    /* Its kernel's name, cut as the formatted names are (a read graph
+     * file gives one to every op: no snprintf per op). */
+    const char *kn = p->kernel_name ? p->kernel_name : "kernel";
+    size_t n = 0;
+    while (n < sizeof tmp - 1 && kn[n])
+      n++;
+    char *d = malloc(n + 1);
+    if (d) {
+      memcpy(d, kn, n);
+      d[n] = '\0';
+    }
+    return d;
+  }
   const char *b = p->nacc ? buf_name(g, acc[0].region.buf) : "";
   switch (p->type) {
-  case RP_OP_KERNEL:
-    snprintf(tmp, sizeof tmp, "%s", p->kernel_name ? p->kernel_name : "kernel");
-    break;
   case RP_OP_COPY_H2D:
     snprintf(tmp, sizeof tmp, "moveto %s", b);
     break;
