@@ -105,4 +105,10 @@ void rp__mpi_bind(mstate *m);
 /* Free what rp__mpi_lower built. */
 void rp__mpi_lower_free(mstate *m);
 
+/* The execs alive in this process (mpi_predict.c), for the functions of
+ * rp_mpi.h that take a caller's rp_exec: m added once instantiated
+ * (RP_ENOMEM), removed before it is freed. */
+rp_status rp__mpi_live_add(mstate *m);
+void rp__mpi_live_remove(const mstate *m);
+
 #endif

@@ -184,6 +184,7 @@ static void m_destroy(void *state) {
   mstate *m = state;
   if (!m)
     return;
+  rp__mpi_live_remove(m);
   ostate *st = m->st;
   if (st) {
     rp__omp_steal_free(st);
@@ -278,6 +279,8 @@ static rp_status m_instantiate(rp_exec *x, const rp_plan *p, void **state) {
       (rc = rp__omp_roots_init(st)) != RP_OK)
     goto fail;
   if (st->nth > 1 && (rc = rp__omp_steal_init(st)) != RP_OK)
+    goto fail;
+  if ((rc = rp__mpi_live_add(m)) != RP_OK)
     goto fail;
   rp__mpi_bind(m);
   *state = m;

@@ -1,3 +1,9 @@
+# The model of a replay (test_mpi_model.c: rp_mpi_simulate on lists made
+# by hand; backends/mpi/rp_mpi.h, no MPI started).
+if(TARGET test_mpi_model)
+  target_include_directories(test_mpi_model PRIVATE
+    ${CMAKE_SOURCE_DIR}/backends/mpi)
+endif()
 # The mpi backend's overlap of halos with computation (issue 35, item 2):
 # an MPI program (not a Criterion test) on 2 and 4 ranks, one thread each,
 # checking the interior and boundary slices of a stencil with a halo, the
