@@ -612,6 +612,7 @@ void rp__mpi_lower_free(mstate *m) {
   free(m->kargs);
   free(m->hptr);
   free(m->copy);
+  free(m->prof);
   rp__mpi_cuts_free(m);
   if (m->st) {
     free(m->st->task);

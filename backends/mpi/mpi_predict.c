@@ -62,6 +62,48 @@ static mstate *find_live(const rp_exec *x) {
   return m;
 }
 
+/* ---- a profile of the rank's tasks ---- */
+
+static int cmp_us(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+rp_status rp__mpi_profile(mstate *m, double *node_us) {
+  ostate *st = m->st;
+  const size_t n = (size_t)m->nitem + 1;
+  if (!m->prof && !(m->prof = calloc(n * (MI_PROFILES + 1), sizeof *m->prof)))
+    return RP_ENOMEM;
+  double *last = m->prof + n * (1 + m->nprof % MI_PROFILES), w[MI_PROFILES];
+  m->nprof++;
+  for (uint32_t v = 0; v < m->p->nnode; v++)
+    node_us[v] = 0;
+  for (uint32_t i = 0; i < m->nitem; i++) {
+    const otask *t = &st->task[i];
+    if (m->kind[i] == MI_RECV) /* the wait apart: recv_body's is then none */
+      MPI_Wait(&((mmsg *)t->p)->req, MPI_STATUS_IGNORE);
+    double t0 = rp_clock_us();
+    rp__omp_run_task(st, t);
+    last[i] = rp_clock_us() - t0;
+    if (m->node[i] != RP_NONE)
+      node_us[m->node[i]] += last[i];
+  }
+  /* each task's median over the profiles kept */
+  unsigned k = m->nprof < MI_PROFILES ? m->nprof : MI_PROFILES;
+  for (uint32_t i = 0; i < m->nitem; i++) {
+    for (unsigned j = 0; j < k; j++)
+      w[j] = m->prof[n * (1 + j) + i];
+    qsort(w, k, sizeof *w, cmp_us);
+    m->prof[i] = k % 2 ? w[k / 2] : 0.5 * (w[k / 2 - 1] + w[k / 2]);
+  }
+  for (uint32_t k = 0; k < m->nsend; k++)
+    m->sreq[k] = m->msg[m->send[k]].req;
+  MPI_Waitall((int)m->nsend, m->sreq, MPI_STATUSES_IGNORE);
+  for (uint32_t k = 0; k < m->nsend; k++)
+    m->msg[m->send[k]].req = MPI_REQUEST_NULL;
+  return RP_OK;
+}
+
 /* ---- a rank's list, described ---- */
 
 /* One task as rank 0 receives it: its body is op's cost times frac (op
@@ -70,6 +112,7 @@ typedef struct mdesc {
   int32_t kind, peer, tag;
   uint32_t op;
   double frac;
+  double us; /* its time in the rank's last profile, or -1 */
   uint64_t bytes;
   uint32_t s0, ns;
 } mdesc;
@@ -107,6 +150,7 @@ static void describe(const mstate *m, uint32_t i, mdesc *d) {
   *d = (mdesc){.kind = RP_MPI_WORK,
                .op = UINT32_MAX,
                .frac = 0,
+               .us = m->prof ? m->prof[i] : -1,
                .s0 = t->s0,
                .ns = t->ns};
   const uint8_t kind = m->kind[i];
@@ -148,12 +192,16 @@ static rp_status simulate_all(const mdesc *desc, const uint32_t *succ,
   rp_status rc = t && l ? RP_OK : RP_ENOMEM;
   for (int i = 0; rc == RP_OK && i < cnt[3 * nr]; i++) {
     const mdesc *d = &desc[i];
-    if (d->op != UINT32_MAX && d->op >= nops) {
-      rc = RP_EINVAL;
+    if ((op_us && d->op != UINT32_MAX && d->op >= nops) ||
+        (!op_us && d->us < 0)) {
+      rc = RP_EINVAL; /* no profile of the exec's own */
       break;
     }
+    double us = !op_us                ? d->us
+                : d->op == UINT32_MAX ? 0
+                                      : op_us[d->op] * d->frac;
     t[i] = (rp_mpi_task){.kind = d->kind,
-                         .us = d->op == UINT32_MAX ? 0 : op_us[d->op] * d->frac,
+                         .us = us,
                          .peer = d->peer,
                          .tag = d->tag,
                          .bytes = d->bytes,
@@ -246,10 +294,9 @@ rp_status rp_mpi_predict(const rp_exec *x, const rp_mpi_net *n,
   if (rc == RP_OK)
     rc = gather(m, cnt, &desc, &succ);
   if (rc == RP_OK && m->rank == 0)
-    rc = !n || !op_us
-             ? RP_EINVAL
-             : simulate_all(desc, succ, cnt, nr, n, op_us,
-                            rp_graph_num_nodes(rp_exec_graph(x)), rank_us);
+    rc = !n ? RP_EINVAL
+            : simulate_all(desc, succ, cnt, nr, n, op_us,
+                           rp_graph_num_nodes(rp_exec_graph(x)), rank_us);
   /* every rank learns rank 0's status and figures */
   int code = (int)rc;
   if (rc != RP_ENODEV &&

@@ -320,6 +320,10 @@ static rp_status m_launch(void *state, unsigned iterations) {
                            st->fmsg);
 }
 
+static rp_status m_profile(void *state, double *node_us) {
+  return rp__mpi_profile(state, node_us);
+}
+
 static rp_status m_wait(void *state) {
   (void)state;
   return RP_OK;
@@ -362,6 +366,7 @@ const rp_backend rp_backend_mpi = {
     .wait = m_wait,
     .rebind = m_rebind,
     .set_scalar = m_set_scalar,
+    .profile = m_profile,
     .destroy = m_destroy,
     .exec_flags = m_exec_flags,
     .options = RP_EXEC_OPT_NTHREADS | RP_EXEC_OPT_CORES,

@@ -70,16 +70,21 @@ rp_status rp_mpi_simulate(const rp_mpi_list *ranks, int nranks,
 /* rp_mpi_simulate over what exec x (an exec of the mpi backend) lowered
  * on each of its ranks: its task list after the cut into interior and
  * boundary slices, in its order, with its successors and its threads.
- * Bodies: a kernel or a host task its operation's cost op_us[op] (the
- * graph's operations, as rp_exec_profile() fills them for one replay), a
- * slice its kernel's in proportion to its points, a pack, an unpack or a
- * local piece of a copy its copy's in proportion to its bytes, a copy
- * within one memory of the rank and the post of the receives nothing.
- * Collective over x's ranks (every rank calls it; op_us and n are read on
- * rank 0 only, may be NULL elsewhere); rank_us (x's ranks entries) is
- * filled on every rank. RP_EINVAL (x not of the mpi backend, op_us or n
- * NULL on rank 0, as rp_mpi_simulate), RP_ENOMEM, RP_ENODEV (an MPI call
- * failed). */
+ * Bodies, with op_us NULL: each task's own time in the exec's
+ * rp_exec_profile() (the mpi backend profiles one replay per rank on the
+ * calling thread, task by task in list order, a receive's unpack without
+ * its wait; a task's body is its median over the last 5 profiles;
+ * RP_EINVAL when x was never profiled). With op_us (the graph's
+ * operations' costs, as rp_exec_profile() fills them for one replay,
+ * say by the reference backend): a kernel or a host task its operation's
+ * cost op_us[op], a slice its kernel's in proportion to its points, a
+ * pack, an unpack or a local piece of a copy its copy's in proportion to
+ * its bytes, a copy within one memory of the rank and the post of the
+ * receives nothing. Collective over x's ranks (every rank calls it; op_us
+ * and n are read on rank 0 only and may be NULL elsewhere; op_us must be
+ * NULL on every rank or on none); rank_us (x's ranks entries) is filled
+ * on every rank. RP_EINVAL (x not of the mpi backend, n NULL on rank 0,
+ * as rp_mpi_simulate), RP_ENOMEM, RP_ENODEV (an MPI call failed). */
 rp_status rp_mpi_predict(const rp_exec *x, const rp_mpi_net *n,
                          const double *op_us, double *rank_us);
 
