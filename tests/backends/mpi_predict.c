@@ -24,7 +24,9 @@
  *
  * And the exec's own profile: before any rp_exec_profile() the prediction
  * from it is refused (RP_EINVAL on every rank); after one, it is made, and
- * it is at least the stencils' and copies' profiled bodies on the rank. */
+ * it is at least the stencils' and copies' profiled bodies on the rank.
+ * And rp_mpi_net_measure: a latency and a bandwidth, the same on every
+ * rank, the engine's figures left as they were. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,6 +170,16 @@ int main(int argc, char **argv) {
   check(t[me] >= mine * (1 - 1e-9),
         "predicted less than the rank's profiled bodies");
   check(rp_mpi_predict(NULL, &n, NULL, t) == RP_EINVAL, "NULL exec taken");
+  /* the network model measured between the ranks: figures on every rank,
+   * the same on every rank */
+  rp_mpi_net m = {0, 5, 7, 9}, m0;
+  check(rp_mpi_net_measure(cut, 10, 1u << 16, &m) == RP_OK,
+        "rp_mpi_net_measure failed");
+  check(m.latency_us > 0 && m.gbps > 0 && m.task_us == 7 && m.launch_us == 9,
+        "a network model without latency or bandwidth");
+  m0 = m;
+  MPI_Bcast(&m0, sizeof m0, MPI_BYTE, 0, MPI_COMM_WORLD);
+  check(!memcmp(&m0, &m, sizeof m), "ranks measured different models");
   free(nus);
   rp_exec_destroy(cut);
   rp_exec_destroy(whole);
