@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "replay/exec.h"
 #include "reprise/backend.h"
 
@@ -22,6 +23,24 @@ static uint64_t tail_len(uint64_t bytes) {
   return (64 - bytes % 64) % 64 + GUARD;
 }
 
+/* Large images on huge pages where the kernel gives them on request
+ * (transparent huge pages in mode "madvise"): the zeroing below, the
+ * first touch, costs a page fault per 2 MiB instead of per 4 KiB (issue
+ * 35: on the 2-core VM a 4096^2 grid's images took 1.5 s to create in
+ * faults). The 2 MiB-aligned middle of the block only; a hint. */
+static void huge_hint(unsigned char *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  enum { HUGE = 2u << 20 };
+  uintptr_t lo = ((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
+  uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE - 1);
+  if (n >= 2 * (size_t)HUGE && hi > lo)
+    (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 void *rp_image_alloc(uint64_t bytes) {
   uint64_t body = bytes + tail_len(bytes);
   if (bytes > UINT64_MAX - 2 * GUARD - 64 || body + GUARD > SIZE_MAX)
@@ -29,6 +48,7 @@ void *rp_image_alloc(uint64_t bytes) {
   unsigned char *base = aligned_alloc(64, (size_t)(GUARD + body));
   if (!base)
     return NULL;
+  huge_hint(base, (size_t)(GUARD + body));
   memset(base, PATTERN, GUARD);
   memcpy(base, &bytes, sizeof bytes);
   memset(base + GUARD, 0, (size_t)bytes);
