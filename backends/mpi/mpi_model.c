@@ -14,59 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "rp_mpi.h"
-
-typedef struct sev {
-  double t;
-  uint64_t seq;
-  int rank;
-  uint32_t item;
-} sev;
-
-typedef struct sheap {
-  sev *e;
-  size_t n, cap;
-} sheap;
-
-static int sev_before(const sev *a, const sev *b) {
-  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static int sh_push(sheap *h, sev x) {
-  if (h->n == h->cap) {
-    size_t c = h->cap ? 2 * h->cap : 64;
-    sev *e = realloc(h->e, c * sizeof *e);
-    if (!e)
-      return -1;
-    h->e = e;
-    h->cap = c;
-  }
-  size_t i = h->n++;
-  while (i > 0 && sev_before(&x, &h->e[(i - 1) / 2])) {
-    h->e[i] = h->e[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h->e[i] = x;
-  return 0;
-}
-
-static sev sh_pop(sheap *h) {
-  sev top = h->e[0], x = h->e[--h->n];
-  size_t i = 0;
-  for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= h->n)
-      break;
-    if (c + 1 < h->n && sev_before(&h->e[c + 1], &h->e[c]))
-      c++;
-    if (!sev_before(&h->e[c], &x))
-      break;
-    h->e[i] = h->e[c];
-    i = c;
-  }
-  if (h->n)
-    h->e[i] = x;
-  return top;
-}
+#include "sp_place.h" /* the event queue, shared with sp_predict.c */
 
 /* Per rank: the simulation's state. */
 typedef struct srank {
@@ -75,7 +23,7 @@ typedef struct srank {
   double *arrive;  /* receives: their message's arrival, or -1 */
   double *started; /* receives holding a thread: when, or -1 */
   uint32_t *to;    /* sends: the receive's task on the peer */
-  sheap ready;     /* ready tasks by list order (t unused: 0) */
+  sp_evq ready;    /* ready tasks by list order (t unused: 0) */
   unsigned busy, threads;
   uint32_t ndone;
   double end;
@@ -178,12 +126,13 @@ static rp_status prepare(srank *R, const rp_mpi_list *L, int nr) {
 typedef struct sim {
   srank *R;
   const rp_mpi_net *n;
-  sheap q;
+  sp_evq q;
   uint64_t seq;
 } sim;
 
 static int done_at(sim *s, int r, uint32_t i, double t) {
-  return sh_push(&s->q, (sev){t, s->seq++, r, i});
+  return rp__sp_ev_push(&s->q,
+                        (sp_ev){.t = t, .seq = s->seq++, .item = i, .rank = r});
 }
 
 /* Rank r's free threads take its ready tasks at time t. */
@@ -191,7 +140,7 @@ static int dispatch(sim *s, int r, double t) {
   srank *c = &s->R[r];
   const double bpus = s->n->gbps * 1e3;
   while (c->busy < c->threads && c->ready.n) {
-    uint32_t i = sh_pop(&c->ready).item;
+    uint32_t i = rp__sp_ev_pop(&c->ready).item;
     const rp_mpi_task *k = &c->l->task[i];
     c->busy++;
     double t1 = t + s->n->task_us;
@@ -227,14 +176,15 @@ static rp_status run(sim *s, int nr) {
   for (int r = 0; r < nr; r++) {
     R[r].end = s->n->launch_us;
     for (uint32_t i = 0; i < R[r].l->n; i++)
-      if (!R[r].left[i] && sh_push(&R[r].ready, (sev){0, i, r, i}))
+      if (!R[r].left[i] &&
+          rp__sp_ev_push(&R[r].ready, (sp_ev){.seq = i, .item = i, .rank = r}))
         return RP_ENOMEM;
   }
   for (int r = 0; r < nr; r++)
     if (dispatch(s, r, s->n->launch_us))
       return RP_ENOMEM;
   while (s->q.n) {
-    sev e = sh_pop(&s->q);
+    sp_ev e = rp__sp_ev_pop(&s->q);
     srank *c = &R[e.rank];
     const rp_mpi_task *k = &c->l->task[e.item];
     c->busy--;
@@ -242,7 +192,9 @@ static rp_status run(sim *s, int nr) {
     c->end = e.t > c->end ? e.t : c->end;
     for (uint32_t j = k->s0; j < k->s0 + k->ns; j++) {
       uint32_t v = c->l->succ[j];
-      if (!--c->left[v] && sh_push(&c->ready, (sev){0, v, e.rank, v}))
+      if (!--c->left[v] &&
+          rp__sp_ev_push(&c->ready,
+                         (sp_ev){.seq = v, .item = v, .rank = e.rank}))
         return RP_ENOMEM;
     }
     if (dispatch(s, e.rank, e.t))

@@ -117,18 +117,6 @@ typedef struct mdesc {
   uint32_t s0, ns;
 } mdesc;
 
-/* The bytes copy node v moves (its destination's runs). */
-static uint64_t copy_bytes(const rp_plan *p, uint32_t v) {
-  const rp_plan_node *nd = &p->node[v];
-  if (nd->nacc < 2)
-    return 0;
-  const rp_plan_access *a = p->acc + nd->acc0 + 1;
-  uint64_t b = 0;
-  for (uint32_t i = 0; i < a->niv; i++)
-    b += p->iv[2 * ((uint64_t)a->iv0 + i) + 1];
-  return b;
-}
-
 /* The share of its kernel's points that kernel task t runs (a slice's
  * points over the whole launch's). */
 static double points_share(const mstate *m, uint32_t op, const otask *t) {
@@ -168,7 +156,7 @@ static void describe(const mstate *m, uint32_t i, mdesc *d) {
     return; /* a local piece within one memory */
   const mmsg *g = t->p;
   const uint64_t b = m->part.piece[g - m->msg].bytes;
-  const uint64_t all = copy_bytes(p, m->node[i]);
+  const uint64_t all = rp__sp_copy_bytes(p, m->node[i]);
   d->op = nd->op;
   d->frac = all ? (double)b / (double)all : 1;
   if (kind == MI_SEND || kind == MI_RECV) {

@@ -210,8 +210,23 @@ static const rp_param probe_touch_params[] = {{"a", RP_INOUT}};
 static const rp_kernel probe_touch_k =
     RP_KERNEL_DESC(probe_touch, probe_touch_params);
 
+/* The median of 7 runs of x (the slowest rank's), after one untimed. */
+static double median_of_7(rp_exec *x) {
+  double t[7];
+  rp_exec_run(x, 1);
+  for (int r = 0; r < 7; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = rp_clock_us();
+    rp_exec_run(x, 1);
+    double dt = rp_clock_us() - t0;
+    MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+  qsort(t, 7, sizeof *t, cmp_d);
+  return t[3];
+}
+
 static double probe_run(int size, unsigned k, int pingpong, uint32_t *tasks) {
-  double *buf = calloc((size_t)size + 1, sizeof *buf), t[7];
+  double *buf = calloc((size_t)size + 1, sizeof *buf);
   rp_graph *g = NULL;
   rp_exec *x = NULL;
   rp_buf B;
@@ -230,16 +245,7 @@ static double probe_run(int size, unsigned k, int pingpong, uint32_t *tasks) {
   double ntasks;
   if (ok && !rp_exec_stat_get(x, "tasks", &ntasks)) {
     *tasks = (uint32_t)ntasks;
-    rp_exec_run(x, 1);
-    for (int r = 0; r < 7; r++) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      double t0 = rp_clock_us();
-      rp_exec_run(x, 1);
-      double dt = rp_clock_us() - t0;
-      MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    }
-    qsort(t, 7, sizeof *t, cmp_d);
-    med = t[3];
+    med = median_of_7(x);
   }
   rp_exec_destroy(x);
   rp_graph_destroy(g);
@@ -614,7 +620,7 @@ static rp_mpi_net own_net;
  * measured on that exec too. */
 static double own_probe(int size, unsigned k, uint32_t *tasks,
                         rp_mpi_net *net) {
-  double *buf = calloc((size_t)size + 1, sizeof *buf), t[7];
+  double *buf = calloc((size_t)size + 1, sizeof *buf);
   rp_graph *g = NULL;
   rp_exec *x = NULL;
   rp_buf B;
@@ -638,16 +644,7 @@ static double own_probe(int size, unsigned k, uint32_t *tasks,
   if (ok && !rp_exec_stat_get(x, "engine_tasks", &nt)) {
     uint32_t mine = (uint32_t)nt;
     MPI_Allreduce(&mine, tasks, 1, MPI_UINT32_T, MPI_MAX, MPI_COMM_WORLD);
-    rp_exec_run(x, 1);
-    for (int r = 0; r < 7; r++) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      double t0 = rp_clock_us();
-      rp_exec_run(x, 1);
-      double dt = rp_clock_us() - t0;
-      MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    }
-    qsort(t, 7, sizeof *t, cmp_d);
-    med = t[3];
+    med = median_of_7(x);
     if (net && rp_mpi_net_measure(x, 50, 1u << 20, net) != RP_OK && size > 1)
       fprintf(stderr, "bench_mpi_jacobi: mpi ping-pong failed: %s\n",
               rp_last_error());
