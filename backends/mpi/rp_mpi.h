@@ -91,9 +91,10 @@ rp_status rp_mpi_predict(const rp_exec *x, const rp_mpi_net *n,
 /* The network model between the ranks of exec x (an exec of the mpi
  * backend), measured: rank 0 exchanges `reps` round trips (0: 50) of 8
  * bytes and of `bytes` bytes (0: 1 MiB) with every other rank in turn;
- * latency_us is the median half round trip of 8 bytes (the smallest over
- * the peers), gbps the bytes over the median half round trip of the large
- * message less the latency (the smallest over the peers). task_us and
+ * latency_us is the least half round trip of 8 bytes, gbps the bytes over
+ * the least half round trip of the large message less the latency (the
+ * least: the network's own figure where ranks share cores and a round
+ * trip may wait for one; the worst over the peers). task_us and
  * launch_us are left as they are. Collective over x's ranks; the figures
  * on every rank. On one rank: latency 0, gbps left. RP_EINVAL, RP_ENOMEM,
  * RP_ENODEV. */
