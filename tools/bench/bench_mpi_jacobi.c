@@ -3,7 +3,9 @@
  * StarPU-MPI (the starpu backend, mode "mpi") and on reprise's own engine
  * (the mpi backend: the openmp engine, nonblocking MPI messages as tasks;
  * the columns own_ms, own_ratio, own_res, and own_p/a its prediction
- * against achieved; --own 0 leaves it out), in two
+ * against achieved; mpi_p/a its own model's, rp_mpi_predict, and
+ * own_1st/rep its create + first run over a replay; --own 0 leaves it
+ * out), in two
  * forms (and the mpi backend with its stencils left whole, mode "whole":
  * whole_ms, and whole/own, what cutting them into interior and boundary
  * rows gains, issue 35; --own-whole 0 leaves it out):
