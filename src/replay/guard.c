@@ -35,10 +35,10 @@ static uint64_t tail_len(uint64_t bytes) {
 static void huge_hint(unsigned char *p, size_t n) {
 #ifdef MADV_HUGEPAGE
   enum { HUGE = 2u << 20 };
-  uintptr_t lo = ((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
-  uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE - 1);
-  if (n >= 2 * (size_t)HUGE && hi > lo)
-    (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+  size_t off = (HUGE - (uintptr_t)p % HUGE) % HUGE;
+  size_t len = n > off ? (n - off) / HUGE * HUGE : 0;
+  if (n >= 2 * (size_t)HUGE && len)
+    (void)madvise(p + off, len, MADV_HUGEPAGE);
 #else
   (void)p;
   (void)n;
