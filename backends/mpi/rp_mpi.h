@@ -1,8 +1,9 @@
 /* The mpi backend's model of a replay (issue 35): what each rank's task
  * list costs, simulated over all ranks at once with a measured network
- * model. Functions of the mpi plugin (libreprise-mpi.so, and the archive
- * libreprise-mpi.a a static program links), not of the core library; this
- * header needs no MPI header. docs/mpi.md, "Predicting the mpi backend's
+ * model. Functions of the mpi backend's archive libreprise-mpi.a
+ * (reprise::static_mpi; the build tree's static library brings it), not
+ * of the core library nor exported by the shared plugin (which exports
+ * its entry point only); this header needs no MPI header. docs/mpi.md, "Predicting the mpi backend's
  * replay". */
 #ifndef RP_MPI_H
 #define RP_MPI_H
