@@ -78,6 +78,9 @@ struct mstate {
   uint32_t nint, nbnd;   /* interior and boundary slices */
   uint32_t int_waits;    /* interior slices a receive precedes (0) */
   uint32_t bnd_waits;    /* boundary slices a receive precedes */
+  double *prof;          /* per task: its median time over the last MI_PROFILES
+                    profiles (then those profiles' times), or NULL */
+  unsigned nprof;        /* profiles taken */
 };
 
 /* Build m's task list, successors and the engine's tasks from m->part
@@ -104,5 +107,21 @@ void rp__mpi_bind(mstate *m);
 
 /* Free what rp__mpi_lower built. */
 void rp__mpi_lower_free(mstate *m);
+
+/* Profiles kept per task (their median is the task's body in
+ * rp_mpi_predict). */
+enum { MI_PROFILES = 5 };
+
+/* One replay on the calling thread in list order, timing each task (a
+ * receive's unpack only: its wait is left out); m->prof per task,
+ * node_us per plan node (the sum of its tasks on this rank, 0 for nodes
+ * of other ranks). Collective (the messages flow). RP_ENOMEM. */
+rp_status rp__mpi_profile(mstate *m, double *node_us);
+
+/* The execs alive in this process (mpi_predict.c), for the functions of
+ * rp_mpi.h that take a caller's rp_exec: m added once instantiated
+ * (RP_ENOMEM), removed before it is freed. */
+rp_status rp__mpi_live_add(mstate *m);
+void rp__mpi_live_remove(const mstate *m);
 
 #endif

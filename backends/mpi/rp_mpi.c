@@ -184,6 +184,7 @@ static void m_destroy(void *state) {
   mstate *m = state;
   if (!m)
     return;
+  rp__mpi_live_remove(m);
   ostate *st = m->st;
   if (st) {
     rp__omp_steal_free(st);
@@ -279,6 +280,8 @@ static rp_status m_instantiate(rp_exec *x, const rp_plan *p, void **state) {
     goto fail;
   if (st->nth > 1 && (rc = rp__omp_steal_init(st)) != RP_OK)
     goto fail;
+  if ((rc = rp__mpi_live_add(m)) != RP_OK)
+    goto fail;
   rp__mpi_bind(m);
   *state = m;
   return RP_OK;
@@ -315,6 +318,10 @@ static rp_status m_launch(void *state, unsigned iterations) {
   return rp_exec_fail_task(m->x, m->node[st->fnode],
                            (unsigned)(st->fepoch - st->be0 - 1), code,
                            st->fmsg);
+}
+
+static rp_status m_profile(void *state, double *node_us) {
+  return rp__mpi_profile(state, node_us);
 }
 
 static rp_status m_wait(void *state) {
@@ -359,6 +366,7 @@ const rp_backend rp_backend_mpi = {
     .wait = m_wait,
     .rebind = m_rebind,
     .set_scalar = m_set_scalar,
+    .profile = m_profile,
     .destroy = m_destroy,
     .exec_flags = m_exec_flags,
     .options = RP_EXEC_OPT_NTHREADS | RP_EXEC_OPT_CORES,

@@ -99,6 +99,32 @@ int rp__sp_in_user(const rp_plan *p, const sp_part *pt, uint32_t i);
  * of *cap, elem bytes each; doubling from 64). -1: no memory. */
 int rp__sp_room(void *ap, size_t n, size_t *cap, size_t elem);
 
+/* An event of a simulated replay (sp_events.c): what happens at time t,
+ * ties in the order they were made (seq); item, rank and kind are the
+ * simulation's. */
+typedef struct sp_ev {
+  double t;
+  uint64_t seq;
+  uint32_t item;
+  int rank;
+  int kind;
+} sp_ev;
+
+/* Events by time: a binary heap. */
+typedef struct sp_evq {
+  sp_ev *e;
+  size_t n, cap;
+} sp_evq;
+
+/* Add x to h. -1: no memory. */
+int rp__sp_ev_push(sp_evq *h, sp_ev x);
+
+/* The earliest event of h (h->n > 0), taken out. */
+sp_ev rp__sp_ev_pop(sp_evq *h);
+
+/* The bytes copy node v of plan p moves (its destination's runs). */
+uint64_t rp__sp_copy_bytes(const rp_plan *p, uint32_t v);
+
 /* In a task's dependencies (rp__sp_order): the task of the replay
  * before. */
 #define SP_DEP_PREV (1u << 31)

@@ -27,61 +27,12 @@
 #include <string.h>
 #include "sp_internal.h"
 
-/* An event: what happens at time t (ties: in the order they were made). */
-typedef struct ev {
-  double t;
-  uint64_t seq;
-  uint32_t item;
-  int rank;
-  int kind;
-} ev;
-
 enum {
   EV_READY = 0, /* a task is ready: to the rank's ready list */
   EV_MPI = 1,   /* a request is ready: to the rank's MPI thread */
   EV_DONE = 2,  /* a task or request ended */
   EV_ARRIVE = 3 /* a message reached its receive */
 };
-
-typedef struct heap {
-  ev *e;
-  size_t n, cap;
-} heap;
-
-static int before(const ev *a, const ev *b) {
-  return a->t < b->t || (a->t == b->t && a->seq < b->seq);
-}
-
-static int h_push(heap *h, ev x) {
-  if (rp__sp_room(&h->e, h->n, &h->cap, sizeof *h->e))
-    return -1;
-  size_t i = h->n++;
-  while (i > 0 && before(&x, &h->e[(i - 1) / 2])) {
-    h->e[i] = h->e[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h->e[i] = x;
-  return 0;
-}
-
-static ev h_pop(heap *h) {
-  ev top = h->e[0], x = h->e[--h->n];
-  size_t i = 0;
-  for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= h->n)
-      break;
-    if (c + 1 < h->n && before(&h->e[c + 1], &h->e[c]))
-      c++;
-    if (!before(&h->e[c], &x))
-      break;
-    h->e[i] = h->e[c];
-    i = c;
-  }
-  if (h->n)
-    h->e[i] = x;
-  return top;
-}
 
 /* Per rank: its lowering and the simulation's state. */
 typedef struct rk {
@@ -90,23 +41,11 @@ typedef struct rk {
   uint32_t *left;         /* per item: what it still waits for */
   uint32_t *succ0, *succ; /* per item: its successors on the rank */
   long *to_item;          /* per send: the receive on the peer */
-  heap ready;             /* ready tasks, by (ready time, item) */
+  sp_evq ready;           /* ready tasks, by (ready time, item) */
   unsigned busy;          /* workers running a task */
   double end;
   uint32_t ndone;
 } rk;
-
-/* The bytes of copy node v (its destination's runs). */
-static uint64_t copy_bytes(const rp_plan *p, uint32_t v) {
-  const rp_plan_node *nd = &p->node[v];
-  if (nd->nacc < 2)
-    return 0;
-  const rp_plan_access *a = p->acc + nd->acc0 + 1;
-  uint64_t b = 0;
-  for (uint32_t i = 0; i < a->niv; i++)
-    b += p->iv[2 * ((uint64_t)a->iv0 + i) + 1];
-  return b;
-}
 
 static double body_of(const sp *s, const sp_item *it, const double *op_us) {
   const rp_plan *p = s->p;
@@ -122,7 +61,7 @@ static double body_of(const sp *s, const sp_item *it, const double *op_us) {
       rp__sp_in_user(p, &s->part, a[1].image))
     return 0; /* both ends in one memory: nothing moves */
   if (it->piece != RP_NONE) {
-    uint64_t all = copy_bytes(p, it->v);
+    uint64_t all = rp__sp_copy_bytes(p, it->v);
     c = all ? c * (double)s->part.piece[it->piece].bytes / (double)all : c;
   }
   return c;
@@ -133,9 +72,10 @@ static int is_task(const sp_item *it) {
 }
 
 /* Rank k's item i has nothing left to wait for at time t. */
-static int release(rk *r, int k, uint32_t i, double t, heap *q, uint64_t *seq) {
-  ev e = {t, (*seq)++, i, k, is_task(&r[k].s->item[i]) ? EV_READY : EV_MPI};
-  return h_push(q, e);
+static int release(rk *r, int k, uint32_t i, double t, sp_evq *q,
+                   uint64_t *seq) {
+  sp_ev e = {t, (*seq)++, i, k, is_task(&r[k].s->item[i]) ? EV_READY : EV_MPI};
+  return rp__sp_ev_push(q, e);
 }
 
 static rp_status build(rk *r, int nranks, const double *op_us, double scale) {
@@ -197,7 +137,7 @@ static rp_status build(rk *r, int nranks, const double *op_us, double scale) {
 }
 
 static rp_status simulate(rk *r, int nranks, const rp__starpu_net *n) {
-  heap q = {0};
+  sp_evq q = {0};
   uint64_t seq = 0;
   unsigned w = n->workers ? n->workers : 1;
   double bpus = n->gbps * 1e3; /* bytes per us */
@@ -209,22 +149,23 @@ static rp_status simulate(rk *r, int nranks, const rp__starpu_net *n) {
         fail = release(r, k, i, n->launch_us, &q, &seq);
   }
   while (q.n && !fail) {
-    ev e = h_pop(&q);
+    sp_ev e = rp__sp_ev_pop(&q);
     rk *c = &r[e.rank];
     const sp_item *it = &c->s->item[e.item];
     switch (e.kind) {
     case EV_READY:
-      fail = h_push(&c->ready, (ev){e.t, e.item, e.item, e.rank, 0});
+      fail = rp__sp_ev_push(&c->ready, (sp_ev){e.t, e.item, e.item, e.rank, 0});
       break;
     case EV_MPI: {
       double t1 = e.t + n->msg_us;
-      fail = h_push(&q, (ev){t1, seq++, e.item, e.rank, EV_DONE});
+      fail = rp__sp_ev_push(&q, (sp_ev){t1, seq++, e.item, e.rank, EV_DONE});
       if (!fail && it->kind == SP_SEND) {
         const sp_piece *pc = &c->s->part.piece[it->piece];
         double fly = n->latency_us + (bpus > 0 ? (double)pc->bytes / bpus : 0);
         fail = c->to_item[e.item] < 0 ||
-               h_push(&q, (ev){t1 + fly, seq++, (uint32_t)c->to_item[e.item],
-                               it->peer, EV_ARRIVE});
+               rp__sp_ev_push(&q, (sp_ev){t1 + fly, seq++,
+                                          (uint32_t)c->to_item[e.item],
+                                          it->peer, EV_ARRIVE});
       }
       break;
     }
@@ -245,10 +186,10 @@ static rp_status simulate(rk *r, int nranks, const rp__starpu_net *n) {
     }
     /* the rank's free workers take its ready tasks */
     while (!fail && c->busy < w && c->ready.n) {
-      ev x = h_pop(&c->ready);
+      sp_ev x = rp__sp_ev_pop(&c->ready);
       c->busy++;
-      fail = h_push(&q, (ev){e.t + c->body[x.item] + n->task_us, seq++, x.item,
-                             e.rank, EV_DONE});
+      fail = rp__sp_ev_push(&q, (sp_ev){e.t + c->body[x.item] + n->task_us,
+                                        seq++, x.item, e.rank, EV_DONE});
     }
   }
   free(q.e);

@@ -28,7 +28,11 @@
 # analysis' makespan, which has no such costs; pm/ach: pred with the
 # bodies slowed by the ranks sharing memory, as the probe measured), the
 # set-up
-# at n = 8192 against one run, LAST; before it, the overlap of halos with
+# at n = 8192 against one run, and for the mpi backend mpi_p/a (its own
+# model, rp_mpi_predict: its lists after the cut, each task's profiled
+# time, the engine's cost per task and a ping-pong's network on the
+# ranks in use; per rank for Jacobi at the largest n, distributed) and
+# 1st/rep (its create + first run over a replay; target <= 2 at 8192), LAST; before it, the overlap of halos with
 # computation on the mpi backend (issue 35, item 2: its stencils cut into
 # interior and boundary rows, own_ms, against the same backend with them
 # whole, whole_ms, timed alternately in the same run: whole/own > 1 is
@@ -139,6 +143,16 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
     f && /predicted per rank/ { next }
     { f = 0 }' "$OUT/run_jacobi_$last.txt"
   echo
+  grep -h "^mpi backend model" "$OUT/run_jacobi_$last.txt" | head -1
+  echo "the mpi backend's prediction per rank, jacobi n = $NMAX" \
+    "distributed, $last ranks (rp_mpi_predict: its own lists after the" \
+    "cut, each task's profiled time, the ping-pong's network):"
+  awk -v n="$NMAX" '
+    $1 == "jacobi" && $2 == n && $3 == "distributed" { f = 1; next }
+    f && $1 == "mpi_rank" { print; next }
+    f && /^  / { next }
+    { f = 0 }' "$OUT/run_jacobi_$last.txt"
+  echo
   echo "overlap on the mpi backend (own: stencils cut into interior and" \
     "boundary rows; whole: left whole, mode \"whole\"; ms per run):"
   printf "%5s %-6s %-5s %-11s %9s %9s %9s\n" ranks app n form own_ms \
@@ -157,7 +171,7 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
     "(the openmp engine, MPI_Isend/MPI_Irecv tasks); ratio: / mpi_ms"
   printf "%s %s %s\n" "ranks app    n     form        mpi_ms   starpu_ms" \
     "ratio  target results   pred/ach setup_ms first_ms  an/ach  pm/ach" \
-    "  own_ms  ratio  target results   faster own_p/a"
+    "  own_ms  ratio  target results   faster own_p/a mpi_p/a 1st/rep"
   for np in $RANKS; do
     for app in jacobi heat; do
       awk -v np=$np '$1 == "jacobi" || $1 == "heat" {
@@ -167,10 +181,11 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
         ook = !own ? "-" : np == 1 ? "-" : ($16 <= t ? "met" : "MISSED")
         fast = !own ? "-" : $15 < $6 ? "own" : "starpu"
         printf "%5d %-6s %-5s %-11s %8s %10s %6s %6s %-9s %7s %8s %8s " \
-               "%7s %7s %8s %6.3f %6s %-9s %6s %7s\n", np, $1, $2, $3, $5,
-               $6, $7, ok, $8, $10, $11, $12, $13, $14, own ? $15 : "-",
-               own ? $16 : 0, ook, own ? $17 : "-", fast,
-               (NF >= 18 ? $18 : "-") }' \
+               "%7s %7s %8s %6.3f %6s %-9s %6s %7s %7s %7s\n", np, $1, $2,
+               $3, $5, $6, $7, ok, $8, $10, $11, $12, $13, $14,
+               own ? $15 : "-", own ? $16 : 0, ook, own ? $17 : "-", fast,
+               (NF >= 18 ? $18 : "-"), (NF >= 21 ? $21 : "-"),
+               (NF >= 22 ? $22 : "-") }' \
         "$OUT/run_${app}_$np.txt"
     done
   done
@@ -179,13 +194,17 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
     for app in jacobi heat; do
       cat "$OUT/run_${app}_$np.txt" | sed "s/^/$np /"
     done
-  done | awk '$2 == "jacobi" || $2 == "heat" {
+  done | awk -v nmax="$NMAX" '$2 == "jacobi" || $2 == "heat" {
       if ($1 == 1 || NF < 18 || $16 <= 0) next
       t = $3 >= 4096 ? 1.15 : 1.3; cells++
       sm += $8 <= t; om += $17 <= t; of += $16 < $7
-      if (NF >= 19 && $19 > 0) { np++; pin += $19 >= 0.85 && $19 <= 1.15 } }
+      if (NF >= 19 && $19 > 0) { np++; pin += $19 >= 0.85 && $19 <= 1.15 }
+      if (NF >= 22 && $22 > 0) { mp++; min += $22 >= 0.85 && $22 <= 1.15 }
+      if (NF >= 23 && $23 > 0 && $3 == nmax) { su++; sok += $23 <= 2 } }
     END { if (cells) printf "targets met (2 ranks and more): starpu %d, own" \
             " %d of %d cells; own faster than starpu in %d of %d; own" \
-            " predicted within 15%%: %d of %d\n", sm, om, cells, of, cells,
-            pin, np }'
+            " predicted within 15%%: %d of %d (own_p/a), %d of %d" \
+            " (mpi_p/a); own set-up at n = %s within 2 replays: %d of" \
+            " %d\n", sm, om, cells, of, cells, pin, np, min, mp, nmax, sok,
+            su }'
 } | tee -a "$LOG"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "replay/exec.h"
 #include "reprise/backend.h"
 
@@ -22,23 +23,60 @@ static uint64_t tail_len(uint64_t bytes) {
   return (64 - bytes % 64) % 64 + GUARD;
 }
 
+/* Images of at least this many bytes are mapped (mmap: pages the kernel
+ * zeroes when first touched, not zeroed here a second time) on huge
+ * pages where the kernel gives them on request (transparent huge pages in
+ * mode "madvise": a fault per 2 MiB instead of per 4 KiB). Issue 35: on
+ * the 2-core VM a 4096^2 grid's images took 1.5 s to create, in faults
+ * and the zeroing of pages the kernel had zeroed. */
+#define MAPPED (4u << 20)
+
+/* The 2 MiB-aligned middle of [p, p + n) on huge pages; a hint. */
+static void huge_hint(unsigned char *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  enum { HUGE = 2u << 20 };
+  size_t off = (HUGE - (uintptr_t)p % HUGE) % HUGE;
+  size_t len = n > off ? (n - off) / HUGE * HUGE : 0;
+  if (n >= 2 * (size_t)HUGE && len)
+    (void)madvise(p + off, len, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 void *rp_image_alloc(uint64_t bytes) {
   uint64_t body = bytes + tail_len(bytes);
   if (bytes > UINT64_MAX - 2 * GUARD - 64 || body + GUARD > SIZE_MAX)
     return NULL;
-  unsigned char *base = aligned_alloc(64, (size_t)(GUARD + body));
-  if (!base)
-    return NULL;
+  unsigned char *base;
+  if (bytes >= MAPPED) { /* zero already: nothing to clear */
+    base = mmap(NULL, (size_t)(GUARD + body), PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED)
+      return NULL;
+    huge_hint(base, (size_t)(GUARD + body));
+  } else {
+    if (!(base = aligned_alloc(64, (size_t)(GUARD + body))))
+      return NULL;
+    memset(base + GUARD, 0, (size_t)bytes);
+  }
   memset(base, PATTERN, GUARD);
   memcpy(base, &bytes, sizeof bytes);
-  memset(base + GUARD, 0, (size_t)bytes);
   memset(base + GUARD + bytes, PATTERN, (size_t)tail_len(bytes));
   return base + GUARD;
 }
 
 void rp_image_free(void *img) {
-  if (img)
-    free((unsigned char *)img - GUARD);
+  if (!img)
+    return;
+  unsigned char *base = (unsigned char *)img - GUARD;
+  uint64_t bytes;
+  memcpy(&bytes, base, sizeof bytes);
+  if (bytes >= MAPPED)
+    munmap(base, (size_t)(GUARD + bytes + tail_len(bytes)));
+  else
+    free(base);
 }
 
 /* The first damaged byte: < 0 before the image, >= bytes after it; 0 with

@@ -1,3 +1,9 @@
+# The model of a replay (test_mpi_model.c: rp_mpi_simulate on lists made
+# by hand; backends/mpi/rp_mpi.h, no MPI started).
+if(TARGET test_mpi_model)
+  target_include_directories(test_mpi_model PRIVATE
+    ${CMAKE_SOURCE_DIR}/backends/mpi)
+endif()
 # The mpi backend's overlap of halos with computation (issue 35, item 2):
 # an MPI program (not a Criterion test) on 2 and 4 ranks, one thread each,
 # checking the interior and boundary slices of a stencil with a halo, the
@@ -23,5 +29,20 @@ foreach(np 2 4)
            COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
                    -np ${np} $<TARGET_FILE:mpi_split>)
   set_tests_properties(mpi_own_split_np${np} PROPERTIES TIMEOUT 60
+    ENVIRONMENT "${_env}" RUN_SERIAL TRUE)
+endforeach()
+# The mpi backend's prediction of its own replay over the lists it lowered
+# (rp_mpi_predict, backends/mpi/rp_mpi.h): exact figures on 2 and 4 ranks,
+# cut and whole (tests/backends/mpi_predict.c).
+add_executable(mpi_predict ${CMAKE_CURRENT_SOURCE_DIR}/backends/mpi_predict.c)
+target_compile_options(mpi_predict PRIVATE ${RP_WARN})
+target_include_directories(mpi_predict PRIVATE
+  ${CMAKE_SOURCE_DIR}/backends/mpi)
+target_link_libraries(mpi_predict PRIVATE reprise_static MPI::MPI_C)
+foreach(np 2 4)
+  add_test(NAME mpi_own_predict_np${np}
+           COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
+                   -np ${np} $<TARGET_FILE:mpi_predict>)
+  set_tests_properties(mpi_own_predict_np${np} PROPERTIES TIMEOUT 60
     ENVIRONMENT "${_env}" RUN_SERIAL TRUE)
 endforeach()

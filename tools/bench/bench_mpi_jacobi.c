@@ -3,7 +3,9 @@
  * StarPU-MPI (the starpu backend, mode "mpi") and on reprise's own engine
  * (the mpi backend: the openmp engine, nonblocking MPI messages as tasks;
  * the columns own_ms, own_ratio, own_res, and own_p/a its prediction
- * against achieved; --own 0 leaves it out), in two
+ * against achieved; mpi_p/a its own model's, rp_mpi_predict, and
+ * own_1st/rep its create + first run over a replay; --own 0 leaves it
+ * out), in two
  * forms (and the mpi backend with its stencils left whole, mode "whole":
  * whole_ms, and whole/own, what cutting them into interior and boundary
  * rows gains, issue 35; --own-whole 0 leaves it out):
@@ -84,6 +86,7 @@ static double stat0(const rp_exec *x, const char *name) {
   double v = 0;
   return x && rp_exec_stat_get(x, name, &v) == RP_OK ? v : 0;
 }
+#include "rp_mpi.h" /* the mpi plugin's model (docs/mpi.md) */
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -246,8 +249,23 @@ static const rp_param probe_touch_params[] = {{"a", RP_INOUT}};
 static const rp_kernel probe_touch_k =
     RP_KERNEL_DESC(probe_touch, probe_touch_params);
 
+/* The median of 7 runs of x (the slowest rank's), after one untimed. */
+static double median_of_7(rp_exec *x) {
+  double t[7];
+  rp_exec_run(x, 1);
+  for (int r = 0; r < 7; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = rp_clock_us();
+    rp_exec_run(x, 1);
+    double dt = rp_clock_us() - t0;
+    MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+  qsort(t, 7, sizeof *t, cmp_d);
+  return t[3];
+}
+
 static double probe_run(int size, unsigned k, int pingpong, uint32_t *tasks) {
-  double *buf = calloc((size_t)size + 1, sizeof *buf), t[7];
+  double *buf = calloc((size_t)size + 1, sizeof *buf);
   rp_graph *g = NULL;
   rp_exec *x = NULL;
   rp_buf B;
@@ -266,16 +284,7 @@ static double probe_run(int size, unsigned k, int pingpong, uint32_t *tasks) {
   double ntasks;
   if (ok && !rp_exec_stat_get(x, "tasks", &ntasks)) {
     *tasks = (uint32_t)ntasks;
-    rp_exec_run(x, 1);
-    for (int r = 0; r < 7; r++) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      double t0 = rp_clock_us();
-      rp_exec_run(x, 1);
-      double dt = rp_clock_us() - t0;
-      MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    }
-    qsort(t, 7, sizeof *t, cmp_d);
-    med = t[3];
+    med = median_of_7(x);
   }
   rp_exec_destroy(x);
   rp_graph_destroy(g);
@@ -636,6 +645,116 @@ static double max_all(double v) {
   return m;
 }
 
+/* The mpi backend's model (rp_mpi_predict, backends/mpi/rp_mpi.h, issue
+ * 35): its engine's cost per task and per launch from a probe on these
+ * ranks, the messages' latency and bandwidth from a ping-pong between
+ * them (rp_mpi_net_measure); columns mpi_p/a (the prediction of its
+ * replay, cut as it runs, against own_ms) and per rank. */
+#ifdef RP_HAVE_MPI_BACKEND
+static rp_mpi_net own_net;
+
+/* The median of 7 runs (slowest rank) of k tiny kernels in a chain on each
+ * rank's own row of a distributed buffer (no message) on the mpi backend;
+ * *tasks the most engine tasks of a rank. With net: the network model
+ * measured on that exec too. */
+static double own_probe(int size, unsigned k, uint32_t *tasks,
+                        rp_mpi_net *net) {
+  double *buf = calloc((size_t)size + 1, sizeof *buf);
+  rp_graph *g = NULL;
+  rp_exec *x = NULL;
+  rp_buf B;
+  const rp_backend *be;
+  rp_exec_opts o;
+  rp_exec_opts_init(&o);
+  o.nthreads = own_threads;
+  int ok = buf && !rp_graph_create(&g, 0) &&
+           !rp_buffer_register_2d(g, "P", buf, (uint64_t)size, 1, 8, &B);
+  for (unsigned i = 0; ok && i < k; i++)
+    for (int d = 0; ok && d < size; d++) {
+      rp_arg a =
+          rp_arg_buf(rp_box2_elems(B, (uint64_t)d, (uint64_t)d + 1, 0, 1));
+      ok = !rp_record_kernel(g, &probe_touch_k, d, rp_dims3(1, 1, 1), &a, NULL,
+                             NULL);
+    }
+  ok = ok && !rp_buffer_distribute(g, B, (unsigned)size, NULL) &&
+       !rp_graph_end(g) && !rp_backend_find("mpi", &be) &&
+       !rp_exec_create(&x, g, be, &o);
+  double med = -1, nt = 0;
+  if (ok && !rp_exec_stat_get(x, "engine_tasks", &nt)) {
+    uint32_t mine = (uint32_t)nt;
+    MPI_Allreduce(&mine, tasks, 1, MPI_UINT32_T, MPI_MAX, MPI_COMM_WORLD);
+    med = median_of_7(x);
+    if (net && rp_mpi_net_measure(x, 50, 1u << 20, net) != RP_OK && size > 1)
+      fprintf(stderr, "bench_mpi_jacobi: mpi ping-pong failed: %s\n",
+              rp_last_error());
+  }
+  rp_exec_destroy(x);
+  rp_graph_destroy(g);
+  free(buf);
+  return med;
+}
+
+/* own_net: the slope of the probe's time over its tasks (1 and 256
+ * kernels per rank) a task's cost, the rest of the one-kernel run the
+ * launch's; the net by ping-pong. */
+static void own_calibrate(int rank, int size) {
+  enum { K = 256 };
+  uint32_t t1 = 0, tk = 0;
+  own_net = (rp_mpi_net){0, 5, 0, 0};
+  double a = own_probe(size, 1, &t1, &own_net);
+  double b = own_probe(size, K, &tk, NULL);
+  if (a > 0 && b > a && tk > t1) {
+    own_net.task_us = (b - a) / (double)(tk - t1);
+    own_net.launch_us = a > t1 * own_net.task_us ? a - t1 * own_net.task_us : 0;
+  } else if (b > 0 && tk) {
+    own_net.task_us = b / (double)tk;
+  }
+  if (rank == 0)
+    printf("mpi backend model (mpi_p/a): %.2f us + bytes / %.2f GB/s "
+           "(ping-pong, %d ranks); %.3f us per task, %.1f us per launch "
+           "(probe: %u tasks %.1f us, %u tasks %.1f us)\n",
+           own_net.latency_us, own_net.gbps, size, own_net.task_us,
+           own_net.launch_us, t1, a, tk, b);
+}
+
+/* The mpi backend's prediction of exec xo's replay (collective): its
+ * tasks profiled by 5 replays of its own on every rank, each task's
+ * median (xo's grids advance: call it after comparing them), simulated
+ * with own_net; the largest over the ranks, per rank in prk; -1 on a
+ * failure. */
+static double own_predict(rp_exec *xo, double *prk, int size) {
+  double worst = -1;
+  double *nus =
+      xo ? calloc(rp_graph_num_nodes(rp_exec_graph(xo)) + 1, sizeof *nus)
+         : NULL;
+  int ok = nus != NULL, all_ok = 0;
+  for (int k = 0; ok && k < 5; k++) /* each task's median of 5 */
+    ok = rp_exec_profile(xo, nus) == RP_OK;
+  free(nus);
+  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  rp_status rc = all_ok ? rp_mpi_predict(xo, &own_net, NULL, prk) : RP_EINVAL;
+  if (rc != RP_OK) {
+    fprintf(stderr, "bench_mpi_jacobi: mpi backend prediction: %s (%s)\n",
+            all_ok ? rp_status_name(rc) : "profile failed", rp_last_error());
+    return -1;
+  }
+  for (int r = 0; r < size; r++)
+    worst = prk[r] > worst ? prk[r] : worst;
+  return worst;
+}
+#else
+static void own_calibrate(int rank, int size) {
+  (void)rank;
+  (void)size;
+}
+static double own_predict(rp_exec *xo, double *prk, int size) {
+  (void)xo;
+  (void)prk;
+  (void)size;
+  return -1;
+}
+#endif
+
 /* Starts tracing exec x (rp_exec_trace()): its later launches add to the
  * per-rank breakdown print_breakdown() prints. */
 static void trace(rp_exec *x) { rp_exec_trace(x, 1); }
@@ -706,6 +825,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   double *mr = malloc(runs * sizeof *mr); /* this rank's own times */
   double *to = malloc(runs * sizeof *to); /* the own engine's times */
   double *tw = malloc(runs * sizeof *tw); /* the same, stencils whole */
+  double *om = malloc(runs * sizeof *om); /* this rank's own-engine times */
   int wh = own_on && own_whole;
   double *a3 = wh ? malloc(nn * 8) : NULL;
   double *b3 = wh ? malloc(nn * 8) : NULL;
@@ -714,7 +834,8 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   int *cnt = malloc((size_t)size * sizeof *cnt);
   int *dsp = malloc((size_t)size * sizeof *dsp);
   if (!a || !b || !ma || !mb || !la || !lb || !tm || !tr || !mr || !cnt ||
-      !dsp || !to || !tw || (own_on && (!a2 || !b2)) || (wh && (!a3 || !b3))) {
+      !dsp || !to || !tw || !om || (own_on && (!a2 || !b2)) ||
+      (wh && (!a3 || !b3))) {
     fprintf(stderr, "bench_mpi_jacobi: out of memory at n = %llu\n",
             (unsigned long long)n);
     return 2;
@@ -763,10 +884,13 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   }
   double setup = max_all(rp_clock_us() - c0);
   rp_exec *xo = NULL;
+  double own_setup = -1, own_first = -1; /* create, first run (max) */
   if (own_on) { /* its grids from the same initial values */
     memcpy(a2, a, nn * 8);
     memcpy(b2, b, nn * 8);
+    double oc0 = rp_clock_us();
     xo = own_exec(g, a2, b2, nn);
+    own_setup = max_all(rp_clock_us() - oc0);
   }
   rp_exec *xw = NULL;
   if (wh) { /* the same with its stencils whole */
@@ -784,7 +908,8 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
       timed(1, dist, x, n, steps, a, b, la, lb, rank, size, cnt, dsp);
   timed(0, dist, x, n, steps, ma, mb, la, lb, rank, size, cnt, dsp);
   if (xo)
-    timed(2, dist, xo, n, steps, a2, b2, la, lb, rank, size, cnt, dsp);
+    own_first =
+        timed(2, dist, xo, n, steps, a2, b2, la, lb, rank, size, cnt, dsp);
   if (xw)
     timed(3, dist, xw, n, steps, a3, b3, la, lb, rank, size, cnt, dsp);
   memset(th, 0, sizeof th);
@@ -799,6 +924,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
     to[r] =
         xo ? timed(2, dist, xo, n, steps, a2, b2, la, lb, rank, size, cnt, dsp)
            : -1;
+    om[r] = own_us;
     tw[r] =
         xw ? timed(3, dist, xw, n, steps, a3, b3, la, lb, rank, size, cnt, dsp)
            : -1;
@@ -866,13 +992,23 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   if (xo && us && por)
     opred = predict(x, size, &no, us, por);
   free(por);
+  /* the mpi backend's own model of what it runs (rp_mpi_predict: its
+   * lists after the cut, its engine's cost per task, the ping-pong's
+   * network), against its median per rank and overall */
+  double *mprk = calloc((size_t)size + 1, sizeof *mprk);
+  double *mach = rank == 0 ? calloc((size_t)size + 1, sizeof *mach) : NULL;
+  qsort(om, runs, sizeof *om, cmp_d);
+  double omed = om[runs / 2];
+  MPI_Gather(&omed, 1, MPI_DOUBLE, mach, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  double mpred = mprk && xo ? own_predict(xo, mprk, size) : -1;
   free(us);
   int bad = !all_same || (xo && !all_own);
   if (exm_check_lowering(x, "bench_mpi_jacobi"))
     bad = 2;
   if (rank == 0)
     printf("%-6s %6llu %-11s %9u %10.2f %10.2f %7.3f %9s %10.2f %7.3f "
-           "%9.1f %9.1f %7.3f %7.3f %9.2f %9.3f %9s %8.3f %9.2f %9.3f\n",
+           "%9.1f %9.1f %7.3f %7.3f %9.2f %9.3f %9s %8.3f %9.2f %9.3f "
+           "%8.3f %10.2f\n",
            heat ? "heat" : "jacobi", (unsigned long long)n,
            dist ? "distributed" : "replicated", rp_graph_num_nodes(g),
            tm[runs / 2] * 1e-3, tr[runs / 2] * 1e-3,
@@ -884,7 +1020,9 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
            : all_own ? "identical"
                      : "DIFFER",
            opred / to[runs / 2], xw ? tw[runs / 2] * 1e-3 : -1,
-           xw ? tw[runs / 2] / to[runs / 2] : -1);
+           xw ? tw[runs / 2] / to[runs / 2] : -1,
+           xo && mpred > 0 ? mpred / to[runs / 2] : -1,
+           xo ? (own_setup + own_first) / to[runs / 2] : -1);
   print_slices(xo, rank, size);
   if (rank == 0 && ach && pred > 0) {
     printf("  predicted per rank (ms per run, each rank's own median):\n"
@@ -896,6 +1034,17 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   }
   free(prk);
   free(ach);
+  if (rank == 0 && mach && mpred > 0) {
+    printf("  mpi backend predicted per rank (rp_mpi_predict; ms per run, "
+           "each rank's own median; set-up %.2f ms, first run %.2f ms):\n",
+           own_setup * 1e-3, own_first * 1e-3);
+    for (int r = 0; r < size; r++)
+      printf("  mpi_rank %d pred_ms %.3f ach_ms %.3f mpi_p/a %.3f\n", r,
+             mprk[r] * 1e-3, mach[r] * 1e-3,
+             mach[r] > 0 ? mprk[r] / mach[r] : 0);
+  }
+  free(mprk);
+  free(mach);
   char title[64];
   snprintf(title, sizeof title, "%s, n = %llu, %s", heat ? "heat" : "jacobi",
            (unsigned long long)n, dist ? "distributed" : "replicated");
@@ -911,6 +1060,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   free(a3);
   free(b3);
   free(tw);
+  free(om);
   free(to);
   free(a);
   free(b);
@@ -1053,11 +1203,13 @@ int main(int argc, char **argv) {
     printf("bench_mpi_jacobi: %d ranks, %u steps per run (or as listed per "
            "grid), median of %u "
            "runs; net %.1f us + bytes / %.2f GB/s\n%-6s %6s %-11s %9s %10s "
-           "%10s %7s %9s %10s %7s %9s %9s %7s %7s %9s %9s %9s %8s %9s %9s\n",
+           "%10s %7s %9s %10s %7s %9s %9s %7s %7s %9s %9s %9s %8s %9s %9s %8s "
+           "%10s\n",
            size, steps[0], runs, lat, gbps, "app", "n", "form", "graph_ops",
            "mpi_ms", "reprise_ms", "ratio", "results", "pred_ms", "pred/ach",
            "setup_ms", "first_ms", "an/ach", "pm/ach", "own_ms", "own_ratio",
-           "own_res", "own_p/a", "whole_ms", "whole/own");
+           "own_res", "own_p/a", "whole_ms", "whole/own", "mpi_p/a",
+           "own_1st/rep");
   hand_steps = heat ? heat_steps : mpi_steps;
   net_model net = {lat, gbps, 0, 0, 0, 1, 1};
   { /* start StarPU(-MPI) before anything is timed: a tiny exec */
@@ -1086,6 +1238,8 @@ int main(int argc, char **argv) {
     free(tv);
   }
   calibrate(rank, size, &net);
+  if (own_on)
+    own_calibrate(rank, size);
   if (task_us >= 0)
     net.task_us = task_us;
   if (msg_us >= 0)

@@ -1,0 +1,195 @@
+/* The mpi backend's prediction of its own replay (rp_mpi_predict, issue
+ * 35) over what it really lowered on each rank: the lists after the cut
+ * into interior and boundary slices. Run under mpirun on 2 and 4 ranks
+ * (tests/backends/mpi.cmake); exit status 0 on success.
+ *
+ * The graph: one device per rank, grids A and B distributed, ROWS = 8
+ * rows of 16 doubles (128 bytes) each per rank; STEPS = 2 steps of a copy
+ * (B = A over the device's rows) and a stencil (halo 1 along y: it reads
+ * its rows of B and one row on either side, writes its rows of A). Costs
+ * given per operation: the copy kernel 100 us, the stencil 800 us (100
+ * per row), everything else 0; model: no cost per task or launch, 128
+ * bytes per us (a halo row takes 1 us more than the latency).
+ *
+ * Cut (mode "mpi"), latency 50 us, every rank: per step the copy 100, the
+ * sends (arriving 51 us later), the interior (7 rows: 700; between two
+ * neighbours 6 rows, 600, then two boundary rows), the receives (arrived
+ * long before), the boundary rows: 900 per step, 1800 in all.
+ * Whole (mode "whole"), latency 50: copy 0-100, the halo arrives 151, the
+ * stencil 151-951; copy 951-1051, arrival 1102, stencil 1102-1902: 1902.
+ * On 2 ranks with a latency of 1000 us: cut, copy 0-100, arrival 1101,
+ * interior 100-800, boundary 1101-1201; copy 1201-1301, arrival 2302,
+ * interior to 2001, boundary 2302-2402: 2402; whole, copy 0-100, stencil
+ * 1101-1901, copy 1901-2001, stencil 3002-3802: 3802.
+ *
+ * And the exec's own profile: before any rp_exec_profile() the prediction
+ * from it is refused (RP_EINVAL on every rank); after one, it is made, and
+ * it is at least the stencils' and copies' profiled bodies on the rank.
+ * And rp_mpi_net_measure: a latency and a bandwidth, the same on every
+ * rank, the engine's figures left as they were. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "reprise.h"
+#include "reprise/backend.h"
+#include "reprise/kernel.h"
+#include "rp_mpi.h"
+
+enum { ROWS = 8, COLS = 16, STEPS = 2 };
+
+static int me, nranks, bad;
+
+RP_KERNEL(pd_copy, {
+  uint64_t r0 = (uint64_t)RP_VAL(int64_t, 2), i = (r0 + RP_Y) * COLS + RP_X;
+  RP_PTR(double, 1)[i] = RP_PTR(const double, 0)[i];
+})
+RP_KERNEL(pd_sten, {
+  const double *b = RP_PTR(const double, 0);
+  uint64_t n = (uint64_t)RP_VAL(int64_t, 2);
+  uint64_t r = (uint64_t)RP_VAL(int64_t, 3) + RP_Y, i = r * COLS + RP_X;
+  RP_PTR(double, 1)
+  [i] = r > 0 && r + 1 < n ? 0.5 * b[i] + 0.25 * (b[i - COLS] + b[i + COLS])
+                           : b[i];
+})
+static const rp_param copy_params[] = {
+    {"src", RP_IN}, {"dst", RP_OUT}, {"r0", RP_SCALAR}};
+static const rp_param sten_params[] = {
+    {"src", RP_IN}, {"dst", RP_OUT}, {"n", RP_SCALAR}, {"r0", RP_SCALAR}};
+static const rp_kernel copy_k = RP_KERNEL_DESC(pd_copy, copy_params);
+static const rp_kernel sten_k =
+    RP_KERNEL_DESC_HALO(pd_sten, sten_params, 0, 1, 0);
+
+static int record(rp_graph *g, double *a, double *b) {
+  uint64_t n = (uint64_t)nranks * ROWS;
+  rp_buf A, B;
+  if (rp_buffer_register_2d(g, "A", a, n, COLS, 8, &A) ||
+      rp_buffer_register_2d(g, "B", b, n, COLS, 8, &B))
+    return 1;
+  for (int s = 0; s < STEPS; s++) {
+    for (int d = 0; d < nranks; d++) {
+      uint64_t r0 = (uint64_t)d * ROWS;
+      rp_arg args[3] = {rp_arg_buf(rp_box2_elems(A, r0, r0 + ROWS, 0, COLS)),
+                        rp_arg_buf(rp_box2_elems(B, r0, r0 + ROWS, 0, COLS)),
+                        rp_arg_i64((int64_t)r0)};
+      if (rp_record_kernel(g, &copy_k, d, rp_dims3(COLS, ROWS, 1), args, NULL,
+                           NULL))
+        return 1;
+    }
+    for (int d = 0; d < nranks; d++) {
+      uint64_t r0 = (uint64_t)d * ROWS, lo = r0 ? r0 - 1 : 0;
+      uint64_t hi = r0 + ROWS < n ? r0 + ROWS + 1 : n;
+      rp_arg args[4] = {rp_arg_buf(rp_box2_elems(B, lo, hi, 0, COLS)),
+                        rp_arg_buf(rp_box2_elems(A, r0, r0 + ROWS, 0, COLS)),
+                        rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
+      if (rp_record_kernel(g, &sten_k, d, rp_dims3(COLS, ROWS, 1), args, NULL,
+                           NULL))
+        return 1;
+    }
+  }
+  return rp_buffer_distribute(g, A, (unsigned)nranks, NULL) ||
+         rp_buffer_distribute(g, B, (unsigned)nranks, NULL) || rp_graph_end(g);
+}
+
+static void check(int cond, const char *what) {
+  if (!cond) {
+    fprintf(stderr, "mpi_predict: rank %d: %s\n", me, what);
+    bad = 1;
+  }
+}
+
+/* Exec x's prediction with the costs above and latency lat is want us on
+ * every rank. */
+static void predicts(rp_exec *x, double lat, double want, const char *what) {
+  const rp_graph *g = rp_exec_graph(x);
+  uint32_t nop = rp_graph_num_nodes(g);
+  double *us = calloc(nop + 1, sizeof *us), t[16];
+  for (uint32_t i = 0; us && i < nop; i++) {
+    rp_node_info ni;
+    if (rp_node_info_get(g, i, &ni) == RP_OK && ni.type == RP_OP_KERNEL)
+      us[i] = ni.kernel == &copy_k ? 100 : ni.kernel == &sten_k ? 800 : 0;
+  }
+  rp_mpi_net n = {lat, 0.128, 0, 0};
+  rp_status rc = us ? rp_mpi_predict(x, &n, us, t) : RP_ENOMEM;
+  check(rc == RP_OK, what);
+  for (int r = 0; rc == RP_OK && r < nranks; r++)
+    if (t[r] < want - 1e-6 || t[r] > want + 1e-6) {
+      fprintf(stderr, "mpi_predict: %s: rank %d predicted %.6f us, not %g\n",
+              what, r, t[r], want);
+      bad = 1;
+    }
+  free(us);
+}
+
+static rp_exec *make(rp_graph *g, const char *mode) {
+  const rp_backend *be;
+  rp_exec_opts o;
+  rp_exec *x = NULL;
+  rp_exec_opts_init(&o);
+  o.mode = mode;
+  o.nthreads = 1;
+  if (rp_backend_find("mpi", &be) || rp_exec_create(&x, g, be, &o)) {
+    fprintf(stderr, "mpi_predict: rank %d: %s\n", me, rp_last_error());
+    return NULL;
+  }
+  return x;
+}
+
+int main(int argc, char **argv) {
+  int level;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  size_t cells = (size_t)nranks * ROWS * COLS;
+  double *a = calloc(cells, 8), *b = calloc(cells, 8);
+  rp_graph *g = NULL;
+  if (!a || !b || rp_graph_create(&g, 0) || record(g, a, b)) {
+    fprintf(stderr, "mpi_predict: rank %d: record: %s\n", me, rp_last_error());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  rp_exec *cut = make(g, "mpi"), *whole = make(g, "whole");
+  if (!cut || !whole)
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  predicts(cut, 50, 1800, "cut, latency 50");
+  predicts(whole, 50, 1902, "whole, latency 50");
+  if (nranks == 2) {
+    predicts(cut, 1000, 2402, "cut, latency 1000");
+    predicts(whole, 1000, 3802, "whole, latency 1000");
+  }
+  /* from the exec's own profile: refused before one, made after */
+  rp_mpi_net n = {1, 1, 0, 0};
+  double t[16], *nus = calloc(rp_graph_num_nodes(g) + 1, sizeof *nus);
+  check(rp_mpi_predict(cut, &n, NULL, t) == RP_EINVAL,
+        "a prediction from no profile was made");
+  check(nus && rp_exec_profile(cut, nus) == RP_OK, "rp_exec_profile failed");
+  double mine = 0;
+  for (uint32_t i = 0; nus && i < rp_graph_num_nodes(g); i++)
+    mine += nus[i];
+  check(rp_mpi_predict(cut, &n, NULL, t) == RP_OK,
+        "no prediction from the exec's profile");
+  check(t[me] >= mine * (1 - 1e-9),
+        "predicted less than the rank's profiled bodies");
+  check(rp_mpi_predict(NULL, &n, NULL, t) == RP_EINVAL, "NULL exec taken");
+  /* the network model measured between the ranks: figures on every rank,
+   * the same on every rank */
+  rp_mpi_net m = {0, 5, 7, 9}, m0;
+  check(rp_mpi_net_measure(cut, 10, 1u << 16, &m) == RP_OK,
+        "rp_mpi_net_measure failed");
+  check(m.latency_us > 0 && m.gbps > 0 && m.task_us == 7 && m.launch_us == 9,
+        "a network model without latency or bandwidth");
+  m0 = m;
+  MPI_Bcast(&m0, sizeof m0, MPI_BYTE, 0, MPI_COMM_WORLD);
+  check(!memcmp(&m0, &m, sizeof m), "ranks measured different models");
+  free(nus);
+  rp_exec_destroy(cut);
+  rp_exec_destroy(whole);
+  rp_graph_destroy(g);
+  free(a);
+  free(b);
+  int any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (me == 0)
+    printf("mpi_predict: %d ranks: %s\n", nranks, any ? "FAILED" : "ok");
+  MPI_Finalize();
+  return any;
+}
