@@ -935,6 +935,163 @@ static int word_cmp(const void *a, const void *b) {
   return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* The words: the pending edges pd (np, sorted by class and source) by
+ * 64 LANES at most, of one class, into wd (nw of them, returned), then in
+ * order of their first sources; wq[q]: edge q's word; byto: (target,
+ * edge) by target; *first and *top: the first source and the last
+ * target. */
+static uint32_t make_words(const struct pend *pd, uint32_t np, struct word *wd,
+                           uint32_t *wq, struct pend *byto, struct pend *stmp,
+                           uint32_t *first, uint32_t *top) {
+  uint32_t nw = 0;
+  *top = 0;
+  *first = RP_NONE;
+  for (uint32_t q = 0; q < np; q++) {
+    if (!q || wd[nw - 1].n == 64 * LANES ||
+        len_class(&pd[q]) != len_class(&pd[q - 1]))
+      wd[nw++] = (struct word){pd[q].from, pd[q].to, q, q, 0, 1, NULL};
+    struct word *w = &wd[nw - 1];
+    w->n++;
+    if (pd[q].to > w->hi)
+      w->hi = pd[q].to;
+    if (pd[q].to > *top)
+      *top = pd[q].to;
+    if (pd[q].from < *first)
+      *first = pd[q].from;
+  }
+  qsort(wd, nw, sizeof *wd, word_cmp);
+  for (uint32_t k = 0; k < nw; k++)
+    for (uint32_t q = wd[k].q0; q < wd[k].q0 + wd[k].n; q++) {
+      wq[q] = k;
+      byto[q] = (struct pend){pd[q].to, q};
+    }
+  pend_sort(byto, stmp, np, BY_FROM); /* indices increase among equals */
+  return nw;
+}
+
+/* The words of wd (nw) from *nextw whose first source is v go live (onto
+ * live, *nlive of them), each with its array of sets; -1: out of memory
+ * (the words made live so far keep theirs, to free). */
+static int open_words(struct word *wd, uint32_t nw, uint32_t *nextw, uint32_t v,
+                      uint32_t *live, uint32_t *nlive) {
+  for (; *nextw < nw && wd[*nextw].lo == v; (*nextw)++) {
+    struct word *w = &wd[*nextw];
+    w->nl = w->n > 64 ? LANES : 1; /* a word of few edges stays narrow */
+    if (!(w->R = malloc(((size_t)w->hi - w->lo + 1) * w->nl * sizeof *w->R)))
+      return -1;
+    live[(*nlive)++] = *nextw;
+  }
+  return 0;
+}
+
+/* Node v's set in every live word: the sources of its pending edges
+ * starting at v, and the sets of its predecessors (one lane for a word
+ * of at most 64 edges, else LANES). */
+static void sweep_node(const rp_graph *g, const struct pend *pd,
+                       struct word *wd, const uint32_t *live, uint32_t nlive,
+                       uint32_t v) {
+  uint32_t e0 = g->pred_off[v], e1 = g->pred_off[v + 1];
+  for (uint32_t a = 0; a < nlive; a++) {
+    struct word *w = &wd[live[a]];
+    uint32_t q1 = w->q0 + w->n;
+    uint64_t x[LANES] = {0};
+    for (; w->next < q1 && pd[w->next].from == v; w->next++) {
+      uint32_t i = w->next - w->q0;
+      x[i / 64] |= 1ull << (i % 64);
+    }
+    uint64_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
+    if (w->nl == 1) {
+      for (uint32_t e = e0; e < e1; e++) {
+        uint32_t p = g->edge[e].from;
+        if (p >= w->lo)
+          x0 |= w->R[p - w->lo];
+      }
+      w->R[v - w->lo] = x0;
+      continue;
+    }
+    for (uint32_t e = e0; e < e1; e++) {
+      uint32_t p = g->edge[e].from;
+      if (p >= w->lo) {
+        const uint64_t *rp = w->R + (size_t)(p - w->lo) * LANES;
+        x0 |= rp[0];
+        x1 |= rp[1];
+        x2 |= rp[2];
+        x3 |= rp[3];
+      }
+    }
+    uint64_t *rv = w->R + (size_t)(v - w->lo) * LANES;
+    rv[0] = x0;
+    rv[1] = x1;
+    rv[2] = x2;
+    rv[3] = x3;
+  }
+}
+
+/* The pending edges ending at v (byto from *ct): each one implied by
+ * another predecessor of v goes into dead (its edge index). */
+static void settle_targets(const rp_graph *g, const struct pend *pd,
+                           uint32_t np, const struct word *wd,
+                           const uint32_t *wq, const struct pend *byto,
+                           uint32_t *ct, uint32_t v, uint32_t *dead,
+                           uint32_t *ndead) {
+  uint32_t e0 = g->pred_off[v], e1 = g->pred_off[v + 1];
+  for (; *ct < np && byto[*ct].from == v; (*ct)++) {
+    uint32_t q = byto[*ct].to, c = pd[q].from, at = RP_NONE;
+    const struct word *w = &wd[wq[q]];
+    uint32_t i = q - w->q0, lane = i / 64;
+    uint64_t bit = 1ull << (i % 64);
+    int implied = 0;
+    for (uint32_t e = e0; e < e1; e++) {
+      uint32_t p = g->edge[e].from;
+      if (p == c)
+        at = e;
+      else if (p >= w->lo && (w->R[(size_t)(p - w->lo) * w->nl + lane] & bit))
+        implied = 1;
+    }
+    if (implied && at != RP_NONE)
+      dead[(*ndead)++] = at;
+  }
+}
+
+/* The live words past their last target, v, freed and taken off live. */
+static void close_words(struct word *wd, uint32_t *live, uint32_t *nlive,
+                        uint32_t v) {
+  for (uint32_t a = 0; a < *nlive;)
+    if (wd[live[a]].hi == v) {
+      free(wd[live[a]].R);
+      wd[live[a]].R = NULL;
+      live[a] = live[--*nlive];
+    } else {
+      a++;
+    }
+}
+
+/* Drops edges dead (ndead edge indices, in order of targets) from g's
+ * nend nodes; each target's predecessors stay together. */
+static void drop_edges(rp_graph *g, uint32_t nend, uint32_t *dead,
+                       uint32_t ndead) {
+  /* In order of targets, so nearly sorted: insertion. */
+  for (uint32_t a = 1; a < ndead; a++) {
+    uint32_t x = dead[a], b = a;
+    for (; b > 0 && dead[b - 1] > x; b--)
+      dead[b] = dead[b - 1];
+    dead[b] = x;
+  }
+  uint32_t w = 0, k = 0, v = 0, n = nend;
+  for (uint32_t e = 0; e < g->nedge; e++) {
+    while (v < n && g->pred_off[v + 1] <= e)
+      g->pred_off[++v] = w; /* node v's predecessors start here */
+    if (k < ndead && dead[k] == e) {
+      k++;
+      continue;
+    }
+    g->edge[w++] = g->edge[e];
+  }
+  while (v < n)
+    g->pred_off[++v] = w;
+  g->nedge = w;
+}
+
 /* A pending edge c -> t is implied iff c reaches another predecessor of
  * t: every path from c to t of two edges or more ends with one. One sweep
  * over the nodes, from the first source to the last target, decides them
@@ -947,7 +1104,9 @@ static int word_cmp(const void *a, const void *b) {
  * union of the node's predecessors' sets, in an array of its own. At a
  * target, the union over its other predecessors decides. A node costs
  * a word per lane of each live word and predecessor, read in program
- * order (one lane for a word of at most 64 edges, else four). */
+ * order (one lane for a word of at most 64 edges, else four). Steps:
+ * make_words, then per node open_words, sweep_node, settle_targets and
+ * close_words; at the end drop_edges. */
 int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
   if (!r || !r->npd)
     return 0;
@@ -964,128 +1123,23 @@ int rp__reduce_settle(rp_graph *g, rp__reduce *r) {
   pend_sort(pd, stmp, np, BY_CLASS);
   if (!(byto = malloc((size_t)np * sizeof *byto)) ||
       !(dead = malloc((size_t)np * sizeof *dead)) ||
-      !(wd = calloc(np, sizeof *wd)) || !(live = malloc(np * sizeof *live)))
+      !(wd = calloc(np, sizeof *wd)) || !(live = malloc(np * sizeof *live)) ||
+      !(wq = malloc((size_t)np * sizeof *wq)))
     goto out;
-  /* Words: 64 edges at most, of one class; then in order of their first
-   * sources. */
-  uint32_t top = 0, first = RP_NONE;
-  if (!(wq = malloc((size_t)np * sizeof *wq)))
-    goto out;
-  nw = 0;
-  for (uint32_t q = 0; q < np; q++) {
-    if (!q || wd[nw - 1].n == 64 * LANES ||
-        len_class(&pd[q]) != len_class(&pd[q - 1]))
-      wd[nw++] = (struct word){pd[q].from, pd[q].to, q, q, 0, 1, NULL};
-    struct word *w = &wd[nw - 1];
-    w->n++;
-    if (pd[q].to > w->hi)
-      w->hi = pd[q].to;
-    if (pd[q].to > top)
-      top = pd[q].to;
-    if (pd[q].from < first)
-      first = pd[q].from;
-  }
-  qsort(wd, nw, sizeof *wd, word_cmp);
-  for (uint32_t k = 0; k < nw; k++)
-    for (uint32_t q = wd[k].q0; q < wd[k].q0 + wd[k].n; q++) {
-      wq[q] = k;
-      byto[q] = (struct pend){pd[q].to, q};
-    }
-  pend_sort(byto, stmp, np, BY_FROM); /* indices increase among equals */
+  uint32_t top, first;
+  nw = make_words(pd, np, wd, wq, byto, stmp, &first, &top);
   uint32_t nextw = 0, ct = 0;
   for (uint32_t v = first; v <= top; v++) {
     if (!nlive && nextw < nw && wd[nextw].lo > v)
       v = wd[nextw].lo; /* nothing live in between */
-    for (; nextw < nw && wd[nextw].lo == v; nextw++) {
-      struct word *w = &wd[nextw];
-      w->nl = w->n > 64 ? LANES : 1; /* a word of few edges stays narrow */
-      if (!(w->R = malloc(((size_t)w->hi - w->lo + 1) * w->nl * sizeof *w->R)))
-        goto out;
-      live[nlive++] = nextw;
-    }
-    uint32_t e0 = g->pred_off[v], e1 = g->pred_off[v + 1];
-    for (uint32_t a = 0; a < nlive; a++) {
-      struct word *w = &wd[live[a]];
-      uint32_t q1 = w->q0 + w->n;
-      uint64_t x[LANES] = {0};
-      for (; w->next < q1 && pd[w->next].from == v; w->next++) {
-        uint32_t i = w->next - w->q0;
-        x[i / 64] |= 1ull << (i % 64);
-      }
-      uint64_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-      if (w->nl == 1) {
-        for (uint32_t e = e0; e < e1; e++) {
-          uint32_t p = g->edge[e].from;
-          if (p >= w->lo)
-            x0 |= w->R[p - w->lo];
-        }
-        w->R[v - w->lo] = x0;
-        continue;
-      }
-      for (uint32_t e = e0; e < e1; e++) {
-        uint32_t p = g->edge[e].from;
-        if (p >= w->lo) {
-          const uint64_t *rp = w->R + (size_t)(p - w->lo) * LANES;
-          x0 |= rp[0];
-          x1 |= rp[1];
-          x2 |= rp[2];
-          x3 |= rp[3];
-        }
-      }
-      uint64_t *rv = w->R + (size_t)(v - w->lo) * LANES;
-      rv[0] = x0;
-      rv[1] = x1;
-      rv[2] = x2;
-      rv[3] = x3;
-    }
-    for (; ct < np && byto[ct].from == v; ct++) {
-      uint32_t q = byto[ct].to, c = pd[q].from, at = RP_NONE;
-      const struct word *w = &wd[wq[q]];
-      uint32_t i = q - w->q0, lane = i / 64;
-      uint64_t bit = 1ull << (i % 64);
-      int implied = 0;
-      for (uint32_t e = e0; e < e1; e++) {
-        uint32_t p = g->edge[e].from;
-        if (p == c)
-          at = e;
-        else if (p >= w->lo && (w->R[(size_t)(p - w->lo) * w->nl + lane] & bit))
-          implied = 1;
-      }
-      if (implied && at != RP_NONE)
-        dead[ndead++] = at;
-    }
-    for (uint32_t a = 0; a < nlive;) /* words past their last target */
-      if (wd[live[a]].hi == v) {
-        free(wd[live[a]].R);
-        wd[live[a]].R = NULL;
-        live[a] = live[--nlive];
-      } else {
-        a++;
-      }
+    if (open_words(wd, nw, &nextw, v, live, &nlive))
+      goto out;
+    sweep_node(g, pd, wd, live, nlive, v);
+    settle_targets(g, pd, np, wd, wq, byto, &ct, v, dead, &ndead);
+    close_words(wd, live, &nlive, v);
   }
-  /* Drop the implied edges; each target's predecessors stay together. */
-  if (ndead) {
-    /* In order of targets, so nearly sorted: insertion. */
-    for (uint32_t a = 1; a < ndead; a++) {
-      uint32_t x = dead[a], b = a;
-      for (; b > 0 && dead[b - 1] > x; b--)
-        dead[b] = dead[b - 1];
-      dead[b] = x;
-    }
-    uint32_t w = 0, k = 0, v = 0, n = r->nend;
-    for (uint32_t e = 0; e < g->nedge; e++) {
-      while (v < n && g->pred_off[v + 1] <= e)
-        g->pred_off[++v] = w; /* node v's predecessors start here */
-      if (k < ndead && dead[k] == e) {
-        k++;
-        continue;
-      }
-      g->edge[w++] = g->edge[e];
-    }
-    while (v < n)
-      g->pred_off[++v] = w;
-    g->nedge = w;
-  }
+  if (ndead)
+    drop_edges(g, r->nend, dead, ndead);
   r->npd = 0;
   st = 0;
 out:
