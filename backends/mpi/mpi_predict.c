@@ -284,7 +284,7 @@ rp_status rp_mpi_predict(const rp_exec *x, const rp_mpi_net *n,
   if (rc == RP_OK && m->rank == 0)
     rc = !n ? RP_EINVAL
             : simulate_all(desc, succ, cnt, nr, n, op_us,
-                           rp_graph_num_nodes(rp_exec_graph(x)), rank_us);
+                           m->p->nnode + m->p->nelided, rank_us);
   /* every rank learns rank 0's status and figures */
   int code = (int)rc;
   if (rc != RP_ENODEV &&

@@ -27,6 +27,7 @@
  * it is at least the stencils' and copies' profiled bodies on the rank.
  * And rp_mpi_net_measure: a latency and a bandwidth, the same on every
  * rank, the engine's figures left as they were. */
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,17 +99,23 @@ static void check(int cond, const char *what) {
   }
 }
 
-/* Exec x's prediction with the costs above and latency lat is want us on
- * every rank. */
-static void predicts(rp_exec *x, double lat, double want, const char *what) {
+/* The costs above, per operation of x's graph (nop + 1 entries). */
+static double *costs(const rp_exec *x) {
   const rp_graph *g = rp_exec_graph(x);
   uint32_t nop = rp_graph_num_nodes(g);
-  double *us = calloc(nop + 1, sizeof *us), t[16];
+  double *us = calloc(nop + 1, sizeof *us);
   for (uint32_t i = 0; us && i < nop; i++) {
     rp_node_info ni;
     if (rp_node_info_get(g, i, &ni) == RP_OK && ni.type == RP_OP_KERNEL)
       us[i] = ni.kernel == &copy_k ? 100 : ni.kernel == &sten_k ? 800 : 0;
   }
+  return us;
+}
+
+/* Exec x's prediction with the costs above and latency lat is want us on
+ * every rank. */
+static void predicts(rp_exec *x, double lat, double want, const char *what) {
+  double *us = costs(x), t[16];
   rp_mpi_net n = {lat, 0.128, 0, 0};
   rp_status rc = us ? rp_mpi_predict(x, &n, us, t) : RP_ENOMEM;
   check(rc == RP_OK, what);
@@ -118,6 +125,79 @@ static void predicts(rp_exec *x, double lat, double want, const char *what) {
               what, r, t[r], want);
       bad = 1;
     }
+  free(us);
+}
+
+/* rp_exec_predict() on exec x with model m (nm pairs) and op_us gives
+ * exactly rp_mpi_predict with net n, on every rank. */
+static void public_equals(rp_exec *x, const rp_exec_stat *m, unsigned nm,
+                          const rp_mpi_net *n, const double *op_us,
+                          const char *what) {
+  double pub[16] = {0}, own[16] = {0};
+  rp_status a = rp_exec_predict(x, m, nm, op_us, (unsigned)nranks, pub);
+  rp_status b = rp_mpi_predict(x, n, op_us, own);
+  if (a != RP_OK || b != RP_OK)
+    fprintf(stderr, "mpi_predict: %s: %s / %s: %s\n", what, rp_status_name(a),
+            rp_status_name(b), rp_last_error());
+  check(a == RP_OK && b == RP_OK, what);
+  check(!memcmp(pub, own, sizeof pub), what);
+}
+
+/* The public path (rp_exec_predict(), the table's predict entry): the
+ * backend's own prediction exactly, from given costs and from its
+ * profile; bad parameters refused with a message; the network measured
+ * by a measuring prediction and its figures then in rp_exec_stats(). */
+static void public_path(rp_exec *x) {
+  double *us = costs(x), t[16];
+  const rp_exec_stat m[] = {{"latency_us", 50}, {"gbps", 0.128}};
+  rp_mpi_net n = {50, 0.128, 0, 0};
+  public_equals(x, m, 2, &n, us, "public, costs given");
+  check(rp_exec_predict(x, m, 2, us, (unsigned)nranks, t) == RP_OK &&
+            t[0] == 1800 && t[nranks - 1] == 1800,
+        "public prediction not 1800 us");
+  const rp_exec_stat all[] = {
+      {"latency_us", 3}, {"gbps", 2}, {"task_us", 0.5}, {"launch_us", 7}};
+  rp_mpi_net nall = {3, 2, 0.5, 7};
+  public_equals(x, all, 4, &nall, NULL, "public, own profile");
+  rp_mpi_net none = {0, 0, 0, 0};
+  public_equals(x, NULL, 0, &none, us, "public, defaults");
+  const rp_exec_stat bad_m[] = {{"msg_us", 1},         {"latency_us", -1},
+                                {"gbps", INFINITY},    {"task_us", NAN},
+                                {"measure_reps", 1.5}, {NULL, 1}};
+  for (size_t i = 0; i < sizeof bad_m / sizeof *bad_m; i++) {
+    check(rp_exec_predict(x, &bad_m[i], 1, us, (unsigned)nranks, t) ==
+              RP_EINVAL,
+          "a bad model parameter taken");
+    check(strstr(rp_last_error(), "rp_exec_predict: mpi: no model parameter") !=
+              NULL,
+          "no message naming the parameter");
+  }
+  check(rp_exec_predict(x, m, 2, us, (unsigned)nranks + 1, t) == RP_EINVAL &&
+            strstr(rp_last_error(), "ranks asked") != NULL,
+        "a prediction on other ranks than the exec's taken");
+  double v = -1;
+  check(rp_exec_stat_get(x, "net_latency_us", &v) == RP_ENOTFOUND,
+        "net figures before any measure");
+  /* measured: the figures kept, the same on every rank, and the
+   * prediction the one with them */
+  const rp_exec_stat meas[] = {{"latency_us", 1e6},
+                               {"measure_reps", 10},
+                               {"measure_bytes", 65536},
+                               {"task_us", 2}};
+  double pub[16] = {0}, own[16] = {0}, lat = -1, bw = -1;
+  check(rp_exec_predict(x, meas, 4, us, (unsigned)nranks, pub) == RP_OK,
+        "no measuring prediction");
+  check(rp_exec_stat_get(x, "net_latency_us", &lat) == RP_OK &&
+            rp_exec_stat_get(x, "net_gbps", &bw) == RP_OK,
+        "no net figures after a measuring prediction");
+  check(lat > 0 && lat < 1e6 && bw > 0, "net figures out of range");
+  double fig[2] = {lat, bw}, fig0[2] = {lat, bw};
+  MPI_Bcast(fig0, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  check(!memcmp(fig, fig0, sizeof fig), "ranks kept different net figures");
+  rp_mpi_net nm = {lat, bw, 2, 0};
+  check(rp_mpi_predict(x, &nm, us, own) == RP_OK &&
+            !memcmp(pub, own, sizeof pub),
+        "the measuring prediction is not the one with its figures");
   free(us);
 }
 
@@ -170,6 +250,7 @@ int main(int argc, char **argv) {
   check(t[me] >= mine * (1 - 1e-9),
         "predicted less than the rank's profiled bodies");
   check(rp_mpi_predict(NULL, &n, NULL, t) == RP_EINVAL, "NULL exec taken");
+  public_path(cut);
   /* the network model measured between the ranks: figures on every rank,
    * the same on every rank */
   rp_mpi_net m = {0, 5, 7, 9}, m0;
