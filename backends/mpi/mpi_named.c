@@ -11,28 +11,32 @@
 
 static int bad(double v) { return !isfinite(v) || v < 0; }
 
-/* Parameter `name` of value v into the model (or the ping-pong's reps and
- * bytes): 1 when known and in range. */
-static int set_param(rp_mpi_net *n, double *reps, double *bytes,
-                     const char *name, double v) {
-  if (bad(v))
-    return 0;
-  if (!strcmp(name, "latency_us"))
-    n->latency_us = v;
-  else if (!strcmp(name, "gbps"))
-    n->gbps = v;
-  else if (!strcmp(name, "task_us"))
-    n->task_us = v;
-  else if (!strcmp(name, "launch_us"))
-    n->launch_us = v;
-  else if (!strcmp(name, "measure_reps") && v <= 1e6 && v == floor(v))
-    *reps = v;
-  else if (!strcmp(name, "measure_bytes") && v <= (double)(1u << 30) &&
-           v == floor(v))
-    *bytes = v;
-  else
-    return 0;
-  return 1;
+/* The parameters' names, their largest values, and which are counts. */
+static const char *const names[] = {"latency_us",   "gbps",
+                                    "task_us",      "launch_us",
+                                    "measure_reps", "measure_bytes"};
+enum { NPARAM = sizeof names / sizeof *names, NFIG = 4 };
+static const double most[NPARAM] = {INFINITY, INFINITY, INFINITY,
+                                    INFINITY, 1e6,      1 << 30};
+
+/* Pair p into *slot[k] for its name k: 1 when known and in range (the
+ * figures finite and not negative, the ping-pong's whole numbers);
+ * otherwise 0, exec m's error naming it. */
+static int set_param(mstate *m, double *const slot[NPARAM],
+                     const rp_exec_stat *p) {
+  const double v = p->value;
+  for (int k = 0; p->name && k < NPARAM; k++)
+    if (!strcmp(p->name, names[k]) && !bad(v) && v <= most[k] &&
+        (k < NFIG || v == floor(v))) {
+      *slot[k] = v;
+      return 1;
+    }
+  rp_exec_set_error(m->x,
+                    "mpi: no model parameter \"%s\" of value %g "
+                    "(latency_us, gbps, task_us, launch_us, measure_reps, "
+                    "measure_bytes)",
+                    p->name ? p->name : "(null)", v);
+  return 0;
 }
 
 rp_status rp__mpi_predict_named(void *state, const rp_exec_stat *model,
@@ -41,17 +45,11 @@ rp_status rp__mpi_predict_named(void *state, const rp_exec_stat *model,
   mstate *m = state;
   rp_mpi_net n = {0, 0, 0, 0};
   double reps = 0, bytes = 0;
+  double *const slot[NPARAM] = {&n.latency_us, &n.gbps, &n.task_us,
+                                &n.launch_us,  &reps,   &bytes};
   for (unsigned i = 0; i < nmodel; i++)
-    if (!model[i].name ||
-        !set_param(&n, &reps, &bytes, model[i].name, model[i].value)) {
-      rp_exec_set_error(m->x,
-                        "mpi: no model parameter \"%s\" of value %g "
-                        "(latency_us, gbps, task_us, launch_us, "
-                        "measure_reps, measure_bytes)",
-                        model[i].name ? model[i].name : "(null)",
-                        model[i].value);
+    if (!set_param(m, slot, &model[i]))
       return RP_EINVAL;
-    }
   if (nranks != (unsigned)m->nranks) {
     rp_exec_set_error(m->x, "mpi: %u ranks asked: the exec has %d", nranks,
                       m->nranks);
