@@ -112,7 +112,7 @@ void rp__mpi_bind(mstate *m);
 void rp__mpi_lower_free(mstate *m);
 
 /* Profiles kept per task (their median is the task's body in
- * rp_mpi_predict). */
+ * rp__mpi_predict). */
 enum { MI_PROFILES = 5 };
 
 /* One replay on the calling thread in list order, timing each task (a
@@ -129,7 +129,7 @@ rp_status rp__mpi_live_add(mstate *m);
 /* rp_exec_predict() for exec state m (the table's predict entry,
  * mpi_named.c): the parameters by name ("latency_us", "gbps", "task_us",
  * "launch_us"; default 0; "measure_reps" > 0: the network measured first,
- * with "measure_bytes"), then rp_mpi_predict. RP_EINVAL, with
+ * with "measure_bytes"), then rp__mpi_predict. RP_EINVAL, with
  * rp_exec_error() naming it, for a name it does not know, a value out of
  * range, nranks not the exec's. Collective over the exec's ranks. */
 rp_status rp__mpi_predict_named(void *state, const rp_exec_stat *model,

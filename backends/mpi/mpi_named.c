@@ -1,7 +1,7 @@
 /* rp_exec_predict() for the mpi backend (the backend table's predict
  * entry): the model's parameters by name into an rp_mpi_net, the network
  * measured first by the ping-pong when asked ("measure_reps" > 0, its
- * figures kept for rp_exec_stats()), then rp_mpi_predict on the exec's
+ * figures kept for rp_exec_stats()), then rp__mpi_predict on the exec's
  * lowering (mpi_predict.c). docs/mpi.md, "Predicting the mpi backend's
  * replay". */
 #include <math.h>
@@ -57,7 +57,7 @@ rp_status rp__mpi_predict_named(void *state, const rp_exec_stat *model,
   }
   rp_status st = RP_OK;
   if (reps > 0) {
-    st = rp_mpi_net_measure(m->x, (unsigned)reps, (uint64_t)bytes, &n);
+    st = rp__mpi_net_measure(m->x, (unsigned)reps, (uint64_t)bytes, &n);
     if (st == RP_OK) {
       m->net_latency_us = n.latency_us;
       m->net_gbps = n.gbps;
@@ -68,7 +68,7 @@ rp_status rp__mpi_predict_named(void *state, const rp_exec_stat *model,
       return st;
     }
   }
-  st = rp_mpi_predict(m->x, &n, op_us, rank_us);
+  st = rp__mpi_predict(m->x, &n, op_us, rank_us);
   if (st == RP_EINVAL)
     rp_exec_set_error(m->x, "mpi: %s",
                       op_us ? "the operations' costs do not fit the lists "

@@ -1,4 +1,4 @@
-/* The mpi backend's prediction of its own replay (rp_mpi_predict, issue
+/* The mpi backend's prediction of its own replay (rp__mpi_predict, issue
  * 35) over what it really lowered on each rank: the lists after the cut
  * into interior and boundary slices. Run under mpirun on 2 and 4 ranks
  * (tests/backends/mpi.cmake); exit status 0 on success.
@@ -25,7 +25,7 @@
  * And the exec's own profile: before any rp_exec_profile() the prediction
  * from it is refused (RP_EINVAL on every rank); after one, it is made, and
  * it is at least the stencils' and copies' profiled bodies on the rank.
- * And rp_mpi_net_measure: a latency and a bandwidth, the same on every
+ * And rp__mpi_net_measure: a latency and a bandwidth, the same on every
  * rank, the engine's figures left as they were. */
 #include <math.h>
 #include <mpi.h>
@@ -117,7 +117,7 @@ static double *costs(const rp_exec *x) {
 static void predicts(rp_exec *x, double lat, double want, const char *what) {
   double *us = costs(x), t[16];
   rp_mpi_net n = {lat, 0.128, 0, 0};
-  rp_status rc = us ? rp_mpi_predict(x, &n, us, t) : RP_ENOMEM;
+  rp_status rc = us ? rp__mpi_predict(x, &n, us, t) : RP_ENOMEM;
   check(rc == RP_OK, what);
   for (int r = 0; rc == RP_OK && r < nranks; r++)
     if (t[r] < want - 1e-6 || t[r] > want + 1e-6) {
@@ -129,13 +129,13 @@ static void predicts(rp_exec *x, double lat, double want, const char *what) {
 }
 
 /* rp_exec_predict() on exec x with model m (nm pairs) and op_us gives
- * exactly rp_mpi_predict with net n, on every rank. */
+ * exactly rp__mpi_predict with net n, on every rank. */
 static void public_equals(rp_exec *x, const rp_exec_stat *m, unsigned nm,
                           const rp_mpi_net *n, const double *op_us,
                           const char *what) {
   double pub[16] = {0}, own[16] = {0};
   rp_status a = rp_exec_predict(x, m, nm, op_us, (unsigned)nranks, pub);
-  rp_status b = rp_mpi_predict(x, n, op_us, own);
+  rp_status b = rp__mpi_predict(x, n, op_us, own);
   if (a != RP_OK || b != RP_OK)
     fprintf(stderr, "mpi_predict: %s: %s / %s: %s\n", what, rp_status_name(a),
             rp_status_name(b), rp_last_error());
@@ -195,7 +195,7 @@ static void public_path(rp_exec *x) {
   MPI_Bcast(fig0, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   check(!memcmp(fig, fig0, sizeof fig), "ranks kept different net figures");
   rp_mpi_net nm = {lat, bw, 2, 0};
-  check(rp_mpi_predict(x, &nm, us, own) == RP_OK &&
+  check(rp__mpi_predict(x, &nm, us, own) == RP_OK &&
             !memcmp(pub, own, sizeof pub),
         "the measuring prediction is not the one with its figures");
   free(us);
@@ -239,23 +239,23 @@ int main(int argc, char **argv) {
   /* from the exec's own profile: refused before one, made after */
   rp_mpi_net n = {1, 1, 0, 0};
   double t[16], *nus = calloc(rp_graph_num_nodes(g) + 1, sizeof *nus);
-  check(rp_mpi_predict(cut, &n, NULL, t) == RP_EINVAL,
+  check(rp__mpi_predict(cut, &n, NULL, t) == RP_EINVAL,
         "a prediction from no profile was made");
   check(nus && rp_exec_profile(cut, nus) == RP_OK, "rp_exec_profile failed");
   double mine = 0;
   for (uint32_t i = 0; nus && i < rp_graph_num_nodes(g); i++)
     mine += nus[i];
-  check(rp_mpi_predict(cut, &n, NULL, t) == RP_OK,
+  check(rp__mpi_predict(cut, &n, NULL, t) == RP_OK,
         "no prediction from the exec's profile");
   check(t[me] >= mine * (1 - 1e-9),
         "predicted less than the rank's profiled bodies");
-  check(rp_mpi_predict(NULL, &n, NULL, t) == RP_EINVAL, "NULL exec taken");
+  check(rp__mpi_predict(NULL, &n, NULL, t) == RP_EINVAL, "NULL exec taken");
   public_path(cut);
   /* the network model measured between the ranks: figures on every rank,
    * the same on every rank */
   rp_mpi_net m = {0, 5, 7, 9}, m0;
-  check(rp_mpi_net_measure(cut, 10, 1u << 16, &m) == RP_OK,
-        "rp_mpi_net_measure failed");
+  check(rp__mpi_net_measure(cut, 10, 1u << 16, &m) == RP_OK,
+        "rp__mpi_net_measure failed");
   check(m.latency_us > 0 && m.gbps > 0 && m.task_us == 7 && m.launch_us == 9,
         "a network model without latency or bandwidth");
   m0 = m;
