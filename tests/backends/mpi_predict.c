@@ -26,7 +26,16 @@
  * from it is refused (RP_EINVAL on every rank); after one, it is made, and
  * it is at least the stencils' and copies' profiled bodies on the rank.
  * And rp__mpi_net_measure: a latency and a bandwidth, the same on every
- * rank, the engine's figures left as they were. */
+ * rank, the engine's figures left as they were.
+ *
+ * And the public path, rp_exec_predict() (the backend table's predict
+ * entry): bit for bit rp__mpi_predict's figures, from given costs (1800
+ * us), from the exec's own profile, with the defaults; unknown names,
+ * negative or non-finite values, a fractional measure_reps, other ranks
+ * than the exec's refused with a message; op_us NULL refused before a
+ * profile; a measuring prediction (measure_reps) keeps net_latency_us and
+ * net_gbps (absent before), the same on every rank, and predicts with
+ * them (the given latency_us replaced). */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -251,6 +260,10 @@ int main(int argc, char **argv) {
         "predicted less than the rank's profiled bodies");
   check(rp__mpi_predict(NULL, &n, NULL, t) == RP_EINVAL, "NULL exec taken");
   public_path(cut);
+  check(rp_exec_predict(whole, NULL, 0, NULL, (unsigned)nranks, t) ==
+                RP_EINVAL &&
+            strstr(rp_last_error(), "rp_exec_predict: mpi: no profile") != NULL,
+        "a public prediction from no profile was made");
   /* the network model measured between the ranks: figures on every rank,
    * the same on every rank */
   rp_mpi_net m = {0, 5, 7, 9}, m0;
