@@ -81,6 +81,9 @@ struct mstate {
   double *prof;          /* per task: its median time over the last MI_PROFILES
                     profiles (then those profiles' times), or NULL */
   unsigned nprof;        /* profiles taken */
+  /* the network measured by rp_exec_predict()'s ping-pong (mpi_named.c) */
+  double net_latency_us, net_gbps;
+  int net_measured;
 };
 
 /* Build m's task list, successors and the engine's tasks from m->part
@@ -109,7 +112,7 @@ void rp__mpi_bind(mstate *m);
 void rp__mpi_lower_free(mstate *m);
 
 /* Profiles kept per task (their median is the task's body in
- * rp_mpi_predict). */
+ * rp__mpi_predict). */
 enum { MI_PROFILES = 5 };
 
 /* One replay on the calling thread in list order, timing each task (a
@@ -122,6 +125,16 @@ rp_status rp__mpi_profile(mstate *m, double *node_us);
  * rp_mpi.h that take a caller's rp_exec: m added once instantiated
  * (RP_ENOMEM), removed before it is freed. */
 rp_status rp__mpi_live_add(mstate *m);
+
+/* rp_exec_predict() for exec state m (the table's predict entry,
+ * mpi_named.c): the parameters by name ("latency_us", "gbps", "task_us",
+ * "launch_us"; default 0; "measure_reps" > 0: the network measured first,
+ * with "measure_bytes"), then rp__mpi_predict. RP_EINVAL, with
+ * rp_exec_error() naming it, for a name it does not know, a value out of
+ * range, nranks not the exec's. Collective over the exec's ranks. */
+rp_status rp__mpi_predict_named(void *state, const rp_exec_stat *model,
+                                unsigned nmodel, const double *op_us,
+                                unsigned nranks, double *rank_us);
 void rp__mpi_live_remove(const mstate *m);
 
 #endif

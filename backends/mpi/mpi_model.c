@@ -1,4 +1,4 @@
-/* The mpi backend's model of a replay (rp_mpi_simulate, rp_mpi.h): every
+/* The mpi backend's model of a replay (rp__mpi_simulate, rp_mpi.h): every
  * rank's task list run at once by a discrete-event simulation, the
  * messages between the lists as edges that take latency + bytes /
  * bandwidth. No MPI here: the lists may be made by hand (the tests) or
@@ -206,8 +206,8 @@ static rp_status run(sim *s, int nr) {
   return RP_OK;
 }
 
-rp_status rp_mpi_simulate(const rp_mpi_list *ranks, int nranks,
-                          const rp_mpi_net *n, double *rank_us) {
+rp_status rp__mpi_simulate(const rp_mpi_list *ranks, int nranks,
+                           const rp_mpi_net *n, double *rank_us) {
   if (!ranks || !n || !rank_us || nranks < 1 || bad_fig(n->latency_us) ||
       bad_fig(n->gbps) || bad_fig(n->task_us) || bad_fig(n->launch_us))
     return RP_EINVAL;

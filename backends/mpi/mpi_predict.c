@@ -1,9 +1,9 @@
-/* The mpi backend's prediction of its own replay (rp_mpi_predict,
+/* The mpi backend's prediction of its own replay (rp__mpi_predict,
  * rp_mpi.h): every rank describes the task list it lowered (kind, the
  * operation whose cost its body takes and in what share, its message,
  * its successors); rank 0 gathers them, gives each its body from the
  * profiled costs and simulates them all at once (mpi_model.c). Also the
- * network model's measure (rp_mpi_net_measure): a ping-pong from rank 0
+ * network model's measure (rp__mpi_net_measure): a ping-pong from rank 0
  * to each rank. And the execs alive in this process, so that a caller's
  * rp_exec finds its rank's state. */
 #include <pthread.h>
@@ -203,7 +203,7 @@ static rp_status simulate_all(const mdesc *desc, const uint32_t *succ,
     e0 += cnt[3 * r + 1];
   }
   if (rc == RP_OK)
-    rc = rp_mpi_simulate(l, nr, n, rank_us);
+    rc = rp__mpi_simulate(l, nr, n, rank_us);
   free(t);
   free(l);
   return rc;
@@ -264,8 +264,8 @@ static rp_status gather(const mstate *m, int *cnt, mdesc **desc,
   return st != MPI_SUCCESS ? RP_ENODEV : room ? RP_OK : RP_ENOMEM;
 }
 
-rp_status rp_mpi_predict(const rp_exec *x, const rp_mpi_net *n,
-                         const double *op_us, double *rank_us) {
+rp_status rp__mpi_predict(const rp_exec *x, const rp_mpi_net *n,
+                          const double *op_us, double *rank_us) {
   mstate *m = find_live(x);
   if (!m || !rank_us)
     return RP_EINVAL; /* not of this backend: no collective started */
@@ -284,7 +284,7 @@ rp_status rp_mpi_predict(const rp_exec *x, const rp_mpi_net *n,
   if (rc == RP_OK && m->rank == 0)
     rc = !n ? RP_EINVAL
             : simulate_all(desc, succ, cnt, nr, n, op_us,
-                           rp_graph_num_nodes(rp_exec_graph(x)), rank_us);
+                           m->p->nnode + m->p->nelided, rank_us);
   /* every rank learns rank 0's status and figures */
   int code = (int)rc;
   if (rc != RP_ENODEV &&
@@ -322,8 +322,8 @@ static int half_trip(MPI_Comm c, int me, int peer, char *buf, int bytes,
   return 0;
 }
 
-rp_status rp_mpi_net_measure(const rp_exec *x, unsigned reps, uint64_t bytes,
-                             rp_mpi_net *out) {
+rp_status rp__mpi_net_measure(const rp_exec *x, unsigned reps, uint64_t bytes,
+                              rp_mpi_net *out) {
   mstate *m = find_live(x);
   if (!m || !out)
     return RP_EINVAL;

@@ -59,9 +59,13 @@ static rp_status m_stats(void *state, rp_exec_stat *out, unsigned max,
                               {"part_tasks", m->part.tasks},
                               {"part_sends", m->part.sends},
                               {"part_recvs", m->part.recvs}};
-  unsigned n = (unsigned)(sizeof all / sizeof *all);
+  const unsigned nall = (unsigned)(sizeof all / sizeof *all);
+  /* the network rp_exec_predict() measured, once it did (mpi_named.c) */
+  const rp_exec_stat net[] = {{"net_latency_us", m->net_latency_us},
+                              {"net_gbps", m->net_gbps}};
+  const unsigned n = nall + (m->net_measured ? 2 : 0);
   for (unsigned i = 0; i < n && i < max; i++)
-    out[i] = all[i];
+    out[i] = i < nall ? all[i] : net[i - nall];
   *count = n;
   return RP_OK;
 }
@@ -371,4 +375,5 @@ const rp_backend rp_backend_mpi = {
     .exec_flags = m_exec_flags,
     .options = RP_EXEC_OPT_NTHREADS | RP_EXEC_OPT_CORES,
     .stats = m_stats,
+    .predict = rp__mpi_predict_named,
 };

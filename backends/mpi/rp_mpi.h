@@ -1,9 +1,11 @@
 /* The mpi backend's model of a replay (issue 35): what each rank's task
  * list costs, simulated over all ranks at once with a measured network
- * model. Functions of the mpi backend's archive libreprise-mpi.a
- * (reprise::static_mpi; the build tree's static library brings it), not
- * of the core library nor exported by the shared plugin (which exports
- * its entry point only); this header needs no MPI header. docs/mpi.md, "Predicting the mpi backend's
+ * model. Internal functions (rp__) of the mpi backend's archive
+ * libreprise-mpi.a (reprise::static_mpi; the build tree's static library
+ * brings it), for the backend and its tests: not of the core library nor
+ * exported by the shared plugin (which exports its entry point only).
+ * Programs predict through rp_exec_predict() (mpi_named.c). This header
+ * needs no MPI header. docs/mpi.md, "Predicting the mpi backend's
  * replay". */
 #ifndef RP_MPI_H
 #define RP_MPI_H
@@ -65,10 +67,10 @@ typedef struct rp_mpi_list {
  * RP_EINVAL: NULL arguments, nranks < 1, a negative or non-finite
  * figure, a successor out of range or a cycle, a send or a receive
  * without its match (a peer out of range included). RP_ENOMEM. */
-rp_status rp_mpi_simulate(const rp_mpi_list *ranks, int nranks,
-                          const rp_mpi_net *n, double *rank_us);
+rp_status rp__mpi_simulate(const rp_mpi_list *ranks, int nranks,
+                           const rp_mpi_net *n, double *rank_us);
 
-/* rp_mpi_simulate over what exec x (an exec of the mpi backend) lowered
+/* rp__mpi_simulate over what exec x (an exec of the mpi backend) lowered
  * on each of its ranks: its task list after the cut into interior and
  * boundary slices, in its order, with its successors and its threads.
  * Bodies, with op_us NULL: each task's own time in the exec's
@@ -85,9 +87,9 @@ rp_status rp_mpi_simulate(const rp_mpi_list *ranks, int nranks,
  * and n are read on rank 0 only and may be NULL elsewhere; op_us must be
  * NULL on every rank or on none); rank_us (x's ranks entries) is filled
  * on every rank. RP_EINVAL (x not of the mpi backend, n NULL on rank 0,
- * as rp_mpi_simulate), RP_ENOMEM, RP_ENODEV (an MPI call failed). */
-rp_status rp_mpi_predict(const rp_exec *x, const rp_mpi_net *n,
-                         const double *op_us, double *rank_us);
+ * as rp__mpi_simulate), RP_ENOMEM, RP_ENODEV (an MPI call failed). */
+rp_status rp__mpi_predict(const rp_exec *x, const rp_mpi_net *n,
+                          const double *op_us, double *rank_us);
 
 /* The network model between the ranks of exec x (an exec of the mpi
  * backend), measured: rank 0 exchanges `reps` round trips (0: 50) of 8
@@ -99,8 +101,8 @@ rp_status rp_mpi_predict(const rp_exec *x, const rp_mpi_net *n,
  * launch_us are left as they are. Collective over x's ranks; the figures
  * on every rank. On one rank: latency 0, gbps left. RP_EINVAL, RP_ENOMEM,
  * RP_ENODEV. */
-rp_status rp_mpi_net_measure(const rp_exec *x, unsigned reps, uint64_t bytes,
-                             rp_mpi_net *out);
+rp_status rp__mpi_net_measure(const rp_exec *x, unsigned reps, uint64_t bytes,
+                              rp_mpi_net *out);
 
 #ifdef __cplusplus
 }

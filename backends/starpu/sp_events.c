@@ -1,6 +1,6 @@
 /* Pieces of the simulations of a replay over ranks that both lowerings'
  * predictions use (rp__starpu_predict, sp_predict.c; the mpi backend's
- * rp_mpi_simulate, backends/mpi/mpi_model.c): the queue of events by
+ * rp__mpi_simulate, backends/mpi/mpi_model.c): the queue of events by
  * time, and the bytes a copy node moves. */
 #include "sp_place.h"
 

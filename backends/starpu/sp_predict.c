@@ -278,6 +278,11 @@ rp_status rp__sp_predict_named(void *state, const rp_exec_stat *model,
                         model[i].value);
       return RP_EINVAL;
     }
+  if (!op_us) {
+    rp_exec_set_error(s->x, "starpu: no operations' costs (op_us NULL): "
+                            "it keeps no profile of its own");
+    return RP_EINVAL;
+  }
   if (nranks > 65536) {
     rp_exec_set_error(s->x, "starpu: %u ranks: at most 65536", nranks);
     return RP_EINVAL;

@@ -370,8 +370,9 @@ RP_API rp_status rp_exec_trace(rp_exec *x, int on);
  * messages its lowering gives every rank, simulated with the model
  * parameters @p model (@p nmodel (name, value) pairs; a parameter left
  * out takes its default) and the operations' costs @p op_us (one entry
- * per node, as rp_exec_profile() fills it). The overall prediction is the
- * largest entry. The starpu backend predicts mode "mpi" on @p nranks
+ * per node, as rp_exec_profile() fills it; NULL: the backend's own
+ * profile of its tasks, where it keeps one: the mpi backend). The overall
+ * prediction is the largest entry. The starpu backend predicts mode "mpi" on @p nranks
  * ranks, whatever its mode (docs/mpi.md, "Predicting a replay per rank"):
  * "latency_us" and "gbps" (a message of b bytes arrives latency_us +
  * b / (gbps * 1e3) us after its send), "task_us" (a task's cost besides
@@ -380,11 +381,24 @@ RP_API rp_status rp_exec_trace(rp_exec *x, int on);
  * (the bodies' slowdown; default 1), "whole" (1: order the tasks as
  * whole-image data dependencies would); every other default 0 (gbps 0:
  * bytes cost nothing). It simulates x's plan: that of mode "mpi" in that
- * mode (spaces on different ranks keep images of their own).
+ * mode (spaces on different ranks keep images of their own); @p op_us
+ * must not be NULL. The mpi backend predicts what it lowered on each of
+ * its ranks (@p nranks: the exec's), collective over them (every rank
+ * calls it with the same model; the figures on every rank; docs/mpi.md,
+ * "Predicting the mpi backend's replay"): "latency_us", "gbps",
+ * "task_us", "launch_us" as above (default 0), and "measure_reps" (> 0:
+ * first measure latency and bandwidth by that many ping-pong round trips
+ * of 8 bytes and of "measure_bytes", default 1 MiB, between rank 0 and
+ * every other rank, which replace "latency_us" and "gbps" and are kept as
+ * the figures "net_latency_us" and "net_gbps" of rp_exec_stats()); with
+ * @p op_us NULL each task's median time over the exec's last 5
+ * rp_exec_profile() calls.
  * @return RP_OK, RP_EINVAL (a NULL argument, @p nranks 0, a parameter
- *   the backend does not know, a negative or non-finite value), RP_ENOMEM,
- *   RP_ENOTSUP (the backend does not predict: every backend but starpu;
- *   a host task whose rows lie on several ranks). */
+ *   the backend does not know, a negative or non-finite value; mpi:
+ *   @p nranks not the exec's, @p op_us NULL before any profile),
+ *   RP_ENOMEM, RP_ENODEV (mpi: an MPI call failed), RP_ENOTSUP (the
+ *   backend does not predict: every backend but starpu and mpi; a host
+ *   task whose rows lie on several ranks). */
 RP_API rp_status rp_exec_predict(const rp_exec *x, const rp_exec_stat *model,
                                  unsigned nmodel, const double *op_us,
                                  unsigned nranks, double *rank_us);

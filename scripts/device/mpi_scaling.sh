@@ -29,7 +29,7 @@
 # bodies slowed by the ranks sharing memory, as the probe measured), the
 # set-up
 # at n = 8192 against one run, and for the mpi backend mpi_p/a (its own
-# model, rp_mpi_predict: its lists after the cut, each task's profiled
+# model, rp_exec_predict(): its lists after the cut, each task's profiled
 # time, the engine's cost per task and a ping-pong's network on the
 # ranks in use; per rank for Jacobi at the largest n, distributed) and
 # 1st/rep (its create + first run over a replay; target <= 2 at 8192), LAST; before it, the overlap of halos with
@@ -145,7 +145,7 @@ NMAX=$(echo "$NS" | tr ',' '\n' | sort -n | tail -1)
   echo
   grep -h "^mpi backend model" "$OUT/run_jacobi_$last.txt" | head -1
   echo "the mpi backend's prediction per rank, jacobi n = $NMAX" \
-    "distributed, $last ranks (rp_mpi_predict: its own lists after the" \
+    "distributed, $last ranks (rp_exec_predict: its own lists after the" \
     "cut, each task's profiled time, the ping-pong's network):"
   awk -v n="$NMAX" '
     $1 == "jacobi" && $2 == n && $3 == "distributed" { f = 1; next }

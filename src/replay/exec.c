@@ -789,7 +789,7 @@ rp_status rp_exec_predict(const rp_exec *x, const rp_exec_stat *model,
                           unsigned nmodel, const double *op_us, unsigned nranks,
                           double *rank_us) {
   RP_ENTER();
-  if (!x || (nmodel && !model) || !op_us || !rank_us || !nranks)
+  if (!x || (nmodel && !model) || !rank_us || !nranks)
     return RP_BAD_ARG();
   if (!x->be->predict) {
     rp__set_last_errorf("rp_exec_predict: the %s backend does not predict",

@@ -1,4 +1,4 @@
-# The model of a replay (test_mpi_model.c: rp_mpi_simulate on lists made
+# The model of a replay (test_mpi_model.c: rp__mpi_simulate on lists made
 # by hand; backends/mpi/rp_mpi.h, no MPI started).
 if(TARGET test_mpi_model)
   target_include_directories(test_mpi_model PRIVATE
@@ -32,7 +32,7 @@ foreach(np 2 4)
     ENVIRONMENT "${_env}" RUN_SERIAL TRUE)
 endforeach()
 # The mpi backend's prediction of its own replay over the lists it lowered
-# (rp_mpi_predict, backends/mpi/rp_mpi.h): exact figures on 2 and 4 ranks,
+# (rp__mpi_predict, backends/mpi/rp_mpi.h): exact figures on 2 and 4 ranks,
 # cut and whole (tests/backends/mpi_predict.c).
 add_executable(mpi_predict ${CMAKE_CURRENT_SOURCE_DIR}/backends/mpi_predict.c)
 target_compile_options(mpi_predict PRIVATE ${RP_WARN})

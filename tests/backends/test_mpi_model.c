@@ -1,4 +1,4 @@
-/* The mpi backend's model of a replay (rp_mpi_simulate, issue 35): task
+/* The mpi backend's model of a replay (rp__mpi_simulate, issue 35): task
  * lists made by hand on 2 and 4 ranks, their predicted times worked out
  * by hand below. No MPI is started: the simulation needs none.
  *
@@ -26,7 +26,7 @@ static rp_mpi_task recv(int peer, int tag) {
 
 static void ranks_are(const rp_mpi_list *l, int nr, const double *want) {
   double got[8];
-  cr_assert_eq(rp_mpi_simulate(l, nr, &NET, got), RP_OK);
+  cr_assert_eq(rp__mpi_simulate(l, nr, &NET, got), RP_OK);
   for (int r = 0; r < nr; r++)
     cr_assert_float_eq(got[r], want[r], 1e-9, "rank %d: %g us, not %g", r,
                        got[r], want[r]);
@@ -85,7 +85,7 @@ Test(mpi_model, interior_hides_the_message) {
   rp_mpi_net slow = NET;
   slow.latency_us = 100;
   double got[2];
-  cr_assert_eq(rp_mpi_simulate(lc, 2, &slow, got), RP_OK);
+  cr_assert_eq(rp__mpi_simulate(lc, 2, &slow, got), RP_OK);
   cr_assert_float_eq(got[0], 123, 1e-9, "%g", got[0]);
   cr_assert_float_eq(got[1], 123, 1e-9, "%g", got[1]);
 }
@@ -153,16 +153,16 @@ Test(mpi_model, rejects_what_is_not_a_replay) {
   double got[2];
   rp_mpi_task a[1] = {recv(1, 0)}, b[1] = {work(1)};
   rp_mpi_list l[2] = {{a, 1, NULL, 1}, {b, 1, NULL, 1}};
-  cr_assert_eq(rp_mpi_simulate(l, 2, &NET, got), RP_EINVAL);
+  cr_assert_eq(rp__mpi_simulate(l, 2, &NET, got), RP_EINVAL);
   a[0] = send(2, 0);
-  cr_assert_eq(rp_mpi_simulate(l, 2, &NET, got), RP_EINVAL);
+  cr_assert_eq(rp__mpi_simulate(l, 2, &NET, got), RP_EINVAL);
   rp_mpi_task c[2] = {work(1), work(1)};
   static const uint32_t cyc[] = {1, 0};
   c[0].s0 = 0, c[0].ns = 1;
   c[1].s0 = 1, c[1].ns = 1;
   rp_mpi_list lc = {c, 2, cyc, 1};
-  cr_assert_eq(rp_mpi_simulate(&lc, 1, &NET, got), RP_EINVAL);
+  cr_assert_eq(rp__mpi_simulate(&lc, 1, &NET, got), RP_EINVAL);
   b[0] = work(-1);
-  cr_assert_eq(rp_mpi_simulate(&l[1], 1, &NET, got), RP_EINVAL);
-  cr_assert_eq(rp_mpi_simulate(NULL, 1, &NET, got), RP_EINVAL);
+  cr_assert_eq(rp__mpi_simulate(&l[1], 1, &NET, got), RP_EINVAL);
+  cr_assert_eq(rp__mpi_simulate(NULL, 1, &NET, got), RP_EINVAL);
 }

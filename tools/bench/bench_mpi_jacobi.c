@@ -3,7 +3,8 @@
  * StarPU-MPI (the starpu backend, mode "mpi") and on reprise's own engine
  * (the mpi backend: the openmp engine, nonblocking MPI messages as tasks;
  * the columns own_ms, own_ratio, own_res, and own_p/a its prediction
- * against achieved; mpi_p/a its own model's, rp_mpi_predict, and
+ * against achieved; mpi_p/a its own model's, rp_exec_predict() on the
+ * mpi exec, and
  * own_1st/rep its create + first run over a replay; --own 0 leaves it
  * out), in two
  * forms (and the mpi backend with its stencils left whole, mode "whole":
@@ -86,7 +87,6 @@ static double stat0(const rp_exec *x, const char *name) {
   double v = 0;
   return x && rp_exec_stat_get(x, name, &v) == RP_OK ? v : 0;
 }
-#include "rp_mpi.h" /* the mpi plugin's model (docs/mpi.md) */
 
 static int cmp_d(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -645,20 +645,23 @@ static double max_all(double v) {
   return m;
 }
 
-/* The mpi backend's model (rp_mpi_predict, backends/mpi/rp_mpi.h, issue
- * 35): its engine's cost per task and per launch from a probe on these
- * ranks, the messages' latency and bandwidth from a ping-pong between
- * them (rp_mpi_net_measure); columns mpi_p/a (the prediction of its
- * replay, cut as it runs, against own_ms) and per rank. */
+/* The mpi backend's model (rp_exec_predict() on an exec of the mpi
+ * backend, issue 35; docs/mpi.md, "Predicting the mpi backend's
+ * replay"): its engine's cost per task and per launch from a probe on
+ * these ranks, the messages' latency and bandwidth from a ping-pong
+ * between them (the parameter measure_reps; the figures net_latency_us
+ * and net_gbps of rp_exec_stats()); columns mpi_p/a (the prediction of
+ * its replay, cut as it runs, against own_ms) and per rank. */
 #ifdef RP_HAVE_MPI_BACKEND
-static rp_mpi_net own_net;
+/* Its parameters: latency_us, gbps, task_us, launch_us. */
+static struct { double latency_us, gbps, task_us, launch_us; } own_net;
 
 /* The median of 7 runs (slowest rank) of k tiny kernels in a chain on each
  * rank's own row of a distributed buffer (no message) on the mpi backend;
- * *tasks the most engine tasks of a rank. With net: the network model
- * measured on that exec too. */
-static double own_probe(int size, unsigned k, uint32_t *tasks,
-                        rp_mpi_net *net) {
+ * *tasks the most engine tasks of a rank. With measure: the network
+ * measured on that exec too (a prediction with measure_reps 50, the
+ * figures into own_net). */
+static double own_probe(int size, unsigned k, uint32_t *tasks, int measure) {
   double *buf = calloc((size_t)size + 1, sizeof *buf);
   rp_graph *g = NULL;
   rp_exec *x = NULL;
@@ -684,9 +687,22 @@ static double own_probe(int size, unsigned k, uint32_t *tasks,
     uint32_t mine = (uint32_t)nt;
     MPI_Allreduce(&mine, tasks, 1, MPI_UINT32_T, MPI_MAX, MPI_COMM_WORLD);
     med = median_of_7(x);
-    if (net && rp_mpi_net_measure(x, 50, 1u << 20, net) != RP_OK && size > 1)
+    /* the ping-pong: 50 round trips of 8 bytes and of 1 MiB; gbps kept
+     * on one rank */
+    const rp_exec_stat m[] = {
+        {"measure_reps", 50}, {"measure_bytes", 1 << 20}, {"gbps", 5}};
+    double *zero = calloc(rp_graph_num_nodes(g) + 1, sizeof *zero);
+    double *rk = calloc((size_t)size + 1, sizeof *rk);
+    if (measure &&
+        (!zero || !rk ||
+         rp_exec_predict(x, m, 3, zero, (unsigned)size, rk) != RP_OK ||
+         rp_exec_stat_get(x, "net_latency_us", &own_net.latency_us) ||
+         rp_exec_stat_get(x, "net_gbps", &own_net.gbps)) &&
+        size > 1)
       fprintf(stderr, "bench_mpi_jacobi: mpi ping-pong failed: %s\n",
               rp_last_error());
+    free(zero);
+    free(rk);
   }
   rp_exec_destroy(x);
   rp_graph_destroy(g);
@@ -700,9 +716,11 @@ static double own_probe(int size, unsigned k, uint32_t *tasks,
 static void own_calibrate(int rank, int size) {
   enum { K = 256 };
   uint32_t t1 = 0, tk = 0;
-  own_net = (rp_mpi_net){0, 5, 0, 0};
-  double a = own_probe(size, 1, &t1, &own_net);
-  double b = own_probe(size, K, &tk, NULL);
+  own_net.latency_us = 0;
+  own_net.gbps = 5;
+  own_net.task_us = own_net.launch_us = 0;
+  double a = own_probe(size, 1, &t1, 1);
+  double b = own_probe(size, K, &tk, 0);
   if (a > 0 && b > a && tk > t1) {
     own_net.task_us = (b - a) / (double)(tk - t1);
     own_net.launch_us = a > t1 * own_net.task_us ? a - t1 * own_net.task_us : 0;
@@ -732,7 +750,12 @@ static double own_predict(rp_exec *xo, double *prk, int size) {
     ok = rp_exec_profile(xo, nus) == RP_OK;
   free(nus);
   MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  rp_status rc = all_ok ? rp_mpi_predict(xo, &own_net, NULL, prk) : RP_EINVAL;
+  const rp_exec_stat m[] = {{"latency_us", own_net.latency_us},
+                            {"gbps", own_net.gbps},
+                            {"task_us", own_net.task_us},
+                            {"launch_us", own_net.launch_us}};
+  rp_status rc =
+      all_ok ? rp_exec_predict(xo, m, 4, NULL, (unsigned)size, prk) : RP_EINVAL;
   if (rc != RP_OK) {
     fprintf(stderr, "bench_mpi_jacobi: mpi backend prediction: %s (%s)\n",
             all_ok ? rp_status_name(rc) : "profile failed", rp_last_error());
@@ -992,7 +1015,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   if (xo && us && por)
     opred = predict(x, size, &no, us, por);
   free(por);
-  /* the mpi backend's own model of what it runs (rp_mpi_predict: its
+  /* the mpi backend's own model of what it runs (rp_exec_predict: its
    * lists after the cut, its engine's cost per task, the ping-pong's
    * network), against its median per rank and overall */
   double *mprk = calloc((size_t)size + 1, sizeof *mprk);
@@ -1035,7 +1058,7 @@ static int one(int heat, uint64_t n, int dist, unsigned steps, unsigned runs,
   free(prk);
   free(ach);
   if (rank == 0 && mach && mpred > 0) {
-    printf("  mpi backend predicted per rank (rp_mpi_predict; ms per run, "
+    printf("  mpi backend predicted per rank (rp_exec_predict; ms per run, "
            "each rank's own median; set-up %.2f ms, first run %.2f ms):\n",
            own_setup * 1e-3, own_first * 1e-3);
     for (int r = 0; r < size; r++)

@@ -15,7 +15,7 @@ if(RP_HAVE_STARPU_MPI AND TARGET rp_examples AND
                  ${CMAKE_SOURCE_DIR}/examples/mpi_common.c)
   target_compile_options(bench_mpi_jacobi PRIVATE ${RP_WARN})
   target_include_directories(bench_mpi_jacobi PRIVATE
-    ${CMAKE_SOURCE_DIR}/examples ${CMAKE_SOURCE_DIR}/backends/mpi)
+    ${CMAKE_SOURCE_DIR}/examples)
   target_link_libraries(bench_mpi_jacobi PRIVATE rp_examples reprise_static
                         MPI::MPI_C)
   if(RP_HAVE_MPI_BACKEND) # the mpi backend by default (exm_backend)
