@@ -14,35 +14,29 @@ find_program(RP_MPIRUN NAMES mpirun mpiexec)
 if(NOT MPI_C_FOUND OR NOT RP_MPIRUN)
   return()
 endif()
-add_executable(mpi_split ${CMAKE_CURRENT_SOURCE_DIR}/backends/mpi_split.c)
-target_compile_options(mpi_split PRIVATE ${RP_WARN})
-target_include_directories(mpi_split PRIVATE ${CMAKE_SOURCE_DIR}/backends/mpi)
-target_link_libraries(mpi_split PRIVATE reprise_static MPI::MPI_C)
 set(_env "OMPI_MCA_mpi_yield_when_idle=1")
 if(RP_SANITIZE)
   # Open MPI's plugins leave allocations LeakSanitizer reports at exit
   # (none of reprise's: see examples/mpi.cmake)
   list(APPEND _env "ASAN_OPTIONS=detect_leaks=0")
 endif()
-foreach(np 2 4)
-  add_test(NAME mpi_own_split_np${np}
-           COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
-                   -np ${np} $<TARGET_FILE:mpi_split>)
-  set_tests_properties(mpi_own_split_np${np} PROPERTIES TIMEOUT 60
-    ENVIRONMENT "${_env}" RUN_SERIAL TRUE)
-endforeach()
+# rp_mpi_program(NAME TEST): tests/backends/NAME.c built against the mpi
+# backend's archive, run as TEST_np2 and TEST_np4 under mpirun.
+function(rp_mpi_program name test)
+  add_executable(${name} ${CMAKE_CURRENT_SOURCE_DIR}/backends/${name}.c)
+  target_compile_options(${name} PRIVATE ${RP_WARN})
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/backends/mpi)
+  target_link_libraries(${name} PRIVATE reprise_static MPI::MPI_C)
+  foreach(np 2 4)
+    add_test(NAME ${test}_np${np}
+             COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
+                     -np ${np} $<TARGET_FILE:${name}>)
+    set_tests_properties(${test}_np${np} PROPERTIES TIMEOUT 60
+      ENVIRONMENT "${_env}" RUN_SERIAL TRUE)
+  endforeach()
+endfunction()
+rp_mpi_program(mpi_split mpi_own_split)
 # The mpi backend's prediction of its own replay over the lists it lowered
-# (rp__mpi_predict, backends/mpi/rp_mpi.h): exact figures on 2 and 4 ranks,
-# cut and whole (tests/backends/mpi_predict.c).
-add_executable(mpi_predict ${CMAKE_CURRENT_SOURCE_DIR}/backends/mpi_predict.c)
-target_compile_options(mpi_predict PRIVATE ${RP_WARN})
-target_include_directories(mpi_predict PRIVATE
-  ${CMAKE_SOURCE_DIR}/backends/mpi)
-target_link_libraries(mpi_predict PRIVATE reprise_static MPI::MPI_C)
-foreach(np 2 4)
-  add_test(NAME mpi_own_predict_np${np}
-           COMMAND ${RP_MPIRUN} --oversubscribe --allow-run-as-root
-                   -np ${np} $<TARGET_FILE:mpi_predict>)
-  set_tests_properties(mpi_own_predict_np${np} PROPERTIES TIMEOUT 60
-    ENVIRONMENT "${_env}" RUN_SERIAL TRUE)
-endforeach()
+# (rp__mpi_predict, backends/mpi/rp_mpi.h; rp_exec_predict()): exact
+# figures on 2 and 4 ranks, cut and whole (tests/backends/mpi_predict.c).
+rp_mpi_program(mpi_predict mpi_own_predict)
