@@ -44,6 +44,7 @@
 #include "reprise.h"
 #include "reprise/backend.h"
 #include "reprise/kernel.h"
+#include "mpi_stencil.h"
 #include "rp_mpi.h"
 
 enum { ROWS = 8, COLS = 16, STEPS = 2 };
@@ -71,34 +72,8 @@ static const rp_kernel sten_k =
     RP_KERNEL_DESC_HALO(pd_sten, sten_params, 0, 1, 0);
 
 static int record(rp_graph *g, double *a, double *b) {
-  uint64_t n = (uint64_t)nranks * ROWS;
-  rp_buf A, B;
-  if (rp_buffer_register_2d(g, "A", a, n, COLS, 8, &A) ||
-      rp_buffer_register_2d(g, "B", b, n, COLS, 8, &B))
-    return 1;
-  for (int s = 0; s < STEPS; s++) {
-    for (int d = 0; d < nranks; d++) {
-      uint64_t r0 = (uint64_t)d * ROWS;
-      rp_arg args[3] = {rp_arg_buf(rp_box2_elems(A, r0, r0 + ROWS, 0, COLS)),
-                        rp_arg_buf(rp_box2_elems(B, r0, r0 + ROWS, 0, COLS)),
-                        rp_arg_i64((int64_t)r0)};
-      if (rp_record_kernel(g, &copy_k, d, rp_dims3(COLS, ROWS, 1), args, NULL,
-                           NULL))
-        return 1;
-    }
-    for (int d = 0; d < nranks; d++) {
-      uint64_t r0 = (uint64_t)d * ROWS, lo = r0 ? r0 - 1 : 0;
-      uint64_t hi = r0 + ROWS < n ? r0 + ROWS + 1 : n;
-      rp_arg args[4] = {rp_arg_buf(rp_box2_elems(B, lo, hi, 0, COLS)),
-                        rp_arg_buf(rp_box2_elems(A, r0, r0 + ROWS, 0, COLS)),
-                        rp_arg_i64((int64_t)n), rp_arg_i64((int64_t)r0)};
-      if (rp_record_kernel(g, &sten_k, d, rp_dims3(COLS, ROWS, 1), args, NULL,
-                           NULL))
-        return 1;
-    }
-  }
-  return rp_buffer_distribute(g, A, (unsigned)nranks, NULL) ||
-         rp_buffer_distribute(g, B, (unsigned)nranks, NULL) || rp_graph_end(g);
+  return mpi_stencil_record(g, a, b, nranks, ROWS, COLS, STEPS, &copy_k,
+                            &sten_k);
 }
 
 static void check(int cond, const char *what) {
