@@ -8,8 +8,18 @@
 #ifndef RP_TEST_MPI_STENCIL_H
 #define RP_TEST_MPI_STENCIL_H
 
+#include <mpi.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "reprise.h"
+
+/* The stencil's new value at row r of n, element i of grid b (cols
+ * columns): the row's mean with its neighbours', the edges kept. */
+static inline double mpi_stencil_at(const double *b, uint64_t n, uint64_t r,
+                                    uint64_t i, uint64_t cols) {
+  return r > 0 && r + 1 < n ? 0.5 * b[i] + 0.25 * (b[i - cols] + b[i + cols])
+                            : b[i];
+}
 
 static int mpi_stencil_record(rp_graph *g, double *a, double *b, int nranks,
                               uint64_t rows, uint64_t cols, int steps,
@@ -44,6 +54,19 @@ static int mpi_stencil_record(rp_graph *g, double *a, double *b, int nranks,
   }
   return rp_buffer_distribute(g, A, (unsigned)nranks, NULL) ||
          rp_buffer_distribute(g, B, (unsigned)nranks, NULL) || rp_graph_end(g);
+}
+
+/* The end of a test program: whether any rank failed (bad on this rank),
+ * said once by rank 0 as "NAME: WHAT ok" or "NAME: WHAT FAILED"; MPI
+ * finalized; the exit status. */
+static int mpi_test_finish(const char *name, const char *what, int bad) {
+  int any = 0, me = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  if (me == 0)
+    printf("%s: %s%s\n", name, what, any ? "FAILED" : "ok");
+  MPI_Finalize();
+  return any;
 }
 
 #endif
